@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup.ts'],
+    environment: 'node',
+    // Synthesizing the stack bundles three functions with esbuild; give those tests room on a shared machine.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    restoreMocks: true,
+  },
+});
