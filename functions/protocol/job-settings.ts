@@ -1,0 +1,202 @@
+/**
+ * The runtime settings of one job: lease timing, time limit, retry policy and retention.
+ *
+ * The CDK app validates them at synth (so a bad value never deploys) and passes them to the
+ * functions as JSON; the functions validate them again at cold start with the same code.
+ */
+
+export interface RetryPolicy {
+  /** Claims of one occurrence before it is FAILED (the first run counts). */
+  readonly maxAttempts: number;
+  /** Nominal delay before the first retry; it doubles per attempt. */
+  readonly baseDelaySeconds: number;
+  /** Cap of the delay. */
+  readonly maxDelaySeconds: number;
+  /** No attempt starts later than scheduledTime + deadlineSeconds. */
+  readonly deadlineSeconds: number;
+  /** Fraction of each delay that is random: a delay d becomes a value in (d * (1 - jitter), d]. */
+  readonly jitter: number;
+}
+
+export interface JobSettings {
+  readonly id: string;
+  /** How long a claim is valid without a heartbeat. */
+  readonly leaseSeconds: number;
+  /** How often the worker extends its lease while the job runs. */
+  readonly heartbeatSeconds: number;
+  /**
+   * The worker aborts its job when no extend has been confirmed this long before the lease would expire.
+   * It also bounds the clock skew between workers that the protocol tolerates.
+   */
+  readonly leaseSafetyMarginSeconds: number;
+  /** Longest a single run of the job may take. */
+  readonly timeoutSeconds: number;
+  readonly retry: RetryPolicy;
+  /** Occurrence rows are deleted by DynamoDB TTL this long after their scheduled time. */
+  readonly retentionDays: number;
+}
+
+export type JobSettingsInput = Pick<JobSettings, 'id'> &
+  Partial<Omit<JobSettings, 'id' | 'retry'>> & { readonly retry?: Partial<RetryPolicy> };
+
+/** Lambda's hard limit on one invocation. */
+export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
+/** Time kept back from the job so the worker can record its outcome before Lambda stops it. */
+export const OUTCOME_RESERVE_SECONDS = 30;
+/** SQS ChangeMessageVisibility cannot hide a message for more than 12 h after it was received. */
+export const SQS_MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+/** The job queue keeps messages for the SQS maximum of 14 days. */
+export const QUEUE_RETENTION_SECONDS = 14 * 24 * 60 * 60;
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 16,
+  baseDelaySeconds: 4,
+  // 30 minutes: a one-hour outage of a dependency costs 10 retries, where the seed's 64 s cap costs ~56.
+  maxDelaySeconds: 30 * 60,
+  deadlineSeconds: 6 * 60 * 60,
+  jitter: 0.2,
+};
+
+export const DEFAULT_JOB_SETTINGS: Omit<JobSettings, 'id' | 'retry'> = {
+  leaseSeconds: 120,
+  heartbeatSeconds: 40,
+  leaseSafetyMarginSeconds: 15,
+  timeoutSeconds: 300,
+  retentionDays: 90,
+};
+
+const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+export class JobSettingsError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid job settings:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'JobSettingsError';
+  }
+}
+
+const SETTINGS_KEYS: readonly string[] = ['id', 'retry', ...Object.keys(DEFAULT_JOB_SETTINGS)];
+const RETRY_KEYS: readonly string[] = Object.keys(DEFAULT_RETRY_POLICY);
+
+/**
+ * Problems with the shape of raw settings, before defaults: not an object, an unknown (often misspelt) field, a
+ * retry policy that is not an object. A misspelt field would otherwise fall back to its default without a word.
+ */
+export function settingsInputProblems(raw: unknown, where: string): string[] {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return [`${where}: must be an object of job settings, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`];
+  }
+  const problems = unknownKeys(raw, SETTINGS_KEYS, where);
+  const retry = (raw as { retry?: unknown }).retry;
+  if (retry !== undefined) {
+    if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
+      problems.push(`${where}.retry: must be an object, got ${JSON.stringify(retry)}`);
+    } else {
+      problems.push(...unknownKeys(retry, RETRY_KEYS, `${where}.retry`));
+    }
+  }
+  return problems;
+}
+
+function unknownKeys(o: object, known: readonly string[], where: string): string[] {
+  return Object.keys(o)
+    .filter((k) => !known.includes(k))
+    .map((k) => `${where}.${k}: unknown field (known: ${known.join(', ')})`);
+}
+
+export function withDefaults(input: JobSettingsInput): JobSettings {
+  return {
+    ...DEFAULT_JOB_SETTINGS,
+    ...dropUndefined(input),
+    retry: { ...DEFAULT_RETRY_POLICY, ...dropUndefined(input.retry ?? {}) },
+  } as JobSettings;
+}
+
+/** Problems with one job's settings, each naming the field as `where.field`. Empty when valid. */
+export function jobSettingsProblems(s: JobSettings, where: string): string[] {
+  const problems: string[] = [];
+  const check = (ok: boolean, field: string, message: string) => {
+    if (!ok) problems.push(`${where}.${field}: ${message}`);
+  };
+  const int = (value: unknown, field: string, min: number, max: number) => {
+    const ok = typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+    check(ok, field, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    return ok;
+  };
+  const num = (value: unknown, field: string, min: number, max: number) => {
+    const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
+    check(ok, field, `must be a number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    return ok;
+  };
+
+  check(typeof s.id === 'string' && JOB_ID.test(s.id), 'id',
+    `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(s.id)}`);
+  const maxTimeout = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
+  const timing =
+    int(s.leaseSeconds, 'leaseSeconds', 10, LAMBDA_MAX_TIMEOUT_SECONDS) &&
+    int(s.heartbeatSeconds, 'heartbeatSeconds', 1, LAMBDA_MAX_TIMEOUT_SECONDS) &&
+    int(s.leaseSafetyMarginSeconds, 'leaseSafetyMarginSeconds', 1, LAMBDA_MAX_TIMEOUT_SECONDS);
+  if (timing) {
+    // Two heartbeats per lease at the least (the DynamoDB lock client's rule), plus the margin, so that one
+    // failed extend is absorbed: the next one still lands before the worker would give the lease up.
+    check(s.heartbeatSeconds * 2 + s.leaseSafetyMarginSeconds < s.leaseSeconds, 'heartbeatSeconds',
+      `2 x heartbeatSeconds (${s.heartbeatSeconds}) + leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) ` +
+        `must be less than leaseSeconds (${s.leaseSeconds}), or a single failed extend would lose the lease`);
+  }
+  const timeoutOk = int(s.timeoutSeconds, 'timeoutSeconds', 1, maxTimeout);
+  int(s.retentionDays, 'retentionDays', 1, 3650);
+
+  const r = s.retry ?? ({} as RetryPolicy);
+  int(r.maxAttempts, 'retry.maxAttempts', 1, 100);
+  const base = num(r.baseDelaySeconds, 'retry.baseDelaySeconds', 1, SQS_MAX_VISIBILITY_SECONDS);
+  // A waiting retry is an SQS message hidden by ChangeMessageVisibility, which reaches 12 h after receipt;
+  // keep the Lambda's own run time out of that budget.
+  const maxDelayLimit = SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS;
+  const max = num(r.maxDelaySeconds, 'retry.maxDelaySeconds', 1, maxDelayLimit);
+  if (base && max) {
+    check(r.maxDelaySeconds >= r.baseDelaySeconds, 'retry.maxDelaySeconds',
+      `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`);
+  }
+  const deadlineLimit = QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS;
+  const deadline = int(r.deadlineSeconds, 'retry.deadlineSeconds', 60, deadlineLimit);
+  if (deadline && timeoutOk) {
+    check(r.deadlineSeconds >= s.timeoutSeconds, 'retry.deadlineSeconds',
+      `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${r.deadlineSeconds}`);
+  }
+  if (deadline && Number.isInteger(s.retentionDays)) {
+    check(s.retentionDays * 86_400 > r.deadlineSeconds, 'retentionDays',
+      `rows must outlive the retry deadline (${r.deadlineSeconds} s), got ${s.retentionDays} days`);
+  }
+  num(r.jitter, 'retry.jitter', 0, 0.9);
+  return problems;
+}
+
+/** Parse and validate the JSON list of job settings the stack hands to the functions. */
+export function parseJobSettingsList(json: string | undefined, source: string): ReadonlyMap<string, JobSettings> {
+  if (json === undefined || json.trim() === '') throw new JobSettingsError([`${source} is not set`]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (e) {
+    throw new JobSettingsError([`${source} is not valid JSON: ${(e as Error).message}`]);
+  }
+  if (!Array.isArray(parsed)) throw new JobSettingsError([`${source} must be a JSON array of job settings`]);
+  const shapeProblems = parsed.flatMap((item, i) => settingsInputProblems(item, `${source}[${i}]`));
+  if (shapeProblems.length > 0) throw new JobSettingsError(shapeProblems);
+  return validateJobSettingsList(parsed.map((item) => withDefaults(item as JobSettingsInput)), source);
+}
+
+export function validateJobSettingsList(list: readonly JobSettings[], source: string): ReadonlyMap<string, JobSettings> {
+  const problems: string[] = [];
+  const byId = new Map<string, JobSettings>();
+  list.forEach((settings, i) => {
+    problems.push(...jobSettingsProblems(settings, `${source}[${i}]`));
+    if (byId.has(settings.id)) problems.push(`${source}[${i}].id: duplicate job id ${JSON.stringify(settings.id)}`);
+    byId.set(settings.id, settings);
+  });
+  if (problems.length > 0) throw new JobSettingsError(problems);
+  return byId;
+}
+
+function dropUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

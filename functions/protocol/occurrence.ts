@@ -1,0 +1,103 @@
+/**
+ * The occurrence: one scheduled run of one job, identified by (jobId, scheduledTime).
+ * Its row in the store is the single source of truth about progress.
+ */
+
+export const OccurrenceStatus = {
+  /** Written by the trigger; waiting for its first claim. */
+  PENDING: 'PENDING',
+  /** Claimed by a worker that holds the lease `leaseId` until `leaseExpiresAt`. */
+  RUNNING: 'RUNNING',
+  /** An attempt failed; the next one may start at `nextAttemptAt`. */
+  RETRY_WAIT: 'RETRY_WAIT',
+  /** The report is committed at `reportKey`. Terminal. */
+  SUCCEEDED: 'SUCCEEDED',
+  /** Out of attempts or past the deadline; `lastError` says why. Terminal. */
+  FAILED: 'FAILED',
+} as const;
+export type OccurrenceStatus = (typeof OccurrenceStatus)[keyof typeof OccurrenceStatus];
+
+export const TERMINAL_STATUSES: readonly OccurrenceStatus[] = [OccurrenceStatus.SUCCEEDED, OccurrenceStatus.FAILED];
+
+export interface OccurrenceKey {
+  readonly jobId: string;
+  /** UTC, whole seconds: `2026-11-30T06:00:00Z`. */
+  readonly scheduledTime: string;
+}
+
+/** The row as stored. Timestamps are ISO-8601 UTC with milliseconds, so they sort and compare as strings. */
+export interface Occurrence extends OccurrenceKey {
+  readonly status: OccurrenceStatus;
+  /** Claims so far; the attempt that is running or last ran. */
+  readonly attempt: number;
+  readonly deadlineAt: string;
+  readonly createdAt: string;
+  /** Set by complete: where the committed report is. */
+  readonly reportKey?: string;
+  readonly leaseId?: string;
+  readonly leaseOwner?: string;
+  readonly leaseExpiresAt?: string;
+  readonly heartbeatAt?: string;
+  readonly claimedAt?: string;
+  readonly releasedAt?: string;
+  readonly nextAttemptAt?: string;
+  readonly lastError?: string;
+  readonly succeededAt?: string;
+  readonly failedAt?: string;
+  /** Set once the "report ready" notification was published. */
+  readonly notifiedAt?: string;
+  readonly notificationId?: string;
+  /** DynamoDB TTL, epoch seconds. */
+  readonly ttl: number;
+}
+
+/** Attribute names the table and its index are defined on (shared with the CDK stack). */
+export const OccurrenceAttributes = {
+  jobId: 'jobId',
+  scheduledTime: 'scheduledTime',
+  status: 'status',
+  ttl: 'ttl',
+} as const;
+
+const SCHEDULED_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Normalise a scheduled time to the key format: UTC, whole seconds, `Z`.
+ * Returns a message instead when the input is not an ISO-8601 timestamp with a zone, so callers can report it.
+ */
+export function normaliseScheduledTime(input: unknown): { ok: true; value: string } | { ok: false; error: string } {
+  if (typeof input !== 'string') return { ok: false, error: `scheduledTime must be a string, got ${describe(input)}` };
+  const match = SCHEDULED_TIME.exec(input);
+  if (!match) {
+    return { ok: false, error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${JSON.stringify(input)}` };
+  }
+  const fraction = match[7];
+  if (fraction && !/^\.0+$/.test(fraction)) {
+    // Two different sub-second times would map to one key; the Scheduler never sends them.
+    return { ok: false, error: `scheduledTime must be whole seconds, got ${JSON.stringify(input)}` };
+  }
+  const ms = Date.parse(input);
+  const [, y, mo, d, h, mi, s] = match.map(Number);
+  const calendarOk = mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && s <= 59;
+  if (Number.isNaN(ms) || !calendarOk || new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) {
+    return { ok: false, error: `scheduledTime is not a real date and time: ${JSON.stringify(input)}` };
+  }
+  return { ok: true, value: new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+}
+
+/** Every report lives under this prefix; the worker's S3 permissions are limited to it. */
+export const REPORT_KEY_PREFIX = 'reports/';
+
+/** Where the report of an occurrence is committed: `reports/{jobId}/{scheduledTime}.{ext}`. */
+export function reportKeyOf(key: OccurrenceKey, extension: string): string {
+  return `${REPORT_KEY_PREFIX}${key.jobId}/${key.scheduledTime}.${extension}`;
+}
+
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? JSON.stringify(value) : typeof value;
+}
+
+export const iso = (epochMs: number): string => new Date(epochMs).toISOString();

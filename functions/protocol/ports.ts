@@ -1,0 +1,102 @@
+/**
+ * What the protocol needs from the world. The AWS adapters in functions/aws implement these; tests and the
+ * simulation plug in their own.
+ */
+import type { Occurrence, OccurrenceKey } from './occurrence';
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export type LogFields = Record<string, unknown>;
+export interface Logger {
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+/** `existing` is the row that refused the insert; undefined if the store did not return it. */
+export type CreateResult = { created: true } | { created: false; existing: Occurrence | undefined };
+
+export interface ClaimRequest {
+  readonly leaseId: string;
+  readonly owner: string;
+  readonly now: number;
+  readonly leaseExpiresAt: number;
+  readonly maxAttempts: number;
+}
+
+/** On success the row after the claim; otherwise the row that refused it (undefined when there is none). */
+export type ClaimResult = { claimed: true; occurrence: Occurrence } | { claimed: false; current: Occurrence | undefined };
+
+export interface Lease {
+  readonly key: OccurrenceKey;
+  readonly leaseId: string;
+}
+
+/**
+ * The two primitives (atomic insert, lease extended by key and lease id) and the fenced transitions.
+ * Methods that take a Lease throw LeaseLostError when the row is no longer RUNNING under that lease id;
+ * other failures are thrown as DependencyError.
+ */
+export interface OccurrenceStore {
+  /** Insert if absent. */
+  create(occurrence: Occurrence): Promise<CreateResult>;
+  /** One conditional write; succeeds only for a claimable occurrence (see claimability.ts). */
+  claim(key: OccurrenceKey, request: ClaimRequest): Promise<ClaimResult>;
+  extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void>;
+  complete(lease: Lease, reportKey: string, now: number): Promise<void>;
+  release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void>;
+  fail(lease: Lease, lastError: string, now: number): Promise<void>;
+  /** FAILED for a row that nobody holds (attempts or deadline used up between runs). False if it changed meanwhile. */
+  failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean>;
+  /** Record the announcement once; false when it was already recorded. */
+  markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean>;
+  get(key: OccurrenceKey): Promise<Occurrence | undefined>;
+}
+
+export interface ReportBody {
+  readonly body: string | Uint8Array;
+  readonly contentType: string;
+}
+
+export interface ReportStore {
+  exists(reportKey: string): Promise<boolean>;
+  /** Write once: 'existed' when an object is already at the key (If-None-Match: * answered 412). */
+  putIfAbsent(reportKey: string, report: ReportBody, metadata: Record<string, string>): Promise<'created' | 'existed'>;
+}
+
+export interface WorkQueue {
+  send(messageBody: string): Promise<void>;
+  /** Keep a received message hidden for this many seconds from now (a waiting retry costs no invocation). */
+  hide(receiptHandle: string, seconds: number): Promise<void>;
+}
+
+export interface ReportAnnouncement {
+  readonly jobId: string;
+  readonly scheduledTime: string;
+  readonly reportKey: string;
+  readonly reportUri: string;
+  readonly attempt: number;
+  readonly succeededAt: string;
+}
+
+export interface Announcer {
+  /** Publish with a deduplication id derived from the occurrence key; returns the message id. */
+  publish(announcement: ReportAnnouncement): Promise<string>;
+}
+
+export interface JobContext {
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** A job: gets its occurrence, returns the report. It should stop when `signal` aborts. */
+export interface JobDefinition {
+  /** File extension of the report, e.g. 'md' or 'json'; fixes the report key before the job runs. */
+  readonly reportExtension: string;
+  run(occurrence: Occurrence, context: JobContext): Promise<ReportBody>;
+}

@@ -1,0 +1,270 @@
+/**
+ * What the worker does with one queue message: claim the occurrence, run its job under the lease, commit the
+ * report write-once, and record the outcome. Every write after the claim is fenced by the lease id.
+ *
+ *   claim ─▶ report already committed? ─yes─────────────────────────┐
+ *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
+ *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
+ *
+ * The "report ready" notification is not sent here: it follows the row's transition to SUCCEEDED
+ * (announce-report.ts), so a worker that dies anywhere after the commit can neither lose it nor send it twice.
+ */
+import { whyRefused } from './claimability';
+import { decodeEnvelope } from './envelope';
+import { InvalidInputError, LeaseLostError, messageOf } from './errors';
+import type { JobSettings } from './job-settings';
+import { runUnderLease } from './lease-guard';
+import { iso, type Occurrence, reportKeyOf } from './occurrence';
+import type { Clock, JobDefinition, Lease, Logger, OccurrenceStore, ReportStore, WorkQueue } from './ports';
+import { decideRetry } from './retry-policy';
+import { withTransientRetries } from './transient-retry';
+
+export interface RegisteredJob {
+  readonly settings: JobSettings;
+  readonly definition: JobDefinition;
+}
+
+export interface WorkerDeps {
+  readonly store: OccurrenceStore;
+  readonly reports: ReportStore;
+  readonly queue: WorkQueue;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly jobs: ReadonlyMap<string, RegisteredJob>;
+  /** Who holds the lease, for people reading the row (e.g. the Lambda log stream). */
+  readonly owner: string;
+  readonly newLeaseId: () => string;
+  /** Uniform in [0, 1): the retry jitter. */
+  readonly random: () => number;
+  /** How long a message that can never be processed stays hidden before its next receive (on its way to the DLQ). */
+  readonly poisonRetrySeconds: number;
+}
+
+export interface Delivery {
+  readonly messageId: string;
+  readonly body: string;
+  readonly receiptHandle: string;
+}
+
+export type DeliveryResult =
+  | 'succeeded'
+  | 'adopted-committed-report'
+  | 'already-finished'
+  | 'held-elsewhere'
+  | 'deferred-until-due'
+  | 'retry-scheduled'
+  | 'failed'
+  | 'lease-lost'
+  | 'invalid-message'
+  | 'outcome-not-recorded';
+
+export interface DeliveryOutcome {
+  /** False: report the message as a batch item failure so SQS delivers it again. */
+  readonly ack: boolean;
+  readonly result: DeliveryResult;
+}
+
+const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
+  'succeeded', 'adopted-committed-report', 'already-finished', 'held-elsewhere', 'failed', 'lease-lost',
+]);
+const outcome = (result: DeliveryResult): DeliveryOutcome => ({ ack: ACK_RESULTS.has(result), result });
+
+/**
+ * @param mustFinishBy epoch ms by which the outcome must be recorded (the Lambda's deadline less a reserve).
+ */
+export async function processDelivery(deps: WorkerDeps, delivery: Delivery, mustFinishBy: number): Promise<DeliveryOutcome> {
+  const { logger } = deps;
+  let key;
+  try {
+    key = decodeEnvelope(delivery.body, new Set(deps.jobs.keys()));
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    logger.error('rejected queue message', { messageId: delivery.messageId, error: error.message });
+    await hideQuietly(deps, delivery, deps.poisonRetrySeconds);
+    return outcome('invalid-message');
+  }
+  const job = deps.jobs.get(key.jobId)!;
+  const { settings } = job;
+  const log = childLogger(logger, { jobId: key.jobId, scheduledTime: key.scheduledTime, messageId: delivery.messageId });
+
+  const now = deps.clock.now();
+  const leaseId = deps.newLeaseId();
+  const claim = await deps.store.claim(key, {
+    leaseId,
+    owner: deps.owner,
+    now,
+    leaseExpiresAt: now + settings.leaseSeconds * 1000,
+    maxAttempts: settings.retry.maxAttempts,
+  });
+
+  if (!claim.claimed) {
+    const refused = whyRefused(claim.current, now, settings.retry.maxAttempts);
+    switch (refused.action) {
+      case 'missing':
+      case 'unclaimable':
+        log.error('no claimable occurrence row for this message; it will go to the DLQ', {
+          reason: refused.action === 'missing' ? 'no row' : refused.reason,
+        });
+        await hideQuietly(deps, delivery, deps.poisonRetrySeconds);
+        return outcome('invalid-message');
+      case 'finished':
+        log.info('occurrence already finished; nothing to run', { status: claim.current?.status });
+        return outcome('already-finished');
+      case 'held-elsewhere':
+        log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', { leaseOwner: claim.current?.leaseOwner });
+        return outcome('held-elsewhere');
+      case 'not-due': {
+        const seconds = hideSecondsUntil(refused.dueAt, deps.clock.now());
+        log.info('retry not due yet; hiding the message until it is', { nextAttemptAt: iso(refused.dueAt), seconds });
+        await hideQuietly(deps, delivery, seconds);
+        return outcome('deferred-until-due');
+      }
+      case 'exhausted': {
+        const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
+        log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
+        return outcome('failed');
+      }
+    }
+  }
+
+  const occurrence = claim.occurrence;
+  const lease: Lease = { key, leaseId };
+  const attemptLog = childLogger(log, { leaseId, attempt: occurrence.attempt });
+  attemptLog.info('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
+  const reportKey = reportKeyOf(key, job.definition.reportExtension);
+
+  let result: DeliveryResult;
+  try {
+    result = await runAttempt(deps, job, occurrence, lease, reportKey, mustFinishBy, attemptLog);
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      attemptLog.warn('lease lost; stopping without writing', { error: error.message });
+      return outcome('lease-lost');
+    }
+    return recordFailedAttempt(deps, delivery, settings, occurrence, lease, error, attemptLog);
+  }
+  try {
+    await deps.store.complete(lease, reportKey, deps.clock.now());
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      attemptLog.warn('lease lost before complete; the report stays committed for the next holder to adopt', { reportKey });
+      return outcome('lease-lost');
+    }
+    attemptLog.error('could not record SUCCEEDED; the redelivery will adopt the committed report', { error: messageOf(error) });
+    return outcome('outcome-not-recorded');
+  }
+  attemptLog.info('occurrence SUCCEEDED', { reportKey, result });
+  return outcome(result);
+}
+
+async function runAttempt(
+  deps: WorkerDeps,
+  job: RegisteredJob,
+  occurrence: Occurrence,
+  lease: Lease,
+  reportKey: string,
+  mustFinishBy: number,
+  log: Logger,
+): Promise<DeliveryResult> {
+  // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
+  if (await deps.reports.exists(reportKey)) {
+    log.info('report already committed by an earlier attempt; adopting it', { reportKey });
+    return 'adopted-committed-report';
+  }
+  const { settings } = job;
+  const claimedAt = Date.parse(occurrence.claimedAt!);
+  return runUnderLease({
+    timing: {
+      leaseMs: settings.leaseSeconds * 1000,
+      heartbeatMs: settings.heartbeatSeconds * 1000,
+      safetyMarginMs: settings.leaseSafetyMarginSeconds * 1000,
+    },
+    clock: deps.clock,
+    logger: log,
+    leaseExpiresAt: Date.parse(occurrence.leaseExpiresAt!),
+    deadlineAt: Math.min(claimedAt + settings.timeoutSeconds * 1000, mustFinishBy),
+    extend: (expiresAt, now, signal) => deps.store.extend(lease, expiresAt, now, signal),
+    work: async (signal) => {
+      const report = await job.definition.run(occurrence, { signal, logger: log });
+      signal.throwIfAborted();
+      const written = await withTransientRetries(
+        () => deps.reports.putIfAbsent(reportKey, report, {
+          'job-id': occurrence.jobId,
+          'scheduled-time': occurrence.scheduledTime,
+          attempt: String(occurrence.attempt),
+          'lease-id': lease.leaseId,
+        }),
+        { attempts: 4, firstDelayMs: 200, signal },
+      );
+      // 'existed': our own earlier write whose response was lost, or a previous attempt's. Either way it is the
+      // one report of this occurrence; adopt it.
+      log.info(written === 'created' ? 'report committed' : 'report was already committed; adopting it', { reportKey });
+      return written === 'created' ? 'succeeded' : 'adopted-committed-report';
+    },
+  });
+}
+
+async function recordFailedAttempt(
+  deps: WorkerDeps,
+  delivery: Delivery,
+  settings: JobSettings,
+  occurrence: Occurrence,
+  lease: Lease,
+  error: unknown,
+  log: Logger,
+): Promise<DeliveryOutcome> {
+  const now = deps.clock.now();
+  const lastError = `attempt ${occurrence.attempt}: ${messageOf(error)}`.slice(0, 1000);
+  const decision = decideRetry({
+    policy: settings.retry,
+    failedAttempt: occurrence.attempt,
+    now,
+    deadlineAt: Date.parse(occurrence.deadlineAt),
+    random: deps.random,
+  });
+  try {
+    if (!decision.retry) {
+      await deps.store.fail(lease, `${lastError} (${decision.reason})`, now);
+      log.error('occurrence FAILED', { error: lastError, reason: decision.reason });
+      return outcome('failed');
+    }
+    await deps.store.release(lease, decision.nextAttemptAt, lastError, now);
+  } catch (recordError) {
+    if (recordError instanceof LeaseLostError) {
+      log.warn('lease lost while recording a failed attempt', { error: lastError });
+      return outcome('lease-lost');
+    }
+    // The lease will expire and the message comes back after the queue's visibility timeout.
+    log.error('could not record the failed attempt', { error: lastError, recordError: messageOf(recordError) });
+    return outcome('outcome-not-recorded');
+  }
+  const seconds = hideSecondsUntil(decision.nextAttemptAt, deps.clock.now());
+  log.warn('attempt failed; retry scheduled', { error: lastError, nextAttemptAt: iso(decision.nextAttemptAt), seconds });
+  await hideQuietly(deps, delivery, seconds);
+  return outcome('retry-scheduled');
+}
+
+/** Whole seconds (SQS's unit), rounded up plus one so the message never arrives before it is due. */
+export function hideSecondsUntil(dueAt: number, now: number): number {
+  return Math.max(1, Math.ceil((dueAt - now) / 1000) + 1);
+}
+
+/** A failed hide only means the message returns at the queue's visibility timeout instead: log it and go on. */
+async function hideQuietly(deps: WorkerDeps, delivery: Delivery, seconds: number): Promise<void> {
+  try {
+    await deps.queue.hide(delivery.receiptHandle, seconds);
+  } catch (error) {
+    deps.logger.warn('could not change the message visibility; it returns at the queue default', {
+      messageId: delivery.messageId,
+      error: messageOf(error),
+    });
+  }
+}
+
+export function childLogger(logger: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    info: (m, f) => logger.info(m, { ...fields, ...f }),
+    warn: (m, f) => logger.warn(m, { ...fields, ...f }),
+    error: (m, f) => logger.error(m, { ...fields, ...f }),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * What the trigger does with one schedule event: record the occurrence with an insert that is atomic on its key,
+ * then enqueue a message naming it.
+ *
+ * A doubled trigger (Scheduler delivers at least once) loses the insert and enqueues nothing, unless the row is
+ * still PENDING: then the first trigger may have died between the insert and the enqueue, and this one enqueues
+ * for it. A second message for the same occurrence is harmless, because claims are conditional.
+ */
+import { decodeScheduleEvent } from './envelope';
+import { encodeEnvelope } from './envelope';
+import type { JobSettings } from './job-settings';
+import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
+import type { Clock, Logger, OccurrenceStore, WorkQueue } from './ports';
+
+export interface TriggerDeps {
+  readonly store: OccurrenceStore;
+  readonly queue: WorkQueue;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly jobs: ReadonlyMap<string, JobSettings>;
+}
+
+export type TriggerResult = 'recorded' | 'pending-re-enqueued' | 'duplicate-suppressed';
+
+/** Throws InvalidInputError (nothing written) for an unknown job or a malformed time. */
+export async function recordOccurrence(deps: TriggerDeps, event: unknown): Promise<TriggerResult> {
+  const key = decodeScheduleEvent(event, new Set(deps.jobs.keys()));
+  const settings = deps.jobs.get(key.jobId)!;
+  const now = deps.clock.now();
+  const scheduledAt = Date.parse(key.scheduledTime);
+  const occurrence: Occurrence = {
+    ...key,
+    status: OccurrenceStatus.PENDING,
+    attempt: 0,
+    createdAt: iso(now),
+    deadlineAt: iso(scheduledAt + settings.retry.deadlineSeconds * 1000),
+    ttl: Math.floor(scheduledAt / 1000) + settings.retentionDays * 86_400,
+  };
+  const created = await deps.store.create(occurrence);
+  const fields = { jobId: key.jobId, scheduledTime: key.scheduledTime };
+  // Without the old row we cannot tell whether it was claimed; enqueueing again is the harmless choice.
+  const existingStatus = created.created ? undefined : created.existing?.status;
+  if (existingStatus !== undefined && existingStatus !== OccurrenceStatus.PENDING) {
+    deps.logger.info('duplicate trigger suppressed', { ...fields, status: existingStatus });
+    return 'duplicate-suppressed';
+  }
+  await deps.queue.send(encodeEnvelope(key));
+  if (created.created) {
+    deps.logger.info('occurrence recorded and enqueued', fields);
+    return 'recorded';
+  }
+  deps.logger.info('occurrence was already recorded but not claimed yet; enqueued again in case the first trigger died before enqueueing', fields);
+  return 'pending-re-enqueued';
+}

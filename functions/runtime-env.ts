@@ -1,0 +1,17 @@
+/** Names of the environment variables the stack sets on the functions. */
+export const ENV = {
+  tableName: 'OCCURRENCE_TABLE_NAME',
+  queueUrl: 'JOB_QUEUE_URL',
+  bucketName: 'REPORT_BUCKET_NAME',
+  topicArn: 'REPORT_READY_TOPIC_ARN',
+  /** JSON array of JobSettings (functions/protocol/job-settings.ts). */
+  jobSettings: 'JOB_SETTINGS',
+} as const;
+
+export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new Error(`environment variable ${name} is not set; the stack sets it on every function that needs it`);
+  }
+  return value;
+}

@@ -1,0 +1,53 @@
+/**
+ * The schema and derived limits of the stack's data resources, written once and used by the CDK constructs,
+ * by the functions and by local set-up. Plain TypeScript: no CDK or AWS SDK imports.
+ */
+import {
+  type JobSettings,
+  LAMBDA_MAX_TIMEOUT_SECONDS,
+  OUTCOME_RESERVE_SECONDS,
+  SQS_MAX_VISIBILITY_SECONDS,
+} from '../functions/protocol/job-settings';
+import { OccurrenceAttributes } from '../functions/protocol/occurrence';
+
+export const OCCURRENCE_TABLE = {
+  partitionKey: OccurrenceAttributes.jobId,
+  sortKey: OccurrenceAttributes.scheduledTime,
+  /** Lists occurrences by status and scheduled time across jobs. */
+  statusIndex: {
+    name: 'byStatus',
+    partitionKey: OccurrenceAttributes.status,
+    sortKey: OccurrenceAttributes.scheduledTime,
+  },
+  ttlAttribute: OccurrenceAttributes.ttl,
+} as const;
+
+/** SQS and Lambda: the queue hides a message at least six times the function timeout. */
+export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
+/** Where a message that fails this many receives goes to the DLQ; never below the 5 AWS recommends. */
+export const MIN_MAX_RECEIVE_COUNT = 5;
+/**
+ * Receives of one message that are not attempts: an early arrival re-hidden until its retry is due, a duplicate
+ * trigger's message, a redelivery after a crash before the claim.
+ */
+export const SPARE_RECEIVES = 5;
+/** A message that cannot be processed (bad JSON, unknown job) is retried this often until it reaches the DLQ. */
+export const POISON_MESSAGE_RETRY_SECONDS = 30;
+
+export interface WorkerLimits {
+  /** The worker Lambda's timeout: the longest job plus the time to record its outcome. */
+  readonly functionTimeoutSeconds: number;
+  readonly queueVisibilityTimeoutSeconds: number;
+  readonly maxReceiveCount: number;
+}
+
+export function workerLimits(jobs: readonly JobSettings[]): WorkerLimits {
+  if (jobs.length === 0) throw new Error('workerLimits: at least one job is needed');
+  const longest = Math.max(...jobs.map((j) => j.timeoutSeconds));
+  const functionTimeoutSeconds = Math.min(longest + OUTCOME_RESERVE_SECONDS, LAMBDA_MAX_TIMEOUT_SECONDS);
+  const queueVisibilityTimeoutSeconds = Math.min(functionTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO, SQS_MAX_VISIBILITY_SECONDS);
+  // Every attempt is one receive of the same message (retries wait as hidden messages), so the redrive limit
+  // must exceed the attempts or the DLQ would take a message whose occurrence still has attempts left.
+  const maxReceiveCount = Math.max(MIN_MAX_RECEIVE_COUNT, Math.max(...jobs.map((j) => j.retry.maxAttempts)) + SPARE_RECEIVES);
+  return { functionTimeoutSeconds, queueVisibilityTimeoutSeconds, maxReceiveCount };
+}

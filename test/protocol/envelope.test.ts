@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { decodeEnvelope, decodeScheduleEvent, encodeEnvelope, ENVELOPE_VERSION } from '../../functions/protocol/envelope';
+import { InvalidInputError } from '../../functions/protocol/errors';
+
+const KNOWN = new Set(['occurrence-digest', 'nightly-export']);
+
+/** The InvalidInputError a call throws; fails the test if it does not throw one. */
+function rejection(call: () => unknown): InvalidInputError {
+  try {
+    call();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidInputError);
+    return e as InvalidInputError;
+  }
+  throw new Error('expected an InvalidInputError');
+}
+
+const body = (fields: Record<string, unknown>) => JSON.stringify(fields);
+
+describe('decodeEnvelope (queue message)', () => {
+  it('decodes a valid message into a key with the normalised time', () => {
+    expect(decodeEnvelope(body({ v: 1, jobId: 'occurrence-digest', scheduledTime: '2026-11-30T07:00:00+01:00' }), KNOWN))
+      .toEqual({ jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' });
+  });
+
+  it('accepts a .000 fraction and drops it from the key', () => {
+    expect(decodeEnvelope(body({ v: 1, jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00.000Z' }), KNOWN).scheduledTime)
+      .toBe('2026-11-30T06:00:00Z');
+  });
+
+  it('round-trips what encodeEnvelope writes', () => {
+    const key = { jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' };
+    expect(JSON.parse(encodeEnvelope(key))).toEqual({ v: ENVELOPE_VERSION, ...key });
+    expect(decodeEnvelope(encodeEnvelope(key), KNOWN)).toEqual(key);
+  });
+
+  it.each([
+    ['a non-zero fraction', '2026-11-30T06:00:00.250Z', /whole seconds/],
+    ['30 February', '2026-02-30T00:00:00Z', /not a real date/],
+    ['a missing zone', '2026-11-30T06:00:00', /with a zone/],
+  ])('rejects %s in scheduledTime', (_, scheduledTime, pattern) => {
+    const e = rejection(() => decodeEnvelope(body({ v: 1, jobId: 'occurrence-digest', scheduledTime }), KNOWN));
+    expect(e.where).toBe('queue message');
+    expect(e.problems).toEqual([expect.stringMatching(pattern)]);
+  });
+
+  it('rejects a body that is not JSON, quoting its start', () => {
+    const e = rejection(() => decodeEnvelope('{"v":1,', KNOWN));
+    expect(e.problems).toEqual([expect.stringMatching(/^body is not JSON: /)]);
+    expect(e.message).toContain('{\\"v\\":1,');
+  });
+
+  it.each([
+    ['an array', '[1, 2]', /got an array/],
+    ['null', 'null', /got null/],
+    ['a string', '"occurrence-digest"', /got "occurrence-digest"/],
+    ['a number', '42', /got number/],
+  ])('rejects %s as not an object', (_, text, pattern) => {
+    const e = rejection(() => decodeEnvelope(text, KNOWN));
+    expect(e.problems).toEqual([expect.stringMatching(/^must be a JSON object/)]);
+    expect(e.problems[0]).toMatch(pattern);
+  });
+
+  it.each([[2], [0], ['1'], [undefined]])('rejects version %j', (v) => {
+    const e = rejection(() => decodeEnvelope(body({ v, jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN));
+    expect(e.problems).toEqual([expect.stringMatching(/^v must be 1, got /)]);
+  });
+
+  it('rejects an unknown job and lists the known ones', () => {
+    const e = rejection(() => decodeEnvelope(body({ v: 1, jobId: 'weekly', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN));
+    expect(e.problems).toEqual(['jobId "weekly" is not a configured job (known: occurrence-digest, nightly-export)']);
+  });
+
+  it('lists every wrong field in one error: missing jobId and a bad time together', () => {
+    const e = rejection(() => decodeEnvelope(body({ v: 1, scheduledTime: 'yesterday' }), KNOWN));
+    expect(e.problems).toHaveLength(2);
+    expect(e.problems[0]).toBe('jobId must be a non-empty string, got nothing');
+    expect(e.problems[1]).toMatch(/^scheduledTime must be ISO-8601 with a zone/);
+    expect(e.message).toContain('jobId');
+    expect(e.message).toContain('scheduledTime');
+  });
+
+  it('lists a wrong version together with the wrong key fields', () => {
+    const e = rejection(() => decodeEnvelope(body({ v: 7, jobId: '', scheduledTime: 5 }), KNOWN));
+    expect(e.problems.map((p) => p.split(' ')[0])).toEqual(['v', 'jobId', 'scheduledTime']);
+  });
+});
+
+describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
+  it('decodes { jobId, scheduledTime } without a version', () => {
+    expect(decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: '2026-11-30T07:00:00+01:00' }, KNOWN))
+      .toEqual({ jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' });
+  });
+
+  it('names the schedule event as the invalid input and lists both problems', () => {
+    const e = rejection(() => decodeScheduleEvent({ jobId: 42, scheduledTime: '2026-11-30' }, KNOWN));
+    expect(e.where).toBe('schedule event');
+    expect(e.problems).toEqual([
+      'jobId must be a non-empty string, got number',
+      expect.stringMatching(/^scheduledTime must be ISO-8601 with a zone/),
+    ]);
+  });
+
+  it('rejects an unknown job, listing the known ones', () => {
+    const e = rejection(() => decodeScheduleEvent({ jobId: 'nope', scheduledTime: '2026-11-30T06:00:00Z' }, KNOWN));
+    expect(e.problems[0]).toContain('known: occurrence-digest, nightly-export');
+  });
+
+  it.each([[undefined], [null], [[]], ['text']])('rejects %j as not an object', (event) => {
+    expect(rejection(() => decodeScheduleEvent(event, KNOWN)).problems[0]).toMatch(/^must be a JSON object/);
+  });
+});

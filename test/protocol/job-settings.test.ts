@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_JOB_SETTINGS,
+  DEFAULT_RETRY_POLICY,
+  type JobSettings,
+  JobSettingsError,
+  type JobSettingsInput,
+  jobSettingsProblems,
+  parseJobSettingsList,
+  validateJobSettingsList,
+  withDefaults,
+} from '../../functions/protocol/job-settings';
+
+const SOURCE = 'JOB_SETTINGS';
+
+/** The seed's timing: a two-minute lease, a 45 s heartbeat, a 15 s safety margin. */
+const seed = (overrides: Partial<JobSettingsInput> = {}): JobSettingsInput => ({
+  id: 'daily-report',
+  leaseSeconds: 120,
+  heartbeatSeconds: 45,
+  leaseSafetyMarginSeconds: 15,
+  ...overrides,
+});
+
+const problemsOf = (input: JobSettingsInput): string[] => jobSettingsProblems(withDefaults(input), 'jobs[0]');
+
+/** The problems parseJobSettingsList reports; fails the test if it accepts the input. */
+function parseProblems(json: string | undefined): readonly string[] {
+  try {
+    parseJobSettingsList(json, SOURCE);
+  } catch (e) {
+    expect(e).toBeInstanceOf(JobSettingsError);
+    return (e as JobSettingsError).problems;
+  }
+  throw new Error('expected the settings to be rejected');
+}
+
+describe('withDefaults', () => {
+  it('fills every missing field with the defaults, including the whole retry policy', () => {
+    const s = withDefaults({ id: 'a' });
+    expect(s).toEqual({ id: 'a', ...DEFAULT_JOB_SETTINGS, retry: DEFAULT_RETRY_POLICY });
+    expect(s).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 40, leaseSafetyMarginSeconds: 15, timeoutSeconds: 300, retentionDays: 90 });
+  });
+
+  it('keeps given values, merges a partial retry policy field by field, and ignores explicit undefined', () => {
+    const s = withDefaults({ id: 'a', leaseSeconds: 300, heartbeatSeconds: undefined, retry: { maxAttempts: 3, jitter: undefined } });
+    expect(s.leaseSeconds).toBe(300);
+    expect(s.heartbeatSeconds).toBe(DEFAULT_JOB_SETTINGS.heartbeatSeconds);
+    expect(s.retry).toEqual({ ...DEFAULT_RETRY_POLICY, maxAttempts: 3 });
+  });
+
+  it('the defaults themselves are valid', () => {
+    expect(jobSettingsProblems(withDefaults({ id: 'a' }), 'x')).toEqual([]);
+  });
+});
+
+describe('jobSettingsProblems', () => {
+  it('accepts the seed timing 120 / 45 / 15 (one failed extend is absorbed)', () => {
+    expect(problemsOf(seed())).toEqual([]);
+  });
+
+  it('rejects 120 / 55 / 15 with a message naming heartbeatSeconds (2 x 55 + 15 >= 120)', () => {
+    const problems = problemsOf(seed({ heartbeatSeconds: 55 }));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^jobs\[0\]\.heartbeatSeconds: /);
+    expect(problems[0]).toContain('leaseSeconds (120)');
+  });
+
+  it('rejects the boundary where 2 x heartbeat + margin equals the lease', () => {
+    // 2 x 52 + 16 = 120: the retry after one failed beat would land exactly at the give-up point.
+    expect(problemsOf(seed({ heartbeatSeconds: 52, leaseSafetyMarginSeconds: 16 }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.heartbeatSeconds: /),
+    ]);
+  });
+
+  it('rejects a timeout of 871 s (Lambda max 900 - outcome reserve 30), naming timeoutSeconds; accepts 870', () => {
+    expect(problemsOf(seed({ timeoutSeconds: 871 }))).toEqual([expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: .*870/)]);
+    expect(problemsOf(seed({ timeoutSeconds: 870 }))).toEqual([]);
+  });
+
+  it('rejects a maximum delay below the base delay, naming retry.maxDelaySeconds', () => {
+    expect(problemsOf(seed({ retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.retry\.maxDelaySeconds: must be at least retry\.baseDelaySeconds/),
+    ]);
+  });
+
+  it('rejects a retention that does not outlive the retry deadline, naming retentionDays', () => {
+    expect(problemsOf(seed({ retentionDays: 1, retry: { deadlineSeconds: 2 * 86_400 } }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.retentionDays: /),
+    ]);
+    // Equal is not enough: the row must outlive the deadline.
+    expect(problemsOf(seed({ retentionDays: 1, retry: { deadlineSeconds: 86_400 } }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.retentionDays: /),
+    ]);
+    expect(problemsOf(seed({ retentionDays: 2, retry: { deadlineSeconds: 86_400 } }))).toEqual([]);
+  });
+
+  it('rejects a retry deadline shorter than the job timeout, naming retry.deadlineSeconds', () => {
+    expect(problemsOf(seed({ timeoutSeconds: 600, retry: { deadlineSeconds: 300 } }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.retry\.deadlineSeconds: must be at least timeoutSeconds/),
+    ]);
+  });
+
+  it.each<[string, Partial<JobSettingsInput>, RegExp]>([
+    ['a bad id', { id: '-starts-with-dash' }, /^jobs\[0\]\.id: /],
+    ['a fractional lease', { leaseSeconds: 120.5 }, /^jobs\[0\]\.leaseSeconds: must be a whole number/],
+    ['a string heartbeat', { heartbeatSeconds: '45' as unknown as number }, /^jobs\[0\]\.heartbeatSeconds: .*"45"/],
+    ['zero attempts', { retry: { maxAttempts: 0 } }, /^jobs\[0\]\.retry\.maxAttempts: /],
+    ['jitter of 1', { retry: { jitter: 1 } }, /^jobs\[0\]\.retry\.jitter: /],
+  ])('rejects %s, naming the field', (_, overrides, pattern) => {
+    expect(problemsOf(seed(overrides))).toEqual([expect.stringMatching(pattern)]);
+  });
+
+  it('reports every problem at once, not only the first', () => {
+    const problems = problemsOf(seed({ heartbeatSeconds: 55, timeoutSeconds: 871, retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }));
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(
+      ['jobs[0].heartbeatSeconds', 'jobs[0].retry.maxDelaySeconds', 'jobs[0].timeoutSeconds'],
+    );
+  });
+});
+
+describe('parseJobSettingsList', () => {
+  it('returns the validated settings by id, with defaults applied', () => {
+    const byId = parseJobSettingsList(JSON.stringify([seed(), { id: 'other' }]), SOURCE);
+    expect([...byId.keys()]).toEqual(['daily-report', 'other']);
+    expect(byId.get('other')).toEqual(withDefaults({ id: 'other' }));
+    expect(byId.get('daily-report')).toMatchObject({ heartbeatSeconds: 45, retry: DEFAULT_RETRY_POLICY });
+  });
+
+  it.each([undefined, '', '   '])('rejects an unset source (%j), naming it', (json) => {
+    expect(parseProblems(json)).toEqual([`${SOURCE} is not set`]);
+  });
+
+  it('rejects a misspelt field instead of silently using the default, naming it', () => {
+    expect(parseProblems('[{"id":"a","heartbeatSecond":55}]')).toEqual([expect.stringMatching(/^JOB_SETTINGS\[0\]\.heartbeatSecond: unknown field/)]);
+    expect(parseProblems('[{"id":"a","retry":{"maxAttempt":3}}]')).toEqual([expect.stringMatching(/^JOB_SETTINGS\[0\]\.retry\.maxAttempt: unknown field/)]);
+  });
+
+  it.each([['[null]', /JOB_SETTINGS\[0\]: must be an object of job settings, got null/], ['[{"id":"a","retry":"abc"}]', /JOB_SETTINGS\[0\]\.retry: must be an object/]])(
+    'rejects a wrongly typed entry %s with a JobSettingsError naming it', (json, message) => {
+      expect(parseProblems(json)).toEqual([expect.stringMatching(message)]);
+    });
+
+  it('rejects bad JSON, naming the source', () => {
+    expect(parseProblems('[{"id": "a",]')).toEqual([expect.stringMatching(/^JOB_SETTINGS is not valid JSON: /)]);
+  });
+
+  it.each(['{"id": "a"}', '"a"', 'null'])('rejects a non-array (%s), naming the source', (json) => {
+    expect(parseProblems(json)).toEqual([`${SOURCE} must be a JSON array of job settings`]);
+  });
+
+  it('rejects duplicate ids, naming the index of the second', () => {
+    expect(parseProblems(JSON.stringify([{ id: 'a' }, { id: 'b' }, { id: 'a' }]))).toEqual([
+      'JOB_SETTINGS[2].id: duplicate job id "a"',
+    ]);
+  });
+
+  it('names the source and the index of the wrong item, like JOB_SETTINGS[1].leaseSeconds', () => {
+    const problems = parseProblems(JSON.stringify([seed(), { id: 'b', leaseSeconds: 5 }]));
+    expect(problems).toEqual([expect.stringMatching(/^JOB_SETTINGS\[1\]\.leaseSeconds: must be a whole number from 10 to 900, got 5$/)]);
+  });
+
+  it('validateJobSettingsList collects problems of several items into one error', () => {
+    const list: JobSettings[] = [withDefaults(seed({ timeoutSeconds: 871 })), withDefaults({ id: 'b', retentionDays: 0 })];
+    let error: unknown;
+    try {
+      validateJobSettingsList(list, SOURCE);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(JobSettingsError);
+    const problems = (error as JobSettingsError).problems;
+    expect(problems.some((p) => p.startsWith('JOB_SETTINGS[0].timeoutSeconds:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('JOB_SETTINGS[1].retentionDays:'))).toBe(true);
+    expect((error as Error).message).toContain('JOB_SETTINGS[1].retentionDays');
+  });
+});

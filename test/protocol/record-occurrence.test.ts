@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { decodeEnvelope } from '../../functions/protocol/envelope';
+import { InvalidInputError } from '../../functions/protocol/errors';
+import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
+import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import type { CreateResult, Logger, OccurrenceStore, WorkQueue } from '../../functions/protocol/ports';
+import { recordOccurrence, type TriggerDeps } from '../../functions/protocol/record-occurrence';
+
+const NOW = Date.parse('2026-11-30T06:00:00.250Z'); // the trigger runs a little after the scheduled time
+const JOB_ID = 'occurrence-digest';
+const settings: JobSettings = withDefaults({ id: JOB_ID, retentionDays: 30, retry: { deadlineSeconds: 2 * 60 * 60 } });
+
+const keyString = (k: OccurrenceKey) => `${k.jobId}#${k.scheduledTime}`;
+const notUsed = (name: string) => () => Promise.reject(new Error(`${name} must not be called by the trigger`));
+
+/** An in-memory store that implements the atomic insert; nothing else is part of the trigger's contract. */
+class MemoryStore implements OccurrenceStore {
+  readonly rows = new Map<string, Occurrence>();
+  createCalls = 0;
+
+  async create(occurrence: Occurrence): Promise<CreateResult> {
+    this.createCalls++;
+    const existing = this.rows.get(keyString(occurrence));
+    if (existing) return { created: false, existing };
+    this.rows.set(keyString(occurrence), occurrence);
+    return { created: true };
+  }
+  claim = notUsed('claim');
+  extend = notUsed('extend');
+  complete = notUsed('complete');
+  release = notUsed('release');
+  fail = notUsed('fail');
+  failUnheld = notUsed('failUnheld');
+  markNotified = notUsed('markNotified');
+  get = notUsed('get');
+}
+
+class MemoryQueue implements WorkQueue {
+  readonly sent: string[] = [];
+  async send(messageBody: string): Promise<void> {
+    this.sent.push(messageBody);
+  }
+  hide = notUsed('hide');
+}
+
+const quietLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
+
+function trigger() {
+  const store = new MemoryStore();
+  const queue = new MemoryQueue();
+  const deps: TriggerDeps = { store, queue, clock: { now: () => NOW }, logger: quietLogger, jobs: new Map([[JOB_ID, settings]]) };
+  return { store, queue, deps };
+}
+
+const event = { jobId: JOB_ID, scheduledTime: '2026-11-30T07:00:00+01:00' };
+const KEY = { jobId: JOB_ID, scheduledTime: '2026-11-30T06:00:00Z' };
+const existing = (status: OccurrenceStatus): Occurrence => ({
+  ...KEY,
+  status,
+  attempt: status === OccurrenceStatus.PENDING ? 0 : 1,
+  deadlineAt: '2026-11-30T08:00:00.000Z',
+  createdAt: '2026-11-30T06:00:00.100Z',
+  ttl: 0,
+});
+
+describe('recordOccurrence', () => {
+  it('records a new occurrence as PENDING, attempt 0, with its deadline and TTL, and enqueues one message naming it', async () => {
+    const { store, queue, deps } = trigger();
+
+    await expect(recordOccurrence(deps, event)).resolves.toBe('recorded');
+
+    const scheduledAt = Date.parse('2026-11-30T06:00:00Z');
+    expect([...store.rows.values()]).toEqual([{
+      ...KEY,
+      status: OccurrenceStatus.PENDING,
+      attempt: 0,
+      createdAt: '2026-11-30T06:00:00.250Z',
+      deadlineAt: '2026-11-30T08:00:00.000Z', // scheduled + 2 h deadline
+      ttl: scheduledAt / 1000 + 30 * 86_400, // scheduled (epoch seconds) + retention
+    }]);
+    expect(queue.sent).toHaveLength(1);
+    expect(decodeEnvelope(queue.sent[0], new Set([JOB_ID]))).toEqual(KEY);
+  });
+
+  it('enqueues again for an occurrence that is still PENDING (the first trigger may have died before enqueueing)', async () => {
+    const { store, queue, deps } = trigger();
+    const before = existing(OccurrenceStatus.PENDING);
+    store.rows.set(keyString(KEY), before);
+
+    await expect(recordOccurrence(deps, event)).resolves.toBe('pending-re-enqueued');
+
+    expect(store.rows.get(keyString(KEY))).toBe(before); // not overwritten
+    expect(queue.sent.map((b) => decodeEnvelope(b, new Set([JOB_ID])))).toEqual([KEY]);
+  });
+
+  it.each([OccurrenceStatus.RUNNING, OccurrenceStatus.RETRY_WAIT, OccurrenceStatus.SUCCEEDED, OccurrenceStatus.FAILED])(
+    'suppresses a duplicate trigger for a %s occurrence: nothing enqueued, nothing changed',
+    async (status) => {
+      const { store, queue, deps } = trigger();
+      const before = existing(status);
+      store.rows.set(keyString(KEY), before);
+
+      await expect(recordOccurrence(deps, event)).resolves.toBe('duplicate-suppressed');
+
+      expect(queue.sent).toEqual([]);
+      expect(store.rows.get(keyString(KEY))).toBe(before);
+    },
+  );
+
+  it('enqueues again when the store refuses the insert without returning the existing row (claims are conditional)', async () => {
+    const { store, queue, deps } = trigger();
+    const blind: TriggerDeps = { ...deps, store: { ...store, create: async () => ({ created: false, existing: undefined }) } };
+
+    await expect(recordOccurrence(blind, event)).resolves.toBe('pending-re-enqueued');
+
+    expect(queue.sent.map((b) => decodeEnvelope(b, new Set([JOB_ID])))).toEqual([KEY]);
+  });
+
+  it('a doubled trigger records once and enqueues once more only while PENDING', async () => {
+    const { store, queue, deps } = trigger();
+    expect(await recordOccurrence(deps, event)).toBe('recorded');
+    expect(await recordOccurrence(deps, { ...event, scheduledTime: '2026-11-30T06:00:00Z' })).toBe('pending-re-enqueued');
+    expect(store.rows.size).toBe(1);
+    expect(queue.sent).toHaveLength(2);
+  });
+
+  it.each<[string, unknown]>([
+    ['an unknown job', { jobId: 'nope', scheduledTime: '2026-11-30T06:00:00Z' }],
+    ['a time without a zone', { jobId: JOB_ID, scheduledTime: '2026-11-30T06:00:00' }],
+    ['a missing event', undefined],
+  ])('rejects %s with InvalidInputError and writes nothing', async (_, bad) => {
+    const { store, queue, deps } = trigger();
+
+    await expect(recordOccurrence(deps, bad)).rejects.toBeInstanceOf(InvalidInputError);
+
+    expect(store.createCalls).toBe(0);
+    expect(store.rows.size).toBe(0);
+    expect(queue.sent).toEqual([]);
+  });
+
+  it('does not report the occurrence recorded when the enqueue fails (the Scheduler retries; the row stays PENDING)', async () => {
+    const { store, deps } = trigger();
+    const failing: TriggerDeps = { ...deps, queue: { send: () => Promise.reject(new Error('SQS down')), hide: notUsed('hide') } };
+
+    await expect(recordOccurrence(failing, event)).rejects.toThrow('SQS down');
+    expect(store.rows.get(keyString(KEY))?.status).toBe(OccurrenceStatus.PENDING);
+
+    // The retried trigger finds the PENDING row and enqueues for it.
+    await expect(recordOccurrence(deps, event)).resolves.toBe('pending-re-enqueued');
+  });
+});
