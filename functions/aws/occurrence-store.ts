@@ -1,0 +1,208 @@
+/**
+ * The occurrence store on DynamoDB: the two primitives are a put with attribute_not_exists and updates
+ * conditioned on the lease id. Conditional failures come back as results (or LeaseLostError); everything else is
+ * thrown as a classified DependencyError.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { LeaseLostError } from '../protocol/errors';
+import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
+import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore } from '../protocol/ports';
+import { asDependencyError, isConditionalFailure } from './classify-error';
+
+// Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
+const NAMES = {
+  '#jobId': 'jobId',
+  '#status': 'status',
+  '#attempt': 'attempt',
+  '#deadlineAt': 'deadlineAt',
+  '#leaseId': 'leaseId',
+  '#leaseOwner': 'leaseOwner',
+  '#leaseExpiresAt': 'leaseExpiresAt',
+  '#heartbeatAt': 'heartbeatAt',
+  '#claimedAt': 'claimedAt',
+  '#releasedAt': 'releasedAt',
+  '#nextAttemptAt': 'nextAttemptAt',
+  '#lastError': 'lastError',
+  '#reportKey': 'reportKey',
+  '#succeededAt': 'succeededAt',
+  '#failedAt': 'failedAt',
+  '#notifiedAt': 'notifiedAt',
+  '#notificationId': 'notificationId',
+} as const;
+type Name = keyof typeof NAMES;
+const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
+
+const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
+const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
+
+export class DynamoOccurrenceStore implements OccurrenceStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(occurrence: Occurrence): Promise<CreateResult> {
+    try {
+      await this.client.send(new PutCommand({
+        TableName: this.tableName,
+        Item: occurrence,
+        ConditionExpression: 'attribute_not_exists(#jobId)',
+        ExpressionAttributeNames: names('#jobId'),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return { created: true };
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('create occurrence', error);
+      return { created: false, existing: oldItem(error) };
+    }
+  }
+
+  async claim(key: OccurrenceKey, r: ClaimRequest): Promise<ClaimResult> {
+    try {
+      const out = await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression:
+          'SET #status = :running, #leaseId = :leaseId, #leaseOwner = :owner, #leaseExpiresAt = :expires, ' +
+          '#heartbeatAt = :now, #claimedAt = :now, #attempt = #attempt + :one REMOVE #nextAttemptAt',
+        // isClaimable() in protocol/claimability.ts, as one atomic condition.
+        ConditionExpression:
+          'attribute_exists(#jobId) AND #attempt < :maxAttempts AND #deadlineAt > :now AND (' +
+          '#status = :pending OR (#status = :retryWait AND #nextAttemptAt <= :now) OR ' +
+          '(#status = :running AND #leaseExpiresAt < :now))',
+        ExpressionAttributeNames: names('#jobId', '#status', '#leaseId', '#leaseOwner', '#leaseExpiresAt', '#heartbeatAt',
+          '#claimedAt', '#attempt', '#nextAttemptAt', '#deadlineAt'),
+        ExpressionAttributeValues: {
+          ':running': RUNNING, ':pending': PENDING, ':retryWait': RETRY_WAIT,
+          ':leaseId': r.leaseId, ':owner': r.owner, ':expires': iso(r.leaseExpiresAt), ':now': iso(r.now),
+          ':one': 1, ':maxAttempts': r.maxAttempts,
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return { claimed: true, occurrence: out.Attributes as Occurrence };
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('claim occurrence', error);
+      return { claimed: false, current: oldItem(error) };
+    }
+  }
+
+  async extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void> {
+    await this.fenced('extend lease', lease, {
+      UpdateExpression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now',
+      names: ['#leaseExpiresAt', '#heartbeatAt'],
+      values: { ':expires': iso(leaseExpiresAt), ':now': iso(now) },
+    }, signal);
+  }
+
+  async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
+    await this.fenced('complete occurrence', lease, {
+      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
+      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
+      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now) },
+    });
+  }
+
+  async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void> {
+    await this.fenced('release occurrence', lease, {
+      UpdateExpression: 'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now REMOVE #leaseExpiresAt',
+      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt'],
+      values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now) },
+    });
+  }
+
+  async fail(lease: Lease, lastError: string, now: number): Promise<void> {
+    await this.fenced('fail occurrence', lease, {
+      UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
+      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
+      values: { ':failed': FAILED, ':error': lastError, ':now': iso(now) },
+    });
+  }
+
+  async failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
+        ConditionExpression:
+          'attribute_exists(#jobId) AND #status IN (:pending, :retryWait, :running) AND ' +
+          '(#status <> :running OR #leaseExpiresAt < :now)',
+        ExpressionAttributeNames: names('#jobId', '#status', '#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'),
+        ExpressionAttributeValues: {
+          ':failed': FAILED, ':pending': PENDING, ':retryWait': RETRY_WAIT, ':running': RUNNING,
+          ':error': lastError, ':now': iso(now),
+        },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionalFailure(error)) return false;
+      throw asDependencyError('fail unheld occurrence', error);
+    }
+  }
+
+  async markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression: 'SET #notifiedAt = :now, #notificationId = :id',
+        ConditionExpression: '#status = :succeeded AND attribute_not_exists(#notifiedAt)',
+        ExpressionAttributeNames: names('#status', '#notifiedAt', '#notificationId'),
+        ExpressionAttributeValues: { ':succeeded': SUCCEEDED, ':now': iso(now), ':id': notificationId },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionalFailure(error)) return false;
+      throw asDependencyError('record notification', error);
+    }
+  }
+
+  async get(key: OccurrenceKey): Promise<Occurrence | undefined> {
+    try {
+      const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keyOf(key), ConsistentRead: true }));
+      return out.Item as Occurrence | undefined;
+    } catch (error) {
+      throw asDependencyError('read occurrence', error);
+    }
+  }
+
+  /** An update that applies only while the row is RUNNING under this lease; otherwise LeaseLostError. */
+  private async fenced(
+    operation: string,
+    lease: Lease,
+    update: { UpdateExpression: string; names: Name[]; values: Record<string, unknown> },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(lease.key),
+        UpdateExpression: update.UpdateExpression,
+        ConditionExpression: HELD_BY_LEASE,
+        ExpressionAttributeNames: names('#status', '#leaseId', ...update.names),
+        ExpressionAttributeValues: { ':running': RUNNING, ':leaseId': lease.leaseId, ...update.values },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }), { abortSignal: signal });
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
+      const now = oldItem(error);
+      throw new LeaseLostError(operation, now === undefined
+        ? 'the occurrence row is gone'
+        : `the row is ${now.status} under lease ${now.leaseId ?? '(none)'} held by ${now.leaseOwner ?? '(nobody)'}, not ours (${lease.leaseId})`);
+    }
+  }
+}
+
+const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.scheduledTime });
+
+/** The item a ReturnValuesOnConditionCheckFailure=ALL_OLD failure carries, in plain JSON. */
+function oldItem(error: unknown): Occurrence | undefined {
+  const item = (error as { Item?: Record<string, unknown> }).Item;
+  if (item === undefined || Object.keys(item).length === 0) return undefined;
+  // The document client does not unmarshall the item on an exception: it arrives as AttributeValues.
+  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as Occurrence;
+}

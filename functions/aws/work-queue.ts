@@ -1,0 +1,33 @@
+/**
+ * The job queue on SQS.
+ */
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { WorkQueue } from '../protocol/ports';
+import { asDependencyError } from './classify-error';
+
+export class SqsWorkQueue implements WorkQueue {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(messageBody: string): Promise<void> {
+    try {
+      await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: messageBody }));
+    } catch (error) {
+      throw asDependencyError('enqueue occurrence', error);
+    }
+  }
+
+  async hide(receiptHandle: string, seconds: number): Promise<void> {
+    try {
+      await this.client.send(new ChangeMessageVisibilityCommand({
+        QueueUrl: this.queueUrl,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: Number.isFinite(seconds) ? Math.min(Math.max(0, Math.ceil(seconds)), 43_200) : 0,
+      }));
+    } catch (error) {
+      throw asDependencyError('hide message', error);
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { type Occurrence, OccurrenceStatus, iso } from '../../functions/protocol/occurrence';
+
+export const TABLE = 'occurrences-table';
+export const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T06:00:00Z' } as const;
+export const NOW = Date.parse('2026-11-30T06:00:05.000Z');
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+
+export function occurrence(overrides: Partial<Occurrence> = {}): Occurrence {
+  return {
+    ...KEY,
+    status: OccurrenceStatus.PENDING,
+    attempt: 0,
+    deadlineAt: iso(NOW + 60 * MINUTE),
+    createdAt: iso(NOW - 5 * SECOND),
+    ttl: Math.floor(NOW / 1000) + 90 * 24 * 3600,
+    ...overrides,
+  };
+}
+
+/** The exception DynamoDB returns for a failed condition with ReturnValuesOnConditionCheckFailure=ALL_OLD. */
+export function conditionFailed(oldRow?: Occurrence): ConditionalCheckFailedException {
+  return new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: { httpStatusCode: 400 },
+    ...(oldRow === undefined ? {} : { Item: marshall(oldRow, { removeUndefinedValues: true }) }),
+  });
+}
+
+export const throttled = () =>
+  new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } });
+
+export const validationError = () =>
+  Object.assign(new Error('One or more parameter values were invalid'), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
