@@ -1,0 +1,66 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { decodeEnvelope } from '../../functions/protocol/envelope';
+import { InvalidInputError } from '../../functions/protocol/errors';
+import { faults } from '../support/fake-aws';
+import { makeHarness, SCHEDULED, T0, timedJob, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 + 2_000 });
+  h = makeHarness({ jobs: { report: timedJob(1_000) } });
+});
+afterEach(() => {
+  h.aws.restore();
+  vi.useRealTimers();
+});
+
+describe('trigger', () => {
+  it('records a PENDING occurrence keyed by job and scheduled time, then enqueues a message naming it', async () => {
+    expect(await h.trigger({ jobId: 'report', scheduledTime: SCHEDULED })).toBe('recorded');
+    const row = h.aws.row('report', SCHEDULED)!;
+    expect(row).toMatchObject({ status: 'PENDING', attempt: 0, createdAt: new Date(T0 + 2_000).toISOString() });
+    expect(row.deadlineAt).toBe(new Date(T0 + 6 * 3_600_000).toISOString());
+    expect(row.ttl).toBe(T0 / 1000 + 90 * 86_400);
+    expect(h.aws.sent).toHaveLength(1);
+    expect(decodeEnvelope(h.aws.sent[0], new Set(['report']))).toEqual({ jobId: 'report', scheduledTime: SCHEDULED });
+  });
+
+  it('normalises the scheduled time so every delivery of one occurrence has one key', async () => {
+    await h.trigger({ jobId: 'report', scheduledTime: '2026-11-30T07:00:00+01:00' });
+    expect(h.aws.row('report', SCHEDULED)).toBeDefined();
+  });
+
+  it('suppresses a doubled trigger after the occurrence was claimed: no second message', async () => {
+    await h.trigger({ jobId: 'report', scheduledTime: SCHEDULED });
+    h.aws.table.set(`report|${SCHEDULED}`, { ...h.aws.row('report', SCHEDULED)!, status: 'RUNNING' });
+    expect(await h.trigger({ jobId: 'report', scheduledTime: SCHEDULED })).toBe('duplicate-suppressed');
+    expect(h.aws.sent).toHaveLength(1);
+    expect(h.aws.row('report', SCHEDULED)?.status).toBe('RUNNING');
+  });
+
+  it('gets an occurrence enqueued when the first trigger died between the put and the enqueue', async () => {
+    h.aws.failNext('SendMessage', faults.unavailable);
+    await expect(h.trigger({ jobId: 'report', scheduledTime: SCHEDULED })).rejects.toThrow(/enqueue occurrence failed \(transient\)/);
+    expect(h.aws.row('report', SCHEDULED)?.status).toBe('PENDING');
+    expect(h.aws.sent).toHaveLength(0);
+
+    // Lambda retries the failed async invocation with the same event.
+    expect(await h.trigger({ jobId: 'report', scheduledTime: SCHEDULED })).toBe('pending-re-enqueued');
+    expect(h.aws.sent).toHaveLength(1);
+    expect(h.aws.count('PutItem')).toBe(2);
+  });
+
+  it.each([
+    [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /"unknown" is not a configured job/],
+    [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
+    [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],
+    ['not an object', /must be a JSON object/],
+  ])('rejects %j with a clear error and writes nothing', async (event, message) => {
+    const attempt = h.trigger(event);
+    await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(attempt).rejects.toThrow(message);
+    expect(h.aws.count('PutItem')).toBe(0);
+    expect(h.aws.sent).toHaveLength(0);
+    expect(h.logs.find((l) => l.level === 'ERROR')?.message).toBe('trigger failed');
+  });
+});

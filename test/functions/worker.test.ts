@@ -1,0 +1,396 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../functions/protocol/errors';
+import { faults } from '../support/fake-aws';
+import { lambdaContext, makeHarness, SCHEDULED, SEED_TIMING, sqsEvent, T0, timedJob, type Harness } from '../support/harness';
+
+const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
+const MESSAGE = encodeEnvelope(KEY);
+const REPORT_KEY = `reports/report/${SCHEDULED}.txt`;
+
+let h: Harness;
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  h?.aws.restore();
+  vi.useRealTimers();
+});
+
+/** Start a delivery without awaiting it, so the test can move the clock while the job runs. */
+function startDelivery(body = MESSAGE, remainingMs?: number) {
+  let settled = false;
+  const promise = h.deliver(body, { remainingMs }).finally(() => (settled = true));
+  return { promise, settled: () => settled };
+}
+
+async function recordOccurrence() {
+  await h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
+}
+
+describe('worker: claim, run, commit, complete', () => {
+  it('runs a pending occurrence once, commits the report write-once and marks it SUCCEEDED', async () => {
+    const job = timedJob(10_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await run.promise).toEqual([]);
+
+    const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+    expect(row).toMatchObject({ status: 'SUCCEEDED', attempt: 1, reportKey: REPORT_KEY, leaseId: 'lease-1' });
+    expect(row.succeededAt).toBe(new Date(T0 + 10_000).toISOString());
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.objects.get(REPORT_KEY)?.body).toContain('attempt 1');
+    const put = h.aws.s3.commandCalls(PutObjectCommand);
+    expect(put[0].args[0].input.IfNoneMatch).toBe('*');
+  });
+
+  it('acknowledges a message for a finished occurrence without running anything', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const first = startDelivery();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await first.promise;
+    const putsBefore = h.aws.count('PutObject');
+
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.count('PutObject')).toBe(putsBefore);
+    expect(h.logs.some((l) => l.message.includes('already finished'))).toBe(true);
+  });
+
+  it('drops a duplicate message while another worker holds a live lease, and lets the holder finish', async () => {
+    const job = timedJob(60_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const holder = startDelivery();
+    await vi.advanceTimersByTimeAsync(5_000);
+
+    expect(await h.deliver(MESSAGE)).toEqual([]); // acknowledged: the holder's own message covers a crash
+    await vi.advanceTimersByTimeAsync(60_000);
+    await holder.promise;
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+  });
+
+  it('takes over a RUNNING occurrence whose lease expired (the first worker died) and runs it as attempt 2', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    // A worker claimed it and died: RUNNING under a lease that expires at T0 + 120 s.
+    h.aws.table.set(`report|${SCHEDULED}`, {
+      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+      status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(T0 + 120_000).toISOString(),
+    });
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(0); // lease still live: held elsewhere
+
+    vi.setSystemTime(T0 + 121_000);
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await run.promise;
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 2, leaseId: 'lease-2' });
+  });
+});
+
+describe('worker: heartbeat with the seed timing (lease 120 s, heartbeat 45 s)', () => {
+  it('absorbs one failed extend: the retry 15 s later renews the lease and the job finishes', async () => {
+    const job = timedJob(200_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const run = startDelivery(MESSAGE, 900_000);
+    await vi.advanceTimersByTimeAsync(1);
+    h.aws.failNext('UpdateItem', faults.throttled); // the extend at t = 45 s
+
+    await vi.advanceTimersByTimeAsync(200_000);
+    expect(await run.promise).toEqual([]);
+    expect(job.log.abortedAt).toBeUndefined();
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+    // Extends: 45 (failed), 60 (retry), then every 45 s: 105, 150, 195.
+    const heartbeats = h.logs.filter((l) => l.message.startsWith('lease extend failed'));
+    expect(heartbeats).toHaveLength(1);
+  });
+
+  it('aborts the job at 105 s, before the lease expires at 120 s, when extends keep failing (the seed lost it at 120 and found out at Complete)', async () => {
+    const job = timedJob(300_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(1);
+    // The seed's two ticks at 45 and 90 fail, and so do our retries at 60 and 75.
+    h.aws.failNext('UpdateItem', faults.throttled, 4);
+
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(run.settled()).toBe(true);
+    expect(job.log.abortedAt! - T0).toBe(105_000);
+    expect(job.log.abortReason).toBeInstanceOf(LeaseExpiringError);
+    expect(await run.promise).toEqual(['msg-1']); // retried later
+    expect(h.aws.count('PutObject')).toBe(0);
+    const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+    expect(row).toMatchObject({ status: 'RETRY_WAIT', attempt: 1 });
+    expect(String(row.lastError)).toContain('LeaseExpiringError');
+  });
+
+  it('aborts within one heartbeat when another worker takes the lease, and writes nothing after', async () => {
+    const job = timedJob(300_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(50_000);
+    // Another worker claims the occurrence (e.g. after a long pause of this one).
+    const stolen = { ...h.aws.row(KEY.jobId, KEY.scheduledTime)!, leaseId: 'thief', leaseOwner: 'other-worker', attempt: 2 };
+    h.aws.table.set(`report|${SCHEDULED}`, stolen);
+
+    await vi.advanceTimersByTimeAsync(45_000);
+    expect(run.settled()).toBe(true);
+    expect(job.log.abortReason).toBeInstanceOf(LeaseLostError);
+    expect(job.log.abortedAt! - (T0 + 50_000)).toBeLessThanOrEqual(45_000);
+    expect(await run.promise).toEqual([]); // acknowledged: the thief's message owns the occurrence
+    expect(h.aws.count('PutObject')).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toEqual(stolen);
+  });
+
+  it('aborts the job at its time limit and schedules a retry', async () => {
+    const job = timedJob(10 * 60_000);
+    h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, timeoutSeconds: 100 }] });
+    await recordOccurrence();
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(100_000);
+    expect(job.log.abortReason).toBeInstanceOf(JobTimeoutError);
+    expect(await run.promise).toEqual(['msg-1']);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('RETRY_WAIT');
+  });
+
+  it('aborts early enough before the Lambda timeout to record the outcome', async () => {
+    const job = timedJob(10 * 60_000);
+    h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, timeoutSeconds: 600 }] });
+    await recordOccurrence();
+    const run = startDelivery(MESSAGE, 90_000); // the invocation has 90 s left
+    await vi.advanceTimersByTimeAsync(90_000);
+    expect(job.log.abortedAt! - T0).toBe(60_000); // 90 s - the 30 s outcome reserve
+    expect(await run.promise).toEqual(['msg-1']);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('RETRY_WAIT');
+  });
+});
+
+describe('worker: write-once commit', () => {
+  it('adopts a report committed by an earlier attempt (commit-then-die) without running the job again', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    h.aws.objects.set(REPORT_KEY, { body: 'from the attempt that died' });
+
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.objects.get(REPORT_KEY)?.body).toBe('from the attempt that died');
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', reportKey: REPORT_KEY });
+  });
+
+  it('treats 412 on its own retried write (the first response was lost) as committed, and does not overwrite', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    let lost = false;
+    h.aws.afterWrite = (operation) => {
+      if (operation === 'PutObject' && !lost) {
+        lost = true;
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+      }
+    };
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await run.promise).toEqual([]);
+    expect(h.aws.count('PutObject')).toBe(2); // the lost one, then 412
+    expect(h.aws.objects.size).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+  });
+
+  it('retries a 409 ConditionalRequestConflict and commits', async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    await recordOccurrence();
+    h.aws.failNext('PutObject', faults.s3Conflict);
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await run.promise).toEqual([]);
+    expect(h.aws.count('PutObject')).toBe(2);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+  });
+
+  it('gets a lease-lost error at complete when the lease was taken after the commit, and changes nothing', async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    await recordOccurrence();
+    let stolen: Record<string, unknown> | undefined;
+    h.aws.afterWrite = (operation) => {
+      if (operation === 'PutObject') {
+        stolen = { ...h.aws.row(KEY.jobId, KEY.scheduledTime)!, leaseId: 'thief' };
+        h.aws.table.set(`report|${SCHEDULED}`, stolen);
+      }
+    };
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await run.promise).toEqual([]);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toEqual(stolen);
+    expect(h.logs.some((l) => l.message.startsWith('lease lost before complete'))).toBe(true);
+  });
+});
+
+describe('worker: failures and retries', () => {
+  it('releases the lease, records lastError and nextAttemptAt, and hides the message until the retry is due', async () => {
+    h = makeHarness({ jobs: { report: failingJob('upstream returned 503') }, random: () => 0 });
+    await recordOccurrence();
+    expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
+    const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+    expect(row).toMatchObject({ status: 'RETRY_WAIT', attempt: 1, nextAttemptAt: new Date(T0 + 4_000).toISOString() });
+    expect(row.leaseExpiresAt).toBeUndefined();
+    expect(String(row.lastError)).toContain('upstream returned 503');
+    expect(h.aws.hidden).toEqual([{ receiptHandle: 'rh-msg-1', seconds: 5 }]);
+  });
+
+  it('hides a message that arrives before its retry is due, without claiming', async () => {
+    h = makeHarness({ jobs: { report: failingJob('down') }, random: () => 0 });
+    await recordOccurrence();
+    await h.deliver(MESSAGE);
+    vi.setSystemTime(T0 + 1_000);
+    expect(await h.deliver(MESSAGE)).toEqual(['msg-2']);
+    expect(h.aws.hidden.at(-1)).toEqual({ receiptHandle: 'rh-msg-2', seconds: 4 });
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.attempt).toBe(1);
+  });
+
+  it('marks the occurrence FAILED after the last attempt, with the error, and acknowledges the message', async () => {
+    h = makeHarness({
+      jobs: { report: failingJob('bad data') },
+      settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 2 } }],
+      random: () => 0,
+    });
+    await recordOccurrence();
+    expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
+    vi.setSystemTime(T0 + 5_000);
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+    expect(row).toMatchObject({ status: 'FAILED', attempt: 2 });
+    expect(String(row.lastError)).toMatch(/attempt 2: .*bad data.*no attempts left/);
+    expect(row.failedAt).toBe(new Date(T0 + 5_000).toISOString());
+  });
+
+  it('marks the occurrence FAILED when the next attempt would start after the deadline', async () => {
+    h = makeHarness({
+      jobs: { report: failingJob('down') },
+      settings: [{ id: 'report', ...SEED_TIMING, timeoutSeconds: 60, retry: { deadlineSeconds: 60, baseDelaySeconds: 120, maxDelaySeconds: 120 } }],
+      random: () => 0,
+    });
+    await recordOccurrence();
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'FAILED' });
+    expect(String(h.aws.row(KEY.jobId, KEY.scheduledTime)!.lastError)).toContain('after the deadline');
+  });
+
+  it('marks FAILED a crashed last attempt whose lease expired, instead of claiming it again', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }] });
+    await recordOccurrence();
+    h.aws.table.set(`report|${SCHEDULED}`, {
+      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+      status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(T0 - 1).toISOString(),
+    });
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'FAILED' });
+    expect(String(h.aws.row(KEY.jobId, KEY.scheduledTime)!.lastError)).toContain('all 1 attempts used');
+  });
+
+  it('marks FAILED an occurrence whose message arrives after its deadline, without running it', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    vi.setSystemTime(T0 + 6 * 3_600_000); // the default deadline: 6 h after the scheduled time
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'FAILED', attempt: 0 });
+    expect(String(h.aws.row(KEY.jobId, KEY.scheduledTime)!.lastError)).toMatch(/deadline .* passed before attempt 1/);
+  });
+
+  it('reports the message for redelivery when the claim itself fails transiently', async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    await recordOccurrence();
+    h.aws.failNext('UpdateItem', faults.unavailable);
+    expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('PENDING');
+  });
+
+  it('with the default retry policy, a one-hour outage costs at most 10 wake-ups and the first retry comes within 5 s', async () => {
+    let outageUntil = T0 + 3_600_000;
+    const dependent = {
+      reportExtension: 'txt',
+      async run() {
+        if (Date.now() < outageUntil) throw new Error('dependency unavailable');
+        return { body: 'ok', contentType: 'text/plain' };
+      },
+    };
+    // random = 1 gives the shortest jittered delays: the most wake-ups the policy can cost.
+    h = makeHarness({ jobs: { report: dependent }, settings: [{ id: 'report', ...SEED_TIMING }], random: () => 1 });
+    await recordOccurrence();
+    const wakeUps: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const failures = await h.deliver(MESSAGE);
+      if (failures.length === 0) break;
+      vi.setSystemTime(Date.now() + h.aws.hidden.at(-1)!.seconds * 1000);
+      wakeUps.push(Date.now() - T0);
+    }
+    const inOutage = wakeUps.filter((t) => t < 3_600_000);
+    expect(wakeUps[0]).toBeLessThanOrEqual(5_000);
+    expect(inOutage.length).toBeLessThanOrEqual(10);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+    outageUntil = 0;
+  });
+});
+
+describe('worker: bad messages', () => {
+  it('reports each bad message as a batch item failure with a clear error, and processes the good one', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const records = [
+      { messageId: 'not-json', body: '{oops' },
+      { messageId: 'unknown-job', body: encodeEnvelope({ jobId: 'nope', scheduledTime: SCHEDULED }) },
+      { messageId: 'missing-time', body: JSON.stringify({ v: 1, jobId: 'report' }) },
+      { messageId: 'no-row', body: encodeEnvelope({ jobId: 'report', scheduledTime: '2026-11-29T06:00:00Z' }) },
+      { messageId: 'good', body: MESSAGE },
+    ];
+    const pending = h.worker(sqsEvent(records), lambdaContext(150_000));
+    await vi.advanceTimersByTimeAsync(1_000);
+    const res = await pending;
+
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['not-json', 'unknown-job', 'missing-time', 'no-row']);
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+    const errors = h.logs.filter((l) => l.level === 'ERROR').map((l) => `${l.message} ${String(l.fields.error ?? '')}`);
+    expect(errors.join('\n')).toMatch(/body is not JSON/);
+    expect(errors.join('\n')).toMatch(/"nope" is not a configured job/);
+    expect(errors.join('\n')).toMatch(/scheduledTime must be a string, got nothing/);
+    expect(errors.join("\n")).toMatch(/no claimable occurrence row/);
+    // Bad messages come back every 30 s on their way to the DLQ instead of waiting out the visibility timeout.
+    expect(h.aws.hidden.filter((x) => x.seconds === 30)).toHaveLength(4);
+    // Nothing half-written for them.
+    expect(h.aws.table.size).toBe(1);
+  });
+});
+
+describe('createWorkerHandler', () => {
+  it('refuses to start when a scheduled job has no implementation, naming it', () => {
+    expect(() => makeHarness({ jobs: {}, settings: [{ id: 'report' }] })).toThrow(/no implementation for scheduled job\(s\) report/);
+  });
+});
+
+function failingJob(message: string) {
+  return {
+    reportExtension: 'txt',
+    async run(): Promise<never> {
+      throw new Error(message);
+    },
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * Stateful fakes of DynamoDB, S3, SQS and SNS plugged in below the real adapters with aws-sdk-client-mock, so
+ * handler tests run the real condition expressions and conditional writes against state they can inspect.
+ * Faults are injected per call with `failNext`.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { applyUpdate, evaluateCondition, placeholderProblems, type Row as Item } from './dynamo-expressions';
+
+type Fault = () => Error;
+type AnyInput = Record<string, any>;
+
+/** Errors as the SDK would raise them. */
+export const faults = {
+  throttled: (): Error => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }),
+  unavailable: (): Error => Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }),
+  accessDenied: (): Error => Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }),
+  s3Conflict: (): Error => new S3ServiceException({ name: 'ConditionalRequestConflict', $fault: 'client', $metadata: { httpStatusCode: 409 }, message: 'conflict' }),
+};
+
+export class FakeAws {
+  readonly table = new Map<string, Item>();
+  readonly objects = new Map<string, { body: string; contentType?: string; metadata?: Record<string, string> }>();
+  readonly sent: string[] = [];
+  readonly hidden: { receiptHandle: string; seconds: number }[] = [];
+  /** Everything published, and what a FIFO topic delivered after deduplication. */
+  readonly published: AnyInput[] = [];
+  readonly delivered: AnyInput[] = [];
+  readonly calls: string[] = [];
+  private readonly dedup = new Map<string, number>();
+  private readonly queuedFaults = new Map<string, Fault[]>();
+  /** Runs after a successful write and before its response: throw here to model "succeeded, response lost". */
+  afterWrite?: (operation: string, input: AnyInput) => void;
+  /** The next call of this operation applies its change and never answers: the caller's process died there. */
+  dieAfter?: string;
+
+  readonly ddb = mockClient(DynamoDBDocumentClient);
+  readonly s3 = mockClient(S3Client);
+  readonly sqs = mockClient(SQSClient);
+  readonly sns = mockClient(SNSClient);
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.ddb.on(PutCommand).callsFake((input) => this.run('PutItem', input, () => this.put(input)));
+    this.ddb.on(UpdateCommand).callsFake((input) => this.run('UpdateItem', input, () => this.update(input)));
+    this.ddb.on(GetCommand).callsFake((input) => this.run('GetItem', input, () => ({ Item: this.table.get(rowKey(input.Key)) })));
+    this.ddb.on(QueryCommand).callsFake((input) => this.run('Query', input, () => this.query(input)));
+    this.s3.on(PutObjectCommand).callsFake((input) => this.run('PutObject', input, () => this.putObject(input)));
+    this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
+    this.sqs.on(SendMessageCommand).callsFake((input) => this.run('SendMessage', input, () => {
+      this.sent.push(input.MessageBody);
+      return { MessageId: `m-${this.sent.length}` };
+    }));
+    this.sqs.on(ChangeMessageVisibilityCommand).callsFake((input) => this.run('ChangeMessageVisibility', input, () => {
+      this.hidden.push({ receiptHandle: input.ReceiptHandle, seconds: input.VisibilityTimeout });
+      return {};
+    }));
+    this.sns.on(PublishCommand).callsFake((input) => this.run('Publish', input, () => this.publish(input)));
+  }
+
+  /** The next `count` calls of `operation` (e.g. 'UpdateItem') fail with `fault` before touching state. */
+  failNext(operation: string, fault: Fault, count = 1): void {
+    const list = this.queuedFaults.get(operation) ?? [];
+    for (let i = 0; i < count; i++) list.push(fault);
+    this.queuedFaults.set(operation, list);
+  }
+
+  /** Every call of `operation` fails until `clearFaults`. */
+  failAlways(operation: string, fault: Fault): void {
+    this.failNext(operation, fault, 1_000_000);
+  }
+
+  clearFaults(operation?: string): void {
+    if (operation) this.queuedFaults.delete(operation);
+    else this.queuedFaults.clear();
+  }
+
+  row(jobId: string, scheduledTime: string): Item | undefined {
+    return this.table.get(rowKey({ jobId, scheduledTime }));
+  }
+
+  count(operation: string): number {
+    return this.calls.filter((c) => c === operation).length;
+  }
+
+  restore(): void {
+    for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.restore();
+  }
+
+  private run(operation: string, input: AnyInput, apply: () => unknown): unknown {
+    this.calls.push(operation);
+    const fault = this.queuedFaults.get(operation)?.shift();
+    if (fault) throw fault();
+    const result = apply();
+    this.afterWrite?.(operation, input);
+    if (this.dieAfter === operation) {
+      this.dieAfter = undefined;
+      return new Promise(() => {});
+    }
+    return result;
+  }
+
+  private put(input: AnyInput): unknown {
+    checkPlaceholders(input, [input.ConditionExpression]);
+    const key = rowKey(input.Item);
+    const existing = this.table.get(key);
+    if (input.ConditionExpression && !evaluateCondition(input.ConditionExpression, input, existing)) {
+      throw conditionalFailure(input, existing);
+    }
+    this.table.set(key, structuredClone(input.Item));
+    return {};
+  }
+
+  private update(input: AnyInput): unknown {
+    checkPlaceholders(input, [input.ConditionExpression, input.UpdateExpression]);
+    const key = rowKey(input.Key);
+    const existing = this.table.get(key);
+    const current = existing ?? { ...input.Key };
+    if (input.ConditionExpression && !evaluateCondition(input.ConditionExpression, input, existing)) {
+      throw conditionalFailure(input, existing);
+    }
+    const updated = applyUpdate(input.UpdateExpression, input, current);
+    this.table.set(key, updated);
+    return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(updated) } : {};
+  }
+
+  private query(input: AnyInput): unknown {
+    checkPlaceholders(input, [input.KeyConditionExpression, input.FilterExpression]);
+    const items = [...this.table.values()].filter(
+      (item) => evaluateCondition(input.KeyConditionExpression, input, item) &&
+        (!input.FilterExpression || evaluateCondition(input.FilterExpression, input, item)),
+    );
+    return { Items: items.map((i) => structuredClone(i)) };
+  }
+
+  private putObject(input: AnyInput): unknown {
+    if (input.IfNoneMatch === '*' && this.objects.has(input.Key)) {
+      throw new S3ServiceException({ name: 'PreconditionFailed', $fault: 'client', $metadata: { httpStatusCode: 412 }, message: 'At least one of the pre-conditions you specified did not hold' });
+    }
+    this.objects.set(input.Key, { body: String(input.Body), contentType: input.ContentType, metadata: input.Metadata });
+    return { ETag: `"etag-${this.objects.size}"` };
+  }
+
+  private headObject(input: AnyInput): unknown {
+    if (!this.objects.has(input.Key)) {
+      throw new S3ServiceException({ name: 'NotFound', $fault: 'client', $metadata: { httpStatusCode: 404 }, message: 'Not Found' });
+    }
+    return { ContentLength: this.objects.get(input.Key)!.body.length };
+  }
+
+  /** An SNS FIFO topic drops a message whose deduplication id it saw in the last five minutes. */
+  private publish(input: AnyInput): unknown {
+    this.published.push(input);
+    const id = input.MessageDeduplicationId as string;
+    const seen = this.dedup.get(id);
+    if (seen === undefined || this.now() - seen >= 5 * 60_000) {
+      this.dedup.set(id, this.now());
+      this.delivered.push(input);
+    }
+    return { MessageId: `sns-${this.published.length}` };
+  }
+}
+
+function rowKey(key: AnyInput): string {
+  return `${key.jobId}|${key.scheduledTime}`;
+}
+
+/** DynamoDB rejects a request with an unused or undefined placeholder; so does the fake. */
+function checkPlaceholders(input: AnyInput, expressions: (string | undefined)[]): void {
+  const problems = placeholderProblems(expressions, input);
+  if (problems.length > 0) {
+    throw Object.assign(new Error(`Invalid expression: ${problems.join('; ')}`), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
+  }
+}
+
+function conditionalFailure(input: AnyInput, existing: Item | undefined): Error {
+  return new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: { httpStatusCode: 400 },
+    // DynamoDB returns the old item, marshalled, when asked to.
+    Item: input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && existing ? marshall(existing) : undefined,
+  });
+}

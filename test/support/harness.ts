@@ -1,0 +1,168 @@
+/**
+ * Builds the real handlers over the real adapters, with the SDK clients answered by FakeAws, and helpers to make
+ * the events Lambda would pass.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { SnsAnnouncer } from '../../functions/aws/announcer';
+import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { S3ReportStore } from '../../functions/aws/report-store';
+import { SqsWorkQueue } from '../../functions/aws/work-queue';
+import { createNotifierHandler } from '../../functions/notifier';
+import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
+import type { Row as Item } from './dynamo-expressions';
+import type { JobDefinition, Logger } from '../../functions/protocol/ports';
+import { createTriggerHandler } from '../../functions/trigger';
+import { createWorkerHandler, type WorkerHandler } from '../../functions/worker';
+import { FakeAws } from './fake-aws';
+
+/** The seed's timing: a two-minute lease, a 45 s heartbeat. */
+export const SEED_TIMING = { leaseSeconds: 120, heartbeatSeconds: 45, leaseSafetyMarginSeconds: 15 } as const;
+export const T0 = Date.parse('2026-11-30T06:00:00Z');
+export const SCHEDULED = '2026-11-30T06:00:00Z';
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+const clientConfig = { region: 'eu-central-1', credentials };
+
+export interface LogLine {
+  level: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+export function captureLogger(lines: LogLine[]): Logger {
+  const at = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level, message, fields });
+  return { info: at('INFO'), warn: at('WARN'), error: at('ERROR') };
+}
+
+export interface Harness {
+  aws: FakeAws;
+  logs: LogLine[];
+  settings: Map<string, JobSettings>;
+  trigger: (event: unknown) => Promise<string>;
+  worker: WorkerHandler;
+  notifier: ReturnType<typeof createNotifierHandler>;
+  /** Invoke the worker with one message, with this much Lambda time left. */
+  deliver: (body: string, options?: { messageId?: string; remainingMs?: number }) => Promise<string[]>;
+  /** Feed the notifier the stream record of a row's change from `before` to its current state. */
+  streamChange: (before: Item | undefined, jobId?: string, scheduledTime?: string) => Promise<string[]>;
+}
+
+export function makeHarness(options: {
+  jobs: Record<string, JobDefinition>;
+  settings?: JobSettingsInput[];
+  random?: () => number;
+}): Harness {
+  const aws = new FakeAws();
+  const logs: LogLine[] = [];
+  const logger = captureLogger(logs);
+  const settingsList = (options.settings ?? Object.keys(options.jobs).map((id) => ({ id, ...SEED_TIMING }))).map(withDefaults);
+  const settings = new Map(settingsList.map((s) => [s.id, s]));
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), { marshallOptions: { removeUndefinedValues: true } });
+  const store = new DynamoOccurrenceStore(doc, 'occurrences');
+  const queue = new SqsWorkQueue(new SQSClient(clientConfig), 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs');
+  const reports = new S3ReportStore(new S3Client(clientConfig), 'reports-bucket');
+  const trigger = createTriggerHandler({ settings, store, queue, logger });
+  let leaseCounter = 0;
+  const worker = createWorkerHandler({
+    jobs: options.jobs,
+    settings,
+    store,
+    reports,
+    queue,
+    logger,
+    random: options.random ?? (() => 0.5),
+    newLeaseId: () => `lease-${++leaseCounter}`,
+  });
+  const notifier = createNotifierHandler({
+    store,
+    announcer: new SnsAnnouncer(new SNSClient(clientConfig), 'arn:aws:sns:eu-central-1:123456789012:report-ready.fifo'),
+    logger,
+    bucketName: 'reports-bucket',
+  });
+  let messages = 0;
+  const deliver = async (body: string, o: { messageId?: string; remainingMs?: number } = {}) => {
+    const messageId = o.messageId ?? `msg-${++messages}`;
+    const event = sqsEvent([{ messageId, body }]);
+    const res = await worker(event, lambdaContext(o.remainingMs ?? 150_000));
+    return res.batchItemFailures.map((f) => f.itemIdentifier);
+  };
+  const streamChange = async (before: Item | undefined, jobId = 'report', scheduledTime = SCHEDULED) => {
+    const after = aws.row(jobId, scheduledTime)!;
+    const res = await notifier(streamEvent(before, after));
+    return res.batchItemFailures.map((f) => f.itemIdentifier);
+  };
+  return { aws, logs, settings, trigger, worker, notifier, deliver, streamChange };
+}
+
+export function sqsEvent(records: { messageId: string; body: string }[]): SQSEvent {
+  return {
+    Records: records.map((r) => ({
+      messageId: r.messageId,
+      receiptHandle: `rh-${r.messageId}`,
+      body: r.body,
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'AIDA',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:eu-central-1:123456789012:jobs',
+      awsRegion: 'eu-central-1',
+    })),
+  };
+}
+
+/** A Lambda context whose remaining time runs down with the (fake) clock. */
+export function lambdaContext(remainingMs: number) {
+  const deadline = Date.now() + remainingMs;
+  return {
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    logStreamName: '2026/11/30/[$LATEST]abc',
+    awsRequestId: `req-${Date.now()}`,
+  };
+}
+
+let sequence = 0;
+export function streamEvent(before: Item | undefined, after: Item): DynamoDBStreamEvent {
+  return {
+    Records: [{
+      eventName: before ? 'MODIFY' : 'INSERT',
+      eventSource: 'aws:dynamodb',
+      dynamodb: {
+        SequenceNumber: String(++sequence),
+        Keys: marshall({ jobId: after.jobId, scheduledTime: after.scheduledTime }) as never,
+        NewImage: marshall(after, { removeUndefinedValues: true }) as never,
+        OldImage: before ? (marshall(before, { removeUndefinedValues: true }) as never) : undefined,
+      },
+    }],
+  };
+}
+
+/** A job that works for `ms` (on the fake clock) unless aborted, and records what happened to it. */
+export function timedJob(ms: number, log: { runs: number; abortedAt?: number; abortReason?: unknown } = { runs: 0 }): JobDefinition & { log: typeof log } {
+  return {
+    log,
+    reportExtension: 'txt',
+    async run(occurrence, { signal }) {
+      log.runs++;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          log.abortedAt = Date.now();
+          log.abortReason = signal.reason;
+          reject(signal.reason);
+        });
+      });
+      return { body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`, contentType: 'text/plain' };
+    },
+  };
+}
