@@ -1,0 +1,51 @@
+/**
+ * The shared shape of the stack's Lambda functions: newest Node.js runtime on Graviton, bundled locally by esbuild
+ * (no Docker), and a log group of its own so that log retention is set rather than forever.
+ */
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
+export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
+export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
+
+export interface JobFunctionProps
+  extends Omit<nodejs.NodejsFunctionProps, 'entry' | 'runtime' | 'architecture' | 'bundling' | 'logGroup' | 'timeout'> {
+  readonly entry: string;
+  readonly timeoutSeconds: number;
+  readonly logRemovalPolicy?: RemovalPolicy;
+}
+
+export function jobFunction(scope: Construct, id: string, props: JobFunctionProps): nodejs.NodejsFunction {
+  const { entry, timeoutSeconds, logRemovalPolicy, environment, ...rest } = props;
+  const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+    retention: LOG_RETENTION,
+    removalPolicy: logRemovalPolicy,
+  });
+  return new nodejs.NodejsFunction(scope, id, {
+    memorySize: 256,
+    ...rest,
+    entry,
+    handler: 'handler',
+    runtime: FUNCTION_RUNTIME,
+    architecture: FUNCTION_ARCHITECTURE,
+    timeout: Duration.seconds(timeoutSeconds),
+    logGroup,
+    environment: {
+      ...environment,
+      // Stack traces point into the TypeScript sources through the bundled source map.
+      NODE_OPTIONS: '--enable-source-maps',
+    },
+    bundling: {
+      minify: true,
+      sourceMap: true,
+      // Ship the SDK versions the functions were tested with (package-lock.json) instead of the runtime's copy,
+      // which changes under us; the conditional S3 write and the lease updates depend on recent SDK behaviour.
+      bundleAwsSDK: true,
+      forceDockerBundling: false,
+    },
+  });
+}

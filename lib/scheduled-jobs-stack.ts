@@ -1,0 +1,28 @@
+/** The deployable stack: the ScheduledJobs construct and the names an operator or a subscriber needs. */
+import { CfnOutput, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { ScheduledJobConfig } from './job-config';
+import { ScheduledJobs } from './scheduled-jobs';
+
+export interface ScheduledJobsStackProps extends StackProps {
+  readonly jobs: readonly ScheduledJobConfig[];
+  /** For the occurrences table and the reports bucket. Default RETAIN. */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export class ScheduledJobsStack extends Stack {
+  readonly scheduledJobs: ScheduledJobs;
+
+  constructor(scope: Construct, id: string, props: ScheduledJobsStackProps) {
+    super(scope, id, props);
+    const jobs = new ScheduledJobs(this, 'ScheduledJobs', { jobs: props.jobs, removalPolicy: props.removalPolicy });
+    this.scheduledJobs = jobs;
+
+    new CfnOutput(this, 'OccurrenceTableName', { value: jobs.table.tableName });
+    new CfnOutput(this, 'JobQueueUrl', { value: jobs.jobQueue.queueUrl });
+    new CfnOutput(this, 'JobDeadLetterQueueUrl', { value: jobs.jobDeadLetterQueue.queueUrl });
+    new CfnOutput(this, 'ReportBucketName', { value: jobs.reportBucket.bucketName });
+    new CfnOutput(this, 'ReportReadyTopicArn', { value: jobs.reportReadyTopic.topicArn });
+    new CfnOutput(this, 'ReportReadyQueueUrl', { value: jobs.reportReadyQueue.queueUrl });
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * ScheduledJobs: everything one set of scheduled jobs needs, with least-privilege wiring.
+ *
+ *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + job queue ─▶ worker ─▶ report in S3, row SUCCEEDED
+ *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
+ *
+ * Every grant is an explicit action list: no `grantReadWriteData`-style helpers, whose action wildcards would let a
+ * function do things the protocol never asks of it.
+ */
+import * as path from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { OccurrenceAttributes, OccurrenceStatus, REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import { ENV } from '../functions/runtime-env';
+import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from './job-config';
+import { jobFunction } from './job-function';
+import { JobSchedules } from './job-schedules';
+import { OCCURRENCE_TABLE } from './resource-definitions';
+import { secureQueue } from './secure-queue';
+
+export const TRIGGER_TIMEOUT_SECONDS = 10;
+/** Lambda's own retries of a failed asynchronous (Scheduler) invocation of the trigger, before its DLQ. */
+export const TRIGGER_ASYNC_RETRY_ATTEMPTS = 2;
+export const WORKER_BATCH_SIZE = 5;
+export const WORKER_MEMORY_MB = 512;
+export const NOTIFIER_TIMEOUT_SECONDS = 30;
+export const NOTIFIER_BATCH_SIZE = 10;
+export const NOTIFIER_RETRY_ATTEMPTS = 10;
+
+const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
+
+export interface ScheduledJobsProps {
+  readonly jobs: readonly ScheduledJobConfig[];
+  /** For the occurrences table and the reports bucket. Default RETAIN: deleting the stack keeps the history. */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * The worker's entry file; it must export `handler`. Point it at your own file that registers your jobs.
+   * Default: functions/worker.ts of this project.
+   */
+  readonly workerEntry?: string;
+}
+
+export class ScheduledJobs extends Construct {
+  /** The jobs as validated at synth, with their defaults applied, and the worker limits derived from them. */
+  readonly resolvedJobs: ResolvedJobs;
+  readonly table: dynamodb.Table;
+  readonly jobQueue: sqs.Queue;
+  readonly jobDeadLetterQueue: sqs.Queue;
+  readonly reportBucket: s3.Bucket;
+  readonly reportReadyTopic: sns.Topic;
+  /** Subscribed to the topic with raw delivery, so announcements are kept even before anyone else subscribes. */
+  readonly reportReadyQueue: sqs.Queue;
+  readonly triggerFunction: nodejs.NodejsFunction;
+  /** Scheduler invocations the trigger failed after its async retries. */
+  readonly triggerDeadLetterQueue: sqs.Queue;
+  readonly workerFunction: nodejs.NodejsFunction;
+  readonly notifierFunction: nodejs.NodejsFunction;
+  /** Where the stream event source puts descriptions of batches the notifier failed for good. */
+  readonly notifierFailureQueue: sqs.Queue;
+  readonly schedules: JobSchedules;
+
+  constructor(scope: Construct, id: string, props: ScheduledJobsProps) {
+    super(scope, id);
+    const resolved = resolveJobConfigs(props.jobs);
+    this.resolvedJobs = resolved;
+    const { limits } = resolved;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+
+    this.table = new dynamodb.Table(this, 'OccurrenceTable', {
+      partitionKey: { name: OCCURRENCE_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: OCCURRENCE_TABLE.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: OCCURRENCE_TABLE.ttlAttribute,
+      stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      removalPolicy,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: OCCURRENCE_TABLE.statusIndex.name,
+      partitionKey: { name: OCCURRENCE_TABLE.statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: OCCURRENCE_TABLE.statusIndex.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    const tableArns = [this.table.tableArn];
+    const tableAndIndexArns = [...tableArns, `${this.table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`];
+
+    this.jobDeadLetterQueue = secureQueue(this, 'JobDeadLetterQueue');
+    this.jobQueue = secureQueue(this, 'JobQueue', {
+      visibilityTimeout: Duration.seconds(limits.queueVisibilityTimeoutSeconds),
+      deadLetterQueue: { queue: this.jobDeadLetterQueue, maxReceiveCount: limits.maxReceiveCount },
+    });
+
+    this.reportBucket = new s3.Bucket(this, 'ReportBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy,
+    });
+
+    // FIFO so that subscribers see each occurrence's announcement once (the notifier passes a deduplication id)
+    // and in order per message group; a FIFO topic delivers only to SQS queues, hence the queue below.
+    this.reportReadyTopic = new sns.Topic(this, 'ReportReadyTopic', {
+      fifo: true,
+      contentBasedDeduplication: false,
+      enforceSSL: true,
+    });
+    this.reportReadyQueue = secureQueue(this, 'ReportReadyQueue', { fifo: true });
+    this.reportReadyTopic.addSubscription(new SqsSubscription(this.reportReadyQueue, { rawMessageDelivery: true }));
+
+    const jobSettingsJson = JSON.stringify(resolved.settings);
+
+    this.triggerDeadLetterQueue = secureQueue(this, 'TriggerDeadLetterQueue');
+    this.triggerFunction = jobFunction(this, 'Trigger', {
+      entry: path.join(FUNCTIONS_DIR, 'trigger.ts'),
+      description: 'Records one occurrence per scheduled time and enqueues it for the worker',
+      timeoutSeconds: TRIGGER_TIMEOUT_SECONDS,
+      retryAttempts: TRIGGER_ASYNC_RETRY_ATTEMPTS,
+      deadLetterQueue: this.triggerDeadLetterQueue,
+      environment: {
+        [ENV.tableName]: this.table.tableName,
+        [ENV.queueUrl]: this.jobQueue.queueUrl,
+        [ENV.jobSettings]: jobSettingsJson,
+      },
+    });
+    allow(this.triggerFunction, ['dynamodb:PutItem'], tableArns);
+    allow(this.triggerFunction, ['sqs:SendMessage'], [this.jobQueue.queueArn]);
+
+    this.workerFunction = jobFunction(this, 'Worker', {
+      entry: props.workerEntry ?? path.join(FUNCTIONS_DIR, 'worker.ts'),
+      description: 'Leases an occurrence, runs its job and commits the report once',
+      timeoutSeconds: limits.functionTimeoutSeconds,
+      memorySize: WORKER_MEMORY_MB,
+      environment: {
+        [ENV.tableName]: this.table.tableName,
+        [ENV.queueUrl]: this.jobQueue.queueUrl,
+        [ENV.bucketName]: this.reportBucket.bucketName,
+        [ENV.jobSettings]: jobSettingsJson,
+      },
+    });
+    allow(this.workerFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], tableAndIndexArns);
+    allow(this.workerFunction, ['s3:GetObject', 's3:PutObject'], [this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)]);
+    // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
+    allow(this.workerFunction, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
+    // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
+    this.workerFunction.addEventSource(new SqsEventSource(this.jobQueue, {
+      batchSize: WORKER_BATCH_SIZE,
+      reportBatchItemFailures: true,
+    }));
+
+    this.notifierFailureQueue = secureQueue(this, 'NotifierFailureQueue');
+    this.notifierFunction = jobFunction(this, 'Notifier', {
+      entry: path.join(FUNCTIONS_DIR, 'notifier.ts'),
+      description: 'Announces each report once when its occurrence becomes SUCCEEDED',
+      timeoutSeconds: NOTIFIER_TIMEOUT_SECONDS,
+      environment: {
+        [ENV.tableName]: this.table.tableName,
+        [ENV.topicArn]: this.reportReadyTopic.topicArn,
+        [ENV.bucketName]: this.reportBucket.bucketName,
+      },
+    });
+    allow(this.notifierFunction, ['dynamodb:UpdateItem'], tableArns);
+    allow(this.notifierFunction, ['sns:Publish'], [this.reportReadyTopic.topicArn]);
+    this.notifierFunction.addEventSource(new DynamoEventSource(this.table, {
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      batchSize: NOTIFIER_BATCH_SIZE,
+      bisectBatchOnError: true,
+      reportBatchItemFailures: true,
+      retryAttempts: NOTIFIER_RETRY_ATTEMPTS,
+      onFailure: new SqsDlq(this.notifierFailureQueue),
+      filters: [succeededTransitionFilter()],
+    }));
+
+    this.schedules = new JobSchedules(this, 'Schedules', { jobs: resolved.jobs, trigger: this.triggerFunction });
+  }
+}
+
+/**
+ * Only the write that makes an occurrence SUCCEEDED reaches the notifier: not inserts, not heartbeats, and not the
+ * notifier's own `notifiedAt` update (SUCCEEDED to SUCCEEDED), so it is never invoked by itself.
+ */
+export function succeededTransitionFilter(): Record<string, unknown> {
+  const status = OccurrenceAttributes.status;
+  return lambda.FilterCriteria.filter({
+    eventName: lambda.FilterRule.isEqual('MODIFY'),
+    dynamodb: {
+      NewImage: { [status]: { S: lambda.FilterRule.isEqual(OccurrenceStatus.SUCCEEDED) } },
+      OldImage: { [status]: { S: lambda.FilterRule.notEquals(OccurrenceStatus.SUCCEEDED) } },
+    },
+  });
+}
+
+function allow(fn: lambda.IFunction, actions: string[], resources: string[]): void {
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TIME_ZONE, JobConfigError, type ScheduledJobConfig, resolveJobConfigs } from '../../lib/job-config';
+import { sampleJobs } from '../../bin/jobs';
+
+const valid: ScheduledJobConfig = { id: 'daily', schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' };
+
+/** The problems resolveJobConfigs reports for these configs; fails the test if it accepts them. */
+function problemsOf(configs: ScheduledJobConfig[]): readonly string[] {
+  try {
+    resolveJobConfigs(configs);
+  } catch (e) {
+    expect(e).toBeInstanceOf(JobConfigError);
+    return (e as JobConfigError).problems;
+  }
+  throw new Error('expected the configuration to be rejected');
+}
+
+describe('resolveJobConfigs', () => {
+  it('accepts the sample jobs and the seed timing of lease 120 s / heartbeat 45 s', () => {
+    expect(() => resolveJobConfigs(sampleJobs)).not.toThrow();
+    const { settings } = resolveJobConfigs([{ ...valid, leaseSeconds: 120, heartbeatSeconds: 45 }]);
+    expect(settings[0]).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 45 });
+  });
+
+  it('applies the schedule defaults: UTC, no flexible window, enabled, Scheduler retry 185 / 24 h', () => {
+    const { jobs } = resolveJobConfigs([{ id: 'a', schedule: 'rate(1 hour)' }]);
+    expect(jobs[0]).toMatchObject({
+      timeZone: DEFAULT_TIME_ZONE,
+      flexibleWindowMinutes: 0,
+      enabled: true,
+      schedulerRetry: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 },
+    });
+  });
+
+  it('keeps the schedule fields out of the settings handed to the functions', () => {
+    const { settings } = resolveJobConfigs([{ ...valid, description: 'x', enabled: false, schedulerRetry: {} }]);
+    expect(Object.keys(settings[0]).sort()).toEqual(
+      ['heartbeatSeconds', 'id', 'leaseSafetyMarginSeconds', 'leaseSeconds', 'retentionDays', 'retry', 'timeoutSeconds']);
+  });
+
+  it('rejects a heartbeat too close to the lease, naming jobs[i].heartbeatSeconds', () => {
+    const problems = problemsOf([valid, { ...valid, id: 'b', leaseSeconds: 120, heartbeatSeconds: 55 }]);
+    expect(problems).toEqual([expect.stringMatching(/^jobs\[1\]\.heartbeatSeconds: /)]);
+  });
+
+  it('rejects an unknown or miscapitalised time zone, naming jobs[i].timeZone', () => {
+    expect(problemsOf([{ ...valid, timeZone: 'Mars/Olympus_Mons' }])).toEqual([expect.stringMatching(/^jobs\[0\]\.timeZone: unknown/)]);
+    expect(problemsOf([{ ...valid, timeZone: 'europe/berlin' }])).toEqual([expect.stringMatching(/^jobs\[0\]\.timeZone: .*"Europe\/Berlin"/)]);
+  });
+
+  it.each([
+    ['cron(0 6 * * ?)', /6 fields/],
+    ['cron(0 6 * * ? * *)', /6 fields/],
+    ['rate(1 minutes)', /singular/],
+    ['rate(5 hour)', /singular/],
+    ['rate(0 minutes)', /positive/],
+    ['rate(5 weeks)', /rate must look like/],
+    ['at(2030-01-31T06:00:00Z)', /at must look like/],
+    ['at(2030-02-30T06:00:00)', /does not exist/],
+    ['0 6 * * *', /cron\(\.\.\.\), rate\(\.\.\.\) or at\(\.\.\.\)/],
+  ])('rejects the schedule %s, naming jobs[i].schedule', (schedule, message) => {
+    const problems = problemsOf([{ ...valid, schedule }]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^jobs\[0\]\.schedule: /);
+    expect(problems[0]).toMatch(message);
+  });
+
+  it.each(['cron(0 6 * * ? *)', 'cron(0/15 8-17 ? * MON-FRI *)', 'rate(1 minute)', 'rate(10 days)', 'at(2030-01-31T06:00:00)'])(
+    'accepts the schedule %s', (schedule) => {
+      expect(() => resolveJobConfigs([{ ...valid, schedule }])).not.toThrow();
+    });
+
+  it('rejects a misspelt setting instead of deploying its default, naming it', () => {
+    const typo = { ...valid, heartbeatSecond: 55 } as unknown as ScheduledJobConfig;
+    expect(problemsOf([typo])).toEqual([expect.stringMatching(/^jobs\[0\]\.heartbeatSecond: unknown field/)]);
+  });
+
+  it('rejects duplicate job ids, naming the second one', () => {
+    expect(problemsOf([valid, { ...valid }])).toEqual([expect.stringMatching(/^jobs\[1\]\.id: duplicate job id "daily"/)]);
+  });
+
+  it('rejects a timeout above 870 s (900 s Lambda limit minus the outcome reserve), naming jobs[i].timeoutSeconds', () => {
+    expect(problemsOf([{ ...valid, timeoutSeconds: 871 }])).toEqual([expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: /)]);
+    expect(() => resolveJobConfigs([{ ...valid, timeoutSeconds: 870 }])).not.toThrow();
+  });
+
+  it('rejects flexible windows and Scheduler retry values outside their AWS bounds', () => {
+    const problems = problemsOf([{
+      ...valid,
+      flexibleWindowMinutes: 1441,
+      schedulerRetry: { maximumRetryAttempts: 186, maximumEventAgeSeconds: 59 },
+    }]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.flexibleWindowMinutes: /),
+      expect.stringMatching(/^jobs\[0\]\.schedulerRetry\.maximumRetryAttempts: /),
+      expect.stringMatching(/^jobs\[0\]\.schedulerRetry\.maximumEventAgeSeconds: /),
+    ]);
+  });
+
+  it('rejects a lease as long as a whole Lambda invocation', () => {
+    const problems = problemsOf([{ ...valid, leaseSeconds: 900, heartbeatSeconds: 200 }]);
+    expect(problems).toEqual([expect.stringMatching(/^jobs\[0\]\.leaseSeconds: must be less than 900/)]);
+  });
+
+  it('reports every problem of every job in one error', () => {
+    const error = (() => {
+      try {
+        resolveJobConfigs([
+          { ...valid, timeZone: 'Nowhere/City' },
+          { ...valid, id: 'b', schedule: 'cron(0 6 * * *)', heartbeatSeconds: 60 },
+        ]);
+      } catch (e) {
+        return e as JobConfigError;
+      }
+      throw new Error('expected the configuration to be rejected');
+    })();
+    expect(error.problems.map((p) => p.split(':')[0])).toEqual(['jobs[0].timeZone', 'jobs[1].heartbeatSeconds', 'jobs[1].schedule']);
+    expect(error.message).toContain('jobs[1].schedule');
+  });
+
+  it('rejects an empty job list', () => {
+    expect(problemsOf([])).toEqual(['jobs: at least one job is needed']);
+  });
+});

@@ -1,0 +1,342 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { withDefaults } from '../../functions/protocol/job-settings';
+import type { ScheduledJobConfig } from '../../lib/job-config';
+import { workerLimits } from '../../lib/resource-definitions';
+import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
+
+// Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.
+const jobs: ScheduledJobConfig[] = [
+  { id: 'occurrence-digest', schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin', timeoutSeconds: 120 },
+  {
+    id: 'hourly-export',
+    schedule: 'rate(1 hour)',
+    flexibleWindowMinutes: 15,
+    timeoutSeconds: 300,
+    retry: { maxAttempts: 3 },
+    schedulerRetry: { maximumRetryAttempts: 10, maximumEventAgeSeconds: 3600 },
+  },
+  { id: 'paused', schedule: 'rate(5 minutes)', enabled: false, timeoutSeconds: 60 },
+];
+
+type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: any; Principal?: unknown };
+
+let stack: ScheduledJobsStack;
+let template: Template;
+let resources: Record<string, Resource>;
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+const logicalId = (construct: { node: { defaultChild?: unknown } } | any) => stack.getLogicalId(construct.node.defaultChild ?? construct);
+const getAttArn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+
+/** The statements of the inline policies attached to the given function's role. */
+function roleStatements(fn: { role?: unknown }): Statement[] {
+  const roleId = logicalId(fn.role);
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/** The queue policy statement that refuses requests over plain HTTP, if the queue/bucket/topic has one. */
+function denyInsecureTransport(statements: Statement[]): Statement | undefined {
+  return statements.find((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false');
+}
+
+beforeAll(() => {
+  const app = new App();
+  stack = new ScheduledJobsStack(app, 'Test', { jobs });
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources;
+});
+
+describe('schedules', () => {
+  it('creates one schedule per enabled job and none for a paused one', () => {
+    const schedules = ofType('AWS::Scheduler::Schedule').map(([, r]) => JSON.parse(r.Properties.Target.Input).jobId);
+    expect(schedules.sort()).toEqual(['hourly-export', 'occurrence-digest']);
+  });
+
+  it('invokes the trigger with the job id and the nominal <aws.scheduler.scheduled-time> as the occurrence key', () => {
+    const triggerId = logicalId(stack.scheduledJobs.triggerFunction);
+    for (const [, schedule] of ofType('AWS::Scheduler::Schedule')) {
+      expect(schedule.Properties.Target.Arn).toEqual(getAttArn(triggerId));
+      const input = JSON.parse(schedule.Properties.Target.Input);
+      expect(input).toEqual({ jobId: expect.any(String), scheduledTime: '<aws.scheduler.scheduled-time>' });
+    }
+  });
+
+  it('carries each job\'s expression, time zone, flexible window, retry policy and the schedules\' group', () => {
+    const groupId = logicalId(stack.scheduledJobs.schedules.group);
+    const byJob: Record<string, any> = Object.fromEntries(ofType('AWS::Scheduler::Schedule')
+      .map(([, r]) => [JSON.parse(r.Properties.Target.Input).jobId, r.Properties]));
+    expect(byJob['occurrence-digest']).toMatchObject({
+      ScheduleExpression: 'cron(0 6 * * ? *)',
+      ScheduleExpressionTimezone: 'Europe/Berlin',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: { RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 } },
+    });
+    expect(byJob['hourly-export']).toMatchObject({
+      ScheduleExpression: 'rate(1 hour)',
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 },
+      Target: { RetryPolicy: { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600 } },
+    });
+    const groupName = resources[groupId].Properties.Name;
+    expect(groupName).toEqual(expect.any(String));
+    for (const props of Object.values(byJob)) expect(props.GroupName).toBe(groupName);
+  });
+
+  it('sends undeliverable occurrences to a standard (non-FIFO), encrypted dead-letter queue', () => {
+    const dlqId = logicalId(stack.scheduledJobs.schedules.deadLetterQueue);
+    for (const [, schedule] of ofType('AWS::Scheduler::Schedule')) {
+      expect(schedule.Properties.Target.DeadLetterConfig).toEqual({ Arn: getAttArn(dlqId) });
+    }
+    expect(resources[dlqId].Properties.FifoQueue).toBeUndefined();
+    expect(resources[dlqId].Properties.SqsManagedSseEnabled).toBe(true);
+  });
+});
+
+describe('occurrences table', () => {
+  let table: Record<string, any>;
+  beforeAll(() => {
+    table = resources[logicalId(stack.scheduledJobs.table)].Properties;
+  });
+
+  it('is keyed by (jobId, scheduledTime), on demand, with PITR and a NEW_AND_OLD_IMAGES stream', () => {
+    expect(table.KeySchema).toEqual([
+      { AttributeName: 'jobId', KeyType: 'HASH' },
+      { AttributeName: 'scheduledTime', KeyType: 'RANGE' },
+    ]);
+    expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+  });
+
+  it('has the byStatus index on (status, scheduledTime) projecting everything', () => {
+    expect(table.GlobalSecondaryIndexes).toEqual([{
+      IndexName: 'byStatus',
+      KeySchema: [{ AttributeName: 'status', KeyType: 'HASH' }, { AttributeName: 'scheduledTime', KeyType: 'RANGE' }],
+      Projection: { ProjectionType: 'ALL' },
+    }]);
+    expect(table.AttributeDefinitions).toEqual(expect.arrayContaining([{ AttributeName: 'status', AttributeType: 'S' }]));
+  });
+
+  it('expires rows through the ttl attribute', () => {
+    expect(table.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
+  });
+
+  it('and the reports bucket are retained when the stack is deleted, by default', () => {
+    expect(resources[logicalId(stack.scheduledJobs.table)].DeletionPolicy).toBe('Retain');
+    expect(resources[logicalId(stack.scheduledJobs.reportBucket)].DeletionPolicy).toBe('Retain');
+  });
+});
+
+describe('job queue and worker', () => {
+  it('redrives to the DLQ after the workerLimits maxReceiveCount, at least 5', () => {
+    const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
+    const expected = workerLimits(jobs.map(withDefaults)).maxReceiveCount;
+    expect(queue.RedrivePolicy).toEqual({
+      deadLetterTargetArn: getAttArn(logicalId(stack.scheduledJobs.jobDeadLetterQueue)),
+      maxReceiveCount: expected,
+    });
+    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+  });
+
+  it('hides a message at least 6 times as long as the worker may run', () => {
+    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping')
+      .filter(([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(getAttArn(logicalId(stack.scheduledJobs.jobQueue))));
+    const worker = resources[mapping.Properties.FunctionName.Ref].Properties;
+    const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
+    expect(worker.Timeout).toBeGreaterThan(0);
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.Timeout);
+    // The longest job (300 s) plus the outcome reserve must fit the worker's timeout.
+    expect(worker.Timeout).toBeGreaterThanOrEqual(300);
+  });
+
+  it('delivers batches with partial batch responses, so one failed message does not retry the others', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: getAttArn(logicalId(stack.scheduledJobs.jobQueue)),
+      FunctionName: { Ref: logicalId(stack.scheduledJobs.workerFunction) },
+      BatchSize: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('hands every function the settings of every job, paused ones included', () => {
+    for (const fn of [stack.scheduledJobs.triggerFunction, stack.scheduledJobs.workerFunction]) {
+      const env = resources[logicalId(fn)].Properties.Environment.Variables;
+      expect(JSON.parse(env.JOB_SETTINGS)).toEqual(jobs.map((j) => withDefaults({ id: j.id, timeoutSeconds: j.timeoutSeconds, retry: j.retry })));
+    }
+  });
+});
+
+/**
+ * A minimal evaluator of Lambda event filter patterns (exact values and anything-but), enough to run the
+ * notifier's filter against sample stream records instead of comparing it to a copy of itself.
+ */
+function matches(pattern: any, event: any): boolean {
+  return Object.entries(pattern).every(([key, rule]) => {
+    const value = event?.[key];
+    if (!Array.isArray(rule)) return matches(rule, value);
+    if (value === undefined) return false;
+    return rule.some((r) => (typeof r === 'object' && r !== null && 'anything-but' in r
+      ? !(r['anything-but'] as unknown[]).includes(value)
+      : r === value));
+  });
+}
+
+describe('notifier', () => {
+  const record = (eventName: string, oldStatus?: string, newStatus?: string) => ({
+    eventName,
+    dynamodb: {
+      ...(oldStatus ? { OldImage: { status: { S: oldStatus } } } : {}),
+      ...(newStatus ? { NewImage: { status: { S: newStatus } } } : {}),
+    },
+  });
+  let patterns: any[];
+  beforeAll(() => {
+    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping')
+      .filter(([, r]) => r.Properties.FunctionName.Ref === logicalId(stack.scheduledJobs.notifierFunction));
+    patterns = mapping.Properties.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern));
+  });
+  const passes = (event: unknown) => patterns.some((p) => matches(p, event));
+
+  it('receives only the transition to SUCCEEDED', () => {
+    expect(passes(record('MODIFY', 'RUNNING', 'SUCCEEDED'))).toBe(true);
+    expect(passes(record('MODIFY', 'RETRY_WAIT', 'SUCCEEDED'))).toBe(true);
+    expect(passes(record('INSERT', undefined, 'SUCCEEDED'))).toBe(false);
+    expect(passes(record('INSERT', undefined, 'PENDING'))).toBe(false);
+    expect(passes(record('MODIFY', 'PENDING', 'RUNNING'))).toBe(false);
+    expect(passes(record('MODIFY', 'RUNNING', 'FAILED'))).toBe(false);
+    // Its own notifiedAt update must not invoke it again.
+    expect(passes(record('MODIFY', 'SUCCEEDED', 'SUCCEEDED'))).toBe(false);
+    expect(passes(record('REMOVE', 'SUCCEEDED', undefined))).toBe(false);
+  });
+
+  it('reads the table stream from TRIM_HORIZON, bisects failing batches and parks hopeless ones in an SQS queue', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.scheduledJobs.table), 'StreamArn'] },
+      FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 10,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: getAttArn(logicalId(stack.scheduledJobs.notifierFailureQueue)) } },
+    });
+  });
+});
+
+describe('report bucket and topic', () => {
+  it('blocks all public access and refuses plain HTTP', () => {
+    const bucketId = logicalId(stack.scheduledJobs.reportBucket);
+    expect(resources[bucketId].Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+    });
+    const [[, policy]] = ofType('AWS::S3::BucketPolicy').filter(([, p]) => p.Properties.Bucket.Ref === bucketId);
+    expect(denyInsecureTransport(policy.Properties.PolicyDocument.Statement)).toBeDefined();
+  });
+
+  it('announces on an SSL-only FIFO topic with a raw-delivery FIFO queue subscribed', () => {
+    const topicId = logicalId(stack.scheduledJobs.reportReadyTopic);
+    expect(resources[topicId].Properties).toMatchObject({ FifoTopic: true, ContentBasedDeduplication: false });
+    expect(resources[topicId].Properties.TopicName).toMatch(/\.fifo$/);
+    const [[, topicPolicy]] = ofType('AWS::SNS::TopicPolicy');
+    expect(denyInsecureTransport(topicPolicy.Properties.PolicyDocument.Statement)).toBeDefined();
+    const queueId = logicalId(stack.scheduledJobs.reportReadyQueue);
+    expect(resources[queueId].Properties.FifoQueue).toBe(true);
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      TopicArn: { Ref: topicId }, Protocol: 'sqs', Endpoint: getAttArn(queueId), RawMessageDelivery: true,
+    });
+  });
+});
+
+describe('queues', () => {
+  it('are all encrypted and refuse plain HTTP', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues.length).toBe(6);
+    const policies = ofType('AWS::SQS::QueuePolicy');
+    for (const [id, queue] of queues) {
+      expect(queue.Properties.SqsManagedSseEnabled, id).toBe(true);
+      const statements = policies.filter(([, p]) => p.Properties.Queues.some((q: any) => q.Ref === id))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+      expect(denyInsecureTransport(statements), id).toBeDefined();
+    }
+  });
+});
+
+describe('functions', () => {
+  it('all run on nodejs24.x and arm64 with a log retention', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.length).toBe(3);
+    for (const [id, fn] of functions) {
+      expect(fn.Properties.Runtime, id).toBe('nodejs24.x');
+      expect(fn.Properties.Architectures, id).toEqual(['arm64']);
+      const logGroup = resources[fn.Properties.LoggingConfig.LogGroup.Ref];
+      expect(logGroup.Properties.RetentionInDays, id).toBeGreaterThan(0);
+    }
+  });
+
+  it('trigger: retries async invocations twice, then keeps them in its own DLQ', () => {
+    const triggerId = logicalId(stack.scheduledJobs.triggerFunction);
+    expect(resources[triggerId].Properties.DeadLetterConfig)
+      .toEqual({ TargetArn: getAttArn(logicalId(stack.scheduledJobs.triggerDeadLetterQueue)) });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: triggerId }, MaximumRetryAttempts: 2 });
+  });
+});
+
+describe('least privilege', () => {
+  it('no IAM policy in the template grants an action wildcard', () => {
+    const policies = ofType('AWS::IAM::Policy');
+    expect(policies.length).toBeGreaterThan(0);
+    for (const [id, policy] of policies) {
+      for (const statement of policy.Properties.PolicyDocument.Statement as Statement[]) {
+        for (const action of actionsOf(statement)) expect(action, id).not.toContain('*');
+      }
+    }
+  });
+
+  it('the trigger may only put occurrence rows and send to the job queue (and its own async DLQ)', () => {
+    const { table, jobQueue, triggerDeadLetterQueue, triggerFunction } = stack.scheduledJobs;
+    const grants = roleStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
+    expect(grants).toHaveLength(3);
+    expect(grants).toEqual(expect.arrayContaining([
+      ['dynamodb:PutItem', getAttArn(logicalId(table))],
+      ['sqs:SendMessage', getAttArn(logicalId(jobQueue))],
+      ['sqs:SendMessage', getAttArn(logicalId(triggerDeadLetterQueue))],
+    ]));
+  });
+
+  it('the worker may read and write reports only under reports/, and reach the table and its index', () => {
+    const statements = roleStatements(stack.scheduledJobs.workerFunction);
+    const actions = statements.flatMap(actionsOf).sort();
+    expect(actions).toEqual([
+      'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
+      's3:GetObject', 's3:ListBucket', 's3:PutObject',
+      'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage',
+    ]);
+    const objects = statements.find((s) => actionsOf(s).includes('s3:PutObject'))!;
+    expect(JSON.stringify(objects.Resource)).toContain('"/reports/*"');
+    const dynamo = statements.find((s) => actionsOf(s).includes('dynamodb:Query'))!;
+    expect(JSON.stringify(dynamo.Resource)).toContain('/index/byStatus');
+  });
+
+  it('the notifier may only mark rows, publish to the topic, read the stream and park failures', () => {
+    const actions = roleStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
+    expect(actions).toEqual([
+      'dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
+      'dynamodb:UpdateItem', 'sns:Publish', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage',
+    ]);
+  });
+});
+
+describe('outputs', () => {
+  it('names the table, queues, bucket and topic', () => {
+    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual([
+      'JobDeadLetterQueueUrl', 'JobQueueUrl', 'OccurrenceTableName', 'ReportBucketName', 'ReportReadyQueueUrl', 'ReportReadyTopicArn',
+    ]);
+  });
+});
