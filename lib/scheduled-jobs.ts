@@ -34,7 +34,6 @@ export const WORKER_BATCH_SIZE = 5;
 export const WORKER_MEMORY_MB = 512;
 export const NOTIFIER_TIMEOUT_SECONDS = 30;
 export const NOTIFIER_BATCH_SIZE = 10;
-export const NOTIFIER_RETRY_ATTEMPTS = 10;
 
 const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
 
@@ -148,7 +147,7 @@ export class ScheduledJobs extends Construct {
         [ENV.jobSettings]: jobSettingsJson,
       },
     });
-    allow(this.workerFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], tableAndIndexArns);
+    allow(this.workerFunction, ['dynamodb:UpdateItem', 'dynamodb:Query'], tableAndIndexArns);
     allow(this.workerFunction, ['s3:GetObject', 's3:PutObject'], [this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)]);
     // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
     allow(this.workerFunction, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
@@ -169,14 +168,16 @@ export class ScheduledJobs extends Construct {
         [ENV.bucketName]: this.reportBucket.bucketName,
       },
     });
-    allow(this.notifierFunction, ['dynamodb:UpdateItem'], tableArns);
+    // GetItem: a retried stream record must see the row as it is now, not as it was at the transition.
+    allow(this.notifierFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], tableArns);
     allow(this.notifierFunction, ['sns:Publish'], [this.reportReadyTopic.topicArn]);
     this.notifierFunction.addEventSource(new DynamoEventSource(this.table, {
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
       batchSize: NOTIFIER_BATCH_SIZE,
       bisectBatchOnError: true,
       reportBatchItemFailures: true,
-      retryAttempts: NOTIFIER_RETRY_ATTEMPTS,
+      // No retryAttempts: retry until the record ages out of the stream (24 h). A bounded count would drop the
+      // announcement during any SNS or DynamoDB outage longer than those retries.
       onFailure: new SqsDlq(this.notifierFailureQueue),
       filters: [succeededTransitionFilter()],
     }));

@@ -14,7 +14,10 @@ const TRANSIENT = new Set([
   'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException', 'RequestTimeout', 'RequestTimeoutException',
   'TimeoutError', 'AbortError', 'NetworkingError', 'KMSThrottlingException',
 ]);
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH',
+  'ENETUNREACH', 'ENETDOWN', 'ESOCKETTIMEDOUT',
+]);
 
 interface SdkErrorShape {
   name?: string;

@@ -85,12 +85,15 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
       return { claimed: true, occurrence: out.Attributes as Occurrence };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('claim occurrence', error);
-      return { claimed: false, current: oldItem(error) };
+      const current = oldItem(error);
+      // The SDK retried a claim that had succeeded (its response was lost): the lease in the row is ours.
+      if (current?.status === RUNNING && current.leaseId === r.leaseId) return { claimed: true, occurrence: current };
+      return { claimed: false, current };
     }
   }
 
   async extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void> {
-    await this.fenced('extend lease', lease, {
+    await this.fenced('extend lease', lease, RUNNING, {
       UpdateExpression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now',
       names: ['#leaseExpiresAt', '#heartbeatAt'],
       values: { ':expires': iso(leaseExpiresAt), ':now': iso(now) },
@@ -98,7 +101,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
   }
 
   async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
-    await this.fenced('complete occurrence', lease, {
+    await this.fenced('complete occurrence', lease, SUCCEEDED, {
       UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
       names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
       values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now) },
@@ -106,7 +109,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
   }
 
   async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void> {
-    await this.fenced('release occurrence', lease, {
+    await this.fenced('release occurrence', lease, RETRY_WAIT, {
       UpdateExpression: 'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now REMOVE #leaseExpiresAt',
       names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt'],
       values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now) },
@@ -114,7 +117,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
   }
 
   async fail(lease: Lease, lastError: string, now: number): Promise<void> {
-    await this.fenced('fail occurrence', lease, {
+    await this.fenced('fail occurrence', lease, FAILED, {
       UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
       names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
       values: { ':failed': FAILED, ':error': lastError, ':now': iso(now) },
@@ -122,25 +125,19 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
   }
 
   async failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean> {
-    try {
-      await this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: keyOf(key),
-        UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-        ConditionExpression:
-          'attribute_exists(#jobId) AND #status IN (:pending, :retryWait, :running) AND ' +
-          '(#status <> :running OR #leaseExpiresAt < :now)',
-        ExpressionAttributeNames: names('#jobId', '#status', '#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'),
-        ExpressionAttributeValues: {
-          ':failed': FAILED, ':pending': PENDING, ':retryWait': RETRY_WAIT, ':running': RUNNING,
-          ':error': lastError, ':now': iso(now),
-        },
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw asDependencyError('fail unheld occurrence', error);
-    }
+    return this.unheld('fail unheld occurrence', key, now, {
+      UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
+      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
+      values: { ':failed': FAILED, ':error': lastError },
+    });
+  }
+
+  async completeUnheld(key: OccurrenceKey, reportKey: string, now: number): Promise<boolean> {
+    return this.unheld('complete unheld occurrence', key, now, {
+      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
+      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
+      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey },
+    });
   }
 
   async markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean> {
@@ -169,11 +166,37 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
     }
   }
 
-  /** An update that applies only while the row is RUNNING under this lease; otherwise LeaseLostError. */
+  /** An update of a row that is not finished and not under a live lease; false when the condition fails. */
+  private async unheld(operation: string, key: OccurrenceKey, now: number, update: Update): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression: update.UpdateExpression,
+        ConditionExpression:
+          'attribute_exists(#jobId) AND #status IN (:pending, :retryWait, :running) AND ' +
+          '(#status <> :running OR #leaseExpiresAt < :now)',
+        ExpressionAttributeNames: names('#jobId', '#status', '#leaseExpiresAt', ...update.names),
+        ExpressionAttributeValues: {
+          ':pending': PENDING, ':retryWait': RETRY_WAIT, ':running': RUNNING, ':now': iso(now), ...update.values,
+        },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionalFailure(error)) return false;
+      throw asDependencyError(operation, error);
+    }
+  }
+
+  /**
+   * An update that applies only while the row is RUNNING under this lease; otherwise LeaseLostError, unless the row
+   * already shows this very update (`leaves` under our lease id): a retried request whose first response was lost.
+   */
   private async fenced(
     operation: string,
     lease: Lease,
-    update: { UpdateExpression: string; names: Name[]; values: Record<string, unknown> },
+    leaves: OccurrenceStatus,
+    update: Update,
     signal?: AbortSignal,
   ): Promise<void> {
     try {
@@ -189,11 +212,18 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
       const now = oldItem(error);
+      if (now?.leaseId === lease.leaseId && now.status === leaves && leaves !== RUNNING) return;
       throw new LeaseLostError(operation, now === undefined
         ? 'the occurrence row is gone'
         : `the row is ${now.status} under lease ${now.leaseId ?? '(none)'} held by ${now.leaseOwner ?? '(nobody)'}, not ours (${lease.leaseId})`);
     }
   }
+}
+
+interface Update {
+  UpdateExpression: string;
+  names: Name[];
+  values: Record<string, unknown>;
 }
 
 const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.scheduledTime });

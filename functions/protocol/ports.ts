@@ -41,6 +41,9 @@ export interface Lease {
  * The two primitives (atomic insert, lease extended by key and lease id) and the fenced transitions.
  * Methods that take a Lease throw LeaseLostError when the row is no longer RUNNING under that lease id;
  * other failures are thrown as DependencyError.
+ *
+ * Writes are idempotent for their caller: when a response is lost and the retried request finds the row already
+ * as this very call left it (its own claim, its own release), it succeeds rather than reporting a lost lease.
  */
 export interface OccurrenceStore {
   /** Insert if absent. */
@@ -53,6 +56,8 @@ export interface OccurrenceStore {
   fail(lease: Lease, lastError: string, now: number): Promise<void>;
   /** FAILED for a row that nobody holds (attempts or deadline used up between runs). False if it changed meanwhile. */
   failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean>;
+  /** SUCCEEDED for a row that nobody holds, whose report an earlier attempt committed. False if it changed meanwhile. */
+  completeUnheld(key: OccurrenceKey, reportKey: string, now: number): Promise<boolean>;
   /** Record the announcement once; false when it was already recorded. */
   markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean>;
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
@@ -66,7 +71,7 @@ export interface ReportBody {
 export interface ReportStore {
   exists(reportKey: string): Promise<boolean>;
   /** Write once: 'existed' when an object is already at the key (If-None-Match: * answered 412). */
-  putIfAbsent(reportKey: string, report: ReportBody, metadata: Record<string, string>): Promise<'created' | 'existed'>;
+  putIfAbsent(reportKey: string, report: ReportBody, metadata: Record<string, string>, signal?: AbortSignal): Promise<'created' | 'existed'>;
 }
 
 export interface WorkQueue {

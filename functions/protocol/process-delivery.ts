@@ -120,6 +120,13 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
         return outcome('deferred-until-due');
       }
       case 'exhausted': {
+        // The last attempt may have committed its report and died before complete: adopt it rather than fail.
+        const reportKey = reportKeyOf(key, job.definition.reportExtension);
+        if (await deps.reports.exists(reportKey)) {
+          const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
+          log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
+          return outcome('adopted-committed-report');
+        }
         const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
         log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
         return outcome('failed');
@@ -144,7 +151,7 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
     return recordFailedAttempt(deps, delivery, settings, occurrence, lease, error, attemptLog);
   }
   try {
-    await deps.store.complete(lease, reportKey, deps.clock.now());
+    await withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
   } catch (error) {
     if (error instanceof LeaseLostError) {
       attemptLog.warn('lease lost before complete; the report stays committed for the next holder to adopt', { reportKey });
@@ -193,7 +200,7 @@ async function runAttempt(
           'scheduled-time': occurrence.scheduledTime,
           attempt: String(occurrence.attempt),
           'lease-id': lease.leaseId,
-        }),
+        }, signal),
         { attempts: 4, firstDelayMs: 200, signal },
       );
       // 'existed': our own earlier write whose response was lost, or a previous attempt's. Either way it is the

@@ -9,6 +9,12 @@ export function retryDelayMs(policy: RetryPolicy, failedAttempt: number, random:
   return Math.round(nominal * 1000 * (1 - policy.jitter * random()));
 }
 
+/**
+ * A retry waits as a hidden SQS message whose visibility is whole seconds, rounded up (hideSecondsUntil), so it
+ * arrives up to this much after nextAttemptAt. A retry that would arrive after the deadline is not scheduled.
+ */
+export const SQS_ARRIVAL_SLACK_MS = 2_000;
+
 export type RetryDecision =
   | { retry: true; nextAttemptAt: number; delayMs: number }
   | { retry: false; reason: string };
@@ -26,7 +32,7 @@ export function decideRetry(args: {
   }
   const delayMs = retryDelayMs(policy, failedAttempt, random);
   const nextAttemptAt = now + delayMs;
-  if (nextAttemptAt >= deadlineAt) {
+  if (nextAttemptAt + SQS_ARRIVAL_SLACK_MS >= deadlineAt) {
     return { retry: false, reason: `the next attempt (in ${Math.ceil(delayMs / 1000)} s) would start after the deadline ${new Date(deadlineAt).toISOString()}` };
   }
   return { retry: true, nextAttemptAt, delayMs };

@@ -239,6 +239,63 @@ describe('worker: write-once commit', () => {
   });
 });
 
+describe('worker: lost responses (the SDK retries a write that had succeeded)', () => {
+  it('runs the job when its claim succeeded but the response was lost: the retry finds its own lease', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    h.aws.loseResponseOf = 'UpdateItem';
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await run.promise).toEqual([]);
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
+  });
+
+  it('keeps the retry when its release succeeded but the response was lost: the message is hidden, not dropped', async () => {
+    h = makeHarness({ jobs: { report: failingJob('down') }, random: () => 0 });
+    await recordOccurrence();
+    let armed = false;
+    h.aws.afterWrite = (operation) => {
+      if (!armed && operation === 'UpdateItem') {
+        armed = true;
+        h.aws.loseResponseOf = 'UpdateItem'; // the claim went through; the next UpdateItem is the release
+      }
+    };
+    expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'RETRY_WAIT', leaseId: 'lease-1' });
+    expect(h.aws.hidden).toEqual([{ receiptHandle: 'rh-msg-1', seconds: 5 }]);
+  });
+
+  it('counts a complete whose response was lost as SUCCEEDED, not as a lost lease', async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    await recordOccurrence();
+    h.aws.afterWrite = (operation) => {
+      if (operation === 'PutObject') h.aws.loseResponseOf = 'UpdateItem'; // the next UpdateItem is complete
+    };
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await run.promise).toEqual([]);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
+    expect(h.logs.some((l) => l.message.startsWith('lease lost'))).toBe(false);
+    expect(h.logs.some((l) => l.message === 'occurrence SUCCEEDED')).toBe(true);
+  });
+
+  it('adopts the report of a last attempt that committed and died, instead of marking the occurrence FAILED', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }] });
+    await recordOccurrence();
+    h.aws.table.set(`report|${SCHEDULED}`, {
+      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+      status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(T0 - 1).toISOString(),
+    });
+    h.aws.objects.set(REPORT_KEY, { body: 'committed by the last attempt' });
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', reportKey: REPORT_KEY, attempt: 1 });
+  });
+});
+
 describe('worker: failures and retries', () => {
   it('releases the lease, records lastError and nextAttemptAt, and hides the message until the retry is due', async () => {
     h = makeHarness({ jobs: { report: failingJob('upstream returned 503') }, random: () => 0 });

@@ -1,10 +1,16 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import type { ScheduledJobConfig } from '../../lib/job-config';
 import { workerLimits } from '../../lib/resource-definitions';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
+import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { makeHarness, SCHEDULED, T0 } from '../support/harness';
 
 // Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.
 const jobs: ScheduledJobConfig[] = [
@@ -216,14 +222,18 @@ describe('notifier', () => {
     expect(passes(record('REMOVE', 'SUCCEEDED', undefined))).toBe(false);
   });
 
-  it('reads the table stream from TRIM_HORIZON, bisects failing batches and parks hopeless ones in an SQS queue', () => {
+  it('reads the table stream from TRIM_HORIZON, retries until records age out, bisects failing batches and parks hopeless ones', () => {
+    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) } },
+    }))[0] as { Properties: Record<string, unknown> };
+    // A bounded retry count would drop announcements during an outage; unset means until the record expires.
+    expect(mapping.Properties.MaximumRetryAttempts ?? -1).toBe(-1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.scheduledJobs.table), 'StreamArn'] },
       FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) },
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: 10,
       BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: { OnFailure: { Destination: getAttArn(logicalId(stack.scheduledJobs.notifierFailureQueue)) } },
     });
@@ -314,7 +324,7 @@ describe('least privilege', () => {
     const statements = roleStatements(stack.scheduledJobs.workerFunction);
     const actions = statements.flatMap(actionsOf).sort();
     expect(actions).toEqual([
-      'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
+      'dynamodb:Query', 'dynamodb:UpdateItem',
       's3:GetObject', 's3:ListBucket', 's3:PutObject',
       'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage',
     ]);
@@ -324,13 +334,64 @@ describe('least privilege', () => {
     expect(JSON.stringify(dynamo.Resource)).toContain('/index/byStatus');
   });
 
-  it('the notifier may only mark rows, publish to the topic, read the stream and park failures', () => {
+  it('the notifier may only read and mark rows, publish to the topic, read the stream and park failures', () => {
     const actions = roleStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
     expect(actions).toEqual([
-      'dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
+      'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
       'dynamodb:UpdateItem', 'sns:Publish', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage',
     ]);
   });
+});
+
+describe('permissions cover every call the handlers make', () => {
+  /** The IAM action each SDK operation the adapters send needs (HeadObject is authorised by s3:GetObject). */
+  const ACTION: Record<string, string> = {
+    PutItem: 'dynamodb:PutItem', UpdateItem: 'dynamodb:UpdateItem', GetItem: 'dynamodb:GetItem', Query: 'dynamodb:Query',
+    HeadObject: 's3:GetObject', PutObject: 's3:PutObject', SendMessage: 'sqs:SendMessage',
+    ChangeMessageVisibility: 'sqs:ChangeMessageVisibility', Publish: 'sns:Publish',
+  };
+
+  it('grants each function exactly the actions its handler was seen to call, through every path', async () => {
+    const calls = await callsByHandler();
+    const { triggerFunction, workerFunction, notifierFunction } = stack.scheduledJobs;
+    const fns = { trigger: triggerFunction, worker: workerFunction, notifier: notifierFunction };
+    for (const [name, fn] of Object.entries(fns)) {
+      const needed = [...new Set(calls[name as keyof typeof calls].map((op) => ACTION[op]))];
+      const granted = roleStatements(fn).flatMap(actionsOf);
+      expect({ name, missing: needed.filter((a) => !granted.includes(a)) }).toEqual({ name, missing: [] });
+    }
+    // The paths above really ran: a lost grant would have been caught.
+    expect(calls.worker).toEqual(expect.arrayContaining(['UpdateItem', 'Query', 'HeadObject', 'PutObject', 'ChangeMessageVisibility']));
+    expect(calls.notifier).toEqual(expect.arrayContaining(['GetItem', 'Publish', 'UpdateItem']));
+  });
+
+  /** Run the trigger, the worker (the real digest job, then a failing job) and the notifier; note their calls. */
+  async function callsByHandler() {
+    const reader = new DynamoOccurrenceReader(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } })), 'occurrences');
+    const failing = { reportExtension: 'txt', run: async (): Promise<never> => { throw new Error('down'); } };
+    const h = makeHarness({ jobs: { 'occurrence-digest': occurrenceDigestJob(() => reader), failing } });
+    vi.useFakeTimers({ now: T0 });
+    try {
+      const seen = () => h.aws.calls.length;
+      const slice = (from: number) => h.aws.calls.slice(from);
+      let mark = seen();
+      await h.trigger({ jobId: 'occurrence-digest', scheduledTime: SCHEDULED });
+      await h.trigger({ jobId: 'failing', scheduledTime: SCHEDULED });
+      const trigger = slice(mark);
+      const before = { ...h.aws.row('occurrence-digest', SCHEDULED)!, status: 'RUNNING' };
+      mark = seen();
+      await h.deliver(encodeEnvelope({ jobId: 'occurrence-digest', scheduledTime: SCHEDULED }));
+      await h.deliver(encodeEnvelope({ jobId: 'failing', scheduledTime: SCHEDULED }));
+      const worker = slice(mark);
+      mark = seen();
+      await h.streamChange(before, 'occurrence-digest', SCHEDULED);
+      const notifier = slice(mark);
+      return { trigger, worker, notifier };
+    } finally {
+      h.aws.restore();
+      vi.useRealTimers();
+    }
+  }
 });
 
 describe('outputs', () => {

@@ -42,6 +42,7 @@ function fakeStore(current: Occurrence | undefined, markNotifiedError?: Error) {
     release: notUsed('release'),
     fail: notUsed('fail'),
     failUnheld: notUsed('failUnheld'),
+    completeUnheld: notUsed('completeUnheld'),
   };
   return { store, marked, gets };
 }

@@ -31,6 +31,7 @@ class MemoryStore implements OccurrenceStore {
   release = notUsed('release');
   fail = notUsed('fail');
   failUnheld = notUsed('failUnheld');
+  completeUnheld = notUsed('completeUnheld');
   markNotified = notUsed('markNotified');
   get = notUsed('get');
 }

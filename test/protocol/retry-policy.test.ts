@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/protocol/job-settings';
 import { hideSecondsUntil } from '../../functions/protocol/process-delivery';
-import { decideRetry, retryDelayMs } from '../../functions/protocol/retry-policy';
+import { decideRetry, retryDelayMs, SQS_ARRIVAL_SLACK_MS } from '../../functions/protocol/retry-policy';
 
 const S = 1_000;
 const HOUR_MS = 60 * 60 * S;
@@ -61,16 +61,17 @@ describe('decideRetry', () => {
     expect(decideRetry({ policy, failedAttempt: policy.maxAttempts + 1, now, deadlineAt: farDeadline, random: noJitter }).retry).toBe(false);
   });
 
-  it('gives up when the next attempt would start at or after the deadline', () => {
+  it('gives up when the retry message would arrive at or after the deadline (SQS rounds its wait up by up to 2 s)', () => {
     const delay = retryDelayMs(policy, 3, noJitter);
-    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + delay + 1, random: noJitter }).retry).toBe(true);
-    const atDeadline = decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + delay, random: noJitter });
-    expect(atDeadline).toEqual({ retry: false, reason: expect.stringMatching(/would start after the deadline 2026-11-30T06:05:16.000Z/) });
+    const arrival = delay + SQS_ARRIVAL_SLACK_MS;
+    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + arrival + 1, random: noJitter }).retry).toBe(true);
+    const atDeadline = decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + arrival, random: noJitter });
+    expect(atDeadline).toEqual({ retry: false, reason: expect.stringMatching(/would start after the deadline 2026-11-30T06:05:18.000Z/) });
     expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now - 1, random: noJitter }).retry).toBe(false);
   });
 
   it('uses the jittered delay for the deadline check', () => {
-    // The nominal 16 s would miss a deadline 15 s away; the shortest jittered 12.8 s does not.
+    // The nominal 16 s (+2 s arrival slack) would miss a deadline 15 s away; the shortest jittered 12.8 s does not.
     expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + 15_000, random: noJitter }).retry).toBe(false);
     expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + 15_000, random: shortest }))
       .toEqual({ retry: true, nextAttemptAt: now + 12_800, delayMs: 12_800 });

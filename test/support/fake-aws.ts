@@ -38,6 +38,11 @@ export class FakeAws {
   afterWrite?: (operation: string, input: AnyInput) => void;
   /** The next call of this operation applies its change and never answers: the caller's process died there. */
   dieAfter?: string;
+  /**
+   * The next call of this operation applies its change, its response is lost, and the SDK's retry of the same
+   * request is what the caller sees (for a conditional write: the condition now fails against its own change).
+   */
+  loseResponseOf?: string;
 
   readonly ddb = mockClient(DynamoDBDocumentClient);
   readonly s3 = mockClient(S3Client);
@@ -96,6 +101,11 @@ export class FakeAws {
     const fault = this.queuedFaults.get(operation)?.shift();
     if (fault) throw fault();
     const result = apply();
+    if (this.loseResponseOf === operation) {
+      this.loseResponseOf = undefined;
+      this.calls.push(operation);
+      return apply();
+    }
     this.afterWrite?.(operation, input);
     if (this.dieAfter === operation) {
       this.dieAfter = undefined;
