@@ -190,6 +190,12 @@ describe('DynamoOccurrenceStore.claim', () => {
     await expect(store.claim(KEY, request)).resolves.toEqual({ claimed: false, current });
   });
 
+  it('returns claimed: true when the refusing row is RUNNING under its own lease id (the first response was lost)', async () => {
+    const ours = occurrence({ status: RUNNING, attempt: 1, leaseId: request.leaseId, leaseOwner: request.owner, leaseExpiresAt: iso(request.leaseExpiresAt) });
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(ours));
+    await expect(store.claim(KEY, request)).resolves.toEqual({ claimed: true, occurrence: ours });
+  });
+
   it('returns claimed: false with current undefined when the exception carries no row (no such key)', async () => {
     ddbMock.on(UpdateCommand).rejects(conditionFailed());
     await expect(store.claim(KEY, request)).resolves.toEqual({ claimed: false, current: undefined });
@@ -300,6 +306,20 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
       expect(lost.message).toContain('lease-ours');
     });
 
+    it('succeeds when the row already shows this very update under our lease (a retry after a lost response), but not for extend', async () => {
+      ddbMock.on(UpdateCommand).resolves({});
+      await run(store);
+      const after = applied(updateInput(), heldRow) as unknown as Occurrence;
+      ddbMock.reset();
+      ddbMock.on(UpdateCommand).rejects(conditionFailed(after));
+      if (operation === 'extend lease') {
+        // extend's condition still holds after its own first try, so a refusal always means someone else.
+        await expect(run(store)).rejects.toBeInstanceOf(LeaseLostError);
+      } else {
+        await expect(run(store)).resolves.toBeUndefined();
+      }
+    });
+
     it('throws LeaseLostError saying the row is gone when the exception carries no row', async () => {
       ddbMock.on(UpdateCommand).rejects(conditionFailed());
       const error = await run(store).then(() => undefined, (e: unknown) => e);
@@ -333,6 +353,25 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
     const error = await store.extend(lease, NOW + 5 * MINUTE, NOW, AbortSignal.abort()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error).toMatchObject({ kind: 'transient' });
+  });
+});
+
+describe('DynamoOccurrenceStore.completeUnheld', () => {
+  it('marks an unheld row SUCCEEDED with the committed report, under the same condition as failUnheld', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+    await expect(store.completeUnheld(KEY, 'reports/daily-report/x.md', NOW)).resolves.toBe(true);
+    const input = updateInput();
+    expectValidPlaceholders(input);
+    const expired = occurrence({ status: RUNNING, attempt: 3, leaseId: 'l', leaseExpiresAt: iso(NOW - SECOND) });
+    expect(applied(input, expired)).toMatchObject({ status: SUCCEEDED, reportKey: 'reports/daily-report/x.md', succeededAt: iso(NOW) });
+    expect(holds(input, expired)).toBe(true);
+    expect(holds(input, occurrence({ status: RUNNING, leaseId: 'l', leaseExpiresAt: iso(NOW + SECOND) }))).toBe(false);
+    expect(holds(input, occurrence({ status: FAILED }))).toBe(false);
+  });
+
+  it('returns false when the row changed meanwhile', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(occurrence({ status: SUCCEEDED })));
+    await expect(store.completeUnheld(KEY, 'r', NOW)).resolves.toBe(false);
   });
 });
 

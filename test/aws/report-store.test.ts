@@ -42,6 +42,13 @@ describe('S3ReportStore.putIfAbsent', () => {
     expect(s3Mock).toHaveReceivedCommandTimes(PutObjectCommand, 1);
   });
 
+  it('passes the abort signal to the put, so an aborted attempt does not keep writing', async () => {
+    s3Mock.on(PutObjectCommand).resolves({});
+    const controller = new AbortController();
+    await reports.putIfAbsent(REPORT_KEY, REPORT, METADATA, controller.signal);
+    expect((s3Mock.call(0).args as unknown[])[1]).toEqual({ abortSignal: controller.signal });
+  });
+
   it('throws a transient DependencyError on 409 ConditionalRequestConflict (a racing write; retry later)', async () => {
     s3Mock.on(PutObjectCommand).rejects(s3Error('ConditionalRequestConflict', 409));
     const error = await reports.putIfAbsent(REPORT_KEY, REPORT, METADATA).catch((e: unknown) => e);
