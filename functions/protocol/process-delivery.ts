@@ -14,7 +14,7 @@ import { decodeEnvelope } from './envelope';
 import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { runUnderLease } from './lease-guard';
-import { iso, type Occurrence, reportKeyOf } from './occurrence';
+import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
 import type { Clock, JobDefinition, Lease, Logger, OccurrenceStore, ReportStore, WorkQueue } from './ports';
 import { decideRetry } from './retry-policy';
 import { withTransientRetries } from './transient-retry';
@@ -97,42 +97,7 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
     maxAttempts: settings.retry.maxAttempts,
   });
 
-  if (!claim.claimed) {
-    const refused = whyRefused(claim.current, now, settings.retry.maxAttempts);
-    switch (refused.action) {
-      case 'missing':
-      case 'unclaimable':
-        log.error('no claimable occurrence row for this message; it will go to the DLQ', {
-          reason: refused.action === 'missing' ? 'no row' : refused.reason,
-        });
-        await hideQuietly(deps, delivery, deps.poisonRetrySeconds);
-        return outcome('invalid-message');
-      case 'finished':
-        log.info('occurrence already finished; nothing to run', { status: claim.current?.status });
-        return outcome('already-finished');
-      case 'held-elsewhere':
-        log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', { leaseOwner: claim.current?.leaseOwner });
-        return outcome('held-elsewhere');
-      case 'not-due': {
-        const seconds = hideSecondsUntil(refused.dueAt, deps.clock.now());
-        log.info('retry not due yet; hiding the message until it is', { nextAttemptAt: iso(refused.dueAt), seconds });
-        await hideQuietly(deps, delivery, seconds);
-        return outcome('deferred-until-due');
-      }
-      case 'exhausted': {
-        // The last attempt may have committed its report and died before complete: adopt it rather than fail.
-        const reportKey = reportKeyOf(key, job.definition.reportExtension);
-        if (await deps.reports.exists(reportKey)) {
-          const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
-          log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
-          return outcome('adopted-committed-report');
-        }
-        const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
-        log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
-        return outcome('failed');
-      }
-    }
-  }
+  if (!claim.claimed) return onRefusedClaim(deps, delivery, key, job, claim.current, now, log);
 
   const occurrence = claim.occurrence;
   const lease: Lease = { key, leaseId };
@@ -162,6 +127,52 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
   }
   attemptLog.info('occurrence SUCCEEDED', { reportKey, result });
   return outcome(result);
+}
+
+/** The claim was refused: say why, and do what that reason asks for with this message. */
+async function onRefusedClaim(
+  deps: WorkerDeps,
+  delivery: Delivery,
+  key: OccurrenceKey,
+  job: RegisteredJob,
+  current: Occurrence | undefined,
+  now: number,
+  log: Logger,
+): Promise<DeliveryOutcome> {
+  const refused = whyRefused(current, now, job.settings.retry.maxAttempts);
+  switch (refused.action) {
+    case 'missing':
+    case 'unclaimable':
+      log.error('no claimable occurrence row for this message; it will go to the DLQ', {
+        reason: refused.action === 'missing' ? 'no row' : refused.reason,
+      });
+      await hideQuietly(deps, delivery, deps.poisonRetrySeconds);
+      return outcome('invalid-message');
+    case 'finished':
+      log.info('occurrence already finished; nothing to run', { status: current?.status });
+      return outcome('already-finished');
+    case 'held-elsewhere':
+      log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', { leaseOwner: current?.leaseOwner });
+      return outcome('held-elsewhere');
+    case 'not-due': {
+      const seconds = hideSecondsUntil(refused.dueAt, deps.clock.now());
+      log.info('retry not due yet; hiding the message until it is', { nextAttemptAt: iso(refused.dueAt), seconds });
+      await hideQuietly(deps, delivery, seconds);
+      return outcome('deferred-until-due');
+    }
+    case 'exhausted': {
+      // The last attempt may have committed its report and died before complete: adopt it rather than fail.
+      const reportKey = reportKeyOf(key, job.definition.reportExtension);
+      if (await deps.reports.exists(reportKey)) {
+        const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
+        log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
+        return outcome('adopted-committed-report');
+      }
+      const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
+      log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
+      return outcome('failed');
+    }
+  }
 }
 
 async function runAttempt(
@@ -268,7 +279,7 @@ async function hideQuietly(deps: WorkerDeps, delivery: Delivery, seconds: number
   }
 }
 
-export function childLogger(logger: Logger, fields: Record<string, unknown>): Logger {
+function childLogger(logger: Logger, fields: Record<string, unknown>): Logger {
   return {
     info: (m, f) => logger.info(m, { ...fields, ...f }),
     warn: (m, f) => logger.warn(m, { ...fields, ...f }),
