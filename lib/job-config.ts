@@ -15,6 +15,7 @@ import {
   withDefaults,
 } from '../functions/protocol/job-settings';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from './resource-definitions';
+import { scheduleExpressionProblem } from './schedule-expression';
 
 export interface SchedulerRetryConfig {
   /** Retries of a failed delivery to the trigger function (throttling, service errors). 0..185, default 185. */
@@ -79,8 +80,12 @@ export class JobConfigError extends Error {
   }
 }
 
-/** Apply defaults and validate; throws one JobConfigError listing every problem, each naming `jobs[i].field`. */
-export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): ResolvedJobs {
+/**
+ * Apply defaults and validate; throws one JobConfigError listing every problem, each naming `jobs[i].field`.
+ * With `implementedJobIds` (the jobs the worker registers), a scheduled job without an implementation is a problem
+ * too, found at synth rather than by the first message after deploying.
+ */
+export function resolveJobConfigs(configs: readonly ScheduledJobConfig[], implementedJobIds?: readonly string[]): ResolvedJobs {
   const problems: string[] = [];
   if (!Array.isArray(configs) || configs.length === 0) {
     throw new JobConfigError(['jobs: at least one job is needed']);
@@ -89,7 +94,7 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): Resol
   const seen = new Map<string, number>();
   const jobs = configs.map((config, i) => {
     const where = `jobs[${i}]`;
-    const shape = settingsInputProblems(settingsPart(config), where);
+    const shape = settingsInputProblems(settingsPart(config), where, SCHEDULE_FIELDS);
     if (shape.length > 0) {
       problems.push(...shape);
       return undefined;
@@ -97,6 +102,10 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): Resol
     const job = resolveOne(config);
     problems.push(...jobSettingsProblems(job.settings, where));
     problems.push(...scheduleProblems(job, where));
+    if (implementedJobIds !== undefined && !implementedJobIds.includes(job.settings.id)) {
+      problems.push(`${where}.id: the worker has no implementation of job ${JSON.stringify(job.settings.id)} ` +
+        `(it has: ${implementedJobIds.join(', ') || 'none'}); register it in functions/jobs/index.ts`);
+    }
     const first = seen.get(job.settings.id);
     if (first !== undefined) {
       problems.push(`${where}.id: duplicate job id ${JSON.stringify(job.settings.id)} (also jobs[${first}])`);
@@ -119,6 +128,8 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): Resol
   if (problems.length > 0) throw new JobConfigError(problems);
   return { jobs: resolvedJobs, settings, limits };
 }
+
+const SCHEDULE_FIELDS = ['schedule', 'timeZone', 'flexibleWindowMinutes', 'description', 'enabled', 'schedulerRetry'];
 
 /** The runtime settings half of a job's configuration: what goes into JOB_SETTINGS. */
 function settingsPart(config: ScheduledJobConfig): Record<string, unknown> {
@@ -164,49 +175,6 @@ function scheduleProblems(job: ResolvedJobConfig, where: string): string[] {
     problems.push(`${where}.enabled: must be true or false, got ${JSON.stringify(job.enabled)}`);
   }
   return problems;
-}
-
-const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
-const AT = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;
-
-/**
- * A structural check of a Scheduler expression: it catches the usual slips (five-field Unix cron, `rate(1 minutes)`,
- * a date with a zone suffix) at synth. Scheduler itself still validates the field values at deploy.
- */
-export function scheduleExpressionProblem(expression: unknown): string | undefined {
-  if (typeof expression !== 'string') return `must be a string, got ${JSON.stringify(expression)}`;
-  if (expression.startsWith('cron(')) {
-    if (!expression.endsWith(')')) return `cron expression must end with ')', got ${JSON.stringify(expression)}`;
-    const fields = expression.slice('cron('.length, -1).trim().split(/\s+/).filter((f) => f !== '');
-    if (fields.length !== 6) {
-      return `cron needs exactly 6 fields (minutes hours day-of-month month day-of-week year), ` +
-        `got ${fields.length} in ${JSON.stringify(expression)}`;
-    }
-    return undefined;
-  }
-  if (expression.startsWith('rate(')) {
-    const match = RATE.exec(expression);
-    if (!match) return `rate must look like 'rate(5 minutes)' with unit minute(s), hour(s) or day(s), got ${JSON.stringify(expression)}`;
-    const value = Number(match[1]);
-    const unit = match[2];
-    if (value < 1) return `rate value must be a positive whole number, got ${JSON.stringify(expression)}`;
-    const singular = !unit.endsWith('s');
-    if ((value === 1) !== singular) {
-      return `rate unit must be singular for 1 and plural otherwise, got ${JSON.stringify(expression)}`;
-    }
-    return undefined;
-  }
-  if (expression.startsWith('at(')) {
-    const match = AT.exec(expression);
-    if (!match) return `at must look like 'at(2030-01-31T06:00:00)' (local time, no zone suffix), got ${JSON.stringify(expression)}`;
-    const [year, month, day, hour, minute, second] = match.slice(1).map(Number);
-    const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-    const real = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-      hour < 24 && minute < 60 && second < 60;
-    if (!real) return `at names a date and time that does not exist: ${JSON.stringify(expression)}`;
-    return undefined;
-  }
-  return `must be a cron(...), rate(...) or at(...) expression, got ${JSON.stringify(expression)}`;
 }
 
 /** Whether the IANA time zone exists, as this Node's ICU data knows it. */

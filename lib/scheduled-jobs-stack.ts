@@ -8,6 +8,8 @@ export interface ScheduledJobsStackProps extends StackProps {
   readonly jobs: readonly ScheduledJobConfig[];
   /** For the occurrences table and the reports bucket. Default RETAIN. */
   readonly removalPolicy?: RemovalPolicy;
+  /** The job ids the worker registers; see ScheduledJobsProps. */
+  readonly implementedJobIds?: readonly string[];
 }
 
 export class ScheduledJobsStack extends Stack {
@@ -15,7 +17,11 @@ export class ScheduledJobsStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ScheduledJobsStackProps) {
     super(scope, id, props);
-    const jobs = new ScheduledJobs(this, 'ScheduledJobs', { jobs: props.jobs, removalPolicy: props.removalPolicy });
+    const jobs = new ScheduledJobs(this, 'ScheduledJobs', {
+      jobs: props.jobs,
+      removalPolicy: props.removalPolicy,
+      implementedJobIds: props.implementedJobIds,
+    });
     this.scheduledJobs = jobs;
 
     new CfnOutput(this, 'OccurrenceTableName', { value: jobs.table.tableName });

@@ -46,6 +46,11 @@ export interface ScheduledJobsProps {
    * Default: functions/worker.ts of this project.
    */
   readonly workerEntry?: string;
+  /**
+   * The job ids the worker entry registers. When given, synth fails for a scheduled job without an implementation,
+   * instead of the worker failing on its first message after the deployment.
+   */
+  readonly implementedJobIds?: readonly string[];
 }
 
 export class ScheduledJobs extends Construct {
@@ -69,7 +74,7 @@ export class ScheduledJobs extends Construct {
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps) {
     super(scope, id);
-    const resolved = resolveJobConfigs(props.jobs);
+    const resolved = resolveJobConfigs(props.jobs, props.implementedJobIds);
     this.resolvedJobs = resolved;
     const { limits } = resolved;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;

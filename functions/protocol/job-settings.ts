@@ -82,11 +82,11 @@ const RETRY_KEYS: readonly string[] = Object.keys(DEFAULT_RETRY_POLICY);
  * Problems with the shape of raw settings, before defaults: not an object, an unknown (often misspelt) field, a
  * retry policy that is not an object. A misspelt field would otherwise fall back to its default without a word.
  */
-export function settingsInputProblems(raw: unknown, where: string): string[] {
+export function settingsInputProblems(raw: unknown, where: string, alsoKnown: readonly string[] = []): string[] {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return [`${where}: must be an object of job settings, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`];
   }
-  const problems = unknownKeys(raw, SETTINGS_KEYS, where);
+  const problems = unknownKeys(raw, [...SETTINGS_KEYS, ...alsoKnown], where);
   const retry = (raw as { retry?: unknown }).retry;
   if (retry !== undefined) {
     if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sampleJobs } from '../../bin/jobs';
 
 const projectRoot = path.join(__dirname, '..', '..');
 const outDir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-synth-'));
@@ -11,7 +12,7 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe('cdk synth of bin/app.ts', () => {
   // Proves the real app synthesizes offline and without Docker: the CLI, tsx and the local esbuild together.
-  it('writes the ScheduledJobs template with the sample schedule', () => {
+  it('writes the ScheduledJobs template with one schedule per enabled job of bin/jobs.ts', () => {
     const result = spawnSync('npx', ['cdk', 'synth', '--quiet', '-o', outDir], {
       cwd: projectRoot,
       env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
@@ -24,12 +25,11 @@ describe('cdk synth of bin/app.ts', () => {
     const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as
       { Type: string; Properties: Record<string, any> }[];
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
-    expect(schedules).toHaveLength(1);
-    expect(schedules[0].Properties).toMatchObject({
-      ScheduleExpression: 'cron(0 6 * * ? *)',
-      ScheduleExpressionTimezone: 'Europe/Berlin',
-    });
-    expect(JSON.parse(schedules[0].Properties.Target.Input))
-      .toEqual({ jobId: 'occurrence-digest', scheduledTime: '<aws.scheduler.scheduled-time>' });
+    // One schedule per enabled job of bin/jobs.ts, each sending its job id and the nominal scheduled time.
+    const enabled = sampleJobs.filter((j) => j.enabled !== false);
+    expect(schedules.map((s) => JSON.parse(s.Properties.Target.Input)).sort((a, b) => a.jobId.localeCompare(b.jobId)))
+      .toEqual(enabled.map((j) => ({ jobId: j.id, scheduledTime: '<aws.scheduler.scheduled-time>' })).sort((a, b) => a.jobId.localeCompare(b.jobId)));
+    const digest = schedules.find((s) => JSON.parse(s.Properties.Target.Input).jobId === 'occurrence-digest');
+    expect(digest?.Properties).toMatchObject({ ScheduleExpression: 'cron(0 6 * * ? *)', ScheduleExpressionTimezone: 'Europe/Berlin' });
   }, 130_000);
 });

@@ -75,6 +75,16 @@ describe('resolveJobConfigs', () => {
     expect(problemsOf([typo])).toEqual([expect.stringMatching(/^jobs\[0\]\.heartbeatSecond: unknown field/)]);
   });
 
+  it('rejects a scheduled job the worker has no implementation for, when told which jobs it has', () => {
+    expect(() => resolveJobConfigs([valid], ['other'])).toThrow(/jobs\[0\]\.id: the worker has no implementation of job "daily" \(it has: other\); register it in functions\/jobs\/index\.ts/);
+    expect(resolveJobConfigs([valid], ['daily']).jobs).toHaveLength(1);
+  });
+
+  it('lists the schedule fields too when it rejects an unknown field', () => {
+    const typo = { ...valid, timezone: 'UTC' } as unknown as ScheduledJobConfig;
+    expect(problemsOf([typo])).toEqual([expect.stringMatching(/^jobs\[0\]\.timezone: unknown field \(known: .*timeZone/)]);
+  });
+
   it('rejects duplicate job ids, naming the second one', () => {
     expect(problemsOf([valid, { ...valid }])).toEqual([expect.stringMatching(/^jobs\[1\]\.id: duplicate job id "daily"/)]);
   });

@@ -1,0 +1,115 @@
+/**
+ * Validation of EventBridge Scheduler schedule expressions: cron(...) with its six fields, rate(...) and at(...).
+ */
+
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
+const AT = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;
+
+/**
+ * A check of a Scheduler expression at synth, so the usual slips (a five-field Unix cron, `*` in both day fields,
+ * minute 60, `rate(1 minutes)`, a date with a zone suffix) fail `cdk synth` instead of the deployment.
+ */
+export function scheduleExpressionProblem(expression: unknown): string | undefined {
+  if (typeof expression !== 'string') return `must be a string, got ${JSON.stringify(expression)}`;
+  if (expression.startsWith('cron(')) {
+    if (!expression.endsWith(')')) return `cron expression must end with ')', got ${JSON.stringify(expression)}`;
+    const fields = expression.slice('cron('.length, -1).trim().split(/\s+/).filter((f) => f !== '');
+    if (fields.length !== 6) {
+      return `cron needs exactly 6 fields (minutes hours day-of-month month day-of-week year), ` +
+        `got ${fields.length} in ${JSON.stringify(expression)}`;
+    }
+    return cronFieldsProblem(fields, expression);
+  }
+  if (expression.startsWith('rate(')) {
+    const match = RATE.exec(expression);
+    if (!match) return `rate must look like 'rate(5 minutes)' with unit minute(s), hour(s) or day(s), got ${JSON.stringify(expression)}`;
+    const value = Number(match[1]);
+    const unit = match[2];
+    if (value < 1) return `rate value must be a positive whole number, got ${JSON.stringify(expression)}`;
+    const singular = !unit.endsWith('s');
+    if ((value === 1) !== singular) {
+      return `rate unit must be singular for 1 and plural otherwise, got ${JSON.stringify(expression)}`;
+    }
+    return undefined;
+  }
+  if (expression.startsWith('at(')) {
+    const match = AT.exec(expression);
+    if (!match) return `at must look like 'at(2030-01-31T06:00:00)' (local time, no zone suffix), got ${JSON.stringify(expression)}`;
+    const [year, month, day, hour, minute, second] = match.slice(1).map(Number);
+    const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+    const real = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
+      hour < 24 && minute < 60 && second < 60;
+    if (!real) return `at names a date and time that does not exist: ${JSON.stringify(expression)}`;
+    return undefined;
+  }
+  return `must be a cron(...), rate(...) or at(...) expression, got ${JSON.stringify(expression)}`;
+}
+
+interface CronField {
+  readonly name: string;
+  readonly min: number;
+  readonly max: number;
+  readonly names?: readonly string[];
+  /** Special characters besides , - * / that the field accepts. */
+  readonly special: string;
+}
+
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+const CRON_FIELDS: readonly CronField[] = [
+  { name: 'minutes', min: 0, max: 59, special: '' },
+  { name: 'hours', min: 0, max: 23, special: '' },
+  { name: 'day-of-month', min: 1, max: 31, special: '?LW' },
+  { name: 'month', min: 1, max: 12, names: MONTHS, special: '' },
+  { name: 'day-of-week', min: 1, max: 7, names: WEEKDAYS, special: '?L#' },
+  { name: 'year', min: 1970, max: 2199, special: '' },
+];
+
+function cronFieldsProblem(fields: string[], expression: string): string | undefined {
+  for (const [i, spec] of CRON_FIELDS.entries()) {
+    const problem = cronFieldProblem(fields[i], spec);
+    if (problem) return `cron ${spec.name} field ${JSON.stringify(fields[i])}: ${problem}, in ${JSON.stringify(expression)}`;
+  }
+  // Scheduler reads one of the two day fields; the other must say so with '?'.
+  if ((fields[2] === '?') === (fields[4] === '?')) {
+    return `cron needs '?' in exactly one of day-of-month and day-of-week, got ${JSON.stringify(fields[2])} and ` +
+      `${JSON.stringify(fields[4])} in ${JSON.stringify(expression)}`;
+  }
+  return undefined;
+}
+
+function cronFieldProblem(field: string, spec: CronField): string | undefined {
+  if (field === '?') return spec.special.includes('?') ? undefined : "'?' is allowed only in the day fields";
+  if (spec.special.includes('L') && (field === 'L' || field === 'LW')) return undefined;
+  for (const part of field.split(',')) {
+    const problem = cronPartProblem(part, spec);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function cronPartProblem(part: string, spec: CronField): string | undefined {
+  const value = (token: string): string | undefined => {
+    const n = spec.names?.indexOf(token.toUpperCase()) ?? -1;
+    const number = n >= 0 ? n + 1 : /^\d+$/.test(token) ? Number(token) : NaN;
+    if (Number.isNaN(number)) return `${JSON.stringify(token)} is not a ${spec.name} value`;
+    if (number < spec.min || number > spec.max) return `${number} is outside ${spec.min}-${spec.max}`;
+    return undefined;
+  };
+  if (spec.name === 'day-of-month' && /^\d+W$/.test(part)) return value(part.slice(0, -1));
+  if (spec.name === 'day-of-week' && /^\w+L$/.test(part)) return value(part.slice(0, -1));
+  if (spec.name === 'day-of-week' && /^\w+#\d$/.test(part)) {
+    const [day, nth] = part.split('#');
+    return value(day) ?? (Number(nth) >= 1 && Number(nth) <= 5 ? undefined : `#${nth} must be 1-5`);
+  }
+  const [range, step] = part.split('/');
+  if (step !== undefined && !/^\d+$/.test(step)) return `step ${JSON.stringify(step)} is not a whole number`;
+  if (range === '*') return undefined;
+  const bounds = range.split('-');
+  if (bounds.length > 2 || bounds.some((b) => b === '')) return `${JSON.stringify(part)} is not a value, range or step`;
+  for (const bound of bounds) {
+    const problem = value(bound);
+    if (problem) return problem;
+  }
+  return undefined;
+}
