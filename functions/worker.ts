@@ -22,7 +22,7 @@ import { ENV, requireEnv } from './runtime-env';
 import { jsonLogger } from './runtime/json-logger';
 
 export interface WorkerOptions {
-  /** Job implementations by job id. Every job in the settings must have one. */
+  /** Job implementations by job id. A job in the settings without one is logged at start and its messages rejected. */
   readonly jobs: Readonly<Record<string, JobDefinition>>;
   /** Defaults to the JOB_SETTINGS the stack sets. */
   readonly settings?: ReadonlyMap<string, JobSettings>;
@@ -39,15 +39,19 @@ export type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemaini
 
 export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const settings = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
-  const registered = new Map<string, RegisteredJob>();
-  const missing = [...settings.keys()].filter((id) => options.jobs[id] === undefined);
-  if (missing.length > 0) {
-    throw new Error(`worker: no implementation for scheduled job(s) ${missing.join(', ')}; pass them in createWorkerHandler({ jobs })`);
-  }
-  for (const [id, s] of settings) registered.set(id, { settings: s, definition: options.jobs[id] });
-
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? jsonLogger({ fn: 'worker' });
+  const registered = new Map<string, RegisteredJob>();
+  for (const [id, s] of settings) {
+    if (options.jobs[id] !== undefined) registered.set(id, { settings: s, definition: options.jobs[id] });
+  }
+  const missing = [...settings.keys()].filter((id) => !registered.has(id));
+  if (missing.length > 0) {
+    // The other jobs keep running; these jobs' messages are rejected (and reach the DLQ) until it is deployed.
+    logger.error('no implementation for scheduled job(s); their messages will be rejected', {
+      missing, hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
+    });
+  }
   const store = options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName));
   const reports = options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName));
   const queue = options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl));

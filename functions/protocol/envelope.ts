@@ -37,7 +37,7 @@ function checkKey(value: unknown, knownJobs: ReadonlySet<string>, where: string,
   if (typeof jobId !== 'string' || jobId === '') {
     problems.push(`jobId must be a non-empty string, got ${describe(jobId)}`);
   } else if (!knownJobs.has(jobId)) {
-    problems.push(`jobId ${JSON.stringify(jobId)} is not a configured job (known: ${[...knownJobs].join(', ')})`);
+    problems.push(`jobId ${JSON.stringify(jobId)} is not one of this function's jobs (it has: ${[...knownJobs].join(', ') || 'none'})`);
   }
   const time = normaliseScheduledTime(value.scheduledTime);
   if (!time.ok) problems.push(time.error);

@@ -51,7 +51,7 @@ describe('trigger', () => {
   });
 
   it.each([
-    [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /"unknown" is not a configured job/],
+    [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /"unknown" is not one of this function's jobs/],
     [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
     [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],
     ['not an object', /must be a JSON object/],

@@ -427,7 +427,7 @@ describe('worker: bad messages', () => {
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
     const errors = h.logs.filter((l) => l.level === 'ERROR').map((l) => `${l.message} ${String(l.fields.error ?? '')}`);
     expect(errors.join('\n')).toMatch(/body is not JSON/);
-    expect(errors.join('\n')).toMatch(/"nope" is not a configured job/);
+    expect(errors.join('\n')).toMatch(/"nope" is not one of this function's jobs/);
     expect(errors.join('\n')).toMatch(/scheduledTime must be a string, got nothing/);
     expect(errors.join("\n")).toMatch(/no claimable occurrence row/);
     // Bad messages come back every 30 s on their way to the DLQ instead of waiting out the visibility timeout.
@@ -438,8 +438,19 @@ describe('worker: bad messages', () => {
 });
 
 describe('createWorkerHandler', () => {
-  it('refuses to start when a scheduled job has no implementation, naming it', () => {
-    expect(() => makeHarness({ jobs: {}, settings: [{ id: 'report' }] })).toThrow(/no implementation for scheduled job\(s\) report/);
+  it('logs a scheduled job without an implementation at start, rejects its messages and keeps running the others', async () => {
+    const job = timedJob(0);
+    h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING }, { id: 'unbuilt' }] });
+    expect(h.logs.find((l) => l.level === 'ERROR')?.fields.missing).toEqual(['unbuilt']);
+    await recordOccurrence();
+    const records = [
+      { messageId: 'unbuilt', body: encodeEnvelope({ jobId: 'unbuilt', scheduledTime: SCHEDULED }) },
+      { messageId: 'good', body: MESSAGE },
+    ];
+    const pending = h.worker(sqsEvent(records), lambdaContext(150_000));
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).batchItemFailures).toEqual([{ itemIdentifier: 'unbuilt' }]);
+    expect(job.log.runs).toBe(1);
   });
 });
 

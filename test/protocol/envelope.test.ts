@@ -68,7 +68,7 @@ describe('decodeEnvelope (queue message)', () => {
 
   it('rejects an unknown job and lists the known ones', () => {
     const e = rejection(() => decodeEnvelope(body({ v: 1, jobId: 'weekly', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN));
-    expect(e.problems).toEqual(['jobId "weekly" is not a configured job (known: occurrence-digest, nightly-export)']);
+    expect(e.problems).toEqual(['jobId "weekly" is not one of this function\'s jobs (it has: occurrence-digest, nightly-export)']);
   });
 
   it('lists every wrong field in one error: missing jobId and a bad time together', () => {
@@ -103,7 +103,7 @@ describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
 
   it('rejects an unknown job, listing the known ones', () => {
     const e = rejection(() => decodeScheduleEvent({ jobId: 'nope', scheduledTime: '2026-11-30T06:00:00Z' }, KNOWN));
-    expect(e.problems[0]).toContain('known: occurrence-digest, nightly-export');
+    expect(e.problems[0]).toContain('it has: occurrence-digest, nightly-export');
   });
 
   it.each([[undefined], [null], [[]], ['text']])('rejects %j as not an object', (event) => {
