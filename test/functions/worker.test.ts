@@ -30,6 +30,14 @@ async function recordOccurrence() {
   await h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
 }
 
+/** Leave the row as a worker that claimed attempt 1 and died would: RUNNING under its lease until `leaseExpiresAt`. */
+function leaveAsDiedWorker(leaseExpiresAt: number) {
+  h.aws.table.set(`report|${SCHEDULED}`, {
+    ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+    status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
+  });
+}
+
 describe('worker: claim, run, commit, complete', () => {
   it('runs a pending occurrence once, commits the report write-once and marks it SUCCEEDED', async () => {
     const job = timedJob(10_000);
@@ -82,10 +90,7 @@ describe('worker: claim, run, commit, complete', () => {
     h = makeHarness({ jobs: { report: job } });
     await recordOccurrence();
     // A worker claimed it and died: RUNNING under a lease that expires at T0 + 120 s.
-    h.aws.table.set(`report|${SCHEDULED}`, {
-      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
-      status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(T0 + 120_000).toISOString(),
-    });
+    leaveAsDiedWorker(T0 + 120_000);
     expect(await h.deliver(MESSAGE)).toEqual([]);
     expect(job.log.runs).toBe(0); // lease still live: held elsewhere
 
@@ -285,10 +290,7 @@ describe('worker: lost responses (the SDK retries a write that had succeeded)', 
     const job = timedJob(1_000);
     h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }] });
     await recordOccurrence();
-    h.aws.table.set(`report|${SCHEDULED}`, {
-      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
-      status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(T0 - 1).toISOString(),
-    });
+    leaveAsDiedWorker(T0 - 1);
     h.aws.objects.set(REPORT_KEY, { body: 'committed by the last attempt' });
     expect(await h.deliver(MESSAGE)).toEqual([]);
     expect(job.log.runs).toBe(0);
@@ -350,10 +352,7 @@ describe('worker: failures and retries', () => {
     const job = timedJob(1_000);
     h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }] });
     await recordOccurrence();
-    h.aws.table.set(`report|${SCHEDULED}`, {
-      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
-      status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(T0 - 1).toISOString(),
-    });
+    leaveAsDiedWorker(T0 - 1);
     expect(await h.deliver(MESSAGE)).toEqual([]);
     expect(job.log.runs).toBe(0);
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'FAILED' });
