@@ -302,7 +302,10 @@ describe('worker: failures and retries', () => {
   it('releases the lease, records lastError and nextAttemptAt, and hides the message until the retry is due', async () => {
     h = makeHarness({ jobs: { report: failingJob('upstream returned 503') }, random: () => 0 });
     await recordOccurrence();
+    const before = h.aws.calls.length;
     expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
+    // A failed attempt costs four requests: claim, report look-up, release, visibility change.
+    expect(h.aws.calls.slice(before)).toEqual(['UpdateItem', 'HeadObject', 'UpdateItem', 'ChangeMessageVisibility']);
     const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
     expect(row).toMatchObject({ status: 'RETRY_WAIT', attempt: 1, nextAttemptAt: new Date(T0 + 4_000).toISOString() });
     expect(row.leaseExpiresAt).toBeUndefined();
