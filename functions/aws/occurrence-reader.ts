@@ -3,7 +3,7 @@
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { OCCURRENCE_TABLE } from '../../lib/resource-definitions';
-import type { Occurrence, OccurrenceStatus } from '../protocol/occurrence';
+import { isoSeconds, type Occurrence, type OccurrenceStatus } from '../protocol/occurrence';
 import { asDependencyError } from './classify-error';
 
 export interface OccurrenceReader {
@@ -23,7 +23,7 @@ export class DynamoOccurrenceReader implements OccurrenceReader {
     let startKey: Record<string, unknown> | undefined;
     // `to` belongs to the next period. A key condition takes one range, and a filter may not name a key
     // attribute, so end the range one second earlier: scheduled times are whole seconds.
-    const lastIncluded = new Date(Date.parse(to) - 1000).toISOString().replace(/\.000Z$/, 'Z');
+    const lastIncluded = isoSeconds(Date.parse(to) - 1000);
     do {
       try {
         signal?.throwIfAborted();

@@ -2,7 +2,7 @@
  * Sample job: a digest of the previous 24 hours of occurrences across all jobs, as Markdown.
  * It needs no outside data, so a fresh deployment produces a real report on its first run.
  */
-import { type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
+import { isoSeconds, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
 import type { JobDefinition } from '../protocol/ports';
 import type { OccurrenceReader } from '../aws/occurrence-reader';
 
@@ -13,7 +13,7 @@ export function occurrenceDigestJob(reader: () => OccurrenceReader): JobDefiniti
     reportExtension: 'md',
     async run(occurrence, { signal, logger }) {
       const to = occurrence.scheduledTime;
-      const from = new Date(Date.parse(to) - DIGEST_PERIOD_MS).toISOString().replace(/\.000Z$/, 'Z');
+      const from = isoSeconds(Date.parse(to) - DIGEST_PERIOD_MS);
       const source = reader();
       const rows: Occurrence[] = [];
       for (const status of Object.values(OccurrenceStatus)) {

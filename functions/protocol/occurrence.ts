@@ -82,7 +82,7 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
   if (Number.isNaN(ms) || !calendarOk || new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) {
     return { ok: false, error: `scheduledTime is not a real date and time: ${JSON.stringify(input)}` };
   }
-  return { ok: true, value: new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return { ok: true, value: isoSeconds(ms) };
 }
 
 /** Every report lives under this prefix; the worker's S3 permissions are limited to it. */
@@ -101,3 +101,6 @@ export function describe(value: unknown): string {
 }
 
 export const iso = (epochMs: number): string => new Date(epochMs).toISOString();
+
+/** The scheduled-time format: UTC, whole seconds (`2026-11-30T06:00:00Z`); milliseconds are dropped. */
+export const isoSeconds = (epochMs: number): string => iso(epochMs).replace(/\.\d{3}Z$/, 'Z');

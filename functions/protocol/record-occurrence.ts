@@ -6,8 +6,7 @@
  * still PENDING: then the first trigger may have died between the insert and the enqueue, and this one enqueues
  * for it. A second message for the same occurrence is harmless, because claims are conditional.
  */
-import { decodeScheduleEvent } from './envelope';
-import { encodeEnvelope } from './envelope';
+import { decodeScheduleEvent, encodeEnvelope } from './envelope';
 import type { JobSettings } from './job-settings';
 import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
 import type { Clock, Logger, OccurrenceStore, WorkQueue } from './ports';
