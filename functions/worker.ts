@@ -33,6 +33,8 @@ export interface WorkerOptions {
   readonly logger?: Logger;
   readonly random?: () => number;
   readonly newLeaseId?: () => string;
+  /** How long a message that cannot be processed is hidden before its next receive; tests shorten it. */
+  readonly poisonRetrySeconds?: number;
 }
 
 export type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>) => Promise<SQSBatchResponse>;
@@ -64,7 +66,7 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
       owner: `${context.logStreamName}/${context.awsRequestId}`,
       newLeaseId: options.newLeaseId ?? randomUUID,
       random: options.random ?? Math.random,
-      poisonRetrySeconds: POISON_MESSAGE_RETRY_SECONDS,
+      poisonRetrySeconds: options.poisonRetrySeconds ?? POISON_MESSAGE_RETRY_SECONDS,
     };
     const outcomes = await Promise.all(event.Records.map(async (record): Promise<DeliveryOutcome> => {
       try {

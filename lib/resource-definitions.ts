@@ -19,8 +19,19 @@ export const OCCURRENCE_TABLE = {
     partitionKey: OccurrenceAttributes.status,
     sortKey: OccurrenceAttributes.scheduledTime,
   },
+  /** Both keys and the index keys are strings. */
+  keyType: 'S',
   ttlAttribute: OccurrenceAttributes.ttl,
+  /** The notifier compares the old and new image of each change. */
+  streamViewType: 'NEW_AND_OLD_IMAGES',
 } as const;
+
+/** Messages per worker invocation (the SQS event source's batch size). */
+export const WORKER_BATCH_SIZE = 5;
+/** Stream records per notifier invocation. */
+export const NOTIFIER_BATCH_SIZE = 10;
+/** Lambda's own retries of a failed asynchronous (Scheduler) invocation of the trigger, before its DLQ. */
+export const TRIGGER_ASYNC_RETRY_ATTEMPTS = 2;
 
 /** SQS and Lambda: the queue hides a message at least six times the function timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;

@@ -24,16 +24,12 @@ import { ENV } from '../functions/runtime-env';
 import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from './job-config';
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
-import { OCCURRENCE_TABLE } from './resource-definitions';
+import { NOTIFIER_BATCH_SIZE, OCCURRENCE_TABLE, TRIGGER_ASYNC_RETRY_ATTEMPTS, WORKER_BATCH_SIZE } from './resource-definitions';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;
-/** Lambda's own retries of a failed asynchronous (Scheduler) invocation of the trigger, before its DLQ. */
-export const TRIGGER_ASYNC_RETRY_ATTEMPTS = 2;
-export const WORKER_BATCH_SIZE = 5;
 export const WORKER_MEMORY_MB = 512;
 export const NOTIFIER_TIMEOUT_SECONDS = 30;
-export const NOTIFIER_BATCH_SIZE = 10;
 
 const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
 
@@ -85,7 +81,7 @@ export class ScheduledJobs extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: OCCURRENCE_TABLE.ttlAttribute,
-      stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+      stream: dynamodb.StreamViewType[OCCURRENCE_TABLE.streamViewType],
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       removalPolicy,
     });

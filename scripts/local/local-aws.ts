@@ -1,0 +1,158 @@
+/**
+ * The AWS side of a local run: SDK clients pointed at the emulator, and the stack's data resources created in it
+ * from the same definitions the CDK stack uses (lib/resource-definitions.ts), so the schema is written once.
+ */
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QUEUE_RETENTION_SECONDS } from '../../functions/protocol/job-settings';
+import { ENV } from '../../functions/runtime-env';
+import { OCCURRENCE_TABLE, type WorkerLimits } from '../../lib/resource-definitions';
+
+/** Region and dummy credentials for the emulator; set only for local runs, never when talking to AWS. */
+export const LOCAL_REGION = 'us-east-1';
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/**
+ * Points the SDK's standard settings at the emulator, so the handlers' own clients (functions/aws/clients.ts) use it
+ * exactly as they would use AWS_ENDPOINT_URL in any other environment.
+ */
+export function useEmulator(endpoint: string, env: NodeJS.ProcessEnv = process.env): void {
+  env.AWS_ENDPOINT_URL = endpoint;
+  env.AWS_REGION = LOCAL_REGION;
+  env.AWS_ACCESS_KEY_ID = LOCAL_CREDENTIALS.accessKeyId;
+  env.AWS_SECRET_ACCESS_KEY = LOCAL_CREDENTIALS.secretAccessKey;
+  delete env.AWS_SESSION_TOKEN;
+  delete env.AWS_PROFILE;
+}
+
+export interface LocalClients {
+  readonly dynamo: DynamoDBClient;
+  readonly documents: DynamoDBDocumentClient;
+  readonly streams: DynamoDBStreamsClient;
+  readonly s3: S3Client;
+  readonly sqs: SQSClient;
+  readonly sns: SNSClient;
+}
+
+/** Clients of the driver itself (set-up, event sources, inspection), separate from the handlers' clients. */
+export function localClients(endpoint: string): LocalClients {
+  const config = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const dynamo = new DynamoDBClient(config);
+  return {
+    dynamo,
+    documents: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
+    streams: new DynamoDBStreamsClient(config),
+    s3: new S3Client({ ...config, forcePathStyle: true }),
+    sqs: new SQSClient(config),
+    sns: new SNSClient(config),
+  };
+}
+
+export interface LocalResources {
+  readonly tableName: string;
+  readonly streamArn: string;
+  readonly jobQueueUrl: string;
+  readonly jobQueueArn: string;
+  readonly jobDeadLetterQueueUrl: string;
+  readonly bucketName: string;
+  readonly reportReadyTopicArn: string;
+  /** Subscribed to the topic with raw delivery, as in the stack: each message here is one announcement. */
+  readonly reportReadyQueueUrl: string;
+  /** The queue's settings as created (the visibility may be shortened for tests). */
+  readonly limits: WorkerLimits;
+}
+
+export interface ResourceOptions {
+  readonly limits: WorkerLimits;
+  /** Override of the queue's visibility timeout: tests shorten it so that a crash is redelivered in seconds. */
+  readonly visibilityTimeoutSeconds?: number;
+}
+
+export async function createResources(clients: LocalClients, options: ResourceOptions): Promise<LocalResources> {
+  const tableName = 'occurrences';
+  const table = await clients.dynamo.send(new CreateTableCommand({
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [OCCURRENCE_TABLE.partitionKey, OCCURRENCE_TABLE.sortKey, OCCURRENCE_TABLE.statusIndex.partitionKey]
+      .map((name) => ({ AttributeName: name, AttributeType: OCCURRENCE_TABLE.keyType })),
+    KeySchema: [
+      { AttributeName: OCCURRENCE_TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: OCCURRENCE_TABLE.sortKey, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [{
+      IndexName: OCCURRENCE_TABLE.statusIndex.name,
+      KeySchema: [
+        { AttributeName: OCCURRENCE_TABLE.statusIndex.partitionKey, KeyType: 'HASH' },
+        { AttributeName: OCCURRENCE_TABLE.statusIndex.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'ALL' },
+    }],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: OCCURRENCE_TABLE.streamViewType },
+  }));
+  await clients.dynamo.send(new UpdateTimeToLiveCommand({
+    TableName: tableName,
+    TimeToLiveSpecification: { AttributeName: OCCURRENCE_TABLE.ttlAttribute, Enabled: true },
+  }));
+
+  const dlq = await createQueue(clients.sqs, 'job-dlq', {});
+  const limits = options.limits;
+  const visibility = options.visibilityTimeoutSeconds ?? limits.queueVisibilityTimeoutSeconds;
+  const jobQueue = await createQueue(clients.sqs, 'jobs', {
+    VisibilityTimeout: String(visibility),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: limits.maxReceiveCount }),
+  });
+
+  const bucketName = 'reports';
+  await clients.s3.send(new CreateBucketCommand({ Bucket: bucketName }));
+
+  const topic = await clients.sns.send(new CreateTopicCommand({
+    Name: 'report-ready.fifo',
+    Attributes: { FifoTopic: 'true', ContentBasedDeduplication: 'false' },
+  }));
+  const readyQueue = await createQueue(clients.sqs, 'report-ready.fifo', { FifoQueue: 'true' });
+  await clients.sns.send(new SubscribeCommand({
+    TopicArn: topic.TopicArn, Protocol: 'sqs', Endpoint: readyQueue.arn, Attributes: { RawMessageDelivery: 'true' },
+  }));
+
+  return {
+    tableName,
+    streamArn: required(table.TableDescription?.LatestStreamArn, 'the table\'s stream ARN'),
+    jobQueueUrl: jobQueue.url,
+    jobQueueArn: jobQueue.arn,
+    jobDeadLetterQueueUrl: dlq.url,
+    bucketName,
+    reportReadyTopicArn: required(topic.TopicArn, 'the topic ARN'),
+    reportReadyQueueUrl: readyQueue.url,
+    limits: { ...limits, queueVisibilityTimeoutSeconds: visibility },
+  };
+}
+
+/** The environment the deployed functions get from the stack, for the same resources in the emulator. */
+export function functionEnv(resources: LocalResources, jobSettingsJson: string): Record<string, string> {
+  return {
+    [ENV.tableName]: resources.tableName,
+    [ENV.queueUrl]: resources.jobQueueUrl,
+    [ENV.bucketName]: resources.bucketName,
+    [ENV.topicArn]: resources.reportReadyTopicArn,
+    [ENV.jobSettings]: jobSettingsJson,
+  };
+}
+
+async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<{ url: string; arn: string }> {
+  const created = await sqs.send(new CreateQueueCommand({
+    QueueName: name,
+    Attributes: { MessageRetentionPeriod: String(QUEUE_RETENTION_SECONDS), ...attributes },
+  }));
+  const url = required(created.QueueUrl, `the URL of queue ${name}`);
+  const described = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  return { url, arn: required(described.Attributes?.QueueArn, `the ARN of queue ${name}`) };
+}
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the emulator did not return ${what}`);
+  return value;
+}

@@ -1,0 +1,165 @@
+/**
+ * The whole stack in one process against the emulator: the real trigger, worker and notifier handlers with their
+ * real SDK clients, and the three things the emulator does not run played here: Scheduler (scheduler.ts), the SQS
+ * event source (sqs-event-source.ts) and the stream event source (stream-event-source.ts).
+ * Used by `npm run local` and by the integration tests.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { createNotifierHandler } from '../../functions/notifier';
+import type { JobSettings } from '../../functions/protocol/job-settings';
+import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
+import { TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
+import type { JobDefinition, Logger } from '../../functions/protocol/ports';
+import type { TriggerResult } from '../../functions/protocol/record-occurrence';
+import { jsonLogger } from '../../functions/runtime/json-logger';
+import { createTriggerHandler } from '../../functions/trigger';
+import { createWorkerHandler, type WorkerOptions } from '../../functions/worker';
+import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../lib/resource-definitions';
+import { createResources, functionEnv, type LocalClients, localClients, type LocalResources, useEmulator } from './local-aws';
+import { fire, type FireOutcome, type ScheduledFire } from './scheduler';
+import { SqsEventSource } from './sqs-event-source';
+import { StreamEventSource } from './stream-event-source';
+
+export interface PipelineOptions {
+  readonly endpoint: string;
+  readonly settings: readonly JobSettings[];
+  readonly jobs: Readonly<Record<string, JobDefinition>>;
+  /** Concurrent worker pollers. */
+  readonly workers: number;
+  /** Where the handlers' JSON log lines go. */
+  readonly log: (line: string) => void;
+  readonly visibilityTimeoutSeconds?: number;
+  /** Passed to createWorkerHandler: tests shorten the wait of a message that cannot be processed. */
+  readonly worker?: Partial<Pick<WorkerOptions, 'poisonRetrySeconds'>>;
+}
+
+export class LocalPipeline {
+  private constructor(
+    readonly clients: LocalClients,
+    readonly resources: LocalResources,
+    readonly trigger: (event: unknown) => Promise<TriggerResult>,
+    readonly workerSource: SqsEventSource,
+    readonly streamSource: StreamEventSource,
+    readonly store: DynamoOccurrenceStore,
+  ) {}
+
+  /** Creates the resources in the emulator and the handlers over them; nothing runs until start(). */
+  static async create(options: PipelineOptions): Promise<LocalPipeline> {
+    const clients = localClients(options.endpoint);
+    const limits = workerLimits(options.settings);
+    const resources = await createResources(clients, { limits, visibilityTimeoutSeconds: options.visibilityTimeoutSeconds });
+    // The handlers build their own clients from the SDK's standard settings, as deployed.
+    useEmulator(options.endpoint);
+    Object.assign(process.env, functionEnv(resources, JSON.stringify(options.settings)));
+    const settings = new Map(options.settings.map((s) => [s.id, s]));
+    const logger = (fn: string): Logger => jsonLogger({ fn }, options.log);
+    const trigger = createTriggerHandler({ settings, logger: logger('trigger') });
+    const worker = createWorkerHandler({ jobs: options.jobs, settings, logger: logger('worker'), ...options.worker });
+    const notifier = createNotifierHandler({ logger: logger('notifier') });
+    const workerSource = new SqsEventSource({
+      sqs: clients.sqs,
+      queueUrl: resources.jobQueueUrl,
+      queueArn: resources.jobQueueArn,
+      handler: worker,
+      functionTimeoutSeconds: limits.functionTimeoutSeconds,
+      batchSize: WORKER_BATCH_SIZE,
+      pollers: options.workers,
+    });
+    const streamSource = new StreamEventSource({
+      streams: clients.streams,
+      streamArn: resources.streamArn,
+      handler: notifier,
+      batchSize: NOTIFIER_BATCH_SIZE,
+      onError: (message) => options.log(JSON.stringify({ level: 'ERROR', fn: 'stream-event-source', message })),
+    });
+    return new LocalPipeline(clients, resources, trigger, workerSource, streamSource, new DynamoOccurrenceStore(clients.documents, resources.tableName));
+  }
+
+  start(): void {
+    this.workerSource.start();
+    this.streamSource.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.workerSource.stop();
+    await this.streamSource.stop();
+  }
+
+  /** Scheduler's at-least-once delivery: each occurrence is fired `copies` times at once. */
+  async fire(occurrences: readonly ScheduledFire[], copies = 1): Promise<FireOutcome[]> {
+    return Promise.all(occurrences.flatMap((o) => Array.from({ length: copies }, () => fire(this.trigger, o))));
+  }
+
+  async rows(keys: readonly OccurrenceKey[]): Promise<Array<Occurrence | undefined>> {
+    return Promise.all(keys.map((k) => this.store.get(k)));
+  }
+
+  /**
+   * Waits until every occurrence is SUCCEEDED or FAILED and every SUCCEEDED one is announced, or the time is up.
+   * Returns the rows as last read.
+   */
+  async waitUntilSettled(keys: readonly OccurrenceKey[], timeoutMs: number, onProgress?: (settled: number, total: number) => void): Promise<Array<Occurrence | undefined>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const rows = await this.rows(keys);
+      const settled = rows.filter((r) => r !== undefined && TERMINAL_STATUSES.includes(r.status) &&
+        (r.status !== 'SUCCEEDED' || r.notifiedAt !== undefined)).length;
+      onProgress?.(settled, keys.length);
+      if (settled === keys.length || Date.now() >= deadline) return rows;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  /** Takes every announcement off the report-ready queue (the topic's subscriber), oldest first. */
+  async drainAnnouncements(): Promise<string[]> {
+    const bodies: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const received = await this.clients.sqs.send(new ReceiveMessageCommand({
+        QueueUrl: this.resources.reportReadyQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0,
+      }));
+      const messages = received.Messages ?? [];
+      if (messages.length === 0) break;
+      for (const m of messages) {
+        bodies.push(m.Body ?? '');
+        await this.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: this.resources.reportReadyQueueUrl, ReceiptHandle: m.ReceiptHandle }));
+      }
+    }
+    return bodies;
+  }
+
+  async reportKeys(): Promise<string[]> {
+    const listed = await this.clients.s3.send(new ListObjectsV2Command({ Bucket: this.resources.bucketName }));
+    return (listed.Contents ?? []).map((o) => o.Key ?? '').sort();
+  }
+
+  async reportBody(key: string): Promise<string> {
+    const object = await this.clients.s3.send(new GetObjectCommand({ Bucket: this.resources.bucketName, Key: key }));
+    return object.Body?.transformToString() ?? '';
+  }
+
+  /** Copies every report to `dir`, keeping its key as the relative path; returns the paths written. */
+  async downloadReports(dir: string): Promise<string[]> {
+    const written: string[] = [];
+    for (const key of await this.reportKeys()) {
+      const file = path.join(dir, ...key.split('/'));
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, await this.reportBody(key));
+      written.push(file);
+    }
+    return written;
+  }
+
+  /** Messages in the job queue's DLQ, visible or not. */
+  async deadLetterCount(): Promise<number> {
+    const attributes = await this.clients.sqs.send(new GetQueueAttributesCommand({
+      QueueUrl: this.resources.jobDeadLetterQueueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }));
+    const a = attributes.Attributes ?? {};
+    return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+}

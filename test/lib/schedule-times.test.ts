@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import {
+  instantOfWallTime,
+  previousScheduleTimes,
+  ScheduleError,
+  scheduleTimes,
+  scheduleTimesBetween,
+} from '../../lib/schedule-times';
+
+const iso = (d: Date): string => d.toISOString().replace('.000Z', 'Z');
+function first(schedule: string, from: string, count: number, timeZone?: string): string[] {
+  const out: string[] = [];
+  for (const t of scheduleTimes({ schedule, timeZone }, new Date(from))) {
+    out.push(iso(t));
+    if (out.length === count) break;
+  }
+  return out;
+}
+
+describe('cron schedules in a time zone', () => {
+  it('reads the hour in the zone: 06:00 Berlin is 05:00Z in winter and 04:00Z in summer', () => {
+    expect(first('cron(0 6 * * ? *)', '2026-12-01T00:00:00Z', 2, 'Europe/Berlin')).toEqual(['2026-12-01T05:00:00Z', '2026-12-02T05:00:00Z']);
+    expect(first('cron(0 6 * * ? *)', '2027-07-01T00:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-07-01T04:00:00Z']);
+  });
+
+  it('skips a time that does not exist at spring-forward (02:30 on 28 March 2027 in Berlin)', () => {
+    expect(first('cron(30 2 * * ? *)', '2027-03-27T00:00:00Z', 3, 'Europe/Berlin'))
+      .toEqual(['2027-03-27T01:30:00Z', '2027-03-29T00:30:00Z', '2027-03-30T00:30:00Z']);
+  });
+
+  it('runs a repeated time once, at its first occurrence, at fall-back (02:30 on 25 October 2026 in Berlin)', () => {
+    expect(first('cron(30 2 * * ? *)', '2026-10-24T00:00:00Z', 3, 'Europe/Berlin'))
+      .toEqual(['2026-10-24T00:30:00Z', '2026-10-25T00:30:00Z', '2026-10-26T01:30:00Z']);
+  });
+
+  it('runs an every-30-minutes schedule once per wall-clock time through the repeated hour', () => {
+    expect(first('cron(0/30 * * * ? *)', '2026-10-24T23:30:00Z', 6, 'Europe/Berlin')).toEqual([
+      '2026-10-24T23:30:00Z', // 01:30 CEST
+      '2026-10-25T00:00:00Z', // 02:00 CEST
+      '2026-10-25T00:30:00Z', // 02:30 CEST; 02:00 and 02:30 CET are not repeated
+      '2026-10-25T02:00:00Z', // 03:00 CET
+      '2026-10-25T02:30:00Z',
+      '2026-10-25T03:00:00Z',
+    ]);
+  });
+
+  it('reads day-of-week the Scheduler way: 1 is Sunday, 2 is Monday', () => {
+    // 2026-11-30 is a Monday.
+    expect(first('cron(0 9 ? * 1 *)', '2026-11-30T00:00:00Z', 1)).toEqual(['2026-12-06T09:00:00Z']);
+    expect(first('cron(0 9 ? * 2 *)', '2026-11-30T00:00:00Z', 1)).toEqual(['2026-11-30T09:00:00Z']);
+    expect(first('cron(0 9 ? * MON-FRI *)', '2026-12-04T10:00:00Z', 1)).toEqual(['2026-12-07T09:00:00Z']);
+  });
+
+  it('supports L, W, # and the year field', () => {
+    expect(first('cron(0 0 L * ? *)', '2027-02-01T00:00:00Z', 1)).toEqual(['2027-02-28T00:00:00Z']);
+    // 15 May 2027 is a Saturday: the nearest weekday is Friday the 14th.
+    expect(first('cron(0 0 15W * ? *)', '2027-05-01T00:00:00Z', 1)).toEqual(['2027-05-14T00:00:00Z']);
+    // The last Friday (6) of December 2026, and the second Tuesday (3) of January 2027.
+    expect(first('cron(0 0 ? * 6L *)', '2026-12-01T00:00:00Z', 1)).toEqual(['2026-12-25T00:00:00Z']);
+    expect(first('cron(0 0 ? * 3#2 *)', '2027-01-01T00:00:00Z', 1)).toEqual(['2027-01-12T00:00:00Z']);
+    expect(first('cron(0 0 1 1 ? 2028)', '2026-01-01T00:00:00Z', 2)).toEqual(['2028-01-01T00:00:00Z']);
+  });
+
+  it('reads Scheduler\'s "from n every m" (5/20) as croner\'s range', () => {
+    expect(first('cron(5/20 10 * * ? *)', '2026-12-01T00:00:00Z', 3)).toEqual(['2026-12-01T10:05:00Z', '2026-12-01T10:25:00Z', '2026-12-01T10:45:00Z']);
+  });
+
+  it('includes a fire time equal to the start', () => {
+    expect(first('cron(0 6 * * ? *)', '2026-12-01T06:00:00Z', 1)).toEqual(['2026-12-01T06:00:00Z']);
+  });
+});
+
+describe('rate and at schedules', () => {
+  it('fires a rate every interval from its anchor', () => {
+    expect(first('rate(15 minutes)', '2026-12-01T10:00:00Z', 3)).toEqual(['2026-12-01T10:00:00Z', '2026-12-01T10:15:00Z', '2026-12-01T10:30:00Z']);
+    expect(first('rate(1 day)', '2026-12-01T10:00:00.400Z', 2)).toEqual(['2026-12-01T10:00:01Z', '2026-12-02T10:00:01Z']);
+  });
+
+  it('fires at() once, at its wall-clock time in the zone, and not before the start', () => {
+    expect(first('at(2027-01-31T06:00:00)', '2026-12-01T00:00:00Z', 5, 'Europe/Berlin')).toEqual(['2027-01-31T05:00:00Z']);
+    expect(first('at(2027-01-31T06:00:00)', '2027-02-01T00:00:00Z', 5, 'Europe/Berlin')).toEqual([]);
+  });
+
+  it('never fires at() for a wall-clock time skipped by daylight saving', () => {
+    expect(first('at(2027-03-28T02:30:00)', '2027-01-01T00:00:00Z', 5, 'Europe/Berlin')).toEqual([]);
+  });
+});
+
+describe('ranges and look-back', () => {
+  it('lists the fire times in [from, to)', () => {
+    const times = scheduleTimesBetween({ schedule: 'cron(0 6 * * ? *)' }, new Date('2026-12-01T06:00:00Z'), new Date('2026-12-04T06:00:00Z'), 100);
+    expect(times.map(iso)).toEqual(['2026-12-01T06:00:00Z', '2026-12-02T06:00:00Z', '2026-12-03T06:00:00Z']);
+  });
+
+  it('refuses a range with more fire times than the limit, naming the limit', () => {
+    expect(() => scheduleTimesBetween({ schedule: 'rate(1 minute)' }, new Date('2026-12-01T00:00:00Z'), new Date('2026-12-02T00:00:00Z'), 100))
+      .toThrow(/fires more than 100 times between 2026-12-01T00:00:00.000Z and 2026-12-02T00:00:00.000Z/);
+  });
+
+  it('finds the last n fire times before a moment, oldest first', () => {
+    const times = previousScheduleTimes({ schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' }, new Date('2026-12-03T05:00:00Z'), 2);
+    expect(times.map(iso)).toEqual(['2026-12-01T05:00:00Z', '2026-12-02T05:00:00Z']);
+  });
+});
+
+describe('bad schedules', () => {
+  it('rejects an invalid expression with the problem named', () => {
+    expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
+    expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(/cron needs exactly 6 fields/);
+  });
+
+  it('rejects an unknown time zone', () => {
+    expect(() => first('cron(0 6 * * ? *)', '2026-12-01T00:00:00Z', 1, 'Mars/Olympus')).toThrow(/unknown time zone "Mars\/Olympus"/);
+  });
+});
+
+describe('wall-clock to instant', () => {
+  it('maps a repeated wall time to its first instant and a skipped one to none', () => {
+    expect(instantOfWallTime(Date.parse('2026-10-25T02:30:00Z'), 'Europe/Berlin')).toBe(Date.parse('2026-10-25T00:30:00Z'));
+    expect(instantOfWallTime(Date.parse('2027-03-28T02:30:00Z'), 'Europe/Berlin')).toBeUndefined();
+    expect(instantOfWallTime(Date.parse('2027-03-28T02:30:00Z'), 'UTC')).toBe(Date.parse('2027-03-28T02:30:00Z'));
+  });
+});
