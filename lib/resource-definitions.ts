@@ -35,6 +35,8 @@ export const TRIGGER_ASYNC_RETRY_ATTEMPTS = 2;
 
 /** SQS and Lambda: the queue hides a message at least six times the function timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
+/** Beyond the function timeout plus the lease: SQS's own timing is approximate. */
+export const VISIBILITY_SLACK_SECONDS = 30;
 /** Where a message that fails this many receives goes to the DLQ; never below the 5 AWS recommends. */
 export const MIN_MAX_RECEIVE_COUNT = 5;
 /**
@@ -56,7 +58,14 @@ export function workerLimits(jobs: readonly JobSettings[]): WorkerLimits {
   if (jobs.length === 0) throw new Error('workerLimits: at least one job is needed');
   const longest = Math.max(...jobs.map((j) => j.timeoutSeconds));
   const functionTimeoutSeconds = Math.min(longest + OUTCOME_RESERVE_SECONDS, LAMBDA_MAX_TIMEOUT_SECONDS);
-  const queueVisibilityTimeoutSeconds = Math.min(functionTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO, SQS_MAX_VISIBILITY_SECONDS);
+  // A message comes back only when its worker is surely gone: after the longest invocation (so never under a live
+  // worker) and after the lease a dead worker extended last (so the redelivery can claim, instead of finding a live
+  // lease and being dropped as a duplicate). Six times the timeout covers both for every usual lease.
+  const longestLease = Math.max(...jobs.map((j) => j.leaseSeconds));
+  const queueVisibilityTimeoutSeconds = Math.min(
+    Math.max(functionTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO, functionTimeoutSeconds + longestLease + VISIBILITY_SLACK_SECONDS),
+    SQS_MAX_VISIBILITY_SECONDS,
+  );
   // Every attempt is one receive of the same message (retries wait as hidden messages), so the redrive limit
   // must exceed the attempts or the DLQ would take a message whose occurrence still has attempts left.
   const maxReceiveCount = Math.max(MIN_MAX_RECEIVE_COUNT, Math.max(...jobs.map((j) => j.retry.maxAttempts)) + SPARE_RECEIVES);

@@ -109,6 +109,9 @@ async function main(): Promise<number> {
 
     console.log();
     console.log(occurrenceTable(fires.map((f, i) => rows[i] ?? { ...f, status: 'MISSING' })));
+    for (const r of rows) {
+      if (r?.lastError !== undefined && r.status !== 'SUCCEEDED') console.log(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
+    }
     console.log();
     console.log(`worker invocations ${pipeline.workerSource.totals.invocations}, messages received ${pipeline.workerSource.totals.received}, ` +
       `announcements on the report-ready topic ${announcements.length}, messages in the job DLQ ${await pipeline.deadLetterCount()}`);
@@ -167,11 +170,14 @@ function step(text: string): void {
   console.log(`▸ ${text}`);
 }
 
+/** One line rewritten in place on a terminal; only the last state when the output is piped. */
 function progress(): (settled: number, total: number) => void {
   const started = Date.now();
   return (settled, total) => {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    process.stdout.write(`\r  ${settled}/${total} occurrence(s) finished and announced (${seconds} s)`);
+    const line = `  ${settled}/${total} occurrence(s) finished and announced (${seconds} s)`;
+    if (process.stdout.isTTY) process.stdout.write(`\r${line}`);
+    else if (settled === total) process.stdout.write(line);
   };
 }
 
@@ -185,7 +191,7 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof UsageError || error instanceof JobConfigError || error instanceof ScheduleError || error instanceof MotoUnavailableError) {
-      console.error(`error: ${error.message}`);
+      console.error(`error: ${error.message}${error instanceof UsageError ? ' (npm run local -- --help lists the options)' : ''}`);
       process.exit(error instanceof UsageError ? 2 : 1);
     }
     console.error(error);

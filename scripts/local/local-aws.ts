@@ -29,6 +29,35 @@ export function useEmulator(endpoint: string, env: NodeJS.ProcessEnv = process.e
   delete env.AWS_PROFILE;
 }
 
+/**
+ * moto checks a write's condition and applies the write in two steps without a lock, so under concurrent requests
+ * two conditional writes of one item can both succeed (measured: 7 extra winners in 300 rounds of 8 concurrent
+ * writers on a loaded machine). DynamoDB and S3 make each conditional write atomic. To make the emulator keep that
+ * promise, every DynamoDB and S3 request of this process waits for the one before it to be answered.
+ */
+export function serializeEmulatorRequests(client: { middlewareStack: { add: (...args: never[]) => void } }): void {
+  const stack = client.middlewareStack as unknown as {
+    add(middleware: (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>, options: object): void;
+  };
+  stack.add((next) => async (args) => {
+    const release = await acquireEmulatorLock();
+    try {
+      return await next(args);
+    } finally {
+      release();
+    }
+  }, { step: 'deserialize', name: 'serializeEmulatorRequests', override: true });
+}
+
+let lockTail: Promise<void> = Promise.resolve();
+function acquireEmulatorLock(): Promise<() => void> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => { release = resolve; });
+  const acquired = lockTail.then(() => release);
+  lockTail = lockTail.then(() => held);
+  return acquired;
+}
+
 export interface LocalClients {
   readonly dynamo: DynamoDBClient;
   readonly documents: DynamoDBDocumentClient;
@@ -42,11 +71,14 @@ export interface LocalClients {
 export function localClients(endpoint: string): LocalClients {
   const config = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   const dynamo = new DynamoDBClient(config);
+  const s3 = new S3Client({ ...config, forcePathStyle: true });
+  serializeEmulatorRequests(dynamo);
+  serializeEmulatorRequests(s3);
   return {
     dynamo,
     documents: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
     streams: new DynamoDBStreamsClient(config),
-    s3: new S3Client({ ...config, forcePathStyle: true }),
+    s3,
     sqs: new SQSClient(config),
     sns: new SNSClient(config),
   };

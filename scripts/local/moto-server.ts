@@ -129,3 +129,15 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+// `tsx scripts/local/moto-server.ts`: make sure moto is there (CI runs this before the tests) and say which one.
+if (require.main === module) {
+  try {
+    const command = ensureMotoServer((line) => console.log(line));
+    const version = spawnSync(command === 'moto_server' ? 'python3' : path.join(VENV, 'bin', 'python'), ['-c', 'import moto; print(moto.__version__)'], { encoding: 'utf8' });
+    console.log(`moto_server: ${command}${version.status === 0 ? ` (moto ${version.stdout.trim()})` : ''}`);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}

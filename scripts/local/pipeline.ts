@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { documentClient, s3Client } from '../../functions/aws/clients';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { createNotifierHandler } from '../../functions/notifier';
 import type { JobSettings } from '../../functions/protocol/job-settings';
@@ -19,7 +20,7 @@ import { jsonLogger } from '../../functions/runtime/json-logger';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerOptions } from '../../functions/worker';
 import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../lib/resource-definitions';
-import { createResources, functionEnv, type LocalClients, localClients, type LocalResources, useEmulator } from './local-aws';
+import { createResources, functionEnv, type LocalClients, localClients, type LocalResources, serializeEmulatorRequests, useEmulator } from './local-aws';
 import { fire, type FireOutcome, type ScheduledFire } from './scheduler';
 import { SqsEventSource } from './sqs-event-source';
 import { StreamEventSource } from './stream-event-source';
@@ -33,8 +34,8 @@ export interface PipelineOptions {
   /** Where the handlers' JSON log lines go. */
   readonly log: (line: string) => void;
   readonly visibilityTimeoutSeconds?: number;
-  /** Passed to createWorkerHandler: tests shorten the wait of a message that cannot be processed. */
-  readonly worker?: Partial<Pick<WorkerOptions, 'poisonRetrySeconds'>>;
+  /** Passed to createWorkerHandler: tests shorten the wait of a poison message or wrap an adapter to inject a fault. */
+  readonly worker?: Partial<Pick<WorkerOptions, 'poisonRetrySeconds' | 'reports' | 'store' | 'queue'>>;
 }
 
 export class LocalPipeline {
@@ -55,6 +56,8 @@ export class LocalPipeline {
     // The handlers build their own clients from the SDK's standard settings, as deployed.
     useEmulator(options.endpoint);
     Object.assign(process.env, functionEnv(resources, JSON.stringify(options.settings)));
+    serializeEmulatorRequests(documentClient());
+    serializeEmulatorRequests(s3Client());
     const settings = new Map(options.settings.map((s) => [s.id, s]));
     const logger = (fn: string): Logger => jsonLogger({ fn }, options.log);
     const trigger = createTriggerHandler({ settings, logger: logger('trigger') });

@@ -90,7 +90,7 @@ export async function invokeWithBatch(
   messages: readonly Message[],
   poller = 1,
 ): Promise<InvocationSummary> {
-  const event: SQSEvent = { Records: messages.map((m) => sqsRecord(m, options.queueArn)) };
+  const event = sqsEvent(messages, options.queueArn);
   const context = lambdaContext('worker', options.functionTimeoutSeconds);
   let failed: ReadonlySet<string>;
   let error: string | undefined;
@@ -124,6 +124,11 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Lam
     logStreamName: `local/${functionName}/${requestId.slice(0, 8)}`,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
   };
+}
+
+/** The event Lambda's SQS event source builds from received messages. */
+export function sqsEvent(messages: readonly Message[], queueArn: string): SQSEvent {
+  return { Records: messages.map((m) => sqsRecord(m, queueArn)) };
 }
 
 function sqsRecord(message: Message, queueArn: string): SQSRecord {

@@ -1,0 +1,106 @@
+/**
+ * Shared set-up of the integration tests: one moto_server per test file (started in beforeAll, stopped in
+ * afterAll, also when a test fails), emptied before each test. Everything talks to 127.0.0.1 only.
+ */
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
+import type { OccurrenceKey } from '../../functions/protocol/occurrence';
+import type { JobDefinition } from '../../functions/protocol/ports';
+import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+import { LocalPipeline, type PipelineOptions } from '../../scripts/local/pipeline';
+
+export interface Emulator {
+  readonly moto: MotoServer;
+  /** The handlers' JSON log lines of the current test, to print when an assertion needs them. */
+  readonly logs: string[];
+}
+
+export function useMoto(): Emulator {
+  const state = { moto: undefined as MotoServer | undefined, logs: [] as string[] };
+  beforeAll(async () => {
+    state.moto = await startMotoServer();
+  }, 60_000);
+  afterAll(async () => {
+    await state.moto?.stop();
+  });
+  beforeEach(async () => {
+    state.logs.length = 0;
+    await state.moto?.reset();
+  });
+  return {
+    get moto(): MotoServer {
+      if (state.moto === undefined) throw new Error('moto is not running');
+      return state.moto;
+    },
+    logs: state.logs,
+  };
+}
+
+export const JOB_ID = 'itest';
+
+/**
+ * Short timing so that a lost lease, a redelivery and a retry take seconds: moto counts SQS time in whole seconds
+ * and the lease must be at least 10 s.
+ */
+export function testSettings(overrides: Partial<Omit<JobSettings, 'id' | 'retry'>> & { retry?: Partial<JobSettings['retry']> } = {}): JobSettings {
+  return withDefaults({
+    id: JOB_ID,
+    leaseSeconds: 10,
+    heartbeatSeconds: 2,
+    leaseSafetyMarginSeconds: 2,
+    timeoutSeconds: 20,
+    ...overrides,
+    retry: { maxAttempts: 3, baseDelaySeconds: 1, maxDelaySeconds: 2, deadlineSeconds: 600, jitter: 0, ...overrides.retry },
+  });
+}
+
+export interface CountingJob extends JobDefinition {
+  /** Scheduled time of every run that started, in order. */
+  readonly runs: string[];
+  /** Scheduled time of every run that was aborted through its signal. */
+  readonly aborted: string[];
+  /** The signal's reason of each abort. */
+  readonly abortReasons: unknown[];
+}
+
+/** A job that takes `ms`, honours its AbortSignal and writes a report naming its occurrence and attempt. */
+export function countingJob(ms = 0): CountingJob {
+  const runs: string[] = [];
+  const aborted: string[] = [];
+  const abortReasons: unknown[] = [];
+  return {
+    runs,
+    aborted,
+    abortReasons,
+    reportExtension: 'txt',
+    async run(occurrence, { signal }) {
+      runs.push(occurrence.scheduledTime);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          aborted.push(occurrence.scheduledTime);
+          abortReasons.push(signal.reason);
+          reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+        }, { once: true });
+      });
+      return { body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`, contentType: 'text/plain' };
+    },
+  };
+}
+
+export function pipeline(emulator: Emulator, options: Partial<PipelineOptions> & Pick<PipelineOptions, 'jobs'>): Promise<LocalPipeline> {
+  return LocalPipeline.create({
+    endpoint: emulator.moto.endpoint,
+    settings: [testSettings()],
+    workers: 2,
+    log: (line) => emulator.logs.push(line),
+    ...options,
+  });
+}
+
+/** Distinct whole-second scheduled times, a second apart back from now, so no retry deadline has passed. */
+export function occurrences(count: number, jobId = JOB_ID): OccurrenceKey[] {
+  const base = Math.floor(Date.now() / 1000) * 1000;
+  return Array.from({ length: count }, (_, i) => ({ jobId, scheduledTime: new Date(base - i * 1000).toISOString().replace('.000Z', 'Z') }));
+}
