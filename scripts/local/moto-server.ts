@@ -14,7 +14,6 @@ import path from 'node:path';
 export const MOTO_PIN = 'moto[server]==5.2.1';
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 const VENV = path.join(PROJECT_ROOT, '.venv');
-const VENV_MOTO = path.join(VENV, 'bin', 'moto_server');
 const READY_POLL_MS = 100;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -33,16 +32,22 @@ export interface MotoServer {
 }
 
 /** Finds moto_server, installing it into `.venv/` when it is nowhere; returns the command to run. */
-export function ensureMotoServer(log: (line: string) => void = () => undefined): string {
-  const onPath = spawnSync('moto_server', ['--help'], { stdio: 'ignore' });
+export function ensureMotoServer(
+  log: (line: string) => void = () => undefined,
+  where: { env?: NodeJS.ProcessEnv; venv?: string } = {},
+): string {
+  const env = where.env ?? process.env;
+  const venvDir = where.venv ?? VENV;
+  const venvMoto = path.join(venvDir, 'bin', 'moto_server');
+  const onPath = spawnSync('moto_server', ['--help'], { stdio: 'ignore', env });
   if (onPath.status === 0) return 'moto_server';
-  if (existsSync(VENV_MOTO)) return VENV_MOTO;
-  log(`moto_server is not on the PATH; installing ${MOTO_PIN} into ${VENV} ...`);
-  const venv = spawnSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
+  if (existsSync(venvMoto)) return venvMoto;
+  log(`moto_server is not on the PATH; installing ${MOTO_PIN} into ${venvDir} ...`);
+  const venv = spawnSync('python3', ['-m', 'venv', venvDir], { stdio: 'inherit', env });
   const pip = venv.status === 0
-    ? spawnSync(path.join(VENV, 'bin', 'pip'), ['install', '--quiet', MOTO_PIN], { stdio: 'inherit' })
+    ? spawnSync(path.join(venvDir, 'bin', 'pip'), ['install', '--quiet', MOTO_PIN], { stdio: 'inherit', env })
     : undefined;
-  if (pip?.status === 0 && existsSync(VENV_MOTO)) return VENV_MOTO;
+  if (pip?.status === 0 && existsSync(venvMoto)) return venvMoto;
   throw new MotoUnavailableError(
     'The local run and the integration tests need moto_server (an AWS emulator), and it could not be installed.\n' +
     `Install it with Python 3 and pip:  pip install "${MOTO_PIN}"  (so that moto_server is on the PATH),\n` +
