@@ -110,7 +110,7 @@ export async function runBackfill(
   const results: Partial<Record<TriggerResult, number>> = {};
   const deadline = job.settings.retry.deadlineSeconds;
   const progress = (options.progress ?? noProgress)(times.length);
-  const deps2 = { store: deps.store, queue: deps.queue, clock: ctx.clock, logger: quiet, jobs: settingsById(ctx.jobs) };
+  const triggerDeps = { store: deps.store, queue: deps.queue, clock: ctx.clock, logger: quiet, jobs: settingsById(ctx.jobs) };
   let next = 0;
   let failure: unknown;
   const countFrom = ctx.clock.now();
@@ -119,7 +119,7 @@ export async function runBackfill(
     while (failure === undefined && !options.signal?.aborted && next < times.length) {
       const scheduledTime = times[next++];
       try {
-        const result = await recordOccurrence(deps2, { jobId, scheduledTime }, { countFrom });
+        const result = await recordOccurrence(triggerDeps, { jobId, scheduledTime }, { countFrom });
         results[result] = (results[result] ?? 0) + 1;
         progress.increment();
       } catch (error) {
