@@ -1,8 +1,7 @@
 /**
  * list, show and watch against the emulator (moto), from rows written into the table as the functions write them.
  */
-import { CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runList } from '../../bin/occurrences/commands/list';
@@ -10,6 +9,8 @@ import { runShow } from '../../bin/occurrences/commands/show';
 import { runWatch } from '../../bin/occurrences/commands/watch';
 import { runCli } from '../../bin/occurrences/program';
 import { resolveTarget } from '../../bin/occurrences/target';
+import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { workerLimits } from '../../lib/resource-definitions';
 import { createResources, type LocalClients, localClients, type LocalResources, LOCAL_REGION } from '../../scripts/local/local-aws';
@@ -229,6 +230,27 @@ describe('watch', () => {
       `2026-11-30T12:00:20.000Z  ${HOURLY} ${hour(12)}  PENDING -> RUNNING attempt 1  lease held by worker-1`,
       `2026-11-30T12:00:20.000Z  ${HOURLY} ${hour(12)}  RUNNING -> SUCCEEDED attempt 1  reports/x.txt`,
     ]);
+  });
+
+  it('keeps watching after a poll fails transiently, and says so on stderr', async () => {
+    await putRows(clients, resources.tableName, [row(HOURLY, hour(12), PENDING, NOW)]);
+    let polls = 0;
+    class FlakyReader extends OperatorOccurrenceReader {
+      override async listJobNewestFirst(...args: Parameters<OperatorOccurrenceReader['listJobNewestFirst']>) {
+        if (++polls === 1) throw new DependencyError('transient', 'list occurrences', Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+        return super.listJobNewestFirst(...args);
+      }
+    }
+    const ctx = context(clock);
+    const stop = new AbortController();
+    const sleeps: Array<() => void> = [() => undefined, () => stop.abort()];
+
+    await runWatch(ctx, { reader: new FlakyReader(clients.documents, resources.tableName), store: targetOf(clients, resources).store },
+      { jobId: HOURLY, statuses: [], from: 0, to: NOW, limit: 200 },
+      { intervalMs: 2000, json: false, signal: stop.signal, sleep: async () => sleeps.shift()!() });
+
+    expect(ctx.captured.err).toContain('2026-11-30T12:00:20.000Z  poll failed, trying again in 2 s: list occurrences failed (transient): ThrottlingException: Rate exceeded');
+    expect(ctx.captured.out).toEqual([`2026-11-30T12:00:20.000Z  ${HOURLY} ${hour(12)}  PENDING`]);
   });
 
   it('says where a row went when it leaves a status-filtered view', async () => {

@@ -5,9 +5,10 @@
  * should need no more than read access to the table.
  *
  * A row that leaves a filtered view (`--status RUNNING`, and it SUCCEEDED) is read once by its key to say where it
- * went.
+ * went. A poll that fails transiently (throttling, a dropped connection) is reported and tried again next interval.
  */
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
+import { isTransient } from '../../../functions/protocol/errors';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import type { OccurrenceStore } from '../../../functions/protocol/ports';
 import type { CommandContext } from '../context';
@@ -59,7 +60,16 @@ export async function runWatch(
   let first = true;
   if (!options.json) ctx.io.err(`watching ${query.jobId ?? 'all jobs'}${query.statuses.length ? ` (${query.statuses.join('/')})` : ''}, every ${options.intervalMs / 1000} s; Ctrl-C to stop`);
   while (!options.signal.aborted) {
-    const rows = await listOccurrences(deps.reader, query);
+    let rows: Occurrence[];
+    try {
+      rows = await listOccurrences(deps.reader, query);
+    } catch (error) {
+      // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
+      if (!isTransient(error)) throw error;
+      ctx.io.err(`${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${options.intervalMs / 1000} s: ${(error as Error).message}`);
+      await options.sleep(options.intervalMs, options.signal);
+      continue;
+    }
     const now = ctx.clock.now();
     const changes = changesBetween(seen, [...rows].reverse(), now);
     const current = new Map(rows.map((o) => [keyOf(o), o]));
