@@ -9,6 +9,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
 import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore } from '../protocol/ports';
+import type { ManualRetryFields, ReopenableStore, ReopenRequest, ReopenResult } from '../protocol/manual-retry';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
@@ -235,4 +236,50 @@ function oldItem(error: unknown): Occurrence | undefined {
   // The document client does not unmarshall the item on an exception: it arrives as AttributeValues.
   const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
   return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as Occurrence;
+}
+
+/**
+ * Additions for the occurrences CLI. A subclass rather than edits to the class above, so that the store the
+ * functions use stays exactly as it is; the CLI constructs this one.
+ */
+export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements ReopenableStore {
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {
+    super(documents, table);
+  }
+
+  /** FAILED -> PENDING with a fresh attempt budget; see functions/protocol/manual-retry.ts. */
+  async reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult> {
+    const now = iso(request.now);
+    try {
+      await this.documents.send(new UpdateCommand({
+        TableName: this.table,
+        Key: keyOf(key),
+        UpdateExpression:
+          'SET #status = :pending, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
+          '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one ' +
+          'REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt',
+        ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
+        ExpressionAttributeNames: {
+          '#jobId': 'jobId', '#status': 'status', '#attempt': 'attempt', '#deadlineAt': 'deadlineAt', '#ttl': 'ttl',
+          '#failedAt': 'failedAt', '#nextAttemptAt': 'nextAttemptAt', '#leaseExpiresAt': 'leaseExpiresAt',
+          '#previousAttempts': 'previousAttempts', '#manualRetryAt': 'manualRetryAt', '#manualRetries': 'manualRetries',
+        },
+        ExpressionAttributeValues: {
+          ':pending': PENDING, ':failed': FAILED, ':zero': 0, ':one': 1, ':deadline': iso(request.deadlineAt),
+          ':ttl': request.ttl, ':now': now,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return { reopened: true };
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('reopen failed occurrence', error);
+      const current = oldItem(error) as (Occurrence & ManualRetryFields) | undefined;
+      // The SDK retried a reopen that had succeeded (its response was lost): the row shows this very reopening.
+      if (current?.status === PENDING && current.manualRetryAt === now) return { reopened: true };
+      return { reopened: false, current };
+    }
+  }
 }

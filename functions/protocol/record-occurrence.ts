@@ -21,19 +21,30 @@ export interface TriggerDeps {
 
 export type TriggerResult = 'recorded' | 'pending-re-enqueued' | 'duplicate-suppressed';
 
+export interface RecordOptions {
+  /**
+   * Epoch ms from which the retry deadline and the retention are counted, when it is later than the scheduled time.
+   * The trigger leaves it unset (both count from the scheduled time). A backfill sets it to the time it runs: an
+   * occurrence recorded days after its scheduled time would otherwise be past its deadline, and its first delivery
+   * would record it FAILED without running it, and its TTL could delete the row while it runs.
+   */
+  readonly countFrom?: number;
+}
+
 /** Throws InvalidInputError (nothing written) for an unknown job or a malformed time. */
-export async function recordOccurrence(deps: TriggerDeps, event: unknown): Promise<TriggerResult> {
+export async function recordOccurrence(deps: TriggerDeps, event: unknown, options: RecordOptions = {}): Promise<TriggerResult> {
   const key = decodeScheduleEvent(event, new Set(deps.jobs.keys()));
   const settings = deps.jobs.get(key.jobId)!;
   const now = deps.clock.now();
   const scheduledAt = Date.parse(key.scheduledTime);
+  const countFrom = Math.max(scheduledAt, options.countFrom ?? scheduledAt);
   const occurrence: Occurrence = {
     ...key,
     status: OccurrenceStatus.PENDING,
     attempt: 0,
     createdAt: iso(now),
-    deadlineAt: iso(scheduledAt + settings.retry.deadlineSeconds * 1000),
-    ttl: Math.floor(scheduledAt / 1000) + settings.retentionDays * 86_400,
+    deadlineAt: iso(countFrom + settings.retry.deadlineSeconds * 1000),
+    ttl: Math.floor(countFrom / 1000) + settings.retentionDays * 86_400,
   };
   const created = await deps.store.create(occurrence);
   const fields = { jobId: key.jobId, scheduledTime: key.scheduledTime };

@@ -150,3 +150,26 @@ describe('recordOccurrence', () => {
     await expect(recordOccurrence(deps, event)).resolves.toBe('pending-re-enqueued');
   });
 });
+
+describe('recordOccurrence with countFrom (backfills)', () => {
+  const LATER = Date.parse('2026-12-05T10:00:00.000Z'); // five days after the scheduled time
+
+  it('counts the deadline and the retention from countFrom when it is later than the scheduled time', async () => {
+    const { store, deps } = trigger();
+
+    await expect(recordOccurrence(deps, event, { countFrom: LATER })).resolves.toBe('recorded');
+
+    const row = store.rows.get(keyString(KEY))!;
+    expect(row.scheduledTime).toBe('2026-11-30T06:00:00Z'); // the key is still the scheduled time
+    expect(row.deadlineAt).toBe('2026-12-05T12:00:00.000Z'); // countFrom + 2 h, not scheduled + 2 h (long past)
+    expect(row.ttl).toBe(LATER / 1000 + 30 * 86_400);
+  });
+
+  it('keeps the scheduled time as the base when countFrom is earlier (a deadline is never shortened)', async () => {
+    const { store, deps } = trigger();
+
+    await recordOccurrence(deps, event, { countFrom: Date.parse('2026-11-29T00:00:00Z') });
+
+    expect(store.rows.get(keyString(KEY))!.deadlineAt).toBe('2026-11-30T08:00:00.000Z');
+  });
+});

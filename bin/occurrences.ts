@@ -1,0 +1,56 @@
+/**
+ * `occurrences`: the operator's command line for the scheduled-jobs stack (see the README, "Operating: the
+ * occurrences CLI"). Run it with `npm run occurrences -- <command>`; bin/occurrences/bin.cjs is the package bin.
+ *
+ * This file only wires the real world in: stdout and stderr, the system clock, Ctrl-C, the progress bar, and the job
+ * configuration the stack is deployed from (bin/jobs.ts).
+ */
+import { Presets, SingleBar } from 'cli-progress';
+import { jobs as implementations } from '../functions/jobs';
+import { systemClock } from '../functions/protocol/ports';
+import { resolveJobConfigs } from '../lib/job-config';
+import { sampleJobs } from './jobs';
+import type { ProgressFactory } from './occurrences/commands/backfill';
+import { runCli } from './occurrences/program';
+
+/** Below this many occurrences a backfill finishes before a bar would be worth drawing. */
+const PROGRESS_BAR_FROM = 20;
+
+const progressBar: ProgressFactory = (total) => {
+  if (!process.stderr.isTTY || total < PROGRESS_BAR_FROM) return { increment: () => undefined, stop: () => undefined };
+  const bar = new SingleBar({
+    stream: process.stderr,
+    format: 'backfill [{bar}] {value}/{total} occurrences, {eta_formatted} left',
+    hideCursor: true,
+  }, Presets.shades_classic);
+  bar.start(total, 0);
+  return { increment: () => bar.increment(), stop: () => bar.stop() };
+};
+
+async function main(): Promise<number> {
+  // The first Ctrl-C stops `watch` and `backfill` cleanly (a backfill finishes the occurrences in flight and says
+  // how far it got); a second one, or a command still running two seconds later, ends the process.
+  const stop = new AbortController();
+  process.once('SIGINT', () => {
+    stop.abort();
+    process.once('SIGINT', () => process.exit(130));
+    setTimeout(() => process.exit(130), 2000).unref();
+  });
+  return runCli(process.argv.slice(2), {
+    io: { out: (text) => process.stdout.write(`${text}\n`), err: (text) => process.stderr.write(`${text}\n`) },
+    clock: systemClock,
+    env: process.env,
+    jobs: resolveJobConfigs(sampleJobs, Object.keys(implementations)).jobs,
+    reportExtensions: Object.fromEntries(Object.entries(implementations).map(([id, job]) => [id, job.reportExtension])),
+    progress: progressBar,
+    signal: stop.signal,
+  });
+}
+
+main().then(
+  (code) => { process.exitCode = code; },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);

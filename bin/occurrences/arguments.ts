@@ -1,0 +1,89 @@
+/**
+ * The CLI's arguments, validated with zod after commander has split them. Each problem names the argument it is
+ * about (`--from`, `<scheduledTime>`), so the message can say what was wrong without a stack trace.
+ */
+import { z } from 'zod';
+import { normaliseScheduledTime, OccurrenceStatus } from '../../functions/protocol/occurrence';
+
+/** A bad argument: printed with the command's usage line, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const STATUSES = Object.values(OccurrenceStatus);
+const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const DURATION = /^(\d+)(s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** An ISO-8601 date (UTC midnight) or date-time with a zone; sub-seconds are allowed in a range bound. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+export const jobIdArgument = z.string().regex(JOB_ID, { error: (issue) => `must be a job id (letters, digits, - and _), got ${JSON.stringify(issue.input)}` });
+
+/** `<scheduledTime>` of one occurrence, normalised to the key format (UTC, whole seconds). */
+export const scheduledTimeArgument = z.string().transform((value, ctx) => {
+  const time = normaliseScheduledTime(value);
+  if (time.ok) return time.value;
+  ctx.addIssue({ code: 'custom', message: time.error.replace(/^scheduledTime /, '') });
+  return z.NEVER;
+});
+
+/**
+ * A range bound, as epoch ms: an ISO date or date-time with a zone, `now`, or a duration before now (`90m`, `6h`,
+ * `7d`). The clock is passed in, so tests decide what "now" is.
+ */
+export function timeArgument(now: number) {
+  return z.string().transform((value, ctx) => {
+    if (value === 'now') return now;
+    const duration = DURATION.exec(value);
+    if (duration) return now - Number(duration[1]) * UNIT_MS[duration[2]];
+    const ms = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: `must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago such as 6h or 7d; got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+export const statusListArgument = z.string().transform((value, ctx) => {
+  const parts = value.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const unknown = parts.filter((p) => !STATUSES.includes(p as OccurrenceStatus));
+  if (parts.length === 0 || unknown.length > 0) {
+    ctx.addIssue({ code: 'custom', message: `must be one or more of ${STATUSES.join(', ')} separated by commas; got ${JSON.stringify(value)}` });
+    return z.NEVER;
+  }
+  return [...new Set(parts)] as OccurrenceStatus[];
+});
+
+export function wholeNumberArgument(min: number, max: number) {
+  return z.string().transform((value, ctx) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+export const urlArgument = z.string().refine((value) => /^https?:\/\/[^\s/]+/.test(value), {
+  error: (issue) => `must be an http(s) URL such as http://127.0.0.1:5000, got ${JSON.stringify(issue.input)}`,
+});
+
+/** Non-empty names: table, bucket, stack, region. */
+export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, { error: (issue) => `must be a non-empty name without spaces, got ${JSON.stringify(issue.input)}` });
+
+/**
+ * Parse commander's values with a schema whose keys are the option names; a failure becomes one UsageError that
+ * names every wrong argument (`--limit: must be ...`). `positional` maps keys to their `<name>` in the usage line.
+ */
+export function parseArguments<S extends z.ZodType>(schema: S, values: unknown, positional: readonly string[] = []): z.output<S> {
+  const parsed = schema.safeParse(values);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? '');
+    const name = positional.includes(key) ? `<${key}>` : `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    return `${name}: ${issue.message}`;
+  });
+  throw new UsageError(problems.join('\n       '));
+}

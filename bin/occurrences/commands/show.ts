@@ -1,0 +1,101 @@
+/**
+ * `occurrences show`: one occurrence in full, from a consistent read of its row: status, attempts, deadline, the
+ * lease and its age, the retry state, the report's location, the notification, manual retries, and the attempt
+ * history when the row records one.
+ */
+import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
+import type { ManualRetryFields } from '../../../functions/protocol/manual-retry';
+import { type Occurrence, type OccurrenceKey, reportKeyOf } from '../../../functions/protocol/occurrence';
+import type { CommandContext } from '../context';
+import { duration, fieldTable, plainTable, when } from '../format';
+
+/** One recorded attempt. The worker may record a bounded list of them (`attempts` or `history`); older rows have none. */
+export interface RecordedAttempt {
+  readonly attempt?: number;
+  readonly outcome?: string;
+  readonly at?: string;
+  readonly leaseId?: string;
+  readonly error?: string;
+}
+
+type ShownRow = Occurrence & ManualRetryFields & { attempts?: unknown; history?: unknown };
+
+export async function runShow(
+  ctx: CommandContext,
+  store: OperatorOccurrenceStore,
+  key: OccurrenceKey,
+  options: { json: boolean; bucketName?: string },
+): Promise<Occurrence | undefined> {
+  const row = (await store.get(key)) as ShownRow | undefined;
+  if (row === undefined) return undefined;
+  if (options.json) {
+    ctx.io.out(JSON.stringify(row, null, 2));
+    return row;
+  }
+  ctx.io.out(describeOccurrence(ctx, row, options.bucketName));
+  return row;
+}
+
+export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketName: string | undefined): string {
+  const now = ctx.clock.now();
+  const settings = ctx.jobs.find((j) => j.settings.id === row.jobId)?.settings;
+  const maxAttempts = settings ? ` of ${settings.retry.maxAttempts}` : '';
+  const s3 = (key: string) => (bucketName ? `s3://${bucketName}/${key}` : key);
+  const extension = ctx.reportExtensions[row.jobId];
+  const report = row.reportKey !== undefined
+    ? s3(row.reportKey)
+    : extension !== undefined ? `none committed yet; it will be ${s3(reportKeyOf(row, extension))}` : 'none committed yet';
+  const leaseHeld = row.status === 'RUNNING';
+  const fields: Array<readonly [string, string | undefined]> = [
+    ['job', row.jobId],
+    ['scheduled time', row.scheduledTime],
+    ['status', row.status],
+    ['attempt', `${row.attempt}${maxAttempts}${row.previousAttempts ? ` (plus ${row.previousAttempts} before ${row.manualRetries} manual retr${row.manualRetries === 1 ? 'y' : 'ies'})` : ''}`],
+    ['created', when(row.createdAt, now)],
+    ['deadline', `${when(row.deadlineAt, now)}${Date.parse(row.deadlineAt) <= now ? ': no attempt starts after it' : ''}`],
+    ['lease', leaseHeld ? leaseSummary(row, now) : undefined],
+    ['lease id', row.leaseId],
+    ['lease owner', row.leaseOwner],
+    ['claimed', when(row.claimedAt, now)],
+    ['last heartbeat', when(row.heartbeatAt, now)],
+    ['lease expires', when(row.leaseExpiresAt, now)],
+    ['released', when(row.releasedAt, now)],
+    ['next attempt', when(row.nextAttemptAt, now)],
+    ['last error', row.lastError],
+    ['succeeded', when(row.succeededAt, now)],
+    ['failed', when(row.failedAt, now)],
+    ['report', report],
+    ['notified', row.notifiedAt ? `${when(row.notifiedAt, now)}, message ${row.notificationId ?? '?'}` : row.status === 'SUCCEEDED' ? 'not yet' : undefined],
+    ['manual retries', row.manualRetries ? `${row.manualRetries}, last ${when(row.manualRetryAt, now)}` : undefined],
+    ['deleted by TTL', when(new Date(row.ttl * 1000).toISOString(), now)],
+  ];
+  const history = attemptHistory(row);
+  const historyText = history === undefined
+    ? 'attempt history: not recorded in this row (the counts and times above are what it has)'
+    : history.length === 0
+      ? 'attempt history: empty'
+      : `attempt history (as recorded, oldest first):\n${plainTable(['attempt', 'outcome', 'at', 'lease id', 'error'],
+        history.map((a) => [a.attempt, a.outcome, a.at, a.leaseId, a.error].map((v) => String(v ?? ''))))}`;
+  return `${fieldTable(fields)}\n${historyText}`;
+}
+
+/** The lease's age (since the claim) and how long it has left, or how long ago it expired. */
+function leaseSummary(row: Occurrence, now: number): string {
+  const parts: string[] = [];
+  if (row.claimedAt) parts.push(`held for ${duration(now - Date.parse(row.claimedAt))}`);
+  if (row.heartbeatAt) parts.push(`last extended ${duration(now - Date.parse(row.heartbeatAt))} ago`);
+  if (row.leaseExpiresAt) {
+    const left = Date.parse(row.leaseExpiresAt) - now;
+    parts.push(left >= 0 ? `expires in ${duration(left)}` : `EXPIRED ${duration(-left)} ago (the worker died or lost it)`);
+  }
+  return parts.join(', ');
+}
+
+/** `attempts` or `history`, if the row has a list of them; entries that are not objects are shown as errors. */
+export function attemptHistory(row: { attempts?: unknown; history?: unknown }): RecordedAttempt[] | undefined {
+  const list = Array.isArray(row.attempts) ? row.attempts : Array.isArray(row.history) ? row.history : undefined;
+  if (list === undefined) return undefined;
+  return list.map((entry: unknown) => (typeof entry === 'object' && entry !== null
+    ? entry as RecordedAttempt
+    : { error: `unreadable entry: ${JSON.stringify(entry)}` }));
+}

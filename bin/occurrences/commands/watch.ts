@@ -1,0 +1,93 @@
+/**
+ * `occurrences watch`: follow occurrences as they change, by polling the same queries as `list` (the table key or
+ * the byStatus index) and printing what changed between two polls: new rows, status and attempt changes, the
+ * announcement. Polling, not the table's stream: the stream's shards are the notifier's, and an operator's terminal
+ * should need no more than read access to the table.
+ *
+ * A row that leaves a filtered view (`--status RUNNING`, and it SUCCEEDED) is read once by its key to say where it
+ * went. A poll that fails transiently (throttling, a dropped connection) is reported and tried again next interval.
+ */
+import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
+import { isTransient } from '../../../functions/protocol/errors';
+import type { Occurrence } from '../../../functions/protocol/occurrence';
+import type { OccurrenceStore } from '../../../functions/protocol/ports';
+import type { CommandContext } from '../context';
+import { detail } from '../format';
+import { listOccurrences, type ListQuery } from './list';
+
+export interface Change {
+  readonly at: string;
+  readonly jobId: string;
+  readonly scheduledTime: string;
+  /** undefined: first seen. */
+  readonly from?: string;
+  readonly to: string;
+  readonly attempt?: number;
+  readonly detail: string;
+}
+
+export interface WatchOptions {
+  readonly intervalMs: number;
+  readonly json: boolean;
+  readonly signal: AbortSignal;
+  /** Waits between polls; resolves early when the signal aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+const keyOf = (o: { jobId: string; scheduledTime: string }) => `${o.jobId}#${o.scheduledTime}`;
+
+/** What changed from one poll to the next, as the operator cares about it. */
+export function changesBetween(before: ReadonlyMap<string, Occurrence>, after: readonly Occurrence[], now: number): Change[] {
+  const at = new Date(now).toISOString();
+  const changes: Change[] = [];
+  for (const o of after) {
+    const old = before.get(keyOf(o));
+    const base = { at, jobId: o.jobId, scheduledTime: o.scheduledTime, attempt: o.attempt, detail: detail(o, now) };
+    if (old === undefined) changes.push({ ...base, to: o.status });
+    else if (old.status !== o.status || old.attempt !== o.attempt) changes.push({ ...base, from: old.status, to: o.status });
+    else if (old.notifiedAt === undefined && o.notifiedAt !== undefined) changes.push({ ...base, from: o.status, to: 'ANNOUNCED', detail: `notification ${o.notificationId ?? ''}`.trim() });
+  }
+  return changes;
+}
+
+export async function runWatch(
+  ctx: CommandContext,
+  deps: { reader: OperatorOccurrenceReader; store: Pick<OccurrenceStore, 'get'> },
+  query: ListQuery,
+  options: WatchOptions,
+): Promise<void> {
+  let seen = new Map<string, Occurrence>();
+  let first = true;
+  if (!options.json) ctx.io.err(`watching ${query.jobId ?? 'all jobs'}${query.statuses.length ? ` (${query.statuses.join('/')})` : ''}, every ${options.intervalMs / 1000} s; Ctrl-C to stop`);
+  while (!options.signal.aborted) {
+    let rows: Occurrence[];
+    try {
+      rows = await listOccurrences(deps.reader, query);
+    } catch (error) {
+      // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
+      if (!isTransient(error)) throw error;
+      ctx.io.err(`${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${options.intervalMs / 1000} s: ${(error as Error).message}`);
+      await options.sleep(options.intervalMs, options.signal);
+      continue;
+    }
+    const now = ctx.clock.now();
+    const changes = changesBetween(seen, [...rows].reverse(), now);
+    const current = new Map(rows.map((o) => [keyOf(o), o]));
+    for (const [key, old] of seen) {
+      if (current.has(key)) continue;
+      const row = await deps.store.get(old);
+      changes.push({ at: new Date(now).toISOString(), jobId: old.jobId, scheduledTime: old.scheduledTime, from: old.status,
+        to: row?.status ?? 'DELETED', attempt: row?.attempt, detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)' });
+    }
+    for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
+    seen = current;
+    first = false;
+    await options.sleep(options.intervalMs, options.signal);
+  }
+}
+
+function formatChange(c: Change, first: boolean): string {
+  const transition = c.from === undefined ? (first ? c.to : `new ${c.to}`) : `${c.from} -> ${c.to}`;
+  const attempt = c.attempt !== undefined && c.attempt > 0 ? ` attempt ${c.attempt}` : '';
+  return `${c.at}  ${c.jobId} ${c.scheduledTime}  ${transition}${attempt}${c.detail ? `  ${c.detail}` : ''}`;
+}

@@ -1,0 +1,162 @@
+/**
+ * An operator's retry of one occurrence (the `occurrences retry` command), as a pure function over the store and
+ * the queue.
+ *
+ * A FAILED occurrence is reopened with one conditional write (FAILED -> PENDING, a fresh attempt budget, a deadline
+ * counted from now) and then enqueued; the worker claims it like any new occurrence. The condition makes two
+ * operators retrying at once safe: one reopens, the other is told the row changed.
+ *
+ * Every other status is refused by default, and `force` changes the row of none of them:
+ * - SUCCEEDED: refused even when forced. Its report key is write-once (If-None-Match: *): a new attempt would find
+ *   the report, adopt it without running the job, and announce the occurrence a second time. Nothing would be redone.
+ * - RUNNING under a live lease: refused even when forced. A worker is running the job; if it dies, its own message
+ *   comes back and another worker takes over once the lease expires. Nothing an operator writes may race that lease.
+ * - RUNNING with an expired lease, RETRY_WAIT, PENDING: a message normally exists for them (the crashed worker's
+ *   message reappears after the visibility timeout; a retry waits hidden until nextAttemptAt; a PENDING row was
+ *   enqueued by the trigger). Forcing sends one more message and leaves the row alone. That is the fix for a message
+ *   that was lost (the trigger's enqueue failed three times, or the message reached the job DLQ), and harmless if it
+ *   was not: claims are conditional, so a second message is dropped, or waits until the retry is due.
+ */
+import { encodeEnvelope } from './envelope';
+import { messageOf } from './errors';
+import type { JobSettings } from './job-settings';
+import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
+import type { Clock, OccurrenceStore, WorkQueue } from './ports';
+
+/** Attributes a manual retry adds to the row, so that a reader can tell a reopened occurrence from a fresh one. */
+export interface ManualRetryFields {
+  /** How many times an operator reopened this occurrence. */
+  readonly manualRetries?: number;
+  /** When it was last reopened. */
+  readonly manualRetryAt?: string;
+  /** Attempts used before the reopenings (the attempt counter restarts at 0 on each). */
+  readonly previousAttempts?: number;
+}
+
+export interface ReopenRequest {
+  readonly now: number;
+  /** The new deadline: no attempt starts after it. */
+  readonly deadlineAt: number;
+  /** DynamoDB TTL, epoch seconds: the row must outlive the new deadline. */
+  readonly ttl: number;
+}
+
+/** On failure the row that refused the condition (undefined when there is none). */
+export type ReopenResult = { reopened: true } | { reopened: false; current: Occurrence | undefined };
+
+/** What a manual retry needs from the store, beyond the OccurrenceStore port. */
+export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
+  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
+  reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
+}
+
+/** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
+export class ReopenedNotEnqueuedError extends Error {
+  constructor(readonly key: OccurrenceKey, override readonly cause: unknown) {
+    super(`the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
+      'run the retry again with --force to enqueue it');
+    this.name = 'ReopenedNotEnqueuedError';
+  }
+}
+
+export interface ManualRetryDeps {
+  readonly store: ReopenableStore;
+  readonly queue: Pick<WorkQueue, 'send'>;
+  readonly clock: Clock;
+  readonly jobs: ReadonlyMap<string, JobSettings>;
+}
+
+export type ManualRetryResult =
+  /** FAILED, reopened as PENDING and enqueued. */
+  | { readonly outcome: 'reopened'; readonly previous: Occurrence; readonly deadlineAt: string }
+  /** Forced: one more message for a row that was left as it was. */
+  | { readonly outcome: 'enqueued'; readonly status: OccurrenceStatus; readonly note: string }
+  | { readonly outcome: 'refused'; readonly reason: string; readonly status?: OccurrenceStatus; readonly forceWouldEnqueue: boolean };
+
+export type RetryDecision =
+  | { readonly action: 'reopen' }
+  | { readonly action: 'enqueue'; readonly note: string }
+  | { readonly action: 'refuse'; readonly reason: string; readonly forceWouldEnqueue: boolean };
+
+/** The rule above, for one row as read at `now`. */
+export function decideRetry(row: Occurrence, now: number, force: boolean): RetryDecision {
+  const at = iso(now);
+  const whenLost = 'Use --force to enqueue one more message (the row is left as it is; a second message is harmless because claims are conditional).';
+  const pastDeadline = row.deadlineAt <= at
+    ? ` Its deadline ${row.deadlineAt} has passed, so the worker will record it FAILED (or adopt a committed report); then retry it as FAILED.`
+    : '';
+  const refuseOrEnqueue = (reason: string, note: string): RetryDecision =>
+    force ? { action: 'enqueue', note: note + pastDeadline } : { action: 'refuse', reason: `${reason} ${whenLost}`, forceWouldEnqueue: true };
+  switch (row.status) {
+    case OccurrenceStatus.FAILED:
+      return { action: 'reopen' };
+    case OccurrenceStatus.SUCCEEDED:
+      return {
+        action: 'refuse',
+        forceWouldEnqueue: false,
+        reason: `it SUCCEEDED${row.reportKey ? ` and its report is at ${row.reportKey}` : ''}. Not even with --force: the report ` +
+          'is write-once, so a new attempt would adopt it instead of running the job, and announce the occurrence again.',
+      };
+    case OccurrenceStatus.RUNNING:
+      if (row.leaseExpiresAt === undefined || row.leaseExpiresAt >= at) {
+        return {
+          action: 'refuse',
+          forceWouldEnqueue: false,
+          reason: `it is RUNNING: ${row.leaseOwner ?? 'a worker'} holds its lease until ${row.leaseExpiresAt ?? '(no expiry recorded)'}. ` +
+            'Not even with --force: if that worker dies, its message comes back and another worker takes over when the lease expires.',
+        };
+      }
+      return refuseOrEnqueue(
+        `it is RUNNING but its lease expired at ${row.leaseExpiresAt}: the worker died, and its message normally comes back after the queue's visibility timeout.`,
+        `the lease expired at ${row.leaseExpiresAt}; the next worker to receive the message takes it over.`,
+      );
+    case OccurrenceStatus.RETRY_WAIT:
+      return refuseOrEnqueue(
+        `it is RETRY_WAIT: attempt ${row.attempt} failed and the next one is due at ${row.nextAttemptAt ?? '(not recorded)'}; its message waits hidden in the queue until then.`,
+        `it will be claimed once its retry is due (${row.nextAttemptAt ?? 'not recorded'}).`,
+      );
+    case OccurrenceStatus.PENDING:
+      return refuseOrEnqueue(
+        'it is PENDING: recorded and enqueued, not claimed yet. If the trigger could not enqueue it (its event is in the trigger\'s DLQ), the row stays PENDING.',
+        'the first worker to receive a message for it claims it.',
+      );
+    default:
+      return { action: 'refuse', forceWouldEnqueue: false, reason: `its status ${JSON.stringify(row.status)} is not one this protocol writes` };
+  }
+}
+
+export async function retryOccurrence(deps: ManualRetryDeps, key: OccurrenceKey, options: { force: boolean }): Promise<ManualRetryResult> {
+  const settings = deps.jobs.get(key.jobId);
+  if (settings === undefined) {
+    return { outcome: 'refused', forceWouldEnqueue: false, reason: `job ${JSON.stringify(key.jobId)} is not one of the configured jobs (${[...deps.jobs.keys()].join(', ')})` };
+  }
+  const row = await deps.store.get(key);
+  if (row === undefined) return { outcome: 'refused', forceWouldEnqueue: false, reason: 'there is no such occurrence' };
+  const now = deps.clock.now();
+  const decision = decideRetry(row, now, options.force);
+  if (decision.action === 'refuse') {
+    return { outcome: 'refused', reason: decision.reason, status: row.status, forceWouldEnqueue: decision.forceWouldEnqueue };
+  }
+  if (decision.action === 'enqueue') {
+    await deps.queue.send(encodeEnvelope(key));
+    return { outcome: 'enqueued', status: row.status, note: decision.note };
+  }
+  const deadlineAt = now + settings.retry.deadlineSeconds * 1000;
+  // Retention counts from the reopening, as a backfill's does from the backfill: never shorter than it was.
+  const ttl = Math.max(row.ttl, Math.floor(now / 1000) + settings.retentionDays * 86_400);
+  const reopened = await deps.store.reopenFailed(key, { now, deadlineAt, ttl });
+  if (!reopened.reopened) {
+    return {
+      outcome: 'refused',
+      forceWouldEnqueue: false,
+      status: reopened.current?.status,
+      reason: `it changed while being retried: it is ${reopened.current?.status ?? 'gone'} now (someone else retried it?). Run retry again to see what it needs.`,
+    };
+  }
+  try {
+    await deps.queue.send(encodeEnvelope(key));
+  } catch (error) {
+    throw new ReopenedNotEnqueuedError(key, error);
+  }
+  return { outcome: 'reopened', previous: row, deadlineAt: iso(deadlineAt) };
+}

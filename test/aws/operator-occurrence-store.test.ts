@@ -1,0 +1,60 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { DependencyError } from '../../functions/protocol/errors';
+import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
+import { KEY, NOW, TABLE, conditionFailed, occurrence, throttled } from './fixtures';
+
+const { PENDING, RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
+const ddbMock = mockClient(DynamoDBDocumentClient);
+let store: OperatorOccurrenceStore;
+const request = { now: NOW, deadlineAt: NOW + 3600_000, ttl: 2_000_000_000 };
+
+beforeEach(() => {
+  ddbMock.reset();
+  store = new OperatorOccurrenceStore(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })), TABLE);
+});
+
+describe('OperatorOccurrenceStore.reopenFailed', () => {
+  it('is one update conditioned on the row being FAILED, with every placeholder defined and used', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+
+    await expect(store.reopenFailed(KEY, request)).resolves.toEqual({ reopened: true });
+
+    const input = ddbMock.commandCalls(UpdateCommand)[0]!.args[0].input;
+    expect(input).toMatchObject({ TableName: TABLE, Key: KEY, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    expect(placeholderProblems([input.UpdateExpression, input.ConditionExpression], input)).toEqual([]);
+    expect(evaluateCondition(input.ConditionExpression!, input, occurrence({ status: FAILED }))).toBe(true);
+    for (const status of [PENDING, RUNNING, SUCCEEDED]) {
+      expect(evaluateCondition(input.ConditionExpression!, input, occurrence({ status }))).toBe(false);
+    }
+    expect(evaluateCondition(input.ConditionExpression!, input, undefined)).toBe(false);
+    expect(input.ExpressionAttributeValues).toMatchObject({ ':pending': PENDING, ':deadline': iso(NOW + 3600_000), ':ttl': 2_000_000_000, ':now': iso(NOW) });
+  });
+
+  it('counts a retried request that finds its own reopening (same manualRetryAt) as done', async () => {
+    const ownReopening = { ...occurrence({ status: PENDING }), manualRetryAt: iso(NOW), manualRetries: 1 };
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(ownReopening as never));
+
+    await expect(store.reopenFailed(KEY, request)).resolves.toEqual({ reopened: true });
+  });
+
+  it('returns the row that refused it when someone else changed it first', async () => {
+    const other = { ...occurrence({ status: PENDING }), manualRetryAt: iso(NOW - 5000) };
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(other as never));
+
+    await expect(store.reopenFailed(KEY, request)).resolves.toEqual({ reopened: false, current: other });
+  });
+
+  it('throws any other failure as a classified DependencyError', async () => {
+    ddbMock.on(UpdateCommand).rejects(throttled());
+
+    const error = await store.reopenFailed(KEY, request).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(DependencyError);
+    expect(error).toMatchObject({ kind: 'transient', operation: 'reopen failed occurrence' });
+  });
+});
