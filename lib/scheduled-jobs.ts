@@ -8,8 +8,10 @@
  * function do things the protocol never asks of it.
  */
 import * as path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -24,7 +26,7 @@ import { ENV } from '../functions/runtime-env';
 import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from './job-config';
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
-import { OCCURRENCE_TABLE } from './resource-definitions';
+import { OCCURRENCE_TABLE, RECONCILE_EVERY_MINUTES, reconcileThresholds } from './resource-definitions';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;
@@ -34,6 +36,8 @@ export const WORKER_BATCH_SIZE = 5;
 export const WORKER_MEMORY_MB = 512;
 export const NOTIFIER_TIMEOUT_SECONDS = 30;
 export const NOTIFIER_BATCH_SIZE = 10;
+/** Up to maxFixesPerRun (200) re-enqueues and announcements at two or three requests each, with room to spare. */
+export const RECONCILER_TIMEOUT_SECONDS = 120;
 
 const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
 
@@ -71,6 +75,11 @@ export class ScheduledJobs extends Construct {
   /** Where the stream event source puts descriptions of batches the notifier failed for good. */
   readonly notifierFailureQueue: sqs.Queue;
   readonly schedules: JobSchedules;
+  /** Re-enqueues stuck occurrences and announces unannounced reports, every RECONCILE_EVERY_MINUTES. */
+  readonly reconcilerFunction: nodejs.NodejsFunction;
+  readonly reconcilerRule: events.Rule;
+  /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
+  readonly metricsNamespace: string;
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps) {
     super(scope, id);
@@ -96,7 +105,8 @@ export class ScheduledJobs extends Construct {
       projectionType: dynamodb.ProjectionType.ALL,
     });
     const tableArns = [this.table.tableArn];
-    const tableAndIndexArns = [...tableArns, `${this.table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`];
+    const statusIndexArn = `${this.table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`;
+    const tableAndIndexArns = [...tableArns, statusIndexArn];
 
     this.jobDeadLetterQueue = secureQueue(this, 'JobDeadLetterQueue');
     this.jobQueue = secureQueue(this, 'JobQueue', {
@@ -123,6 +133,9 @@ export class ScheduledJobs extends Construct {
     this.reportReadyTopic.addSubscription(new SqsSubscription(this.reportReadyQueue, { rawMessageDelivery: true }));
 
     const jobSettingsJson = JSON.stringify(resolved.settings);
+    // One namespace per stack, so that two deployments in one account do not add up each other's counts.
+    this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
+    const metricsEnv = { [ENV.metricsNamespace]: this.metricsNamespace };
 
     this.triggerDeadLetterQueue = secureQueue(this, 'TriggerDeadLetterQueue');
     this.triggerFunction = jobFunction(this, 'Trigger', {
@@ -135,6 +148,7 @@ export class ScheduledJobs extends Construct {
         [ENV.tableName]: this.table.tableName,
         [ENV.queueUrl]: this.jobQueue.queueUrl,
         [ENV.jobSettings]: jobSettingsJson,
+        ...metricsEnv,
       },
     });
     allow(this.triggerFunction, ['dynamodb:PutItem'], tableArns);
@@ -150,6 +164,7 @@ export class ScheduledJobs extends Construct {
         [ENV.queueUrl]: this.jobQueue.queueUrl,
         [ENV.bucketName]: this.reportBucket.bucketName,
         [ENV.jobSettings]: jobSettingsJson,
+        ...metricsEnv,
       },
     });
     allow(this.workerFunction, ['dynamodb:UpdateItem', 'dynamodb:Query'], tableAndIndexArns);
@@ -171,6 +186,7 @@ export class ScheduledJobs extends Construct {
         [ENV.tableName]: this.table.tableName,
         [ENV.topicArn]: this.reportReadyTopic.topicArn,
         [ENV.bucketName]: this.reportBucket.bucketName,
+        ...metricsEnv,
       },
     });
     // GetItem: a retried stream record must see the row as it is now, not as it was at the transition.
@@ -188,6 +204,34 @@ export class ScheduledJobs extends Construct {
     }));
 
     this.schedules = new JobSchedules(this, 'Schedules', { jobs: resolved.jobs, trigger: this.triggerFunction });
+
+    this.reconcilerFunction = jobFunction(this, 'Reconciler', {
+      entry: path.join(FUNCTIONS_DIR, 'reconciler.ts'),
+      description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
+      timeoutSeconds: RECONCILER_TIMEOUT_SECONDS,
+      // The next scheduled run is the retry; Lambda's async retries would only run the same sweep twice more.
+      retryAttempts: 0,
+      environment: {
+        [ENV.tableName]: this.table.tableName,
+        [ENV.queueUrl]: this.jobQueue.queueUrl,
+        [ENV.topicArn]: this.reportReadyTopic.topicArn,
+        [ENV.bucketName]: this.reportBucket.bucketName,
+        [ENV.jobSettings]: jobSettingsJson,
+        [ENV.reconcileThresholds]: JSON.stringify(reconcileThresholds(resolved.settings)),
+        ...metricsEnv,
+      },
+    });
+    // Query: the byStatus index. UpdateItem: the conditional re-enqueue mark and notifiedAt. GetItem: the
+    // announcement re-reads the row. SendMessage: the re-enqueue. Publish: the announcement.
+    allow(this.reconcilerFunction, ['dynamodb:Query'], [statusIndexArn]);
+    allow(this.reconcilerFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], tableArns);
+    allow(this.reconcilerFunction, ['sqs:SendMessage'], [this.jobQueue.queueArn]);
+    allow(this.reconcilerFunction, ['sns:Publish'], [this.reportReadyTopic.topicArn]);
+    this.reconcilerRule = new events.Rule(this, 'ReconcilerSchedule', {
+      description: `Runs the reconciler every ${RECONCILE_EVERY_MINUTES} minutes`,
+      schedule: events.Schedule.rate(Duration.minutes(RECONCILE_EVERY_MINUTES)),
+      targets: [new eventTargets.LambdaFunction(this.reconcilerFunction, { retryAttempts: 0 })],
+    });
   }
 }
 

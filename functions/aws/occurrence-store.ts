@@ -8,7 +8,8 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
-import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore } from '../protocol/ports';
+import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore, RequeueExpectation, RequeueStore } from '../protocol/ports';
+import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
@@ -30,6 +31,9 @@ const NAMES = {
   '#failedAt': 'failedAt',
   '#notifiedAt': 'notifiedAt',
   '#notificationId': 'notificationId',
+  '#createdAt': 'createdAt',
+  '#requeuedAt': 'requeuedAt',
+  '#requeueCount': 'requeueCount',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
@@ -37,7 +41,7 @@ const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 
-export class DynamoOccurrenceStore implements OccurrenceStore {
+export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -154,6 +158,34 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
     } catch (error) {
       if (isConditionalFailure(error)) return false;
       throw asDependencyError('record notification', error);
+    }
+  }
+
+  async markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number): Promise<boolean> {
+    if (!isRequeueable(expected.status)) throw new Error(`markRequeued: a ${expected.status} row does not wait for a worker`);
+    const since = `#${STUCK_SINCE_ATTRIBUTE[expected.status]}` as Name;
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression: 'SET #requeuedAt = :now, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
+        // Still as observed: a claim changes the attempt, a heartbeat moves leaseExpiresAt past :before, and a
+        // concurrent re-enqueue moves requeuedAt past it.
+        ConditionExpression: `#status = :status AND #attempt = :attempt AND ${since} < :before AND ` +
+          '(attribute_not_exists(#requeuedAt) OR #requeuedAt < :before)',
+        ExpressionAttributeNames: names('#status', '#attempt', since, '#requeuedAt', '#requeueCount'),
+        ExpressionAttributeValues: {
+          ':status': expected.status, ':attempt': expected.attempt, ':before': iso(expected.stuckBefore),
+          ':now': iso(now), ':zero': 0, ':one': 1,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('mark occurrence re-enqueued', error);
+      // The SDK retried a write that had succeeded (its response was lost): the mark in the row is this call's.
+      const current = oldItem(error);
+      return current?.requeuedAt === iso(now) && current.status === expected.status && current.attempt === expected.attempt;
     }
   }
 

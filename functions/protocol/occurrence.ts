@@ -47,6 +47,10 @@ export interface Occurrence extends OccurrenceKey {
   /** Set once the "report ready" notification was published. */
   readonly notifiedAt?: string;
   readonly notificationId?: string;
+  /** Set when the reconciler (or an operator) last re-enqueued the occurrence; see requeue-occurrence.ts. */
+  readonly requeuedAt?: string;
+  /** How often it was re-enqueued. */
+  readonly requeueCount?: number;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }

@@ -2,7 +2,8 @@
  * What the protocol needs from the world. The AWS adapters in functions/aws implement these; tests and the
  * simulation plug in their own.
  */
-import type { Occurrence, OccurrenceKey } from './occurrence';
+import type { MetricName } from './metric-names';
+import type { Occurrence, OccurrenceKey, OccurrenceStatus } from './occurrence';
 
 export interface Clock {
   /** Epoch milliseconds. */
@@ -61,6 +62,37 @@ export interface OccurrenceStore {
   /** Record the announcement once; false when it was already recorded. */
   markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean>;
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
+}
+
+/** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */
+export interface Metrics {
+  add(name: MetricName, value: number, jobId: string): void;
+}
+
+export const noMetrics: Metrics = { add: () => {} };
+
+/** What a re-enqueue expects the row still to be; the store writes only if it is. See requeue-occurrence.ts. */
+export interface RequeueExpectation {
+  readonly status: OccurrenceStatus;
+  /** The attempt counter as observed: any claim in between changes it. */
+  readonly attempt: number;
+  /**
+   * The row's stuck-since time (createdAt, leaseExpiresAt or nextAttemptAt for PENDING, RUNNING, RETRY_WAIT), and
+   * any earlier re-enqueue, must be before this instant (epoch ms).
+   */
+  readonly stuckBefore: number;
+}
+
+/** The writes and reads the reconciler and the occurrences CLI need beside OccurrenceStore. */
+export interface RequeueStore {
+  /** Record a re-enqueue (`requeuedAt`, `requeueCount`) if the row is still as expected; false if it changed. */
+  markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number): Promise<boolean>;
+}
+
+/** Occurrences by status through the byStatus index. */
+export interface OccurrenceIndex {
+  /** Occurrences with this status and `from <= scheduledTime < to`, oldest first. */
+  listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
 }
 
 export interface ReportBody {

@@ -1,5 +1,5 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import type { ScheduledJobConfig } from '../../lib/job-config';
@@ -10,6 +10,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { faults } from '../support/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
 
 // Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.
@@ -281,7 +282,7 @@ describe('queues', () => {
 describe('functions', () => {
   it('all run on nodejs24.x and arm64 with a log retention', () => {
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(3);
+    expect(functions.length).toBe(4);
     for (const [id, fn] of functions) {
       expect(fn.Properties.Runtime, id).toBe('nodejs24.x');
       expect(fn.Properties.Architectures, id).toEqual(['arm64']);
@@ -343,6 +344,44 @@ describe('least privilege', () => {
   });
 });
 
+describe('reconciler', () => {
+  it('runs every 5 minutes from an EventBridge rule, without Lambda\'s async retries (the next run is the retry)', () => {
+    const fnId = logicalId(stack.scheduledJobs.reconcilerFunction);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: getAttArn(fnId), RetryPolicy: { MaximumRetryAttempts: 0 } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: fnId }, MaximumRetryAttempts: 0 });
+  });
+
+  it('gets thresholds derived from the jobs: stuck after the queue visibility timeout + 5 min, unannounced after 25 h', () => {
+    const env = resources[logicalId(stack.scheduledJobs.reconcilerFunction)].Properties.Environment.Variables;
+    const limits = workerLimits(jobs.map(withDefaults));
+    expect(JSON.parse(env.RECONCILE_THRESHOLDS)).toEqual({
+      stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
+      unannouncedAfterSeconds: 25 * 3600,
+      // The longest deadline + time limit (6 h + 300 s), 25 h, and a day.
+      lookbackSeconds: 21_600 + 300 + 25 * 3600 + 86_400,
+      maxFixesPerRun: 200,
+    });
+    expect(JSON.parse(env.JOB_SETTINGS).map((s: { id: string }) => s.id)).toEqual(jobs.map((j) => j.id));
+  });
+
+  it('may only query the status index, read and mark rows, send to the job queue and publish to the topic', () => {
+    const { table, jobQueue, reportReadyTopic, reconcilerFunction } = stack.scheduledJobs;
+    const grants = roleStatements(reconcilerFunction).flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)])).sort();
+    const tableArn = JSON.stringify(getAttArn(logicalId(table)));
+    expect(grants).toEqual([
+      ['dynamodb:GetItem', tableArn],
+      ['dynamodb:Query', expect.stringContaining('/index/byStatus')],
+      ['dynamodb:UpdateItem', tableArn],
+      ['sns:Publish', JSON.stringify({ Ref: logicalId(reportReadyTopic) })],
+      ['sqs:SendMessage', JSON.stringify(getAttArn(logicalId(jobQueue)))],
+    ]);
+  });
+});
+
 describe('permissions cover every call the handlers make', () => {
   /** The IAM action each SDK operation the adapters send needs (HeadObject is authorised by s3:GetObject). */
   const ACTION: Record<string, string> = {
@@ -353,8 +392,8 @@ describe('permissions cover every call the handlers make', () => {
 
   it('grants each function exactly the actions its handler was seen to call, through every path', async () => {
     const calls = await callsByHandler();
-    const { triggerFunction, workerFunction, notifierFunction } = stack.scheduledJobs;
-    const fns = { trigger: triggerFunction, worker: workerFunction, notifier: notifierFunction };
+    const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
+    const fns = { trigger: triggerFunction, worker: workerFunction, notifier: notifierFunction, reconciler: reconcilerFunction };
     for (const [name, fn] of Object.entries(fns)) {
       const needed = [...new Set(calls[name as keyof typeof calls].map((op) => ACTION[op]))];
       const granted = roleStatements(fn).flatMap(actionsOf);
@@ -363,6 +402,7 @@ describe('permissions cover every call the handlers make', () => {
     // The paths above really ran: a lost grant would have been caught.
     expect(calls.worker).toEqual(expect.arrayContaining(['UpdateItem', 'Query', 'HeadObject', 'PutObject', 'ChangeMessageVisibility']));
     expect(calls.notifier).toEqual(expect.arrayContaining(['GetItem', 'Publish', 'UpdateItem']));
+    expect(calls.reconciler).toEqual(expect.arrayContaining(['Query', 'UpdateItem', 'SendMessage', 'GetItem', 'Publish']));
   });
 
   /** Run the trigger, the worker (the real digest job, then a failing job) and the notifier; note their calls. */
@@ -386,7 +426,17 @@ describe('permissions cover every call the handlers make', () => {
       mark = seen();
       await h.streamChange(before, 'occurrence-digest', SCHEDULED);
       const notifier = slice(mark);
-      return { trigger, worker, notifier };
+      // A row the trigger recorded but could not enqueue, and a report the notifier never announced.
+      h.aws.failAlways('SendMessage', faults.unavailable);
+      await h.trigger({ jobId: 'failing', scheduledTime: '2026-11-30T07:00:00Z' }).catch(() => undefined);
+      h.aws.clearFaults();
+      const { notifiedAt, notificationId, ...unannounced } = h.aws.row('occurrence-digest', SCHEDULED)!;
+      h.aws.table.set('occurrence-digest|2026-11-30T05:00:00Z', { ...unannounced, scheduledTime: '2026-11-30T05:00:00Z' });
+      vi.setSystemTime(T0 + 26 * 3_600_000);
+      mark = seen();
+      await h.reconciler();
+      const reconciler = slice(mark);
+      return { trigger, worker, notifier, reconciler };
     } finally {
       h.aws.restore();
       vi.useRealTimers();
