@@ -7,7 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
-import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
+import { ATTEMPT_ERROR_MAX_CHARS, type AttemptRecord, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
 import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore, RequeueExpectation, RequeueStore } from '../protocol/ports';
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { asDependencyError, isConditionalFailure } from './classify-error';
@@ -34,6 +34,7 @@ const NAMES = {
   '#createdAt': 'createdAt',
   '#requeuedAt': 'requeuedAt',
   '#requeueCount': 'requeueCount',
+  '#history': 'history',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
@@ -106,41 +107,41 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
     await this.fenced('complete occurrence', lease, SUCCEEDED, {
-      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now) },
+      UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now), ...historyEntry(lease, 'succeeded', now) },
     });
   }
 
   async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void> {
     await this.fenced('release occurrence', lease, RETRY_WAIT, {
-      UpdateExpression: 'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now REMOVE #leaseExpiresAt',
-      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt'],
-      values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now) },
+      UpdateExpression: `SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt`,
+      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt', '#history'],
+      values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now), ...historyEntry(lease, 'retry', now, lastError) },
     });
   }
 
   async fail(lease: Lease, lastError: string, now: number): Promise<void> {
     await this.fenced('fail occurrence', lease, FAILED, {
-      UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':failed': FAILED, ':error': lastError, ':now': iso(now) },
+      UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':failed': FAILED, ':error': lastError, ':now': iso(now), ...historyEntry(lease, 'failed', now, lastError) },
     });
   }
 
   async failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean> {
     return this.unheld('fail unheld occurrence', key, now, {
-      UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':failed': FAILED, ':error': lastError },
+      UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':failed': FAILED, ':error': lastError, ...historyEntry(undefined, 'failed', now, lastError) },
     });
   }
 
   async completeUnheld(key: OccurrenceKey, reportKey: string, now: number): Promise<boolean> {
     return this.unheld('complete unheld occurrence', key, now, {
-      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey },
+      UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ...historyEntry(undefined, 'succeeded', now) },
     });
   }
 
@@ -256,6 +257,20 @@ interface Update {
   UpdateExpression: string;
   names: Name[];
   values: Record<string, unknown>;
+}
+
+/** One entry appended to the row's attempt history, in the same write that records the outcome. */
+const APPEND_HISTORY = '#history = list_append(if_not_exists(#history, :noHistory), :historyEntry)';
+
+function historyEntry(lease: Lease | undefined, outcome: AttemptRecord['outcome'], now: number, error?: string) {
+  const entry: AttemptRecord = {
+    ...(lease?.attempt === undefined ? {} : { attempt: lease.attempt }),
+    outcome,
+    at: iso(now),
+    ...(lease === undefined ? {} : { leaseId: lease.leaseId }),
+    ...(error === undefined ? {} : { error: error.slice(0, ATTEMPT_ERROR_MAX_CHARS) }),
+  };
+  return { ':noHistory': [], ':historyEntry': [entry] };
 }
 
 const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.scheduledTime });

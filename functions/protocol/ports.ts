@@ -36,6 +36,8 @@ export type ClaimResult = { claimed: true; occurrence: Occurrence } | { claimed:
 export interface Lease {
   readonly key: OccurrenceKey;
   readonly leaseId: string;
+  /** The attempt the lease was claimed for; recorded in the row's attempt history by the fenced writes. */
+  readonly attempt?: number;
 }
 
 /**

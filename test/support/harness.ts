@@ -84,7 +84,7 @@ export function makeHarness(options: {
   const store = new DynamoOccurrenceStore(doc, 'occurrences');
   const queue = new SqsWorkQueue(new SQSClient(clientConfig), 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs');
   const reports = new S3ReportStore(new S3Client(clientConfig), 'reports-bucket');
-  const trigger = createTriggerHandler({ settings, store, queue, logger });
+  const trigger = createTriggerHandler({ settings, store, queue, logger, metrics: recordingMetrics });
   let leaseCounter = 0;
   const worker = createWorkerHandler({
     jobs: options.jobs,
@@ -93,6 +93,7 @@ export function makeHarness(options: {
     reports,
     queue,
     logger,
+    metrics: recordingMetrics,
     random: options.random ?? (() => 0.5),
     newLeaseId: () => `lease-${++leaseCounter}`,
   });
