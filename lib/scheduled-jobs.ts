@@ -26,6 +26,7 @@ import { ENV } from '../functions/runtime-env';
 import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from './job-config';
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
+import { JobsMonitoring } from './jobs-monitoring';
 import { OCCURRENCE_TABLE, RECONCILE_EVERY_MINUTES, reconcileThresholds } from './resource-definitions';
 import { secureQueue } from './secure-queue';
 
@@ -55,6 +56,8 @@ export interface ScheduledJobsProps {
    * instead of the worker failing on its first message after the deployment.
    */
   readonly implementedJobIds?: readonly string[];
+  /** Where alarms are e-mailed (the app reads it from `-c alarmEmail=...`); without it, subscribe to alarmTopic yourself. */
+  readonly alarmEmail?: string;
 }
 
 export class ScheduledJobs extends Construct {
@@ -80,6 +83,8 @@ export class ScheduledJobs extends Construct {
   readonly reconcilerRule: events.Rule;
   /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
   readonly metricsNamespace: string;
+  /** Alarms, their SNS topic, and the dashboard. */
+  readonly monitoring: JobsMonitoring;
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps) {
     super(scope, id);
@@ -231,6 +236,20 @@ export class ScheduledJobs extends Construct {
       description: `Runs the reconciler every ${RECONCILE_EVERY_MINUTES} minutes`,
       schedule: events.Schedule.rate(Duration.minutes(RECONCILE_EVERY_MINUTES)),
       targets: [new eventTargets.LambdaFunction(this.reconcilerFunction, { retryAttempts: 0 })],
+    });
+
+    this.monitoring = new JobsMonitoring(this, 'Monitoring', {
+      jobIds: resolved.settings.map((s) => s.id),
+      metricsNamespace: this.metricsNamespace,
+      worker: this.workerFunction,
+      reconciler: this.reconcilerFunction,
+      deadLetterQueues: {
+        JobDeadLetterQueue: this.jobDeadLetterQueue,
+        TriggerDeadLetterQueue: this.triggerDeadLetterQueue,
+        SchedulerDeadLetterQueue: this.schedules.deadLetterQueue,
+        NotifierFailureQueue: this.notifierFailureQueue,
+      },
+      alarmEmail: props.alarmEmail,
     });
   }
 }

@@ -382,6 +382,87 @@ describe('reconciler', () => {
   });
 });
 
+describe('alarms and dashboard', () => {
+  const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
+  const namespace = 'ScheduledJobs/Test';
+  const jobMetricAlarm = (metricName: string, jobId: string) => alarms().find((a) => a.MetricName === metricName &&
+    JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'jobId', Value: jobId }, { Name: 'service', Value: 'scheduled-jobs' }]));
+
+  it('every function writes its metrics to the namespace the alarms watch', () => {
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe(namespace);
+    }
+  });
+
+  it('alarm on the first message in each dead-letter queue', () => {
+    const { jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules } = stack.scheduledJobs;
+    for (const queue of [jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules.deadLetterQueue]) {
+      const queueName = { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] };
+      const found = alarms().find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+        JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]));
+      expect(found, logicalId(queue)).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    }
+  });
+
+  it('alarm per job on FAILED occurrences and lost leases, from the metrics the worker emits', () => {
+    for (const jobId of jobs.map((j) => j.id)) {
+      for (const metricName of ['OccurrencesFailed', 'LeasesLost']) {
+        expect(jobMetricAlarm(metricName, jobId), `${metricName} ${jobId}`)
+          .toMatchObject({ Namespace: namespace, Statistic: 'Sum', Period: 300, Threshold: 1 });
+      }
+    }
+  });
+
+  it('alarm per job on any reconciler fix (re-enqueue or late announcement)', () => {
+    for (const jobId of jobs.map((j) => j.id)) {
+      const fixes = alarms().find((a) => JSON.stringify(a.Metrics ?? []).includes(`"Value":"${jobId}"`) &&
+        JSON.stringify(a.Metrics).includes('OccurrencesRequeued'));
+      expect(fixes, jobId).toBeDefined();
+      expect(JSON.stringify(fixes!.Metrics)).toContain('ReportsReannounced');
+      expect(fixes!.Threshold).toBe(1);
+    }
+  });
+
+  it('alarm on worker errors and throttles, and on reconciler errors', () => {
+    const { workerFunction, reconcilerFunction } = stack.scheduledJobs;
+    const fnAlarm = (fn: unknown, metricName: string) => alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metricName &&
+      JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }]));
+    expect(fnAlarm(workerFunction, 'Errors')).toBeDefined();
+    expect(fnAlarm(workerFunction, 'Throttles')).toBeDefined();
+    expect(fnAlarm(reconcilerFunction, 'Errors')).toBeDefined();
+  });
+
+  it('send every alarm to the alarm topic, which has no subscription without -c alarmEmail', () => {
+    const topicId = logicalId(stack.scheduledJobs.monitoring.alarmTopic);
+    expect(alarms().length).toBe(4 + 3 + 3 * jobs.length);
+    for (const a of alarms()) expect(a.AlarmActions).toEqual([{ Ref: topicId }]);
+    expect(ofType('AWS::SNS::Subscription').filter(([, r]) => r.Properties.Protocol === 'email')).toEqual([]);
+  });
+
+  it('subscribe the e-mail address given as CDK context, and refuse one that is not an address', () => {
+    const app = new App({ context: { alarmEmail: 'oncall@example.com' } });
+    const withEmail = Template.fromStack(new ScheduledJobsStack(app, 'WithEmail', { jobs: jobs.slice(0, 1) }));
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    const bad = new App({ context: { alarmEmail: 'oncall' } });
+    expect(() => new ScheduledJobsStack(bad, 'Bad', { jobs: jobs.slice(0, 1) })).toThrow('alarmEmail (-c alarmEmail=...): not an e-mail address: "oncall"');
+  });
+
+  it('a dashboard shows each job\'s occurrences, retries, leases, durations and fixes, and the queues and functions', () => {
+    const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const jobId of jobs.map((j) => j.id)) {
+      expect(body).toContain(`## ${jobId}`);
+      for (const metric of ['OccurrencesStarted', 'OccurrencesSucceeded', 'OccurrencesFailed', 'RetriesScheduled', 'ExtendFailures',
+        'LeasesLost', 'DuplicateTriggersSuppressed', 'JobDuration', 'OccurrencesRequeued', 'ReportsReannounced']) {
+        expect(body).toContain(metric);
+      }
+    }
+    expect(body).toContain('ApproximateNumberOfMessagesVisible');
+    expect(body).toContain('Throttles');
+  });
+});
+
 describe('permissions cover every call the handlers make', () => {
   /** The IAM action each SDK operation the adapters send needs (HeadObject is authorised by s3:GetObject). */
   const ACTION: Record<string, string> = {
@@ -447,7 +528,7 @@ describe('permissions cover every call the handlers make', () => {
 describe('outputs', () => {
   it('names the table, queues, bucket and topic', () => {
     expect(Object.keys(template.toJSON().Outputs).sort()).toEqual([
-      'JobDeadLetterQueueUrl', 'JobQueueUrl', 'OccurrenceTableName', 'ReportBucketName', 'ReportReadyQueueUrl', 'ReportReadyTopicArn',
+      'AlarmTopicArn', 'DashboardName', 'JobDeadLetterQueueUrl', 'JobQueueUrl', 'OccurrenceTableName', 'ReportBucketName', 'ReportReadyQueueUrl', 'ReportReadyTopicArn',
     ]);
   });
 });
