@@ -27,6 +27,7 @@ import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from '.
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
 import { JobsMonitoring } from './jobs-monitoring';
+import { acknowledgeNagFindings } from './nag-acknowledgements';
 import { OCCURRENCE_TABLE, RECONCILE_EVERY_MINUTES, reconcileThresholds } from './resource-definitions';
 import { secureQueue } from './secure-queue';
 
@@ -251,6 +252,7 @@ export class ScheduledJobs extends Construct {
       },
       alarmEmail: props.alarmEmail,
     });
+    acknowledgeNagFindings(this);
   }
 }
 

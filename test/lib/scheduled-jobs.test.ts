@@ -47,6 +47,12 @@ function roleStatements(fn: { role?: unknown }): Statement[] {
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
 }
 
+const LOG_WRITES = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+/** The function's statements other than writing its own logs (checked once, in 'least privilege'). */
+function grantStatements(fn: { role?: unknown }): Statement[] {
+  return roleStatements(fn).filter((s) => !actionsOf(s).every((a) => LOG_WRITES.includes(a)));
+}
+
 /** The queue policy statement that refuses requests over plain HTTP, if the queue/bucket/topic has one. */
 function denyInsecureTransport(statements: Statement[]): Statement | undefined {
   return statements.find((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false');
@@ -310,9 +316,22 @@ describe('least privilege', () => {
     }
   });
 
+  it('each function has a role of its own, no managed policy, and may write logs only to its own log group', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    const roleIds = new Set(functions.map(([, fn]) => fn.Properties.Role['Fn::GetAtt'][0]));
+    expect(roleIds.size).toBe(functions.length);
+    for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
+    for (const fn of [triggerFunction, workerFunction, notifierFunction, reconcilerFunction]) {
+      const logGroupId = resources[logicalId(fn)].Properties.LoggingConfig.LogGroup.Ref;
+      const logStatements = roleStatements(fn).filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
+      expect(logStatements.map((st) => [actionsOf(st).sort(), st.Resource])).toEqual([[LOG_WRITES, getAttArn(logGroupId)]]);
+    }
+  });
+
   it('the trigger may only put occurrence rows and send to the job queue (and its own async DLQ)', () => {
     const { table, jobQueue, triggerDeadLetterQueue, triggerFunction } = stack.scheduledJobs;
-    const grants = roleStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
+    const grants = grantStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
     expect(grants).toHaveLength(3);
     expect(grants).toEqual(expect.arrayContaining([
       ['dynamodb:PutItem', getAttArn(logicalId(table))],
@@ -322,7 +341,7 @@ describe('least privilege', () => {
   });
 
   it('the worker may read and write reports only under reports/, and reach the table and its index', () => {
-    const statements = roleStatements(stack.scheduledJobs.workerFunction);
+    const statements = grantStatements(stack.scheduledJobs.workerFunction);
     const actions = statements.flatMap(actionsOf).sort();
     expect(actions).toEqual([
       'dynamodb:Query', 'dynamodb:UpdateItem',
@@ -336,7 +355,7 @@ describe('least privilege', () => {
   });
 
   it('the notifier may only read and mark rows, publish to the topic, read the stream and park failures', () => {
-    const actions = roleStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
+    const actions = grantStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
     expect(actions).toEqual([
       'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
       'dynamodb:UpdateItem', 'sns:Publish', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage',
@@ -370,7 +389,7 @@ describe('reconciler', () => {
 
   it('may only query the status index, read and mark rows, send to the job queue and publish to the topic', () => {
     const { table, jobQueue, reportReadyTopic, reconcilerFunction } = stack.scheduledJobs;
-    const grants = roleStatements(reconcilerFunction).flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)])).sort();
+    const grants = grantStatements(reconcilerFunction).flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)])).sort();
     const tableArn = JSON.stringify(getAttArn(logicalId(table)));
     expect(grants).toEqual([
       ['dynamodb:GetItem', tableArn],
