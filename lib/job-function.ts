@@ -57,6 +57,9 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
       // Ship the SDK versions the functions were tested with (package-lock.json) instead of the runtime's copy,
       // which changes under us; the conditional S3 write and the lease updates depend on recent SDK behaviour.
       bundleAwsSDK: true,
+      // Prefer the packages' ES modules, which esbuild can tree-shake: the SDK, Powertools and zod ship both, and
+      // their CommonJS builds would be bundled whole (measured: the trigger 1,096 KB with them, 440 KB without).
+      mainFields: ['module', 'main'],
       forceDockerBundling: false,
     },
   });
