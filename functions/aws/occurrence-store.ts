@@ -35,6 +35,8 @@ const NAMES = {
   '#requeuedAt': 'requeuedAt',
   '#requeueCount': 'requeueCount',
   '#history': 'history',
+  '#reopenedAt': 'reopenedAt',
+  '#requeueId': 'requeueId',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
@@ -162,22 +164,22 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
     }
   }
 
-  async markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number): Promise<boolean> {
+  async markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number, requeueId: string): Promise<boolean> {
     if (!isRequeueable(expected.status)) throw new Error(`markRequeued: a ${expected.status} row does not wait for a worker`);
     const since = `#${STUCK_SINCE_ATTRIBUTE[expected.status]}` as Name;
     try {
       await this.client.send(new UpdateCommand({
         TableName: this.tableName,
         Key: keyOf(key),
-        UpdateExpression: 'SET #requeuedAt = :now, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
+        UpdateExpression: 'SET #requeuedAt = :now, #requeueId = :requeueId, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
         // Still as observed: a claim changes the attempt, a heartbeat moves leaseExpiresAt past :before, and a
         // concurrent re-enqueue moves requeuedAt past it.
         ConditionExpression: `#status = :status AND #attempt = :attempt AND ${since} < :before AND ` +
           '(attribute_not_exists(#requeuedAt) OR #requeuedAt < :before)',
-        ExpressionAttributeNames: names('#status', '#attempt', since, '#requeuedAt', '#requeueCount'),
+        ExpressionAttributeNames: names('#status', '#attempt', since, '#requeuedAt', '#requeueCount', '#requeueId'),
         ExpressionAttributeValues: {
           ':status': expected.status, ':attempt': expected.attempt, ':before': iso(expected.stuckBefore),
-          ':now': iso(now), ':zero': 0, ':one': 1,
+          ':now': iso(now), ':zero': 0, ':one': 1, ':requeueId': requeueId,
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }));
@@ -186,7 +188,34 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
       if (!isConditionalFailure(error)) throw asDependencyError('mark occurrence re-enqueued', error);
       // The SDK retried a write that had succeeded (its response was lost): the mark in the row is this call's.
       const current = oldItem(error);
-      return current?.requeuedAt === iso(now) && current.status === expected.status && current.attempt === expected.attempt;
+      return current?.requeueId === requeueId;
+    }
+  }
+
+  async reopenFailed(key: OccurrenceKey, expected: { attempt: number; failedAt: string }, deadlineAt: number, now: number, requeueId: string): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression:
+          'SET #status = :retryWait, #nextAttemptAt = :now, #attempt = :zero, #deadlineAt = :deadline, #reopenedAt = :now, ' +
+          `#requeuedAt = :now, #requeueId = :requeueId, #requeueCount = if_not_exists(#requeueCount, :zero) + :one, ${APPEND_HISTORY} REMOVE #failedAt`,
+        ConditionExpression: '#status = :failed AND #attempt = :attempt AND #failedAt = :failedAt',
+        ExpressionAttributeNames: names('#status', '#nextAttemptAt', '#attempt', '#deadlineAt', '#reopenedAt', '#requeuedAt',
+          '#requeueCount', '#requeueId', '#history', '#failedAt'),
+        ExpressionAttributeValues: {
+          ':retryWait': RETRY_WAIT, ':failed': FAILED, ':now': iso(now), ':zero': 0, ':one': 1, ':deadline': iso(deadlineAt),
+          ':attempt': expected.attempt, ':failedAt': expected.failedAt, ':requeueId': requeueId,
+          ...historyEntry(undefined, 'reopened', now),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('reopen failed occurrence', error);
+      // A lost response retried by the SDK finds the row as this very call left it.
+      const current = oldItem(error);
+      return current?.requeueId === requeueId;
     }
   }
 

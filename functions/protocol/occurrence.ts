@@ -58,6 +58,10 @@ export interface Occurrence extends OccurrenceKey {
   readonly requeuedAt?: string;
   /** How often it was re-enqueued. */
   readonly requeueCount?: number;
+  /** The id of the last re-enqueue, so that a retried request recognises its own write. */
+  readonly requeueId?: string;
+  /** Set when a FAILED occurrence was last retried by an operator. */
+  readonly reopenedAt?: string;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }
@@ -65,7 +69,8 @@ export interface Occurrence extends OccurrenceKey {
 export interface AttemptRecord {
   /** Absent for an unheld close (no attempt ran: attempts or deadline were used up between runs). */
   readonly attempt?: number;
-  readonly outcome: 'succeeded' | 'retry' | 'failed';
+  /** `reopened`: an operator retried the FAILED occurrence (requeue-occurrence.ts); attempts count afresh after it. */
+  readonly outcome: 'succeeded' | 'retry' | 'failed' | 'reopened';
   readonly at: string;
   readonly leaseId?: string;
   readonly error?: string;

@@ -87,8 +87,17 @@ export interface RequeueExpectation {
 
 /** The writes and reads the reconciler and the occurrences CLI need beside OccurrenceStore. */
 export interface RequeueStore {
-  /** Record a re-enqueue (`requeuedAt`, `requeueCount`) if the row is still as expected; false if it changed. */
-  markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number): Promise<boolean>;
+  /**
+   * Record a re-enqueue (`requeuedAt`, `requeueCount`, `requeueId`) if the row is still as expected; false if it
+   * changed. `requeueId` is unique per call: a retried request that finds its own id in the row succeeded.
+   */
+  markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number, requeueId: string): Promise<boolean>;
+  /**
+   * A FAILED row becomes RETRY_WAIT, due now, with its attempts counted afresh and a new deadline, if it is still
+   * the FAILED row observed (same attempt counter and failedAt). Records `reopenedAt` and a `reopened` history
+   * entry; the earlier entries stay. False if the row changed.
+   */
+  reopenFailed(key: OccurrenceKey, expected: { attempt: number; failedAt: string }, deadlineAt: number, now: number, requeueId: string): Promise<boolean>;
 }
 
 /** Occurrences by status through the byStatus index. */

@@ -12,9 +12,12 @@
  * If the send fails after the write, the error is thrown; the row carries `requeuedAt`, so the next attempt to
  * repair it waits one more stuck period. Nothing is lost: the row stays non-terminal and visible in the index.
  *
- * Used by the reconciler, and meant for the occurrences CLI: no AWS SDK here, only the ports.
+ * Used by the reconciler, and meant for the occurrences CLI (retryFailedOccurrence below is its `retry`): no AWS SDK
+ * here, only the ports.
  */
+import { randomUUID } from 'node:crypto';
 import { encodeEnvelope } from './envelope';
+import type { JobSettings } from './job-settings';
 import { type Occurrence, OccurrenceStatus } from './occurrence';
 import type { Clock, RequeueStore, WorkQueue } from './ports';
 
@@ -22,7 +25,11 @@ export interface RequeueDeps {
   readonly store: RequeueStore;
   readonly queue: WorkQueue;
   readonly clock: Clock;
+  /** A unique id per re-enqueue (default: a random UUID), so that a retried write recognises its own success. */
+  readonly newRequeueId?: () => string;
 }
+
+const requeueIdOf = (deps: RequeueDeps): string => (deps.newRequeueId ?? randomUUID)();
 
 /** The statuses a re-enqueue can help: a message lets a worker claim (or, when exhausted, close) the occurrence. */
 export const REQUEUEABLE_STATUSES = [OccurrenceStatus.PENDING, OccurrenceStatus.RUNNING, OccurrenceStatus.RETRY_WAIT] as const;
@@ -68,8 +75,27 @@ export async function requeueOccurrence(deps: RequeueDeps, observed: Occurrence,
     status: observed.status,
     attempt: observed.attempt,
     stuckBefore,
-  }, deps.clock.now());
+  }, deps.clock.now(), requeueIdOf(deps));
   if (!marked) return 'changed-meanwhile';
+  await deps.queue.send(encodeEnvelope(observed));
+  return 'requeued';
+}
+
+/**
+ * Retry a FAILED occurrence, for an operator (the occurrences CLI): reopen the row if it is still the FAILED row
+ * observed, with its attempts counted afresh and a new deadline of `deadlineSeconds` from now, then enqueue it.
+ * The same two steps as requeueOccurrence: two operators retrying at once, or a retry racing anything else that
+ * changed the row, end with one reopen and one message.
+ */
+export async function retryFailedOccurrence(deps: RequeueDeps, observed: Occurrence, settings: JobSettings): Promise<RequeueResult> {
+  if (observed.status !== OccurrenceStatus.FAILED || observed.failedAt === undefined) {
+    throw new Error(`only a FAILED occurrence can be retried; ${observed.jobId} ${observed.scheduledTime} is ${observed.status}`);
+  }
+  if (settings.id !== observed.jobId) throw new Error(`settings of job ${settings.id} given for an occurrence of ${observed.jobId}`);
+  const now = deps.clock.now();
+  const reopened = await deps.store.reopenFailed(observed, { attempt: observed.attempt, failedAt: observed.failedAt },
+    now + settings.retry.deadlineSeconds * 1000, now, requeueIdOf(deps));
+  if (!reopened) return 'changed-meanwhile';
   await deps.queue.send(encodeEnvelope(observed));
   return 'requeued';
 }

@@ -474,7 +474,7 @@ describe('DynamoOccurrenceStore.markRequeued', () => {
 
   it('marks a row that is still as observed and stuck since before the cut-off, counting the re-enqueues', async () => {
     ddbMock.on(UpdateCommand).resolves({});
-    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW)).toBe(true);
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(true);
     const input = updateInput();
     expectValidPlaceholders(input);
     expect(holds(input, expired)).toBe(true);
@@ -484,7 +484,7 @@ describe('DynamoOccurrenceStore.markRequeued', () => {
 
   it('refuses a row a worker claimed since (attempt changed), extended since, finished, or re-enqueued recently', async () => {
     ddbMock.on(UpdateCommand).resolves({});
-    await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW);
+    await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1');
     const input = updateInput();
     expect(holds(input, { ...expired, attempt: 2 })).toBe(false);
     expect(holds(input, { ...expired, leaseExpiresAt: iso(NOW + MINUTE) })).toBe(false);
@@ -496,8 +496,8 @@ describe('DynamoOccurrenceStore.markRequeued', () => {
 
   it('judges PENDING by createdAt and RETRY_WAIT by nextAttemptAt', async () => {
     ddbMock.on(UpdateCommand).resolves({});
-    await store.markRequeued(KEY, { status: PENDING, attempt: 0, stuckBefore }, NOW);
-    await store.markRequeued(KEY, { status: RETRY_WAIT, attempt: 1, stuckBefore }, NOW);
+    await store.markRequeued(KEY, { status: PENDING, attempt: 0, stuckBefore }, NOW, 'rq-1');
+    await store.markRequeued(KEY, { status: RETRY_WAIT, attempt: 1, stuckBefore }, NOW, 'rq-1');
     const pending = updateInput(0);
     const retry = updateInput(1);
     expect(holds(pending, occurrence({ createdAt: iso(NOW - 30 * MINUTE) }))).toBe(true);
@@ -509,15 +509,19 @@ describe('DynamoOccurrenceStore.markRequeued', () => {
 
   it('answers false on a failed condition, true when the failure is its own earlier write whose response was lost', async () => {
     ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, attempt: 2 }));
-    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW)).toBe(false);
-    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1 }));
-    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW)).toBe(true);
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(false);
+    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-1' }));
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(true);
+    // Another re-enqueue at the very same millisecond is not ours.
+    ddbMock.reset();
+    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-2' }));
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(false);
   });
 
   it('throws a classified DependencyError for anything else, and refuses a terminal status outright', async () => {
     ddbMock.on(UpdateCommand).rejects(throttled());
-    await expect(store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW))
+    await expect(store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1'))
       .rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'mark occurrence re-enqueued' });
-    await expect(store.markRequeued(KEY, { status: FAILED, attempt: 1, stuckBefore }, NOW)).rejects.toThrow(/does not wait for a worker/);
+    await expect(store.markRequeued(KEY, { status: FAILED, attempt: 1, stuckBefore }, NOW, 'rq-1')).rejects.toThrow(/does not wait for a worker/);
   });
 });
