@@ -3,6 +3,8 @@
  *
  *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + job queue ─▶ worker ─▶ report in S3, row SUCCEEDED
  *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
+ *   every 5 min: reconciler ─▶ re-enqueue stuck rows (byStatus index), announce reports never announced
+ *   alarms (SNS topic) and a dashboard over all of it (jobs-monitoring.ts)
  *
  * Every grant is an explicit action list: no `grantReadWriteData`-style helpers, whose action wildcards would let a
  * function do things the protocol never asks of it.
