@@ -14,7 +14,7 @@ import { type Occurrence, OccurrenceStatus } from './protocol/occurrence';
 import type { Announcer, Clock, Logger, OccurrenceStore } from './protocol/ports';
 import { systemClock } from './protocol/ports';
 import { ENV, requireEnv } from './runtime-env';
-import { jsonLogger } from './runtime/json-logger';
+import { powertoolsLogger } from './runtime/powertools-logger';
 
 export interface NotifierOptions {
   readonly store?: OccurrenceStore;
@@ -27,7 +27,7 @@ export interface NotifierOptions {
 type StreamImage = Parameters<typeof unmarshall>[0];
 
 export function createNotifierHandler(options: NotifierOptions = {}): (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse> {
-  const logger = options.logger ?? jsonLogger({ fn: 'notifier' });
+  const logger = options.logger ?? powertoolsLogger('notifier');
   const deps = {
     logger,
     clock: options.clock ?? systemClock,

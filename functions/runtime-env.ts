@@ -6,6 +6,10 @@ export const ENV = {
   topicArn: 'REPORT_READY_TOPIC_ARN',
   /** JSON array of JobSettings (functions/protocol/job-settings.ts). */
   jobSettings: 'JOB_SETTINGS',
+  /** JSON ReconcileThresholds (functions/protocol/reconcile.ts), for the reconciler. */
+  reconcileThresholds: 'RECONCILE_THRESHOLDS',
+  /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
+  metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;
 
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -8,11 +8,12 @@ import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { messageOf } from './protocol/errors';
 import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
-import type { Clock, Logger, OccurrenceStore, WorkQueue } from './protocol/ports';
-import { systemClock } from './protocol/ports';
+import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './protocol/ports';
+import { noMetrics, systemClock } from './protocol/ports';
 import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
 import { ENV, requireEnv } from './runtime-env';
-import { jsonLogger } from './runtime/json-logger';
+import { powertoolsLogger } from './runtime/powertools-logger';
+import { powertoolsMetrics } from './runtime/powertools-metrics';
 
 export interface TriggerOptions {
   readonly settings?: ReadonlyMap<string, JobSettings>;
@@ -20,14 +21,17 @@ export interface TriggerOptions {
   readonly queue?: WorkQueue;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
+  readonly metrics?: Metrics;
 }
 
 export function createTriggerHandler(options: TriggerOptions = {}): (event: unknown) => Promise<TriggerResult> {
   const jobs = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
-  const logger = options.logger ?? jsonLogger({ fn: 'trigger' });
+  const logger = options.logger ?? powertoolsLogger('trigger');
   const deps = {
     jobs,
     logger,
+    metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics()),
     clock: options.clock ?? systemClock,
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
     queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),

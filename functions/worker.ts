@@ -1,12 +1,14 @@
 /**
  * Worker Lambda: SQS batches from the job queue. Thin: wires the adapters and hands each message to
- * protocol/process-delivery.ts. Messages of a batch run concurrently; each failure is reported per message
- * (ReportBatchItemFailures), never by throwing, so one bad message cannot fail its neighbours.
+ * protocol/process-delivery.ts through Powertools' batch processor. Messages of a batch run concurrently; each
+ * failure is reported per message (ReportBatchItemFailures), never by throwing, so one bad message cannot fail its
+ * neighbours.
  *
  * To run your own jobs, make a file like this one that calls createWorkerHandler({ jobs: yourJobs }).
  */
 import { randomUUID } from 'node:crypto';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { POISON_MESSAGE_RETRY_SECONDS } from '../lib/resource-definitions';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
@@ -15,11 +17,12 @@ import { SqsWorkQueue } from './aws/work-queue';
 import { jobs as sampleJobs } from './jobs';
 import { messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
-import type { Clock, JobDefinition, Logger, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
-import { systemClock } from './protocol/ports';
-import { type DeliveryOutcome, processDelivery, type RegisteredJob } from './protocol/process-delivery';
+import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
+import { noMetrics, systemClock } from './protocol/ports';
+import { type DeliveryOutcome, type DeliveryResult, processDelivery, type RegisteredJob } from './protocol/process-delivery';
 import { ENV, requireEnv } from './runtime-env';
-import { jsonLogger } from './runtime/json-logger';
+import { powertoolsLogger } from './runtime/powertools-logger';
+import { powertoolsMetrics } from './runtime/powertools-metrics';
 
 export interface WorkerOptions {
   /** Job implementations by job id. A job in the settings without one is logged at start and its messages rejected. */
@@ -35,6 +38,8 @@ export interface WorkerOptions {
   readonly newLeaseId?: () => string;
   /** How long a message that cannot be processed is hidden before its next receive; tests shorten it. */
   readonly poisonRetrySeconds?: number;
+  /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
+  readonly metrics?: Metrics;
 }
 
 export type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>) => Promise<SQSBatchResponse>;
@@ -42,7 +47,8 @@ export type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemaini
 export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const settings = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? jsonLogger({ fn: 'worker' });
+  const logger = options.logger ?? powertoolsLogger('worker');
+  const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics());
   const registered = new Map<string, RegisteredJob>();
   for (const [id, s] of settings) {
     if (options.jobs[id] !== undefined) registered.set(id, { settings: s, definition: options.jobs[id] });
@@ -62,27 +68,41 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     // Leave the reserve to record outcomes before Lambda stops the invocation.
     const mustFinishBy = clock.now() + context.getRemainingTimeInMillis() - OUTCOME_RESERVE_SECONDS * 1000;
     const deps = {
-      store, reports, queue, clock, logger, jobs: registered,
+      store, reports, queue, clock, logger, metrics, jobs: registered,
       owner: `${context.logStreamName}/${context.awsRequestId}`,
       newLeaseId: options.newLeaseId ?? randomUUID,
       random: options.random ?? Math.random,
       poisonRetrySeconds: options.poisonRetrySeconds ?? POISON_MESSAGE_RETRY_SECONDS,
     };
-    const outcomes = await Promise.all(event.Records.map(async (record): Promise<DeliveryOutcome> => {
+    const results: DeliveryResult[] = [];
+    // Powertools runs the records concurrently and turns each record whose handler throws into a batch item
+    // failure. Never a thrown batch: with every record failed it still answers with the list (throwOnFullBatchFailure
+    // false), so the messages we hid until their retry stay hidden rather than all coming back together.
+    const response = await processPartialResponse(event, async (record: SQSRecord) => {
+      let delivered: DeliveryOutcome;
       try {
-        return await processDelivery(deps, { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle }, mustFinishBy);
+        delivered = await processDelivery(deps, { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle }, mustFinishBy);
       } catch (error) {
         // A store or queue call failed before an outcome could be recorded; SQS delivers the message again.
         logger.error('delivery failed; it will be redelivered', { messageId: record.messageId, error: messageOf(error) });
-        return { ack: false, result: 'outcome-not-recorded' };
+        delivered = { ack: false, result: 'outcome-not-recorded' };
       }
-    }));
-    const batchItemFailures = event.Records
-      .filter((_, i) => !outcomes[i].ack)
-      .map((record) => ({ itemIdentifier: record.messageId }));
-    logger.info('batch done', { records: event.Records.length, results: outcomes.map((o) => o.result), failures: batchItemFailures.length });
+      results.push(delivered.result);
+      if (!delivered.ack) throw new DeliveryNotAcknowledged(record.messageId, delivered.result);
+      return delivered.result;
+    }, new BatchProcessor(EventType.SQS), { throwOnFullBatchFailure: false });
+    const batchItemFailures = response.batchItemFailures;
+    logger.info('batch done', { records: event.Records.length, results, failures: batchItemFailures.length });
     return { batchItemFailures };
   };
+}
+
+/** Tells the batch processor to report the message as failed, so SQS delivers it again (after its hidden time). */
+class DeliveryNotAcknowledged extends Error {
+  constructor(messageId: string, readonly result: DeliveryResult) {
+    super(`message ${messageId} not acknowledged: ${result}`);
+    this.name = 'DeliveryNotAcknowledged';
+  }
 }
 
 let deployed: WorkerHandler | undefined;

@@ -4,16 +4,20 @@
  * A job's configuration has two halves: its runtime settings (JobSettings, handed to the functions as JSON and
  * validated again there) and its schedule (used only by the stack). Everything is checked here, all problems at once,
  * so a bad value fails `cdk synth` with one message that names every field instead of failing a deployment.
- * Plain TypeScript: no CDK imports, so it can be tested and reused without synthesizing anything.
+ * Plain TypeScript with zod schemas for the fields: no CDK imports, so it can be tested and reused without
+ * synthesizing anything.
  */
 import {
   type JobSettings,
   type JobSettingsInput,
   LAMBDA_MAX_TIMEOUT_SECONDS,
+  issuesAsProblems,
   jobSettingsProblems,
   settingsInputProblems,
+  wholeNumber,
   withDefaults,
 } from '../functions/protocol/job-settings';
+import * as z from 'zod/mini';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from './resource-definitions';
 import { scheduleExpressionProblem } from './schedule-expression';
 
@@ -154,26 +158,24 @@ function resolveOne(config: ScheduledJobConfig): ResolvedJobConfig {
   };
 }
 
+/** The schedule half's plain fields; the expression and the time zone have parsers of their own below. */
+const scheduleFields = z.object({
+  flexibleWindowMinutes: wholeNumber(0, MAX_FLEXIBLE_WINDOW_MINUTES),
+  schedulerRetry: z.object({
+    maximumRetryAttempts: wholeNumber(SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.min, SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.max),
+    maximumEventAgeSeconds: wholeNumber(SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.min, SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.max),
+  }),
+  enabled: z.boolean({ error: (iss) => `must be true or false, got ${JSON.stringify(iss.input)}` }),
+});
+
 function scheduleProblems(job: ResolvedJobConfig, where: string): string[] {
   const problems: string[] = [];
   const scheduleProblem = scheduleExpressionProblem(job.schedule);
   if (scheduleProblem) problems.push(`${where}.schedule: ${scheduleProblem}`);
   const zoneProblem = timeZoneProblem(job.timeZone);
   if (zoneProblem) problems.push(`${where}.timeZone: ${zoneProblem}`);
-  const int = (value: unknown, field: string, min: number, max: number) => {
-    if (!(typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max)) {
-      problems.push(`${where}.${field}: must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-    }
-  };
-  int(job.flexibleWindowMinutes, 'flexibleWindowMinutes', 0, MAX_FLEXIBLE_WINDOW_MINUTES);
-  const retry = SCHEDULER_RETRY_LIMITS;
-  int(job.schedulerRetry.maximumRetryAttempts, 'schedulerRetry.maximumRetryAttempts',
-    retry.maximumRetryAttempts.min, retry.maximumRetryAttempts.max);
-  int(job.schedulerRetry.maximumEventAgeSeconds, 'schedulerRetry.maximumEventAgeSeconds',
-    retry.maximumEventAgeSeconds.min, retry.maximumEventAgeSeconds.max);
-  if (job.enabled !== true && job.enabled !== false) {
-    problems.push(`${where}.enabled: must be true or false, got ${JSON.stringify(job.enabled)}`);
-  }
+  const parsed = scheduleFields.safeParse(job);
+  if (!parsed.success) problems.push(...issuesAsProblems(parsed.error.issues, where));
   return problems;
 }
 

@@ -9,6 +9,7 @@ import {
   SQS_MAX_VISIBILITY_SECONDS,
 } from '../functions/protocol/job-settings';
 import { OccurrenceAttributes } from '../functions/protocol/occurrence';
+import type { ReconcileThresholds } from '../functions/protocol/reconcile';
 
 export const OCCURRENCE_TABLE = {
   partitionKey: OccurrenceAttributes.jobId,
@@ -70,4 +71,29 @@ export function workerLimits(jobs: readonly JobSettings[]): WorkerLimits {
   // must exceed the attempts or the DLQ would take a message whose occurrence still has attempts left.
   const maxReceiveCount = Math.max(MIN_MAX_RECEIVE_COUNT, Math.max(...jobs.map((j) => j.retry.maxAttempts)) + SPARE_RECEIVES);
   return { functionTimeoutSeconds, queueVisibilityTimeoutSeconds, maxReceiveCount };
+}
+
+/** How often the reconciler runs. */
+export const RECONCILE_EVERY_MINUTES = 5;
+/** The table stream keeps a record 24 h; the notifier retries it until then. */
+export const STREAM_RETENTION_SECONDS = 24 * 60 * 60;
+
+/**
+ * The reconciler's thresholds, derived from the jobs so that it never competes with the normal paths:
+ * - stuck after the job queue's visibility timeout plus 5 minutes: a crashed worker's own message comes back within
+ *   the visibility timeout, and a failed visibility change returns a retry's message no later than that either;
+ * - unannounced after the stream's 24 h plus one hour: by then the stream notifier has stopped retrying;
+ * - looking back over the longest deadline and time limit, plus that, plus a day of margin, so that a row stuck past
+ *   its deadline is still found (and closed by the worker) and an unannounced report is seen for a day.
+ */
+export function reconcileThresholds(jobs: readonly JobSettings[]): ReconcileThresholds {
+  const limits = workerLimits(jobs);
+  const unannouncedAfterSeconds = STREAM_RETENTION_SECONDS + 3_600;
+  const longestRun = Math.max(...jobs.map((j) => j.retry.deadlineSeconds + j.timeoutSeconds));
+  return {
+    stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
+    unannouncedAfterSeconds,
+    lookbackSeconds: longestRun + unannouncedAfterSeconds + 86_400,
+    maxFixesPerRun: 200,
+  };
 }

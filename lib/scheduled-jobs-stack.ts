@@ -10,6 +10,8 @@ export interface ScheduledJobsStackProps extends StackProps {
   readonly removalPolicy?: RemovalPolicy;
   /** The job ids the worker registers; see ScheduledJobsProps. */
   readonly implementedJobIds?: readonly string[];
+  /** Where alarms are e-mailed; default: the CDK context value `alarmEmail` (`cdk deploy -c alarmEmail=you@example.com`). */
+  readonly alarmEmail?: string;
 }
 
 export class ScheduledJobsStack extends Stack {
@@ -21,6 +23,7 @@ export class ScheduledJobsStack extends Stack {
       jobs: props.jobs,
       removalPolicy: props.removalPolicy,
       implementedJobIds: props.implementedJobIds,
+      alarmEmail: props.alarmEmail ?? contextString(this, 'alarmEmail'),
     });
     this.scheduledJobs = jobs;
 
@@ -30,5 +33,14 @@ export class ScheduledJobsStack extends Stack {
     new CfnOutput(this, 'ReportBucketName', { value: jobs.reportBucket.bucketName });
     new CfnOutput(this, 'ReportReadyTopicArn', { value: jobs.reportReadyTopic.topicArn });
     new CfnOutput(this, 'ReportReadyQueueUrl', { value: jobs.reportReadyQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: jobs.monitoring.alarmTopic.topicArn });
+    new CfnOutput(this, 'DashboardName', { value: jobs.monitoring.dashboard.dashboardName });
   }
+}
+
+function contextString(scope: Construct, key: string): string | undefined {
+  const value: unknown = scope.node.tryGetContext(key);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw new Error(`context ${key}: must be a string, got ${JSON.stringify(value)}`);
+  return value;
 }

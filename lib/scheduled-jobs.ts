@@ -3,13 +3,17 @@
  *
  *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + job queue ─▶ worker ─▶ report in S3, row SUCCEEDED
  *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
+ *   every 5 min: reconciler ─▶ re-enqueue stuck rows (byStatus index), announce reports never announced
+ *   alarms (SNS topic) and a dashboard over all of it (jobs-monitoring.ts)
  *
  * Every grant is an explicit action list: no `grantReadWriteData`-style helpers, whose action wildcards would let a
  * function do things the protocol never asks of it.
  */
 import * as path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -24,12 +28,18 @@ import { ENV } from '../functions/runtime-env';
 import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from './job-config';
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
-import { NOTIFIER_BATCH_SIZE, OCCURRENCE_TABLE, TRIGGER_ASYNC_RETRY_ATTEMPTS, WORKER_BATCH_SIZE } from './resource-definitions';
+import { JobsMonitoring } from './jobs-monitoring';
+import { acknowledgeNagFindings } from './nag-acknowledgements';
+import {
+  NOTIFIER_BATCH_SIZE, OCCURRENCE_TABLE, RECONCILE_EVERY_MINUTES, reconcileThresholds, TRIGGER_ASYNC_RETRY_ATTEMPTS, WORKER_BATCH_SIZE,
+} from './resource-definitions';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;
 export const WORKER_MEMORY_MB = 512;
 export const NOTIFIER_TIMEOUT_SECONDS = 30;
+/** Up to maxFixesPerRun (200) re-enqueues and announcements at two or three requests each, with room to spare. */
+export const RECONCILER_TIMEOUT_SECONDS = 120;
 
 const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
 
@@ -47,6 +57,8 @@ export interface ScheduledJobsProps {
    * instead of the worker failing on its first message after the deployment.
    */
   readonly implementedJobIds?: readonly string[];
+  /** Where alarms are e-mailed (the app reads it from `-c alarmEmail=...`); without it, subscribe to alarmTopic yourself. */
+  readonly alarmEmail?: string;
 }
 
 export class ScheduledJobs extends Construct {
@@ -67,6 +79,13 @@ export class ScheduledJobs extends Construct {
   /** Where the stream event source puts descriptions of batches the notifier failed for good. */
   readonly notifierFailureQueue: sqs.Queue;
   readonly schedules: JobSchedules;
+  /** Re-enqueues stuck occurrences and announces unannounced reports, every RECONCILE_EVERY_MINUTES. */
+  readonly reconcilerFunction: nodejs.NodejsFunction;
+  readonly reconcilerRule: events.Rule;
+  /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
+  readonly metricsNamespace: string;
+  /** Alarms, their SNS topic, and the dashboard. */
+  readonly monitoring: JobsMonitoring;
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps) {
     super(scope, id);
@@ -92,7 +111,8 @@ export class ScheduledJobs extends Construct {
       projectionType: dynamodb.ProjectionType.ALL,
     });
     const tableArns = [this.table.tableArn];
-    const tableAndIndexArns = [...tableArns, `${this.table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`];
+    const statusIndexArn = `${this.table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`;
+    const tableAndIndexArns = [...tableArns, statusIndexArn];
 
     this.jobDeadLetterQueue = secureQueue(this, 'JobDeadLetterQueue');
     this.jobQueue = secureQueue(this, 'JobQueue', {
@@ -119,6 +139,9 @@ export class ScheduledJobs extends Construct {
     this.reportReadyTopic.addSubscription(new SqsSubscription(this.reportReadyQueue, { rawMessageDelivery: true }));
 
     const jobSettingsJson = JSON.stringify(resolved.settings);
+    // One namespace per stack, so that two deployments in one account do not add up each other's counts.
+    this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
+    const metricsEnv = { [ENV.metricsNamespace]: this.metricsNamespace };
 
     this.triggerDeadLetterQueue = secureQueue(this, 'TriggerDeadLetterQueue');
     this.triggerFunction = jobFunction(this, 'Trigger', {
@@ -131,6 +154,7 @@ export class ScheduledJobs extends Construct {
         [ENV.tableName]: this.table.tableName,
         [ENV.queueUrl]: this.jobQueue.queueUrl,
         [ENV.jobSettings]: jobSettingsJson,
+        ...metricsEnv,
       },
     });
     allow(this.triggerFunction, ['dynamodb:PutItem'], tableArns);
@@ -146,6 +170,7 @@ export class ScheduledJobs extends Construct {
         [ENV.queueUrl]: this.jobQueue.queueUrl,
         [ENV.bucketName]: this.reportBucket.bucketName,
         [ENV.jobSettings]: jobSettingsJson,
+        ...metricsEnv,
       },
     });
     allow(this.workerFunction, ['dynamodb:UpdateItem', 'dynamodb:Query'], tableAndIndexArns);
@@ -167,6 +192,7 @@ export class ScheduledJobs extends Construct {
         [ENV.tableName]: this.table.tableName,
         [ENV.topicArn]: this.reportReadyTopic.topicArn,
         [ENV.bucketName]: this.reportBucket.bucketName,
+        ...metricsEnv,
       },
     });
     // GetItem: a retried stream record must see the row as it is now, not as it was at the transition.
@@ -184,6 +210,49 @@ export class ScheduledJobs extends Construct {
     }));
 
     this.schedules = new JobSchedules(this, 'Schedules', { jobs: resolved.jobs, trigger: this.triggerFunction });
+
+    this.reconcilerFunction = jobFunction(this, 'Reconciler', {
+      entry: path.join(FUNCTIONS_DIR, 'reconciler.ts'),
+      description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
+      timeoutSeconds: RECONCILER_TIMEOUT_SECONDS,
+      // The next scheduled run is the retry; Lambda's async retries would only run the same sweep twice more.
+      retryAttempts: 0,
+      environment: {
+        [ENV.tableName]: this.table.tableName,
+        [ENV.queueUrl]: this.jobQueue.queueUrl,
+        [ENV.topicArn]: this.reportReadyTopic.topicArn,
+        [ENV.bucketName]: this.reportBucket.bucketName,
+        [ENV.jobSettings]: jobSettingsJson,
+        [ENV.reconcileThresholds]: JSON.stringify(reconcileThresholds(resolved.settings)),
+        ...metricsEnv,
+      },
+    });
+    // Query: the byStatus index. UpdateItem: the conditional re-enqueue mark and notifiedAt. GetItem: the
+    // announcement re-reads the row. SendMessage: the re-enqueue. Publish: the announcement.
+    allow(this.reconcilerFunction, ['dynamodb:Query'], [statusIndexArn]);
+    allow(this.reconcilerFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], tableArns);
+    allow(this.reconcilerFunction, ['sqs:SendMessage'], [this.jobQueue.queueArn]);
+    allow(this.reconcilerFunction, ['sns:Publish'], [this.reportReadyTopic.topicArn]);
+    this.reconcilerRule = new events.Rule(this, 'ReconcilerSchedule', {
+      description: `Runs the reconciler every ${RECONCILE_EVERY_MINUTES} minutes`,
+      schedule: events.Schedule.rate(Duration.minutes(RECONCILE_EVERY_MINUTES)),
+      targets: [new eventTargets.LambdaFunction(this.reconcilerFunction, { retryAttempts: 0 })],
+    });
+
+    this.monitoring = new JobsMonitoring(this, 'Monitoring', {
+      jobIds: resolved.settings.map((s) => s.id),
+      metricsNamespace: this.metricsNamespace,
+      worker: this.workerFunction,
+      reconciler: this.reconcilerFunction,
+      deadLetterQueues: {
+        JobDeadLetterQueue: this.jobDeadLetterQueue,
+        TriggerDeadLetterQueue: this.triggerDeadLetterQueue,
+        SchedulerDeadLetterQueue: this.schedules.deadLetterQueue,
+        NotifierFailureQueue: this.notifierFailureQueue,
+      },
+      alarmEmail: props.alarmEmail,
+    });
+    acknowledgeNagFindings(this);
   }
 }
 

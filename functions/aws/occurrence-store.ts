@@ -7,8 +7,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
-import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
-import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore } from '../protocol/ports';
+import { ATTEMPT_ERROR_MAX_CHARS, type AttemptRecord, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
+import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore, RequeueExpectation, RequeueStore } from '../protocol/ports';
+import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import type { ManualRetryFields, ReopenableStore, ReopenRequest, ReopenResult } from '../protocol/manual-retry';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
@@ -31,6 +32,12 @@ const NAMES = {
   '#failedAt': 'failedAt',
   '#notifiedAt': 'notifiedAt',
   '#notificationId': 'notificationId',
+  '#createdAt': 'createdAt',
+  '#requeuedAt': 'requeuedAt',
+  '#requeueCount': 'requeueCount',
+  '#history': 'history',
+  '#reopenedAt': 'reopenedAt',
+  '#requeueId': 'requeueId',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
@@ -38,7 +45,7 @@ const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 
-export class DynamoOccurrenceStore implements OccurrenceStore {
+export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -103,41 +110,41 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
 
   async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
     await this.fenced('complete occurrence', lease, SUCCEEDED, {
-      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now) },
+      UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now), ...historyEntry(lease, 'succeeded', now) },
     });
   }
 
   async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void> {
     await this.fenced('release occurrence', lease, RETRY_WAIT, {
-      UpdateExpression: 'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now REMOVE #leaseExpiresAt',
-      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt'],
-      values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now) },
+      UpdateExpression: `SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt`,
+      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt', '#history'],
+      values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now), ...historyEntry(lease, 'retry', now, lastError) },
     });
   }
 
   async fail(lease: Lease, lastError: string, now: number): Promise<void> {
     await this.fenced('fail occurrence', lease, FAILED, {
-      UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':failed': FAILED, ':error': lastError, ':now': iso(now) },
+      UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':failed': FAILED, ':error': lastError, ':now': iso(now), ...historyEntry(lease, 'failed', now, lastError) },
     });
   }
 
   async failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean> {
     return this.unheld('fail unheld occurrence', key, now, {
-      UpdateExpression: 'SET #status = :failed, #lastError = :error, #failedAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':failed': FAILED, ':error': lastError },
+      UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':failed': FAILED, ':error': lastError, ...historyEntry(undefined, 'failed', now, lastError) },
     });
   }
 
   async completeUnheld(key: OccurrenceKey, reportKey: string, now: number): Promise<boolean> {
     return this.unheld('complete unheld occurrence', key, now, {
-      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now REMOVE #leaseExpiresAt, #nextAttemptAt',
-      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt'],
-      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey },
+      UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ...historyEntry(undefined, 'succeeded', now) },
     });
   }
 
@@ -155,6 +162,34 @@ export class DynamoOccurrenceStore implements OccurrenceStore {
     } catch (error) {
       if (isConditionalFailure(error)) return false;
       throw asDependencyError('record notification', error);
+    }
+  }
+
+  async markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number, requeueId: string): Promise<boolean> {
+    if (!isRequeueable(expected.status)) throw new Error(`markRequeued: a ${expected.status} row does not wait for a worker`);
+    const since = `#${STUCK_SINCE_ATTRIBUTE[expected.status]}` as Name;
+    try {
+      await this.client.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression: 'SET #requeuedAt = :now, #requeueId = :requeueId, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
+        // Still as observed: a claim changes the attempt, a heartbeat moves leaseExpiresAt past :before, and a
+        // concurrent re-enqueue moves requeuedAt past it.
+        ConditionExpression: `#status = :status AND #attempt = :attempt AND ${since} < :before AND ` +
+          '(attribute_not_exists(#requeuedAt) OR #requeuedAt < :before)',
+        ExpressionAttributeNames: names('#status', '#attempt', since, '#requeuedAt', '#requeueCount', '#requeueId'),
+        ExpressionAttributeValues: {
+          ':status': expected.status, ':attempt': expected.attempt, ':before': iso(expected.stuckBefore),
+          ':now': iso(now), ':zero': 0, ':one': 1, ':requeueId': requeueId,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('mark occurrence re-enqueued', error);
+      // The SDK retried a write that had succeeded (its response was lost): the mark in the row is this call's.
+      const current = oldItem(error);
+      return current?.requeueId === requeueId;
     }
   }
 
@@ -227,6 +262,20 @@ interface Update {
   values: Record<string, unknown>;
 }
 
+/** One entry appended to the row's attempt history, in the same write that records the outcome. */
+const APPEND_HISTORY = '#history = list_append(if_not_exists(#history, :noHistory), :historyEntry)';
+
+function historyEntry(lease: Lease | undefined, outcome: AttemptRecord['outcome'], now: number, error?: string) {
+  const entry: AttemptRecord = {
+    ...(lease?.attempt === undefined ? {} : { attempt: lease.attempt }),
+    outcome,
+    at: iso(now),
+    ...(lease === undefined ? {} : { leaseId: lease.leaseId }),
+    ...(error === undefined ? {} : { error: error.slice(0, ATTEMPT_ERROR_MAX_CHARS) }),
+  };
+  return { ':noHistory': [], ':historyEntry': [entry] };
+}
+
 const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.scheduledTime });
 
 /** The item a ReturnValuesOnConditionCheckFailure=ALL_OLD failure carries, in plain JSON. */
@@ -259,17 +308,18 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
         Key: keyOf(key),
         UpdateExpression:
           'SET #status = :pending, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
-          '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one ' +
-          'REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt',
+          '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
+          `${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt`,
         ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
         ExpressionAttributeNames: {
           '#jobId': 'jobId', '#status': 'status', '#attempt': 'attempt', '#deadlineAt': 'deadlineAt', '#ttl': 'ttl',
           '#failedAt': 'failedAt', '#nextAttemptAt': 'nextAttemptAt', '#leaseExpiresAt': 'leaseExpiresAt',
           '#previousAttempts': 'previousAttempts', '#manualRetryAt': 'manualRetryAt', '#manualRetries': 'manualRetries',
+          '#history': 'history',
         },
         ExpressionAttributeValues: {
           ':pending': PENDING, ':failed': FAILED, ':zero': 0, ':one': 1, ':deadline': iso(request.deadlineAt),
-          ':ttl': request.ttl, ':now': now,
+          ':ttl': request.ttl, ':now': now, ...historyEntry(undefined, 'reopened', request.now),
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }));

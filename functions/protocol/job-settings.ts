@@ -4,6 +4,7 @@
  * The CDK app validates them at synth (so a bad value never deploys) and passes them to the
  * functions as JSON; the functions validate them again at cold start with the same code.
  */
+import * as z from 'zod/mini';
 
 export interface RetryPolicy {
   /** Claims of one occurrence before it is FAILED (the first run counts). */
@@ -112,63 +113,78 @@ export function withDefaults(input: JobSettingsInput): JobSettings {
   } as JobSettings;
 }
 
+/** A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). */
+export const wholeNumber = (min: number, max: number) => {
+  const error = (iss: { input?: unknown }) => `must be a whole number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
+  return z.int({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
+};
+
+const aNumber = (min: number, max: number) => {
+  const error = (iss: { input?: unknown }) => `must be a number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
+  return z.number({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
+};
+
+const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
+
+/**
+ * Each field of resolved settings on its own. A waiting retry is an SQS message hidden by ChangeMessageVisibility,
+ * which reaches 12 h after receipt: the Lambda's own run time is kept out of that budget for maxDelaySeconds. The
+ * deadline must leave a hidden message its 12 h inside the queue's 14-day retention.
+ */
+const jobSettingsFields = z.object({
+  id: z.string({ error: (iss) => `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}` })
+    .check(z.regex(JOB_ID, { error: (iss) => `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}` })),
+  leaseSeconds: wholeNumber(10, LAMBDA_MAX_TIMEOUT_SECONDS),
+  heartbeatSeconds: wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
+  leaseSafetyMarginSeconds: wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
+  timeoutSeconds: wholeNumber(1, MAX_TIMEOUT_SECONDS),
+  retentionDays: wholeNumber(1, 3650),
+  retry: z.object({
+    maxAttempts: wholeNumber(1, 100),
+    baseDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS),
+    maxDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS),
+    deadlineSeconds: wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
+    jitter: aNumber(0, 0.9),
+  }, { error: (iss) => `must be an object, got ${JSON.stringify(iss.input)}` }),
+});
+
+/** zod issues as `where.path: message`, in the schema's field order. */
+export function issuesAsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
+  return issues.map((issue) => `${[where, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+}
+
 /** Problems with one job's settings, each naming the field as `where.field`. Empty when valid. */
 export function jobSettingsProblems(s: JobSettings, where: string): string[] {
+  const parsed = jobSettingsFields.safeParse(s);
+  const fieldProblems = parsed.success ? [] : issuesAsProblems(parsed.error.issues, where);
+  const bad = new Set(parsed.success ? [] : parsed.error.issues.map((i) => i.path.join('.')));
+  const ok = (...fields: string[]) => fields.every((f) => !bad.has(f));
   const problems: string[] = [];
-  const check = (ok: boolean, field: string, message: string) => {
-    if (!ok) problems.push(`${where}.${field}: ${message}`);
+  const check = (holds: boolean, field: string, message: string) => {
+    if (!holds) problems.push(`${where}.${field}: ${message}`);
   };
-  const int = (value: unknown, field: string, min: number, max: number) => {
-    const ok = typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
-    check(ok, field, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-    return ok;
-  };
-  const num = (value: unknown, field: string, min: number, max: number) => {
-    const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
-    check(ok, field, `must be a number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-    return ok;
-  };
-
-  check(typeof s.id === 'string' && JOB_ID.test(s.id), 'id',
-    `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(s.id)}`);
-  const maxTimeout = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
-  const timing =
-    int(s.leaseSeconds, 'leaseSeconds', 10, LAMBDA_MAX_TIMEOUT_SECONDS) &&
-    int(s.heartbeatSeconds, 'heartbeatSeconds', 1, LAMBDA_MAX_TIMEOUT_SECONDS) &&
-    int(s.leaseSafetyMarginSeconds, 'leaseSafetyMarginSeconds', 1, LAMBDA_MAX_TIMEOUT_SECONDS);
-  if (timing) {
+  // The rules between fields, checked only where the fields themselves are valid.
+  const r = s.retry ?? ({} as RetryPolicy);
+  if (ok('leaseSeconds', 'heartbeatSeconds', 'leaseSafetyMarginSeconds')) {
     // Two heartbeats per lease at the least (the DynamoDB lock client's rule), plus the margin, so that one
     // failed extend is absorbed: the next one still lands before the worker would give the lease up.
     check(s.heartbeatSeconds * 2 + s.leaseSafetyMarginSeconds < s.leaseSeconds, 'heartbeatSeconds',
       `2 x heartbeatSeconds (${s.heartbeatSeconds}) + leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) ` +
         `must be less than leaseSeconds (${s.leaseSeconds}), or a single failed extend would lose the lease`);
   }
-  const timeoutOk = int(s.timeoutSeconds, 'timeoutSeconds', 1, maxTimeout);
-  int(s.retentionDays, 'retentionDays', 1, 3650);
-
-  const r = s.retry ?? ({} as RetryPolicy);
-  int(r.maxAttempts, 'retry.maxAttempts', 1, 100);
-  const base = num(r.baseDelaySeconds, 'retry.baseDelaySeconds', 1, SQS_MAX_VISIBILITY_SECONDS);
-  // A waiting retry is an SQS message hidden by ChangeMessageVisibility, which reaches 12 h after receipt;
-  // keep the Lambda's own run time out of that budget.
-  const maxDelayLimit = SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS;
-  const max = num(r.maxDelaySeconds, 'retry.maxDelaySeconds', 1, maxDelayLimit);
-  if (base && max) {
+  if (ok('retry', 'retry.baseDelaySeconds', 'retry.maxDelaySeconds')) {
     check(r.maxDelaySeconds >= r.baseDelaySeconds, 'retry.maxDelaySeconds',
       `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`);
   }
-  const deadlineLimit = QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS;
-  const deadline = int(r.deadlineSeconds, 'retry.deadlineSeconds', 60, deadlineLimit);
-  if (deadline && timeoutOk) {
+  if (ok('retry', 'retry.deadlineSeconds', 'timeoutSeconds')) {
     check(r.deadlineSeconds >= s.timeoutSeconds, 'retry.deadlineSeconds',
       `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${r.deadlineSeconds}`);
   }
-  if (deadline && Number.isInteger(s.retentionDays)) {
+  if (ok('retry', 'retry.deadlineSeconds', 'retentionDays')) {
     check(s.retentionDays * 86_400 > r.deadlineSeconds, 'retentionDays',
       `rows must outlive the retry deadline (${r.deadlineSeconds} s), got ${s.retentionDays} days`);
   }
-  num(r.jitter, 'retry.jitter', 0, 0.9);
-  return problems;
+  return [...fieldProblems, ...problems];
 }
 
 /** Parse and validate the JSON list of job settings the stack hands to the functions. */

@@ -47,9 +47,36 @@ export interface Occurrence extends OccurrenceKey {
   /** Set once the "report ready" notification was published. */
   readonly notifiedAt?: string;
   readonly notificationId?: string;
+  /**
+   * How each attempt ended, oldest first, as recorded by the worker's fenced writes (complete, release, fail) and
+   * by the unheld ones. Bounded: at most one entry per attempt (maxAttempts is at most 100) plus the unheld
+   * close, with errors cut to ATTEMPT_ERROR_MAX_CHARS. An attempt whose worker died leaves no entry; the next
+   * claim's attempt number shows the gap.
+   */
+  readonly history?: readonly AttemptRecord[];
+  /** Set when the reconciler (or an operator) last re-enqueued the occurrence; see requeue-occurrence.ts. */
+  readonly requeuedAt?: string;
+  /** How often it was re-enqueued. */
+  readonly requeueCount?: number;
+  /** The id of the last re-enqueue, so that a retried request recognises its own write. */
+  readonly requeueId?: string;
+  /** Set when a FAILED occurrence was last retried by an operator. */
+  readonly reopenedAt?: string;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }
+
+export interface AttemptRecord {
+  /** Absent for an unheld close (no attempt ran: attempts or deadline were used up between runs). */
+  readonly attempt?: number;
+  /** `reopened`: an operator retried the FAILED occurrence (requeue-occurrence.ts); attempts count afresh after it. */
+  readonly outcome: 'succeeded' | 'retry' | 'failed' | 'reopened';
+  readonly at: string;
+  readonly leaseId?: string;
+  readonly error?: string;
+}
+
+export const ATTEMPT_ERROR_MAX_CHARS = 300;
 
 /** Attribute names the table and its index are defined on (shared with the CDK stack). */
 export const OccurrenceAttributes = {

@@ -2,7 +2,8 @@
  * What the protocol needs from the world. The AWS adapters in functions/aws implement these; tests and the
  * simulation plug in their own.
  */
-import type { Occurrence, OccurrenceKey } from './occurrence';
+import type { MetricName } from './metric-names';
+import type { Occurrence, OccurrenceKey, OccurrenceStatus } from './occurrence';
 
 export interface Clock {
   /** Epoch milliseconds. */
@@ -35,6 +36,8 @@ export type ClaimResult = { claimed: true; occurrence: Occurrence } | { claimed:
 export interface Lease {
   readonly key: OccurrenceKey;
   readonly leaseId: string;
+  /** The attempt the lease was claimed for; recorded in the row's attempt history by the fenced writes. */
+  readonly attempt?: number;
 }
 
 /**
@@ -61,6 +64,40 @@ export interface OccurrenceStore {
   /** Record the announcement once; false when it was already recorded. */
   markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean>;
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
+}
+
+/** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */
+export interface Metrics {
+  add(name: MetricName, value: number, jobId: string): void;
+}
+
+export const noMetrics: Metrics = { add: () => {} };
+
+/** What a re-enqueue expects the row still to be; the store writes only if it is. See requeue-occurrence.ts. */
+export interface RequeueExpectation {
+  readonly status: OccurrenceStatus;
+  /** The attempt counter as observed: any claim in between changes it. */
+  readonly attempt: number;
+  /**
+   * The row's stuck-since time (createdAt, leaseExpiresAt or nextAttemptAt for PENDING, RUNNING, RETRY_WAIT), and
+   * any earlier re-enqueue, must be before this instant (epoch ms).
+   */
+  readonly stuckBefore: number;
+}
+
+/** The write the reconciler needs beside OccurrenceStore. */
+export interface RequeueStore {
+  /**
+   * Record a re-enqueue (`requeuedAt`, `requeueCount`, `requeueId`) if the row is still as expected; false if it
+   * changed. `requeueId` is unique per call: a retried request that finds its own id in the row succeeded.
+   */
+  markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number, requeueId: string): Promise<boolean>;
+}
+
+/** Occurrences by status through the byStatus index. */
+export interface OccurrenceIndex {
+  /** Occurrences with this status and `from <= scheduledTime < to`, oldest first. */
+  listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
 }
 
 export interface ReportBody {

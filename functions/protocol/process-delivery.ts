@@ -15,7 +15,8 @@ import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { runUnderLease } from './lease-guard';
 import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
-import type { Clock, JobDefinition, Lease, Logger, OccurrenceStore, ReportStore, WorkQueue } from './ports';
+import { MetricName } from './metric-names';
+import { type Clock, type JobDefinition, type Lease, type Logger, type Metrics, noMetrics, type OccurrenceStore, type ReportStore, type WorkQueue } from './ports';
 import { decideRetry } from './retry-policy';
 import { withTransientRetries } from './transient-retry';
 
@@ -38,6 +39,8 @@ export interface WorkerDeps {
   readonly random: () => number;
   /** How long a message that can never be processed stays hidden before its next receive (on its way to the DLQ). */
   readonly poisonRetrySeconds: number;
+  /** Default: none recorded. */
+  readonly metrics?: Metrics;
 }
 
 export interface Delivery {
@@ -97,10 +100,34 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
     maxAttempts: settings.retry.maxAttempts,
   });
 
-  if (!claim.claimed) return onRefusedClaim(deps, delivery, key, job, claim.current, now, log);
+  if (!claim.claimed) {
+    const refused = await onRefusedClaim(deps, delivery, key, job, claim.current, now, log);
+    countOutcome(deps, key.jobId, refused.result);
+    return refused;
+  }
 
   const occurrence = claim.occurrence;
-  const lease: Lease = { key, leaseId };
+  if (occurrence.attempt === 1) metricsOf(deps).add(MetricName.OccurrencesStarted, 1, key.jobId);
+  const attempted = await runClaimedAttempt(deps, delivery, job, occurrence, leaseId, mustFinishBy, log);
+  countOutcome(deps, key.jobId, attempted.result);
+  metricsOf(deps).add(MetricName.JobDuration, deps.clock.now() - now, key.jobId);
+  return attempted;
+}
+
+/** Run the claimed attempt, commit, and record its outcome, every write fenced by the lease. */
+async function runClaimedAttempt(
+  deps: WorkerDeps,
+  delivery: Delivery,
+  job: RegisteredJob,
+  occurrence: Occurrence,
+  leaseId: string,
+  mustFinishBy: number,
+  log: Logger,
+): Promise<DeliveryOutcome> {
+  const key = { jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime };
+  const lease: Lease = { key, leaseId, attempt: occurrence.attempt };
+  // Every line of this attempt carries jobId, scheduledTime, leaseId and attempt (the batch runs concurrently, so
+  // the keys travel with each line rather than on a shared logger).
   const attemptLog = childLogger(log, { leaseId, attempt: occurrence.attempt });
   attemptLog.info('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
   const reportKey = reportKeyOf(key, job.definition.reportExtension);
@@ -113,7 +140,7 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
       attemptLog.warn('lease lost; stopping without writing', { error: error.message });
       return outcome('lease-lost');
     }
-    return recordFailedAttempt(deps, delivery, settings, occurrence, lease, error, attemptLog);
+    return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, error, attemptLog);
   }
   try {
     await withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
@@ -127,6 +154,21 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
   }
   attemptLog.info('occurrence SUCCEEDED', { reportKey, result });
   return outcome(result);
+}
+
+const metricsOf = (deps: WorkerDeps): Metrics => deps.metrics ?? noMetrics;
+
+const OUTCOME_METRIC: Partial<Record<DeliveryResult, MetricName>> = {
+  'succeeded': MetricName.OccurrencesSucceeded,
+  'adopted-committed-report': MetricName.OccurrencesSucceeded,
+  'failed': MetricName.OccurrencesFailed,
+  'lease-lost': MetricName.LeasesLost,
+  'retry-scheduled': MetricName.RetriesScheduled,
+};
+
+function countOutcome(deps: WorkerDeps, jobId: string, result: DeliveryResult): void {
+  const name = OUTCOME_METRIC[result];
+  if (name !== undefined) metricsOf(deps).add(name, 1, jobId);
 }
 
 /** The claim was refused: say why, and do what that reason asks for with this message. */
@@ -201,7 +243,14 @@ async function runAttempt(
     logger: log,
     leaseExpiresAt: Date.parse(occurrence.leaseExpiresAt!),
     deadlineAt: Math.min(claimedAt + settings.timeoutSeconds * 1000, mustFinishBy),
-    extend: (expiresAt, now, signal) => deps.store.extend(lease, expiresAt, now, signal),
+    extend: async (expiresAt, now, signal) => {
+      try {
+        await deps.store.extend(lease, expiresAt, now, signal);
+      } catch (error) {
+        metricsOf(deps).add(MetricName.ExtendFailures, 1, lease.key.jobId);
+        throw error;
+      }
+    },
     work: async (signal) => {
       const report = await job.definition.run(occurrence, { signal, logger: log });
       signal.throwIfAborted();

@@ -9,7 +9,8 @@
 import { decodeScheduleEvent, encodeEnvelope } from './envelope';
 import type { JobSettings } from './job-settings';
 import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
-import type { Clock, Logger, OccurrenceStore, WorkQueue } from './ports';
+import { MetricName } from './metric-names';
+import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './ports';
 
 export interface TriggerDeps {
   readonly store: OccurrenceStore;
@@ -17,6 +18,8 @@ export interface TriggerDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly jobs: ReadonlyMap<string, JobSettings>;
+  /** Default: none recorded. */
+  readonly metrics?: Metrics;
 }
 
 export type TriggerResult = 'recorded' | 'pending-re-enqueued' | 'duplicate-suppressed';
@@ -52,6 +55,7 @@ export async function recordOccurrence(deps: TriggerDeps, event: unknown, option
   const existingStatus = created.created ? undefined : created.existing?.status;
   if (existingStatus !== undefined && existingStatus !== OccurrenceStatus.PENDING) {
     deps.logger.info('duplicate trigger suppressed', { ...fields, status: existingStatus });
+    deps.metrics?.add(MetricName.DuplicateTriggersSuppressed, 1, key.jobId);
     return 'duplicate-suppressed';
   }
   await deps.queue.send(encodeEnvelope(key));

@@ -16,7 +16,6 @@ import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurre
 import { TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { JobDefinition, Logger } from '../../functions/protocol/ports';
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
-import { jsonLogger } from '../../functions/runtime/json-logger';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerOptions } from '../../functions/worker';
 import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../lib/resource-definitions';
@@ -36,6 +35,13 @@ export interface PipelineOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** Passed to createWorkerHandler: tests shorten the wait of a poison message or wrap an adapter to inject a fault. */
   readonly worker?: Partial<Pick<WorkerOptions, 'poisonRetrySeconds' | 'reports' | 'store' | 'queue'>>;
+}
+
+/** The handlers' log lines as JSON, one per line, to `write` (a file for `npm run local`), not to stdout. */
+function jsonLinesLogger(fn: string, write: (line: string) => void): Logger {
+  const emit = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    write(JSON.stringify({ level, message, fn, ...fields, time: new Date().toISOString() }));
+  return { info: emit('INFO'), warn: emit('WARN'), error: emit('ERROR') };
 }
 
 export class LocalPipeline {
@@ -59,7 +65,7 @@ export class LocalPipeline {
     serializeEmulatorRequests(documentClient());
     serializeEmulatorRequests(s3Client());
     const settings = new Map(options.settings.map((s) => [s.id, s]));
-    const logger = (fn: string): Logger => jsonLogger({ fn }, options.log);
+    const logger = (fn: string): Logger => jsonLinesLogger(fn, options.log);
     const trigger = createTriggerHandler({ settings, logger: logger('trigger') });
     const worker = createWorkerHandler({ jobs: options.jobs, settings, logger: logger('worker'), ...options.worker });
     const notifier = createNotifierHandler({ logger: logger('notifier') });

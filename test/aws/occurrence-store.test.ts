@@ -467,3 +467,61 @@ describe('DynamoOccurrenceStore.get', () => {
     await expect(store.get(KEY)).rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'read occurrence' });
   });
 });
+
+describe('DynamoOccurrenceStore.markRequeued', () => {
+  const stuckBefore = NOW - 20 * MINUTE;
+  const expired = occurrence({ status: RUNNING, attempt: 1, leaseId: 'dead', leaseExpiresAt: iso(NOW - 30 * MINUTE) });
+
+  it('marks a row that is still as observed and stuck since before the cut-off, counting the re-enqueues', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(true);
+    const input = updateInput();
+    expectValidPlaceholders(input);
+    expect(holds(input, expired)).toBe(true);
+    expect(applied(input, expired)).toMatchObject({ requeuedAt: iso(NOW), requeueCount: 1 });
+    expect(applied(input, { ...expired, requeueCount: 2 })).toMatchObject({ requeueCount: 3 });
+  });
+
+  it('refuses a row a worker claimed since (attempt changed), extended since, finished, or re-enqueued recently', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+    await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1');
+    const input = updateInput();
+    expect(holds(input, { ...expired, attempt: 2 })).toBe(false);
+    expect(holds(input, { ...expired, leaseExpiresAt: iso(NOW + MINUTE) })).toBe(false);
+    expect(holds(input, { ...expired, status: SUCCEEDED })).toBe(false);
+    expect(holds(input, { ...expired, requeuedAt: iso(NOW - 5 * MINUTE) })).toBe(false);
+    expect(holds(input, { ...expired, requeuedAt: iso(NOW - 25 * MINUTE) })).toBe(true);
+    expect(holds(input, undefined)).toBe(false);
+  });
+
+  it('judges PENDING by createdAt and RETRY_WAIT by nextAttemptAt', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+    await store.markRequeued(KEY, { status: PENDING, attempt: 0, stuckBefore }, NOW, 'rq-1');
+    await store.markRequeued(KEY, { status: RETRY_WAIT, attempt: 1, stuckBefore }, NOW, 'rq-1');
+    const pending = updateInput(0);
+    const retry = updateInput(1);
+    expect(holds(pending, occurrence({ createdAt: iso(NOW - 30 * MINUTE) }))).toBe(true);
+    expect(holds(pending, occurrence({ createdAt: iso(NOW - 10 * MINUTE) }))).toBe(false);
+    const waiting = occurrence({ status: RETRY_WAIT, attempt: 1, nextAttemptAt: iso(NOW - 30 * MINUTE) });
+    expect(holds(retry, waiting)).toBe(true);
+    expect(holds(retry, { ...waiting, nextAttemptAt: iso(NOW - MINUTE) })).toBe(false);
+  });
+
+  it('answers false on a failed condition, true when the failure is its own earlier write whose response was lost', async () => {
+    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, attempt: 2 }));
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(false);
+    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-1' }));
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(true);
+    // Another re-enqueue at the very same millisecond is not ours.
+    ddbMock.reset();
+    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-2' }));
+    expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(false);
+  });
+
+  it('throws a classified DependencyError for anything else, and refuses a terminal status outright', async () => {
+    ddbMock.on(UpdateCommand).rejects(throttled());
+    await expect(store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1'))
+      .rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'mark occurrence re-enqueued' });
+    await expect(store.markRequeued(KEY, { status: FAILED, attempt: 1, stuckBefore }, NOW, 'rq-1')).rejects.toThrow(/does not wait for a worker/);
+  });
+});

@@ -1,5 +1,5 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import type { ScheduledJobConfig } from '../../lib/job-config';
@@ -10,6 +10,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { faults } from '../support/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
 
 // Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.
@@ -44,6 +45,12 @@ function roleStatements(fn: { role?: unknown }): Statement[] {
   return ofType('AWS::IAM::Policy')
     .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+const LOG_WRITES = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+/** The function's statements other than writing its own logs (checked once, in 'least privilege'). */
+function grantStatements(fn: { role?: unknown }): Statement[] {
+  return roleStatements(fn).filter((s) => !actionsOf(s).every((a) => LOG_WRITES.includes(a)));
 }
 
 /** The queue policy statement that refuses requests over plain HTTP, if the queue/bucket/topic has one. */
@@ -281,7 +288,7 @@ describe('queues', () => {
 describe('functions', () => {
   it('all run on nodejs24.x and arm64 with a log retention', () => {
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(3);
+    expect(functions.length).toBe(4);
     for (const [id, fn] of functions) {
       expect(fn.Properties.Runtime, id).toBe('nodejs24.x');
       expect(fn.Properties.Architectures, id).toEqual(['arm64']);
@@ -309,9 +316,22 @@ describe('least privilege', () => {
     }
   });
 
+  it('each function has a role of its own, no managed policy, and may write logs only to its own log group', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    const roleIds = new Set(functions.map(([, fn]) => fn.Properties.Role['Fn::GetAtt'][0]));
+    expect(roleIds.size).toBe(functions.length);
+    for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
+    for (const fn of [triggerFunction, workerFunction, notifierFunction, reconcilerFunction]) {
+      const logGroupId = resources[logicalId(fn)].Properties.LoggingConfig.LogGroup.Ref;
+      const logStatements = roleStatements(fn).filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
+      expect(logStatements.map((st) => [actionsOf(st).sort(), st.Resource])).toEqual([[LOG_WRITES, getAttArn(logGroupId)]]);
+    }
+  });
+
   it('the trigger may only put occurrence rows and send to the job queue (and its own async DLQ)', () => {
     const { table, jobQueue, triggerDeadLetterQueue, triggerFunction } = stack.scheduledJobs;
-    const grants = roleStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
+    const grants = grantStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
     expect(grants).toHaveLength(3);
     expect(grants).toEqual(expect.arrayContaining([
       ['dynamodb:PutItem', getAttArn(logicalId(table))],
@@ -321,7 +341,7 @@ describe('least privilege', () => {
   });
 
   it('the worker may read and write reports only under reports/, and reach the table and its index', () => {
-    const statements = roleStatements(stack.scheduledJobs.workerFunction);
+    const statements = grantStatements(stack.scheduledJobs.workerFunction);
     const actions = statements.flatMap(actionsOf).sort();
     expect(actions).toEqual([
       'dynamodb:Query', 'dynamodb:UpdateItem',
@@ -335,11 +355,130 @@ describe('least privilege', () => {
   });
 
   it('the notifier may only read and mark rows, publish to the topic, read the stream and park failures', () => {
-    const actions = roleStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
+    const actions = grantStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
     expect(actions).toEqual([
       'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
       'dynamodb:UpdateItem', 'sns:Publish', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage',
     ]);
+  });
+});
+
+describe('reconciler', () => {
+  it('runs every 5 minutes from an EventBridge rule, without Lambda\'s async retries (the next run is the retry)', () => {
+    const fnId = logicalId(stack.scheduledJobs.reconcilerFunction);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: getAttArn(fnId), RetryPolicy: { MaximumRetryAttempts: 0 } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: fnId }, MaximumRetryAttempts: 0 });
+  });
+
+  it('gets thresholds derived from the jobs: stuck after the queue visibility timeout + 5 min, unannounced after 25 h', () => {
+    const env = resources[logicalId(stack.scheduledJobs.reconcilerFunction)].Properties.Environment.Variables;
+    const limits = workerLimits(jobs.map(withDefaults));
+    expect(JSON.parse(env.RECONCILE_THRESHOLDS)).toEqual({
+      stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
+      unannouncedAfterSeconds: 25 * 3600,
+      // The longest deadline + time limit (6 h + 300 s), 25 h, and a day.
+      lookbackSeconds: 21_600 + 300 + 25 * 3600 + 86_400,
+      maxFixesPerRun: 200,
+    });
+    expect(JSON.parse(env.JOB_SETTINGS).map((s: { id: string }) => s.id)).toEqual(jobs.map((j) => j.id));
+  });
+
+  it('may only query the status index, read and mark rows, send to the job queue and publish to the topic', () => {
+    const { table, jobQueue, reportReadyTopic, reconcilerFunction } = stack.scheduledJobs;
+    const grants = grantStatements(reconcilerFunction).flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)])).sort();
+    const tableArn = JSON.stringify(getAttArn(logicalId(table)));
+    expect(grants).toEqual([
+      ['dynamodb:GetItem', tableArn],
+      ['dynamodb:Query', expect.stringContaining('/index/byStatus')],
+      ['dynamodb:UpdateItem', tableArn],
+      ['sns:Publish', JSON.stringify({ Ref: logicalId(reportReadyTopic) })],
+      ['sqs:SendMessage', JSON.stringify(getAttArn(logicalId(jobQueue)))],
+    ]);
+  });
+});
+
+describe('alarms and dashboard', () => {
+  const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
+  const namespace = 'ScheduledJobs/Test';
+  const jobMetricAlarm = (metricName: string, jobId: string) => alarms().find((a) => a.MetricName === metricName &&
+    JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'jobId', Value: jobId }, { Name: 'service', Value: 'scheduled-jobs' }]));
+
+  it('every function writes its metrics to the namespace the alarms watch', () => {
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe(namespace);
+    }
+  });
+
+  it('alarm on the first message in each dead-letter queue', () => {
+    const { jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules } = stack.scheduledJobs;
+    for (const queue of [jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules.deadLetterQueue]) {
+      const queueName = { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] };
+      const found = alarms().find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+        JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]));
+      expect(found, logicalId(queue)).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    }
+  });
+
+  it('alarm per job on FAILED occurrences and lost leases, from the metrics the worker emits', () => {
+    for (const jobId of jobs.map((j) => j.id)) {
+      for (const metricName of ['OccurrencesFailed', 'LeasesLost']) {
+        expect(jobMetricAlarm(metricName, jobId), `${metricName} ${jobId}`)
+          .toMatchObject({ Namespace: namespace, Statistic: 'Sum', Period: 300, Threshold: 1 });
+      }
+    }
+  });
+
+  it('alarm per job on any reconciler fix (re-enqueue or late announcement)', () => {
+    for (const jobId of jobs.map((j) => j.id)) {
+      const fixes = alarms().find((a) => JSON.stringify(a.Metrics ?? []).includes(`"Value":"${jobId}"`) &&
+        JSON.stringify(a.Metrics).includes('OccurrencesRequeued'));
+      expect(fixes, jobId).toBeDefined();
+      expect(JSON.stringify(fixes!.Metrics)).toContain('ReportsReannounced');
+      expect(fixes!.Threshold).toBe(1);
+    }
+  });
+
+  it('alarm on worker errors and throttles, and on reconciler errors', () => {
+    const { workerFunction, reconcilerFunction } = stack.scheduledJobs;
+    const fnAlarm = (fn: unknown, metricName: string) => alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metricName &&
+      JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }]));
+    expect(fnAlarm(workerFunction, 'Errors')).toBeDefined();
+    expect(fnAlarm(workerFunction, 'Throttles')).toBeDefined();
+    expect(fnAlarm(reconcilerFunction, 'Errors')).toBeDefined();
+  });
+
+  it('send every alarm to the alarm topic, which has no subscription without -c alarmEmail', () => {
+    const topicId = logicalId(stack.scheduledJobs.monitoring.alarmTopic);
+    expect(alarms().length).toBe(4 + 3 + 3 * jobs.length);
+    for (const a of alarms()) expect(a.AlarmActions).toEqual([{ Ref: topicId }]);
+    expect(ofType('AWS::SNS::Subscription').filter(([, r]) => r.Properties.Protocol === 'email')).toEqual([]);
+  });
+
+  it('subscribe the e-mail address given as CDK context, and refuse one that is not an address', () => {
+    const app = new App({ context: { alarmEmail: 'oncall@example.com' } });
+    const withEmail = Template.fromStack(new ScheduledJobsStack(app, 'WithEmail', { jobs: jobs.slice(0, 1) }));
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    const bad = new App({ context: { alarmEmail: 'oncall' } });
+    expect(() => new ScheduledJobsStack(bad, 'Bad', { jobs: jobs.slice(0, 1) })).toThrow('alarmEmail (-c alarmEmail=...): not an e-mail address: "oncall"');
+  });
+
+  it('a dashboard shows each job\'s occurrences, retries, leases, durations and fixes, and the queues and functions', () => {
+    const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const jobId of jobs.map((j) => j.id)) {
+      expect(body).toContain(`## ${jobId}`);
+      for (const metric of ['OccurrencesStarted', 'OccurrencesSucceeded', 'OccurrencesFailed', 'RetriesScheduled', 'ExtendFailures',
+        'LeasesLost', 'DuplicateTriggersSuppressed', 'JobDuration', 'OccurrencesRequeued', 'ReportsReannounced']) {
+        expect(body).toContain(metric);
+      }
+    }
+    expect(body).toContain('ApproximateNumberOfMessagesVisible');
+    expect(body).toContain('Throttles');
   });
 });
 
@@ -353,8 +492,8 @@ describe('permissions cover every call the handlers make', () => {
 
   it('grants each function exactly the actions its handler was seen to call, through every path', async () => {
     const calls = await callsByHandler();
-    const { triggerFunction, workerFunction, notifierFunction } = stack.scheduledJobs;
-    const fns = { trigger: triggerFunction, worker: workerFunction, notifier: notifierFunction };
+    const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
+    const fns = { trigger: triggerFunction, worker: workerFunction, notifier: notifierFunction, reconciler: reconcilerFunction };
     for (const [name, fn] of Object.entries(fns)) {
       const needed = [...new Set(calls[name as keyof typeof calls].map((op) => ACTION[op]))];
       const granted = roleStatements(fn).flatMap(actionsOf);
@@ -363,6 +502,7 @@ describe('permissions cover every call the handlers make', () => {
     // The paths above really ran: a lost grant would have been caught.
     expect(calls.worker).toEqual(expect.arrayContaining(['UpdateItem', 'Query', 'HeadObject', 'PutObject', 'ChangeMessageVisibility']));
     expect(calls.notifier).toEqual(expect.arrayContaining(['GetItem', 'Publish', 'UpdateItem']));
+    expect(calls.reconciler).toEqual(expect.arrayContaining(['Query', 'UpdateItem', 'SendMessage', 'GetItem', 'Publish']));
   });
 
   /** Run the trigger, the worker (the real digest job, then a failing job) and the notifier; note their calls. */
@@ -386,7 +526,17 @@ describe('permissions cover every call the handlers make', () => {
       mark = seen();
       await h.streamChange(before, 'occurrence-digest', SCHEDULED);
       const notifier = slice(mark);
-      return { trigger, worker, notifier };
+      // A row the trigger recorded but could not enqueue, and a report the notifier never announced.
+      h.aws.failAlways('SendMessage', faults.unavailable);
+      await h.trigger({ jobId: 'failing', scheduledTime: '2026-11-30T07:00:00Z' }).catch(() => undefined);
+      h.aws.clearFaults();
+      const { notifiedAt, notificationId, ...unannounced } = h.aws.row('occurrence-digest', SCHEDULED)!;
+      h.aws.table.set('occurrence-digest|2026-11-30T05:00:00Z', { ...unannounced, scheduledTime: '2026-11-30T05:00:00Z' });
+      vi.setSystemTime(T0 + 26 * 3_600_000);
+      mark = seen();
+      await h.reconciler();
+      const reconciler = slice(mark);
+      return { trigger, worker, notifier, reconciler };
     } finally {
       h.aws.restore();
       vi.useRealTimers();
@@ -397,7 +547,7 @@ describe('permissions cover every call the handlers make', () => {
 describe('outputs', () => {
   it('names the table, queues, bucket and topic', () => {
     expect(Object.keys(template.toJSON().Outputs).sort()).toEqual([
-      'JobDeadLetterQueueUrl', 'JobQueueUrl', 'OccurrenceTableName', 'ReportBucketName', 'ReportReadyQueueUrl', 'ReportReadyTopicArn',
+      'AlarmTopicArn', 'DashboardName', 'JobDeadLetterQueueUrl', 'JobQueueUrl', 'OccurrenceTableName', 'ReportBucketName', 'ReportReadyQueueUrl', 'ReportReadyTopicArn',
     ]);
   });
 });

@@ -8,6 +8,19 @@ const input = {
 };
 
 describe('dynamo-expressions test helper', () => {
+  it('applies if_not_exists and list_append as DynamoDB does, alone and with arithmetic', () => {
+    const fns = {
+      ExpressionAttributeNames: { '#n': 'count', '#h': 'history' },
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':none': [], ':entry': [{ a: 1 }] },
+    };
+    expect(applyUpdate('SET #n = if_not_exists(#n, :zero) + :one', fns, {})).toEqual({ count: 1 });
+    expect(applyUpdate('SET #n = if_not_exists(#n, :zero) + :one', fns, { count: 4 })).toEqual({ count: 5 });
+    expect(applyUpdate('SET #h = list_append(if_not_exists(#h, :none), :entry)', fns, {})).toEqual({ history: [{ a: 1 }] });
+    expect(applyUpdate('SET #h = list_append(if_not_exists(#h, :none), :entry)', fns, { history: [{ a: 0 }] }))
+      .toEqual({ history: [{ a: 0 }, { a: 1 }] });
+    expect(() => applyUpdate('SET #h = list_append(#n, :entry)', fns, { count: 1 })).toThrow('list_append of a non-list');
+  });
+
   it('evaluates comparisons, AND/OR/NOT, parentheses and IN', () => {
     expect(evaluateCondition('#s = :a', input, { status: 'A' })).toBe(true);
     expect(evaluateCondition('#s = :a', input, { status: 'B' })).toBe(false);

@@ -5,7 +5,8 @@
  * Semantics follow DynamoDB: a comparison involving a missing attribute (or values of different types) is false;
  * `attribute_exists` / `attribute_not_exists` test presence; `IN` is equality with any listed operand.
  * Only what the adapters need is supported: OR, AND, NOT, parentheses, = <> < <= > >=, BETWEEN, IN,
- * attribute_exists, attribute_not_exists; updates with SET (value, or `path + value`) and REMOVE.
+ * attribute_exists, attribute_not_exists; updates with SET (value, `path + value`, if_not_exists(path, value),
+ * list_append(a, b), and those combined with + or -) and REMOVE.
  */
 
 export type Row = Record<string, unknown>;
@@ -187,6 +188,20 @@ export function applyUpdate(expression: string, input: ExpressionInput, rowLike:
   const valueOf = (t: Token | undefined): unknown => {
     if (t?.kind === 'value') return resolveValue(input, t.text);
     if (t?.kind === 'name') return row[resolveName(input, t.text)];
+    if (t?.kind === 'word' && (t.text === 'if_not_exists' || t.text === 'list_append')) {
+      if (tokens[at++]?.text !== '(') throw new Error(`expected ( after ${t.text}`);
+      const pathToken = tokens[at];
+      const first = valueOf(tokens[at++]);
+      if (tokens[at++]?.text !== ',') throw new Error(`expected , in ${t.text}`);
+      const second = valueOf(tokens[at++]);
+      if (tokens[at++]?.text !== ')') throw new Error(`expected ) closing ${t.text}`);
+      if (t.text === 'if_not_exists') {
+        if (pathToken?.kind !== 'name') throw new Error('if_not_exists needs an attribute path first');
+        return first === undefined ? second : first;
+      }
+      if (!Array.isArray(first) || !Array.isArray(second)) throw new Error('list_append of a non-list');
+      return [...first, ...second];
+    }
     throw new Error(`expected an operand, got ${t?.text ?? 'end'}`);
   };
   while (at < tokens.length) {

@@ -16,7 +16,10 @@ import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
 import type { Row as Item } from './dynamo-expressions';
-import type { JobDefinition, Logger } from '../../functions/protocol/ports';
+import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
+import type { ReconcileThresholds } from '../../functions/protocol/reconcile';
+import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker';
 import { FakeAws } from './fake-aws';
@@ -50,15 +53,30 @@ export interface Harness {
   deliver: (body: string, options?: { messageId?: string; remainingMs?: number }) => Promise<string[]>;
   /** Feed the notifier the stream record of a row's change from `before` to its current state. */
   streamChange: (before: Item | undefined, jobId?: string, scheduledTime?: string) => Promise<string[]>;
+  /** The reconciler over the same fakes, with RECONCILE_TEST_THRESHOLDS unless given others. */
+  reconciler: ReconcilerHandler;
+  /** Every metric the handlers recorded. */
+  metrics: { name: string; value: number; jobId: string }[];
 }
+
+/** The sample stack's thresholds: stuck after the 900 s visibility timeout plus 300 s. */
+export const RECONCILE_TEST_THRESHOLDS: ReconcileThresholds = {
+  stuckAfterSeconds: 1_200,
+  unannouncedAfterSeconds: 90_000,
+  lookbackSeconds: 200_000,
+  maxFixesPerRun: 100,
+};
 
 export function makeHarness(options: {
   jobs: Record<string, JobDefinition>;
   settings?: JobSettingsInput[];
   random?: () => number;
+  thresholds?: ReconcileThresholds;
 }): Harness {
   const aws = new FakeAws();
   const logs: LogLine[] = [];
+  const metrics: Harness['metrics'] = [];
+  const recordingMetrics: Metrics = { add: (name, value, jobId) => void metrics.push({ name, value, jobId }) };
   const logger = captureLogger(logs);
   const settingsList = (options.settings ?? Object.keys(options.jobs).map((id) => ({ id, ...SEED_TIMING }))).map(withDefaults);
   const settings = new Map(settingsList.map((s) => [s.id, s]));
@@ -66,7 +84,7 @@ export function makeHarness(options: {
   const store = new DynamoOccurrenceStore(doc, 'occurrences');
   const queue = new SqsWorkQueue(new SQSClient(clientConfig), 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs');
   const reports = new S3ReportStore(new S3Client(clientConfig), 'reports-bucket');
-  const trigger = createTriggerHandler({ settings, store, queue, logger });
+  const trigger = createTriggerHandler({ settings, store, queue, logger, metrics: recordingMetrics });
   let leaseCounter = 0;
   const worker = createWorkerHandler({
     jobs: options.jobs,
@@ -75,6 +93,7 @@ export function makeHarness(options: {
     reports,
     queue,
     logger,
+    metrics: recordingMetrics,
     random: options.random ?? (() => 0.5),
     newLeaseId: () => `lease-${++leaseCounter}`,
   });
@@ -96,7 +115,18 @@ export function makeHarness(options: {
     const res = await notifier(streamEvent(before, after));
     return res.batchItemFailures.map((f) => f.itemIdentifier);
   };
-  return { aws, logs, settings, trigger, worker, notifier, deliver, streamChange };
+  const reconciler = createReconcilerHandler({
+    settings,
+    thresholds: options.thresholds ?? RECONCILE_TEST_THRESHOLDS,
+    store,
+    index: new DynamoOccurrenceReader(doc, 'occurrences'),
+    queue,
+    announcer: new SnsAnnouncer(new SNSClient(clientConfig), 'arn:aws:sns:eu-central-1:123456789012:report-ready.fifo'),
+    logger,
+    metrics: recordingMetrics,
+    bucketName: 'reports-bucket',
+  });
+  return { aws, logs, settings, trigger, worker, notifier, deliver, streamChange, reconciler, metrics };
 }
 
 export function sqsEvent(records: { messageId: string; body: string }[]): SQSEvent {

@@ -1,0 +1,45 @@
+/**
+ * Every metric the functions emit, in one place: the handlers record them through the Metrics port, and the CDK
+ * alarms and dashboard read the same names, so a renamed metric cannot leave an alarm watching nothing.
+ * Each is emitted with the dimensions { service: METRICS_SERVICE, jobId }.
+ */
+export const METRICS_SERVICE = 'scheduled-jobs';
+
+export const MetricName = {
+  /** The first claim of an occurrence (attempt 1). */
+  OccurrencesStarted: 'OccurrencesStarted',
+  /** Occurrences recorded SUCCEEDED (a committed report, adopted or written). */
+  OccurrencesSucceeded: 'OccurrencesSucceeded',
+  /** Occurrences recorded FAILED: attempts or deadline used up. */
+  OccurrencesFailed: 'OccurrencesFailed',
+  /** Schedule events for an occurrence that was already claimed: the scheduler's at-least-once delivery at work. */
+  DuplicateTriggersSuppressed: 'DuplicateTriggersSuppressed',
+  /** Heartbeat extends that failed, for any reason (transient ones are retried). */
+  ExtendFailures: 'ExtendFailures',
+  /** A worker found its lease taken or gone and stopped without writing. */
+  LeasesLost: 'LeasesLost',
+  /** Failed attempts released with a later retry. */
+  RetriesScheduled: 'RetriesScheduled',
+  /** Milliseconds from the claim to the recorded outcome of one attempt. */
+  JobDuration: 'JobDuration',
+  /** Stuck occurrences the reconciler re-enqueued. */
+  OccurrencesRequeued: 'OccurrencesRequeued',
+  /** SUCCEEDED occurrences the stream notifier never recorded as announced, announced by the reconciler. */
+  ReportsReannounced: 'ReportsReannounced',
+} as const;
+export type MetricName = (typeof MetricName)[keyof typeof MetricName];
+
+export type MetricUnit = 'Count' | 'Milliseconds';
+
+export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnit>> = {
+  OccurrencesStarted: 'Count',
+  OccurrencesSucceeded: 'Count',
+  OccurrencesFailed: 'Count',
+  DuplicateTriggersSuppressed: 'Count',
+  ExtendFailures: 'Count',
+  LeasesLost: 'Count',
+  RetriesScheduled: 'Count',
+  JobDuration: 'Milliseconds',
+  OccurrencesRequeued: 'Count',
+  ReportsReannounced: 'Count',
+};

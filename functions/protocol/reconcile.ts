@@ -1,0 +1,219 @@
+/**
+ * The reconciler: finds occurrences that fell through the cracks and gets them moving again.
+ *
+ * Nothing else sweeps a non-terminal row that has no message in flight: the trigger failed three times after its
+ * insert (the event waits in the trigger's DLQ, the row stays PENDING), a message went to the job DLQ after more
+ * crash redeliveries than maxReceiveCount allows (RUNNING with an expired lease, or RETRY_WAIT), or a hidden retry
+ * message was lost. The reconciler reads the byStatus index, and for each row stuck longer than `stuckAfterSeconds`
+ * re-enqueues it conditionally (requeue-occurrence.ts), so racing a live worker is harmless. The worker then claims
+ * it, or, when its attempts or deadline are used up, records it FAILED (or SUCCEEDED, if a report was committed).
+ *
+ * It also announces SUCCEEDED rows that were never announced (no `notifiedAt`), through the notifier's own path
+ * (announce-report.ts: read the row, publish with the occurrence key as deduplication id, record `notifiedAt`).
+ * It waits `unannouncedAfterSeconds` after the success, longer than the table stream keeps the record (24 h), so
+ * the stream notifier has stopped retrying by then and the two never publish the same announcement at different
+ * times; the deduplication id covers a reconciler run that overlaps its own retry.
+ */
+import { announceReport, type AnnounceDeps } from './announce-report';
+import { messageOf } from './errors';
+import type { JobSettings } from './job-settings';
+import { MetricName } from './metric-names';
+import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from './occurrence';
+import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
+import { REQUEUEABLE_STATUSES, requeueOccurrence, stuckSince } from './requeue-occurrence';
+
+export interface ReconcileThresholds {
+  /** A PENDING, RUNNING (lease expired) or RETRY_WAIT (retry due) row waiting this long has nothing in flight. */
+  readonly stuckAfterSeconds: number;
+  /** A SUCCEEDED row without `notifiedAt` this long after `succeededAt` was not announced and will not be. */
+  readonly unannouncedAfterSeconds: number;
+  /** How far back, by scheduled time, the reconciler looks. */
+  readonly lookbackSeconds: number;
+  /** Re-enqueues and announcements per run at most; the rest wait for the next run. */
+  readonly maxFixesPerRun: number;
+}
+
+export interface ReconcileDeps {
+  readonly index: OccurrenceIndex;
+  readonly store: RequeueStore;
+  readonly queue: WorkQueue;
+  readonly announce: AnnounceDeps;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly jobs: ReadonlyMap<string, JobSettings>;
+  readonly thresholds: ReconcileThresholds;
+}
+
+export type StuckReason = 'never-claimed' | 'lease-expired' | 'retry-overdue';
+
+const REASON: Readonly<Record<(typeof REQUEUEABLE_STATUSES)[number], StuckReason>> = {
+  PENDING: 'never-claimed',
+  RUNNING: 'lease-expired',
+  RETRY_WAIT: 'retry-overdue',
+};
+
+export interface Fix {
+  readonly jobId: string;
+  readonly scheduledTime: string;
+  readonly status: OccurrenceStatus;
+  readonly action: 'requeued' | 'announced';
+  readonly reason: StuckReason | 'never-announced';
+}
+
+export interface ReconcileReport {
+  /** Rows read from the index. */
+  readonly examined: number;
+  readonly fixed: readonly Fix[];
+  /** Rows that changed between the read and the conditional write: a worker got there first. */
+  readonly changedMeanwhile: number;
+  /** Rows of jobs this deployment does not know, or rows no worker could claim; left alone and logged. */
+  readonly skipped: number;
+  /** Failed reads and writes; each is logged, and the run goes on with the next row. */
+  readonly errors: number;
+  /** True when maxFixesPerRun stopped the run; the next run continues. */
+  readonly truncated: boolean;
+}
+
+/** Why this row needs a message, or undefined when it does not (not stuck, or not stuck for long enough). */
+export function stuckReason(o: Occurrence, now: number, stuckAfterSeconds: number): StuckReason | undefined {
+  if (o.status !== OccurrenceStatus.PENDING && o.status !== OccurrenceStatus.RUNNING && o.status !== OccurrenceStatus.RETRY_WAIT) {
+    return undefined;
+  }
+  const since = stuckSince(o);
+  if (since === undefined || since >= now - stuckAfterSeconds * 1000) return undefined;
+  return REASON[o.status];
+}
+
+export function isUnannounced(o: Occurrence, now: number, unannouncedAfterSeconds: number): boolean {
+  if (o.status !== OccurrenceStatus.SUCCEEDED || o.notifiedAt !== undefined || o.reportKey === undefined) return false;
+  const at = o.succeededAt === undefined ? Number.NaN : Date.parse(o.succeededAt);
+  // A row without a success time is older than any threshold.
+  return Number.isNaN(at) || at < now - unannouncedAfterSeconds * 1000;
+}
+
+export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
+  const { thresholds, logger, metrics } = deps;
+  const now = deps.clock.now();
+  const from = isoSeconds(now - thresholds.lookbackSeconds * 1000);
+  const stuckBefore = now - thresholds.stuckAfterSeconds * 1000;
+  const fixed: Fix[] = [];
+  let examined = 0;
+  let changedMeanwhile = 0;
+  let skipped = 0;
+  let errors = 0;
+  let truncated = false;
+  const room = () => {
+    if (fixed.length < thresholds.maxFixesPerRun) return true;
+    truncated = true;
+    return false;
+  };
+
+  const list = async (status: OccurrenceStatus, to: string): Promise<Occurrence[]> => {
+    try {
+      return await deps.index.listByStatus(status, from, to);
+    } catch (error) {
+      errors++;
+      logger.error('reconciler could not list occurrences', { status, from, to, error: messageOf(error) });
+      return [];
+    }
+  };
+
+  // Scheduled times up to now, inclusive: listByStatus's upper bound is exclusive.
+  const upToNow = isoSeconds(now + 1000);
+  for (const status of REQUEUEABLE_STATUSES) {
+    const rows = await list(status, upToNow);
+    examined += rows.length;
+    for (const row of rows) {
+      const reason = stuckReason(row, now, thresholds.stuckAfterSeconds);
+      if (reason === undefined) {
+        if (stuckSince(row) === undefined) {
+          skipped++;
+          logger.warn('reconciler skipped a row it cannot judge; check its fields', fieldsOf(row));
+        }
+        continue;
+      }
+      if (!deps.jobs.has(row.jobId)) {
+        // The worker would reject the message (unknown job) and it would end in the DLQ: leave the row, say so.
+        skipped++;
+        logger.warn('reconciler skipped a stuck occurrence of a job this deployment does not run', { ...fieldsOf(row), reason });
+        continue;
+      }
+      if (!room()) break;
+      try {
+        const result = await requeueOccurrence(deps, row, stuckBefore);
+        if (result === 'changed-meanwhile') {
+          changedMeanwhile++;
+          logger.info('stuck occurrence changed before the reconciler could re-enqueue it; left alone', { ...fieldsOf(row), reason });
+          continue;
+        }
+        fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action: 'requeued', reason });
+        metrics.add(MetricName.OccurrencesRequeued, 1, row.jobId);
+        logger.warn('reconciler re-enqueued a stuck occurrence', {
+          ...fieldsOf(row), reason, stuckSince: iso(stuckSince(row)!), requeueCount: (row.requeueCount ?? 0) + 1,
+        });
+      } catch (error) {
+        errors++;
+        logger.error('reconciler could not re-enqueue a stuck occurrence', { ...fieldsOf(row), reason, error: messageOf(error) });
+      }
+    }
+  }
+
+  // A success is at or after its scheduled time, so rows scheduled after the cut-off cannot qualify yet.
+  const announceBefore = now - thresholds.unannouncedAfterSeconds * 1000;
+  const succeeded = room() ? await list(OccurrenceStatus.SUCCEEDED, isoSeconds(announceBefore + 1000)) : [];
+  examined += succeeded.length;
+  for (const row of succeeded) {
+    if (!isUnannounced(row, now, thresholds.unannouncedAfterSeconds)) continue;
+    if (!room()) break;
+    try {
+      const result = await announceReport(deps.announce, row);
+      if (result !== 'announced') continue;
+      fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action: 'announced', reason: 'never-announced' });
+      metrics.add(MetricName.ReportsReannounced, 1, row.jobId);
+      logger.warn('reconciler announced a report the notifier never recorded as announced', { ...fieldsOf(row), succeededAt: row.succeededAt });
+    } catch (error) {
+      errors++;
+      logger.error('reconciler could not announce a report', { ...fieldsOf(row), error: messageOf(error) });
+    }
+  }
+
+  const report = { examined, fixed, changedMeanwhile, skipped, errors, truncated };
+  logger.info('reconcile done', {
+    examined, fixed: fixed.length, requeued: fixed.filter((f) => f.action === 'requeued').length,
+    announced: fixed.filter((f) => f.action === 'announced').length, changedMeanwhile, skipped, errors, truncated,
+  });
+  return report;
+}
+
+const fieldsOf = (o: Occurrence) => ({ jobId: o.jobId, scheduledTime: o.scheduledTime, status: o.status, attempt: o.attempt });
+
+/** Checks the thresholds the stack hands the reconciler; every problem names its field. */
+export function reconcileThresholdProblems(value: unknown, where: string): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${where}: must be an object of reconcile thresholds`];
+  const t = value as Record<string, unknown>;
+  const problems: string[] = [];
+  const known = ['stuckAfterSeconds', 'unannouncedAfterSeconds', 'lookbackSeconds', 'maxFixesPerRun'];
+  for (const key of Object.keys(t)) if (!known.includes(key)) problems.push(`${where}.${key}: unknown field (known: ${known.join(', ')})`);
+  for (const key of known) {
+    const v = t[key];
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1)) problems.push(`${where}.${key}: must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+  }
+  if (problems.length === 0 && (t.lookbackSeconds as number) <= (t.unannouncedAfterSeconds as number)) {
+    problems.push(`${where}.lookbackSeconds: must exceed unannouncedAfterSeconds (${String(t.unannouncedAfterSeconds)}), or no unannounced report is ever looked at`);
+  }
+  return problems;
+}
+
+export function parseReconcileThresholds(json: string | undefined, source: string): ReconcileThresholds {
+  if (json === undefined || json.trim() === '') throw new Error(`${source} is not set`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (e) {
+    throw new Error(`${source} is not valid JSON: ${(e as Error).message}`);
+  }
+  const problems = reconcileThresholdProblems(parsed, source);
+  if (problems.length > 0) throw new Error(`invalid reconcile thresholds:\n  - ${problems.join('\n  - ')}`);
+  return parsed as ReconcileThresholds;
+}

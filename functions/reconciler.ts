@@ -1,0 +1,71 @@
+/**
+ * Reconciler Lambda: invoked every few minutes by an EventBridge rule. Re-enqueues occurrences that fell through
+ * the cracks and announces reports that were never announced (protocol/reconcile.ts).
+ *
+ * It throws when some of the run's reads or writes failed, after doing everything else it could: the failed
+ * invocation shows in the function's Errors metric (alarmed), and the next run retries. Everything it does is
+ * conditional, so an overlapping or repeated run is harmless.
+ */
+import { SnsAnnouncer } from './aws/announcer';
+import { documentClient, snsClient, sqsClient } from './aws/clients';
+import { DynamoOccurrenceReader } from './aws/occurrence-reader';
+import { DynamoOccurrenceStore } from './aws/occurrence-store';
+import { SqsWorkQueue } from './aws/work-queue';
+import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
+import type { Announcer, Clock, Logger, Metrics, OccurrenceIndex, OccurrenceStore, RequeueStore, WorkQueue } from './protocol/ports';
+import { noMetrics, systemClock } from './protocol/ports';
+import { parseReconcileThresholds, reconcile, type ReconcileReport, type ReconcileThresholds } from './protocol/reconcile';
+import { ENV, requireEnv } from './runtime-env';
+import { powertoolsLogger } from './runtime/powertools-logger';
+import { powertoolsMetrics } from './runtime/powertools-metrics';
+
+export interface ReconcilerOptions {
+  readonly settings?: ReadonlyMap<string, JobSettings>;
+  readonly thresholds?: ReconcileThresholds;
+  readonly store?: OccurrenceStore & RequeueStore;
+  readonly index?: OccurrenceIndex;
+  readonly queue?: WorkQueue;
+  readonly announcer?: Announcer;
+  readonly clock?: Clock;
+  /** Given a logger and no metrics (tests, local runs), metrics are off rather than written to stdout as EMF. */
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+  readonly bucketName?: string;
+}
+
+export class ReconcileIncompleteError extends Error {
+  constructor(readonly report: ReconcileReport) {
+    super(`reconcile run had ${report.errors} failed read(s) or write(s); fixed ${report.fixed.length}, the next run retries the rest`);
+    this.name = 'ReconcileIncompleteError';
+  }
+}
+
+export type ReconcilerHandler = (event?: unknown) => Promise<ReconcileReport>;
+
+export function createReconcilerHandler(options: ReconcilerOptions = {}): ReconcilerHandler {
+  const jobs = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
+  const thresholds = options.thresholds ?? parseReconcileThresholds(process.env[ENV.reconcileThresholds], ENV.reconcileThresholds);
+  const logger = options.logger ?? powertoolsLogger('reconciler');
+  const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics());
+  const clock = options.clock ?? systemClock;
+  const tableName = () => requireEnv(ENV.tableName);
+  const store = options.store ?? new DynamoOccurrenceStore(documentClient(), tableName());
+  const deps = {
+    jobs, thresholds, logger, metrics, clock, store,
+    index: options.index ?? new DynamoOccurrenceReader(documentClient(), tableName()),
+    queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
+    announce: {
+      store, clock, logger,
+      announcer: options.announcer ?? new SnsAnnouncer(snsClient(), requireEnv(ENV.topicArn)),
+      bucketName: options.bucketName ?? requireEnv(ENV.bucketName),
+    },
+  };
+  return async () => {
+    const report = await reconcile(deps);
+    if (report.errors > 0) throw new ReconcileIncompleteError(report);
+    return report;
+  };
+}
+
+let deployed: ReconcilerHandler | undefined;
+export const handler: ReconcilerHandler = (event) => (deployed ??= createReconcilerHandler())(event);

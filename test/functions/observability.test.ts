@@ -1,0 +1,198 @@
+/**
+ * What the handlers tell an operator: metrics per job, the attempt history in the row, and log lines that each
+ * carry their occurrence's keys even when a batch runs several occurrences at once.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { ATTEMPT_ERROR_MAX_CHARS } from '../../functions/protocol/occurrence';
+import type { JobDefinition } from '../../functions/protocol/ports';
+import { powertoolsLogger } from '../../functions/runtime/powertools-logger';
+import { powertoolsMetrics } from '../../functions/runtime/powertools-metrics';
+import { createTriggerHandler } from '../../functions/trigger';
+import { createWorkerHandler } from '../../functions/worker';
+import { withDefaults } from '../../functions/protocol/job-settings';
+import { captureLogger, lambdaContext, makeHarness, SCHEDULED, sqsEvent, T0, timedJob, type Harness, type LogLine } from '../support/harness';
+
+const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
+const MESSAGE = encodeEnvelope(KEY);
+
+let h: Harness;
+beforeEach(() => vi.useFakeTimers({ now: T0 }));
+afterEach(() => {
+  h?.aws.restore();
+  vi.useRealTimers();
+});
+
+const row = () => h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+const named = (name: string) => h.metrics.filter((m) => m.name === name);
+
+/** Fails its first `failures` runs after `ms`, then succeeds after `ms`. */
+function flakyJob(failures: number, ms: number, error = 'upstream down'): JobDefinition {
+  let runs = 0;
+  return {
+    reportExtension: 'txt',
+    async run() {
+      runs++;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (runs <= failures) throw new Error(error);
+      return { body: 'ok', contentType: 'text/plain' };
+    },
+  };
+}
+
+describe('worker metrics and attempt history', () => {
+  it('counts the start, the retry, the success and each attempt\'s duration, and records both attempts in the row', async () => {
+    h = makeHarness({ jobs: { report: flakyJob(1, 5_000) } });
+    await h.trigger(KEY);
+    const first = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await first;
+    await vi.advanceTimersByTimeAsync(Date.parse(row().nextAttemptAt as string) - Date.now());
+    const second = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await second;
+
+    expect(row().status).toBe('SUCCEEDED');
+    expect(named('OccurrencesStarted')).toEqual([{ name: 'OccurrencesStarted', value: 1, jobId: 'report' }]);
+    expect(named('RetriesScheduled')).toHaveLength(1);
+    expect(named('OccurrencesSucceeded')).toHaveLength(1);
+    expect(named('OccurrencesFailed')).toHaveLength(0);
+    expect(named('JobDuration').map((m) => m.value)).toEqual([5_000, 5_000]);
+    const releasedAt = new Date(T0 + 5_000).toISOString();
+    expect(row().history).toEqual([
+      { attempt: 1, outcome: 'retry', at: releasedAt, leaseId: 'lease-1', error: 'attempt 1: Error: upstream down' },
+      { attempt: 2, outcome: 'succeeded', at: row().succeededAt, leaseId: 'lease-2' },
+    ]);
+  });
+
+  it('counts a FAILED occurrence and keeps the history bounded: errors are cut to a fixed length', async () => {
+    h = makeHarness({ jobs: { report: flakyJob(1, 1_000, 'x'.repeat(2_000)) }, settings: [{ id: 'report', retry: { maxAttempts: 1 } }] });
+    await h.trigger(KEY);
+    const run = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await run;
+    expect(row().status).toBe('FAILED');
+    expect(named('OccurrencesFailed')).toEqual([{ name: 'OccurrencesFailed', value: 1, jobId: 'report' }]);
+    const history = row().history as { outcome: string; error: string }[];
+    expect(history).toHaveLength(1);
+    expect(history[0]).toMatchObject({ outcome: 'failed' });
+    expect(history[0].error).toHaveLength(ATTEMPT_ERROR_MAX_CHARS);
+  });
+
+  it('counts the failed extend and the lost lease when another worker takes the occurrence', async () => {
+    h = makeHarness({ jobs: { report: timedJob(300_000) } });
+    await h.trigger(KEY);
+    const run = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(10_000);
+    h.aws.table.set(`report|${SCHEDULED}`, { ...row(), leaseId: 'thief', attempt: 2 });
+    await vi.advanceTimersByTimeAsync(45_000);
+    await run;
+    expect(named('ExtendFailures')).toEqual([{ name: 'ExtendFailures', value: 1, jobId: 'report' }]);
+    expect(named('LeasesLost')).toEqual([{ name: 'LeasesLost', value: 1, jobId: 'report' }]);
+    expect(named('OccurrencesSucceeded')).toHaveLength(0);
+    expect(row().history).toBeUndefined(); // the thief's row: the old holder could write nothing
+  });
+
+  it('counts a suppressed duplicate trigger', async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    await h.trigger(KEY);
+    const run = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await run;
+    expect(await h.trigger(KEY)).toBe('duplicate-suppressed');
+    expect(named('DuplicateTriggersSuppressed')).toEqual([{ name: 'DuplicateTriggersSuppressed', value: 1, jobId: 'report' }]);
+  });
+});
+
+describe('worker log lines', () => {
+  it('carry jobId, scheduledTime, leaseId and attempt on every line of an attempt, even with two occurrences in one batch', async () => {
+    h = makeHarness({ jobs: { report: flakyJob(1, 2_000), other: timedJob(3_000) } });
+    const otherKey = { jobId: 'other', scheduledTime: '2026-11-30T07:00:00Z' };
+    await h.trigger(KEY);
+    await h.trigger(otherKey);
+    const batch = h.worker(sqsEvent([
+      { messageId: 'a', body: MESSAGE },
+      { messageId: 'b', body: encodeEnvelope(otherKey) },
+    ]), lambdaContext(150_000));
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect((await batch).batchItemFailures).toEqual([{ itemIdentifier: 'a' }]); // hidden until its retry
+
+    const attemptLines = h.logs.filter((l: LogLine) => l.fields.leaseId !== undefined);
+    expect(attemptLines.map((l) => l.message)).toEqual(expect.arrayContaining(['claimed occurrence', 'attempt failed; retry scheduled', 'report committed', 'occurrence SUCCEEDED']));
+    for (const line of attemptLines) {
+      const expected = line.fields.jobId === 'report'
+        ? { ...KEY, leaseId: h.aws.row('report', SCHEDULED)!.leaseId, attempt: 1 }
+        : { ...otherKey, leaseId: h.aws.row('other', otherKey.scheduledTime)!.leaseId, attempt: 1 };
+      expect(line.fields, line.message).toMatchObject(expected);
+    }
+  });
+});
+
+describe('the Powertools adapters', () => {
+  it('write each metric as one EMF line with the namespace, the { service, jobId } dimensions and the unit', () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const metrics = powertoolsMetrics('ScheduledJobs/Test');
+    metrics.add('JobDuration', 1_234, 'report');
+    metrics.add('OccurrencesFailed', 1, 'other');
+    vi.mocked(process.stdout.write).mockRestore();
+
+    const emf = lines.map((l) => JSON.parse(l));
+    expect(emf).toHaveLength(2);
+    expect(emf[0]).toMatchObject({ service: 'scheduled-jobs', jobId: 'report', JobDuration: 1_234 });
+    expect(emf[0]._aws.CloudWatchMetrics).toEqual([{
+      Namespace: 'ScheduledJobs/Test',
+      Dimensions: [['service', 'jobId']],
+      Metrics: [{ Name: 'JobDuration', Unit: 'Milliseconds' }],
+    }]);
+    expect(emf[1]).toMatchObject({ jobId: 'other', OccurrencesFailed: 1 });
+  });
+
+  it('log JSON lines with the fields of each call, and no key carried over from another call', () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const logger = powertoolsLogger('worker');
+    logger.info('claimed occurrence', { jobId: 'a', leaseId: 'l1', attempt: 1 });
+    logger.warn('other line', { jobId: 'b' });
+    vi.mocked(process.stdout.write).mockRestore();
+    vi.mocked(process.stderr.write).mockRestore();
+    const [first, second] = lines.map((l) => JSON.parse(l));
+    expect(first).toMatchObject({ level: 'INFO', message: 'claimed occurrence', service: 'scheduled-jobs', fn: 'worker', jobId: 'a', leaseId: 'l1', attempt: 1 });
+    expect(second).toMatchObject({ level: 'WARN', jobId: 'b' });
+    expect(second.leaseId).toBeUndefined();
+  });
+
+  it('stay silent on stdout when a logger is injected and no metrics are: a local run\'s output is its own', async () => {
+    const writes: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      writes.push(String(chunk));
+      return true;
+    });
+    const logs: LogLine[] = [];
+    const settings = new Map([['report', withDefaults({ id: 'report' })]]);
+    try {
+      const worker = createWorkerHandler({
+        jobs: { report: timedJob(1) }, settings, logger: captureLogger(logs),
+        store: {} as never, reports: {} as never, queue: { send: async () => {}, hide: async () => {} },
+      });
+      const trigger = createTriggerHandler({ settings, logger: captureLogger(logs), store: { create: async () => ({ created: false, existing: { status: 'SUCCEEDED' } }) } as never, queue: {} as never });
+      expect(await trigger(KEY)).toBe('duplicate-suppressed');
+      expect(await worker(sqsEvent([{ messageId: 'bad', body: 'not json' }]), lambdaContext(10_000)))
+        .toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
+    } finally {
+      vi.mocked(process.stdout.write).mockRestore();
+    }
+    expect(writes).toEqual([]);
+    expect(logs.some((l) => l.message === 'duplicate trigger suppressed')).toBe(true);
+  });
+});
