@@ -43,6 +43,16 @@ export class FakeAws {
    * request is what the caller sees (for a conditional write: the condition now fails against its own change).
    */
   loseResponseOf?: string;
+  /**
+   * Optional model of the job queue's delivery (visibility, delay, redelivery, DLQ), used by the simulation in
+   * test/sim. Without one, sends and visibility changes are only recorded, as before.
+   */
+  queueModel?: {
+    send(body: string): void;
+    changeVisibility(receiptHandle: string, seconds: number): void;
+  };
+  /** Called after every applied table write with the row before and after: the simulation's table stream. */
+  onRowChange?: (before: Item | undefined, after: Item) => void;
 
   readonly ddb = mockClient(DynamoDBDocumentClient);
   readonly s3 = mockClient(S3Client);
@@ -58,9 +68,12 @@ export class FakeAws {
     this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
     this.sqs.on(SendMessageCommand).callsFake((input) => this.run('SendMessage', input, () => {
       this.sent.push(input.MessageBody);
+      this.queueModel?.send(input.MessageBody);
       return { MessageId: `m-${this.sent.length}` };
     }));
     this.sqs.on(ChangeMessageVisibilityCommand).callsFake((input) => this.run('ChangeMessageVisibility', input, () => {
+      // A model may refuse (e.g. a receipt handle that is no longer current); then nothing is recorded.
+      this.queueModel?.changeVisibility(input.ReceiptHandle, input.VisibilityTimeout);
       this.hidden.push({ receiptHandle: input.ReceiptHandle, seconds: input.VisibilityTimeout });
       return {};
     }));
@@ -122,6 +135,7 @@ export class FakeAws {
       throw conditionalFailure(input, existing);
     }
     this.table.set(key, structuredClone(input.Item));
+    this.onRowChange?.(existing, this.table.get(key)!);
     return {};
   }
 
@@ -135,6 +149,7 @@ export class FakeAws {
     }
     const updated = applyUpdate(input.UpdateExpression, input, current);
     this.table.set(key, updated);
+    this.onRowChange?.(existing, updated);
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(updated) } : {};
   }
 
