@@ -32,8 +32,11 @@ export interface FaultPlan {
   readonly jobMs: number;
   /** When EventBridge Scheduler delivers the trigger event, ms after the scheduled time (at least once). */
   readonly schedulerDeliveries: readonly number[];
-  /** The fault of the `call`-th AWS call (1-based) made by actors of that kind in the run. */
-  readonly callFaults: readonly { readonly actor: ActorKind; readonly call: number; readonly fault: CallFault }[];
+  /**
+   * The fault of the `call`-th AWS call (1-based) made by actors of that kind in the run, or, with `invocation`,
+   * by that one invocation of that kind (e.g. the first worker's extends are its calls 3, 4, ...).
+   */
+  readonly callFaults: readonly { readonly actor: ActorKind; readonly call: number; readonly invocation?: number; readonly fault: CallFault }[];
   /** The `invocation`-th worker invocation is killed `atMs` after it starts (any await point). */
   readonly crashes: readonly { readonly invocation: number; readonly atMs: number }[];
   /** The `invocation`-th worker invocation freezes (a GC pause) `atMs` after it starts, for `forMs`. */

@@ -109,6 +109,22 @@ export class FakeAws {
     for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.restore();
   }
 
+  /**
+   * Forget all state, recorded calls, faults and hooks, keeping the mocks installed: the simulation reuses one
+   * FakeAws for thousands of runs, because every new one leaves sinon fakes behind even after restore().
+   */
+  reset(): void {
+    // The mocks remember every call they answered; thousands of runs would keep them all.
+    for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.resetHistory();
+    for (const m of [this.table, this.objects, this.dedup, this.queuedFaults]) m.clear();
+    for (const list of [this.sent, this.hidden, this.published, this.delivered, this.calls]) list.length = 0;
+    this.afterWrite = undefined;
+    this.dieAfter = undefined;
+    this.loseResponseOf = undefined;
+    this.queueModel = undefined;
+    this.onRowChange = undefined;
+  }
+
   private run(operation: string, input: AnyInput, apply: () => unknown): unknown {
     this.calls.push(operation);
     const fault = this.queuedFaults.get(operation)?.shift();
