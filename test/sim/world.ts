@@ -91,6 +91,8 @@ export interface WorldOutcome {
   readonly row: Row | undefined;
   readonly objects: ReadonlyMap<string, { body: string; metadata?: Record<string, string> }>;
   readonly overwrites: TraceLine[];
+  /** When the report object was first written (true time). */
+  readonly firstCommitAt: number | undefined;
   readonly staleWrites: StaleWrite[];
   /** Fenced writes accepted after the writer's lease had expired while nobody else had claimed (by design). */
   readonly lateUncontestedWrites: number;
@@ -156,7 +158,7 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
 
   const aws = sharedFakeAws(vt);
   const out = {
-    overwrites: [] as TraceLine[], staleWrites: [] as StaleWrite[], lateUncontestedWrites: 0,
+    overwrites: [] as TraceLine[], firstCommitAt: undefined as number | undefined, staleWrites: [] as StaleWrite[], lateUncontestedWrites: 0,
     sideEffects: [] as SideEffect[], beliefs: [] as Belief[], calls: [] as { who: string; op: string; t: number }[],
     finishedAt: undefined as number | undefined, leaseExpiries: new Map<string, number>(), workerCrashes: 0, maxFreezeMs: 0, skews: [] as number[], triggerEventsDropped: 0, claims: 0,
     skipped: { crashes: 0, triggerFaults: 0, notifierFaults: 0 },
@@ -283,6 +285,7 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     note('aws', `${actor.name} ${label} → ${result.ok ? 'ok' : (result.error as Error).name}`);
     if (!result.ok) return result;
     if (op === 'PutObject' && existed) out.overwrites.push({ t: vt.now - T0, who: actor.name, what: `overwrote ${input.Key}` });
+    if (op === 'PutObject' && !existed) out.firstCommitAt = vt.now;
     const leaseId = input.ExpressionAttributeValues?.[':leaseId'] as string | undefined;
     const isClaim = op === 'UpdateItem' && String(input.UpdateExpression).includes('#attempt = #attempt + :one');
     if (isClaim) out.claims++;
