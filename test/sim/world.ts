@@ -35,6 +35,8 @@ import type { Row } from '../support/dynamo-expressions';
 import { FakeAws } from '../support/fake-aws';
 import { streamEvent } from '../support/harness';
 import { BOUNDS, type ActorKind, type CallFault, type FaultPlan, seededRandom } from './plan';
+import { describeCall, describeFault, operationOf, TABLE_OPERATIONS, timeoutError, transientError } from './calls';
+import { JobQueue, type Received } from './job-queue';
 import { OURS, type ProtocolVariant } from './variants';
 import { Actor, VirtualTime } from './virtual-time';
 
@@ -51,7 +53,6 @@ export const JOB_STEP_MS = 10_000;
 const TRIGGER_TIMEOUT_MS = 10_000;
 const TRIGGER_RETRY_DELAYS_MS = [60_000, 120_000];
 const NOTIFIER_TIMEOUT_MS = 30_000;
-const BATCH_SIZE = 5;
 
 export interface TraceLine {
   /** ms after the scheduled time. */
@@ -128,13 +129,6 @@ export interface WorldOptions {
   readonly job?: JobDefinition;
 }
 
-interface QueuedMessage {
-  readonly id: string;
-  readonly body: string;
-  visibleAt: number;
-  receiveCount: number;
-  receipt: string | undefined;
-}
 
 /**
  * How long after its deadline an occurrence may still be finishing: a message can come back once per worker crash,
@@ -369,64 +363,26 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
   });
 
   // ---- SQS: the job queue and the Lambda poller ---------------------------------------------------------------
-  const messages = new Map<string, QueuedMessage>();
-  let messageCount = 0;
-  let receipts = 0;
-  let messagesInDlq = 0;
-  const schedulePoll = (at: number) => vt.scheduleSystem(at - vt.now + Math.floor(random() * 1000), poll);
-  const enqueue = (body: string) => {
-    const id = `msg-${++messageCount}`;
-    messages.set(id, { id, body, visibleAt: vt.now, receiveCount: 0, receipt: undefined });
-    note('sqs', `${id} enqueued`);
-    schedulePoll(vt.now);
-    if (messageCount === 1) {
-      for (const after of plan.sqsDuplicates) {
-        vt.scheduleSystem(after, () => {
-          const copy = `msg-${++messageCount}`;
-          messages.set(copy, { id: copy, body, visibleAt: vt.now, receiveCount: 0, receipt: undefined });
-          note('sqs', `${copy}: a duplicate copy of msg-1 (at-least-once delivery)`);
-          schedulePoll(vt.now);
-        });
-      }
-    }
-  };
+  const jobQueue = new JobQueue(vt, limits, random, (what) => note('sqs', what), (batch) => invokeWorker(batch));
   aws.queueModel = {
-    send: enqueue,
-    changeVisibility: (receiptHandle, seconds) => {
-      const m = [...messages.values()].find((x) => x.receipt === receiptHandle);
-      if (m === undefined) {
-        throw Object.assign(new Error('The receipt handle has expired'), { name: 'ReceiptHandleIsInvalid', $metadata: { httpStatusCode: 400 } });
+    send: (body) => {
+      const id = jobQueue.send(body);
+      note('sqs', `${id} enqueued`);
+      // SQS delivers at least once: the plan's extra copies of the first message.
+      if (id !== 'msg-1') return;
+      for (const after of plan.sqsDuplicates) {
+        vt.scheduleSystem(after, () => note('sqs', `${jobQueue.send(body)}: a duplicate copy of msg-1 (at-least-once delivery)`));
       }
-      m.visibleAt = vt.now + seconds * 1000;
-      schedulePoll(m.visibleAt);
     },
+    changeVisibility: (receiptHandle, seconds) => jobQueue.changeVisibility(receiptHandle, seconds),
   };
-  function poll() {
-    const visible = [...messages.values()].filter((m) => m.visibleAt <= vt.now).slice(0, BATCH_SIZE);
-    const batch: QueuedMessage[] = [];
-    for (const m of visible) {
-      m.receiveCount++;
-      if (m.receiveCount > limits.maxReceiveCount) {
-        messages.delete(m.id);
-        messagesInDlq++;
-        note('sqs', `${m.id} moved to the job DLQ after ${limits.maxReceiveCount} receives`);
-        continue;
-      }
-      m.receipt = `rh-${++receipts}`;
-      m.visibleAt = vt.now + limits.queueVisibilityTimeoutSeconds * 1000;
-      schedulePoll(m.visibleAt);
-      batch.push(m);
-    }
-    if (batch.length > 0) invokeWorker(batch);
-  }
 
   // ---- Lambda invocations -------------------------------------------------------------------------------------
-  function invokeWorker(batch: QueuedMessage[]) {
+  function invokeWorker(received: Received[]) {
     const index = actorCounts.worker + 1;
     const actor = newActor('worker', plan.skewsMs[(index - 1) % plan.skewsMs.length] ?? 0);
     out.skews.push(actor.skewMs);
-    const received = batch.map((m) => ({ id: m.id, receipt: m.receipt! }));
-    note(actor.name, `invoked with ${received.map((r) => `${r.id} (receive ${messages.get(r.id)!.receiveCount})`).join(', ')}; clock ${actor.skewMs >= 0 ? '+' : ''}${actor.skewMs} ms`);
+    note(actor.name, `invoked with ${received.map((r) => `${r.id} (receive ${r.receiveCount})`).join(', ')}; clock ${actor.skewMs >= 0 ? '+' : ''}${actor.skewMs} ms`);
     const timeoutAt = vt.now + limits.functionTimeoutSeconds * 1000;
     vt.scheduleSystem(timeoutAt - vt.now, () => kill(actor, 'Lambda timeout'));
     for (const c of plan.crashes.filter((x) => x.invocation === index)) {
@@ -437,7 +393,7 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       });
     }
     for (const f of plan.freezes.filter((x) => x.invocation === index)) vt.scheduleSystem(f.atMs, () => freeze(actor, f.forMs));
-    const event = sqsEvent(received.map((r) => ({ messageId: r.id, receiptHandle: r.receipt, body: messages.get(r.id)!.body })));
+    const event = sqsEvent(received.map((r) => ({ messageId: r.id, receiptHandle: r.receipt, body: r.body })));
     const context = {
       getRemainingTimeInMillis: () => Math.max(0, timeoutAt - vt.now),
       logStreamName: `worker/${actor.index}`,
@@ -447,12 +403,7 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       if (actor.dead) return;
       const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
       for (const r of received) {
-        const m = messages.get(r.id);
-        // Lambda deletes what succeeded; SQS ignores a delete with a receipt handle that is no longer current.
-        if (!failed.has(r.id) && m?.receipt === r.receipt) {
-          messages.delete(r.id);
-          note('sqs', `${r.id} deleted`);
-        }
+        if (!failed.has(r.id) && jobQueue.delete(r.id, r.receipt)) note('sqs', `${r.id} deleted`);
       }
       note(actor.name, `returned${failed.size ? `; batch item failures: ${[...failed].join(', ')}` : ''}`);
       ended(actor);
@@ -530,7 +481,7 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     uninstall();
   }
   for (const b of out.beliefs) if (b.to === undefined) { b.to = vt.now; b.end = 'run ended'; }
-  note('sim', `run ended: row ${aws.row(JOB_ID, SCHEDULED_TIME)?.status ?? '(none)'}; ${messages.size} message(s) left, ${messagesInDlq} in the DLQ`);
+  note('sim', `run ended: row ${aws.row(JOB_ID, SCHEDULED_TIME)?.status ?? '(none)'}; ${jobQueue.size} message(s) left, ${jobQueue.movedToDlq} in the DLQ`);
 
   const { skews, ...observed } = out;
   return {
@@ -539,7 +490,7 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     objects: aws.objects,
     published: aws.published.length,
     delivered: aws.delivered.length,
-    deadlineAt, horizon, messagesInDlq,
+    deadlineAt, horizon, messagesInDlq: jobQueue.movedToDlq,
     skewSpreadMs: skews.length === 0 ? 0 : Math.max(...skews) - Math.min(...skews),
     events: vt.events,
     ...observed,
@@ -592,47 +543,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function sqsEvent(records: { messageId: string; receiptHandle: string; body: string }[]): SQSEvent {
   return { Records: records.map((r) => ({ ...r, eventSource: 'aws:sqs' })) } as unknown as SQSEvent;
-}
-
-const OPERATIONS: Record<string, string> = {
-  PutCommand: 'PutItem', UpdateCommand: 'UpdateItem', GetCommand: 'GetItem', QueryCommand: 'Query',
-  PutObjectCommand: 'PutObject', HeadObjectCommand: 'HeadObject',
-  SendMessageCommand: 'SendMessage', ChangeMessageVisibilityCommand: 'ChangeMessageVisibility', PublishCommand: 'Publish',
-};
-
-const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query']);
-
-function operationOf(command: { constructor: { name: string } }): string {
-  return OPERATIONS[command.constructor.name] ?? command.constructor.name;
-}
-
-/** A short, readable name for a call in the trace: which protocol step it is. */
-function describeCall(op: string, input: any): string {
-  if (op !== 'UpdateItem') {
-    if (op === 'ChangeMessageVisibility') return `${op} ${input.VisibilityTimeout} s`;
-    return op;
-  }
-  const update = String(input.UpdateExpression);
-  const values = input.ExpressionAttributeValues ?? {};
-  const lease = values[':leaseId'] as string | undefined;
-  let step: string;
-  if (update.includes('#attempt = #attempt + :one')) step = 'claim';
-  else if (update.includes('#notifiedAt')) step = 'markNotified';
-  else if (values[':succeeded'] !== undefined) step = lease ? 'complete' : 'completeUnheld';
-  else if (values[':failed'] !== undefined) step = lease ? 'fail' : 'failUnheld';
-  else if (values[':retryWait'] !== undefined && update.includes(':next')) step = 'release';
-  else step = 'extend';
-  return `UpdateItem ${step}${lease ? ` ${lease}` : ''}`;
-}
-
-function describeFault(f: CallFault): string {
-  return f.kind === 'slow' ? `slow +${f.ms} ms` : f.kind === 'pause-after' ? `pause ${f.ms} ms after sending` : f.kind;
-}
-
-function transientError(op: string): Error {
-  return Object.assign(new Error(`${op}: Service unavailable`), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } });
-}
-
-function timeoutError(op: string): Error {
-  return Object.assign(new Error(`${op}: socket timed out after the request was sent`), { name: 'TimeoutError' });
 }
