@@ -43,6 +43,16 @@ export class FakeAws {
    * request is what the caller sees (for a conditional write: the condition now fails against its own change).
    */
   loseResponseOf?: string;
+  /**
+   * Optional model of the job queue's delivery (visibility, delay, redelivery, DLQ), used by the simulation in
+   * test/sim. Without one, sends and visibility changes are only recorded, as before.
+   */
+  queueModel?: {
+    send(body: string): void;
+    changeVisibility(receiptHandle: string, seconds: number): void;
+  };
+  /** Called after every applied table write with the row before and after: the simulation's table stream. */
+  onRowChange?: (before: Item | undefined, after: Item) => void;
 
   readonly ddb = mockClient(DynamoDBDocumentClient);
   readonly s3 = mockClient(S3Client);
@@ -58,9 +68,12 @@ export class FakeAws {
     this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
     this.sqs.on(SendMessageCommand).callsFake((input) => this.run('SendMessage', input, () => {
       this.sent.push(input.MessageBody);
+      this.queueModel?.send(input.MessageBody);
       return { MessageId: `m-${this.sent.length}` };
     }));
     this.sqs.on(ChangeMessageVisibilityCommand).callsFake((input) => this.run('ChangeMessageVisibility', input, () => {
+      // A model may refuse (e.g. a receipt handle that is no longer current); then nothing is recorded.
+      this.queueModel?.changeVisibility(input.ReceiptHandle, input.VisibilityTimeout);
       this.hidden.push({ receiptHandle: input.ReceiptHandle, seconds: input.VisibilityTimeout });
       return {};
     }));
@@ -96,6 +109,22 @@ export class FakeAws {
     for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.restore();
   }
 
+  /**
+   * Forget all state, recorded calls, faults and hooks, keeping the mocks installed: the simulation reuses one
+   * FakeAws for thousands of runs, because every new one leaves sinon fakes behind even after restore().
+   */
+  reset(): void {
+    // The mocks remember every call they answered; thousands of runs would keep them all.
+    for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.resetHistory();
+    for (const m of [this.table, this.objects, this.dedup, this.queuedFaults]) m.clear();
+    for (const list of [this.sent, this.hidden, this.published, this.delivered, this.calls]) list.length = 0;
+    this.afterWrite = undefined;
+    this.dieAfter = undefined;
+    this.loseResponseOf = undefined;
+    this.queueModel = undefined;
+    this.onRowChange = undefined;
+  }
+
   private run(operation: string, input: AnyInput, apply: () => unknown): unknown {
     this.calls.push(operation);
     const fault = this.queuedFaults.get(operation)?.shift();
@@ -122,6 +151,7 @@ export class FakeAws {
       throw conditionalFailure(input, existing);
     }
     this.table.set(key, structuredClone(input.Item));
+    this.onRowChange?.(existing, this.table.get(key)!);
     return {};
   }
 
@@ -135,6 +165,7 @@ export class FakeAws {
     }
     const updated = applyUpdate(input.UpdateExpression, input, current);
     this.table.set(key, updated);
+    this.onRowChange?.(existing, updated);
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(updated) } : {};
   }
 

@@ -1,0 +1,48 @@
+/**
+ * How the simulation names and fails SDK calls: the operation of a command, a readable label for the trace (which
+ * protocol step an UpdateItem is), and the errors the SDK would raise.
+ */
+import type { CallFault } from './plan';
+
+const OPERATIONS: Record<string, string> = {
+  PutCommand: 'PutItem', UpdateCommand: 'UpdateItem', GetCommand: 'GetItem', QueryCommand: 'Query',
+  PutObjectCommand: 'PutObject', HeadObjectCommand: 'HeadObject',
+  SendMessageCommand: 'SendMessage', ChangeMessageVisibilityCommand: 'ChangeMessageVisibility', PublishCommand: 'Publish',
+};
+
+export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query']);
+
+export function operationOf(command: { constructor: { name: string } }): string {
+  return OPERATIONS[command.constructor.name] ?? command.constructor.name;
+}
+
+/** A short, readable name for a call in the trace: which protocol step it is. */
+export function describeCall(op: string, input: any): string {
+  if (op !== 'UpdateItem') {
+    if (op === 'ChangeMessageVisibility') return `${op} ${input.VisibilityTimeout} s`;
+    return op;
+  }
+  const update = String(input.UpdateExpression);
+  const values = input.ExpressionAttributeValues ?? {};
+  const lease = values[':leaseId'] as string | undefined;
+  let step: string;
+  if (update.includes('#attempt = #attempt + :one')) step = 'claim';
+  else if (update.includes('#notifiedAt')) step = 'markNotified';
+  else if (values[':succeeded'] !== undefined) step = lease ? 'complete' : 'completeUnheld';
+  else if (values[':failed'] !== undefined) step = lease ? 'fail' : 'failUnheld';
+  else if (values[':retryWait'] !== undefined && update.includes(':next')) step = 'release';
+  else step = 'extend';
+  return `UpdateItem ${step}${lease ? ` ${lease}` : ''}`;
+}
+
+export function describeFault(f: CallFault): string {
+  return f.kind === 'slow' ? `slow +${f.ms} ms` : f.kind === 'pause-after' ? `pause ${f.ms} ms after sending` : f.kind;
+}
+
+export function transientError(op: string): Error {
+  return Object.assign(new Error(`${op}: Service unavailable`), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } });
+}
+
+export function timeoutError(op: string): Error {
+  return Object.assign(new Error(`${op}: socket timed out after the request was sent`), { name: 'TimeoutError' });
+}

@@ -1,0 +1,32 @@
+/**
+ * The seed commentary's numbers, reproduced by simulation for the seed's worker, and the same scenarios for ours.
+ * `npm run sim:figures` prints the full table (ours at the seed's lease too).
+ */
+import { describe, expect, it } from 'vitest';
+import { measureDesign } from './figures';
+import { OURS, SEED } from './variants';
+
+describe('timing figures by simulation', () => {
+  it("the seed's worker: one failed tick is absorbed, two hand the occurrence to a second worker until Complete", async () => {
+    const seed = await measureDesign('seed', SEED);
+    expect(seed.failedTicksSurvived).toBe(1);
+    // The lease dies at 120 s and the job (200 s) runs on; loss surfaces only at Complete, 80 s later.
+    expect(seed.stoppedBy).toMatch(/^lease lost before complete/);
+    expect(seed.lossToAbortS).toBeGreaterThan(75);
+    expect(seed.twoHoldersS).toBeGreaterThan(75);
+    // 1 << min(attempt, 6) s: about a minute between wake-ups once capped, so near 60 in an hour.
+    expect(seed.outage.wakeUps).toBeGreaterThanOrEqual(50);
+    expect(seed.outage.wakeUps).toBeLessThanOrEqual(60);
+  });
+
+  it('ours: several failed ticks are absorbed, and the job is aborted before the lease expires, never shared', async () => {
+    const ours = await measureDesign('ours', OURS);
+    expect(ours.failedTicksSurvived).toBeGreaterThanOrEqual(2);
+    expect(ours.stoppedBy).toBe('aborting job');
+    expect(ours.lossToAbortS).toBeLessThanOrEqual(-15);
+    expect(ours.twoHoldersS).toBe(0);
+    expect(ours.outage.wakeUps).toBeLessThanOrEqual(10);
+    expect(ours.requestsHappyPath).toBe(11);
+    expect(ours.requestsPerRetry).toBe(4);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * The protocols the simulation can run: ours, the seed's worker as its commentary describes it, and deliberately
+ * broken variants that the invariants must catch. A variant is job settings plus, at most, a subclass of the real
+ * DynamoDB adapter: nothing in functions/ is edited to build one.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { type JobSettingsInput, QUEUE_RETENTION_SECONDS, SQS_MAX_VISIBILITY_SECONDS } from '../../functions/protocol/job-settings';
+import { iso } from '../../functions/protocol/occurrence';
+import type { Lease, OccurrenceStore } from '../../functions/protocol/ports';
+
+export interface ProtocolVariant {
+  readonly name: string;
+  readonly settings: Omit<JobSettingsInput, 'id'>;
+  /** The occurrence store the worker uses; the trigger and notifier always get the real adapter. */
+  readonly workerStore?: (client: DynamoDBDocumentClient, table: string) => OccurrenceStore;
+}
+
+/** Our defaults: lease 120 s, heartbeat 40 s, margin 15 s, backoff 4 s doubling to 30 min with 20 % jitter. */
+export const OURS: ProtocolVariant = { name: 'ours (defaults)', settings: {} };
+
+/** Ours with the seed's lease and ticker (120 s, 45 s). */
+export const OURS_AT_SEED_TIMING: ProtocolVariant = {
+  name: 'ours at the seed lease',
+  settings: { leaseSeconds: 120, heartbeatSeconds: 45, leaseSafetyMarginSeconds: 15 },
+};
+
+/**
+ * The heartbeat of the seed: `_ = Extend(...)`. Every extend is sent, and whatever it answers (a failed
+ * condition, an error, a timeout) the ticker carries on as if it had worked, so nothing aborts the job.
+ */
+class ExtendResultIgnored extends DynamoOccurrenceStore {
+  override async extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void> {
+    try {
+      await super.extend(lease, leaseExpiresAt, now, signal);
+    } catch {
+      // dropped, as in the seed
+    }
+  }
+}
+
+/**
+ * The seed's worker as its commentary describes it: a 120 s lease, a 45 s ticker whose extend result is dropped,
+ * Complete conditional on the lease (so loss surfaces there), write-once commit, and `1 << min(attempt, 6)` s
+ * between attempts with no jitter, attempt limit or deadline of its own (the largest our settings allow).
+ */
+export const SEED: ProtocolVariant = {
+  name: 'seed',
+  settings: {
+    leaseSeconds: 120,
+    heartbeatSeconds: 45,
+    leaseSafetyMarginSeconds: 15,
+    // 2 * 2^(attempt-1) s capped at 64 s is exactly 1 << min(attempt, 6) s.
+    retry: { baseDelaySeconds: 2, maxDelaySeconds: 64, jitter: 0, maxAttempts: 100, deadlineSeconds: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS },
+  },
+  workerStore: (client, table) => new ExtendResultIgnored(client, table),
+};
+
+/** Broken on purpose: our worker, but its heartbeat ignores the extend result (the seed's bug at our timing). */
+export const BROKEN_IGNORED_EXTEND: ProtocolVariant = {
+  name: 'broken: extend result ignored',
+  settings: {},
+  workerStore: (client, table) => new ExtendResultIgnored(client, table),
+};
+
+/** Broken on purpose: complete without the lease condition; a worker that lost its lease can still finish the row. */
+class UnconditionalComplete extends DynamoOccurrenceStore {
+  constructor(private readonly doc: DynamoDBDocumentClient, private readonly tableName_: string) {
+    super(doc, tableName_);
+  }
+
+  override async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
+    await this.doc.send(new UpdateCommand({
+      TableName: this.tableName_,
+      Key: { jobId: lease.key.jobId, scheduledTime: lease.key.scheduledTime },
+      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, #leaseId = :leaseId REMOVE #leaseExpiresAt',
+      ExpressionAttributeNames: { '#status': 'status', '#reportKey': 'reportKey', '#succeededAt': 'succeededAt', '#leaseId': 'leaseId', '#leaseExpiresAt': 'leaseExpiresAt' },
+      ExpressionAttributeValues: { ':succeeded': 'SUCCEEDED', ':reportKey': reportKey, ':now': iso(now), ':leaseId': lease.leaseId },
+    }));
+  }
+}
+
+export const BROKEN_UNCONDITIONAL_COMPLETE: ProtocolVariant = {
+  name: 'broken: unconditional complete',
+  settings: {},
+  workerStore: (client, table) => new UnconditionalComplete(client, table),
+};
+
+export const VARIANTS: Readonly<Record<string, ProtocolVariant>> = {
+  ours: OURS,
+  'ours-seed-timing': OURS_AT_SEED_TIMING,
+  seed: SEED,
+  'broken-ignored-extend': BROKEN_IGNORED_EXTEND,
+  'broken-unconditional-complete': BROKEN_UNCONDITIONAL_COMPLETE,
+};
