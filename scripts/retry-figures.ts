@@ -1,15 +1,17 @@
 /**
  * Prints what a dependency outage costs under a retry policy: wake-ups (attempts that fail inside the outage),
  * time to the first retry, and how long after the outage ends the occurrence recovers. It runs the project's own
- * backoff (retryDelayMs), the worker's rounding of SQS visibility (hideSecondsUntil) and the default attempt limit
- * and deadline, side by side with the seed's `1 << min(attempt, 6)` seconds.
+ * backoff (retryDelayMs), the worker's hiding of the message (the delay plus the default 15 s of tolerated clock
+ * skew, rounded up to SQS's whole seconds by hideSecondsUntil) and the default attempt limit and deadline, side by side with the seed's `1 << min(attempt, 6)` seconds.
  *
  *   npm run figures -- [--outage-minutes 60] [--base 4] [--cap 1800] [--jitter 0.2]
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../functions/protocol/job-settings';
+import { DEFAULT_JOB_SETTINGS, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../functions/protocol/job-settings';
 import { hideSecondsUntil } from '../functions/protocol/process-delivery';
 import { retryDelayMs } from '../functions/protocol/retry-policy';
+
+const SKEW_TOLERANCE_MS = DEFAULT_JOB_SETTINGS.leaseSafetyMarginSeconds * 1000;
 
 interface Figures {
   wakeUps: number;
@@ -30,7 +32,8 @@ function simulate(nextDelayMs: (failedAttempt: number) => number, outageMs: numb
   while (t < outageMs) {
     if (attempt >= limits.maxAttempts) return summary(retries, outageMs, `FAILED: ${attempt} attempts used by ${(t / 3600_000).toFixed(1)} h`);
     const delay = nextDelayMs(attempt);
-    const wait = roundForSqs ? hideSecondsUntil(t + delay, t) * 1000 : delay;
+    // Ours: the worker hides the retry past nextAttemptAt by the clock skew workers may have.
+    const wait = roundForSqs ? hideSecondsUntil(t + delay + SKEW_TOLERANCE_MS, t) * 1000 : delay;
     if (t + wait >= limits.deadlineMs) return summary(retries, outageMs, `FAILED: deadline at ${(limits.deadlineMs / 3600_000).toFixed(1)} h`);
     t += wait;
     retries.push(t);

@@ -2,16 +2,13 @@
  * Runs the claim-protocol simulation over many generated fault plans and prints a summary; exits 1 with the seed,
  * the shrunk plan and its trace when an invariant breaks.
  *
- *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-seed-timing|seed|broken-...] [--strict]
- *
- * --strict also fails runs that a known, open protocol bug explains (test/sim/invariants.ts KNOWN_BUGS), which are
- * otherwise reported on their own lines: use it to confirm a fix.
+ *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-seed-timing|seed|broken-...]
  */
 import { parseArgs } from 'node:util';
 import { formatReport, simulateMany } from '../test/sim/simulate';
 import { VARIANTS } from '../test/sim/variants';
 
-const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}] [--strict]`;
+const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}]`;
 
 function usageError(message: string): never {
   console.error(`sim: ${message}`);
@@ -27,7 +24,6 @@ function parse() {
         runs: { type: 'string', default: '1000' },
         seed: { type: 'string' },
         protocol: { type: 'string', default: 'ours' },
-        strict: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -53,22 +49,22 @@ function parse() {
   }
   const variant = VARIANTS[values.protocol];
   if (variant === undefined) usageError(`--protocol must be one of ${Object.keys(VARIANTS).join(', ')}, got ${JSON.stringify(values.protocol)}`);
-  return { runs, seed, variant, protocol: values.protocol, strict: values.strict };
+  return { runs, seed, variant, protocol: values.protocol };
 }
 
 async function main(): Promise<void> {
-  const { runs, seed, variant, protocol, strict } = parse();
+  const { runs, seed, variant, protocol } = parse();
   console.error(`simulating ${runs} fault plans with seed ${seed} (${variant.name})…`);
   const step = Math.max(100, Math.round(runs / 10));
   const report = await simulateMany({
-    runs, seed, variant, tolerateKnownBugs: !strict,
+    runs, seed, variant,
     onRun: (done) => {
       if (done % step === 0 && done < runs) console.error(`  ${done} runs`);
     },
   });
   console.log(formatReport(report));
   if (report.failure) {
-    console.error(`\nFAILED: seed ${seed}. Replay with: npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol}${strict ? ' --strict' : ''}`);
+    console.error(`\nFAILED: seed ${seed}. Replay with: npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol}`);
     process.exit(1);
   }
 }

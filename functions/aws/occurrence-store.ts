@@ -38,6 +38,7 @@ const NAMES = {
   '#history': 'history',
   '#reopenedAt': 'reopenedAt',
   '#requeueId': 'requeueId',
+  '#retryMessageId': 'retryMessageId',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
@@ -116,11 +117,15 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
     });
   }
 
-  async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void> {
+  async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number, retryMessageId: string): Promise<void> {
     await this.fenced('release occurrence', lease, RETRY_WAIT, {
-      UpdateExpression: `SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt`,
-      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#leaseExpiresAt', '#history'],
-      values: { ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now), ...historyEntry(lease, 'retry', now, lastError) },
+      UpdateExpression: 'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ' +
+        `#retryMessageId = :retryMessageId, ${APPEND_HISTORY} REMOVE #leaseExpiresAt`,
+      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#retryMessageId', '#leaseExpiresAt', '#history'],
+      values: {
+        ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now), ':retryMessageId': retryMessageId,
+        ...historyEntry(lease, 'retry', now, lastError),
+      },
     });
   }
 

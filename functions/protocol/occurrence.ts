@@ -41,6 +41,8 @@ export interface Occurrence extends OccurrenceKey {
   readonly claimedAt?: string;
   readonly releasedAt?: string;
   readonly nextAttemptAt?: string;
+  /** The SQS message that carries the waiting retry (hidden until nextAttemptAt); other copies are dropped. */
+  readonly retryMessageId?: string;
   readonly lastError?: string;
   readonly succeededAt?: string;
   readonly failedAt?: string;

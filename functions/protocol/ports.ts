@@ -55,7 +55,8 @@ export interface OccurrenceStore {
   claim(key: OccurrenceKey, request: ClaimRequest): Promise<ClaimResult>;
   extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void>;
   complete(lease: Lease, reportKey: string, now: number): Promise<void>;
-  release(lease: Lease, nextAttemptAt: number, lastError: string, now: number): Promise<void>;
+  /** `retryMessageId`: the message that will carry the retry (the worker hides it until nextAttemptAt). */
+  release(lease: Lease, nextAttemptAt: number, lastError: string, now: number, retryMessageId: string): Promise<void>;
   fail(lease: Lease, lastError: string, now: number): Promise<void>;
   /** FAILED for a row that nobody holds (attempts or deadline used up between runs). False if it changed meanwhile. */
   failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean>;

@@ -54,6 +54,7 @@ export type DeliveryResult =
   | 'adopted-committed-report'
   | 'already-finished'
   | 'held-elsewhere'
+  | 'duplicate-of-waiting-retry'
   | 'deferred-until-due'
   | 'retry-scheduled'
   | 'failed'
@@ -68,7 +69,7 @@ export interface DeliveryOutcome {
 }
 
 const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
-  'succeeded', 'adopted-committed-report', 'already-finished', 'held-elsewhere', 'failed', 'lease-lost',
+  'succeeded', 'adopted-committed-report', 'already-finished', 'held-elsewhere', 'duplicate-of-waiting-retry', 'failed', 'lease-lost',
 ]);
 const outcome = (result: DeliveryResult): DeliveryOutcome => ({ ack: ACK_RESULTS.has(result), result });
 
@@ -140,7 +141,7 @@ async function runClaimedAttempt(
       attemptLog.warn('lease lost; stopping without writing', { error: error.message });
       return outcome('lease-lost');
     }
-    return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, error, attemptLog);
+    return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, reportKey, error, attemptLog);
   }
   try {
     await withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
@@ -197,6 +198,14 @@ async function onRefusedClaim(
       log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', { leaseOwner: current?.leaseOwner });
       return outcome('held-elsewhere');
     case 'not-due': {
+      if (current?.retryMessageId !== undefined && current.retryMessageId !== delivery.messageId) {
+        // Another message carries this retry, hidden until it is due. Keeping this copy too would cost both messages
+        // a receive on every later attempt (a retry that finds the other copy's claim drops it, but the next early
+        // arrival hides it again), until both reach the DLQ with attempts left. The reconciler re-enqueues the
+        // occurrence should the carrier ever be lost.
+        log.info('a copy of the message of a waiting retry; dropping it', { retryMessageId: current.retryMessageId });
+        return outcome('duplicate-of-waiting-retry');
+      }
       const seconds = hideSecondsUntil(refused.dueAt, deps.clock.now());
       log.info('retry not due yet; hiding the message until it is', { nextAttemptAt: iso(refused.dueAt), seconds });
       await hideQuietly(deps, delivery, seconds);
@@ -205,7 +214,7 @@ async function onRefusedClaim(
     case 'exhausted': {
       // The last attempt may have committed its report and died before complete: adopt it rather than fail.
       const reportKey = reportKeyOf(key, job.definition.reportExtension);
-      if (await deps.reports.exists(reportKey)) {
+      if (await reportCommitted(deps, reportKey)) {
         const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
         log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
         return outcome('adopted-committed-report');
@@ -227,7 +236,7 @@ async function runAttempt(
   log: Logger,
 ): Promise<DeliveryResult> {
   // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
-  if (await deps.reports.exists(reportKey)) {
+  if (await reportCommitted(deps, reportKey)) {
     log.info('report already committed by an earlier attempt; adopting it', { reportKey });
     return 'adopted-committed-report';
   }
@@ -277,6 +286,7 @@ async function recordFailedAttempt(
   settings: JobSettings,
   occurrence: Occurrence,
   lease: Lease,
+  reportKey: string,
   error: unknown,
   log: Logger,
 ): Promise<DeliveryOutcome> {
@@ -288,14 +298,23 @@ async function recordFailedAttempt(
     now,
     deadlineAt: Date.parse(occurrence.deadlineAt),
     random: deps.random,
+    hiddenPastDueMs: settings.leaseSafetyMarginSeconds * 1000,
   });
   try {
     if (!decision.retry) {
+      // Never FAILED beside a committed report: an earlier attempt may have committed it and died, and this attempt
+      // failed before it could see it (its look-up failed, say). If the look-up fails again, nothing is recorded:
+      // the message comes back, and the used-up attempts lead to the same check (onRefusedClaim, 'exhausted').
+      if (await reportCommitted(deps, reportKey)) {
+        await withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
+        log.info('occurrence SUCCEEDED with the report an earlier attempt committed', { reportKey, error: lastError });
+        return outcome('adopted-committed-report');
+      }
       await deps.store.fail(lease, `${lastError} (${decision.reason})`, now);
       log.error('occurrence FAILED', { error: lastError, reason: decision.reason });
       return outcome('failed');
     }
-    await deps.store.release(lease, decision.nextAttemptAt, lastError, now);
+    await deps.store.release(lease, decision.nextAttemptAt, lastError, now, delivery.messageId);
   } catch (recordError) {
     if (recordError instanceof LeaseLostError) {
       log.warn('lease lost while recording a failed attempt', { error: lastError });
@@ -305,10 +324,18 @@ async function recordFailedAttempt(
     log.error('could not record the failed attempt', { error: lastError, recordError: messageOf(recordError) });
     return outcome('outcome-not-recorded');
   }
-  const seconds = hideSecondsUntil(decision.nextAttemptAt, deps.clock.now());
+  // Hidden past nextAttemptAt by the clock skew the protocol tolerates: nextAttemptAt is this worker's clock, and a
+  // worker whose clock is behind would otherwise receive the retry "early", hide it again and spend one more of the
+  // message's receives (its redrive limit is maxAttempts + 5) for every attempt.
+  const seconds = hideSecondsUntil(decision.nextAttemptAt + settings.leaseSafetyMarginSeconds * 1000, deps.clock.now());
   log.warn('attempt failed; retry scheduled', { error: lastError, nextAttemptAt: iso(decision.nextAttemptAt), seconds });
   await hideQuietly(deps, delivery, seconds);
   return outcome('retry-scheduled');
+}
+
+/** Whether the occurrence's report is in S3; a transient failure of the look-up is retried like any other call. */
+function reportCommitted(deps: WorkerDeps, reportKey: string): Promise<boolean> {
+  return withTransientRetries(() => deps.reports.exists(reportKey), { attempts: 3, firstDelayMs: 200 });
 }
 
 /** Whole seconds (SQS's unit), rounded up plus one so the message never arrives before it is due. */

@@ -25,6 +25,8 @@ export function decideRetry(args: {
   now: number;
   deadlineAt: number;
   random: () => number;
+  /** How long after nextAttemptAt the retry's message is hidden (the clock skew workers may have); default 0. */
+  hiddenPastDueMs?: number;
 }): RetryDecision {
   const { policy, failedAttempt, now, deadlineAt, random } = args;
   if (failedAttempt >= policy.maxAttempts) {
@@ -32,7 +34,7 @@ export function decideRetry(args: {
   }
   const delayMs = retryDelayMs(policy, failedAttempt, random);
   const nextAttemptAt = now + delayMs;
-  if (nextAttemptAt + SQS_ARRIVAL_SLACK_MS >= deadlineAt) {
+  if (nextAttemptAt + (args.hiddenPastDueMs ?? 0) + SQS_ARRIVAL_SLACK_MS >= deadlineAt) {
     return { retry: false, reason: `the next attempt (in ${Math.ceil(delayMs / 1000)} s) would start after the deadline ${new Date(deadlineAt).toISOString()}` };
   }
   return { retry: true, nextAttemptAt, delayMs };

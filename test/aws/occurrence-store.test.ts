@@ -249,7 +249,7 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
     {
       name: 'release',
       operation: 'release occurrence',
-      run: (s) => s.release(lease, NOW + 2 * MINUTE, 'upstream timed out', NOW),
+      run: (s) => s.release(lease, NOW + 2 * MINUTE, 'upstream timed out', NOW, 'msg-1'),
       expectEffect: (after) => {
         expect(after).toMatchObject({ status: RETRY_WAIT, nextAttemptAt: iso(NOW + 2 * MINUTE), lastError: 'upstream timed out', releasedAt: iso(NOW) });
         expect(after).not.toHaveProperty('leaseExpiresAt');

@@ -72,36 +72,6 @@ export function checkInvariants(o: WorldOutcome): Checked {
   return { violations, overlapChecked, overlaps };
 }
 
-/**
- * Protocol bugs the simulation found, open on main when this was written. A run whose every violation is explained
- * by one of them is reported as hitting it (never as a pass); `--strict` and the it.fails tests treat it as the
- * failure it is. Delete an entry when its fix lands.
- */
-export const KNOWN_BUGS = {
-  'B1-skewed-retry-burns-receives':
-    'a retry is hidden until nextAttemptAt by the releasing worker\'s clock; a receiving worker whose clock is over ~1 s ' +
-    'behind (inside the 15 s the protocol tolerates) finds it not due and hides it again, so one attempt can cost two ' +
-    'receives, while maxReceiveCount is only maxAttempts + 5: the message reaches the job DLQ with attempts left and ' +
-    'the row stays RETRY_WAIT for ever',
-  'B2-last-attempt-denies-committed-report':
-    'an attempt committed its report and died; the next attempt is the last one, its look-up of the committed report ' +
-    '(HeadObject, not retried) fails transiently, and the failure path records FAILED without looking again: the row ' +
-    'says FAILED, the report exists, nobody is told',
-} as const;
-export type KnownBug = keyof typeof KNOWN_BUGS;
-
-export function knownBugOf(o: WorldOutcome, checked: Checked): KnownBug | undefined {
-  if (checked.violations.length === 0) return undefined;
-  if (checked.violations.every((v) => v.invariant === 5 && v.message.includes('although its report was committed')) &&
-    String(o.row?.lastError).includes('look for committed report failed')) {
-    return 'B2-last-attempt-denies-committed-report';
-  }
-  if (checked.violations.some((v) => v.invariant !== 4)) return undefined;
-  const earlyArrivals = o.trace.filter((l) => l.what === 'log: retry not due yet; hiding the message until it is').length;
-  if (o.row?.status === 'RETRY_WAIT' && o.messagesInDlq > 0 && earlyArrivals > 0) return 'B1-skewed-retry-burns-receives';
-  return undefined;
-}
-
 /** Each lease's side effects span [first, last]; two leases whose spans intersect ran the job at the same time. */
 function overlappingSideEffects(o: WorldOutcome): string[] {
   const spans = new Map<string, { from: number; to: number }>();

@@ -50,7 +50,9 @@ export const SEED: ProtocolVariant = {
   settings: {
     leaseSeconds: 120,
     heartbeatSeconds: 45,
-    leaseSafetyMarginSeconds: 15,
+    // The seed hid a retry for its backoff alone, with no allowance for clock skew: the smallest margin our settings
+    // allow (it also sets nothing else here: the seed's extend results are dropped, so no margin abort can happen).
+    leaseSafetyMarginSeconds: 1,
     // 2 * 2^(attempt-1) s capped at 64 s is exactly 1 << min(attempt, 6) s.
     retry: { baseDelaySeconds: 2, maxDelaySeconds: 64, jitter: 0, maxAttempts: 100, deadlineSeconds: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS },
   },
