@@ -38,12 +38,7 @@ describe('duplicate triggers', () => {
   });
 
   it('suppresses a trigger that arrives after the occurrence finished: nothing is enqueued or run again', async () => {
-    const job = countingJob();
-    const p = await pipeline(emulator, { jobs: { [JOB_ID]: job } });
-    const [key] = occurrences(1);
-    p.start();
-    await p.fire([key]);
-    await p.waitUntilSettled([key], SETTLE_MS);
+    const { job, p, key } = await oneFinishedOccurrence();
     const late = await p.fire([key]);
     await p.stop();
 
@@ -95,12 +90,7 @@ describe('write-once reports', () => {
   });
 
   it('acknowledges a redelivered message of a finished occurrence without running or announcing again', async () => {
-    const job = countingJob();
-    const p = await pipeline(emulator, { jobs: { [JOB_ID]: job } });
-    const [key] = occurrences(1);
-    p.start();
-    await p.fire([key]);
-    await p.waitUntilSettled([key], SETTLE_MS);
+    const { job, p, key } = await oneFinishedOccurrence();
     const before = await p.reportBody(reportKeyOf(key, 'txt'));
     await p.clients.sqs.send(new SendMessageCommand({ QueueUrl: p.resources.jobQueueUrl, MessageBody: encodeEnvelope(key) }));
     await waitFor(() => p.workerSource.totals.deleted === 2);
@@ -130,6 +120,17 @@ describe('concurrent workers', () => {
     expect(announced.sort()).toEqual(keys.map((k) => k.scheduledTime).sort());
   });
 });
+
+/** One occurrence triggered and run to SUCCEEDED, with the pipeline still running. */
+async function oneFinishedOccurrence() {
+  const job = countingJob();
+  const p = await pipeline(emulator, { jobs: { [JOB_ID]: job } });
+  const [key] = occurrences(1);
+  p.start();
+  await p.fire([key]);
+  await p.waitUntilSettled([key], SETTLE_MS);
+  return { job, p, key };
+}
 
 async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
