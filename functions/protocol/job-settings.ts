@@ -50,7 +50,7 @@ export const SQS_MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
 export const QUEUE_RETENTION_SECONDS = 14 * 24 * 60 * 60;
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  // Enough attempts that the deadline, not the count, ends a long outage: attempt 20 starts 4.5 to 5.6 h in.
+  // Enough attempts that the deadline, not the count, ends a long outage: attempt 20 starts 4.5 to 5.7 h in.
   maxAttempts: 20,
   baseDelaySeconds: 4,
   // 30 minutes: a one-hour outage of a dependency costs 9 to 10 retries, where the seed's 64 s cap costs 60.
