@@ -36,7 +36,6 @@ const NAMES = {
   '#requeuedAt': 'requeuedAt',
   '#requeueCount': 'requeueCount',
   '#history': 'history',
-  '#reopenedAt': 'reopenedAt',
   '#requeueId': 'requeueId',
   '#retryMessageId': 'retryMessageId',
 } as const;
@@ -314,13 +313,14 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
         UpdateExpression:
           'SET #status = :pending, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
           '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
-          `${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt`,
+          // requeuedAt: the reconciler judges a PENDING row stuck from its last enqueue, this one, not from createdAt.
+          `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId`,
         ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
         ExpressionAttributeNames: {
           '#jobId': 'jobId', '#status': 'status', '#attempt': 'attempt', '#deadlineAt': 'deadlineAt', '#ttl': 'ttl',
           '#failedAt': 'failedAt', '#nextAttemptAt': 'nextAttemptAt', '#leaseExpiresAt': 'leaseExpiresAt',
           '#previousAttempts': 'previousAttempts', '#manualRetryAt': 'manualRetryAt', '#manualRetries': 'manualRetries',
-          '#history': 'history',
+          '#history': 'history', '#requeuedAt': 'requeuedAt', '#retryMessageId': 'retryMessageId',
         },
         ExpressionAttributeValues: {
           ':pending': PENDING, ':failed': FAILED, ':zero': 0, ':one': 1, ':deadline': iso(request.deadlineAt),

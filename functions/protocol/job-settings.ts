@@ -176,6 +176,14 @@ export function jobSettingsProblems(s: JobSettings, where: string): string[] {
     check(r.maxDelaySeconds >= r.baseDelaySeconds, 'retry.maxDelaySeconds',
       `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`);
   }
+  if (ok('retry', 'retry.maxDelaySeconds', 'leaseSafetyMarginSeconds')) {
+    // A retry's message is hidden for the delay plus the margin (the clock skew workers may have); SQS refuses to
+    // hide a message for more than 12 h after it was received, and the run before the hide counts too.
+    const limit = SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS;
+    check(r.maxDelaySeconds + s.leaseSafetyMarginSeconds <= limit, 'retry.maxDelaySeconds',
+      `plus leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) must be at most ${limit} (SQS hides a message for at most 12 h), ` +
+        `got ${r.maxDelaySeconds}`);
+  }
   if (ok('retry', 'retry.deadlineSeconds', 'timeoutSeconds')) {
     check(r.deadlineSeconds >= s.timeoutSeconds, 'retry.deadlineSeconds',
       `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${r.deadlineSeconds}`);

@@ -111,6 +111,17 @@ export function decideRetry(row: Occurrence, now: number, force: boolean): Retry
         `the lease expired at ${row.leaseExpiresAt}; the next worker to receive the message takes it over.`,
       );
     case OccurrenceStatus.RETRY_WAIT:
+      if (row.nextAttemptAt !== undefined && row.nextAttemptAt > at) {
+        // A message sent now would arrive before the retry is due and be dropped as a copy of the waiting retry's
+        // own message (process-delivery, retryMessageId): it could not help, even if that message was lost.
+        return {
+          action: 'refuse',
+          forceWouldEnqueue: false,
+          reason: `it is RETRY_WAIT: attempt ${row.attempt} failed and the next one is due at ${row.nextAttemptAt}; its message waits ` +
+            'hidden in the queue until then. Not even with --force before then: a second message would be dropped as a copy of it. ' +
+            'If that message was lost, retry --force once the retry is due, or let the reconciler re-enqueue it.',
+        };
+      }
       return refuseOrEnqueue(
         `it is RETRY_WAIT: attempt ${row.attempt} failed and the next one is due at ${row.nextAttemptAt ?? '(not recorded)'}; its message waits hidden in the queue until then.`,
         `it will be claimed once its retry is due (${row.nextAttemptAt ?? 'not recorded'}).`,

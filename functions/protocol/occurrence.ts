@@ -62,8 +62,6 @@ export interface Occurrence extends OccurrenceKey {
   readonly requeueCount?: number;
   /** The id of the last re-enqueue, so that a retried request recognises its own write. */
   readonly requeueId?: string;
-  /** Set when a FAILED occurrence was last retried by an operator. */
-  readonly reopenedAt?: string;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }

@@ -217,11 +217,12 @@ async function onRefusedClaim(
       if (await reportCommitted(deps, reportKey)) {
         const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
         log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
-        return outcome('adopted-committed-report');
+        // Not recorded: another delivery finished it first; count the outcome once, where it was recorded.
+        return outcome(adopted ? 'adopted-committed-report' : 'already-finished');
       }
       const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
       log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
-      return outcome('failed');
+      return outcome(changed ? 'failed' : 'already-finished');
     }
   }
 }

@@ -92,6 +92,9 @@ export function isUnannounced(o: Occurrence, now: number, unannouncedAfterSecond
   return Number.isNaN(at) || at < now - unannouncedAfterSeconds * 1000;
 }
 
+/** Before any scheduled time the table can hold. */
+const EARLIEST_SCHEDULED_TIME = '1970-01-01T00:00:00Z';
+
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const { thresholds, logger, metrics } = deps;
   const now = deps.clock.now();
@@ -109,7 +112,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     return false;
   };
 
-  const list = async (status: OccurrenceStatus, to: string): Promise<Occurrence[]> => {
+  const list = async (status: OccurrenceStatus, from: string, to: string): Promise<Occurrence[]> => {
     try {
       return await deps.index.listByStatus(status, from, to);
     } catch (error) {
@@ -122,7 +125,9 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   // Scheduled times up to now, inclusive: listByStatus's upper bound is exclusive.
   const upToNow = isoSeconds(now + 1000);
   for (const status of REQUEUEABLE_STATUSES) {
-    const rows = await list(status, upToNow);
+    // Every age: a retried or backfilled occurrence keeps its old scheduled time but has a new deadline. The index's
+    // non-terminal partitions hold only rows in flight, so reading them whole stays cheap.
+    const rows = await list(status, EARLIEST_SCHEDULED_TIME, upToNow);
     examined += rows.length;
     for (const row of rows) {
       const reason = stuckReason(row, now, thresholds.stuckAfterSeconds);
@@ -161,7 +166,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
 
   // A success is at or after its scheduled time, so rows scheduled after the cut-off cannot qualify yet.
   const announceBefore = now - thresholds.unannouncedAfterSeconds * 1000;
-  const succeeded = room() ? await list(OccurrenceStatus.SUCCEEDED, isoSeconds(announceBefore + 1000)) : [];
+  const succeeded = room() ? await list(OccurrenceStatus.SUCCEEDED, from, isoSeconds(announceBefore + 1000)) : [];
   examined += succeeded.length;
   for (const row of succeeded) {
     if (!isUnannounced(row, now, thresholds.unannouncedAfterSeconds)) continue;

@@ -2,7 +2,7 @@
  * The Metrics port on Powertools Metrics: each value is written at once as its own CloudWatch embedded-metric-format
  * line with the dimensions { service, jobId }. A single metric per call, rather than a shared buffer with
  * dimensions set on it, because a worker batch records for several jobs at once in one process.
- * The namespace comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets (see lib/observability.ts).
+ * The namespace comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets (lib/scheduled-jobs.ts).
  */
 import { Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { METRIC_UNITS, METRICS_SERVICE, type MetricName } from '../protocol/metric-names';

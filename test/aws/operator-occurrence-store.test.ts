@@ -33,6 +33,10 @@ describe('OperatorOccurrenceStore.reopenFailed', () => {
     }
     expect(evaluateCondition(input.ConditionExpression!, input, undefined)).toBe(false);
     expect(input.ExpressionAttributeValues).toMatchObject({ ':pending': PENDING, ':deadline': iso(NOW + 3600_000), ':ttl': 2_000_000_000, ':now': iso(NOW) });
+    // The reconciler judges the reopened row from now, not from its old createdAt; the old retry's carrier is gone.
+    expect(input.UpdateExpression).toContain('#requeuedAt = :now');
+    expect(input.UpdateExpression).toMatch(/REMOVE .*#retryMessageId/);
+    expect(input.ExpressionAttributeNames).toMatchObject({ '#requeuedAt': 'requeuedAt', '#retryMessageId': 'retryMessageId' });
   });
 
   it('counts a retried request that finds its own reopening (same manualRetryAt) as done', async () => {

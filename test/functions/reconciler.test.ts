@@ -73,6 +73,23 @@ describe('reconciler: PENDING and never claimed', () => {
     expect(job.log.runs).toBe(1);
   });
 
+  it('re-enqueues a stuck PENDING occurrence scheduled long before its look-back (a backfill or an operator\'s retry)', async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    h.aws.failAlways('SendMessage', faults.unavailable);
+    for (let i = 0; i < 3; i++) await expect(h.trigger(KEY)).rejects.toThrow(/enqueue occurrence failed/);
+    h.aws.clearFaults('SendMessage');
+    // The same row, but for an occurrence of 30 days ago whose deadline counts from now (as backfill records it).
+    const old = '2026-10-31T06:00:00Z';
+    h.aws.table.set(`report|${old}`, { ...row(), scheduledTime: old });
+    h.aws.table.delete(`report|${SCHEDULED}`);
+
+    await vi.advanceTimersByTimeAsync(STUCK_MS + 1_000);
+    const report = await h.reconciler();
+
+    expect(report.fixed).toEqual([{ jobId: 'report', scheduledTime: old, status: 'PENDING', action: 'requeued', reason: 'never-claimed' }]);
+    expect(h.aws.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: old })]);
+  });
+
   it('leaves a PENDING row alone until it has waited stuckAfterSeconds, since its message may still be in the queue', async () => {
     h = makeHarness({ jobs: { report: timedJob(1_000) } });
     await h.trigger(KEY);

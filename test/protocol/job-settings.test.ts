@@ -78,6 +78,14 @@ describe('jobSettingsProblems', () => {
     expect(problemsOf(seed({ timeoutSeconds: 870 }))).toEqual([]);
   });
 
+  it('rejects a maximum delay that, with the skew margin added to the hide, would pass SQS\'s 12 h visibility limit', () => {
+    // 42,300 s is 12 h less Lambda's 900 s; the hide adds leaseSafetyMarginSeconds (15) on top of the delay.
+    expect(problemsOf(seed({ retry: { maxDelaySeconds: 42_300, deadlineSeconds: 86_400 } }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.retry\.maxDelaySeconds: plus leaseSafetyMarginSeconds \(15\) must be at most 42300/),
+    ]);
+    expect(problemsOf(seed({ retry: { maxDelaySeconds: 42_285, deadlineSeconds: 86_400 } }))).toEqual([]);
+  });
+
   it('rejects a maximum delay below the base delay, naming retry.maxDelaySeconds', () => {
     expect(problemsOf(seed({ retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.retry\.maxDelaySeconds: must be at least retry\.baseDelaySeconds/),

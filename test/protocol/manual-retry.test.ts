@@ -62,13 +62,20 @@ describe('decideRetry', () => {
 
   it.each([
     ['RUNNING with an expired lease', expired],
-    ['RETRY_WAIT', row(RETRY_WAIT, { nextAttemptAt: iso(NOW + 5000) })],
+    ['RETRY_WAIT past its due time', row(RETRY_WAIT, { nextAttemptAt: iso(NOW - 5000) })],
     ['PENDING', row(PENDING, { attempt: 0 })],
   ])('refuses %s unless forced, and says that --force only enqueues', (_, r) => {
     const refused = decideRetry(r, NOW, false);
     expect(refused).toMatchObject({ action: 'refuse', forceWouldEnqueue: true });
     expect(refused.action === 'refuse' && refused.reason).toContain('Use --force to enqueue one more message (the row is left as it is');
     expect(decideRetry(r, NOW, true)).toMatchObject({ action: 'enqueue' });
+  });
+
+  it.each([[false], [true]])('refuses a RETRY_WAIT before its due time even with force=%s: the worker would drop a second message', (force) => {
+    const d = decideRetry(row(RETRY_WAIT, { nextAttemptAt: iso(NOW + 5000) }), NOW, force);
+    expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
+    expect(d.action === 'refuse' && d.reason).toContain('the next one is due at 2026-11-30T12:00:05.000Z');
+    expect(d.action === 'refuse' && d.reason).toContain('dropped as a copy of it');
   });
 
   it('warns that a forced message for a row past its deadline ends in FAILED, not a run', () => {
