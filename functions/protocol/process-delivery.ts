@@ -144,7 +144,7 @@ async function runClaimedAttempt(
     return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, reportKey, error, attemptLog);
   }
   try {
-    await withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
+    await completeWithRetries(deps, lease, reportKey);
   } catch (error) {
     if (error instanceof LeaseLostError) {
       attemptLog.warn('lease lost before complete; the report stays committed for the next holder to adopt', { reportKey });
@@ -307,7 +307,7 @@ async function recordFailedAttempt(
       // failed before it could see it (its look-up failed, say). If the look-up fails again, nothing is recorded:
       // the message comes back, and the used-up attempts lead to the same check (onRefusedClaim, 'exhausted').
       if (await reportCommitted(deps, reportKey)) {
-        await withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
+        await completeWithRetries(deps, lease, reportKey);
         log.info('occurrence SUCCEEDED with the report an earlier attempt committed', { reportKey, error: lastError });
         return outcome('adopted-committed-report');
       }
@@ -332,6 +332,11 @@ async function recordFailedAttempt(
   log.warn('attempt failed; retry scheduled', { error: lastError, nextAttemptAt: iso(decision.nextAttemptAt), seconds });
   await hideQuietly(deps, delivery, seconds);
   return outcome('retry-scheduled');
+}
+
+/** Record SUCCEEDED under the lease; a transient failure is retried (a lost response counts as done, see the store). */
+function completeWithRetries(deps: WorkerDeps, lease: Lease, reportKey: string): Promise<void> {
+  return withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
 }
 
 /** Whether the occurrence's report is in S3; a transient failure of the look-up is retried like any other call. */
