@@ -7,7 +7,7 @@ import type { ScheduledJobConfig } from '../lib/job-config';
 export const sampleJobs: ScheduledJobConfig[] = [
   {
     id: 'occurrence-digest',
-    description: 'Daily digest of yesterday\'s occurrences, by status',
+    description: "Daily digest of yesterday's occurrences, by status",
     // 06:00 every day, Berlin time; Scheduler handles the daylight-saving shifts.
     schedule: 'cron(0 6 * * ? *)',
     timeZone: 'Europe/Berlin',

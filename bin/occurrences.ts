@@ -18,11 +18,14 @@ const PROGRESS_BAR_FROM = 20;
 
 const progressBar: ProgressFactory = (total) => {
   if (!process.stderr.isTTY || total < PROGRESS_BAR_FROM) return { increment: () => undefined, stop: () => undefined };
-  const bar = new SingleBar({
-    stream: process.stderr,
-    format: 'backfill [{bar}] {value}/{total} occurrences, {eta_formatted} left',
-    hideCursor: true,
-  }, Presets.shades_classic);
+  const bar = new SingleBar(
+    {
+      stream: process.stderr,
+      format: 'backfill [{bar}] {value}/{total} occurrences, {eta_formatted} left',
+      hideCursor: true,
+    },
+    Presets.shades_classic,
+  );
   bar.start(total, 0);
   return { increment: () => bar.increment(), stop: () => bar.stop() };
 };
@@ -48,7 +51,9 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (error: unknown) => {
     console.error(error);
     process.exitCode = 1;

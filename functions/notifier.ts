@@ -3,8 +3,9 @@
  * Announces each report once (protocol/announce-report.ts). Records are handled in order; on a failure the
  * handler reports that record and the rest of the batch, so the stream retries from there.
  */
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { SnsAnnouncer } from './aws/announcer';
 import { documentClient, snsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
@@ -13,8 +14,8 @@ import { messageOf } from './protocol/errors';
 import { type Occurrence, OccurrenceStatus } from './protocol/occurrence';
 import type { Announcer, Clock, Logger, OccurrenceStore } from './protocol/ports';
 import { systemClock } from './protocol/ports';
-import { ENV, requireEnv } from './runtime-env';
 import { powertoolsLogger } from './runtime/powertools-logger';
+import { ENV, requireEnv } from './runtime-env';
 
 export interface NotifierOptions {
   readonly store?: OccurrenceStore;
@@ -26,7 +27,9 @@ export interface NotifierOptions {
 
 type StreamImage = Parameters<typeof unmarshall>[0];
 
-export function createNotifierHandler(options: NotifierOptions = {}): (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse> {
+export function createNotifierHandler(
+  options: NotifierOptions = {},
+): (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse> {
   const logger = options.logger ?? powertoolsLogger('notifier');
   const deps = {
     logger,
@@ -48,9 +51,13 @@ export function createNotifierHandler(options: NotifierOptions = {}): (event: Dy
         await announceReport(deps, changed);
       } catch (error) {
         logger.error('announcement failed; the stream retries from this record', {
-          jobId: changed.jobId, scheduledTime: changed.scheduledTime, error: messageOf(error),
+          jobId: changed.jobId,
+          scheduledTime: changed.scheduledTime,
+          error: messageOf(error),
         });
-        return { batchItemFailures: event.Records.slice(i).map((r) => ({ itemIdentifier: r.dynamodb?.SequenceNumber ?? '' })) };
+        return {
+          batchItemFailures: event.Records.slice(i).map((r) => ({ itemIdentifier: r.dynamodb?.SequenceNumber ?? '' })),
+        };
       }
     }
     return { batchItemFailures: [] };
@@ -58,4 +65,5 @@ export function createNotifierHandler(options: NotifierOptions = {}): (event: Dy
 }
 
 let deployed: ((event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>) | undefined;
-export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => (deployed ??= createNotifierHandler())(event);
+export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
+  (deployed ??= createNotifierHandler())(event);

@@ -12,12 +12,26 @@ import { DynamoOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
-import type { Announcer, Clock, Logger, Metrics, OccurrenceIndex, OccurrenceStore, RequeueStore, WorkQueue } from './protocol/ports';
+import type {
+  Announcer,
+  Clock,
+  Logger,
+  Metrics,
+  OccurrenceIndex,
+  OccurrenceStore,
+  RequeueStore,
+  WorkQueue,
+} from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
-import { parseReconcileThresholds, reconcile, type ReconcileReport, type ReconcileThresholds } from './protocol/reconcile';
-import { ENV, requireEnv } from './runtime-env';
+import {
+  parseReconcileThresholds,
+  type ReconcileReport,
+  type ReconcileThresholds,
+  reconcile,
+} from './protocol/reconcile';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
+import { ENV, requireEnv } from './runtime-env';
 
 export interface ReconcilerOptions {
   readonly settings?: ReadonlyMap<string, JobSettings>;
@@ -35,7 +49,9 @@ export interface ReconcilerOptions {
 
 export class ReconcileIncompleteError extends Error {
   constructor(readonly report: ReconcileReport) {
-    super(`reconcile run had ${report.errors} failed read(s) or write(s); fixed ${report.fixed.length}, the next run retries the rest`);
+    super(
+      `reconcile run had ${report.errors} failed read(s) or write(s); fixed ${report.fixed.length}, the next run retries the rest`,
+    );
     this.name = 'ReconcileIncompleteError';
   }
 }
@@ -44,18 +60,26 @@ export type ReconcilerHandler = (event?: unknown) => Promise<ReconcileReport>;
 
 export function createReconcilerHandler(options: ReconcilerOptions = {}): ReconcilerHandler {
   const jobs = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
-  const thresholds = options.thresholds ?? parseReconcileThresholds(process.env[ENV.reconcileThresholds], ENV.reconcileThresholds);
+  const thresholds =
+    options.thresholds ?? parseReconcileThresholds(process.env[ENV.reconcileThresholds], ENV.reconcileThresholds);
   const logger = options.logger ?? powertoolsLogger('reconciler');
   const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics());
   const clock = options.clock ?? systemClock;
   const tableName = () => requireEnv(ENV.tableName);
   const store = options.store ?? new DynamoOccurrenceStore(documentClient(), tableName());
   const deps = {
-    jobs, thresholds, logger, metrics, clock, store,
+    jobs,
+    thresholds,
+    logger,
+    metrics,
+    clock,
+    store,
     index: options.index ?? new DynamoOccurrenceReader(documentClient(), tableName()),
     queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
     announce: {
-      store, clock, logger,
+      store,
+      clock,
+      logger,
       announcer: options.announcer ?? new SnsAnnouncer(snsClient(), requireEnv(ENV.topicArn)),
       bucketName: options.bucketName ?? requireEnv(ENV.bucketName),
     },

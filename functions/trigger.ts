@@ -11,9 +11,9 @@ import { type JobSettings, parseJobSettingsList } from './protocol/job-settings'
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
-import { ENV, requireEnv } from './runtime-env';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
+import { ENV, requireEnv } from './runtime-env';
 
 export interface TriggerOptions {
   readonly settings?: ReadonlyMap<string, JobSettings>;

@@ -19,10 +19,15 @@ import { messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
 import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
-import { type DeliveryOutcome, type DeliveryResult, processDelivery, type RegisteredJob } from './protocol/process-delivery';
-import { ENV, requireEnv } from './runtime-env';
+import {
+  type DeliveryOutcome,
+  type DeliveryResult,
+  processDelivery,
+  type RegisteredJob,
+} from './protocol/process-delivery';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
+import { ENV, requireEnv } from './runtime-env';
 
 export interface WorkerOptions {
   /** Job implementations by job id. A job in the settings without one is logged at start and its messages rejected. */
@@ -42,7 +47,10 @@ export interface WorkerOptions {
   readonly metrics?: Metrics;
 }
 
-export type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>) => Promise<SQSBatchResponse>;
+export type WorkerHandler = (
+  event: SQSEvent,
+  context: Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>,
+) => Promise<SQSBatchResponse>;
 
 export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const settings = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
@@ -57,7 +65,8 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   if (missing.length > 0) {
     // The other jobs keep running; these jobs' messages are rejected (and reach the DLQ) until it is deployed.
     logger.error('no implementation for scheduled job(s); their messages will be rejected', {
-      missing, hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
+      missing,
+      hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
     });
   }
   const store = options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName));
@@ -68,7 +77,13 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     // Leave the reserve to record outcomes before Lambda stops the invocation.
     const mustFinishBy = clock.now() + context.getRemainingTimeInMillis() - OUTCOME_RESERVE_SECONDS * 1000;
     const deps = {
-      store, reports, queue, clock, logger, metrics, jobs: registered,
+      store,
+      reports,
+      queue,
+      clock,
+      logger,
+      metrics,
+      jobs: registered,
       owner: `${context.logStreamName}/${context.awsRequestId}`,
       newLeaseId: options.newLeaseId ?? randomUUID,
       random: options.random ?? Math.random,
@@ -78,19 +93,31 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     // Powertools runs the records concurrently and turns each record whose handler throws into a batch item
     // failure. Never a thrown batch: with every record failed it still answers with the list (throwOnFullBatchFailure
     // false), so the messages we hid until their retry stay hidden rather than all coming back together.
-    const response = await processPartialResponse(event, async (record: SQSRecord) => {
-      let delivered: DeliveryOutcome;
-      try {
-        delivered = await processDelivery(deps, { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle }, mustFinishBy);
-      } catch (error) {
-        // A store or queue call failed before an outcome could be recorded; SQS delivers the message again.
-        logger.error('delivery failed; it will be redelivered', { messageId: record.messageId, error: messageOf(error) });
-        delivered = { ack: false, result: 'outcome-not-recorded' };
-      }
-      results.push(delivered.result);
-      if (!delivered.ack) throw new DeliveryNotAcknowledged(record.messageId, delivered.result);
-      return delivered.result;
-    }, new BatchProcessor(EventType.SQS), { throwOnFullBatchFailure: false });
+    const response = await processPartialResponse(
+      event,
+      async (record: SQSRecord) => {
+        let delivered: DeliveryOutcome;
+        try {
+          delivered = await processDelivery(
+            deps,
+            { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle },
+            mustFinishBy,
+          );
+        } catch (error) {
+          // A store or queue call failed before an outcome could be recorded; SQS delivers the message again.
+          logger.error('delivery failed; it will be redelivered', {
+            messageId: record.messageId,
+            error: messageOf(error),
+          });
+          delivered = { ack: false, result: 'outcome-not-recorded' };
+        }
+        results.push(delivered.result);
+        if (!delivered.ack) throw new DeliveryNotAcknowledged(record.messageId, delivered.result);
+        return delivered.result;
+      },
+      new BatchProcessor(EventType.SQS),
+      { throwOnFullBatchFailure: false },
+    );
     const batchItemFailures = response.batchItemFailures;
     logger.info('batch done', { records: event.Records.length, results, failures: batchItemFailures.length });
     return { batchItemFailures };
@@ -99,11 +126,15 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
 
 /** Tells the batch processor to report the message as failed, so SQS delivers it again (after its hidden time). */
 class DeliveryNotAcknowledged extends Error {
-  constructor(messageId: string, readonly result: DeliveryResult) {
+  constructor(
+    messageId: string,
+    readonly result: DeliveryResult,
+  ) {
     super(`message ${messageId} not acknowledged: ${result}`);
     this.name = 'DeliveryNotAcknowledged';
   }
 }
 
 let deployed: WorkerHandler | undefined;
-export const handler: WorkerHandler = (event, context) => (deployed ??= createWorkerHandler({ jobs: sampleJobs }))(event, context);
+export const handler: WorkerHandler = (event, context) =>
+  (deployed ??= createWorkerHandler({ jobs: sampleJobs }))(event, context);

@@ -7,17 +7,18 @@
  * Plain TypeScript with zod schemas for the fields: no CDK imports, so it can be tested and reused without
  * synthesizing anything.
  */
+
+import * as z from 'zod/mini';
 import {
+  issuesAsProblems,
   type JobSettings,
   type JobSettingsInput,
-  LAMBDA_MAX_TIMEOUT_SECONDS,
-  issuesAsProblems,
   jobSettingsProblems,
+  LAMBDA_MAX_TIMEOUT_SECONDS,
   settingsInputProblems,
   wholeNumber,
   withDefaults,
 } from '../functions/protocol/job-settings';
-import * as z from 'zod/mini';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from './resource-definitions';
 import { scheduleExpressionProblem } from './schedule-expression';
 
@@ -89,7 +90,10 @@ export class JobConfigError extends Error {
  * With `implementedJobIds` (the jobs the worker registers), a scheduled job without an implementation is a problem
  * too, found at synth rather than by the first message after deploying.
  */
-export function resolveJobConfigs(configs: readonly ScheduledJobConfig[], implementedJobIds?: readonly string[]): ResolvedJobs {
+export function resolveJobConfigs(
+  configs: readonly ScheduledJobConfig[],
+  implementedJobIds?: readonly string[],
+): ResolvedJobs {
   const problems: string[] = [];
   if (!Array.isArray(configs) || configs.length === 0) {
     throw new JobConfigError(['jobs: at least one job is needed']);
@@ -107,8 +111,10 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[], implem
     problems.push(...jobSettingsProblems(job.settings, where));
     problems.push(...scheduleProblems(job, where));
     if (implementedJobIds !== undefined && !implementedJobIds.includes(job.settings.id)) {
-      problems.push(`${where}.id: the worker has no implementation of job ${JSON.stringify(job.settings.id)} ` +
-        `(it has: ${implementedJobIds.join(', ') || 'none'}); register it in functions/jobs/index.ts`);
+      problems.push(
+        `${where}.id: the worker has no implementation of job ${JSON.stringify(job.settings.id)} ` +
+          `(it has: ${implementedJobIds.join(', ') || 'none'}); register it in functions/jobs/index.ts`,
+      );
     }
     const first = seen.get(job.settings.id);
     if (first !== undefined) {
@@ -126,8 +132,10 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[], implem
   problems.push(...workerLimitProblems(resolvedJobs, limits));
   const jsonBytes = Buffer.byteLength(JSON.stringify(settings));
   if (jsonBytes > MAX_JOB_SETTINGS_JSON_BYTES) {
-    problems.push(`jobs: their settings take ${jsonBytes} bytes as JSON, more than ${MAX_JOB_SETTINGS_JSON_BYTES} ` +
-      `that fit in a Lambda environment beside the other variables; split the jobs over several stacks`);
+    problems.push(
+      `jobs: their settings take ${jsonBytes} bytes as JSON, more than ${MAX_JOB_SETTINGS_JSON_BYTES} ` +
+        `that fit in a Lambda environment beside the other variables; split the jobs over several stacks`,
+    );
   }
   if (problems.length > 0) throw new JobConfigError(problems);
   return { jobs: resolvedJobs, settings, limits };
@@ -162,8 +170,14 @@ function resolveOne(config: ScheduledJobConfig): ResolvedJobConfig {
 const scheduleFields = z.object({
   flexibleWindowMinutes: wholeNumber(0, MAX_FLEXIBLE_WINDOW_MINUTES),
   schedulerRetry: z.object({
-    maximumRetryAttempts: wholeNumber(SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.min, SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.max),
-    maximumEventAgeSeconds: wholeNumber(SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.min, SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.max),
+    maximumRetryAttempts: wholeNumber(
+      SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.min,
+      SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.max,
+    ),
+    maximumEventAgeSeconds: wholeNumber(
+      SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.min,
+      SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.max,
+    ),
   }),
   enabled: z.boolean({ error: (iss) => `must be true or false, got ${JSON.stringify(iss.input)}` }),
 });
@@ -181,7 +195,8 @@ function scheduleProblems(job: ResolvedJobConfig, where: string): string[] {
 
 /** Whether the IANA time zone exists, as this Node's ICU data knows it. */
 export function timeZoneProblem(timeZone: unknown): string | undefined {
-  if (typeof timeZone !== 'string' || timeZone === '') return `must be an IANA time zone name, got ${JSON.stringify(timeZone)}`;
+  if (typeof timeZone !== 'string' || timeZone === '')
+    return `must be an IANA time zone name, got ${JSON.stringify(timeZone)}`;
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
@@ -199,16 +214,22 @@ export function timeZoneProblem(timeZone: unknown): string | undefined {
 function workerLimitProblems(jobs: readonly ResolvedJobConfig[], limits: WorkerLimits): string[] {
   const problems: string[] = [];
   if (limits.functionTimeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS) {
-    problems.push(`jobs: the worker timeout ${limits.functionTimeoutSeconds} s exceeds Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS} s`);
+    problems.push(
+      `jobs: the worker timeout ${limits.functionTimeoutSeconds} s exceeds Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS} s`,
+    );
   }
   if (limits.queueVisibilityTimeoutSeconds < VISIBILITY_TO_TIMEOUT_RATIO * limits.functionTimeoutSeconds) {
-    problems.push(`jobs: the job queue's visibility timeout ${limits.queueVisibilityTimeoutSeconds} s is less than ` +
-      `${VISIBILITY_TO_TIMEOUT_RATIO} x the worker timeout ${limits.functionTimeoutSeconds} s`);
+    problems.push(
+      `jobs: the job queue's visibility timeout ${limits.queueVisibilityTimeoutSeconds} s is less than ` +
+        `${VISIBILITY_TO_TIMEOUT_RATIO} x the worker timeout ${limits.functionTimeoutSeconds} s`,
+    );
   }
   jobs.forEach((job, i) => {
     // A lease as long as a whole invocation could outlive the worker that holds it by a full run.
     if (job.settings.leaseSeconds >= LAMBDA_MAX_TIMEOUT_SECONDS) {
-      problems.push(`jobs[${i}].leaseSeconds: must be less than ${LAMBDA_MAX_TIMEOUT_SECONDS}, got ${job.settings.leaseSeconds}`);
+      problems.push(
+        `jobs[${i}].leaseSeconds: must be less than ${LAMBDA_MAX_TIMEOUT_SECONDS}, got ${job.settings.leaseSeconds}`,
+      );
     }
   });
   return problems;

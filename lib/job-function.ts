@@ -14,7 +14,10 @@ export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
 export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 
 export interface JobFunctionProps
-  extends Omit<nodejs.NodejsFunctionProps, 'entry' | 'runtime' | 'architecture' | 'bundling' | 'logGroup' | 'timeout' | 'role'> {
+  extends Omit<
+    nodejs.NodejsFunctionProps,
+    'entry' | 'runtime' | 'architecture' | 'bundling' | 'logGroup' | 'timeout' | 'role'
+  > {
   readonly entry: string;
   readonly timeoutSeconds: number;
   readonly logRemovalPolicy?: RemovalPolicy;
@@ -32,10 +35,12 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description: `Runs the ${id} function`,
   });
-  role.addToPolicy(new iam.PolicyStatement({
-    actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-    resources: [logGroup.logGroupArn],
-  }));
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [logGroup.logGroupArn],
+    }),
+  );
   return new nodejs.NodejsFunction(scope, id, {
     role,
     memorySize: 256,

@@ -3,7 +3,7 @@
  * `{ jobId, scheduledTime }`. The scheduled time is Scheduler's nominal `<aws.scheduler.scheduled-time>`, the same on
  * every redelivery, which is what makes it the occurrence key.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, TimeZone } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import {
   ContextAttribute,
@@ -14,7 +14,6 @@ import {
   TimeWindow,
 } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
-import { TimeZone } from 'aws-cdk-lib';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { OccurrenceKey } from '../functions/protocol/occurrence';
@@ -44,9 +43,10 @@ export class JobSchedules extends Construct {
       const schedule = new Schedule(this, `Schedule-${job.settings.id}`, {
         scheduleGroup: this.group,
         schedule: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
-        timeWindow: job.flexibleWindowMinutes > 0
-          ? TimeWindow.flexible(Duration.minutes(job.flexibleWindowMinutes))
-          : TimeWindow.off(),
+        timeWindow:
+          job.flexibleWindowMinutes > 0
+            ? TimeWindow.flexible(Duration.minutes(job.flexibleWindowMinutes))
+            : TimeWindow.off(),
         description: job.description ?? `Starts one occurrence of job ${job.settings.id}`,
         target: new LambdaInvoke(props.trigger, {
           input: ScheduleTargetInput.fromObject(input),

@@ -15,7 +15,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { MetricName, METRICS_SERVICE } from '../functions/protocol/metric-names';
+import { METRICS_SERVICE, MetricName } from '../functions/protocol/metric-names';
 
 export interface JobsMonitoringProps {
   readonly jobIds: readonly string[];
@@ -60,38 +60,61 @@ export class JobsMonitoring extends Construct {
       alarms.set(key, a);
       return a;
     };
-    const jobMetric = (name: MetricName, jobId: string, statistic = cloudwatch.Stats.SUM) => new cloudwatch.Metric({
-      namespace: props.metricsNamespace,
-      metricName: name,
-      dimensionsMap: { service: METRICS_SERVICE, jobId },
-      statistic,
-      period: PERIOD,
-    });
+    const jobMetric = (name: MetricName, jobId: string, statistic = cloudwatch.Stats.SUM) =>
+      new cloudwatch.Metric({
+        namespace: props.metricsNamespace,
+        metricName: name,
+        dimensionsMap: { service: METRICS_SERVICE, jobId },
+        statistic,
+        period: PERIOD,
+      });
 
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
-      alarm(`dlq-${name}`, queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
-        `${name} holds a message: something could not be processed and is parked there. See README, Operating.`);
+      alarm(
+        `dlq-${name}`,
+        queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
+        `${name} holds a message: something could not be processed and is parked there. See README, Operating.`,
+      );
     }
-    alarm('worker-errors', props.worker.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      'The worker Lambda failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout.');
-    alarm('worker-throttles', props.worker.metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      'The worker Lambda was throttled: occurrences wait in the queue. Check the account concurrency.');
-    alarm('reconciler-errors', props.reconciler.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      'A reconciler run could not finish some reads or writes; the next run retries. Persistent: check its logs.');
+    alarm(
+      'worker-errors',
+      props.worker.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      'The worker Lambda failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout.',
+    );
+    alarm(
+      'worker-throttles',
+      props.worker.metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      'The worker Lambda was throttled: occurrences wait in the queue. Check the account concurrency.',
+    );
+    alarm(
+      'reconciler-errors',
+      props.reconciler.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      'A reconciler run could not finish some reads or writes; the next run retries. Persistent: check its logs.',
+    );
     for (const jobId of props.jobIds) {
-      alarm(`failed-${jobId}`, jobMetric(MetricName.OccurrencesFailed, jobId),
-        `An occurrence of ${jobId} is FAILED: out of attempts or past its deadline. lastError and history in the row say why.`);
-      alarm(`leases-lost-${jobId}`, jobMetric(MetricName.LeasesLost, jobId),
-        `A worker of ${jobId} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`);
-      alarm(`reconciler-fixes-${jobId}`, new cloudwatch.MathExpression({
-        expression: 'FILL(requeued, 0) + FILL(announced, 0)',
-        usingMetrics: {
-          requeued: jobMetric(MetricName.OccurrencesRequeued, jobId),
-          announced: jobMetric(MetricName.ReportsReannounced, jobId),
-        },
-        label: 'reconciler fixes',
-        period: PERIOD,
-      }), `The reconciler repaired an occurrence of ${jobId} that had fallen through the cracks. Find out which path dropped it.`);
+      alarm(
+        `failed-${jobId}`,
+        jobMetric(MetricName.OccurrencesFailed, jobId),
+        `An occurrence of ${jobId} is FAILED: out of attempts or past its deadline. lastError and history in the row say why.`,
+      );
+      alarm(
+        `leases-lost-${jobId}`,
+        jobMetric(MetricName.LeasesLost, jobId),
+        `A worker of ${jobId} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`,
+      );
+      alarm(
+        `reconciler-fixes-${jobId}`,
+        new cloudwatch.MathExpression({
+          expression: 'FILL(requeued, 0) + FILL(announced, 0)',
+          usingMetrics: {
+            requeued: jobMetric(MetricName.OccurrencesRequeued, jobId),
+            announced: jobMetric(MetricName.ReportsReannounced, jobId),
+          },
+          label: 'reconciler fixes',
+          period: PERIOD,
+        }),
+        `The reconciler repaired an occurrence of ${jobId} that had fallen through the cracks. Find out which path dropped it.`,
+      );
     }
     this.alarms = alarms;
 
@@ -104,18 +127,27 @@ export class JobsMonitoring extends Construct {
         new cloudwatch.TextWidget({ markdown: `## ${jobId}`, width: 24, height: 1 }),
         new cloudwatch.GraphWidget({
           title: `${jobId}: occurrences`,
-          left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map((m) => jobMetric(m, jobId)),
+          left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map(
+            (m) => jobMetric(m, jobId),
+          ),
           width: 8,
         }),
         new cloudwatch.GraphWidget({
           title: `${jobId}: retries and leases`,
-          left: [MetricName.RetriesScheduled, MetricName.ExtendFailures, MetricName.LeasesLost, MetricName.DuplicateTriggersSuppressed]
-            .map((m) => jobMetric(m, jobId)),
+          left: [
+            MetricName.RetriesScheduled,
+            MetricName.ExtendFailures,
+            MetricName.LeasesLost,
+            MetricName.DuplicateTriggersSuppressed,
+          ].map((m) => jobMetric(m, jobId)),
           width: 8,
         }),
         new cloudwatch.GraphWidget({
           title: `${jobId}: job duration (ms) and reconciler fixes`,
-          left: [jobMetric(MetricName.JobDuration, jobId, cloudwatch.Stats.AVERAGE), jobMetric(MetricName.JobDuration, jobId, cloudwatch.Stats.MAXIMUM)],
+          left: [
+            jobMetric(MetricName.JobDuration, jobId, cloudwatch.Stats.AVERAGE),
+            jobMetric(MetricName.JobDuration, jobId, cloudwatch.Stats.MAXIMUM),
+          ],
           right: [jobMetric(MetricName.OccurrencesRequeued, jobId), jobMetric(MetricName.ReportsReannounced, jobId)],
           width: 8,
         }),
@@ -130,7 +162,9 @@ export class JobsMonitoring extends Construct {
       }),
       new cloudwatch.GraphWidget({
         title: 'dead-letter queues (messages)',
-        left: Object.values(props.deadLetterQueues).map((q) => q.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM })),
+        left: Object.values(props.deadLetterQueues).map((q) =>
+          q.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
+        ),
         width: 8,
       }),
       new cloudwatch.GraphWidget({

@@ -64,12 +64,18 @@ export function workerLimits(jobs: readonly JobSettings[]): WorkerLimits {
   // lease and being dropped as a duplicate). Six times the timeout covers both for every usual lease.
   const longestLease = Math.max(...jobs.map((j) => j.leaseSeconds));
   const queueVisibilityTimeoutSeconds = Math.min(
-    Math.max(functionTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO, functionTimeoutSeconds + longestLease + VISIBILITY_SLACK_SECONDS),
+    Math.max(
+      functionTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO,
+      functionTimeoutSeconds + longestLease + VISIBILITY_SLACK_SECONDS,
+    ),
     SQS_MAX_VISIBILITY_SECONDS,
   );
   // Every attempt is one receive of the same message (retries wait as hidden messages), so the redrive limit
   // must exceed the attempts or the DLQ would take a message whose occurrence still has attempts left.
-  const maxReceiveCount = Math.max(MIN_MAX_RECEIVE_COUNT, Math.max(...jobs.map((j) => j.retry.maxAttempts)) + SPARE_RECEIVES);
+  const maxReceiveCount = Math.max(
+    MIN_MAX_RECEIVE_COUNT,
+    Math.max(...jobs.map((j) => j.retry.maxAttempts)) + SPARE_RECEIVES,
+  );
   return { functionTimeoutSeconds, queueVisibilityTimeoutSeconds, maxReceiveCount };
 }
 

@@ -13,16 +13,23 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
   if (typeof expression !== 'string') return `must be a string, got ${JSON.stringify(expression)}`;
   if (expression.startsWith('cron(')) {
     if (!expression.endsWith(')')) return `cron expression must end with ')', got ${JSON.stringify(expression)}`;
-    const fields = expression.slice('cron('.length, -1).trim().split(/\s+/).filter((f) => f !== '');
+    const fields = expression
+      .slice('cron('.length, -1)
+      .trim()
+      .split(/\s+/)
+      .filter((f) => f !== '');
     if (fields.length !== 6) {
-      return `cron needs exactly 6 fields (minutes hours day-of-month month day-of-week year), ` +
-        `got ${fields.length} in ${JSON.stringify(expression)}`;
+      return (
+        `cron needs exactly 6 fields (minutes hours day-of-month month day-of-week year), ` +
+        `got ${fields.length} in ${JSON.stringify(expression)}`
+      );
     }
     return cronFieldsProblem(fields, expression);
   }
   if (expression.startsWith('rate(')) {
     const match = RATE.exec(expression);
-    if (!match) return `rate must look like 'rate(5 minutes)' with unit minute(s), hour(s) or day(s), got ${JSON.stringify(expression)}`;
+    if (!match)
+      return `rate must look like 'rate(5 minutes)' with unit minute(s), hour(s) or day(s), got ${JSON.stringify(expression)}`;
     const value = Number(match[1]);
     const unit = match[2];
     if (value < 1) return `rate value must be a positive whole number, got ${JSON.stringify(expression)}`;
@@ -34,11 +41,17 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
   }
   if (expression.startsWith('at(')) {
     const match = AT.exec(expression);
-    if (!match) return `at must look like 'at(2030-01-31T06:00:00)' (local time, no zone suffix), got ${JSON.stringify(expression)}`;
+    if (!match)
+      return `at must look like 'at(2030-01-31T06:00:00)' (local time, no zone suffix), got ${JSON.stringify(expression)}`;
     const [year, month, day, hour, minute, second] = match.slice(1).map(Number);
     const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-    const real = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-      hour < 24 && minute < 60 && second < 60;
+    const real =
+      date.getUTCFullYear() === year &&
+      date.getUTCMonth() === month - 1 &&
+      date.getUTCDate() === day &&
+      hour < 24 &&
+      minute < 60 &&
+      second < 60;
     if (!real) return `at names a date and time that does not exist: ${JSON.stringify(expression)}`;
     return undefined;
   }
@@ -68,12 +81,15 @@ const CRON_FIELDS: readonly CronField[] = [
 function cronFieldsProblem(fields: string[], expression: string): string | undefined {
   for (const [i, spec] of CRON_FIELDS.entries()) {
     const problem = cronFieldProblem(fields[i], spec);
-    if (problem) return `cron ${spec.name} field ${JSON.stringify(fields[i])}: ${problem}, in ${JSON.stringify(expression)}`;
+    if (problem)
+      return `cron ${spec.name} field ${JSON.stringify(fields[i])}: ${problem}, in ${JSON.stringify(expression)}`;
   }
   // Scheduler reads one of the two day fields; the other must say so with '?'.
   if ((fields[2] === '?') === (fields[4] === '?')) {
-    return `cron needs '?' in exactly one of day-of-month and day-of-week, got ${JSON.stringify(fields[2])} and ` +
-      `${JSON.stringify(fields[4])} in ${JSON.stringify(expression)}`;
+    return (
+      `cron needs '?' in exactly one of day-of-month and day-of-week, got ${JSON.stringify(fields[2])} and ` +
+      `${JSON.stringify(fields[4])} in ${JSON.stringify(expression)}`
+    );
   }
   return undefined;
 }

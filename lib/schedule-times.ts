@@ -40,7 +40,8 @@ export interface ScheduleSpec {
 export function* scheduleTimes(spec: ScheduleSpec, from: Date): Generator<Date> {
   const timeZone = spec.timeZone ?? 'UTC';
   const problem = scheduleExpressionProblem(spec.schedule) ?? timeZoneProblem(timeZone);
-  if (problem !== undefined) throw new ScheduleError(`schedule ${JSON.stringify(spec.schedule)} in ${timeZone}: ${problem}`);
+  if (problem !== undefined)
+    throw new ScheduleError(`schedule ${JSON.stringify(spec.schedule)} in ${timeZone}: ${problem}`);
   const start = from.getTime();
   const expression = spec.schedule;
   if (expression.startsWith('rate(')) {
@@ -63,8 +64,10 @@ export function scheduleTimesBetween(spec: ScheduleSpec, from: Date, to: Date, l
   for (const t of scheduleTimes(spec, from)) {
     if (t.getTime() >= to.getTime()) break;
     if (times.length === limit) {
-      throw new ScheduleError(`schedule ${JSON.stringify(spec.schedule)} fires more than ${limit} times between ` +
-        `${from.toISOString()} and ${to.toISOString()}; narrow the range`);
+      throw new ScheduleError(
+        `schedule ${JSON.stringify(spec.schedule)} fires more than ${limit} times between ` +
+          `${from.toISOString()} and ${to.toISOString()}; narrow the range`,
+      );
     }
     times.push(t);
   }
@@ -87,11 +90,25 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
   const fields = expression.slice('cron('.length, -1).trim().split(/\s+/);
   // croner's 7-part form has seconds first; Scheduler's day-of-week is 1 = Sunday (Quartz); `?` means "the other
   // day field decides", which is AND with `*`.
-  const pattern = ['0', ...fields.map((f, i) => f.split(',').map((part) => withRangeStart(part, FIELD_MAX[i])).join(','))].join(' ');
+  const pattern = [
+    '0',
+    ...fields.map((f, i) =>
+      f
+        .split(',')
+        .map((part) => withRangeStart(part, FIELD_MAX[i]))
+        .join(','),
+    ),
+  ].join(' ');
   let wallPattern: Cron;
   try {
     // The pattern is matched on wall-clock times, written as if they were UTC, so no DST logic of croner's applies.
-    wallPattern = new Cron(pattern, { timezone: 'UTC', mode: '7-part', alternativeWeekdays: true, domAndDow: true, paused: true });
+    wallPattern = new Cron(pattern, {
+      timezone: 'UTC',
+      mode: '7-part',
+      alternativeWeekdays: true,
+      domAndDow: true,
+      paused: true,
+    });
   } catch (error) {
     throw new ScheduleError(`schedule ${JSON.stringify(expression)}: ${(error as Error).message}`);
   }
@@ -133,7 +150,14 @@ function wallTimeFormat(timeZone: string): Intl.DateTimeFormat {
   let format = formats.get(timeZone);
   if (format === undefined) {
     format = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     });
     formats.set(timeZone, format);
   }

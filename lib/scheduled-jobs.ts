@@ -25,13 +25,18 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { OccurrenceAttributes, OccurrenceStatus, REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { ENV } from '../functions/runtime-env';
-import { type ResolvedJobs, type ScheduledJobConfig, resolveJobConfigs } from './job-config';
+import { type ResolvedJobs, resolveJobConfigs, type ScheduledJobConfig } from './job-config';
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
 import { JobsMonitoring } from './jobs-monitoring';
 import { acknowledgeNagFindings } from './nag-acknowledgements';
 import {
-  NOTIFIER_BATCH_SIZE, OCCURRENCE_TABLE, RECONCILE_EVERY_MINUTES, reconcileThresholds, TRIGGER_ASYNC_RETRY_ATTEMPTS, WORKER_BATCH_SIZE,
+  NOTIFIER_BATCH_SIZE,
+  OCCURRENCE_TABLE,
+  RECONCILE_EVERY_MINUTES,
+  reconcileThresholds,
+  TRIGGER_ASYNC_RETRY_ATTEMPTS,
+  WORKER_BATCH_SIZE,
 } from './resource-definitions';
 import { secureQueue } from './secure-queue';
 
@@ -174,14 +179,20 @@ export class ScheduledJobs extends Construct {
       },
     });
     allow(this.workerFunction, ['dynamodb:UpdateItem', 'dynamodb:Query'], tableAndIndexArns);
-    allow(this.workerFunction, ['s3:GetObject', 's3:PutObject'], [this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)]);
+    allow(
+      this.workerFunction,
+      ['s3:GetObject', 's3:PutObject'],
+      [this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)],
+    );
     // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
     allow(this.workerFunction, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
     // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
-    this.workerFunction.addEventSource(new SqsEventSource(this.jobQueue, {
-      batchSize: WORKER_BATCH_SIZE,
-      reportBatchItemFailures: true,
-    }));
+    this.workerFunction.addEventSource(
+      new SqsEventSource(this.jobQueue, {
+        batchSize: WORKER_BATCH_SIZE,
+        reportBatchItemFailures: true,
+      }),
+    );
 
     this.notifierFailureQueue = secureQueue(this, 'NotifierFailureQueue');
     this.notifierFunction = jobFunction(this, 'Notifier', {
@@ -198,16 +209,18 @@ export class ScheduledJobs extends Construct {
     // GetItem: a retried stream record must see the row as it is now, not as it was at the transition.
     allow(this.notifierFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], tableArns);
     allow(this.notifierFunction, ['sns:Publish'], [this.reportReadyTopic.topicArn]);
-    this.notifierFunction.addEventSource(new DynamoEventSource(this.table, {
-      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-      batchSize: NOTIFIER_BATCH_SIZE,
-      bisectBatchOnError: true,
-      reportBatchItemFailures: true,
-      // No retryAttempts: retry until the record ages out of the stream (24 h). A bounded count would drop the
-      // announcement during any SNS or DynamoDB outage longer than those retries.
-      onFailure: new SqsDlq(this.notifierFailureQueue),
-      filters: [succeededTransitionFilter()],
-    }));
+    this.notifierFunction.addEventSource(
+      new DynamoEventSource(this.table, {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: NOTIFIER_BATCH_SIZE,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        // No retryAttempts: retry until the record ages out of the stream (24 h). A bounded count would drop the
+        // announcement during any SNS or DynamoDB outage longer than those retries.
+        onFailure: new SqsDlq(this.notifierFailureQueue),
+        filters: [succeededTransitionFilter()],
+      }),
+    );
 
     this.schedules = new JobSchedules(this, 'Schedules', { jobs: resolved.jobs, trigger: this.triggerFunction });
 

@@ -7,7 +7,11 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { QUEUE_RETENTION_SECONDS } from '../functions/protocol/job-settings';
 
-export function secureQueue(scope: Construct, id: string, props: Omit<sqs.QueueProps, 'encryption' | 'enforceSSL'> = {}): sqs.Queue {
+export function secureQueue(
+  scope: Construct,
+  id: string,
+  props: Omit<sqs.QueueProps, 'encryption' | 'enforceSSL'> = {},
+): sqs.Queue {
   return new sqs.Queue(scope, id, {
     retentionPeriod: Duration.seconds(QUEUE_RETENTION_SECONDS),
     ...props,

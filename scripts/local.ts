@@ -5,14 +5,14 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
 import Table from 'cli-table3';
+import { Command, InvalidArgumentError } from 'commander';
 import { sampleJobs } from '../bin/jobs';
 import { jobs as implementations } from '../functions/jobs';
 import type { Occurrence } from '../functions/protocol/occurrence';
 import { JobConfigError, type ResolvedJobConfig, resolveJobConfigs } from '../lib/job-config';
 import { ScheduleError } from '../lib/schedule-times';
-import { MotoUnavailableError, type MotoServer, startMotoServer } from './local/moto-server';
+import { type MotoServer, MotoUnavailableError, startMotoServer } from './local/moto-server';
 import { LocalPipeline } from './local/pipeline';
 import { type FireOutcome, planFires } from './local/scheduler';
 
@@ -29,22 +29,42 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const positive = (name: string, max: number) => (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
-    return n;
-  };
+  const positive =
+    (name: string, max: number) =>
+    (value: string): number => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1 || n > max)
+        throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+      return n;
+    };
   const program = new Command('npm run local --')
     .description('Run the scheduled-job pipeline locally against moto and print the occurrences.')
-    .option('--from <time>', 'fire the occurrences at or after this ISO time, at once (default: now)', (value: string) => {
-      const t = new Date(value);
-      if (Number.isNaN(t.getTime())) throw new InvalidArgumentError(`--from must be an ISO date-time such as 2026-11-30T06:00:00Z, got ${JSON.stringify(value)}`);
-      return t;
-    })
+    .option(
+      '--from <time>',
+      'fire the occurrences at or after this ISO time, at once (default: now)',
+      (value: string) => {
+        const t = new Date(value);
+        if (Number.isNaN(t.getTime()))
+          throw new InvalidArgumentError(
+            `--from must be an ISO date-time such as 2026-11-30T06:00:00Z, got ${JSON.stringify(value)}`,
+          );
+        return t;
+      },
+    )
     .option('--count <n>', `occurrences per job, 1-${MAX_COUNT}`, positive('--count', MAX_COUNT), 3)
-    .option('--jobs <ids>', 'comma-separated job ids (default: every enabled job)', (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean))
+    .option('--jobs <ids>', 'comma-separated job ids (default: every enabled job)', (value: string) =>
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .option('--workers <n>', 'concurrent worker pollers, 1-20', positive('--workers', 20), 2)
-    .option('--timeout <seconds>', 'give up waiting for the occurrences after this long, 1-3600', positive('--timeout', 3600), 120)
+    .option(
+      '--timeout <seconds>',
+      'give up waiting for the occurrences after this long, 1-3600',
+      positive('--timeout', 3600),
+      120,
+    )
     .option('--keep', 'leave moto running afterwards and print how to inspect it', false)
     .showHelpAfterError()
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
@@ -56,7 +76,9 @@ function selectJobs(all: readonly ResolvedJobConfig[], ids: string[] | undefined
   if (ids === undefined) return all.filter((j) => j.enabled);
   const unknown = ids.filter((id) => !all.some((j) => j.settings.id === id));
   if (unknown.length > 0) {
-    throw new UsageError(`--jobs: unknown job id(s) ${unknown.join(', ')}; the configured jobs are ${all.map((j) => j.settings.id).join(', ')}`);
+    throw new UsageError(
+      `--jobs: unknown job id(s) ${unknown.join(', ')}; the configured jobs are ${all.map((j) => j.settings.id).join(', ')}`,
+    );
   }
   return all.filter((j) => ids.includes(j.settings.id));
 }
@@ -70,7 +92,8 @@ async function main(): Promise<number> {
   // Accelerated: the next occurrences are fired now instead of at their time. Occurrences whose retry deadline
   // (scheduled time + retry.deadlineSeconds) has passed are FAILED at once, as deployed.
   const fires = planFires(selected, { from: options.from ?? new Date(), count: options.count, now: new Date() });
-  if (fires.length === 0) throw new UsageError('no occurrences to fire: the selected schedules do not fire in that range');
+  if (fires.length === 0)
+    throw new UsageError('no occurrences to fire: the selected schedules do not fire in that range');
 
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
@@ -91,7 +114,9 @@ async function main(): Promise<number> {
     });
     pipeline.start();
 
-    step(`firing ${fires.length} occurrence(s) of ${selected.map((j) => j.settings.id).join(', ')}, each twice at once`);
+    step(
+      `firing ${fires.length} occurrence(s) of ${selected.map((j) => j.settings.id).join(', ')}, each twice at once`,
+    );
     printOutcomes(await pipeline.fire(fires, 2));
 
     step('running the workers and the notifier');
@@ -110,17 +135,26 @@ async function main(): Promise<number> {
     console.log();
     console.log(occurrenceTable(fires.map((f, i) => rows[i] ?? { ...f, status: 'MISSING' })));
     for (const r of rows) {
-      if (r?.lastError !== undefined && r.status !== 'SUCCEEDED') console.log(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
+      if (r?.lastError !== undefined && r.status !== 'SUCCEEDED')
+        console.log(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
     }
     console.log();
-    console.log(`worker invocations ${pipeline.workerSource.totals.invocations}, messages received ${pipeline.workerSource.totals.received}, ` +
-      `announcements on the report-ready topic ${announcements.length}, messages in the job DLQ ${await pipeline.deadLetterCount()}`);
-    console.log(`reports in the emulator: s3://${pipeline.resources.bucketName}/reports/ ; copies: ${reportFiles.length > 0 ? path.relative(process.cwd(), path.dirname(reportFiles[0])) + '/' : 'none'}`);
+    console.log(
+      `worker invocations ${pipeline.workerSource.totals.invocations}, messages received ${pipeline.workerSource.totals.received}, ` +
+        `announcements on the report-ready topic ${announcements.length}, messages in the job DLQ ${await pipeline.deadLetterCount()}`,
+    );
+    console.log(
+      `reports in the emulator: s3://${pipeline.resources.bucketName}/reports/ ; copies: ${reportFiles.length > 0 ? path.relative(process.cwd(), path.dirname(reportFiles[0])) + '/' : 'none'}`,
+    );
     console.log(`handler logs (JSON lines): ${path.relative(process.cwd(), logFile)}`);
 
     const succeeded = rows.filter((r) => r?.status === 'SUCCEEDED').length;
     const ok = succeeded === fires.length;
-    console.log(ok ? `\nall ${fires.length} occurrence(s) SUCCEEDED` : `\n${fires.length - succeeded} of ${fires.length} occurrence(s) did not succeed; see the log`);
+    console.log(
+      ok
+        ? `\nall ${fires.length} occurrence(s) SUCCEEDED`
+        : `\n${fires.length - succeeded} of ${fires.length} occurrence(s) did not succeed; see the log`,
+    );
     if (options.keep) {
       await keepRunning(moto, pipeline);
       return ok ? 0 : 1;
@@ -131,7 +165,9 @@ async function main(): Promise<number> {
   }
 }
 
-function occurrenceTable(rows: ReadonlyArray<Occurrence | { jobId: string; scheduledTime: string; status: string }>): string {
+function occurrenceTable(
+  rows: ReadonlyArray<Occurrence | { jobId: string; scheduledTime: string; status: string }>,
+): string {
   const table = new Table({
     head: ['job', 'scheduled time', 'status', 'attempts', 'duration', 'report key'],
     style: { head: [], border: [] }, // plain text: the output is often piped or pasted
@@ -139,7 +175,10 @@ function occurrenceTable(rows: ReadonlyArray<Occurrence | { jobId: string; sched
   for (const r of rows) {
     const o = r as Partial<Occurrence> & { jobId: string; scheduledTime: string; status: string };
     const end = o.succeededAt ?? o.failedAt;
-    const duration = o.claimedAt !== undefined && end !== undefined ? `${((Date.parse(end) - Date.parse(o.claimedAt)) / 1000).toFixed(2)} s` : '';
+    const duration =
+      o.claimedAt !== undefined && end !== undefined
+        ? `${((Date.parse(end) - Date.parse(o.claimedAt)) / 1000).toFixed(2)} s`
+        : '';
     table.push([o.jobId, o.scheduledTime, o.status, String(o.attempt ?? ''), duration, o.reportKey ?? '']);
   }
   return table.toString();
@@ -149,8 +188,12 @@ async function keepRunning(moto: MotoServer, pipeline: LocalPipeline): Promise<v
   const r = pipeline.resources;
   console.log(`\nmoto keeps running at ${moto.endpoint}. Inspect it with the AWS CLI (any credentials work):`);
   console.log(`  aws --endpoint-url ${moto.endpoint} --region us-east-1 dynamodb scan --table-name ${r.tableName}`);
-  console.log(`  aws --endpoint-url ${moto.endpoint} --region us-east-1 s3 ls s3://${r.bucketName}/reports/ --recursive`);
-  console.log(`  aws --endpoint-url ${moto.endpoint} --region us-east-1 sqs get-queue-attributes --queue-url ${r.jobDeadLetterQueueUrl} --attribute-names All`);
+  console.log(
+    `  aws --endpoint-url ${moto.endpoint} --region us-east-1 s3 ls s3://${r.bucketName}/reports/ --recursive`,
+  );
+  console.log(
+    `  aws --endpoint-url ${moto.endpoint} --region us-east-1 sqs get-queue-attributes --queue-url ${r.jobDeadLetterQueueUrl} --attribute-names All`,
+  );
   console.log('Press Ctrl-C to stop it.');
   await new Promise<never>(() => undefined); // moto-server.ts stops moto on Ctrl-C
 }
@@ -161,7 +204,7 @@ function printOutcomes(outcomes: readonly FireOutcome[]): void {
 }
 
 const EXPLAIN: Record<string, string> = {
-  'recorded': ' (the row was created and the occurrence enqueued)',
+  recorded: ' (the row was created and the occurrence enqueued)',
   'pending-re-enqueued': ' (the row was still PENDING: enqueued again, harmless because the claim is conditional)',
   'duplicate-suppressed': ' (the occurrence was already running or finished: nothing enqueued)',
 };
@@ -190,8 +233,15 @@ function countBy(values: readonly string[]): Map<string, number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof JobConfigError || error instanceof ScheduleError || error instanceof MotoUnavailableError) {
-      console.error(`error: ${error.message}${error instanceof UsageError ? ' (npm run local -- --help lists the options)' : ''}`);
+    if (
+      error instanceof UsageError ||
+      error instanceof JobConfigError ||
+      error instanceof ScheduleError ||
+      error instanceof MotoUnavailableError
+    ) {
+      console.error(
+        `error: ${error.message}${error instanceof UsageError ? ' (npm run local -- --help lists the options)' : ''}`,
+      );
       process.exit(error instanceof UsageError ? 2 : 1);
     }
     console.error(error);

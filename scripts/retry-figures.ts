@@ -25,16 +25,23 @@ interface Figures {
  * The occurrence gives up like the worker does: after `maxAttempts`, or when the next retry would arrive after the
  * deadline.
  */
-function simulate(nextDelayMs: (failedAttempt: number) => number, outageMs: number, limits: { maxAttempts: number; deadlineMs: number }, roundForSqs: boolean): Figures {
+function simulate(
+  nextDelayMs: (failedAttempt: number) => number,
+  outageMs: number,
+  limits: { maxAttempts: number; deadlineMs: number },
+  roundForSqs: boolean,
+): Figures {
   let t = 0;
   let attempt = 1;
   const retries: number[] = [];
   while (t < outageMs) {
-    if (attempt >= limits.maxAttempts) return summary(retries, outageMs, `FAILED: ${attempt} attempts used by ${(t / 3600_000).toFixed(1)} h`);
+    if (attempt >= limits.maxAttempts)
+      return summary(retries, outageMs, `FAILED: ${attempt} attempts used by ${(t / 3600_000).toFixed(1)} h`);
     const delay = nextDelayMs(attempt);
     // Ours: the worker hides the retry past nextAttemptAt by the clock skew workers may have.
     const wait = roundForSqs ? hideSecondsUntil(t + delay + SKEW_TOLERANCE_MS, t) * 1000 : delay;
-    if (t + wait >= limits.deadlineMs) return summary(retries, outageMs, `FAILED: deadline at ${(limits.deadlineMs / 3600_000).toFixed(1)} h`);
+    if (t + wait >= limits.deadlineMs)
+      return summary(retries, outageMs, `FAILED: deadline at ${(limits.deadlineMs / 3600_000).toFixed(1)} h`);
     t += wait;
     retries.push(t);
     attempt++;
@@ -77,14 +84,24 @@ function main(): void {
   const seed = { maxAttempts: Number.MAX_SAFE_INTEGER, deadlineMs: Number.MAX_SAFE_INTEGER };
   const rows: [string, Figures][] = [
     ['seed: 1 << min(attempt, 6) s, cap 64 s', simulate((a) => 1000 * (1 << Math.min(a, 6)), outageMs, seed, false)],
-    [`ours: base ${policy.baseDelaySeconds} s, cap ${policy.maxDelaySeconds} s, no jitter drawn`, simulate((a) => retryDelayMs(policy, a, () => 0), outageMs, ours, true)],
-    [`ours: same, shortest jitter (-${policy.jitter * 100}%)`, simulate((a) => retryDelayMs(policy, a, () => 1), outageMs, ours, true)],
+    [
+      `ours: base ${policy.baseDelaySeconds} s, cap ${policy.maxDelaySeconds} s, no jitter drawn`,
+      simulate((a) => retryDelayMs(policy, a, () => 0), outageMs, ours, true),
+    ],
+    [
+      `ours: same, shortest jitter (-${policy.jitter * 100}%)`,
+      simulate((a) => retryDelayMs(policy, a, () => 1), outageMs, ours, true),
+    ],
   ];
-  console.log(`Dependency outage of ${outageMs / 60_000} min from the scheduled time; ours gives up after ` +
-    `${policy.maxAttempts} attempts or ${policy.deadlineSeconds / 3600} h`);
+  console.log(
+    `Dependency outage of ${outageMs / 60_000} min from the scheduled time; ours gives up after ` +
+      `${policy.maxAttempts} attempts or ${policy.deadlineSeconds / 3600} h`,
+  );
   console.log(['policy'.padEnd(52), 'wake-ups', 'first retry (s)', 'outcome'].join(' | '));
   for (const [name, f] of rows) {
-    console.log([name.padEnd(52), String(f.wakeUps).padStart(8), f.firstRetryS.toFixed(1).padStart(15), f.outcome].join(' | '));
+    console.log(
+      [name.padEnd(52), String(f.wakeUps).padStart(8), f.firstRetryS.toFixed(1).padStart(15), f.outcome].join(' | '),
+    );
   }
 }
 

@@ -33,11 +33,19 @@ async function main(): Promise<void> {
   const rows: [string, string, (f: DesignFigures) => string][] = [
     ['consecutive failed heartbeat ticks survived', '1 (two in a row lose it)', (f) => String(f.failedTicksSurvived)],
     ['lease lost → job stopped (one failed tick too many)', 'at `Complete`', stopped],
-    ['two workers both believe they hold the occurrence', '15 s late plus the rest of the job', (f) => s(f.twoHoldersS)],
+    [
+      'two workers both believe they hold the occurrence',
+      '15 s late plus the rest of the job',
+      (f) => s(f.twoHoldersS),
+    ],
     ['one-hour dependency outage: wake-ups', 'about 56', (f) => String(f.outage.wakeUps)],
     ['… time to the first retry', '2 s (`1 << 1`)', (f) => s(f.outage.firstRetryS)],
     ['… recovered after the outage ends', '—', (f) => s(f.outage.recoveryS)],
-    [`AWS requests per occurrence, happy path (${REQUEST_JOB_MS / 1000} s job)`, '—', (f) => String(f.requestsHappyPath)],
+    [
+      `AWS requests per occurrence, happy path (${REQUEST_JOB_MS / 1000} s job)`,
+      '—',
+      (f) => String(f.requestsHappyPath),
+    ],
     ['AWS requests per retry', '—', (f) => String(f.requestsPerRetry)],
   ];
   const header = ['figure', 'seed commentary', ...designs.map((d) => d.design)];

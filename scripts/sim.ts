@@ -44,11 +44,14 @@ function parse() {
   if (values.seed !== undefined) {
     seed = Number(values.seed);
     if (!/^-?\d+$/.test(values.seed) || !Number.isSafeInteger(seed) || Math.abs(seed) >= 2 ** 31) {
-      usageError(`--seed must be a whole number between -2147483647 and 2147483647, got ${JSON.stringify(values.seed)}`);
+      usageError(
+        `--seed must be a whole number between -2147483647 and 2147483647, got ${JSON.stringify(values.seed)}`,
+      );
     }
   }
   const variant = VARIANTS[values.protocol];
-  if (variant === undefined) usageError(`--protocol must be one of ${Object.keys(VARIANTS).join(', ')}, got ${JSON.stringify(values.protocol)}`);
+  if (variant === undefined)
+    usageError(`--protocol must be one of ${Object.keys(VARIANTS).join(', ')}, got ${JSON.stringify(values.protocol)}`);
   return { runs, seed, variant, protocol: values.protocol };
 }
 
@@ -57,14 +60,18 @@ async function main(): Promise<void> {
   console.error(`simulating ${runs} fault plans with seed ${seed} (${variant.name})…`);
   const step = Math.max(100, Math.round(runs / 10));
   const report = await simulateMany({
-    runs, seed, variant,
+    runs,
+    seed,
+    variant,
     onRun: (done) => {
       if (done % step === 0 && done < runs) console.error(`  ${done} runs`);
     },
   });
   console.log(formatReport(report));
   if (report.failure) {
-    console.error(`\nFAILED: seed ${seed}. Replay with: npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol}`);
+    console.error(
+      `\nFAILED: seed ${seed}. Replay with: npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol}`,
+    );
     process.exit(1);
   }
 }

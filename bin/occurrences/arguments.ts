@@ -17,7 +17,9 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
 /** An ISO-8601 date (UTC midnight) or date-time with a zone; sub-seconds are allowed in a range bound. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
-export const jobIdArgument = z.string().regex(JOB_ID, { error: (issue) => `must be a job id (letters, digits, - and _), got ${JSON.stringify(issue.input)}` });
+export const jobIdArgument = z.string().regex(JOB_ID, {
+  error: (issue) => `must be a job id (letters, digits, - and _), got ${JSON.stringify(issue.input)}`,
+});
 
 /** `<scheduledTime>` of one occurrence, normalised to the key format (UTC, whole seconds). */
 export const scheduledTimeArgument = z.string().transform((value, ctx) => {
@@ -38,7 +40,10 @@ export function timeArgument(now: number) {
     if (duration) return now - Number(duration[1]) * UNIT_MS[duration[2]];
     const ms = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
     if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: 'custom', message: `must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago such as 6h or 7d; got ${JSON.stringify(value)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago such as 6h or 7d; got ${JSON.stringify(value)}`,
+      });
       return z.NEVER;
     }
     return ms;
@@ -46,10 +51,16 @@ export function timeArgument(now: number) {
 }
 
 export const statusListArgument = z.string().transform((value, ctx) => {
-  const parts = value.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const parts = value
+    .split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   const unknown = parts.filter((p) => !STATUSES.includes(p as OccurrenceStatus));
   if (parts.length === 0 || unknown.length > 0) {
-    ctx.addIssue({ code: 'custom', message: `must be one or more of ${STATUSES.join(', ')} separated by commas; got ${JSON.stringify(value)}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be one or more of ${STATUSES.join(', ')} separated by commas; got ${JSON.stringify(value)}`,
+    });
     return z.NEVER;
   }
   return [...new Set(parts)] as OccurrenceStatus[];
@@ -59,7 +70,10 @@ export function wholeNumberArgument(min: number, max: number) {
   return z.string().transform((value, ctx) => {
     const n = Number(value);
     if (!/^\d+$/.test(value) || n < min || n > max) {
-      ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+      });
       return z.NEVER;
     }
     return n;
@@ -71,13 +85,19 @@ export const urlArgument = z.string().refine((value) => /^https?:\/\/[^\s/]+/.te
 });
 
 /** Non-empty names: table, bucket, stack, region. */
-export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, { error: (issue) => `must be a non-empty name without spaces, got ${JSON.stringify(issue.input)}` });
+export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {
+  error: (issue) => `must be a non-empty name without spaces, got ${JSON.stringify(issue.input)}`,
+});
 
 /**
  * Parse commander's values with a schema whose keys are the option names; a failure becomes one UsageError that
  * names every wrong argument (`--limit: must be ...`). `positional` maps keys to their `<name>` in the usage line.
  */
-export function parseArguments<S extends z.ZodType>(schema: S, values: unknown, positional: readonly string[] = []): z.output<S> {
+export function parseArguments<S extends z.ZodType>(
+  schema: S,
+  values: unknown,
+  positional: readonly string[] = [],
+): z.output<S> {
   const parsed = schema.safeParse(values);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => {

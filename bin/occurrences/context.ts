@@ -2,8 +2,9 @@
  * What every command gets: where to write, the clock, and the job configuration (bin/jobs.ts, the file the stack is
  * deployed from). Injected, so that tests run the commands with their own clock and capture the output.
  */
-import type { Clock } from '../../functions/protocol/ports';
+
 import type { JobSettings } from '../../functions/protocol/job-settings';
+import type { Clock } from '../../functions/protocol/ports';
 import type { ResolvedJobConfig } from '../../lib/job-config';
 
 export interface Output {

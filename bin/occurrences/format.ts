@@ -46,16 +46,34 @@ export function detail(o: Occurrence, now: number): string {
 
 /** The latest time anything was recorded in the row. */
 export function lastChange(o: Occurrence): string {
-  const times = [o.createdAt, o.claimedAt, o.heartbeatAt, o.releasedAt, o.succeededAt, o.failedAt, o.notifiedAt,
-    (o as { manualRetryAt?: string }).manualRetryAt].filter((t): t is string => t !== undefined);
+  const times = [
+    o.createdAt,
+    o.claimedAt,
+    o.heartbeatAt,
+    o.releasedAt,
+    o.succeededAt,
+    o.failedAt,
+    o.notifiedAt,
+    (o as { manualRetryAt?: string }).manualRetryAt,
+  ].filter((t): t is string => t !== undefined);
   return times.sort().at(-1) ?? '';
 }
 
 export function occurrenceTable(rows: readonly Occurrence[], now: number): string {
-  const table = new Table({ head: ['job', 'scheduled time', 'status', 'attempt', 'last change', 'detail'], style: PLAIN });
+  const table = new Table({
+    head: ['job', 'scheduled time', 'status', 'attempt', 'last change', 'detail'],
+    style: PLAIN,
+  });
   for (const o of rows) {
     const changed = lastChange(o);
-    table.push([o.jobId, o.scheduledTime, o.status, String(o.attempt), changed ? `${duration(now - Date.parse(changed))} ago` : '', detail(o, now)]);
+    table.push([
+      o.jobId,
+      o.scheduledTime,
+      o.status,
+      String(o.attempt),
+      changed ? `${duration(now - Date.parse(changed))} ago` : '',
+      detail(o, now),
+    ]);
   }
   return table.toString();
 }

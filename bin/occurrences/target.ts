@@ -55,18 +55,32 @@ export interface Needs {
   readonly bucket?: boolean;
 }
 
-export async function resolveTarget(options: TargetOptions, needs: Needs, env: NodeJS.ProcessEnv = process.env): Promise<Target> {
+export async function resolveTarget(
+  options: TargetOptions,
+  needs: Needs,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Target> {
   const config = clientConfig(options, env);
   let { table, queueUrl, bucket } = options;
   const requiredMissing = table === undefined || (needs.queue && queueUrl === undefined);
   if (requiredMissing || (needs.bucket && bucket === undefined)) {
     const stack = options.stack ?? DEFAULT_STACK;
-    const outputs = await stackOutputs(new CloudFormationClient(config), stack, requiredMissing || options.stack !== undefined);
+    const outputs = await stackOutputs(
+      new CloudFormationClient(config),
+      stack,
+      requiredMissing || options.stack !== undefined,
+    );
     table ??= outputs?.[STACK_OUTPUTS.table];
     queueUrl ??= outputs?.[STACK_OUTPUTS.queueUrl];
     bucket ??= outputs?.[STACK_OUTPUTS.bucket];
-    if (table === undefined) throw new UsageError(`the occurrences table is unknown: stack ${stack} has no output ${STACK_OUTPUTS.table}; pass --table or --stack`);
-    if (needs.queue && queueUrl === undefined) throw new UsageError(`the job queue is unknown: stack ${stack} has no output ${STACK_OUTPUTS.queueUrl}; pass --queue-url or --stack`);
+    if (table === undefined)
+      throw new UsageError(
+        `the occurrences table is unknown: stack ${stack} has no output ${STACK_OUTPUTS.table}; pass --table or --stack`,
+      );
+    if (needs.queue && queueUrl === undefined)
+      throw new UsageError(
+        `the job queue is unknown: stack ${stack} has no output ${STACK_OUTPUTS.queueUrl}; pass --queue-url or --stack`,
+      );
   }
   const dynamo = new DynamoDBClient(config);
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
@@ -93,23 +107,35 @@ export function clientConfig(options: TargetOptions, env: NodeJS.ProcessEnv): Cl
   if (endpoint === undefined) return options.region === undefined ? {} : { region: options.region };
   const region = options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? EMULATOR_REGION;
   const hasCredentials = env.AWS_ACCESS_KEY_ID !== undefined || env.AWS_PROFILE !== undefined;
-  return { endpoint, region, ...(hasCredentials ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) };
+  return {
+    endpoint,
+    region,
+    ...(hasCredentials ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  };
 }
 
 /**
  * The stack's outputs by key. `required`: a missing stack is an error; otherwise (the needed names came from flags
  * and only the bucket is looked up) it is not worth failing for.
  */
-async function stackOutputs(client: CloudFormationClient, stack: string, required: boolean): Promise<Record<string, string> | undefined> {
+async function stackOutputs(
+  client: CloudFormationClient,
+  stack: string,
+  required: boolean,
+): Promise<Record<string, string> | undefined> {
   try {
     const out = await client.send(new DescribeStacksCommand({ StackName: stack }));
     const outputs = out.Stacks?.[0]?.Outputs ?? [];
-    return Object.fromEntries(outputs.flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])));
+    return Object.fromEntries(
+      outputs.flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])),
+    );
   } catch (error) {
     if (!required) return undefined;
     const name = (error as { name?: string }).name;
     if (name === 'ValidationError' && /does not exist/.test(String((error as Error).message))) {
-      throw new UsageError(`stack ${stack} does not exist in this account and region; pass --stack <name>, or --table and --queue-url`);
+      throw new UsageError(
+        `stack ${stack} does not exist in this account and region; pass --stack <name>, or --table and --queue-url`,
+      );
     }
     throw asDependencyError(`read the outputs of stack ${stack}`, error);
   } finally {

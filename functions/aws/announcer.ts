@@ -14,14 +14,16 @@ export class SnsAnnouncer implements Announcer {
 
   async publish(announcement: ReportAnnouncement): Promise<string> {
     try {
-      const out = await this.client.send(new PublishCommand({
-        TopicArn: this.topicArn,
-        Message: JSON.stringify({ type: 'report-ready', ...announcement }),
-        // One group per job keeps each job's announcements in order without serialising all jobs.
-        MessageGroupId: announcement.jobId,
-        MessageDeduplicationId: deduplicationIdOf(announcement),
-        MessageAttributes: { jobId: { DataType: 'String', StringValue: announcement.jobId } },
-      }));
+      const out = await this.client.send(
+        new PublishCommand({
+          TopicArn: this.topicArn,
+          Message: JSON.stringify({ type: 'report-ready', ...announcement }),
+          // One group per job keeps each job's announcements in order without serialising all jobs.
+          MessageGroupId: announcement.jobId,
+          MessageDeduplicationId: deduplicationIdOf(announcement),
+          MessageAttributes: { jobId: { DataType: 'String', StringValue: announcement.jobId } },
+        }),
+      );
       return out.MessageId ?? '';
     } catch (error) {
       throw asDependencyError('announce report', error);

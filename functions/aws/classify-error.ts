@@ -6,17 +6,42 @@ import { DependencyError } from '../protocol/errors';
 
 const CONDITIONAL = new Set(['ConditionalCheckFailedException', 'PreconditionFailed']);
 const TRANSIENT = new Set([
-  'ThrottlingException', 'Throttling', 'ThrottledException', 'TooManyRequestsException', 'RequestLimitExceeded',
-  'ProvisionedThroughputExceededException', 'SlowDown', 'RequestThrottled', 'RequestThrottledException',
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'ProvisionedThroughputExceededException',
+  'SlowDown',
+  'RequestThrottled',
+  'RequestThrottledException',
   'TransactionConflictException',
   // S3's 409 for a conditional write racing another write to the same key: retry it.
-  'ConditionalRequestConflict', 'InternalServerError', 'InternalError',
-  'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException', 'RequestTimeout', 'RequestTimeoutException',
-  'TimeoutError', 'AbortError', 'NetworkingError', 'KMSThrottlingException',
+  'ConditionalRequestConflict',
+  'InternalServerError',
+  'InternalError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+  'AbortError',
+  'NetworkingError',
+  'KMSThrottlingException',
 ]);
 const NETWORK_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH',
-  'ENETUNREACH', 'ENETDOWN', 'ESOCKETTIMEDOUT',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ESOCKETTIMEDOUT',
 ]);
 
 interface SdkErrorShape {

@@ -27,14 +27,17 @@ export class DynamoOccurrenceReader implements OccurrenceReader {
     do {
       try {
         signal?.throwIfAborted();
-        const page = await this.client.send(new QueryCommand({
-          TableName: this.tableName,
-          IndexName: index.name,
-          KeyConditionExpression: '#status = :status AND #time BETWEEN :from AND :last',
-          ExpressionAttributeNames: { '#status': index.partitionKey, '#time': index.sortKey },
-          ExpressionAttributeValues: { ':status': status, ':from': from, ':last': lastIncluded },
-          ExclusiveStartKey: startKey,
-        }), { abortSignal: signal });
+        const page = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: index.name,
+            KeyConditionExpression: '#status = :status AND #time BETWEEN :from AND :last',
+            ExpressionAttributeNames: { '#status': index.partitionKey, '#time': index.sortKey },
+            ExpressionAttributeValues: { ':status': status, ':from': from, ':last': lastIncluded },
+            ExclusiveStartKey: startKey,
+          }),
+          { abortSignal: signal },
+        );
         items.push(...((page.Items ?? []) as Occurrence[]));
         startKey = page.LastEvaluatedKey;
       } catch (error) {
@@ -65,12 +68,17 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
   }
 
   /** One job's occurrences, newest first; with `statuses`, only those (a filter on the key query). */
-  async listJobNewestFirst(jobId: string, range: NewestFirstRange, statuses?: readonly OccurrenceStatus[]): Promise<Occurrence[]> {
+  async listJobNewestFirst(
+    jobId: string,
+    range: NewestFirstRange,
+    statuses?: readonly OccurrenceStatus[],
+  ): Promise<Occurrence[]> {
     const filter = statuses === undefined || statuses.length === 0 ? undefined : statuses;
     return this.newestFirst(range, {
       KeyConditionExpression: '#job = :job AND #time BETWEEN :from AND :last',
       ExpressionAttributeNames: {
-        '#job': OCCURRENCE_TABLE.partitionKey, '#time': OCCURRENCE_TABLE.sortKey,
+        '#job': OCCURRENCE_TABLE.partitionKey,
+        '#time': OCCURRENCE_TABLE.sortKey,
         ...(filter ? { '#status': OCCURRENCE_TABLE.statusIndex.partitionKey } : {}),
       },
       ExpressionAttributeValues: { ':job': jobId, ...Object.fromEntries((filter ?? []).map((s, i) => [`:s${i}`, s])) },
@@ -98,15 +106,17 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
     let startKey: Record<string, unknown> | undefined;
     do {
       try {
-        const page = await this.documents.send(new QueryCommand({
-          TableName: this.table,
-          ...query,
-          ExpressionAttributeValues: { ...query.ExpressionAttributeValues, ':from': range.from, ':last': last },
-          ScanIndexForward: false,
-          // Limit counts the items read, before a filter: never read more than could still be shown.
-          Limit: Math.min(range.limit - items.length, MAX_PAGE_ITEMS),
-          ExclusiveStartKey: startKey,
-        }));
+        const page = await this.documents.send(
+          new QueryCommand({
+            TableName: this.table,
+            ...query,
+            ExpressionAttributeValues: { ...query.ExpressionAttributeValues, ':from': range.from, ':last': last },
+            ScanIndexForward: false,
+            // Limit counts the items read, before a filter: never read more than could still be shown.
+            Limit: Math.min(range.limit - items.length, MAX_PAGE_ITEMS),
+            ExclusiveStartKey: startKey,
+          }),
+        );
         items.push(...((page.Items ?? []) as Occurrence[]));
         startKey = page.LastEvaluatedKey;
       } catch (error) {

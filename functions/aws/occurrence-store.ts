@@ -7,10 +7,25 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
-import { ATTEMPT_ERROR_MAX_CHARS, type AttemptRecord, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
-import type { ClaimRequest, ClaimResult, CreateResult, Lease, OccurrenceStore, RequeueExpectation, RequeueStore } from '../protocol/ports';
-import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import type { ManualRetryFields, ReopenableStore, ReopenRequest, ReopenResult } from '../protocol/manual-retry';
+import {
+  ATTEMPT_ERROR_MAX_CHARS,
+  type AttemptRecord,
+  iso,
+  type Occurrence,
+  type OccurrenceKey,
+  OccurrenceStatus,
+} from '../protocol/occurrence';
+import type {
+  ClaimRequest,
+  ClaimResult,
+  CreateResult,
+  Lease,
+  OccurrenceStore,
+  RequeueExpectation,
+  RequeueStore,
+} from '../protocol/ports';
+import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
@@ -53,13 +68,15 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async create(occurrence: Occurrence): Promise<CreateResult> {
     try {
-      await this.client.send(new PutCommand({
-        TableName: this.tableName,
-        Item: occurrence,
-        ConditionExpression: 'attribute_not_exists(#jobId)',
-        ExpressionAttributeNames: names('#jobId'),
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: occurrence,
+          ConditionExpression: 'attribute_not_exists(#jobId)',
+          ExpressionAttributeNames: names('#jobId'),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return { created: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('create occurrence', error);
@@ -69,27 +86,45 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async claim(key: OccurrenceKey, r: ClaimRequest): Promise<ClaimResult> {
     try {
-      const out = await this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: keyOf(key),
-        UpdateExpression:
-          'SET #status = :running, #leaseId = :leaseId, #leaseOwner = :owner, #leaseExpiresAt = :expires, ' +
-          '#heartbeatAt = :now, #claimedAt = :now, #attempt = #attempt + :one REMOVE #nextAttemptAt',
-        // isClaimable() in protocol/claimability.ts, as one atomic condition.
-        ConditionExpression:
-          'attribute_exists(#jobId) AND #attempt < :maxAttempts AND #deadlineAt > :now AND (' +
-          '#status = :pending OR (#status = :retryWait AND #nextAttemptAt <= :now) OR ' +
-          '(#status = :running AND #leaseExpiresAt < :now))',
-        ExpressionAttributeNames: names('#jobId', '#status', '#leaseId', '#leaseOwner', '#leaseExpiresAt', '#heartbeatAt',
-          '#claimedAt', '#attempt', '#nextAttemptAt', '#deadlineAt'),
-        ExpressionAttributeValues: {
-          ':running': RUNNING, ':pending': PENDING, ':retryWait': RETRY_WAIT,
-          ':leaseId': r.leaseId, ':owner': r.owner, ':expires': iso(r.leaseExpiresAt), ':now': iso(r.now),
-          ':one': 1, ':maxAttempts': r.maxAttempts,
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(key),
+          UpdateExpression:
+            'SET #status = :running, #leaseId = :leaseId, #leaseOwner = :owner, #leaseExpiresAt = :expires, ' +
+            '#heartbeatAt = :now, #claimedAt = :now, #attempt = #attempt + :one REMOVE #nextAttemptAt',
+          // isClaimable() in protocol/claimability.ts, as one atomic condition.
+          ConditionExpression:
+            'attribute_exists(#jobId) AND #attempt < :maxAttempts AND #deadlineAt > :now AND (' +
+            '#status = :pending OR (#status = :retryWait AND #nextAttemptAt <= :now) OR ' +
+            '(#status = :running AND #leaseExpiresAt < :now))',
+          ExpressionAttributeNames: names(
+            '#jobId',
+            '#status',
+            '#leaseId',
+            '#leaseOwner',
+            '#leaseExpiresAt',
+            '#heartbeatAt',
+            '#claimedAt',
+            '#attempt',
+            '#nextAttemptAt',
+            '#deadlineAt',
+          ),
+          ExpressionAttributeValues: {
+            ':running': RUNNING,
+            ':pending': PENDING,
+            ':retryWait': RETRY_WAIT,
+            ':leaseId': r.leaseId,
+            ':owner': r.owner,
+            ':expires': iso(r.leaseExpiresAt),
+            ':now': iso(r.now),
+            ':one': 1,
+            ':maxAttempts': r.maxAttempts,
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return { claimed: true, occurrence: out.Attributes as Occurrence };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('claim occurrence', error);
@@ -101,28 +136,50 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
   }
 
   async extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void> {
-    await this.fenced('extend lease', lease, RUNNING, {
-      UpdateExpression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now',
-      names: ['#leaseExpiresAt', '#heartbeatAt'],
-      values: { ':expires': iso(leaseExpiresAt), ':now': iso(now) },
-    }, signal);
+    await this.fenced(
+      'extend lease',
+      lease,
+      RUNNING,
+      {
+        UpdateExpression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now',
+        names: ['#leaseExpiresAt', '#heartbeatAt'],
+        values: { ':expires': iso(leaseExpiresAt), ':now': iso(now) },
+      },
+      signal,
+    );
   }
 
   async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
     await this.fenced('complete occurrence', lease, SUCCEEDED, {
       UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
       names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
-      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ':now': iso(now), ...historyEntry(lease, 'succeeded', now) },
+      values: {
+        ':succeeded': SUCCEEDED,
+        ':reportKey': reportKey,
+        ':now': iso(now),
+        ...historyEntry(lease, 'succeeded', now),
+      },
     });
   }
 
-  async release(lease: Lease, nextAttemptAt: number, lastError: string, now: number, retryMessageId: string): Promise<void> {
+  async release(
+    lease: Lease,
+    nextAttemptAt: number,
+    lastError: string,
+    now: number,
+    retryMessageId: string,
+  ): Promise<void> {
     await this.fenced('release occurrence', lease, RETRY_WAIT, {
-      UpdateExpression: 'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ' +
+      UpdateExpression:
+        'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ' +
         `#retryMessageId = :retryMessageId, ${APPEND_HISTORY} REMOVE #leaseExpiresAt`,
       names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#retryMessageId', '#leaseExpiresAt', '#history'],
       values: {
-        ':retryWait': RETRY_WAIT, ':next': iso(nextAttemptAt), ':error': lastError, ':now': iso(now), ':retryMessageId': retryMessageId,
+        ':retryWait': RETRY_WAIT,
+        ':next': iso(nextAttemptAt),
+        ':error': lastError,
+        ':now': iso(now),
+        ':retryMessageId': retryMessageId,
         ...historyEntry(lease, 'retry', now, lastError),
       },
     });
@@ -132,7 +189,12 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
     await this.fenced('fail occurrence', lease, FAILED, {
       UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
       names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
-      values: { ':failed': FAILED, ':error': lastError, ':now': iso(now), ...historyEntry(lease, 'failed', now, lastError) },
+      values: {
+        ':failed': FAILED,
+        ':error': lastError,
+        ':now': iso(now),
+        ...historyEntry(lease, 'failed', now, lastError),
+      },
     });
   }
 
@@ -154,14 +216,16 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean> {
     try {
-      await this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: keyOf(key),
-        UpdateExpression: 'SET #notifiedAt = :now, #notificationId = :id',
-        ConditionExpression: '#status = :succeeded AND attribute_not_exists(#notifiedAt)',
-        ExpressionAttributeNames: names('#status', '#notifiedAt', '#notificationId'),
-        ExpressionAttributeValues: { ':succeeded': SUCCEEDED, ':now': iso(now), ':id': notificationId },
-      }));
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(key),
+          UpdateExpression: 'SET #notifiedAt = :now, #notificationId = :id',
+          ConditionExpression: '#status = :succeeded AND attribute_not_exists(#notifiedAt)',
+          ExpressionAttributeNames: names('#status', '#notifiedAt', '#notificationId'),
+          ExpressionAttributeValues: { ':succeeded': SUCCEEDED, ':now': iso(now), ':id': notificationId },
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalFailure(error)) return false;
@@ -169,25 +233,40 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
     }
   }
 
-  async markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number, requeueId: string): Promise<boolean> {
-    if (!isRequeueable(expected.status)) throw new Error(`markRequeued: a ${expected.status} row does not wait for a worker`);
+  async markRequeued(
+    key: OccurrenceKey,
+    expected: RequeueExpectation,
+    now: number,
+    requeueId: string,
+  ): Promise<boolean> {
+    if (!isRequeueable(expected.status))
+      throw new Error(`markRequeued: a ${expected.status} row does not wait for a worker`);
     const since = `#${STUCK_SINCE_ATTRIBUTE[expected.status]}` as Name;
     try {
-      await this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: keyOf(key),
-        UpdateExpression: 'SET #requeuedAt = :now, #requeueId = :requeueId, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
-        // Still as observed: a claim changes the attempt, a heartbeat moves leaseExpiresAt past :before, and a
-        // concurrent re-enqueue moves requeuedAt past it.
-        ConditionExpression: `#status = :status AND #attempt = :attempt AND ${since} < :before AND ` +
-          '(attribute_not_exists(#requeuedAt) OR #requeuedAt < :before)',
-        ExpressionAttributeNames: names('#status', '#attempt', since, '#requeuedAt', '#requeueCount', '#requeueId'),
-        ExpressionAttributeValues: {
-          ':status': expected.status, ':attempt': expected.attempt, ':before': iso(expected.stuckBefore),
-          ':now': iso(now), ':zero': 0, ':one': 1, ':requeueId': requeueId,
-        },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(key),
+          UpdateExpression:
+            'SET #requeuedAt = :now, #requeueId = :requeueId, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
+          // Still as observed: a claim changes the attempt, a heartbeat moves leaseExpiresAt past :before, and a
+          // concurrent re-enqueue moves requeuedAt past it.
+          ConditionExpression:
+            `#status = :status AND #attempt = :attempt AND ${since} < :before AND ` +
+            '(attribute_not_exists(#requeuedAt) OR #requeuedAt < :before)',
+          ExpressionAttributeNames: names('#status', '#attempt', since, '#requeuedAt', '#requeueCount', '#requeueId'),
+          ExpressionAttributeValues: {
+            ':status': expected.status,
+            ':attempt': expected.attempt,
+            ':before': iso(expected.stuckBefore),
+            ':now': iso(now),
+            ':zero': 0,
+            ':one': 1,
+            ':requeueId': requeueId,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return true;
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('mark occurrence re-enqueued', error);
@@ -199,7 +278,9 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async get(key: OccurrenceKey): Promise<Occurrence | undefined> {
     try {
-      const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keyOf(key), ConsistentRead: true }));
+      const out = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: keyOf(key), ConsistentRead: true }),
+      );
       return out.Item as Occurrence | undefined;
     } catch (error) {
       throw asDependencyError('read occurrence', error);
@@ -209,18 +290,24 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
   /** An update of a row that is not finished and not under a live lease; false when the condition fails. */
   private async unheld(operation: string, key: OccurrenceKey, now: number, update: Update): Promise<boolean> {
     try {
-      await this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: keyOf(key),
-        UpdateExpression: update.UpdateExpression,
-        ConditionExpression:
-          'attribute_exists(#jobId) AND #status IN (:pending, :retryWait, :running) AND ' +
-          '(#status <> :running OR #leaseExpiresAt < :now)',
-        ExpressionAttributeNames: names('#jobId', '#status', '#leaseExpiresAt', ...update.names),
-        ExpressionAttributeValues: {
-          ':pending': PENDING, ':retryWait': RETRY_WAIT, ':running': RUNNING, ':now': iso(now), ...update.values,
-        },
-      }));
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(key),
+          UpdateExpression: update.UpdateExpression,
+          ConditionExpression:
+            'attribute_exists(#jobId) AND #status IN (:pending, :retryWait, :running) AND ' +
+            '(#status <> :running OR #leaseExpiresAt < :now)',
+          ExpressionAttributeNames: names('#jobId', '#status', '#leaseExpiresAt', ...update.names),
+          ExpressionAttributeValues: {
+            ':pending': PENDING,
+            ':retryWait': RETRY_WAIT,
+            ':running': RUNNING,
+            ':now': iso(now),
+            ...update.values,
+          },
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalFailure(error)) return false;
@@ -240,22 +327,28 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
     signal?: AbortSignal,
   ): Promise<void> {
     try {
-      await this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: keyOf(lease.key),
-        UpdateExpression: update.UpdateExpression,
-        ConditionExpression: HELD_BY_LEASE,
-        ExpressionAttributeNames: names('#status', '#leaseId', ...update.names),
-        ExpressionAttributeValues: { ':running': RUNNING, ':leaseId': lease.leaseId, ...update.values },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }), { abortSignal: signal });
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(lease.key),
+          UpdateExpression: update.UpdateExpression,
+          ConditionExpression: HELD_BY_LEASE,
+          ExpressionAttributeNames: names('#status', '#leaseId', ...update.names),
+          ExpressionAttributeValues: { ':running': RUNNING, ':leaseId': lease.leaseId, ...update.values },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        { abortSignal: signal },
+      );
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
       const now = oldItem(error);
       if (now?.leaseId === lease.leaseId && now.status === leaves && leaves !== RUNNING) return;
-      throw new LeaseLostError(operation, now === undefined
-        ? 'the occurrence row is gone'
-        : `the row is ${now.status} under lease ${now.leaseId ?? '(none)'} held by ${now.leaseOwner ?? '(nobody)'}, not ours (${lease.leaseId})`);
+      throw new LeaseLostError(
+        operation,
+        now === undefined
+          ? 'the occurrence row is gone'
+          : `the row is ${now.status} under lease ${now.leaseId ?? '(none)'} held by ${now.leaseOwner ?? '(nobody)'}, not ours (${lease.leaseId})`,
+      );
     }
   }
 }
@@ -307,27 +400,45 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
   async reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult> {
     const now = iso(request.now);
     try {
-      await this.documents.send(new UpdateCommand({
-        TableName: this.table,
-        Key: keyOf(key),
-        UpdateExpression:
-          'SET #status = :pending, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
-          '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
-          // requeuedAt: the reconciler judges a PENDING row stuck from its last enqueue, this one, not from createdAt.
-          `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId`,
-        ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
-        ExpressionAttributeNames: {
-          '#jobId': 'jobId', '#status': 'status', '#attempt': 'attempt', '#deadlineAt': 'deadlineAt', '#ttl': 'ttl',
-          '#failedAt': 'failedAt', '#nextAttemptAt': 'nextAttemptAt', '#leaseExpiresAt': 'leaseExpiresAt',
-          '#previousAttempts': 'previousAttempts', '#manualRetryAt': 'manualRetryAt', '#manualRetries': 'manualRetries',
-          '#history': 'history', '#requeuedAt': 'requeuedAt', '#retryMessageId': 'retryMessageId',
-        },
-        ExpressionAttributeValues: {
-          ':pending': PENDING, ':failed': FAILED, ':zero': 0, ':one': 1, ':deadline': iso(request.deadlineAt),
-          ':ttl': request.ttl, ':now': now, ...historyEntry(undefined, 'reopened', request.now),
-        },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keyOf(key),
+          UpdateExpression:
+            'SET #status = :pending, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
+            '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
+            // requeuedAt: the reconciler judges a PENDING row stuck from its last enqueue, this one, not from createdAt.
+            `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId`,
+          ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
+          ExpressionAttributeNames: {
+            '#jobId': 'jobId',
+            '#status': 'status',
+            '#attempt': 'attempt',
+            '#deadlineAt': 'deadlineAt',
+            '#ttl': 'ttl',
+            '#failedAt': 'failedAt',
+            '#nextAttemptAt': 'nextAttemptAt',
+            '#leaseExpiresAt': 'leaseExpiresAt',
+            '#previousAttempts': 'previousAttempts',
+            '#manualRetryAt': 'manualRetryAt',
+            '#manualRetries': 'manualRetries',
+            '#history': 'history',
+            '#requeuedAt': 'requeuedAt',
+            '#retryMessageId': 'retryMessageId',
+          },
+          ExpressionAttributeValues: {
+            ':pending': PENDING,
+            ':failed': FAILED,
+            ':zero': 0,
+            ':one': 1,
+            ':deadline': iso(request.deadlineAt),
+            ':ttl': request.ttl,
+            ':now': now,
+            ...historyEntry(undefined, 'reopened', request.now),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return { reopened: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('reopen failed occurrence', error);

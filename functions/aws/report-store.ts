@@ -23,16 +23,24 @@ export class S3ReportStore implements ReportStore {
     }
   }
 
-  async putIfAbsent(reportKey: string, report: ReportBody, metadata: Record<string, string>, signal?: AbortSignal): Promise<'created' | 'existed'> {
+  async putIfAbsent(
+    reportKey: string,
+    report: ReportBody,
+    metadata: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<'created' | 'existed'> {
     try {
-      await this.client.send(new PutObjectCommand({
-        Bucket: this.bucketName,
-        Key: reportKey,
-        Body: report.body,
-        ContentType: report.contentType,
-        Metadata: metadata,
-        IfNoneMatch: '*',
-      }), { abortSignal: signal });
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucketName,
+          Key: reportKey,
+          Body: report.body,
+          ContentType: report.contentType,
+          Metadata: metadata,
+          IfNoneMatch: '*',
+        }),
+        { abortSignal: signal },
+      );
       return 'created';
     } catch (error) {
       // 412: already committed, maybe by our own earlier request whose response was lost. Never overwrite.

@@ -21,11 +21,13 @@ export class SqsWorkQueue implements WorkQueue {
 
   async hide(receiptHandle: string, seconds: number): Promise<void> {
     try {
-      await this.client.send(new ChangeMessageVisibilityCommand({
-        QueueUrl: this.queueUrl,
-        ReceiptHandle: receiptHandle,
-        VisibilityTimeout: Number.isFinite(seconds) ? Math.min(Math.max(0, Math.ceil(seconds)), 43_200) : 0,
-      }));
+      await this.client.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: this.queueUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: Number.isFinite(seconds) ? Math.min(Math.max(0, Math.ceil(seconds)), 43_200) : 0,
+        }),
+      );
     } catch (error) {
       throw asDependencyError('hide message', error);
     }

@@ -9,5 +9,7 @@ import { ENV, requireEnv } from '../runtime-env';
 import { occurrenceDigestJob } from './occurrence-digest';
 
 export const jobs: Readonly<Record<string, JobDefinition>> = {
-  'occurrence-digest': occurrenceDigestJob(() => new DynamoOccurrenceReader(documentClient(), requireEnv(ENV.tableName))),
+  'occurrence-digest': occurrenceDigestJob(
+    () => new DynamoOccurrenceReader(documentClient(), requireEnv(ENV.tableName)),
+  ),
 };

@@ -2,9 +2,10 @@
  * Sample job: a digest of the previous 24 hours of occurrences across all jobs, as Markdown.
  * It needs no outside data, so a fresh deployment produces a real report on its first run.
  */
+
+import type { OccurrenceReader } from '../aws/occurrence-reader';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
 import type { JobDefinition } from '../protocol/ports';
-import type { OccurrenceReader } from '../aws/occurrence-reader';
 
 export const DIGEST_PERIOD_MS = 24 * 60 * 60 * 1000;
 
@@ -37,22 +38,35 @@ export function renderDigest(rows: readonly Occurrence[], from: string, to: stri
     lines.push('No occurrences were scheduled in this period.');
     return lines.join('\n') + '\n';
   }
-  lines.push(`| job | ${statuses.join(' | ')} | retries | median run (s) |`, `|---|${statuses.map(() => '---:').join('|')}|---:|---:|`);
+  lines.push(
+    `| job | ${statuses.join(' | ')} | retries | median run (s) |`,
+    `|---|${statuses.map(() => '---:').join('|')}|---:|---:|`,
+  );
   for (const job of jobs) {
     const list = byJob.get(job)!;
     const counts = statuses.map((s) => list.filter((o) => o.status === s).length);
     const retries = list.reduce((sum, o) => sum + Math.max(0, o.attempt - 1), 0);
-    lines.push(`| ${job} | ${counts.join(' | ')} | ${retries} | ${formatSeconds(median(list.map(runSeconds).filter(isNumber)))} |`);
+    lines.push(
+      `| ${job} | ${counts.join(' | ')} | ${retries} | ${formatSeconds(median(list.map(runSeconds).filter(isNumber)))} |`,
+    );
   }
   const failed = rows.filter((o) => o.status === OccurrenceStatus.FAILED).sort(byTime);
   if (failed.length > 0) {
     lines.push('', '## Failed', '');
-    for (const o of failed) lines.push(`- ${o.jobId} at ${o.scheduledTime}, after ${o.attempt} attempt(s): ${oneLine(o.lastError ?? '(no error recorded)')}`);
+    for (const o of failed)
+      lines.push(
+        `- ${o.jobId} at ${o.scheduledTime}, after ${o.attempt} attempt(s): ${oneLine(o.lastError ?? '(no error recorded)')}`,
+      );
   }
-  const open = rows.filter((o) => o.status !== OccurrenceStatus.SUCCEEDED && o.status !== OccurrenceStatus.FAILED).sort(byTime);
+  const open = rows
+    .filter((o) => o.status !== OccurrenceStatus.SUCCEEDED && o.status !== OccurrenceStatus.FAILED)
+    .sort(byTime);
   if (open.length > 0) {
     lines.push('', '## Not finished', '');
-    for (const o of open) lines.push(`- ${o.jobId} at ${o.scheduledTime}: ${o.status}, attempt ${o.attempt}${o.nextAttemptAt ? `, next at ${o.nextAttemptAt}` : ''}`);
+    for (const o of open)
+      lines.push(
+        `- ${o.jobId} at ${o.scheduledTime}: ${o.status}, attempt ${o.attempt}${o.nextAttemptAt ? `, next at ${o.nextAttemptAt}` : ''}`,
+      );
   }
   return lines.join('\n') + '\n';
 }
@@ -72,5 +86,6 @@ function median(values: number[]): number | undefined {
 
 const isNumber = (v: number | undefined): v is number => v !== undefined;
 const formatSeconds = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(1));
-const byTime = (a: Occurrence, b: Occurrence) => a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId);
+const byTime = (a: Occurrence, b: Occurrence) =>
+  a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId);
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').replace(/\|/g, '\\|');

@@ -25,7 +25,10 @@ export async function announceReport(deps: AnnounceDeps, changed: Occurrence): P
   // The stream image is the row as it was at the transition; a retried record needs the row as it is now.
   const current = await deps.store.get(changed);
   if (current === undefined || current.status !== OccurrenceStatus.SUCCEEDED || current.reportKey === undefined) {
-    deps.logger.warn('not announcing: the occurrence is not SUCCEEDED with a report', { ...fields, status: current?.status });
+    deps.logger.warn('not announcing: the occurrence is not SUCCEEDED with a report', {
+      ...fields,
+      status: current?.status,
+    });
     return 'not-succeeded';
   }
   if (current.notifiedAt !== undefined) {

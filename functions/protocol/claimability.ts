@@ -2,7 +2,7 @@
  * When an occurrence may be claimed, and what a delivery does when its claim is refused.
  * The DynamoDB adapter encodes `isClaimable` as its condition expression; this is the readable statement of it.
  */
-import { type Occurrence, OccurrenceStatus, TERMINAL_STATUSES, iso } from './occurrence';
+import { iso, type Occurrence, OccurrenceStatus, TERMINAL_STATUSES } from './occurrence';
 
 export function isClaimable(o: Occurrence, now: number, maxAttempts: number): boolean {
   const at = iso(now);
@@ -38,17 +38,31 @@ export function whyRefused(current: Occurrence | undefined, now: number, maxAtte
   if (current === undefined) return { action: 'missing' };
   if (TERMINAL_STATUSES.includes(current.status)) return { action: 'finished' };
   const at = iso(now);
-  if (current.status === OccurrenceStatus.RUNNING && current.leaseExpiresAt !== undefined && current.leaseExpiresAt >= at) {
+  if (
+    current.status === OccurrenceStatus.RUNNING &&
+    current.leaseExpiresAt !== undefined &&
+    current.leaseExpiresAt >= at
+  ) {
     return { action: 'held-elsewhere' };
   }
   if (current.deadlineAt <= at) {
-    return { action: 'exhausted', reason: `deadline ${current.deadlineAt} passed before attempt ${current.attempt + 1} could start` };
+    return {
+      action: 'exhausted',
+      reason: `deadline ${current.deadlineAt} passed before attempt ${current.attempt + 1} could start`,
+    };
   }
   if (current.attempt >= maxAttempts) {
     // Only reachable when the last attempt's worker died without recording its outcome.
-    return { action: 'exhausted', reason: `all ${maxAttempts} attempts used; the last one ended without recording an outcome` };
+    return {
+      action: 'exhausted',
+      reason: `all ${maxAttempts} attempts used; the last one ended without recording an outcome`,
+    };
   }
-  if (current.status === OccurrenceStatus.RETRY_WAIT && current.nextAttemptAt !== undefined && current.nextAttemptAt > at) {
+  if (
+    current.status === OccurrenceStatus.RETRY_WAIT &&
+    current.nextAttemptAt !== undefined &&
+    current.nextAttemptAt > at
+  ) {
     return { action: 'not-due', dueAt: Date.parse(current.nextAttemptAt) };
   }
   if (isClaimable(current, now, maxAttempts)) {

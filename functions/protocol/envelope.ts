@@ -36,34 +36,49 @@ export function decodeScheduleEvent(event: unknown, knownJobs: ReadonlySet<strin
  */
 const notAnObject = (iss: { input: unknown }) => `must be a JSON object, got ${describe(iss.input)}`;
 
-const jobIdSchema = (knownJobs: ReadonlySet<string>) => z
-  .string({ error: (iss) => `jobId must be a non-empty string, got ${describe(iss.input)}` })
-  .check(
+const jobIdSchema = (knownJobs: ReadonlySet<string>) =>
+  z.string({ error: (iss) => `jobId must be a non-empty string, got ${describe(iss.input)}` }).check(
     z.minLength(1, { error: 'jobId must be a non-empty string, got ""', abort: true }),
     z.refine((jobId: string) => knownJobs.has(jobId), {
-      error: (iss) => `jobId ${JSON.stringify(iss.input)} is not one of this function's jobs (it has: ${[...knownJobs].join(', ') || 'none'})`,
+      error: (iss) =>
+        `jobId ${JSON.stringify(iss.input)} is not one of this function's jobs (it has: ${[...knownJobs].join(', ') || 'none'})`,
     }),
   );
 
 /** Normalised to the key format (UTC, whole seconds); see normaliseScheduledTime. */
-const scheduledTimeSchema = z.pipe(z.unknown(), z.transform((value, ctx) => {
-  const time = normaliseScheduledTime(value);
-  if (time.ok) return time.value;
-  ctx.issues.push({ code: 'custom', message: time.error, input: value });
-  return z.NEVER;
-}));
+const scheduledTimeSchema = z.pipe(
+  z.unknown(),
+  z.transform((value, ctx) => {
+    const time = normaliseScheduledTime(value);
+    if (time.ok) return time.value;
+    ctx.issues.push({ code: 'custom', message: time.error, input: value });
+    return z.NEVER;
+  }),
+);
 
 export const scheduleEventSchema = (knownJobs: ReadonlySet<string>) =>
   z.object({ jobId: jobIdSchema(knownJobs), scheduledTime: scheduledTimeSchema }, { error: notAnObject });
 
-export const envelopeSchema = (knownJobs: ReadonlySet<string>) => z.object({
-  v: z.literal(ENVELOPE_VERSION, { error: (iss) => `v must be ${ENVELOPE_VERSION}, got ${describe(iss.input)}` }),
-  jobId: jobIdSchema(knownJobs),
-  scheduledTime: scheduledTimeSchema,
-}, { error: notAnObject });
+export const envelopeSchema = (knownJobs: ReadonlySet<string>) =>
+  z.object(
+    {
+      v: z.literal(ENVELOPE_VERSION, { error: (iss) => `v must be ${ENVELOPE_VERSION}, got ${describe(iss.input)}` }),
+      jobId: jobIdSchema(knownJobs),
+      scheduledTime: scheduledTimeSchema,
+    },
+    { error: notAnObject },
+  );
 
-function parseWith(schema: z.ZodMiniType<{ jobId: string; scheduledTime: string }>, value: unknown, where: string): OccurrenceKey {
+function parseWith(
+  schema: z.ZodMiniType<{ jobId: string; scheduledTime: string }>,
+  value: unknown,
+  where: string,
+): OccurrenceKey {
   const result = schema.safeParse(value);
-  if (!result.success) throw new InvalidInputError(where, result.error.issues.map((issue) => issue.message));
+  if (!result.success)
+    throw new InvalidInputError(
+      where,
+      result.error.issues.map((issue) => issue.message),
+    );
   return { jobId: result.data.jobId, scheduledTime: result.data.scheduledTime };
 }

@@ -21,7 +21,10 @@ export class DependencyError extends Error {
 
 /** The occurrence is no longer held by this lease: another worker claimed it, or it was finished. */
 export class LeaseLostError extends Error {
-  constructor(readonly operation: string, detail: string) {
+  constructor(
+    readonly operation: string,
+    detail: string,
+  ) {
     super(`lease lost at ${operation}: ${detail}`);
     this.name = 'LeaseLostError';
   }
@@ -29,8 +32,13 @@ export class LeaseLostError extends Error {
 
 /** No extend was confirmed in time: the worker gives the lease up before it may have expired. */
 export class LeaseExpiringError extends Error {
-  constructor(readonly confirmedUntil: string, readonly lastError: unknown) {
-    super(`no lease extend confirmed before the safety margin (lease confirmed until ${confirmedUntil}); last extend error: ${messageOf(lastError)}`);
+  constructor(
+    readonly confirmedUntil: string,
+    readonly lastError: unknown,
+  ) {
+    super(
+      `no lease extend confirmed before the safety margin (lease confirmed until ${confirmedUntil}); last extend error: ${messageOf(lastError)}`,
+    );
     this.name = 'LeaseExpiringError';
   }
 }
@@ -45,7 +53,10 @@ export class JobTimeoutError extends Error {
 
 /** An input (schedule event, queue message) that can never be processed as it is. */
 export class InvalidInputError extends Error {
-  constructor(readonly where: string, readonly problems: readonly string[]) {
+  constructor(
+    readonly where: string,
+    readonly problems: readonly string[],
+  ) {
     super(`invalid ${where}: ${problems.join('; ')}`);
     this.name = 'InvalidInputError';
   }

@@ -85,7 +85,9 @@ const RETRY_KEYS: readonly string[] = Object.keys(DEFAULT_RETRY_POLICY);
  */
 export function settingsInputProblems(raw: unknown, where: string, alsoKnown: readonly string[] = []): string[] {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return [`${where}: must be an object of job settings, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`];
+    return [
+      `${where}: must be an object of job settings, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`,
+    ];
   }
   const problems = unknownKeys(raw, [...SETTINGS_KEYS, ...alsoKnown], where);
   const retry = (raw as { retry?: unknown }).retry;
@@ -115,12 +117,14 @@ export function withDefaults(input: JobSettingsInput): JobSettings {
 
 /** A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). */
 export const wholeNumber = (min: number, max: number) => {
-  const error = (iss: { input?: unknown }) => `must be a whole number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
+  const error = (iss: { input?: unknown }) =>
+    `must be a whole number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
   return z.int({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
 };
 
 const aNumber = (min: number, max: number) => {
-  const error = (iss: { input?: unknown }) => `must be a number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
+  const error = (iss: { input?: unknown }) =>
+    `must be a number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
   return z.number({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
 };
 
@@ -132,20 +136,32 @@ const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS
  * deadline must leave a hidden message its 12 h inside the queue's 14-day retention.
  */
 const jobSettingsFields = z.object({
-  id: z.string({ error: (iss) => `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}` })
-    .check(z.regex(JOB_ID, { error: (iss) => `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}` })),
+  id: z
+    .string({
+      error: (iss) =>
+        `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}`,
+    })
+    .check(
+      z.regex(JOB_ID, {
+        error: (iss) =>
+          `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}`,
+      }),
+    ),
   leaseSeconds: wholeNumber(10, LAMBDA_MAX_TIMEOUT_SECONDS),
   heartbeatSeconds: wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
   leaseSafetyMarginSeconds: wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
   timeoutSeconds: wholeNumber(1, MAX_TIMEOUT_SECONDS),
   retentionDays: wholeNumber(1, 3650),
-  retry: z.object({
-    maxAttempts: wholeNumber(1, 100),
-    baseDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS),
-    maxDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS),
-    deadlineSeconds: wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
-    jitter: aNumber(0, 0.9),
-  }, { error: (iss) => `must be an object, got ${JSON.stringify(iss.input)}` }),
+  retry: z.object(
+    {
+      maxAttempts: wholeNumber(1, 100),
+      baseDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS),
+      maxDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS),
+      deadlineSeconds: wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
+      jitter: aNumber(0, 0.9),
+    },
+    { error: (iss) => `must be an object, got ${JSON.stringify(iss.input)}` },
+  ),
 });
 
 /** zod issues as `where.path: message`, in the schema's field order. */
@@ -168,29 +184,44 @@ export function jobSettingsProblems(s: JobSettings, where: string): string[] {
   if (ok('leaseSeconds', 'heartbeatSeconds', 'leaseSafetyMarginSeconds')) {
     // Two heartbeats per lease at the least (the DynamoDB lock client's rule), plus the margin, so that one
     // failed extend is absorbed: the next one still lands before the worker would give the lease up.
-    check(s.heartbeatSeconds * 2 + s.leaseSafetyMarginSeconds < s.leaseSeconds, 'heartbeatSeconds',
+    check(
+      s.heartbeatSeconds * 2 + s.leaseSafetyMarginSeconds < s.leaseSeconds,
+      'heartbeatSeconds',
       `2 x heartbeatSeconds (${s.heartbeatSeconds}) + leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) ` +
-        `must be less than leaseSeconds (${s.leaseSeconds}), or a single failed extend would lose the lease`);
+        `must be less than leaseSeconds (${s.leaseSeconds}), or a single failed extend would lose the lease`,
+    );
   }
   if (ok('retry', 'retry.baseDelaySeconds', 'retry.maxDelaySeconds')) {
-    check(r.maxDelaySeconds >= r.baseDelaySeconds, 'retry.maxDelaySeconds',
-      `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`);
+    check(
+      r.maxDelaySeconds >= r.baseDelaySeconds,
+      'retry.maxDelaySeconds',
+      `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`,
+    );
   }
   if (ok('retry', 'retry.maxDelaySeconds', 'leaseSafetyMarginSeconds')) {
     // A retry's message is hidden for the delay plus the margin (the clock skew workers may have); SQS refuses to
     // hide a message for more than 12 h after it was received, and the run before the hide counts too.
     const limit = SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS;
-    check(r.maxDelaySeconds + s.leaseSafetyMarginSeconds <= limit, 'retry.maxDelaySeconds',
+    check(
+      r.maxDelaySeconds + s.leaseSafetyMarginSeconds <= limit,
+      'retry.maxDelaySeconds',
       `plus leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) must be at most ${limit} (SQS hides a message for at most 12 h), ` +
-        `got ${r.maxDelaySeconds}`);
+        `got ${r.maxDelaySeconds}`,
+    );
   }
   if (ok('retry', 'retry.deadlineSeconds', 'timeoutSeconds')) {
-    check(r.deadlineSeconds >= s.timeoutSeconds, 'retry.deadlineSeconds',
-      `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${r.deadlineSeconds}`);
+    check(
+      r.deadlineSeconds >= s.timeoutSeconds,
+      'retry.deadlineSeconds',
+      `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${r.deadlineSeconds}`,
+    );
   }
   if (ok('retry', 'retry.deadlineSeconds', 'retentionDays')) {
-    check(s.retentionDays * 86_400 > r.deadlineSeconds, 'retentionDays',
-      `rows must outlive the retry deadline (${r.deadlineSeconds} s), got ${s.retentionDays} days`);
+    check(
+      s.retentionDays * 86_400 > r.deadlineSeconds,
+      'retentionDays',
+      `rows must outlive the retry deadline (${r.deadlineSeconds} s), got ${s.retentionDays} days`,
+    );
   }
   return [...fieldProblems, ...problems];
 }
@@ -207,10 +238,16 @@ export function parseJobSettingsList(json: string | undefined, source: string): 
   if (!Array.isArray(parsed)) throw new JobSettingsError([`${source} must be a JSON array of job settings`]);
   const shapeProblems = parsed.flatMap((item, i) => settingsInputProblems(item, `${source}[${i}]`));
   if (shapeProblems.length > 0) throw new JobSettingsError(shapeProblems);
-  return validateJobSettingsList(parsed.map((item) => withDefaults(item as JobSettingsInput)), source);
+  return validateJobSettingsList(
+    parsed.map((item) => withDefaults(item as JobSettingsInput)),
+    source,
+  );
 }
 
-export function validateJobSettingsList(list: readonly JobSettings[], source: string): ReadonlyMap<string, JobSettings> {
+export function validateJobSettingsList(
+  list: readonly JobSettings[],
+  source: string,
+): ReadonlyMap<string, JobSettings> {
   const problems: string[] = [];
   const byId = new Map<string, JobSettings>();
   list.forEach((settings, i) => {

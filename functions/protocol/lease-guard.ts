@@ -70,7 +70,10 @@ export async function runUnderLease<T>(options: GuardOptions<T>): Promise<T> {
   const armSafety = () => {
     clearTimeout(safetyTimer);
     const giveUpAt = confirmedUntil - timing.safetyMarginMs;
-    safetyTimer = setTimeout(() => abort(new LeaseExpiringError(iso(confirmedUntil), lastExtendError)), Math.max(0, giveUpAt - clock.now()));
+    safetyTimer = setTimeout(
+      () => abort(new LeaseExpiringError(iso(confirmedUntil), lastExtendError)),
+      Math.max(0, giveUpAt - clock.now()),
+    );
   };
 
   const scheduleBeat = (delayMs: number) => {
@@ -107,7 +110,10 @@ export async function runUnderLease<T>(options: GuardOptions<T>): Promise<T> {
     }
   };
 
-  const deadlineTimer = setTimeout(() => abort(new JobTimeoutError(iso(options.deadlineAt))), Math.max(0, options.deadlineAt - clock.now()));
+  const deadlineTimer = setTimeout(
+    () => abort(new JobTimeoutError(iso(options.deadlineAt))),
+    Math.max(0, options.deadlineAt - clock.now()),
+  );
   armSafety();
   scheduleBeat(timing.heartbeatMs);
 

@@ -52,9 +52,14 @@ export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
 
 /** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
 export class ReopenedNotEnqueuedError extends Error {
-  constructor(readonly key: OccurrenceKey, override readonly cause: unknown) {
-    super(`the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
-      'run the retry again with --force to enqueue it');
+  constructor(
+    readonly key: OccurrenceKey,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
+        'run the retry again with --force to enqueue it',
+    );
     this.name = 'ReopenedNotEnqueuedError';
   }
 }
@@ -71,7 +76,12 @@ export type ManualRetryResult =
   | { readonly outcome: 'reopened'; readonly previous: Occurrence; readonly deadlineAt: string }
   /** Forced: one more message for a row that was left as it was. */
   | { readonly outcome: 'enqueued'; readonly status: OccurrenceStatus; readonly note: string }
-  | { readonly outcome: 'refused'; readonly reason: string; readonly status?: OccurrenceStatus; readonly forceWouldEnqueue: boolean };
+  | {
+      readonly outcome: 'refused';
+      readonly reason: string;
+      readonly status?: OccurrenceStatus;
+      readonly forceWouldEnqueue: boolean;
+    };
 
 export type RetryDecision =
   | { readonly action: 'reopen' }
@@ -81,12 +91,16 @@ export type RetryDecision =
 /** The rule above, for one row as read at `now`. */
 export function decideRetry(row: Occurrence, now: number, force: boolean): RetryDecision {
   const at = iso(now);
-  const whenLost = 'Use --force to enqueue one more message (the row is left as it is; a second message is harmless because claims are conditional).';
-  const pastDeadline = row.deadlineAt <= at
-    ? ` Its deadline ${row.deadlineAt} has passed, so the worker will record it FAILED (or adopt a committed report); then retry it as FAILED.`
-    : '';
+  const whenLost =
+    'Use --force to enqueue one more message (the row is left as it is; a second message is harmless because claims are conditional).';
+  const pastDeadline =
+    row.deadlineAt <= at
+      ? ` Its deadline ${row.deadlineAt} has passed, so the worker will record it FAILED (or adopt a committed report); then retry it as FAILED.`
+      : '';
   const refuseOrEnqueue = (reason: string, note: string): RetryDecision =>
-    force ? { action: 'enqueue', note: note + pastDeadline } : { action: 'refuse', reason: `${reason} ${whenLost}`, forceWouldEnqueue: true };
+    force
+      ? { action: 'enqueue', note: note + pastDeadline }
+      : { action: 'refuse', reason: `${reason} ${whenLost}`, forceWouldEnqueue: true };
   switch (row.status) {
     case OccurrenceStatus.FAILED:
       return { action: 'reopen' };
@@ -94,7 +108,8 @@ export function decideRetry(row: Occurrence, now: number, force: boolean): Retry
       return {
         action: 'refuse',
         forceWouldEnqueue: false,
-        reason: `it SUCCEEDED${row.reportKey ? ` and its report is at ${row.reportKey}` : ''}. Not even with --force: the report ` +
+        reason:
+          `it SUCCEEDED${row.reportKey ? ` and its report is at ${row.reportKey}` : ''}. Not even with --force: the report ` +
           'is write-once, so a new attempt would adopt it instead of running the job, and announce the occurrence again.',
       };
     case OccurrenceStatus.RUNNING:
@@ -102,7 +117,8 @@ export function decideRetry(row: Occurrence, now: number, force: boolean): Retry
         return {
           action: 'refuse',
           forceWouldEnqueue: false,
-          reason: `it is RUNNING: ${row.leaseOwner ?? 'a worker'} holds its lease until ${row.leaseExpiresAt ?? '(no expiry recorded)'}. ` +
+          reason:
+            `it is RUNNING: ${row.leaseOwner ?? 'a worker'} holds its lease until ${row.leaseExpiresAt ?? '(no expiry recorded)'}. ` +
             'Not even with --force: if that worker dies, its message comes back and another worker takes over when the lease expires.',
         };
       }
@@ -117,7 +133,8 @@ export function decideRetry(row: Occurrence, now: number, force: boolean): Retry
         return {
           action: 'refuse',
           forceWouldEnqueue: false,
-          reason: `it is RETRY_WAIT: attempt ${row.attempt} failed and the next one is due at ${row.nextAttemptAt}; its message waits ` +
+          reason:
+            `it is RETRY_WAIT: attempt ${row.attempt} failed and the next one is due at ${row.nextAttemptAt}; its message waits ` +
             'hidden in the queue until then. Not even with --force before then: a second message would be dropped as a copy of it. ' +
             'If that message was lost, retry --force once the retry is due, or let the reconciler re-enqueue it.',
         };
@@ -128,25 +145,42 @@ export function decideRetry(row: Occurrence, now: number, force: boolean): Retry
       );
     case OccurrenceStatus.PENDING:
       return refuseOrEnqueue(
-        'it is PENDING: recorded and enqueued, not claimed yet. If the trigger could not enqueue it (its event is in the trigger\'s DLQ), the row stays PENDING.',
+        "it is PENDING: recorded and enqueued, not claimed yet. If the trigger could not enqueue it (its event is in the trigger's DLQ), the row stays PENDING.",
         'the first worker to receive a message for it claims it.',
       );
     default:
-      return { action: 'refuse', forceWouldEnqueue: false, reason: `its status ${JSON.stringify(row.status)} is not one this protocol writes` };
+      return {
+        action: 'refuse',
+        forceWouldEnqueue: false,
+        reason: `its status ${JSON.stringify(row.status)} is not one this protocol writes`,
+      };
   }
 }
 
-export async function retryOccurrence(deps: ManualRetryDeps, key: OccurrenceKey, options: { force: boolean }): Promise<ManualRetryResult> {
+export async function retryOccurrence(
+  deps: ManualRetryDeps,
+  key: OccurrenceKey,
+  options: { force: boolean },
+): Promise<ManualRetryResult> {
   const settings = deps.jobs.get(key.jobId);
   if (settings === undefined) {
-    return { outcome: 'refused', forceWouldEnqueue: false, reason: `job ${JSON.stringify(key.jobId)} is not one of the configured jobs (${[...deps.jobs.keys()].join(', ')})` };
+    return {
+      outcome: 'refused',
+      forceWouldEnqueue: false,
+      reason: `job ${JSON.stringify(key.jobId)} is not one of the configured jobs (${[...deps.jobs.keys()].join(', ')})`,
+    };
   }
   const row = await deps.store.get(key);
   if (row === undefined) return { outcome: 'refused', forceWouldEnqueue: false, reason: 'there is no such occurrence' };
   const now = deps.clock.now();
   const decision = decideRetry(row, now, options.force);
   if (decision.action === 'refuse') {
-    return { outcome: 'refused', reason: decision.reason, status: row.status, forceWouldEnqueue: decision.forceWouldEnqueue };
+    return {
+      outcome: 'refused',
+      reason: decision.reason,
+      status: row.status,
+      forceWouldEnqueue: decision.forceWouldEnqueue,
+    };
   }
   if (decision.action === 'enqueue') {
     await deps.queue.send(encodeEnvelope(key));

@@ -96,7 +96,10 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
   if (typeof input !== 'string') return { ok: false, error: `scheduledTime must be a string, got ${describe(input)}` };
   const match = SCHEDULED_TIME.exec(input);
   if (!match) {
-    return { ok: false, error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${JSON.stringify(input)}` };
+    return {
+      ok: false,
+      error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${JSON.stringify(input)}`,
+    };
   }
   const fraction = match[7];
   if (fraction && !/^\.0+$/.test(fraction)) {

@@ -31,7 +31,9 @@ export interface ClaimRequest {
 }
 
 /** On success the row after the claim; otherwise the row that refused it (undefined when there is none). */
-export type ClaimResult = { claimed: true; occurrence: Occurrence } | { claimed: false; current: Occurrence | undefined };
+export type ClaimResult =
+  | { claimed: true; occurrence: Occurrence }
+  | { claimed: false; current: Occurrence | undefined };
 
 export interface Lease {
   readonly key: OccurrenceKey;
@@ -109,7 +111,12 @@ export interface ReportBody {
 export interface ReportStore {
   exists(reportKey: string): Promise<boolean>;
   /** Write once: 'existed' when an object is already at the key (If-None-Match: * answered 412). */
-  putIfAbsent(reportKey: string, report: ReportBody, metadata: Record<string, string>, signal?: AbortSignal): Promise<'created' | 'existed'>;
+  putIfAbsent(
+    reportKey: string,
+    report: ReportBody,
+    metadata: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<'created' | 'existed'>;
 }
 
 export interface WorkQueue {

@@ -14,9 +14,19 @@ import { decodeEnvelope } from './envelope';
 import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { runUnderLease } from './lease-guard';
-import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
 import { MetricName } from './metric-names';
-import { type Clock, type JobDefinition, type Lease, type Logger, type Metrics, noMetrics, type OccurrenceStore, type ReportStore, type WorkQueue } from './ports';
+import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
+import {
+  type Clock,
+  type JobDefinition,
+  type Lease,
+  type Logger,
+  type Metrics,
+  noMetrics,
+  type OccurrenceStore,
+  type ReportStore,
+  type WorkQueue,
+} from './ports';
 import { decideRetry } from './retry-policy';
 import { withTransientRetries } from './transient-retry';
 
@@ -69,14 +79,24 @@ export interface DeliveryOutcome {
 }
 
 const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
-  'succeeded', 'adopted-committed-report', 'already-finished', 'held-elsewhere', 'duplicate-of-waiting-retry', 'failed', 'lease-lost',
+  'succeeded',
+  'adopted-committed-report',
+  'already-finished',
+  'held-elsewhere',
+  'duplicate-of-waiting-retry',
+  'failed',
+  'lease-lost',
 ]);
 const outcome = (result: DeliveryResult): DeliveryOutcome => ({ ack: ACK_RESULTS.has(result), result });
 
 /**
  * @param mustFinishBy epoch ms by which the outcome must be recorded (the Lambda's deadline less a reserve).
  */
-export async function processDelivery(deps: WorkerDeps, delivery: Delivery, mustFinishBy: number): Promise<DeliveryOutcome> {
+export async function processDelivery(
+  deps: WorkerDeps,
+  delivery: Delivery,
+  mustFinishBy: number,
+): Promise<DeliveryOutcome> {
   const { logger } = deps;
   let key;
   try {
@@ -89,7 +109,11 @@ export async function processDelivery(deps: WorkerDeps, delivery: Delivery, must
   }
   const job = deps.jobs.get(key.jobId)!;
   const { settings } = job;
-  const log = childLogger(logger, { jobId: key.jobId, scheduledTime: key.scheduledTime, messageId: delivery.messageId });
+  const log = childLogger(logger, {
+    jobId: key.jobId,
+    scheduledTime: key.scheduledTime,
+    messageId: delivery.messageId,
+  });
 
   const now = deps.clock.now();
   const leaseId = deps.newLeaseId();
@@ -147,10 +171,14 @@ async function runClaimedAttempt(
     await completeWithRetries(deps, lease, reportKey);
   } catch (error) {
     if (error instanceof LeaseLostError) {
-      attemptLog.warn('lease lost before complete; the report stays committed for the next holder to adopt', { reportKey });
+      attemptLog.warn('lease lost before complete; the report stays committed for the next holder to adopt', {
+        reportKey,
+      });
       return outcome('lease-lost');
     }
-    attemptLog.error('could not record SUCCEEDED; the redelivery will adopt the committed report', { error: messageOf(error) });
+    attemptLog.error('could not record SUCCEEDED; the redelivery will adopt the committed report', {
+      error: messageOf(error),
+    });
     return outcome('outcome-not-recorded');
   }
   attemptLog.info('occurrence SUCCEEDED', { reportKey, result });
@@ -160,9 +188,9 @@ async function runClaimedAttempt(
 const metricsOf = (deps: WorkerDeps): Metrics => deps.metrics ?? noMetrics;
 
 const OUTCOME_METRIC: Partial<Record<DeliveryResult, MetricName>> = {
-  'succeeded': MetricName.OccurrencesSucceeded,
+  succeeded: MetricName.OccurrencesSucceeded,
   'adopted-committed-report': MetricName.OccurrencesSucceeded,
-  'failed': MetricName.OccurrencesFailed,
+  failed: MetricName.OccurrencesFailed,
   'lease-lost': MetricName.LeasesLost,
   'retry-scheduled': MetricName.RetriesScheduled,
 };
@@ -195,7 +223,9 @@ async function onRefusedClaim(
       log.info('occurrence already finished; nothing to run', { status: current?.status });
       return outcome('already-finished');
     case 'held-elsewhere':
-      log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', { leaseOwner: current?.leaseOwner });
+      log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', {
+        leaseOwner: current?.leaseOwner,
+      });
       return outcome('held-elsewhere');
     case 'not-due': {
       if (current?.retryMessageId !== undefined && current.retryMessageId !== delivery.messageId) {
@@ -265,12 +295,18 @@ async function runAttempt(
       const report = await job.definition.run(occurrence, { signal, logger: log });
       signal.throwIfAborted();
       const written = await withTransientRetries(
-        () => deps.reports.putIfAbsent(reportKey, report, {
-          'job-id': occurrence.jobId,
-          'scheduled-time': occurrence.scheduledTime,
-          attempt: String(occurrence.attempt),
-          'lease-id': lease.leaseId,
-        }, signal),
+        () =>
+          deps.reports.putIfAbsent(
+            reportKey,
+            report,
+            {
+              'job-id': occurrence.jobId,
+              'scheduled-time': occurrence.scheduledTime,
+              attempt: String(occurrence.attempt),
+              'lease-id': lease.leaseId,
+            },
+            signal,
+          ),
         { attempts: 4, firstDelayMs: 200, signal },
       );
       // 'existed': our own earlier write whose response was lost, or a previous attempt's. Either way it is the
@@ -329,14 +365,21 @@ async function recordFailedAttempt(
   // worker whose clock is behind would otherwise receive the retry "early", hide it again and spend one more of the
   // message's receives (its redrive limit is maxAttempts + 5) for every attempt.
   const seconds = hideSecondsUntil(decision.nextAttemptAt + settings.leaseSafetyMarginSeconds * 1000, deps.clock.now());
-  log.warn('attempt failed; retry scheduled', { error: lastError, nextAttemptAt: iso(decision.nextAttemptAt), seconds });
+  log.warn('attempt failed; retry scheduled', {
+    error: lastError,
+    nextAttemptAt: iso(decision.nextAttemptAt),
+    seconds,
+  });
   await hideQuietly(deps, delivery, seconds);
   return outcome('retry-scheduled');
 }
 
 /** Record SUCCEEDED under the lease; a transient failure is retried (a lost response counts as done, see the store). */
 function completeWithRetries(deps: WorkerDeps, lease: Lease, reportKey: string): Promise<void> {
-  return withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), { attempts: 3, firstDelayMs: 200 });
+  return withTransientRetries(() => deps.store.complete(lease, reportKey, deps.clock.now()), {
+    attempts: 3,
+    firstDelayMs: 200,
+  });
 }
 
 /** Whether the occurrence's report is in S3; a transient failure of the look-up is retried like any other call. */

@@ -14,7 +14,7 @@
  * the stream notifier has stopped retrying by then and the two never publish the same announcement at different
  * times; the deduplication id covers a reconciler run that overlaps its own retry.
  */
-import { announceReport, type AnnounceDeps } from './announce-report';
+import { type AnnounceDeps, announceReport } from './announce-report';
 import { messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { MetricName } from './metric-names';
@@ -77,7 +77,11 @@ export interface ReconcileReport {
 
 /** Why this row needs a message, or undefined when it does not (not stuck, or not stuck for long enough). */
 export function stuckReason(o: Occurrence, now: number, stuckAfterSeconds: number): StuckReason | undefined {
-  if (o.status !== OccurrenceStatus.PENDING && o.status !== OccurrenceStatus.RUNNING && o.status !== OccurrenceStatus.RETRY_WAIT) {
+  if (
+    o.status !== OccurrenceStatus.PENDING &&
+    o.status !== OccurrenceStatus.RUNNING &&
+    o.status !== OccurrenceStatus.RETRY_WAIT
+  ) {
     return undefined;
   }
   const since = stuckSince(o);
@@ -141,7 +145,10 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
       if (!deps.jobs.has(row.jobId)) {
         // The worker would reject the message (unknown job) and it would end in the DLQ: leave the row, say so.
         skipped++;
-        logger.warn('reconciler skipped a stuck occurrence of a job this deployment does not run', { ...fieldsOf(row), reason });
+        logger.warn('reconciler skipped a stuck occurrence of a job this deployment does not run', {
+          ...fieldsOf(row),
+          reason,
+        });
         continue;
       }
       if (!room()) break;
@@ -149,17 +156,33 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
         const result = await requeueOccurrence(deps, row, stuckBefore);
         if (result === 'changed-meanwhile') {
           changedMeanwhile++;
-          logger.info('stuck occurrence changed before the reconciler could re-enqueue it; left alone', { ...fieldsOf(row), reason });
+          logger.info('stuck occurrence changed before the reconciler could re-enqueue it; left alone', {
+            ...fieldsOf(row),
+            reason,
+          });
           continue;
         }
-        fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action: 'requeued', reason });
+        fixed.push({
+          jobId: row.jobId,
+          scheduledTime: row.scheduledTime,
+          status: row.status,
+          action: 'requeued',
+          reason,
+        });
         metrics.add(MetricName.OccurrencesRequeued, 1, row.jobId);
         logger.warn('reconciler re-enqueued a stuck occurrence', {
-          ...fieldsOf(row), reason, stuckSince: iso(stuckSince(row)!), requeueCount: (row.requeueCount ?? 0) + 1,
+          ...fieldsOf(row),
+          reason,
+          stuckSince: iso(stuckSince(row)!),
+          requeueCount: (row.requeueCount ?? 0) + 1,
         });
       } catch (error) {
         errors++;
-        logger.error('reconciler could not re-enqueue a stuck occurrence', { ...fieldsOf(row), reason, error: messageOf(error) });
+        logger.error('reconciler could not re-enqueue a stuck occurrence', {
+          ...fieldsOf(row),
+          reason,
+          error: messageOf(error),
+        });
       }
     }
   }
@@ -174,9 +197,18 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     try {
       const result = await announceReport(deps.announce, row);
       if (result !== 'announced') continue;
-      fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action: 'announced', reason: 'never-announced' });
+      fixed.push({
+        jobId: row.jobId,
+        scheduledTime: row.scheduledTime,
+        status: row.status,
+        action: 'announced',
+        reason: 'never-announced',
+      });
       metrics.add(MetricName.ReportsReannounced, 1, row.jobId);
-      logger.warn('reconciler announced a report the notifier never recorded as announced', { ...fieldsOf(row), succeededAt: row.succeededAt });
+      logger.warn('reconciler announced a report the notifier never recorded as announced', {
+        ...fieldsOf(row),
+        succeededAt: row.succeededAt,
+      });
     } catch (error) {
       errors++;
       logger.error('reconciler could not announce a report', { ...fieldsOf(row), error: messageOf(error) });
@@ -185,27 +217,43 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
 
   const report = { examined, fixed, changedMeanwhile, skipped, errors, truncated };
   logger.info('reconcile done', {
-    examined, fixed: fixed.length, requeued: fixed.filter((f) => f.action === 'requeued').length,
-    announced: fixed.filter((f) => f.action === 'announced').length, changedMeanwhile, skipped, errors, truncated,
+    examined,
+    fixed: fixed.length,
+    requeued: fixed.filter((f) => f.action === 'requeued').length,
+    announced: fixed.filter((f) => f.action === 'announced').length,
+    changedMeanwhile,
+    skipped,
+    errors,
+    truncated,
   });
   return report;
 }
 
-const fieldsOf = (o: Occurrence) => ({ jobId: o.jobId, scheduledTime: o.scheduledTime, status: o.status, attempt: o.attempt });
+const fieldsOf = (o: Occurrence) => ({
+  jobId: o.jobId,
+  scheduledTime: o.scheduledTime,
+  status: o.status,
+  attempt: o.attempt,
+});
 
 /** Checks the thresholds the stack hands the reconciler; every problem names its field. */
 export function reconcileThresholdProblems(value: unknown, where: string): string[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${where}: must be an object of reconcile thresholds`];
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return [`${where}: must be an object of reconcile thresholds`];
   const t = value as Record<string, unknown>;
   const problems: string[] = [];
   const known = ['stuckAfterSeconds', 'unannouncedAfterSeconds', 'lookbackSeconds', 'maxFixesPerRun'];
-  for (const key of Object.keys(t)) if (!known.includes(key)) problems.push(`${where}.${key}: unknown field (known: ${known.join(', ')})`);
+  for (const key of Object.keys(t))
+    if (!known.includes(key)) problems.push(`${where}.${key}: unknown field (known: ${known.join(', ')})`);
   for (const key of known) {
     const v = t[key];
-    if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1)) problems.push(`${where}.${key}: must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1))
+      problems.push(`${where}.${key}: must be a whole number of at least 1, got ${JSON.stringify(v)}`);
   }
   if (problems.length === 0 && (t.lookbackSeconds as number) <= (t.unannouncedAfterSeconds as number)) {
-    problems.push(`${where}.lookbackSeconds: must exceed unannouncedAfterSeconds (${String(t.unannouncedAfterSeconds)}), or no unannounced report is ever looked at`);
+    problems.push(
+      `${where}.lookbackSeconds: must exceed unannouncedAfterSeconds (${String(t.unannouncedAfterSeconds)}), or no unannounced report is ever looked at`,
+    );
   }
   return problems;
 }

@@ -8,8 +8,8 @@
  */
 import { decodeScheduleEvent, encodeEnvelope } from './envelope';
 import type { JobSettings } from './job-settings';
-import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
 import { MetricName } from './metric-names';
+import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './ports';
 
 export interface TriggerDeps {
@@ -35,7 +35,11 @@ export interface RecordOptions {
 }
 
 /** Throws InvalidInputError (nothing written) for an unknown job or a malformed time. */
-export async function recordOccurrence(deps: TriggerDeps, event: unknown, options: RecordOptions = {}): Promise<TriggerResult> {
+export async function recordOccurrence(
+  deps: TriggerDeps,
+  event: unknown,
+  options: RecordOptions = {},
+): Promise<TriggerResult> {
   const key = decodeScheduleEvent(event, new Set(deps.jobs.keys()));
   const settings = deps.jobs.get(key.jobId)!;
   const now = deps.clock.now();
@@ -63,6 +67,9 @@ export async function recordOccurrence(deps: TriggerDeps, event: unknown, option
     deps.logger.info('occurrence recorded and enqueued', fields);
     return 'recorded';
   }
-  deps.logger.info('occurrence was already recorded but not claimed yet; enqueued again in case the first trigger died before enqueueing', fields);
+  deps.logger.info(
+    'occurrence was already recorded but not claimed yet; enqueued again in case the first trigger died before enqueueing',
+    fields,
+  );
   return 'pending-re-enqueued';
 }

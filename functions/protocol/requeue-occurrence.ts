@@ -31,7 +31,11 @@ export interface RequeueDeps {
 const requeueIdOf = (deps: RequeueDeps): string => (deps.newRequeueId ?? randomUUID)();
 
 /** The statuses a re-enqueue can help: a message lets a worker claim (or, when exhausted, close) the occurrence. */
-export const REQUEUEABLE_STATUSES = [OccurrenceStatus.PENDING, OccurrenceStatus.RUNNING, OccurrenceStatus.RETRY_WAIT] as const;
+export const REQUEUEABLE_STATUSES = [
+  OccurrenceStatus.PENDING,
+  OccurrenceStatus.RUNNING,
+  OccurrenceStatus.RETRY_WAIT,
+] as const;
 export type RequeueableStatus = (typeof REQUEUEABLE_STATUSES)[number];
 
 /** The attribute that says since when a row in this status has waited for a worker. */
@@ -65,16 +69,27 @@ export type RequeueResult = 'requeued' | 'changed-meanwhile';
  * @param observed the row as read (e.g. from the status index)
  * @param stuckBefore epoch ms: the row must have been stuck since before this, or nothing is done
  */
-export async function requeueOccurrence(deps: RequeueDeps, observed: Occurrence, stuckBefore: number): Promise<RequeueResult> {
+export async function requeueOccurrence(
+  deps: RequeueDeps,
+  observed: Occurrence,
+  stuckBefore: number,
+): Promise<RequeueResult> {
   if (!isRequeueable(observed.status)) {
-    throw new Error(`cannot re-enqueue a ${observed.status} occurrence (${observed.jobId} ${observed.scheduledTime}): ` +
-      `only ${REQUEUEABLE_STATUSES.join(', ')} rows wait for a worker`);
+    throw new Error(
+      `cannot re-enqueue a ${observed.status} occurrence (${observed.jobId} ${observed.scheduledTime}): ` +
+        `only ${REQUEUEABLE_STATUSES.join(', ')} rows wait for a worker`,
+    );
   }
-  const marked = await deps.store.markRequeued(observed, {
-    status: observed.status,
-    attempt: observed.attempt,
-    stuckBefore,
-  }, deps.clock.now(), requeueIdOf(deps));
+  const marked = await deps.store.markRequeued(
+    observed,
+    {
+      status: observed.status,
+      attempt: observed.attempt,
+      stuckBefore,
+    },
+    deps.clock.now(),
+    requeueIdOf(deps),
+  );
   if (!marked) return 'changed-meanwhile';
   await deps.queue.send(encodeEnvelope(observed));
   return 'requeued';

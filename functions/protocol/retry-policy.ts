@@ -15,9 +15,7 @@ export function retryDelayMs(policy: RetryPolicy, failedAttempt: number, random:
  */
 export const SQS_ARRIVAL_SLACK_MS = 2_000;
 
-export type RetryDecision =
-  | { retry: true; nextAttemptAt: number; delayMs: number }
-  | { retry: false; reason: string };
+export type RetryDecision = { retry: true; nextAttemptAt: number; delayMs: number } | { retry: false; reason: string };
 
 export function decideRetry(args: {
   policy: RetryPolicy;
@@ -35,7 +33,10 @@ export function decideRetry(args: {
   const delayMs = retryDelayMs(policy, failedAttempt, random);
   const nextAttemptAt = now + delayMs;
   if (nextAttemptAt + (args.hiddenPastDueMs ?? 0) + SQS_ARRIVAL_SLACK_MS >= deadlineAt) {
-    return { retry: false, reason: `the next attempt (in ${Math.ceil(delayMs / 1000)} s) would start after the deadline ${new Date(deadlineAt).toISOString()}` };
+    return {
+      retry: false,
+      reason: `the next attempt (in ${Math.ceil(delayMs / 1000)} s) would start after the deadline ${new Date(deadlineAt).toISOString()}`,
+    };
   }
   return { retry: true, nextAttemptAt, delayMs };
 }

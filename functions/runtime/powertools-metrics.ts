@@ -4,7 +4,7 @@
  * dimensions set on it, because a worker batch records for several jobs at once in one process.
  * The namespace comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets (lib/scheduled-jobs.ts).
  */
-import { Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit, Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
 import { METRIC_UNITS, METRICS_SERVICE, type MetricName } from '../protocol/metric-names';
 import type { Metrics } from '../protocol/ports';
 

@@ -37,22 +37,30 @@ export function useEmulator(endpoint: string, env: NodeJS.ProcessEnv = process.e
  */
 export function serializeEmulatorRequests(client: { middlewareStack: { add: (...args: never[]) => void } }): void {
   const stack = client.middlewareStack as unknown as {
-    add(middleware: (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>, options: object): void;
+    add(
+      middleware: (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>,
+      options: object,
+    ): void;
   };
-  stack.add((next) => async (args) => {
-    const release = await acquireEmulatorLock();
-    try {
-      return await next(args);
-    } finally {
-      release();
-    }
-  }, { step: 'deserialize', name: 'serializeEmulatorRequests', override: true });
+  stack.add(
+    (next) => async (args) => {
+      const release = await acquireEmulatorLock();
+      try {
+        return await next(args);
+      } finally {
+        release();
+      }
+    },
+    { step: 'deserialize', name: 'serializeEmulatorRequests', override: true },
+  );
 }
 
 let lockTail: Promise<void> = Promise.resolve();
 function acquireEmulatorLock(): Promise<() => void> {
   let release!: () => void;
-  const held = new Promise<void>((resolve) => { release = resolve; });
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const acquired = lockTail.then(() => release);
   lockTail = lockTail.then(() => held);
   return acquired;
@@ -106,29 +114,38 @@ export interface ResourceOptions {
 
 export async function createResources(clients: LocalClients, options: ResourceOptions): Promise<LocalResources> {
   const tableName = 'occurrences';
-  const table = await clients.dynamo.send(new CreateTableCommand({
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [OCCURRENCE_TABLE.partitionKey, OCCURRENCE_TABLE.sortKey, OCCURRENCE_TABLE.statusIndex.partitionKey]
-      .map((name) => ({ AttributeName: name, AttributeType: OCCURRENCE_TABLE.keyType })),
-    KeySchema: [
-      { AttributeName: OCCURRENCE_TABLE.partitionKey, KeyType: 'HASH' },
-      { AttributeName: OCCURRENCE_TABLE.sortKey, KeyType: 'RANGE' },
-    ],
-    GlobalSecondaryIndexes: [{
-      IndexName: OCCURRENCE_TABLE.statusIndex.name,
+  const table = await clients.dynamo.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        OCCURRENCE_TABLE.partitionKey,
+        OCCURRENCE_TABLE.sortKey,
+        OCCURRENCE_TABLE.statusIndex.partitionKey,
+      ].map((name) => ({ AttributeName: name, AttributeType: OCCURRENCE_TABLE.keyType })),
       KeySchema: [
-        { AttributeName: OCCURRENCE_TABLE.statusIndex.partitionKey, KeyType: 'HASH' },
-        { AttributeName: OCCURRENCE_TABLE.statusIndex.sortKey, KeyType: 'RANGE' },
+        { AttributeName: OCCURRENCE_TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: OCCURRENCE_TABLE.sortKey, KeyType: 'RANGE' },
       ],
-      Projection: { ProjectionType: 'ALL' },
-    }],
-    StreamSpecification: { StreamEnabled: true, StreamViewType: OCCURRENCE_TABLE.streamViewType },
-  }));
-  await clients.dynamo.send(new UpdateTimeToLiveCommand({
-    TableName: tableName,
-    TimeToLiveSpecification: { AttributeName: OCCURRENCE_TABLE.ttlAttribute, Enabled: true },
-  }));
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: OCCURRENCE_TABLE.statusIndex.name,
+          KeySchema: [
+            { AttributeName: OCCURRENCE_TABLE.statusIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: OCCURRENCE_TABLE.statusIndex.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+      StreamSpecification: { StreamEnabled: true, StreamViewType: OCCURRENCE_TABLE.streamViewType },
+    }),
+  );
+  await clients.dynamo.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: OCCURRENCE_TABLE.ttlAttribute, Enabled: true },
+    }),
+  );
 
   const dlq = await createQueue(clients.sqs, 'job-dlq', {});
   const limits = options.limits;
@@ -141,18 +158,25 @@ export async function createResources(clients: LocalClients, options: ResourceOp
   const bucketName = 'reports';
   await clients.s3.send(new CreateBucketCommand({ Bucket: bucketName }));
 
-  const topic = await clients.sns.send(new CreateTopicCommand({
-    Name: 'report-ready.fifo',
-    Attributes: { FifoTopic: 'true', ContentBasedDeduplication: 'false' },
-  }));
+  const topic = await clients.sns.send(
+    new CreateTopicCommand({
+      Name: 'report-ready.fifo',
+      Attributes: { FifoTopic: 'true', ContentBasedDeduplication: 'false' },
+    }),
+  );
   const readyQueue = await createQueue(clients.sqs, 'report-ready.fifo', { FifoQueue: 'true' });
-  await clients.sns.send(new SubscribeCommand({
-    TopicArn: topic.TopicArn, Protocol: 'sqs', Endpoint: readyQueue.arn, Attributes: { RawMessageDelivery: 'true' },
-  }));
+  await clients.sns.send(
+    new SubscribeCommand({
+      TopicArn: topic.TopicArn,
+      Protocol: 'sqs',
+      Endpoint: readyQueue.arn,
+      Attributes: { RawMessageDelivery: 'true' },
+    }),
+  );
 
   return {
     tableName,
-    streamArn: required(table.TableDescription?.LatestStreamArn, 'the table\'s stream ARN'),
+    streamArn: required(table.TableDescription?.LatestStreamArn, "the table's stream ARN"),
     jobQueueUrl: jobQueue.url,
     jobQueueArn: jobQueue.arn,
     jobDeadLetterQueueUrl: dlq.url,
@@ -174,11 +198,17 @@ export function functionEnv(resources: LocalResources, jobSettingsJson: string):
   };
 }
 
-async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<{ url: string; arn: string }> {
-  const created = await sqs.send(new CreateQueueCommand({
-    QueueName: name,
-    Attributes: { MessageRetentionPeriod: String(QUEUE_RETENTION_SECONDS), ...attributes },
-  }));
+async function createQueue(
+  sqs: SQSClient,
+  name: string,
+  attributes: Record<string, string>,
+): Promise<{ url: string; arn: string }> {
+  const created = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: { MessageRetentionPeriod: String(QUEUE_RETENTION_SECONDS), ...attributes },
+    }),
+  );
   const url = required(created.QueueUrl, `the URL of queue ${name}`);
   const described = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
   return { url, arn: required(described.Attributes?.QueueArn, `the ARN of queue ${name}`) };

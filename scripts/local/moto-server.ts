@@ -44,14 +44,15 @@ export function ensureMotoServer(
   if (existsSync(venvMoto)) return venvMoto;
   log(`moto_server is not on the PATH; installing ${MOTO_PIN} into ${venvDir} ...`);
   const venv = spawnSync('python3', ['-m', 'venv', venvDir], { stdio: 'inherit', env });
-  const pip = venv.status === 0
-    ? spawnSync(path.join(venvDir, 'bin', 'pip'), ['install', '--quiet', MOTO_PIN], { stdio: 'inherit', env })
-    : undefined;
+  const pip =
+    venv.status === 0
+      ? spawnSync(path.join(venvDir, 'bin', 'pip'), ['install', '--quiet', MOTO_PIN], { stdio: 'inherit', env })
+      : undefined;
   if (pip?.status === 0 && existsSync(venvMoto)) return venvMoto;
   throw new MotoUnavailableError(
     'The local run and the integration tests need moto_server (an AWS emulator), and it could not be installed.\n' +
-    `Install it with Python 3 and pip:  pip install "${MOTO_PIN}"  (so that moto_server is on the PATH),\n` +
-    `or let this project make its own venv once PyPI is reachable:  python3 -m venv .venv && .venv/bin/pip install "${MOTO_PIN}"`,
+      `Install it with Python 3 and pip:  pip install "${MOTO_PIN}"  (so that moto_server is on the PATH),\n` +
+      `or let this project make its own venv once PyPI is reachable:  python3 -m venv .venv && .venv/bin/pip install "${MOTO_PIN}"`,
   );
 }
 
@@ -61,8 +62,12 @@ export async function startMotoServer(options: { log?: (line: string) => void } 
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawn(command, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
-  const stopOnExit = (): void => { child.kill('SIGKILL'); };
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const stopOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
   process.once('exit', stopOnExit);
   const signals = stopOnSignals(child);
   try {
@@ -96,13 +101,18 @@ function stopOnSignals(child: ChildProcess): { remove(): void } {
     process.once(signal, handler);
     return [signal, handler] as const;
   });
-  return { remove: () => { for (const [signal, handler] of handlers) process.removeListener(signal, handler); } };
+  return {
+    remove: () => {
+      for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+    },
+  };
 }
 
 async function waitUntilReady(endpoint: string, child: ChildProcess, stderr: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited with code ${child.exitCode} at start:\n${stderr()}`);
+    if (child.exitCode !== null)
+      throw new Error(`moto_server exited with code ${child.exitCode} at start:\n${stderr()}`);
     try {
       const response = await fetch(`${endpoint}/moto-api/data.json`);
       if (response.ok) return;
@@ -130,7 +140,9 @@ function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -139,7 +151,11 @@ function freePort(): Promise<number> {
 if (require.main === module) {
   try {
     const command = ensureMotoServer((line) => console.log(line));
-    const version = spawnSync(command === 'moto_server' ? 'python3' : path.join(VENV, 'bin', 'python'), ['-c', 'import moto; print(moto.__version__)'], { encoding: 'utf8' });
+    const version = spawnSync(
+      command === 'moto_server' ? 'python3' : path.join(VENV, 'bin', 'python'),
+      ['-c', 'import moto; print(moto.__version__)'],
+      { encoding: 'utf8' },
+    );
     console.log(`moto_server: ${command}${version.status === 0 ? ` (moto ${version.stdout.trim()})` : ''}`);
   } catch (error) {
     console.error((error as Error).message);

@@ -19,8 +19,16 @@ import type { TriggerResult } from '../../functions/protocol/record-occurrence';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerOptions } from '../../functions/worker';
 import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../lib/resource-definitions';
-import { createResources, functionEnv, type LocalClients, localClients, type LocalResources, serializeEmulatorRequests, useEmulator } from './local-aws';
-import { fire, type FireOutcome, type ScheduledFire } from './scheduler';
+import {
+  createResources,
+  functionEnv,
+  type LocalClients,
+  type LocalResources,
+  localClients,
+  serializeEmulatorRequests,
+  useEmulator,
+} from './local-aws';
+import { type FireOutcome, fire, type ScheduledFire } from './scheduler';
 import { SqsEventSource } from './sqs-event-source';
 import { StreamEventSource } from './stream-event-source';
 
@@ -58,7 +66,10 @@ export class LocalPipeline {
   static async create(options: PipelineOptions): Promise<LocalPipeline> {
     const clients = localClients(options.endpoint);
     const limits = workerLimits(options.settings);
-    const resources = await createResources(clients, { limits, visibilityTimeoutSeconds: options.visibilityTimeoutSeconds });
+    const resources = await createResources(clients, {
+      limits,
+      visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+    });
     // The handlers build their own clients from the SDK's standard settings, as deployed.
     useEmulator(options.endpoint);
     Object.assign(process.env, functionEnv(resources, JSON.stringify(options.settings)));
@@ -85,7 +96,14 @@ export class LocalPipeline {
       batchSize: NOTIFIER_BATCH_SIZE,
       onError: (message) => options.log(JSON.stringify({ level: 'ERROR', fn: 'stream-event-source', message })),
     });
-    return new LocalPipeline(clients, resources, trigger, workerSource, streamSource, new DynamoOccurrenceStore(clients.documents, resources.tableName));
+    return new LocalPipeline(
+      clients,
+      resources,
+      trigger,
+      workerSource,
+      streamSource,
+      new DynamoOccurrenceStore(clients.documents, resources.tableName),
+    );
   }
 
   start(): void {
@@ -111,12 +129,20 @@ export class LocalPipeline {
    * Waits until every occurrence is SUCCEEDED or FAILED and every SUCCEEDED one is announced, or the time is up.
    * Returns the rows as last read.
    */
-  async waitUntilSettled(keys: readonly OccurrenceKey[], timeoutMs: number, onProgress?: (settled: number, total: number) => void): Promise<Array<Occurrence | undefined>> {
+  async waitUntilSettled(
+    keys: readonly OccurrenceKey[],
+    timeoutMs: number,
+    onProgress?: (settled: number, total: number) => void,
+  ): Promise<Array<Occurrence | undefined>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const rows = await this.rows(keys);
-      const settled = rows.filter((r) => r !== undefined && TERMINAL_STATUSES.includes(r.status) &&
-        (r.status !== 'SUCCEEDED' || r.notifiedAt !== undefined)).length;
+      const settled = rows.filter(
+        (r) =>
+          r !== undefined &&
+          TERMINAL_STATUSES.includes(r.status) &&
+          (r.status !== 'SUCCEEDED' || r.notifiedAt !== undefined),
+      ).length;
       onProgress?.(settled, keys.length);
       if (settled === keys.length || Date.now() >= deadline) return rows;
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -127,14 +153,20 @@ export class LocalPipeline {
   async drainAnnouncements(): Promise<string[]> {
     const bodies: string[] = [];
     for (let i = 0; i < 100; i++) {
-      const received = await this.clients.sqs.send(new ReceiveMessageCommand({
-        QueueUrl: this.resources.reportReadyQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0,
-      }));
+      const received = await this.clients.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: this.resources.reportReadyQueueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+        }),
+      );
       const messages = received.Messages ?? [];
       if (messages.length === 0) break;
       for (const m of messages) {
         bodies.push(m.Body ?? '');
-        await this.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: this.resources.reportReadyQueueUrl, ReceiptHandle: m.ReceiptHandle }));
+        await this.clients.sqs.send(
+          new DeleteMessageCommand({ QueueUrl: this.resources.reportReadyQueueUrl, ReceiptHandle: m.ReceiptHandle }),
+        );
       }
     }
     return bodies;
@@ -164,10 +196,12 @@ export class LocalPipeline {
 
   /** Messages in the job queue's DLQ, visible or not. */
   async deadLetterCount(): Promise<number> {
-    const attributes = await this.clients.sqs.send(new GetQueueAttributesCommand({
-      QueueUrl: this.resources.jobDeadLetterQueueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }));
+    const attributes = await this.clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.resources.jobDeadLetterQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
     const a = attributes.Attributes ?? {};
     return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
   }

@@ -27,7 +27,10 @@ export function planFires(jobs: readonly ResolvedJobConfig[], plan: FirePlan): S
   const fires: ScheduledFire[] = [];
   for (const job of jobs) {
     const spec = { schedule: job.schedule, timeZone: job.timeZone };
-    const times = plan.from === undefined ? previousScheduleTimes(spec, plan.now, plan.count) : take(scheduleTimes(spec, plan.from), plan.count);
+    const times =
+      plan.from === undefined
+        ? previousScheduleTimes(spec, plan.now, plan.count)
+        : take(scheduleTimes(spec, plan.from), plan.count);
     for (const t of times) fires.push({ jobId: job.settings.id, scheduledTime: t.toISOString().replace('.000Z', 'Z') });
   }
   return fires.sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId));
@@ -36,15 +39,23 @@ export function planFires(jobs: readonly ResolvedJobConfig[], plan: FirePlan): S
 /** Lambda's asynchronous invocation: the first try and its retries. */
 export const ASYNC_INVOKE_ATTEMPTS = 1 + TRIGGER_ASYNC_RETRY_ATTEMPTS;
 
-export type FireOutcome = { readonly ok: true; readonly result: TriggerResult; readonly attempts: number } |
-  { readonly ok: false; readonly error: string; readonly attempts: number };
+export type FireOutcome =
+  | { readonly ok: true; readonly result: TriggerResult; readonly attempts: number }
+  | { readonly ok: false; readonly error: string; readonly attempts: number };
 
-export async function fire(trigger: (event: unknown) => Promise<TriggerResult>, occurrence: ScheduledFire): Promise<FireOutcome> {
+export async function fire(
+  trigger: (event: unknown) => Promise<TriggerResult>,
+  occurrence: ScheduledFire,
+): Promise<FireOutcome> {
   let error = '';
   for (let attempt = 1; attempt <= ASYNC_INVOKE_ATTEMPTS; attempt++) {
     try {
       // The same object the stack's ScheduleTargetInput produces.
-      return { ok: true, result: await trigger({ jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime }), attempts: attempt };
+      return {
+        ok: true,
+        result: await trigger({ jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime }),
+        attempts: attempt,
+      };
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
     }

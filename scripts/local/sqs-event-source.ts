@@ -10,7 +10,10 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { LOCAL_REGION } from './local-aws';
 
 export type SqsHandler = (event: SQSEvent, context: LambdaContext) => Promise<SQSBatchResponse>;
-export type LambdaContext = Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId' | 'functionName'>;
+export type LambdaContext = Pick<
+  Context,
+  'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId' | 'functionName'
+>;
 
 export interface SqsEventSourceOptions {
   readonly sqs: SQSClient;
@@ -57,7 +60,12 @@ export class SqsEventSource {
 
   private async poll(poller: number): Promise<void> {
     while (this.running) {
-      const messages = await receiveBatch(this.options.sqs, this.options.queueUrl, this.options.batchSize, this.options.waitTimeSeconds ?? 1);
+      const messages = await receiveBatch(
+        this.options.sqs,
+        this.options.queueUrl,
+        this.options.batchSize,
+        this.options.waitTimeSeconds ?? 1,
+      );
       // A batch received while stopping is still handled: dropping it would hide it for a visibility timeout.
       if (messages.length === 0) continue;
       const summary = await invokeWithBatch(this.options, messages, poller);
@@ -70,14 +78,21 @@ export class SqsEventSource {
   }
 }
 
-export async function receiveBatch(sqs: SQSClient, queueUrl: string, max: number, waitTimeSeconds: number): Promise<Message[]> {
-  const received = await sqs.send(new ReceiveMessageCommand({
-    QueueUrl: queueUrl,
-    MaxNumberOfMessages: max,
-    WaitTimeSeconds: waitTimeSeconds,
-    MessageSystemAttributeNames: ['All'],
-    MessageAttributeNames: ['All'],
-  }));
+export async function receiveBatch(
+  sqs: SQSClient,
+  queueUrl: string,
+  max: number,
+  waitTimeSeconds: number,
+): Promise<Message[]> {
+  const received = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: max,
+      WaitTimeSeconds: waitTimeSeconds,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
   return received.Messages ?? [];
 }
 
@@ -107,12 +122,20 @@ export async function invokeWithBatch(
   }
   const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
   if (done.length > 0) {
-    await options.sqs.send(new DeleteMessageBatchCommand({
-      QueueUrl: options.queueUrl,
-      Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-    }));
+    await options.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+      }),
+    );
   }
-  return { poller, received: messages.length, deleted: done.length, leftForRedelivery: messages.length - done.length, error };
+  return {
+    poller,
+    received: messages.length,
+    deleted: done.length,
+    leftForRedelivery: messages.length - done.length,
+    error,
+  };
 }
 
 export function lambdaContext(functionName: string, timeoutSeconds: number): LambdaContext {

@@ -64,9 +64,13 @@ export class StreamEventSource {
     for (const shard of described.StreamDescription?.Shards ?? []) {
       const shardId = shard.ShardId ?? '';
       if (!this.iterators.has(shardId)) {
-        const start = await this.options.streams.send(new GetShardIteratorCommand({
-          StreamArn: this.options.streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON',
-        }));
+        const start = await this.options.streams.send(
+          new GetShardIteratorCommand({
+            StreamArn: this.options.streamArn,
+            ShardId: shardId,
+            ShardIteratorType: 'TRIM_HORIZON',
+          }),
+        );
         this.iterators.set(shardId, start.ShardIterator);
       }
       const iterator = this.iterators.get(shardId);
@@ -94,13 +98,17 @@ export class StreamEventSource {
         response = { batchItemFailures: [{ itemIdentifier: pending[0].dynamodb?.SequenceNumber ?? '' }] };
         this.options.onError?.(`notifier threw: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const firstFailed = pending.findIndex((r) => response.batchItemFailures.some((f) => f.itemIdentifier === r.dynamodb?.SequenceNumber));
+      const firstFailed = pending.findIndex((r) =>
+        response.batchItemFailures.some((f) => f.itemIdentifier === r.dynamodb?.SequenceNumber),
+      );
       this.totals.records += firstFailed === -1 ? pending.length : firstFailed;
       if (firstFailed === -1) return;
       if (attempt >= (this.options.maxRetries ?? 5)) {
         this.totals.failedRecords += pending.length - firstFailed;
-        this.options.onError?.(`notifier kept failing on stream record ${pending[firstFailed].dynamodb?.SequenceNumber}; ` +
-          `${pending.length - firstFailed} record(s) not delivered`);
+        this.options.onError?.(
+          `notifier kept failing on stream record ${pending[firstFailed].dynamodb?.SequenceNumber}; ` +
+            `${pending.length - firstFailed} record(s) not delivered`,
+        );
         return;
       }
       pending = pending.slice(firstFailed);
@@ -120,7 +128,10 @@ function lambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
     eventSourceARN: streamArn,
     dynamodb: {
       // Lambda gives whole seconds since the epoch where the SDK gives a Date.
-      ApproximateCreationDateTime: d.ApproximateCreationDateTime === undefined ? undefined : Math.floor(d.ApproximateCreationDateTime.getTime() / 1000),
+      ApproximateCreationDateTime:
+        d.ApproximateCreationDateTime === undefined
+          ? undefined
+          : Math.floor(d.ApproximateCreationDateTime.getTime() / 1000),
       // The SDK's AttributeValue and the event's are the same JSON; only their TypeScript types differ.
       Keys: d.Keys as LambdaImage | undefined,
       NewImage: d.NewImage as LambdaImage | undefined,

@@ -88,14 +88,22 @@ describe('SnsAnnouncer.publish', () => {
   });
 
   it('throws a classified DependencyError when publishing fails', async () => {
-    snsMock.on(PublishCommand).rejects(Object.assign(new Error('throttled'), { name: 'ThrottledException', $metadata: { httpStatusCode: 400 } }));
+    snsMock
+      .on(PublishCommand)
+      .rejects(
+        Object.assign(new Error('throttled'), { name: 'ThrottledException', $metadata: { httpStatusCode: 400 } }),
+      );
     const error = await announcer.publish(announcement()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error).toMatchObject({ kind: 'transient', operation: 'announce report' });
   });
 
   it('an authorization error is fatal', async () => {
-    snsMock.on(PublishCommand).rejects(Object.assign(new Error('no'), { name: 'AuthorizationErrorException', $metadata: { httpStatusCode: 403 } }));
+    snsMock
+      .on(PublishCommand)
+      .rejects(
+        Object.assign(new Error('no'), { name: 'AuthorizationErrorException', $metadata: { httpStatusCode: 403 } }),
+      );
     await expect(announcer.publish(announcement())).rejects.toMatchObject({ name: 'DependencyError', kind: 'fatal' });
   });
 });

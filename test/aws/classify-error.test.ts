@@ -11,14 +11,22 @@ import { DependencyError } from '../../functions/protocol/errors';
 const meta = (httpStatusCode: number) => ({ httpStatusCode });
 
 const s3Error = (name: string, httpStatusCode: number) =>
-  new S3ServiceException({ name, $fault: httpStatusCode >= 500 ? 'server' : 'client', $metadata: meta(httpStatusCode), message: name });
+  new S3ServiceException({
+    name,
+    $fault: httpStatusCode >= 500 ? 'server' : 'client',
+    $metadata: meta(httpStatusCode),
+    message: name,
+  });
 
 /** A plain error with extra fields, the shape the SDK and Node produce for non-modelled failures. */
 const errorWith = (fields: Record<string, unknown>): Error => Object.assign(new Error('boom'), fields);
 
 describe('classifyAwsError: conditional failures (a definitive "no" from the store)', () => {
   it('a DynamoDB ConditionalCheckFailedException is conditional', () => {
-    const error = new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: meta(400) });
+    const error = new ConditionalCheckFailedException({
+      message: 'The conditional request failed',
+      $metadata: meta(400),
+    });
     expect(classifyAwsError(error)).toBe('conditional');
     expect(isConditionalFailure(error)).toBe(true);
   });
@@ -33,8 +41,16 @@ describe('classifyAwsError: conditional failures (a definitive "no" from the sto
 });
 
 describe('classifyAwsError: transient failures (retrying may succeed)', () => {
-  it.each(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'SlowDown',
-    'TransactionConflictException', 'InternalServerError', 'ServiceUnavailable'])('error name %s is transient', (name) => {
+  it.each([
+    'ThrottlingException',
+    'Throttling',
+    'TooManyRequestsException',
+    'RequestLimitExceeded',
+    'SlowDown',
+    'TransactionConflictException',
+    'InternalServerError',
+    'ServiceUnavailable',
+  ])('error name %s is transient', (name) => {
     expect(classifyAwsError(errorWith({ name, $metadata: meta(400) }))).toBe('transient');
   });
 
@@ -52,13 +68,17 @@ describe('classifyAwsError: transient failures (retrying may succeed)', () => {
   });
 
   it('an error the SDK marks $retryable is transient', () => {
-    expect(classifyAwsError(errorWith({ name: 'SomethingOdd', $retryable: { throttling: false }, $metadata: meta(400) })))
-      .toBe('transient');
+    expect(
+      classifyAwsError(errorWith({ name: 'SomethingOdd', $retryable: { throttling: false }, $metadata: meta(400) })),
+    ).toBe('transient');
   });
 
-  it.each(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN'])('a socket error with code %s is transient', (code) => {
-    expect(classifyAwsError(errorWith({ code }))).toBe('transient');
-  });
+  it.each(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN'])(
+    'a socket error with code %s is transient',
+    (code) => {
+      expect(classifyAwsError(errorWith({ code }))).toBe('transient');
+    },
+  );
 
   it("S3's 409 ConditionalRequestConflict (a racing conditional write) is transient, not conditional", () => {
     const error = s3Error('ConditionalRequestConflict', 409);
@@ -84,7 +104,9 @@ describe('classifyAwsError: fatal failures (the same call will not succeed)', ()
   });
 
   it('DynamoDB ResourceNotFoundException is fatal', () => {
-    expect(classifyAwsError(new ResourceNotFoundException({ message: 'no table', $metadata: meta(400) }))).toBe('fatal');
+    expect(classifyAwsError(new ResourceNotFoundException({ message: 'no table', $metadata: meta(400) }))).toBe(
+      'fatal',
+    );
   });
 
   it('S3 NotFound 404 is fatal when classified on its own (exists() treats it specially)', () => {

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { type Occurrence, OccurrenceStatus, iso } from '../../functions/protocol/occurrence';
+import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 
 export const TABLE = 'occurrences-table';
 export const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T06:00:00Z' } as const;
@@ -30,7 +30,13 @@ export function conditionFailed(oldRow?: Occurrence): ConditionalCheckFailedExce
 }
 
 export const throttled = () =>
-  new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } });
+  new ProvisionedThroughputExceededException({
+    message: 'Rate of requests exceeds the allowed throughput',
+    $metadata: { httpStatusCode: 400 },
+  });
 
 export const validationError = () =>
-  Object.assign(new Error('One or more parameter values were invalid'), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
+  Object.assign(new Error('One or more parameter values were invalid'), {
+    name: 'ValidationException',
+    $metadata: { httpStatusCode: 400 },
+  });

@@ -6,7 +6,7 @@ import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DependencyError } from '../../functions/protocol/errors';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { attributesOf, evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
-import { TABLE, occurrence, throttled } from './fixtures';
+import { occurrence, TABLE, throttled } from './fixtures';
 
 const { SUCCEEDED, FAILED } = OccurrenceStatus;
 const FROM = '2026-11-29T06:00:00Z';
@@ -46,7 +46,11 @@ describe('DynamoOccurrenceReader.listByStatus', () => {
     await reader.listByStatus(SUCCEEDED, FROM, TO);
     const input = queryInput();
     expect(input).toMatchObject({ TableName: TABLE, IndexName: 'byStatus' });
-    expect(input.ExpressionAttributeValues).toMatchObject({ ':status': SUCCEEDED, ':from': FROM, ':last': '2026-11-30T05:59:59Z' });
+    expect(input.ExpressionAttributeValues).toMatchObject({
+      ':status': SUCCEEDED,
+      ':from': FROM,
+      ':last': '2026-11-30T05:59:59Z',
+    });
     expect(attributesOf(input.KeyConditionExpression!, input)).toContain('status');
     expect(attributesOf(input.KeyConditionExpression!, input)).toContain('scheduledTime');
     expect(placeholderProblems([input.KeyConditionExpression, input.FilterExpression], input)).toEqual([]);
@@ -80,9 +84,7 @@ describe('DynamoOccurrenceReader.listByStatus', () => {
     const page1 = [at('a', '2026-11-29T07:00:00Z'), at('b', '2026-11-29T08:00:00Z')];
     const page2 = [at('c', '2026-11-29T09:00:00Z')];
     const lastKey = { status: SUCCEEDED, scheduledTime: '2026-11-29T08:00:00Z', jobId: 'b' };
-    ddbMock.on(QueryCommand)
-      .resolvesOnce({ Items: page1, LastEvaluatedKey: lastKey })
-      .resolvesOnce({ Items: page2 });
+    ddbMock.on(QueryCommand).resolvesOnce({ Items: page1, LastEvaluatedKey: lastKey }).resolvesOnce({ Items: page2 });
     const rows = await reader.listByStatus(SUCCEEDED, FROM, TO);
     expect(rows).toEqual([...page1, ...page2]);
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 2);
@@ -93,7 +95,8 @@ describe('DynamoOccurrenceReader.listByStatus', () => {
   });
 
   it('keeps paging through an empty page that still has a LastEvaluatedKey (all items filtered out)', async () => {
-    ddbMock.on(QueryCommand)
+    ddbMock
+      .on(QueryCommand)
       .resolvesOnce({ Items: [], LastEvaluatedKey: { k: 1 } })
       .resolvesOnce({ Items: [at('z', '2026-11-29T10:00:00Z')] });
     const rows = await reader.listByStatus(SUCCEEDED, FROM, TO);
@@ -121,7 +124,8 @@ describe('DynamoOccurrenceReader.listByStatus', () => {
   });
 
   it('throws a DependencyError when a later page fails, instead of returning a partial list', async () => {
-    ddbMock.on(QueryCommand)
+    ddbMock
+      .on(QueryCommand)
       .resolvesOnce({ Items: [at('a', '2026-11-29T07:00:00Z')], LastEvaluatedKey: { k: 1 } })
       .rejectsOnce(throttled());
     await expect(reader.listByStatus(SUCCEEDED, FROM, TO)).rejects.toBeInstanceOf(DependencyError);

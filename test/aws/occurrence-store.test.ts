@@ -1,14 +1,20 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { isClaimable } from '../../functions/protocol/claimability';
 import { DependencyError, LeaseLostError } from '../../functions/protocol/errors';
-import { type Occurrence, OccurrenceStatus, iso } from '../../functions/protocol/occurrence';
+import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { ClaimRequest, Lease } from '../../functions/protocol/ports';
 import { applyUpdate, evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
-import { KEY, MINUTE, NOW, SECOND, TABLE, conditionFailed, occurrence, throttled, validationError } from './fixtures';
+import { conditionFailed, KEY, MINUTE, NOW, occurrence, SECOND, TABLE, throttled, validationError } from './fixtures';
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 
@@ -30,7 +36,8 @@ const updateInput = (n = 0): UpdateCommandInput => {
 const expectValidPlaceholders = (input: UpdateCommandInput) =>
   expect(placeholderProblems([input.UpdateExpression, input.ConditionExpression], input)).toEqual([]);
 
-const holds = (input: UpdateCommandInput, row: Occurrence | undefined) => evaluateCondition(input.ConditionExpression!, input, row);
+const holds = (input: UpdateCommandInput, row: Occurrence | undefined) =>
+  evaluateCondition(input.ConditionExpression!, input, row);
 const applied = (input: UpdateCommandInput, row: Occurrence) => applyUpdate(input.UpdateExpression!, input, row);
 
 describe('DynamoOccurrenceStore.create', () => {
@@ -58,7 +65,13 @@ describe('DynamoOccurrenceStore.create', () => {
   });
 
   it('returns created: false with the existing row, unmarshalled from the exception, when the key exists', async () => {
-    const existing = occurrence({ status: RUNNING, attempt: 1, leaseId: 'lease-1', leaseOwner: 'worker-a', leaseExpiresAt: iso(NOW + MINUTE) });
+    const existing = occurrence({
+      status: RUNNING,
+      attempt: 1,
+      leaseId: 'lease-1',
+      leaseOwner: 'worker-a',
+      leaseExpiresAt: iso(NOW + MINUTE),
+    });
     ddbMock.on(PutCommand).rejects(conditionFailed(existing));
     await expect(store.create(row)).resolves.toEqual({ created: false, existing });
   });
@@ -85,7 +98,13 @@ describe('DynamoOccurrenceStore.create', () => {
 });
 
 describe('DynamoOccurrenceStore.claim', () => {
-  const request: ClaimRequest = { leaseId: 'lease-new', owner: 'worker-b', now: NOW, leaseExpiresAt: NOW + 5 * MINUTE, maxAttempts: 3 };
+  const request: ClaimRequest = {
+    leaseId: 'lease-new',
+    owner: 'worker-b',
+    now: NOW,
+    leaseExpiresAt: NOW + 5 * MINUTE,
+    maxAttempts: 3,
+  };
 
   const claimOnce = async (row?: Occurrence): Promise<UpdateCommandInput> => {
     ddbMock.on(UpdateCommand).resolves({ Attributes: row });
@@ -114,8 +133,12 @@ describe('DynamoOccurrenceStore.claim', () => {
     expect(condition).toContain('(#status = :retryWait AND #nextAttemptAt <= :now)');
     expect(condition).toContain('(#status = :running AND #leaseExpiresAt < :now)');
     expect(input.ExpressionAttributeNames).toMatchObject({
-      '#jobId': 'jobId', '#status': 'status', '#attempt': 'attempt', '#deadlineAt': 'deadlineAt',
-      '#nextAttemptAt': 'nextAttemptAt', '#leaseExpiresAt': 'leaseExpiresAt',
+      '#jobId': 'jobId',
+      '#status': 'status',
+      '#attempt': 'attempt',
+      '#deadlineAt': 'deadlineAt',
+      '#nextAttemptAt': 'nextAttemptAt',
+      '#leaseExpiresAt': 'leaseExpiresAt',
     });
     expect(input.ExpressionAttributeValues).toMatchObject({
       ':now': iso(NOW),
@@ -140,7 +163,16 @@ describe('DynamoOccurrenceStore.claim', () => {
           rows.push(occurrence({ status: RETRY_WAIT, attempt, deadlineAt, nextAttemptAt, lastError: 'x' }));
         }
         for (const leaseExpiresAt of Object.values(times)) {
-          rows.push(occurrence({ status: RUNNING, attempt, deadlineAt, leaseExpiresAt, leaseId: 'lease-old', leaseOwner: 'worker-a' }));
+          rows.push(
+            occurrence({
+              status: RUNNING,
+              attempt,
+              deadlineAt,
+              leaseExpiresAt,
+              leaseId: 'lease-old',
+              leaseOwner: 'worker-a',
+            }),
+          );
         }
         rows.push(occurrence({ status: SUCCEEDED, attempt, deadlineAt, reportKey: 'r' }));
         rows.push(occurrence({ status: FAILED, attempt, deadlineAt, lastError: 'x' }));
@@ -162,7 +194,12 @@ describe('DynamoOccurrenceStore.claim', () => {
 
   it('the update sets RUNNING under the new lease, increments attempt by one and clears nextAttemptAt', async () => {
     const input = await claimOnce();
-    const before = occurrence({ status: RETRY_WAIT, attempt: 1, nextAttemptAt: iso(NOW - SECOND), lastError: 'earlier failure' });
+    const before = occurrence({
+      status: RETRY_WAIT,
+      attempt: 1,
+      nextAttemptAt: iso(NOW - SECOND),
+      lastError: 'earlier failure',
+    });
     const after = applied(input, before);
     expect(after).toMatchObject({
       status: RUNNING,
@@ -179,19 +216,37 @@ describe('DynamoOccurrenceStore.claim', () => {
   });
 
   it('returns claimed: true with the row from Attributes', async () => {
-    const after = occurrence({ status: RUNNING, attempt: 1, leaseId: 'lease-new', leaseOwner: 'worker-b', leaseExpiresAt: iso(NOW + 5 * MINUTE) });
+    const after = occurrence({
+      status: RUNNING,
+      attempt: 1,
+      leaseId: 'lease-new',
+      leaseOwner: 'worker-b',
+      leaseExpiresAt: iso(NOW + 5 * MINUTE),
+    });
     ddbMock.on(UpdateCommand).resolves({ Attributes: after });
     await expect(store.claim(KEY, request)).resolves.toEqual({ claimed: true, occurrence: after });
   });
 
   it('returns claimed: false with the refusing row, unmarshalled, on a conditional failure', async () => {
-    const current = occurrence({ status: RUNNING, attempt: 1, leaseId: 'lease-old', leaseOwner: 'worker-a', leaseExpiresAt: iso(NOW + MINUTE) });
+    const current = occurrence({
+      status: RUNNING,
+      attempt: 1,
+      leaseId: 'lease-old',
+      leaseOwner: 'worker-a',
+      leaseExpiresAt: iso(NOW + MINUTE),
+    });
     ddbMock.on(UpdateCommand).rejects(conditionFailed(current));
     await expect(store.claim(KEY, request)).resolves.toEqual({ claimed: false, current });
   });
 
   it('returns claimed: true when the refusing row is RUNNING under its own lease id (the first response was lost)', async () => {
-    const ours = occurrence({ status: RUNNING, attempt: 1, leaseId: request.leaseId, leaseOwner: request.owner, leaseExpiresAt: iso(request.leaseExpiresAt) });
+    const ours = occurrence({
+      status: RUNNING,
+      attempt: 1,
+      leaseId: request.leaseId,
+      leaseOwner: request.owner,
+      leaseExpiresAt: iso(request.leaseExpiresAt),
+    });
     ddbMock.on(UpdateCommand).rejects(conditionFailed(ours));
     await expect(store.claim(KEY, request)).resolves.toEqual({ claimed: true, occurrence: ours });
   });
@@ -217,11 +272,20 @@ describe('DynamoOccurrenceStore.claim', () => {
 describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, fail)', () => {
   const lease: Lease = { key: KEY, leaseId: 'lease-ours' };
   const heldRow = occurrence({
-    status: RUNNING, attempt: 1, leaseId: 'lease-ours', leaseOwner: 'worker-a', leaseExpiresAt: iso(NOW + MINUTE),
-    claimedAt: iso(NOW - MINUTE), heartbeatAt: iso(NOW - MINUTE),
+    status: RUNNING,
+    attempt: 1,
+    leaseId: 'lease-ours',
+    leaseOwner: 'worker-a',
+    leaseExpiresAt: iso(NOW + MINUTE),
+    claimedAt: iso(NOW - MINUTE),
+    heartbeatAt: iso(NOW - MINUTE),
   });
   const stolenRow = occurrence({
-    status: RUNNING, attempt: 2, leaseId: 'lease-theirs', leaseOwner: 'worker-b', leaseExpiresAt: iso(NOW + 4 * MINUTE),
+    status: RUNNING,
+    attempt: 2,
+    leaseId: 'lease-theirs',
+    leaseOwner: 'worker-b',
+    leaseExpiresAt: iso(NOW + 4 * MINUTE),
   });
 
   type Case = {
@@ -235,14 +299,24 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
       name: 'extend',
       operation: 'extend lease',
       run: (s, signal) => s.extend(lease, NOW + 5 * MINUTE, NOW, signal),
-      expectEffect: (after) => expect(after).toMatchObject({ status: RUNNING, leaseId: 'lease-ours', leaseExpiresAt: iso(NOW + 5 * MINUTE), heartbeatAt: iso(NOW) }),
+      expectEffect: (after) =>
+        expect(after).toMatchObject({
+          status: RUNNING,
+          leaseId: 'lease-ours',
+          leaseExpiresAt: iso(NOW + 5 * MINUTE),
+          heartbeatAt: iso(NOW),
+        }),
     },
     {
       name: 'complete',
       operation: 'complete occurrence',
       run: (s) => s.complete(lease, 'reports/daily-report/2026-11-30T06:00:00Z.md', NOW),
       expectEffect: (after) => {
-        expect(after).toMatchObject({ status: SUCCEEDED, reportKey: 'reports/daily-report/2026-11-30T06:00:00Z.md', succeededAt: iso(NOW) });
+        expect(after).toMatchObject({
+          status: SUCCEEDED,
+          reportKey: 'reports/daily-report/2026-11-30T06:00:00Z.md',
+          succeededAt: iso(NOW),
+        });
         expect(after).not.toHaveProperty('leaseExpiresAt');
       },
     },
@@ -251,7 +325,12 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
       operation: 'release occurrence',
       run: (s) => s.release(lease, NOW + 2 * MINUTE, 'upstream timed out', NOW, 'msg-1'),
       expectEffect: (after) => {
-        expect(after).toMatchObject({ status: RETRY_WAIT, nextAttemptAt: iso(NOW + 2 * MINUTE), lastError: 'upstream timed out', releasedAt: iso(NOW) });
+        expect(after).toMatchObject({
+          status: RETRY_WAIT,
+          nextAttemptAt: iso(NOW + 2 * MINUTE),
+          lastError: 'upstream timed out',
+          releasedAt: iso(NOW),
+        });
         expect(after).not.toHaveProperty('leaseExpiresAt');
       },
     },
@@ -296,7 +375,10 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
 
     it('throws LeaseLostError naming the current holder when the condition fails', async () => {
       ddbMock.on(UpdateCommand).rejects(conditionFailed(stolenRow));
-      const error = await run(store).then(() => undefined, (e: unknown) => e);
+      const error = await run(store).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(LeaseLostError);
       expect(error).not.toBeInstanceOf(DependencyError);
       const lost = error as LeaseLostError;
@@ -322,14 +404,20 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
 
     it('throws LeaseLostError saying the row is gone when the exception carries no row', async () => {
       ddbMock.on(UpdateCommand).rejects(conditionFailed());
-      const error = await run(store).then(() => undefined, (e: unknown) => e);
+      const error = await run(store).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(LeaseLostError);
       expect((error as Error).message).toContain('gone');
     });
 
     it('throws a transient DependencyError, not LeaseLostError, when throttled', async () => {
       ddbMock.on(UpdateCommand).rejects(throttled());
-      const error = await run(store).then(() => undefined, (e: unknown) => e);
+      const error = await run(store).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(DependencyError);
       expect(error).not.toBeInstanceOf(LeaseLostError);
       expect(error).toMatchObject({ kind: 'transient', operation });
@@ -363,7 +451,11 @@ describe('DynamoOccurrenceStore.completeUnheld', () => {
     const input = updateInput();
     expectValidPlaceholders(input);
     const expired = occurrence({ status: RUNNING, attempt: 3, leaseId: 'l', leaseExpiresAt: iso(NOW - SECOND) });
-    expect(applied(input, expired)).toMatchObject({ status: SUCCEEDED, reportKey: 'reports/daily-report/x.md', succeededAt: iso(NOW) });
+    expect(applied(input, expired)).toMatchObject({
+      status: SUCCEEDED,
+      reportKey: 'reports/daily-report/x.md',
+      succeededAt: iso(NOW),
+    });
     expect(holds(input, expired)).toBe(true);
     expect(holds(input, occurrence({ status: RUNNING, leaseId: 'l', leaseExpiresAt: iso(NOW + SECOND) }))).toBe(false);
     expect(holds(input, occurrence({ status: FAILED }))).toBe(false);
@@ -381,7 +473,10 @@ describe('DynamoOccurrenceStore.failUnheld', () => {
     await expect(store.failUnheld(KEY, 'attempts used up', NOW)).resolves.toBe(true);
     const input = updateInput();
     expectValidPlaceholders(input);
-    const after = applied(input, occurrence({ status: RUNNING, attempt: 3, leaseId: 'l', leaseExpiresAt: iso(NOW - SECOND) }));
+    const after = applied(
+      input,
+      occurrence({ status: RUNNING, attempt: 3, leaseId: 'l', leaseExpiresAt: iso(NOW - SECOND) }),
+    );
     expect(after).toMatchObject({ status: FAILED, lastError: 'attempts used up', failedAt: iso(NOW) });
     expect(after).not.toHaveProperty('leaseExpiresAt');
   });
@@ -435,7 +530,11 @@ describe('DynamoOccurrenceStore.markNotified', () => {
 
   it('throws a transient DependencyError when throttled', async () => {
     ddbMock.on(UpdateCommand).rejects(throttled());
-    await expect(store.markNotified(KEY, 'msg-1', NOW)).rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'record notification' });
+    await expect(store.markNotified(KEY, 'msg-1', NOW)).rejects.toMatchObject({
+      name: 'DependencyError',
+      kind: 'transient',
+      operation: 'record notification',
+    });
   });
 });
 
@@ -454,7 +553,10 @@ describe('DynamoOccurrenceStore.get', () => {
   it('sends only the key attributes even when given a whole row', async () => {
     ddbMock.on(GetCommand).resolves({});
     await store.get(occurrence({ status: SUCCEEDED }));
-    expect(ddbMock.commandCalls(GetCommand)[0]!.args[0].input.Key).toEqual({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
+    expect(ddbMock.commandCalls(GetCommand)[0]!.args[0].input.Key).toEqual({
+      jobId: KEY.jobId,
+      scheduledTime: KEY.scheduledTime,
+    });
   });
 
   it('returns undefined when there is no row', async () => {
@@ -464,7 +566,11 @@ describe('DynamoOccurrenceStore.get', () => {
 
   it('throws a DependencyError when the read fails', async () => {
     ddbMock.on(GetCommand).rejects(throttled());
-    await expect(store.get(KEY)).rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'read occurrence' });
+    await expect(store.get(KEY)).rejects.toMatchObject({
+      name: 'DependencyError',
+      kind: 'transient',
+      operation: 'read occurrence',
+    });
   });
 });
 
@@ -510,18 +616,25 @@ describe('DynamoOccurrenceStore.markRequeued', () => {
   it('answers false on a failed condition, true when the failure is its own earlier write whose response was lost', async () => {
     ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, attempt: 2 }));
     expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(false);
-    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-1' }));
+    ddbMock
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-1' }));
     expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(true);
     // Another re-enqueue at the very same millisecond is not ours.
     ddbMock.reset();
-    ddbMock.on(UpdateCommand).rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-2' }));
+    ddbMock
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed({ ...expired, requeuedAt: iso(NOW), requeueCount: 1, requeueId: 'rq-2' }));
     expect(await store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1')).toBe(false);
   });
 
   it('throws a classified DependencyError for anything else, and refuses a terminal status outright', async () => {
     ddbMock.on(UpdateCommand).rejects(throttled());
-    await expect(store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1'))
-      .rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'mark occurrence re-enqueued' });
-    await expect(store.markRequeued(KEY, { status: FAILED, attempt: 1, stuckBefore }, NOW, 'rq-1')).rejects.toThrow(/does not wait for a worker/);
+    await expect(
+      store.markRequeued(KEY, { status: RUNNING, attempt: 1, stuckBefore }, NOW, 'rq-1'),
+    ).rejects.toMatchObject({ name: 'DependencyError', kind: 'transient', operation: 'mark occurrence re-enqueued' });
+    await expect(store.markRequeued(KEY, { status: FAILED, attempt: 1, stuckBefore }, NOW, 'rq-1')).rejects.toThrow(
+      /does not wait for a worker/,
+    );
   });
 });

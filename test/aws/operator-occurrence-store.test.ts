@@ -6,7 +6,7 @@ import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
-import { KEY, NOW, TABLE, conditionFailed, occurrence, throttled } from './fixtures';
+import { conditionFailed, KEY, NOW, occurrence, TABLE, throttled } from './fixtures';
 
 const { PENDING, RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
 const ddbMock = mockClient(DynamoDBDocumentClient);
@@ -32,11 +32,19 @@ describe('OperatorOccurrenceStore.reopenFailed', () => {
       expect(evaluateCondition(input.ConditionExpression!, input, occurrence({ status }))).toBe(false);
     }
     expect(evaluateCondition(input.ConditionExpression!, input, undefined)).toBe(false);
-    expect(input.ExpressionAttributeValues).toMatchObject({ ':pending': PENDING, ':deadline': iso(NOW + 3600_000), ':ttl': 2_000_000_000, ':now': iso(NOW) });
+    expect(input.ExpressionAttributeValues).toMatchObject({
+      ':pending': PENDING,
+      ':deadline': iso(NOW + 3600_000),
+      ':ttl': 2_000_000_000,
+      ':now': iso(NOW),
+    });
     // The reconciler judges the reopened row from now, not from its old createdAt; the old retry's carrier is gone.
     expect(input.UpdateExpression).toContain('#requeuedAt = :now');
     expect(input.UpdateExpression).toMatch(/REMOVE .*#retryMessageId/);
-    expect(input.ExpressionAttributeNames).toMatchObject({ '#requeuedAt': 'requeuedAt', '#retryMessageId': 'retryMessageId' });
+    expect(input.ExpressionAttributeNames).toMatchObject({
+      '#requeuedAt': 'requeuedAt',
+      '#retryMessageId': 'retryMessageId',
+    });
   });
 
   it('counts a retried request that finds its own reopening (same manualRetryAt) as done', async () => {

@@ -10,7 +10,12 @@ const REPORT = { body: '# Report\n', contentType: 'text/markdown; charset=utf-8'
 const METADATA = { jobid: 'daily-report', attempt: '1' };
 
 const s3Error = (name: string, httpStatusCode: number) =>
-  new S3ServiceException({ name, $fault: httpStatusCode >= 500 ? 'server' : 'client', $metadata: { httpStatusCode }, message: name });
+  new S3ServiceException({
+    name,
+    $fault: httpStatusCode >= 500 ? 'server' : 'client',
+    $metadata: { httpStatusCode },
+    message: name,
+  });
 
 const s3Mock = mockClient(S3Client);
 let reports: S3ReportStore;
@@ -65,7 +70,10 @@ describe('S3ReportStore.putIfAbsent', () => {
 
   it('throws a transient DependencyError on 503 SlowDown', async () => {
     s3Mock.on(PutObjectCommand).rejects(s3Error('SlowDown', 503));
-    await expect(reports.putIfAbsent(REPORT_KEY, REPORT, METADATA)).rejects.toMatchObject({ name: 'DependencyError', kind: 'transient' });
+    await expect(reports.putIfAbsent(REPORT_KEY, REPORT, METADATA)).rejects.toMatchObject({
+      name: 'DependencyError',
+      kind: 'transient',
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { ChangeMessageVisibilityCommand, SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
@@ -31,14 +31,22 @@ describe('SqsWorkQueue.send', () => {
   });
 
   it('throws a classified DependencyError when sending fails', async () => {
-    sqsMock.on(SendMessageCommand).rejects(Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+    sqsMock
+      .on(SendMessageCommand)
+      .rejects(
+        Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }),
+      );
     const error = await queue.send('{}').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error).toMatchObject({ kind: 'transient', operation: 'enqueue occurrence' });
   });
 
   it('a permission error is fatal', async () => {
-    sqsMock.on(SendMessageCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } }));
+    sqsMock
+      .on(SendMessageCommand)
+      .rejects(
+        Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } }),
+      );
     await expect(queue.send('{}')).rejects.toMatchObject({ name: 'DependencyError', kind: 'fatal' });
   });
 });
@@ -67,14 +75,20 @@ describe('SqsWorkQueue.hide', () => {
   });
 
   it('throws a classified DependencyError when the change fails', async () => {
-    sqsMock.on(ChangeMessageVisibilityCommand).rejects(Object.assign(new Error('bad handle'), { name: 'ReceiptHandleIsInvalid', $metadata: { httpStatusCode: 400 } }));
+    sqsMock
+      .on(ChangeMessageVisibilityCommand)
+      .rejects(
+        Object.assign(new Error('bad handle'), { name: 'ReceiptHandleIsInvalid', $metadata: { httpStatusCode: 400 } }),
+      );
     const error = await queue.hide('receipt-1', 10).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error).toMatchObject({ kind: 'fatal', operation: 'hide message' });
   });
 
   it('a 5xx from SQS is transient', async () => {
-    sqsMock.on(ChangeMessageVisibilityCommand).rejects(Object.assign(new Error('oops'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
+    sqsMock
+      .on(ChangeMessageVisibilityCommand)
+      .rejects(Object.assign(new Error('oops'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
     await expect(queue.hide('receipt-1', 10)).rejects.toMatchObject({ name: 'DependencyError', kind: 'transient' });
   });
 });

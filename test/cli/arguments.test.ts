@@ -9,21 +9,56 @@ import { cliDeps } from './support';
 const clock = { now: () => Date.parse('2026-11-30T12:00:00Z') };
 
 async function run(...argv: string[]) {
-  const deps = { ...cliDeps(clock), connect: () => Promise.reject(new Error('a bad argument must be caught before connecting')) };
+  const deps = {
+    ...cliDeps(clock),
+    connect: () => Promise.reject(new Error('a bad argument must be caught before connecting')),
+  };
   const code = await runCli(argv, deps);
   return { code, out: deps.captured.out.join('\n'), err: deps.captured.err.join('\n') };
 }
 
 describe('bad arguments', () => {
   it.each<[string, string[], RegExp]>([
-    ['an unknown status', ['list', '--status', 'DONE'], /^error: --status: must be one or more of PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED separated by commas; got "DONE"\nUsage: occurrences list \[options\]/],
-    ['a time that is not a time', ['list', '--from', 'yesterday'], /^error: --from: must be an ISO date or date-time with a zone .* got "yesterday"\nUsage: occurrences list/],
-    ['a limit out of range', ['list', '--limit', '0'], /^error: --limit: must be a whole number from 1 to 1000, got "0"/],
-    ['a reversed range', ['list', '--from', '2026-11-30', '--to', '2026-11-29'], /^error: --from must be before --to\nUsage: occurrences list/],
-    ['a scheduled time without a zone', ['show', 'hourly-report', '2026-11-30T06:00:00'], /^error: <scheduledTime>: must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got "2026-11-30T06:00:00"\nUsage: occurrences show \[options\] <jobId> <scheduledTime>/],
-    ['a job id with spaces', ['retry', 'my job', '2026-11-30T06:00:00Z'], /^error: <jobId>: must be a job id \(letters, digits, - and _\), got "my job"\nUsage: occurrences retry/],
-    ['a job that is not configured', ['backfill', '--job', 'nope', '--from', '1d'], /^error: --job: "nope" is not a configured job \(bin\/jobs.ts has: hourly-report, other-report\)\nUsage: occurrences backfill/],
-    ['an endpoint that is not a URL', ['list', '--endpoint', 'localhost'], /^error: --endpoint: must be an http\(s\) URL such as http:\/\/127.0.0.1:5000, got "localhost"\nUsage: occurrences list/],
+    [
+      'an unknown status',
+      ['list', '--status', 'DONE'],
+      /^error: --status: must be one or more of PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED separated by commas; got "DONE"\nUsage: occurrences list \[options\]/,
+    ],
+    [
+      'a time that is not a time',
+      ['list', '--from', 'yesterday'],
+      /^error: --from: must be an ISO date or date-time with a zone .* got "yesterday"\nUsage: occurrences list/,
+    ],
+    [
+      'a limit out of range',
+      ['list', '--limit', '0'],
+      /^error: --limit: must be a whole number from 1 to 1000, got "0"/,
+    ],
+    [
+      'a reversed range',
+      ['list', '--from', '2026-11-30', '--to', '2026-11-29'],
+      /^error: --from must be before --to\nUsage: occurrences list/,
+    ],
+    [
+      'a scheduled time without a zone',
+      ['show', 'hourly-report', '2026-11-30T06:00:00'],
+      /^error: <scheduledTime>: must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got "2026-11-30T06:00:00"\nUsage: occurrences show \[options\] <jobId> <scheduledTime>/,
+    ],
+    [
+      'a job id with spaces',
+      ['retry', 'my job', '2026-11-30T06:00:00Z'],
+      /^error: <jobId>: must be a job id \(letters, digits, - and _\), got "my job"\nUsage: occurrences retry/,
+    ],
+    [
+      'a job that is not configured',
+      ['backfill', '--job', 'nope', '--from', '1d'],
+      /^error: --job: "nope" is not a configured job \(bin\/jobs.ts has: hourly-report, other-report\)\nUsage: occurrences backfill/,
+    ],
+    [
+      'an endpoint that is not a URL',
+      ['list', '--endpoint', 'localhost'],
+      /^error: --endpoint: must be an http\(s\) URL such as http:\/\/127.0.0.1:5000, got "localhost"\nUsage: occurrences list/,
+    ],
   ])('%s', async (_, argv, message) => {
     const result = await run(...argv);
     expect(result.code).toBe(2);
@@ -39,11 +74,27 @@ describe('bad arguments', () => {
   });
 
   it.each<[string, string[], RegExp]>([
-    ['a missing argument', ['show', 'hourly-report'], /^error: missing required argument 'scheduledTime'\nUsage: occurrences show \[options\] <jobId> <scheduledTime>\nRun "occurrences show --help" for the options\.$/],
-    ['a misspelt option', ['retry', 'hourly-report', '2026-11-30T06:00:00Z', '--forse'], /^error: unknown option '--forse'\n\(Did you mean --force\?\)\nUsage: occurrences retry/],
-    ['a missing required option', ['backfill', '--job', 'hourly-report'], /^error: required option '--from <time>' not specified\nUsage: occurrences backfill/],
-    ['an unknown command', ['lst'], /^error: unknown command 'lst'\n\(Did you mean list\?\)\nUsage: occurrences \[options\] \[command\]/],
-  ])('commander\'s own checks: %s', async (_, argv, message) => {
+    [
+      'a missing argument',
+      ['show', 'hourly-report'],
+      /^error: missing required argument 'scheduledTime'\nUsage: occurrences show \[options\] <jobId> <scheduledTime>\nRun "occurrences show --help" for the options\.$/,
+    ],
+    [
+      'a misspelt option',
+      ['retry', 'hourly-report', '2026-11-30T06:00:00Z', '--forse'],
+      /^error: unknown option '--forse'\n\(Did you mean --force\?\)\nUsage: occurrences retry/,
+    ],
+    [
+      'a missing required option',
+      ['backfill', '--job', 'hourly-report'],
+      /^error: required option '--from <time>' not specified\nUsage: occurrences backfill/,
+    ],
+    [
+      'an unknown command',
+      ['lst'],
+      /^error: unknown command 'lst'\n\(Did you mean list\?\)\nUsage: occurrences \[options\] \[command\]/,
+    ],
+  ])("commander's own checks: %s", async (_, argv, message) => {
     const result = await run(...argv);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(message);
@@ -52,7 +103,9 @@ describe('bad arguments', () => {
   it('prints the commands and exits 2 when there is none', async () => {
     const result = await run();
     expect(result.code).toBe(2);
-    expect(result.err).toMatch(/Usage: occurrences \[options\] \[command\][\s\S]*list \[options\][\s\S]*backfill \[options\]/);
+    expect(result.err).toMatch(
+      /Usage: occurrences \[options\] \[command\][\s\S]*list \[options\][\s\S]*backfill \[options\]/,
+    );
   });
 
   it('--help is not an error', async () => {

@@ -13,7 +13,13 @@ import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader'
 import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { workerLimits } from '../../lib/resource-definitions';
-import { createResources, type LocalClients, localClients, type LocalResources, LOCAL_REGION } from '../../scripts/local/local-aws';
+import {
+  createResources,
+  LOCAL_REGION,
+  type LocalClients,
+  type LocalResources,
+  localClients,
+} from '../../scripts/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { cliDeps, context, HOURLY, OTHER, putRows, row, targetOf, testJobs } from './support';
 
@@ -39,15 +45,31 @@ beforeEach(async () => {
 /** A day of one job's occurrences in every state, and a few of another job. */
 async function seed(): Promise<void> {
   await putRows(clients, resources.tableName, [
-    row(HOURLY, hour(6), SUCCEEDED, NOW, { reportKey: `reports/${HOURLY}/${hour(6)}.txt`, succeededAt: '2026-11-30T06:00:03.000Z' }),
-    row(HOURLY, hour(7), FAILED, NOW, { lastError: 'Error: upstream returned 503', failedAt: '2026-11-30T07:00:04.000Z' }),
-    row(HOURLY, hour(8), RETRY_WAIT, NOW, { lastError: 'Error: timeout', nextAttemptAt: '2026-11-30T12:01:00.000Z', releasedAt: '2026-11-30T11:59:00.000Z' }),
+    row(HOURLY, hour(6), SUCCEEDED, NOW, {
+      reportKey: `reports/${HOURLY}/${hour(6)}.txt`,
+      succeededAt: '2026-11-30T06:00:03.000Z',
+    }),
+    row(HOURLY, hour(7), FAILED, NOW, {
+      lastError: 'Error: upstream returned 503',
+      failedAt: '2026-11-30T07:00:04.000Z',
+    }),
+    row(HOURLY, hour(8), RETRY_WAIT, NOW, {
+      lastError: 'Error: timeout',
+      nextAttemptAt: '2026-11-30T12:01:00.000Z',
+      releasedAt: '2026-11-30T11:59:00.000Z',
+    }),
     row(HOURLY, hour(11), RUNNING, NOW, {
-      leaseId: 'lease-1', leaseOwner: 'worker-log-stream/req-1', claimedAt: '2026-11-30T12:00:00.000Z',
-      heartbeatAt: '2026-11-30T12:00:10.000Z', leaseExpiresAt: '2026-11-30T12:00:40.000Z',
+      leaseId: 'lease-1',
+      leaseOwner: 'worker-log-stream/req-1',
+      claimedAt: '2026-11-30T12:00:00.000Z',
+      heartbeatAt: '2026-11-30T12:00:10.000Z',
+      leaseExpiresAt: '2026-11-30T12:00:40.000Z',
     }),
     row(HOURLY, hour(12), PENDING, NOW),
-    row(OTHER, '2026-11-30T05:30:00Z', FAILED, NOW, { lastError: 'Error: bad input', failedAt: '2026-11-30T05:31:00.000Z' }),
+    row(OTHER, '2026-11-30T05:30:00Z', FAILED, NOW, {
+      lastError: 'Error: bad input',
+      failedAt: '2026-11-30T05:31:00.000Z',
+    }),
     row(OTHER, '2026-11-29T05:30:00Z', SUCCEEDED, NOW),
   ]);
 }
@@ -59,7 +81,12 @@ describe('list', () => {
     const ctx = context(clock);
     const sent = vi.spyOn(clients.documents, 'send');
 
-    const rows = await runList(ctx, target.reader, { jobId: HOURLY, statuses: [], from: Date.parse('2026-11-30T00:00:00Z'), to: NOW, limit: 50 }, false);
+    const rows = await runList(
+      ctx,
+      target.reader,
+      { jobId: HOURLY, statuses: [], from: Date.parse('2026-11-30T00:00:00Z'), to: NOW, limit: 50 },
+      false,
+    );
 
     expect(rows.map((r) => r.scheduledTime)).toEqual([hour(12), hour(11), hour(8), hour(7), hour(6)]);
     const commands = sent.mock.calls.map(([c]) => c);
@@ -76,9 +103,17 @@ describe('list', () => {
     const target = targetOf(clients, resources);
     const sent = vi.spyOn(clients.documents, 'send');
 
-    const rows = await runList(context(clock), target.reader, { statuses: [FAILED], from: 0, to: NOW, limit: 50 }, false);
+    const rows = await runList(
+      context(clock),
+      target.reader,
+      { statuses: [FAILED], from: 0, to: NOW, limit: 50 },
+      false,
+    );
 
-    expect(rows.map((r) => [r.jobId, r.scheduledTime])).toEqual([[HOURLY, hour(7)], [OTHER, '2026-11-30T05:30:00Z']]);
+    expect(rows.map((r) => [r.jobId, r.scheduledTime])).toEqual([
+      [HOURLY, hour(7)],
+      [OTHER, '2026-11-30T05:30:00Z'],
+    ]);
     expect(sent.mock.calls.map(([c]) => (c as QueryCommand).input.IndexName)).toEqual(['byStatus']);
   });
 
@@ -97,8 +132,12 @@ describe('list', () => {
     await seed();
     const target = targetOf(clients, resources);
 
-    const rows = await runList(context(clock), target.reader,
-      { jobId: HOURLY, statuses: [FAILED, SUCCEEDED], from: Date.parse(hour(6)), to: Date.parse(hour(7)), limit: 50 }, false);
+    const rows = await runList(
+      context(clock),
+      target.reader,
+      { jobId: HOURLY, statuses: [FAILED, SUCCEEDED], from: Date.parse(hour(6)), to: Date.parse(hour(7)), limit: 50 },
+      false,
+    );
 
     expect(rows.map((r) => r.scheduledTime)).toEqual([hour(6)]);
   });
@@ -107,36 +146,60 @@ describe('list', () => {
     await seed();
     const ctx = context(clock);
 
-    await runList(ctx, targetOf(clients, resources).reader, { jobId: OTHER, statuses: [], from: 0, to: NOW, limit: 50 }, true);
+    await runList(
+      ctx,
+      targetOf(clients, resources).reader,
+      { jobId: OTHER, statuses: [], from: 0, to: NOW, limit: 50 },
+      true,
+    );
 
     const parsed = JSON.parse(ctx.captured.text());
-    expect(parsed.map((r: { scheduledTime: string; status: string }) => [r.scheduledTime, r.status]))
-      .toEqual([['2026-11-30T05:30:00Z', FAILED], ['2026-11-29T05:30:00Z', SUCCEEDED]]);
+    expect(parsed.map((r: { scheduledTime: string; status: string }) => [r.scheduledTime, r.status])).toEqual([
+      ['2026-11-30T05:30:00Z', FAILED],
+      ['2026-11-29T05:30:00Z', SUCCEEDED],
+    ]);
   });
 
   it('finds the table from the stack outputs when no --table is given', async () => {
     await seed();
-    const cfn = new CloudFormationClient({ endpoint: moto.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
-    await cfn.send(new CreateStackCommand({
-      StackName: 'OpsStack',
-      TemplateBody: JSON.stringify({
-        Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
-        Outputs: {
-          OccurrenceTableName: { Value: resources.tableName },
-          JobQueueUrl: { Value: resources.jobQueueUrl },
-          ReportBucketName: { Value: resources.bucketName },
-        },
+    const cfn = new CloudFormationClient({
+      endpoint: moto.endpoint,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
+    await cfn.send(
+      new CreateStackCommand({
+        StackName: 'OpsStack',
+        TemplateBody: JSON.stringify({
+          Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+          Outputs: {
+            OccurrenceTableName: { Value: resources.tableName },
+            JobQueueUrl: { Value: resources.jobQueueUrl },
+            ReportBucketName: { Value: resources.bucketName },
+          },
+        }),
       }),
-    }));
+    );
     const deps = cliDeps(clock);
 
-    const code = await runCli(['list', '--job', OTHER, '--from', '2026-11-01', '--stack', 'OpsStack', '--endpoint', moto.endpoint], deps);
+    const code = await runCli(
+      ['list', '--job', OTHER, '--from', '2026-11-01', '--stack', 'OpsStack', '--endpoint', moto.endpoint],
+      deps,
+    );
 
     expect(deps.captured.err).toEqual([]);
     expect(code).toBe(0);
     expect(deps.captured.text()).toContain('2 occurrence(s), newest first (job other-report');
-    const target = await resolveTarget({ stack: 'OpsStack', endpoint: moto.endpoint }, { queue: true, bucket: true }, {});
-    expect([target.tableName, target.queueUrl, target.bucketName]).toEqual([resources.tableName, resources.jobQueueUrl, resources.bucketName]);
+    const target = await resolveTarget(
+      { stack: 'OpsStack', endpoint: moto.endpoint },
+      { queue: true, bucket: true },
+      {},
+    );
+    expect([target.tableName, target.queueUrl, target.bucketName]).toEqual([
+      resources.tableName,
+      resources.jobQueueUrl,
+      resources.bucketName,
+    ]);
   });
 
   it('says which stack is missing, as a usage error (exit 2)', async () => {
@@ -145,7 +208,9 @@ describe('list', () => {
     const code = await runCli(['list', '--stack', 'NoSuchStack', '--endpoint', moto.endpoint], deps);
 
     expect(code).toBe(2);
-    expect(deps.captured.err.join('\n')).toMatch(/stack NoSuchStack does not exist.*\nUsage: occurrences list \[options\]/s);
+    expect(deps.captured.err.join('\n')).toMatch(
+      /stack NoSuchStack does not exist.*\nUsage: occurrences list \[options\]/s,
+    );
   });
 
   it('reports a missing table as a classified AWS failure (exit 1), not a stack trace', async () => {
@@ -154,7 +219,9 @@ describe('list', () => {
     const code = await runCli(['list', '--table', 'no-such-table', '--job', HOURLY, '--endpoint', moto.endpoint], deps);
 
     expect(code).toBe(1);
-    expect(deps.captured.err.join('\n')).toMatch(/^error: list occurrences failed \(fatal\): ResourceNotFoundException/);
+    expect(deps.captured.err.join('\n')).toMatch(
+      /^error: list occurrences failed \(fatal\): ResourceNotFoundException/,
+    );
   });
 });
 
@@ -163,7 +230,12 @@ describe('show', () => {
     await seed();
     const ctx = context(clock);
 
-    await runShow(ctx, targetOf(clients, resources).store, { jobId: HOURLY, scheduledTime: hour(11) }, { json: false, bucketName: 'reports' });
+    await runShow(
+      ctx,
+      targetOf(clients, resources).store,
+      { jobId: HOURLY, scheduledTime: hour(11) },
+      { json: false, bucketName: 'reports' },
+    );
 
     const text = ctx.captured.text();
     expect(text).toMatch(/status\s*│ RUNNING/);
@@ -174,14 +246,30 @@ describe('show', () => {
     expect(text).toContain('attempt history: not recorded in this row');
   });
 
-  it('shows a failed occurrence\'s error and an attempt history when the row records one', async () => {
-    await putRows(clients, resources.tableName, [row(HOURLY, hour(7), FAILED, NOW, {
-      attempt: 2, lastError: 'Error: upstream returned 503', failedAt: '2026-11-30T07:02:00.000Z',
-      attempts: [
-        { attempt: 1, outcome: 'RETRY_WAIT', at: '2026-11-30T07:00:05.000Z', leaseId: 'l-1', error: 'Error: timeout' },
-        { attempt: 2, outcome: 'FAILED', at: '2026-11-30T07:02:00.000Z', leaseId: 'l-2', error: 'Error: upstream returned 503' },
-      ],
-    } as object)]);
+  it("shows a failed occurrence's error and an attempt history when the row records one", async () => {
+    await putRows(clients, resources.tableName, [
+      row(HOURLY, hour(7), FAILED, NOW, {
+        attempt: 2,
+        lastError: 'Error: upstream returned 503',
+        failedAt: '2026-11-30T07:02:00.000Z',
+        attempts: [
+          {
+            attempt: 1,
+            outcome: 'RETRY_WAIT',
+            at: '2026-11-30T07:00:05.000Z',
+            leaseId: 'l-1',
+            error: 'Error: timeout',
+          },
+          {
+            attempt: 2,
+            outcome: 'FAILED',
+            at: '2026-11-30T07:02:00.000Z',
+            leaseId: 'l-2',
+            error: 'Error: upstream returned 503',
+          },
+        ],
+      } as object),
+    ]);
     const ctx = context(clock);
 
     await runShow(ctx, targetOf(clients, resources).store, { jobId: HOURLY, scheduledTime: hour(7) }, { json: false });
@@ -196,10 +284,15 @@ describe('show', () => {
   it('exits 4 with a message naming the occurrence when there is none', async () => {
     const deps = cliDeps(clock);
 
-    const code = await runCli(['show', HOURLY, hour(3), '--table', resources.tableName, '--bucket', 'b', '--endpoint', moto.endpoint], deps);
+    const code = await runCli(
+      ['show', HOURLY, hour(3), '--table', resources.tableName, '--bucket', 'b', '--endpoint', moto.endpoint],
+      deps,
+    );
 
     expect(code).toBe(4);
-    expect(deps.captured.err).toEqual([`no occurrence ${HOURLY} ${hour(3)} in table ${resources.tableName} at ${moto.endpoint}`]);
+    expect(deps.captured.err).toEqual([
+      `no occurrence ${HOURLY} ${hour(3)} in table ${resources.tableName} at ${moto.endpoint}`,
+    ]);
   });
 });
 
@@ -213,16 +306,38 @@ describe('watch', () => {
     const key = { jobId: HOURLY, scheduledTime: hour(12) };
     // Each pause between polls is where the world changes: a claim, then the completion, then Ctrl-C.
     const changes = [
-      () => clients.documents.send(new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'SET #s = :s, attempt = :a, leaseOwner = :o, leaseExpiresAt = :e',
-        ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': RUNNING, ':a': 1, ':o': 'worker-1', ':e': iso(NOW + 30_000) } })),
-      () => clients.documents.send(new UpdateCommand({ TableName: table, Key: key, UpdateExpression: 'SET #s = :s, reportKey = :k',
-        ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': SUCCEEDED, ':k': 'reports/x.txt' } })),
+      () =>
+        clients.documents.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: key,
+            UpdateExpression: 'SET #s = :s, attempt = :a, leaseOwner = :o, leaseExpiresAt = :e',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':s': RUNNING, ':a': 1, ':o': 'worker-1', ':e': iso(NOW + 30_000) },
+          }),
+        ),
+      () =>
+        clients.documents.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: key,
+            UpdateExpression: 'SET #s = :s, reportKey = :k',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':s': SUCCEEDED, ':k': 'reports/x.txt' },
+          }),
+        ),
       async () => stop.abort(),
     ];
-    const sleep = vi.fn(async () => { await changes.shift()!(); });
+    const sleep = vi.fn(async () => {
+      await changes.shift()!();
+    });
 
-    await runWatch(ctx, target, { jobId: HOURLY, statuses: [], from: 0, to: Date.parse('9999-01-01T00:00:00Z'), limit: 200 },
-      { intervalMs: 2000, json: false, signal: stop.signal, sleep });
+    await runWatch(
+      ctx,
+      target,
+      { jobId: HOURLY, statuses: [], from: 0, to: Date.parse('9999-01-01T00:00:00Z'), limit: 200 },
+      { intervalMs: 2000, json: false, signal: stop.signal, sleep },
+    );
 
     expect(sleep).toHaveBeenCalledTimes(3);
     expect(ctx.captured.out).toEqual([
@@ -237,7 +352,12 @@ describe('watch', () => {
     let polls = 0;
     class FlakyReader extends OperatorOccurrenceReader {
       override async listJobNewestFirst(...args: Parameters<OperatorOccurrenceReader['listJobNewestFirst']>) {
-        if (++polls === 1) throw new DependencyError('transient', 'list occurrences', Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+        if (++polls === 1)
+          throw new DependencyError(
+            'transient',
+            'list occurrences',
+            Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }),
+          );
         return super.listJobNewestFirst(...args);
       }
     }
@@ -245,31 +365,62 @@ describe('watch', () => {
     const stop = new AbortController();
     const sleeps: Array<() => void> = [() => undefined, () => stop.abort()];
 
-    await runWatch(ctx, { reader: new FlakyReader(clients.documents, resources.tableName), store: targetOf(clients, resources).store },
+    await runWatch(
+      ctx,
+      { reader: new FlakyReader(clients.documents, resources.tableName), store: targetOf(clients, resources).store },
       { jobId: HOURLY, statuses: [], from: 0, to: NOW, limit: 200 },
-      { intervalMs: 2000, json: false, signal: stop.signal, sleep: async () => sleeps.shift()!() });
+      { intervalMs: 2000, json: false, signal: stop.signal, sleep: async () => sleeps.shift()!() },
+    );
 
-    expect(ctx.captured.err).toContain('2026-11-30T12:00:20.000Z  poll failed, trying again in 2 s: list occurrences failed (transient): ThrottlingException: Rate exceeded');
+    expect(ctx.captured.err).toContain(
+      '2026-11-30T12:00:20.000Z  poll failed, trying again in 2 s: list occurrences failed (transient): ThrottlingException: Rate exceeded',
+    );
     expect(ctx.captured.out).toEqual([`2026-11-30T12:00:20.000Z  ${HOURLY} ${hour(12)}  PENDING`]);
   });
 
   it('says where a row went when it leaves a status-filtered view', async () => {
-    await putRows(clients, resources.tableName, [row(HOURLY, hour(12), RUNNING, NOW, { leaseOwner: 'w', leaseExpiresAt: iso(NOW + 30_000) })]);
+    await putRows(clients, resources.tableName, [
+      row(HOURLY, hour(12), RUNNING, NOW, { leaseOwner: 'w', leaseExpiresAt: iso(NOW + 30_000) }),
+    ]);
     const ctx = context(clock);
     const stop = new AbortController();
     const key = { jobId: HOURLY, scheduledTime: hour(12) };
     const changes = [
-      () => clients.documents.send(new UpdateCommand({ TableName: resources.tableName, Key: key, UpdateExpression: 'SET #s = :s, lastError = :e',
-        ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': FAILED, ':e': 'Error: boom' } })),
+      () =>
+        clients.documents.send(
+          new UpdateCommand({
+            TableName: resources.tableName,
+            Key: key,
+            UpdateExpression: 'SET #s = :s, lastError = :e',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':s': FAILED, ':e': 'Error: boom' },
+          }),
+        ),
       async () => stop.abort(),
     ];
 
-    await runWatch(ctx, targetOf(clients, resources), { statuses: [RUNNING], from: 0, to: NOW, limit: 200 },
-      { intervalMs: 1000, json: true, signal: stop.signal, sleep: async () => { await changes.shift()!(); } });
+    await runWatch(
+      ctx,
+      targetOf(clients, resources),
+      { statuses: [RUNNING], from: 0, to: NOW, limit: 200 },
+      {
+        intervalMs: 1000,
+        json: true,
+        signal: stop.signal,
+        sleep: async () => {
+          await changes.shift()!();
+        },
+      },
+    );
 
     expect(ctx.captured.out.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({ scheduledTime: hour(12), to: RUNNING }),
-      expect.objectContaining({ scheduledTime: hour(12), from: RUNNING, to: FAILED, detail: 'Error: boom (no longer in this view)' }),
+      expect.objectContaining({
+        scheduledTime: hour(12),
+        from: RUNNING,
+        to: FAILED,
+        detail: 'Error: boom (no longer in this view)',
+      }),
     ]);
   });
 });

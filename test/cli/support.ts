@@ -3,17 +3,17 @@
  * clock, and rows written straight into the emulator's table (the state a test starts from).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { LocalClients, LocalResources } from '../../scripts/local/local-aws';
+import type { CommandContext } from '../../bin/occurrences/context';
+import type { CliDeps } from '../../bin/occurrences/program';
+import type { Target } from '../../bin/occurrences/target';
+import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
 import { resolveJobConfigs } from '../../lib/job-config';
-import type { CommandContext } from '../../bin/occurrences/context';
-import type { CliDeps } from '../../bin/occurrences/program';
-import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
-import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
-import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import type { Target } from '../../bin/occurrences/target';
+import type { LocalClients, LocalResources } from '../../scripts/local/local-aws';
 
 export const HOURLY = 'hourly-report';
 export const OTHER = 'other-report';
@@ -21,7 +21,11 @@ export const OTHER = 'other-report';
 /** Short timings, so that the local pipeline settles in seconds; one attempt, so that a failing job is FAILED at once. */
 export const testJobs = resolveJobConfigs([
   {
-    id: HOURLY, schedule: 'cron(0 * * * ? *)', timeoutSeconds: 10, leaseSeconds: 30, heartbeatSeconds: 5,
+    id: HOURLY,
+    schedule: 'cron(0 * * * ? *)',
+    timeoutSeconds: 10,
+    leaseSeconds: 30,
+    heartbeatSeconds: 5,
     retry: { maxAttempts: 1, baseDelaySeconds: 1, maxDelaySeconds: 1, deadlineSeconds: 3600 },
   },
   { id: OTHER, schedule: 'cron(30 6 * * ? *)', timeZone: 'Europe/Berlin' },
@@ -63,9 +67,17 @@ export function targetOf(clients: LocalClients, resources: LocalResources): Targ
   };
 }
 
-export function row(jobId: string, scheduledTime: string, status: OccurrenceStatus, now: number, extra: Partial<Occurrence> = {}): Occurrence {
+export function row(
+  jobId: string,
+  scheduledTime: string,
+  status: OccurrenceStatus,
+  now: number,
+  extra: Partial<Occurrence> = {},
+): Occurrence {
   return {
-    jobId, scheduledTime, status,
+    jobId,
+    scheduledTime,
+    status,
     attempt: status === OccurrenceStatus.PENDING ? 0 : 1,
     createdAt: iso(Date.parse(scheduledTime) + 100),
     deadlineAt: iso(Date.parse(scheduledTime) + 3600_000),

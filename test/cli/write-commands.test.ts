@@ -39,12 +39,23 @@ beforeEach(async () => {
   await moto.reset();
   failing.clear();
   pipeline = await LocalPipeline.create({
-    endpoint: moto.endpoint, settings: testJobs.settings, jobs: { [HOURLY]: hourlyJob, [OTHER]: hourlyJob }, workers: 1, log: () => undefined,
+    endpoint: moto.endpoint,
+    settings: testJobs.settings,
+    jobs: { [HOURLY]: hourlyJob, [OTHER]: hourlyJob },
+    workers: 1,
+    log: () => undefined,
   });
 });
 afterEach(async () => pipeline.stop());
 
-const flags = () => ['--table', pipeline.resources.tableName, '--queue-url', pipeline.resources.jobQueueUrl, '--endpoint', moto.endpoint];
+const flags = () => [
+  '--table',
+  pipeline.resources.tableName,
+  '--queue-url',
+  pipeline.resources.jobQueueUrl,
+  '--endpoint',
+  moto.endpoint,
+];
 
 async function cli(...args: string[]) {
   const deps = cliDeps(clock);
@@ -53,17 +64,26 @@ async function cli(...args: string[]) {
 }
 
 async function jobRows(jobId: string): Promise<Array<Occurrence & ManualRetryFields>> {
-  const out = await pipeline.clients.documents.send(new QueryCommand({
-    TableName: pipeline.resources.tableName, KeyConditionExpression: 'jobId = :j', ExpressionAttributeValues: { ':j': jobId },
-  }));
+  const out = await pipeline.clients.documents.send(
+    new QueryCommand({
+      TableName: pipeline.resources.tableName,
+      KeyConditionExpression: 'jobId = :j',
+      ExpressionAttributeValues: { ':j': jobId },
+    }),
+  );
   return (out.Items ?? []) as Array<Occurrence & ManualRetryFields>;
 }
 
 async function messagesInQueue(): Promise<number> {
-  const a = await pipeline.clients.sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: pipeline.resources.jobQueueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-  }));
-  return Number(a.Attributes?.ApproximateNumberOfMessages) + Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible);
+  const a = await pipeline.clients.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: pipeline.resources.jobQueueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(a.Attributes?.ApproximateNumberOfMessages) + Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible)
+  );
 }
 
 describe('retry', () => {
@@ -73,7 +93,11 @@ describe('retry', () => {
     pipeline.start();
     await pipeline.fire([key]);
     const [failed] = await pipeline.waitUntilSettled([key], 15_000);
-    expect(failed).toMatchObject({ status: FAILED, attempt: 1, lastError: expect.stringContaining('upstream unavailable') });
+    expect(failed).toMatchObject({
+      status: FAILED,
+      attempt: 1,
+      lastError: expect.stringContaining('upstream unavailable'),
+    });
 
     failing.clear();
     // The time in another zone names the same occurrence.
@@ -83,7 +107,13 @@ describe('retry', () => {
     expect(retried).toMatchObject({ code: 0, err: '' });
     expect(retried.out).toContain(`retrying ${HOURLY} ${key.scheduledTime}: it was FAILED after 1 attempt(s)`);
     const [done] = await pipeline.waitUntilSettled([key], 15_000);
-    expect(done).toMatchObject({ status: SUCCEEDED, attempt: 1, previousAttempts: 1, manualRetries: 1, reportKey: `reports/${HOURLY}/${key.scheduledTime}.txt` });
+    expect(done).toMatchObject({
+      status: SUCCEEDED,
+      attempt: 1,
+      previousAttempts: 1,
+      manualRetries: 1,
+      reportKey: `reports/${HOURLY}/${key.scheduledTime}.txt`,
+    });
     expect(done).not.toHaveProperty('failedAt');
     expect(await pipeline.reportKeys()).toEqual([`reports/${HOURLY}/${key.scheduledTime}.txt`]);
     expect(await pipeline.drainAnnouncements()).toHaveLength(1);
@@ -91,13 +121,17 @@ describe('retry', () => {
 
   it('refuses a SUCCEEDED occurrence even with --force, changes nothing and enqueues nothing (exit 3)', async () => {
     const now = Date.now();
-    const done = row(HOURLY, '2026-11-30T06:00:00Z', SUCCEEDED, now, { reportKey: 'reports/hourly-report/2026-11-30T06:00:00Z.txt' });
+    const done = row(HOURLY, '2026-11-30T06:00:00Z', SUCCEEDED, now, {
+      reportKey: 'reports/hourly-report/2026-11-30T06:00:00Z.txt',
+    });
     await putRows(pipeline.clients, pipeline.resources.tableName, [done]);
 
     const result = await cli('retry', HOURLY, '2026-11-30T06:00:00Z', '--force');
 
     expect(result.code).toBe(3);
-    expect(result.err).toMatch(/^refused to retry hourly-report 2026-11-30T06:00:00Z: it SUCCEEDED and its report is at .*Not even with --force/);
+    expect(result.err).toMatch(
+      /^refused to retry hourly-report 2026-11-30T06:00:00Z: it SUCCEEDED and its report is at .*Not even with --force/,
+    );
     expect(await jobRows(HOURLY)).toEqual([done]);
     expect(await messagesInQueue()).toBe(0);
   });
@@ -105,7 +139,9 @@ describe('retry', () => {
   it('refuses an occurrence under a live lease even with --force, naming the holder', async () => {
     const now = Date.now();
     const running = row(HOURLY, '2026-11-30T06:00:00Z', RUNNING, now, {
-      leaseId: 'l-1', leaseOwner: 'worker-7', leaseExpiresAt: new Date(now + 60_000).toISOString(),
+      leaseId: 'l-1',
+      leaseOwner: 'worker-7',
+      leaseExpiresAt: new Date(now + 60_000).toISOString(),
     });
     await putRows(pipeline.clients, pipeline.resources.tableName, [running]);
 
@@ -121,7 +157,9 @@ describe('retry', () => {
     // The row a trigger leaves when its enqueue failed every time: PENDING, and no message.
     const key = { jobId: HOURLY, scheduledTime: isoSeconds(Math.floor(Date.now() / HOUR) * HOUR) };
     const now = Date.now();
-    await putRows(pipeline.clients, pipeline.resources.tableName, [row(HOURLY, key.scheduledTime, OccurrenceStatus.PENDING, now, { deadlineAt: new Date(now + HOUR).toISOString() })]);
+    await putRows(pipeline.clients, pipeline.resources.tableName, [
+      row(HOURLY, key.scheduledTime, OccurrenceStatus.PENDING, now, { deadlineAt: new Date(now + HOUR).toISOString() }),
+    ]);
 
     const refused = await cli('retry', HOURLY, key.scheduledTime);
     expect(refused.code).toBe(3);
@@ -183,7 +221,15 @@ describe('backfill', () => {
   it('reports progress once per occurrence', async () => {
     const increments: number[] = [];
     let stopped = 0;
-    const deps = { ...cliDeps(clock), progress: (total: number) => ({ increment: () => increments.push(total), stop: () => { stopped++; } }) };
+    const deps = {
+      ...cliDeps(clock),
+      progress: (total: number) => ({
+        increment: () => increments.push(total),
+        stop: () => {
+          stopped++;
+        },
+      }),
+    };
 
     const code = await runCli(['backfill', '--job', HOURLY, '--from', '3h', ...flags()], deps);
 
@@ -195,10 +241,20 @@ describe('backfill', () => {
   });
 
   it('refuses a range that reaches into the future, writing nothing (exit 2)', async () => {
-    const result = await cli('backfill', '--job', HOURLY, '--from', '2h', '--to', new Date(Date.now() + 2 * HOUR).toISOString());
+    const result = await cli(
+      'backfill',
+      '--job',
+      HOURLY,
+      '--from',
+      '2h',
+      '--to',
+      new Date(Date.now() + 2 * HOUR).toISOString(),
+    );
 
     expect(result.code).toBe(2);
-    expect(result.err).toMatch(/--to \(.*\) is in the future: the Scheduler fires those occurrences itself.*\nUsage: occurrences backfill \[options\]/s);
+    expect(result.err).toMatch(
+      /--to \(.*\) is in the future: the Scheduler fires those occurrences itself.*\nUsage: occurrences backfill \[options\]/s,
+    );
     expect(await jobRows(HOURLY)).toEqual([]);
   });
 

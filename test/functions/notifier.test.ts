@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import { faults } from '../support/fake-aws';
-import { makeHarness, SCHEDULED, T0, timedJob, type Harness } from '../support/harness';
 import type { Row as Item } from '../support/dynamo-expressions';
+import { faults } from '../support/fake-aws';
+import { type Harness, makeHarness, SCHEDULED, T0, timedJob } from '../support/harness';
 
 let h: Harness;
 let runningRow: Item;
@@ -27,11 +27,20 @@ describe('notifier', () => {
     expect(h.aws.published).toHaveLength(1);
     const message = JSON.parse(h.aws.published[0].Message);
     expect(message).toMatchObject({
-      type: 'report-ready', jobId: 'report', scheduledTime: SCHEDULED,
-      reportKey: `reports/report/${SCHEDULED}.txt`, reportUri: `s3://reports-bucket/reports/report/${SCHEDULED}.txt`,
+      type: 'report-ready',
+      jobId: 'report',
+      scheduledTime: SCHEDULED,
+      reportKey: `reports/report/${SCHEDULED}.txt`,
+      reportUri: `s3://reports-bucket/reports/report/${SCHEDULED}.txt`,
     });
-    expect(h.aws.published[0]).toMatchObject({ MessageGroupId: 'report', MessageDeduplicationId: `report#${SCHEDULED}` });
-    expect(h.aws.row('report', SCHEDULED)).toMatchObject({ notifiedAt: new Date(T0 + 1).toISOString(), notificationId: 'sns-1' });
+    expect(h.aws.published[0]).toMatchObject({
+      MessageGroupId: 'report',
+      MessageDeduplicationId: `report#${SCHEDULED}`,
+    });
+    expect(h.aws.row('report', SCHEDULED)).toMatchObject({
+      notifiedAt: new Date(T0 + 1).toISOString(),
+      notificationId: 'sns-1',
+    });
   });
 
   it('does not announce again when the same stream record is delivered twice', async () => {

@@ -4,14 +4,24 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { withDefaults } from '../../functions/protocol/job-settings';
 import { ATTEMPT_ERROR_MAX_CHARS } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { powertoolsLogger } from '../../functions/runtime/powertools-logger';
 import { powertoolsMetrics } from '../../functions/runtime/powertools-metrics';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler } from '../../functions/worker';
-import { withDefaults } from '../../functions/protocol/job-settings';
-import { captureLogger, lambdaContext, makeHarness, SCHEDULED, sqsEvent, T0, timedJob, type Harness, type LogLine } from '../support/harness';
+import {
+  captureLogger,
+  type Harness,
+  type LogLine,
+  lambdaContext,
+  makeHarness,
+  SCHEDULED,
+  sqsEvent,
+  T0,
+  timedJob,
+} from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
@@ -41,7 +51,7 @@ function flakyJob(failures: number, ms: number, error = 'upstream down'): JobDef
 }
 
 describe('worker metrics and attempt history', () => {
-  it('counts the start, the retry, the success and each attempt\'s duration, and records both attempts in the row', async () => {
+  it("counts the start, the retry, the success and each attempt's duration, and records both attempts in the row", async () => {
     h = makeHarness({ jobs: { report: flakyJob(1, 5_000) } });
     await h.trigger(KEY);
     const first = h.deliver(MESSAGE);
@@ -66,7 +76,10 @@ describe('worker metrics and attempt history', () => {
   });
 
   it('counts a FAILED occurrence and keeps the history bounded: errors are cut to a fixed length', async () => {
-    h = makeHarness({ jobs: { report: flakyJob(1, 1_000, 'x'.repeat(2_000)) }, settings: [{ id: 'report', retry: { maxAttempts: 1 } }] });
+    h = makeHarness({
+      jobs: { report: flakyJob(1, 1_000, 'x'.repeat(2_000)) },
+      settings: [{ id: 'report', retry: { maxAttempts: 1 } }],
+    });
     await h.trigger(KEY);
     const run = h.deliver(MESSAGE);
     await vi.advanceTimersByTimeAsync(1_000);
@@ -100,7 +113,9 @@ describe('worker metrics and attempt history', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     await run;
     expect(await h.trigger(KEY)).toBe('duplicate-suppressed');
-    expect(named('DuplicateTriggersSuppressed')).toEqual([{ name: 'DuplicateTriggersSuppressed', value: 1, jobId: 'report' }]);
+    expect(named('DuplicateTriggersSuppressed')).toEqual([
+      { name: 'DuplicateTriggersSuppressed', value: 1, jobId: 'report' },
+    ]);
   });
 });
 
@@ -110,19 +125,30 @@ describe('worker log lines', () => {
     const otherKey = { jobId: 'other', scheduledTime: '2026-11-30T07:00:00Z' };
     await h.trigger(KEY);
     await h.trigger(otherKey);
-    const batch = h.worker(sqsEvent([
-      { messageId: 'a', body: MESSAGE },
-      { messageId: 'b', body: encodeEnvelope(otherKey) },
-    ]), lambdaContext(150_000));
+    const batch = h.worker(
+      sqsEvent([
+        { messageId: 'a', body: MESSAGE },
+        { messageId: 'b', body: encodeEnvelope(otherKey) },
+      ]),
+      lambdaContext(150_000),
+    );
     await vi.advanceTimersByTimeAsync(3_000);
     expect((await batch).batchItemFailures).toEqual([{ itemIdentifier: 'a' }]); // hidden until its retry
 
     const attemptLines = h.logs.filter((l: LogLine) => l.fields.leaseId !== undefined);
-    expect(attemptLines.map((l) => l.message)).toEqual(expect.arrayContaining(['claimed occurrence', 'attempt failed; retry scheduled', 'report committed', 'occurrence SUCCEEDED']));
+    expect(attemptLines.map((l) => l.message)).toEqual(
+      expect.arrayContaining([
+        'claimed occurrence',
+        'attempt failed; retry scheduled',
+        'report committed',
+        'occurrence SUCCEEDED',
+      ]),
+    );
     for (const line of attemptLines) {
-      const expected = line.fields.jobId === 'report'
-        ? { ...KEY, leaseId: h.aws.row('report', SCHEDULED)!.leaseId, attempt: 1 }
-        : { ...otherKey, leaseId: h.aws.row('other', otherKey.scheduledTime)!.leaseId, attempt: 1 };
+      const expected =
+        line.fields.jobId === 'report'
+          ? { ...KEY, leaseId: h.aws.row('report', SCHEDULED)!.leaseId, attempt: 1 }
+          : { ...otherKey, leaseId: h.aws.row('other', otherKey.scheduledTime)!.leaseId, attempt: 1 };
       expect(line.fields, line.message).toMatchObject(expected);
     }
   });
@@ -143,11 +169,13 @@ describe('the Powertools adapters', () => {
     const emf = lines.map((l) => JSON.parse(l));
     expect(emf).toHaveLength(2);
     expect(emf[0]).toMatchObject({ service: 'scheduled-jobs', jobId: 'report', JobDuration: 1_234 });
-    expect(emf[0]._aws.CloudWatchMetrics).toEqual([{
-      Namespace: 'ScheduledJobs/Test',
-      Dimensions: [['service', 'jobId']],
-      Metrics: [{ Name: 'JobDuration', Unit: 'Milliseconds' }],
-    }]);
+    expect(emf[0]._aws.CloudWatchMetrics).toEqual([
+      {
+        Namespace: 'ScheduledJobs/Test',
+        Dimensions: [['service', 'jobId']],
+        Metrics: [{ Name: 'JobDuration', Unit: 'Milliseconds' }],
+      },
+    ]);
     expect(emf[1]).toMatchObject({ jobId: 'other', OccurrencesFailed: 1 });
   });
 
@@ -167,12 +195,20 @@ describe('the Powertools adapters', () => {
     vi.mocked(process.stdout.write).mockRestore();
     vi.mocked(process.stderr.write).mockRestore();
     const [first, second] = lines.map((l) => JSON.parse(l));
-    expect(first).toMatchObject({ level: 'INFO', message: 'claimed occurrence', service: 'scheduled-jobs', fn: 'worker', jobId: 'a', leaseId: 'l1', attempt: 1 });
+    expect(first).toMatchObject({
+      level: 'INFO',
+      message: 'claimed occurrence',
+      service: 'scheduled-jobs',
+      fn: 'worker',
+      jobId: 'a',
+      leaseId: 'l1',
+      attempt: 1,
+    });
     expect(second).toMatchObject({ level: 'WARN', jobId: 'b' });
     expect(second.leaseId).toBeUndefined();
   });
 
-  it('stay silent on stdout when a logger is injected and no metrics are: a local run\'s output is its own', async () => {
+  it("stay silent on stdout when a logger is injected and no metrics are: a local run's output is its own", async () => {
     const writes: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       writes.push(String(chunk));
@@ -182,13 +218,23 @@ describe('the Powertools adapters', () => {
     const settings = new Map([['report', withDefaults({ id: 'report' })]]);
     try {
       const worker = createWorkerHandler({
-        jobs: { report: timedJob(1) }, settings, logger: captureLogger(logs),
-        store: {} as never, reports: {} as never, queue: { send: async () => {}, hide: async () => {} },
+        jobs: { report: timedJob(1) },
+        settings,
+        logger: captureLogger(logs),
+        store: {} as never,
+        reports: {} as never,
+        queue: { send: async () => {}, hide: async () => {} },
       });
-      const trigger = createTriggerHandler({ settings, logger: captureLogger(logs), store: { create: async () => ({ created: false, existing: { status: 'SUCCEEDED' } }) } as never, queue: {} as never });
+      const trigger = createTriggerHandler({
+        settings,
+        logger: captureLogger(logs),
+        store: { create: async () => ({ created: false, existing: { status: 'SUCCEEDED' } }) } as never,
+        queue: {} as never,
+      });
       expect(await trigger(KEY)).toBe('duplicate-suppressed');
-      expect(await worker(sqsEvent([{ messageId: 'bad', body: 'not json' }]), lambdaContext(10_000)))
-        .toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
+      expect(await worker(sqsEvent([{ messageId: 'bad', body: 'not json' }]), lambdaContext(10_000))).toEqual({
+        batchItemFailures: [{ itemIdentifier: 'bad' }],
+      });
     } finally {
       vi.mocked(process.stdout.write).mockRestore();
     }

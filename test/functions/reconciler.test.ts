@@ -9,7 +9,7 @@ import type { JobDefinition } from '../../functions/protocol/ports';
 import { parseReconcileThresholds, stuckReason } from '../../functions/protocol/reconcile';
 import { ReconcileIncompleteError } from '../../functions/reconciler';
 import { faults } from '../support/fake-aws';
-import { makeHarness, RECONCILE_TEST_THRESHOLDS, SCHEDULED, T0, timedJob, type Harness } from '../support/harness';
+import { type Harness, makeHarness, RECONCILE_TEST_THRESHOLDS, SCHEDULED, T0, timedJob } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
@@ -63,17 +63,25 @@ describe('reconciler: PENDING and never claimed', () => {
 
     expect(report.fixed).toEqual([{ ...KEY, status: 'PENDING', action: 'requeued', reason: 'never-claimed' }]);
     expect(h.aws.sent).toEqual([MESSAGE]);
-    expect(row()).toMatchObject({ status: 'PENDING', requeueCount: 1, requeuedAt: new Date(T0 + STUCK_MS + 1_000).toISOString() });
+    expect(row()).toMatchObject({
+      status: 'PENDING',
+      requeueCount: 1,
+      requeuedAt: new Date(T0 + STUCK_MS + 1_000).toISOString(),
+    });
     expect(h.metrics).toEqual([{ name: 'OccurrencesRequeued', value: 1, jobId: 'report' }]);
-    expect(h.logs.find((l) => l.message === 'reconciler re-enqueued a stuck occurrence')?.fields)
-      .toMatchObject({ ...KEY, status: 'PENDING', reason: 'never-claimed', stuckSince: new Date(T0).toISOString() });
+    expect(h.logs.find((l) => l.message === 'reconciler re-enqueued a stuck occurrence')?.fields).toMatchObject({
+      ...KEY,
+      status: 'PENDING',
+      reason: 'never-claimed',
+      stuckSince: new Date(T0).toISOString(),
+    });
 
     expect(await deliverLastMessage()).toEqual([]);
     expect(row().status).toBe('SUCCEEDED');
     expect(job.log.runs).toBe(1);
   });
 
-  it('re-enqueues a stuck PENDING occurrence scheduled long before its look-back (a backfill or an operator\'s retry)', async () => {
+  it("re-enqueues a stuck PENDING occurrence scheduled long before its look-back (a backfill or an operator's retry)", async () => {
     h = makeHarness({ jobs: { report: timedJob(1_000) } });
     h.aws.failAlways('SendMessage', faults.unavailable);
     for (let i = 0; i < 3; i++) await expect(h.trigger(KEY)).rejects.toThrow(/enqueue occurrence failed/);
@@ -86,7 +94,9 @@ describe('reconciler: PENDING and never claimed', () => {
     await vi.advanceTimersByTimeAsync(STUCK_MS + 1_000);
     const report = await h.reconciler();
 
-    expect(report.fixed).toEqual([{ jobId: 'report', scheduledTime: old, status: 'PENDING', action: 'requeued', reason: 'never-claimed' }]);
+    expect(report.fixed).toEqual([
+      { jobId: 'report', scheduledTime: old, status: 'PENDING', action: 'requeued', reason: 'never-claimed' },
+    ]);
     expect(h.aws.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: old })]);
   });
 
@@ -121,8 +131,15 @@ describe('reconciler: RUNNING with a lease that expired long ago', () => {
   /** A worker claimed attempt 1 and died; its message then went to the DLQ (more crashes than maxReceiveCount). */
   async function leaveDeadWorkersRow(leaseExpiresAt: number) {
     await h.trigger(KEY);
-    h.aws.table.set(ROW, { ...row(), status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseOwner: 'gone',
-      claimedAt: new Date(T0).toISOString(), leaseExpiresAt: new Date(leaseExpiresAt).toISOString() });
+    h.aws.table.set(ROW, {
+      ...row(),
+      status: 'RUNNING',
+      attempt: 1,
+      leaseId: 'dead',
+      leaseOwner: 'gone',
+      claimedAt: new Date(T0).toISOString(),
+      leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
+    });
   }
 
   it('re-enqueues it, and the next worker claims attempt 2 and finishes the occurrence', async () => {
@@ -158,15 +175,21 @@ describe('reconciler: RUNNING with a lease that expired long ago', () => {
     expect(row().status).toBe('SUCCEEDED');
   });
 
-  it('writes nothing and sends nothing when a worker claims the row between the reconciler\'s read and its write', async () => {
+  it("writes nothing and sends nothing when a worker claims the row between the reconciler's read and its write", async () => {
     const job = timedJob(1_000);
     h = makeHarness({ jobs: { report: job } });
     await leaveDeadWorkersRow(T0 + 120_000);
     await vi.advanceTimersByTimeAsync(120_000 + STUCK_MS + 1_000);
     // Right after the index read, the dead worker's message comes back from a redrive and a live worker claims.
     h.aws.afterWrite = (operation, input) => {
-      if (operation !== 'Query' || input.ExpressionAttributeValues[':status'] !== 'RUNNING' || row().leaseId !== 'dead') return;
-      h.aws.table.set(ROW, { ...row(), attempt: 2, leaseId: 'live', leaseExpiresAt: new Date(Date.now() + 120_000).toISOString() });
+      if (operation !== 'Query' || input.ExpressionAttributeValues[':status'] !== 'RUNNING' || row().leaseId !== 'dead')
+        return;
+      h.aws.table.set(ROW, {
+        ...row(),
+        attempt: 2,
+        leaseId: 'live',
+        leaseExpiresAt: new Date(Date.now() + 120_000).toISOString(),
+      });
     };
 
     const report = await h.reconciler();
@@ -240,7 +263,7 @@ describe('reconciler: SUCCEEDED but never announced', () => {
     expect(row().notifiedAt).toBeUndefined();
   }
 
-  it('announces it through the notifier\'s path once the stream has given up, records notifiedAt, and only once', async () => {
+  it("announces it through the notifier's path once the stream has given up, records notifiedAt, and only once", async () => {
     h = makeHarness({ jobs: { report: timedJob(1_000) } });
     await succeedWithoutAnnouncement();
     // Within the stream's 24 h the stream notifier is still retrying: the reconciler must not compete with it.
@@ -252,9 +275,14 @@ describe('reconciler: SUCCEEDED but never announced', () => {
     const report = await h.reconciler();
     expect(report.fixed).toEqual([{ ...KEY, status: 'SUCCEEDED', action: 'announced', reason: 'never-announced' }]);
     expect(h.aws.published).toHaveLength(1);
-    expect(h.aws.published[0]).toMatchObject({ MessageDeduplicationId: `report#${SCHEDULED}`, MessageGroupId: 'report' });
+    expect(h.aws.published[0]).toMatchObject({
+      MessageDeduplicationId: `report#${SCHEDULED}`,
+      MessageGroupId: 'report',
+    });
     expect(row().notifiedAt).toBeDefined();
-    expect(h.metrics.filter((m) => m.name === 'ReportsReannounced')).toEqual([{ name: 'ReportsReannounced', value: 1, jobId: 'report' }]);
+    expect(h.metrics.filter((m) => m.name === 'ReportsReannounced')).toEqual([
+      { name: 'ReportsReannounced', value: 1, jobId: 'report' },
+    ]);
 
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     expect((await h.reconciler()).fixed).toEqual([]);
@@ -279,13 +307,22 @@ describe('reconciler: SUCCEEDED but never announced', () => {
 describe('reconciler: what it cannot fix, and failures', () => {
   it('skips and logs a stuck row of a job this deployment does not run, instead of sending a message the worker would reject', async () => {
     h = makeHarness({ jobs: { report: timedJob(1_000) } });
-    h.aws.table.set(`retired|${SCHEDULED}`, { jobId: 'retired', scheduledTime: SCHEDULED, status: 'PENDING', attempt: 0,
-      createdAt: new Date(T0).toISOString(), deadlineAt: new Date(T0 + 21_600_000).toISOString(), ttl: 0 });
+    h.aws.table.set(`retired|${SCHEDULED}`, {
+      jobId: 'retired',
+      scheduledTime: SCHEDULED,
+      status: 'PENDING',
+      attempt: 0,
+      createdAt: new Date(T0).toISOString(),
+      deadlineAt: new Date(T0 + 21_600_000).toISOString(),
+      ttl: 0,
+    });
     await vi.advanceTimersByTimeAsync(STUCK_MS + 1_000);
     const report = await h.reconciler();
     expect(report).toMatchObject({ fixed: [], skipped: 1 });
     expect(messagesSent()).toBe(0);
-    expect(h.logs.find((l) => l.message.includes('job this deployment does not run'))?.fields).toMatchObject({ jobId: 'retired' });
+    expect(h.logs.find((l) => l.message.includes('job this deployment does not run'))?.fields).toMatchObject({
+      jobId: 'retired',
+    });
   });
 
   it('goes on with the other rows when one re-enqueue fails, then throws so the run counts as an error', async () => {
@@ -303,8 +340,9 @@ describe('reconciler: what it cannot fix, and failures', () => {
     const { report } = error as ReconcileIncompleteError;
     expect(report.errors).toBe(1);
     expect(report.fixed.map((f) => f.scheduledTime)).toEqual([other]);
-    expect(h.logs.find((l) => l.message === 'reconciler could not re-enqueue a stuck occurrence')?.fields)
-      .toMatchObject({ ...KEY, error: expect.stringContaining('ThrottlingException') });
+    expect(
+      h.logs.find((l) => l.message === 'reconciler could not re-enqueue a stuck occurrence')?.fields,
+    ).toMatchObject({ ...KEY, error: expect.stringContaining('ThrottlingException') });
   });
 
   it('goes on with the other statuses when one index read fails', async () => {
@@ -322,9 +360,13 @@ describe('reconciler: what it cannot fix, and failures', () => {
   });
 
   it('stops after maxFixesPerRun and says so; the next run continues', async () => {
-    h = makeHarness({ jobs: { report: timedJob(1_000) }, thresholds: { ...RECONCILE_TEST_THRESHOLDS, maxFixesPerRun: 2 } });
+    h = makeHarness({
+      jobs: { report: timedJob(1_000) },
+      thresholds: { ...RECONCILE_TEST_THRESHOLDS, maxFixesPerRun: 2 },
+    });
     h.aws.failAlways('SendMessage', faults.unavailable);
-    for (const hour of ['06', '07', '08']) await expect(h.trigger({ jobId: 'report', scheduledTime: `2026-11-30T${hour}:00:00Z` })).rejects.toThrow();
+    for (const hour of ['06', '07', '08'])
+      await expect(h.trigger({ jobId: 'report', scheduledTime: `2026-11-30T${hour}:00:00Z` })).rejects.toThrow();
     h.aws.clearFaults();
     await vi.advanceTimersByTimeAsync(3 * 3_600_000 + STUCK_MS);
     expect(await h.reconciler()).toMatchObject({ truncated: true });
@@ -335,16 +377,30 @@ describe('reconciler: what it cannot fix, and failures', () => {
 });
 
 describe('stuckReason', () => {
-  const base = { ...KEY, attempt: 1, deadlineAt: '2026-11-30T12:00:00Z', createdAt: '2026-11-30T06:00:00.000Z', ttl: 0 };
+  const base = {
+    ...KEY,
+    attempt: 1,
+    deadlineAt: '2026-11-30T12:00:00Z',
+    createdAt: '2026-11-30T06:00:00.000Z',
+    ttl: 0,
+  };
   const now = Date.parse('2026-11-30T07:00:00Z');
   it('judges each status by its own clock, and never a finished row', () => {
     expect(stuckReason({ ...base, status: 'PENDING' }, now, 1_200)).toBe('never-claimed');
     expect(stuckReason({ ...base, status: 'PENDING' }, now, 3_600)).toBeUndefined();
-    expect(stuckReason({ ...base, status: 'RUNNING', leaseExpiresAt: '2026-11-30T06:39:00.000Z' }, now, 1_200)).toBe('lease-expired');
-    expect(stuckReason({ ...base, status: 'RUNNING', leaseExpiresAt: '2026-11-30T06:41:00.000Z' }, now, 1_200)).toBeUndefined();
+    expect(stuckReason({ ...base, status: 'RUNNING', leaseExpiresAt: '2026-11-30T06:39:00.000Z' }, now, 1_200)).toBe(
+      'lease-expired',
+    );
+    expect(
+      stuckReason({ ...base, status: 'RUNNING', leaseExpiresAt: '2026-11-30T06:41:00.000Z' }, now, 1_200),
+    ).toBeUndefined();
     expect(stuckReason({ ...base, status: 'RUNNING' }, now, 1_200)).toBeUndefined();
-    expect(stuckReason({ ...base, status: 'RETRY_WAIT', nextAttemptAt: '2026-11-30T06:30:00.000Z' }, now, 1_200)).toBe('retry-overdue');
-    expect(stuckReason({ ...base, status: 'PENDING', requeuedAt: '2026-11-30T06:50:00.000Z' }, now, 1_200)).toBeUndefined();
+    expect(stuckReason({ ...base, status: 'RETRY_WAIT', nextAttemptAt: '2026-11-30T06:30:00.000Z' }, now, 1_200)).toBe(
+      'retry-overdue',
+    );
+    expect(
+      stuckReason({ ...base, status: 'PENDING', requeuedAt: '2026-11-30T06:50:00.000Z' }, now, 1_200),
+    ).toBeUndefined();
     expect(stuckReason({ ...base, status: 'FAILED' }, now, 1)).toBeUndefined();
     expect(stuckReason({ ...base, status: 'SUCCEEDED' }, now, 1)).toBeUndefined();
   });
@@ -352,11 +408,18 @@ describe('stuckReason', () => {
 
 describe('reconcile thresholds from the environment', () => {
   it('name the wrong field', () => {
-    expect(() => parseReconcileThresholds(JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, stuckAfterSeconds: -1 }), 'RECONCILE_THRESHOLDS'))
-      .toThrow('RECONCILE_THRESHOLDS.stuckAfterSeconds: must be a whole number of at least 1, got -1');
-    expect(() => parseReconcileThresholds(JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, stuckAfter: 5 }), 'RECONCILE_THRESHOLDS'))
-      .toThrow('RECONCILE_THRESHOLDS.stuckAfter: unknown field');
-    expect(() => parseReconcileThresholds('{', 'RECONCILE_THRESHOLDS')).toThrow('RECONCILE_THRESHOLDS is not valid JSON');
+    expect(() =>
+      parseReconcileThresholds(
+        JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, stuckAfterSeconds: -1 }),
+        'RECONCILE_THRESHOLDS',
+      ),
+    ).toThrow('RECONCILE_THRESHOLDS.stuckAfterSeconds: must be a whole number of at least 1, got -1');
+    expect(() =>
+      parseReconcileThresholds(JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, stuckAfter: 5 }), 'RECONCILE_THRESHOLDS'),
+    ).toThrow('RECONCILE_THRESHOLDS.stuckAfter: unknown field');
+    expect(() => parseReconcileThresholds('{', 'RECONCILE_THRESHOLDS')).toThrow(
+      'RECONCILE_THRESHOLDS is not valid JSON',
+    );
     expect(parseReconcileThresholds(JSON.stringify(RECONCILE_TEST_THRESHOLDS), 'X')).toEqual(RECONCILE_TEST_THRESHOLDS);
   });
 });

@@ -4,8 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import { lambdaContext, makeHarness, SCHEDULED, sqsEvent, T0, timedJob, type Harness } from '../support/harness';
 import type { Row as Item } from '../support/dynamo-expressions';
+import { type Harness, lambdaContext, makeHarness, SCHEDULED, sqsEvent, T0, timedJob } from '../support/harness';
 
 const EVENT = { jobId: 'report', scheduledTime: SCHEDULED };
 const REPORT_KEY = `reports/report/${SCHEDULED}.txt`;
@@ -35,7 +35,10 @@ describe('scenarios', () => {
 
     // Both messages arrive, even in one batch: one claims, the other sees the live lease and is dropped.
     const before = { ...h.aws.row('report', SCHEDULED)! };
-    const batch = h.worker(sqsEvent(h.aws.sent.map((body, i) => ({ messageId: `m${i}`, body }))), lambdaContext(150_000));
+    const batch = h.worker(
+      sqsEvent(h.aws.sent.map((body, i) => ({ messageId: `m${i}`, body }))),
+      lambdaContext(150_000),
+    );
     await vi.advanceTimersByTimeAsync(30_000);
     expect((await batch).batchItemFailures).toEqual([]);
     await announceTransitions({ ...before, status: 'RUNNING' });
@@ -59,7 +62,14 @@ describe('scenarios', () => {
 
     expect(h.aws.calls.slice(0, triggerCalls)).toEqual(['PutItem', 'SendMessage']);
     // claim, look for a committed report, extend at 45 s and 90 s, commit, complete
-    expect(h.aws.calls.slice(triggerCalls, triggerCalls + workerCalls)).toEqual(['UpdateItem', 'HeadObject', 'UpdateItem', 'UpdateItem', 'PutObject', 'UpdateItem']);
+    expect(h.aws.calls.slice(triggerCalls, triggerCalls + workerCalls)).toEqual([
+      'UpdateItem',
+      'HeadObject',
+      'UpdateItem',
+      'UpdateItem',
+      'PutObject',
+      'UpdateItem',
+    ]);
     expect(h.aws.calls.slice(-notifierCalls)).toEqual(['GetItem', 'Publish', 'UpdateItem']);
     expect(h.aws.calls).toHaveLength(11);
   });

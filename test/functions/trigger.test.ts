@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
 import { faults } from '../support/fake-aws';
-import { makeHarness, SCHEDULED, T0, timedJob, type Harness } from '../support/harness';
+import { type Harness, makeHarness, SCHEDULED, T0, timedJob } from '../support/harness';
 
 let h: Harness;
 beforeEach(() => {
@@ -40,7 +40,9 @@ describe('trigger', () => {
 
   it('gets an occurrence enqueued when the first trigger died between the put and the enqueue', async () => {
     h.aws.failNext('SendMessage', faults.unavailable);
-    await expect(h.trigger({ jobId: 'report', scheduledTime: SCHEDULED })).rejects.toThrow(/enqueue occurrence failed \(transient\)/);
+    await expect(h.trigger({ jobId: 'report', scheduledTime: SCHEDULED })).rejects.toThrow(
+      /enqueue occurrence failed \(transient\)/,
+    );
     expect(h.aws.row('report', SCHEDULED)?.status).toBe('PENDING');
     expect(h.aws.sent).toHaveLength(0);
 

@@ -3,7 +3,16 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../functions/protocol/errors';
 import { faults } from '../support/fake-aws';
-import { lambdaContext, makeHarness, SCHEDULED, SEED_TIMING, sqsEvent, T0, timedJob, type Harness } from '../support/harness';
+import {
+  type Harness,
+  lambdaContext,
+  makeHarness,
+  SCHEDULED,
+  SEED_TIMING,
+  sqsEvent,
+  T0,
+  timedJob,
+} from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
@@ -34,7 +43,10 @@ async function recordOccurrence() {
 function leaveAsDiedWorker(leaseExpiresAt: number) {
   h.aws.table.set(`report|${SCHEDULED}`, {
     ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
-    status: 'RUNNING', attempt: 1, leaseId: 'dead', leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
+    status: 'RUNNING',
+    attempt: 1,
+    leaseId: 'dead',
+    leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
   });
 }
 
@@ -99,7 +111,11 @@ describe('worker: claim, run, commit, complete', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     await run.promise;
     expect(job.log.runs).toBe(1);
-    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 2, leaseId: 'lease-2' });
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({
+      status: 'SUCCEEDED',
+      attempt: 2,
+      leaseId: 'lease-2',
+    });
   });
 });
 
@@ -148,7 +164,12 @@ describe('worker: heartbeat with the seed timing (lease 120 s, heartbeat 45 s)',
     const run = startDelivery();
     await vi.advanceTimersByTimeAsync(50_000);
     // Another worker claims the occurrence (e.g. after a long pause of this one).
-    const stolen = { ...h.aws.row(KEY.jobId, KEY.scheduledTime)!, leaseId: 'thief', leaseOwner: 'other-worker', attempt: 2 };
+    const stolen = {
+      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+      leaseId: 'thief',
+      leaseOwner: 'other-worker',
+      attempt: 2,
+    };
     h.aws.table.set(`report|${SCHEDULED}`, stolen);
 
     await vi.advanceTimersByTimeAsync(45_000);
@@ -294,7 +315,11 @@ describe('worker: lost responses (the SDK retries a write that had succeeded)', 
     h.aws.objects.set(REPORT_KEY, { body: 'committed by the last attempt' });
     expect(await h.deliver(MESSAGE)).toEqual([]);
     expect(job.log.runs).toBe(0);
-    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', reportKey: REPORT_KEY, attempt: 1 });
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({
+      status: 'SUCCEEDED',
+      reportKey: REPORT_KEY,
+      attempt: 1,
+    });
   });
 });
 
@@ -315,7 +340,7 @@ describe('worker: failures and retries', () => {
     expect(h.aws.hidden).toEqual([{ receiptHandle: 'rh-msg-1', seconds: 20 }]);
   });
 
-  it('hides the retry\'s own message again when it arrives before the retry is due, without claiming', async () => {
+  it("hides the retry's own message again when it arrives before the retry is due, without claiming", async () => {
     h = makeHarness({ jobs: { report: failingJob('down') }, random: () => 0 });
     await recordOccurrence();
     await h.deliver(MESSAGE);
@@ -327,7 +352,7 @@ describe('worker: failures and retries', () => {
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.attempt).toBe(1);
   });
 
-  it('drops another copy of the occurrence\'s message while a retry waits: one message carries the retry', async () => {
+  it("drops another copy of the occurrence's message while a retry waits: one message carries the retry", async () => {
     h = makeHarness({ jobs: { report: failingJob('down') }, random: () => 0 });
     await recordOccurrence();
     await h.deliver(MESSAGE);
@@ -335,7 +360,11 @@ describe('worker: failures and retries', () => {
     const hiddenBefore = h.aws.hidden.length;
     expect(await h.deliver(MESSAGE)).toEqual([]); // msg-2, e.g. the trigger's re-enqueue: acknowledged
     expect(h.aws.hidden).toHaveLength(hiddenBefore);
-    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'RETRY_WAIT', attempt: 1, retryMessageId: 'msg-1' });
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({
+      status: 'RETRY_WAIT',
+      attempt: 1,
+      retryMessageId: 'msg-1',
+    });
   });
 
   it('marks the occurrence FAILED after the last attempt, with the error, and acknowledges the message', async () => {
@@ -363,10 +392,17 @@ describe('worker: failures and retries', () => {
         throw new Error('upstream returned 503');
       },
     };
-    h = makeHarness({ jobs: { report: lateCommit }, settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }] });
+    h = makeHarness({
+      jobs: { report: lateCommit },
+      settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }],
+    });
     await recordOccurrence();
     expect(await h.deliver(MESSAGE)).toEqual([]);
-    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', reportKey: REPORT_KEY, attempt: 1 });
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({
+      status: 'SUCCEEDED',
+      reportKey: REPORT_KEY,
+      attempt: 1,
+    });
     expect(h.aws.objects.get(REPORT_KEY)?.body).toBe('committed by the earlier holder');
   });
 
@@ -379,7 +415,10 @@ describe('worker: failures and retries', () => {
         throw new Error('bad data');
       },
     };
-    h = makeHarness({ jobs: { report: failsThenS3Down }, settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }] });
+    h = makeHarness({
+      jobs: { report: failsThenS3Down },
+      settings: [{ id: 'report', ...SEED_TIMING, retry: { maxAttempts: 1 } }],
+    });
     await recordOccurrence();
     const run = startDelivery();
     await vi.advanceTimersByTimeAsync(2_000);
@@ -391,7 +430,14 @@ describe('worker: failures and retries', () => {
   it('marks the occurrence FAILED when the next attempt would start after the deadline', async () => {
     h = makeHarness({
       jobs: { report: failingJob('down') },
-      settings: [{ id: 'report', ...SEED_TIMING, timeoutSeconds: 60, retry: { deadlineSeconds: 60, baseDelaySeconds: 120, maxDelaySeconds: 120 } }],
+      settings: [
+        {
+          id: 'report',
+          ...SEED_TIMING,
+          timeoutSeconds: 60,
+          retry: { deadlineSeconds: 60, baseDelaySeconds: 120, maxDelaySeconds: 120 },
+        },
+      ],
       random: () => 0,
     });
     await recordOccurrence();
@@ -473,14 +519,19 @@ describe('worker: bad messages', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     const res = await pending;
 
-    expect(res.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['not-json', 'unknown-job', 'missing-time', 'no-row']);
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([
+      'not-json',
+      'unknown-job',
+      'missing-time',
+      'no-row',
+    ]);
     expect(job.log.runs).toBe(1);
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
     const errors = h.logs.filter((l) => l.level === 'ERROR').map((l) => `${l.message} ${String(l.fields.error ?? '')}`);
     expect(errors.join('\n')).toMatch(/body is not JSON/);
     expect(errors.join('\n')).toMatch(/"nope" is not one of this function's jobs/);
     expect(errors.join('\n')).toMatch(/scheduledTime must be a string, got nothing/);
-    expect(errors.join("\n")).toMatch(/no claimable occurrence row/);
+    expect(errors.join('\n')).toMatch(/no claimable occurrence row/);
     // Bad messages come back every 30 s on their way to the DLQ instead of waiting out the visibility timeout.
     expect(h.aws.hidden.filter((x) => x.seconds === 30)).toHaveLength(4);
     // Nothing half-written for them.

@@ -42,7 +42,9 @@ export const JOB_ID = 'itest';
  * Short timing so that a lost lease, a redelivery and a retry take seconds: moto counts SQS time in whole seconds
  * and the lease must be at least 10 s.
  */
-export function testSettings(overrides: Partial<Omit<JobSettings, 'id' | 'retry'>> & { retry?: Partial<JobSettings['retry']> } = {}): JobSettings {
+export function testSettings(
+  overrides: Partial<Omit<JobSettings, 'id' | 'retry'>> & { retry?: Partial<JobSettings['retry']> } = {},
+): JobSettings {
   return withDefaults({
     id: JOB_ID,
     leaseSeconds: 10,
@@ -50,7 +52,14 @@ export function testSettings(overrides: Partial<Omit<JobSettings, 'id' | 'retry'
     leaseSafetyMarginSeconds: 2,
     timeoutSeconds: 20,
     ...overrides,
-    retry: { maxAttempts: 3, baseDelaySeconds: 1, maxDelaySeconds: 2, deadlineSeconds: 600, jitter: 0, ...overrides.retry },
+    retry: {
+      maxAttempts: 3,
+      baseDelaySeconds: 1,
+      maxDelaySeconds: 2,
+      deadlineSeconds: 600,
+      jitter: 0,
+      ...overrides.retry,
+    },
   });
 }
 
@@ -77,19 +86,29 @@ export function countingJob(ms = 0): CountingJob {
       runs.push(occurrence.scheduledTime);
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, ms);
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          aborted.push(occurrence.scheduledTime);
-          abortReasons.push(signal.reason);
-          reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            aborted.push(occurrence.scheduledTime);
+            abortReasons.push(signal.reason);
+            reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+          },
+          { once: true },
+        );
       });
-      return { body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`, contentType: 'text/plain' };
+      return {
+        body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`,
+        contentType: 'text/plain',
+      };
     },
   };
 }
 
-export function pipeline(emulator: Emulator, options: Partial<PipelineOptions> & Pick<PipelineOptions, 'jobs'>): Promise<LocalPipeline> {
+export function pipeline(
+  emulator: Emulator,
+  options: Partial<PipelineOptions> & Pick<PipelineOptions, 'jobs'>,
+): Promise<LocalPipeline> {
   return LocalPipeline.create({
     endpoint: emulator.moto.endpoint,
     settings: [testSettings()],
@@ -102,5 +121,8 @@ export function pipeline(emulator: Emulator, options: Partial<PipelineOptions> &
 /** Distinct whole-second scheduled times, a second apart back from now, so no retry deadline has passed. */
 export function occurrences(count: number, jobId = JOB_ID): OccurrenceKey[] {
   const base = Math.floor(Date.now() / 1000) * 1000;
-  return Array.from({ length: count }, (_, i) => ({ jobId, scheduledTime: new Date(base - i * 1000).toISOString().replace('.000Z', 'Z') }));
+  return Array.from({ length: count }, (_, i) => ({
+    jobId,
+    scheduledTime: new Date(base - i * 1000).toISOString().replace('.000Z', 'Z'),
+  }));
 }

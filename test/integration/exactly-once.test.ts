@@ -27,9 +27,13 @@ describe('duplicate triggers', () => {
     await p.stop();
 
     expect(outcomes.map((o) => (o.ok ? o.result : o.error)).sort()).toEqual(['pending-re-enqueued', 'recorded']);
-    const items = await p.clients.documents.send(new QueryCommand({
-      TableName: p.resources.tableName, KeyConditionExpression: 'jobId = :j', ExpressionAttributeValues: { ':j': JOB_ID },
-    }));
+    const items = await p.clients.documents.send(
+      new QueryCommand({
+        TableName: p.resources.tableName,
+        KeyConditionExpression: 'jobId = :j',
+        ExpressionAttributeValues: { ':j': JOB_ID },
+      }),
+    );
     expect(items.Items).toHaveLength(1);
     expect(row).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
     expect(job.runs).toEqual([key.scheduledTime]);
@@ -75,7 +79,9 @@ describe('write-once reports', () => {
       putIfAbsent: (k, r, m, s) => real().putIfAbsent(k, r, m, s),
     };
     const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, worker: { reports: racing } });
-    await p.clients.s3.send(new PutObjectCommand({ Bucket: p.resources.bucketName, Key: reportKey, Body: 'committed earlier' }));
+    await p.clients.s3.send(
+      new PutObjectCommand({ Bucket: p.resources.bucketName, Key: reportKey, Body: 'committed earlier' }),
+    );
 
     p.start();
     await p.fire([key]);
@@ -92,7 +98,9 @@ describe('write-once reports', () => {
   it('acknowledges a redelivered message of a finished occurrence without running or announcing again', async () => {
     const { job, p, key } = await oneFinishedOccurrence();
     const before = await p.reportBody(reportKeyOf(key, 'txt'));
-    await p.clients.sqs.send(new SendMessageCommand({ QueueUrl: p.resources.jobQueueUrl, MessageBody: encodeEnvelope(key) }));
+    await p.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: p.resources.jobQueueUrl, MessageBody: encodeEnvelope(key) }),
+    );
     await waitFor(() => p.workerSource.totals.deleted === 2);
     await p.stop();
 
@@ -116,7 +124,9 @@ describe('concurrent workers', () => {
     expect(rows.map((r) => r?.status)).toEqual(Array(m).fill('SUCCEEDED'));
     expect([...job.runs].sort()).toEqual(keys.map((k) => k.scheduledTime).sort());
     expect(await p.reportKeys()).toEqual(keys.map((k) => reportKeyOf(k, 'txt')).sort());
-    const announced = (await p.drainAnnouncements()).map((body) => (JSON.parse(body) as { scheduledTime: string }).scheduledTime);
+    const announced = (await p.drainAnnouncements()).map(
+      (body) => (JSON.parse(body) as { scheduledTime: string }).scheduledTime,
+    );
     expect(announced.sort()).toEqual(keys.map((k) => k.scheduledTime).sort());
   });
 });

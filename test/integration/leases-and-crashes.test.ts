@@ -24,19 +24,32 @@ describe('claim, extend and steal with the real condition expressions', () => {
     await p.fire([key]); // the trigger's conditional put; nothing polls the queue in this test
     const store = p.store;
     const t0 = Date.now();
-    const claim = (leaseId: string, now: number) => store.claim(key, { leaseId, owner: leaseId, now, leaseExpiresAt: now + 10_000, maxAttempts: 3 });
+    const claim = (leaseId: string, now: number) =>
+      store.claim(key, { leaseId, owner: leaseId, now, leaseExpiresAt: now + 10_000, maxAttempts: 3 });
 
-    expect(await claim('lease-a', t0)).toMatchObject({ claimed: true, occurrence: { status: 'RUNNING', leaseId: 'lease-a', attempt: 1 } });
+    expect(await claim('lease-a', t0)).toMatchObject({
+      claimed: true,
+      occurrence: { status: 'RUNNING', leaseId: 'lease-a', attempt: 1 },
+    });
     expect(await claim('lease-b', t0 + 5_000)).toMatchObject({ claimed: false, current: { leaseId: 'lease-a' } });
 
     await store.extend({ key, leaseId: 'lease-a' }, t0 + 20_000, t0 + 8_000);
     expect((await store.get(key))?.leaseExpiresAt).toBe(new Date(t0 + 20_000).toISOString());
-    await expect(store.extend({ key, leaseId: 'lease-b' }, t0 + 30_000, t0 + 9_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.extend({ key, leaseId: 'lease-b' }, t0 + 30_000, t0 + 9_000)).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
 
     // Lease a expires at t0 + 20 s; at t0 + 21 s another worker may take the occurrence.
-    expect(await claim('lease-b', t0 + 21_000)).toMatchObject({ claimed: true, occurrence: { leaseId: 'lease-b', attempt: 2 } });
-    await expect(store.extend({ key, leaseId: 'lease-a' }, t0 + 40_000, t0 + 22_000)).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(store.complete({ key, leaseId: 'lease-a' }, reportKeyOf(key, 'txt'), t0 + 23_000)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await claim('lease-b', t0 + 21_000)).toMatchObject({
+      claimed: true,
+      occurrence: { leaseId: 'lease-b', attempt: 2 },
+    });
+    await expect(store.extend({ key, leaseId: 'lease-a' }, t0 + 40_000, t0 + 22_000)).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    await expect(
+      store.complete({ key, leaseId: 'lease-a' }, reportKeyOf(key, 'txt'), t0 + 23_000),
+    ).rejects.toBeInstanceOf(LeaseLostError);
 
     expect(await store.get(key)).toMatchObject({ status: 'RUNNING', leaseId: 'lease-b', attempt: 2 });
     expect((await store.get(key))?.succeededAt).toBeUndefined();
@@ -54,7 +67,13 @@ describe('claim, extend and steal with the real condition expressions', () => {
     // partition): its clock is past the expiry.
     const running = await p.store.get(key);
     const thiefNow = Date.parse(running?.leaseExpiresAt ?? '') + 1_000;
-    const stolen = await p.store.claim(key, { leaseId: 'thief', owner: 'thief', now: thiefNow, leaseExpiresAt: thiefNow + 600_000, maxAttempts: 3 });
+    const stolen = await p.store.claim(key, {
+      leaseId: 'thief',
+      owner: 'thief',
+      now: thiefNow,
+      leaseExpiresAt: thiefNow + 600_000,
+      maxAttempts: 3,
+    });
     expect(stolen.claimed).toBe(true);
 
     // The next heartbeat (every 2 s) finds the lease gone and aborts the 60 s job then, not at its end.
@@ -90,8 +109,12 @@ describe('commit-then-die', () => {
     const messages = await receiveBatch(p.clients.sqs, p.resources.jobQueueUrl, 1, 1);
     expect(messages).toHaveLength(1);
     let firstInvocationReturned = false;
-    void worker(sqsEvent(messages, p.resources.jobQueueArn), lambdaContext('worker', p.resources.limits.functionTimeoutSeconds))
-      .finally(() => { firstInvocationReturned = true; });
+    void worker(
+      sqsEvent(messages, p.resources.jobQueueArn),
+      lambdaContext('worker', p.resources.limits.functionTimeoutSeconds),
+    ).finally(() => {
+      firstInvocationReturned = true;
+    });
     await waitFor(async () => doomed.dead);
     expect(await p.reportKeys()).toEqual([reportKeyOf(key, 'txt')]);
     expect((await p.store.get(key))?.status).toBe('RUNNING');
@@ -114,9 +137,16 @@ describe('poison messages', () => {
   it('sends a malformed message to the DLQ after maxReceiveCount receives while the good messages of its batches succeed', async () => {
     const job = countingJob();
     const settings = testSettings({ retry: { maxAttempts: 1 } });
-    const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, settings: [settings], workers: 1, worker: { poisonRetrySeconds: 1 } });
+    const p = await pipeline(emulator, {
+      jobs: { [JOB_ID]: job },
+      settings: [settings],
+      workers: 1,
+      worker: { poisonRetrySeconds: 1 },
+    });
     const keys = occurrences(3);
-    await p.clients.sqs.send(new SendMessageCommand({ QueueUrl: p.resources.jobQueueUrl, MessageBody: '{"v":1,"jobId":' }));
+    await p.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: p.resources.jobQueueUrl, MessageBody: '{"v":1,"jobId":' }),
+    );
     await p.fire(keys);
     p.start();
     const rows = await p.waitUntilSettled(keys, SETTLE_MS);
@@ -125,11 +155,17 @@ describe('poison messages', () => {
 
     expect(rows.map((r) => r?.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     expect(p.resources.limits.maxReceiveCount).toBe(6);
-    const dead = await p.clients.sqs.send(new ReceiveMessageCommand({
-      QueueUrl: p.resources.jobDeadLetterQueueUrl, MessageSystemAttributeNames: ['ApproximateReceiveCount'], WaitTimeSeconds: 1,
-    }));
+    const dead = await p.clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: p.resources.jobDeadLetterQueueUrl,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        WaitTimeSeconds: 1,
+      }),
+    );
     expect(dead.Messages?.map((m) => m.Body)).toEqual(['{"v":1,"jobId":']);
-    const left = await p.clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: p.resources.jobQueueUrl, WaitTimeSeconds: 1 }));
+    const left = await p.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: p.resources.jobQueueUrl, WaitTimeSeconds: 1 }),
+    );
     expect(left.Messages ?? []).toEqual([]);
     expect(p.workerSource.totals.received).toBe(3 + 6);
   });
@@ -140,7 +176,9 @@ function dyingProcess() {
   const state = { dead: false };
   const never = new Promise<never>(() => undefined);
   return {
-    get dead() { return state.dead; },
+    get dead() {
+      return state.dead;
+    },
     wrap<T extends object>(target: T, dieAfter?: keyof T): T {
       return new Proxy(target, {
         get(obj, prop, receiver) {

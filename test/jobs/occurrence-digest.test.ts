@@ -8,7 +8,12 @@ const FROM = '2026-11-29T06:00:00Z';
 const TO = '2026-11-30T06:00:00Z';
 const STATUSES = Object.values(OccurrenceStatus);
 
-const occ = (jobId: string, scheduledTime: string, status: OccurrenceStatus, fields: Partial<Occurrence> = {}): Occurrence => ({
+const occ = (
+  jobId: string,
+  scheduledTime: string,
+  status: OccurrenceStatus,
+  fields: Partial<Occurrence> = {},
+): Occurrence => ({
   jobId,
   scheduledTime,
   status,
@@ -22,7 +27,11 @@ const occ = (jobId: string, scheduledTime: string, status: OccurrenceStatus, fie
 /** The table of a digest as { job: { column: value } }, read from the Markdown. */
 function tableOf(markdown: string): Record<string, Record<string, string>> {
   const rows = markdown.split('\n').filter((l) => l.startsWith('|'));
-  const cells = (line: string) => line.slice(1, -1).split('|').map((c) => c.trim());
+  const cells = (line: string) =>
+    line
+      .slice(1, -1)
+      .split('|')
+      .map((c) => c.trim());
   const header = cells(rows[0]);
   const table: Record<string, Record<string, string>> = {};
   for (const line of rows.slice(2)) {
@@ -48,12 +57,23 @@ function section(markdown: string, title: string): string[] {
 
 describe('renderDigest', () => {
   const rows: Occurrence[] = [
-    occ('digest', '2026-11-29T07:00:00Z', OccurrenceStatus.SUCCEEDED, { claimedAt: '2026-11-29T07:00:01.000Z', succeededAt: '2026-11-29T07:00:11.000Z' }),
-    occ('digest', '2026-11-29T08:00:00Z', OccurrenceStatus.SUCCEEDED, {
-      attempt: 3, claimedAt: '2026-11-29T08:10:00.000Z', succeededAt: '2026-11-29T08:10:30.000Z',
+    occ('digest', '2026-11-29T07:00:00Z', OccurrenceStatus.SUCCEEDED, {
+      claimedAt: '2026-11-29T07:00:01.000Z',
+      succeededAt: '2026-11-29T07:00:11.000Z',
     }),
-    occ('digest', '2026-11-29T09:00:00Z', OccurrenceStatus.FAILED, { attempt: 4, lastError: 'attempt 4: upstream | timed out\nafter 30 s' }),
-    occ('export', '2026-11-30T05:00:00Z', OccurrenceStatus.RETRY_WAIT, { attempt: 2, nextAttemptAt: '2026-11-30T05:10:00.000Z' }),
+    occ('digest', '2026-11-29T08:00:00Z', OccurrenceStatus.SUCCEEDED, {
+      attempt: 3,
+      claimedAt: '2026-11-29T08:10:00.000Z',
+      succeededAt: '2026-11-29T08:10:30.000Z',
+    }),
+    occ('digest', '2026-11-29T09:00:00Z', OccurrenceStatus.FAILED, {
+      attempt: 4,
+      lastError: 'attempt 4: upstream | timed out\nafter 30 s',
+    }),
+    occ('export', '2026-11-30T05:00:00Z', OccurrenceStatus.RETRY_WAIT, {
+      attempt: 2,
+      nextAttemptAt: '2026-11-30T05:10:00.000Z',
+    }),
     occ('export', '2026-11-30T04:00:00Z', OccurrenceStatus.FAILED, { attempt: 1 }),
     occ('export', '2026-11-30T05:30:00Z', OccurrenceStatus.PENDING, { attempt: 0 }),
     occ('export', '2026-11-30T05:45:00Z', OccurrenceStatus.RUNNING),
@@ -107,7 +127,11 @@ describe('renderDigest', () => {
   });
 
   it('keeps the table intact whatever the errors contain', () => {
-    const md = renderDigest([occ('a', '2026-11-29T07:00:00Z', OccurrenceStatus.FAILED, { lastError: '| x | y |\n| --- |' })], FROM, TO);
+    const md = renderDigest(
+      [occ('a', '2026-11-29T07:00:00Z', OccurrenceStatus.FAILED, { lastError: '| x | y |\n| --- |' })],
+      FROM,
+      TO,
+    );
     expect(tableOf(md).a.FAILED).toBe('1');
     expect(section(md, 'Failed')[0]).not.toMatch(/(^|[^\\])\|/);
   });
@@ -134,7 +158,10 @@ describe('occurrenceDigestJob', () => {
     const job = occurrenceDigestJob(() => reader);
     const signal = new AbortController().signal;
 
-    const report = await job.run(occ('occurrence-digest', TO, OccurrenceStatus.RUNNING), { signal, logger: quietLogger });
+    const report = await job.run(occ('occurrence-digest', TO, OccurrenceStatus.RUNNING), {
+      signal,
+      logger: quietLogger,
+    });
 
     expect(job.reportExtension).toBe('md');
     expect(DIGEST_PERIOD_MS).toBe(24 * 60 * 60 * 1000);

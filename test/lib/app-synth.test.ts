@@ -22,14 +22,24 @@ describe('cdk synth of bin/app.ts', () => {
     expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
     const templateFile = path.join(outDir, 'ScheduledJobs.template.json');
     expect(existsSync(templateFile)).toBe(true);
-    const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as
-      { Type: string; Properties: Record<string, any> }[];
+    const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as {
+      Type: string;
+      Properties: Record<string, any>;
+    }[];
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
     // One schedule per enabled job of bin/jobs.ts, each sending its job id and the nominal scheduled time.
     const enabled = sampleJobs.filter((j) => j.enabled !== false);
-    expect(schedules.map((s) => JSON.parse(s.Properties.Target.Input)).sort((a, b) => a.jobId.localeCompare(b.jobId)))
-      .toEqual(enabled.map((j) => ({ jobId: j.id, scheduledTime: '<aws.scheduler.scheduled-time>' })).sort((a, b) => a.jobId.localeCompare(b.jobId)));
+    expect(
+      schedules.map((s) => JSON.parse(s.Properties.Target.Input)).sort((a, b) => a.jobId.localeCompare(b.jobId)),
+    ).toEqual(
+      enabled
+        .map((j) => ({ jobId: j.id, scheduledTime: '<aws.scheduler.scheduled-time>' }))
+        .sort((a, b) => a.jobId.localeCompare(b.jobId)),
+    );
     const digest = schedules.find((s) => JSON.parse(s.Properties.Target.Input).jobId === 'occurrence-digest');
-    expect(digest?.Properties).toMatchObject({ ScheduleExpression: 'cron(0 6 * * ? *)', ScheduleExpressionTimezone: 'Europe/Berlin' });
+    expect(digest?.Properties).toMatchObject({
+      ScheduleExpression: 'cron(0 6 * * ? *)',
+      ScheduleExpressionTimezone: 'Europe/Berlin',
+    });
   }, 130_000);
 });

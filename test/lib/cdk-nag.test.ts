@@ -15,7 +15,10 @@ import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
 const outdir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-interface Violation { ruleName: string; violatingConstructs: { constructPath: string }[] }
+interface Violation {
+  ruleName: string;
+  violatingConstructs: { constructPath: string }[];
+}
 
 function synthWithNag(app: App): { error?: Error; violations: Violation[] } {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
@@ -40,7 +43,9 @@ describe('cdk-nag AwsSolutions', () => {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'oncall@example.com' } });
     new ScheduledJobsStack(app, 'ScheduledJobs', { jobs: sampleJobs });
     const { error, violations } = synthWithNag(app);
-    expect(violations.map((v) => `${v.ruleName}: ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`)).toEqual([]);
+    expect(
+      violations.map((v) => `${v.ruleName}: ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`),
+    ).toEqual([]);
     expect(error).toBeUndefined();
   });
 
@@ -54,7 +59,9 @@ describe('cdk-nag AwsSolutions', () => {
       Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
       expect(() => app.synth()).toThrow(/AwsSolutions-S1/);
       const report = JSON.parse(readFileSync(path.join(dir, 'validation-report.json'), 'utf8'));
-      const rules = report.pluginReports.flatMap((r: { violations: Violation[] }) => r.violations.map((v) => v.ruleName));
+      const rules = report.pluginReports.flatMap((r: { violations: Violation[] }) =>
+        r.violations.map((v) => v.ruleName),
+      );
       expect(rules.join(' ')).toMatch(/AwsSolutions-S1/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

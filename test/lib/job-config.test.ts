@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TIME_ZONE, JobConfigError, type ScheduledJobConfig, resolveJobConfigs } from '../../lib/job-config';
 import { sampleJobs } from '../../bin/jobs';
+import { DEFAULT_TIME_ZONE, JobConfigError, resolveJobConfigs, type ScheduledJobConfig } from '../../lib/job-config';
 
 const valid: ScheduledJobConfig = { id: 'daily', schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' };
 
@@ -34,8 +34,15 @@ describe('resolveJobConfigs', () => {
 
   it('keeps the schedule fields out of the settings handed to the functions', () => {
     const { settings } = resolveJobConfigs([{ ...valid, description: 'x', enabled: false, schedulerRetry: {} }]);
-    expect(Object.keys(settings[0]).sort()).toEqual(
-      ['heartbeatSeconds', 'id', 'leaseSafetyMarginSeconds', 'leaseSeconds', 'retentionDays', 'retry', 'timeoutSeconds']);
+    expect(Object.keys(settings[0]).sort()).toEqual([
+      'heartbeatSeconds',
+      'id',
+      'leaseSafetyMarginSeconds',
+      'leaseSeconds',
+      'retentionDays',
+      'retry',
+      'timeoutSeconds',
+    ]);
   });
 
   it('rejects a heartbeat too close to the lease, naming jobs[i].heartbeatSeconds', () => {
@@ -44,8 +51,12 @@ describe('resolveJobConfigs', () => {
   });
 
   it('rejects an unknown or miscapitalised time zone, naming jobs[i].timeZone', () => {
-    expect(problemsOf([{ ...valid, timeZone: 'Mars/Olympus_Mons' }])).toEqual([expect.stringMatching(/^jobs\[0\]\.timeZone: unknown/)]);
-    expect(problemsOf([{ ...valid, timeZone: 'europe/berlin' }])).toEqual([expect.stringMatching(/^jobs\[0\]\.timeZone: .*"Europe\/Berlin"/)]);
+    expect(problemsOf([{ ...valid, timeZone: 'Mars/Olympus_Mons' }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.timeZone: unknown/),
+    ]);
+    expect(problemsOf([{ ...valid, timeZone: 'europe/berlin' }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.timeZone: .*"Europe\/Berlin"/),
+    ]);
   });
 
   it.each([
@@ -65,10 +76,15 @@ describe('resolveJobConfigs', () => {
     expect(problems[0]).toMatch(message);
   });
 
-  it.each(['cron(0 6 * * ? *)', 'cron(0/15 8-17 ? * MON-FRI *)', 'rate(1 minute)', 'rate(10 days)', 'at(2030-01-31T06:00:00)'])(
-    'accepts the schedule %s', (schedule) => {
-      expect(() => resolveJobConfigs([{ ...valid, schedule }])).not.toThrow();
-    });
+  it.each([
+    'cron(0 6 * * ? *)',
+    'cron(0/15 8-17 ? * MON-FRI *)',
+    'rate(1 minute)',
+    'rate(10 days)',
+    'at(2030-01-31T06:00:00)',
+  ])('accepts the schedule %s', (schedule) => {
+    expect(() => resolveJobConfigs([{ ...valid, schedule }])).not.toThrow();
+  });
 
   it('rejects a misspelt setting instead of deploying its default, naming it', () => {
     const typo = { ...valid, heartbeatSecond: 55 } as unknown as ScheduledJobConfig;
@@ -76,30 +92,40 @@ describe('resolveJobConfigs', () => {
   });
 
   it('rejects a scheduled job the worker has no implementation for, when told which jobs it has', () => {
-    expect(() => resolveJobConfigs([valid], ['other'])).toThrow(/jobs\[0\]\.id: the worker has no implementation of job "daily" \(it has: other\); register it in functions\/jobs\/index\.ts/);
+    expect(() => resolveJobConfigs([valid], ['other'])).toThrow(
+      /jobs\[0\]\.id: the worker has no implementation of job "daily" \(it has: other\); register it in functions\/jobs\/index\.ts/,
+    );
     expect(resolveJobConfigs([valid], ['daily']).jobs).toHaveLength(1);
   });
 
   it('lists the schedule fields too when it rejects an unknown field', () => {
     const typo = { ...valid, timezone: 'UTC' } as unknown as ScheduledJobConfig;
-    expect(problemsOf([typo])).toEqual([expect.stringMatching(/^jobs\[0\]\.timezone: unknown field \(known: .*timeZone/)]);
+    expect(problemsOf([typo])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.timezone: unknown field \(known: .*timeZone/),
+    ]);
   });
 
   it('rejects duplicate job ids, naming the second one', () => {
-    expect(problemsOf([valid, { ...valid }])).toEqual([expect.stringMatching(/^jobs\[1\]\.id: duplicate job id "daily"/)]);
+    expect(problemsOf([valid, { ...valid }])).toEqual([
+      expect.stringMatching(/^jobs\[1\]\.id: duplicate job id "daily"/),
+    ]);
   });
 
   it('rejects a timeout above 870 s (900 s Lambda limit minus the outcome reserve), naming jobs[i].timeoutSeconds', () => {
-    expect(problemsOf([{ ...valid, timeoutSeconds: 871 }])).toEqual([expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: /)]);
+    expect(problemsOf([{ ...valid, timeoutSeconds: 871 }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: /),
+    ]);
     expect(() => resolveJobConfigs([{ ...valid, timeoutSeconds: 870 }])).not.toThrow();
   });
 
   it('rejects flexible windows and Scheduler retry values outside their AWS bounds', () => {
-    const problems = problemsOf([{
-      ...valid,
-      flexibleWindowMinutes: 1441,
-      schedulerRetry: { maximumRetryAttempts: 186, maximumEventAgeSeconds: 59 },
-    }]);
+    const problems = problemsOf([
+      {
+        ...valid,
+        flexibleWindowMinutes: 1441,
+        schedulerRetry: { maximumRetryAttempts: 186, maximumEventAgeSeconds: 59 },
+      },
+    ]);
     expect(problems).toEqual([
       expect.stringMatching(/^jobs\[0\]\.flexibleWindowMinutes: /),
       expect.stringMatching(/^jobs\[0\]\.schedulerRetry\.maximumRetryAttempts: /),
@@ -124,7 +150,11 @@ describe('resolveJobConfigs', () => {
       }
       throw new Error('expected the configuration to be rejected');
     })();
-    expect(error.problems.map((p) => p.split(':')[0])).toEqual(['jobs[0].timeZone', 'jobs[1].heartbeatSeconds', 'jobs[1].schedule']);
+    expect(error.problems.map((p) => p.split(':')[0])).toEqual([
+      'jobs[0].timeZone',
+      'jobs[1].heartbeatSeconds',
+      'jobs[1].schedule',
+    ]);
     expect(error.message).toContain('jobs[1].schedule');
   });
 

@@ -4,7 +4,10 @@ import { workerLimits } from '../../lib/resource-definitions';
 
 describe('workerLimits', () => {
   it('gives the worker the longest job timeout plus the 30 s outcome reserve', () => {
-    const limits = workerLimits([withDefaults({ id: 'a', timeoutSeconds: 120 }), withDefaults({ id: 'b', timeoutSeconds: 300 })]);
+    const limits = workerLimits([
+      withDefaults({ id: 'a', timeoutSeconds: 120 }),
+      withDefaults({ id: 'b', timeoutSeconds: 300 }),
+    ]);
     expect(limits.functionTimeoutSeconds).toBe(330);
   });
 
@@ -12,10 +15,12 @@ describe('workerLimits', () => {
     expect(workerLimits([withDefaults({ id: 'a', timeoutSeconds: 120 })]).queueVisibilityTimeoutSeconds).toBe(6 * 150);
   });
 
-  it('hides a message longer than the function timeout plus the longest lease, so a redelivery never meets a dead worker\'s live lease', () => {
+  it("hides a message longer than the function timeout plus the longest lease, so a redelivery never meets a dead worker's live lease", () => {
     // A short job with a long lease: 6 x 40 s would bring the message back while the lease of a worker that died at
     // the end of its run still looks live, and the redelivery would be dropped as a duplicate.
-    const limits = workerLimits([withDefaults({ id: 'a', timeoutSeconds: 10, leaseSeconds: 900, heartbeatSeconds: 60 })]);
+    const limits = workerLimits([
+      withDefaults({ id: 'a', timeoutSeconds: 10, leaseSeconds: 900, heartbeatSeconds: 60 }),
+    ]);
     expect(limits.functionTimeoutSeconds).toBe(40);
     expect(limits.queueVisibilityTimeoutSeconds).toBeGreaterThan(40 + 900);
   });

@@ -3,9 +3,17 @@ import { scheduleExpressionProblem } from '../../lib/schedule-expression';
 
 describe('scheduleExpressionProblem', () => {
   it.each([
-    'cron(0 6 * * ? *)', 'cron(0/15 8-17 ? * MON-FRI *)', 'cron(0,30 */2 1,15 * ? *)', 'cron(0 3 ? JAN-MAR * 2027)',
-    'cron(0 3 L * ? *)', 'cron(0 3 15W * ? *)', 'cron(0 3 ? * 6L *)', 'cron(0 3 ? * 2#1 *)',
-    'rate(1 minute)', 'rate(10 days)', 'at(2030-01-31T06:00:00)',
+    'cron(0 6 * * ? *)',
+    'cron(0/15 8-17 ? * MON-FRI *)',
+    'cron(0,30 */2 1,15 * ? *)',
+    'cron(0 3 ? JAN-MAR * 2027)',
+    'cron(0 3 L * ? *)',
+    'cron(0 3 15W * ? *)',
+    'cron(0 3 ? * 6L *)',
+    'cron(0 3 ? * 2#1 *)',
+    'rate(1 minute)',
+    'rate(10 days)',
+    'at(2030-01-31T06:00:00)',
   ])('accepts %s', (expression) => {
     expect(scheduleExpressionProblem(expression)).toBeUndefined();
   });

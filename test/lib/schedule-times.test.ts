@@ -19,18 +19,27 @@ function first(schedule: string, from: string, count: number, timeZone?: string)
 
 describe('cron schedules in a time zone', () => {
   it('reads the hour in the zone: 06:00 Berlin is 05:00Z in winter and 04:00Z in summer', () => {
-    expect(first('cron(0 6 * * ? *)', '2026-12-01T00:00:00Z', 2, 'Europe/Berlin')).toEqual(['2026-12-01T05:00:00Z', '2026-12-02T05:00:00Z']);
+    expect(first('cron(0 6 * * ? *)', '2026-12-01T00:00:00Z', 2, 'Europe/Berlin')).toEqual([
+      '2026-12-01T05:00:00Z',
+      '2026-12-02T05:00:00Z',
+    ]);
     expect(first('cron(0 6 * * ? *)', '2027-07-01T00:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-07-01T04:00:00Z']);
   });
 
   it('skips a time that does not exist at spring-forward (02:30 on 28 March 2027 in Berlin)', () => {
-    expect(first('cron(30 2 * * ? *)', '2027-03-27T00:00:00Z', 3, 'Europe/Berlin'))
-      .toEqual(['2027-03-27T01:30:00Z', '2027-03-29T00:30:00Z', '2027-03-30T00:30:00Z']);
+    expect(first('cron(30 2 * * ? *)', '2027-03-27T00:00:00Z', 3, 'Europe/Berlin')).toEqual([
+      '2027-03-27T01:30:00Z',
+      '2027-03-29T00:30:00Z',
+      '2027-03-30T00:30:00Z',
+    ]);
   });
 
   it('runs a repeated time once, at its first occurrence, at fall-back (02:30 on 25 October 2026 in Berlin)', () => {
-    expect(first('cron(30 2 * * ? *)', '2026-10-24T00:00:00Z', 3, 'Europe/Berlin'))
-      .toEqual(['2026-10-24T00:30:00Z', '2026-10-25T00:30:00Z', '2026-10-26T01:30:00Z']);
+    expect(first('cron(30 2 * * ? *)', '2026-10-24T00:00:00Z', 3, 'Europe/Berlin')).toEqual([
+      '2026-10-24T00:30:00Z',
+      '2026-10-25T00:30:00Z',
+      '2026-10-26T01:30:00Z',
+    ]);
   });
 
   it('runs an every-30-minutes schedule once per wall-clock time through the repeated hour', () => {
@@ -62,7 +71,11 @@ describe('cron schedules in a time zone', () => {
   });
 
   it('reads Scheduler\'s "from n every m" (5/20) as croner\'s range', () => {
-    expect(first('cron(5/20 10 * * ? *)', '2026-12-01T00:00:00Z', 3)).toEqual(['2026-12-01T10:05:00Z', '2026-12-01T10:25:00Z', '2026-12-01T10:45:00Z']);
+    expect(first('cron(5/20 10 * * ? *)', '2026-12-01T00:00:00Z', 3)).toEqual([
+      '2026-12-01T10:05:00Z',
+      '2026-12-01T10:25:00Z',
+      '2026-12-01T10:45:00Z',
+    ]);
   });
 
   it('includes a fire time equal to the start', () => {
@@ -72,12 +85,21 @@ describe('cron schedules in a time zone', () => {
 
 describe('rate and at schedules', () => {
   it('fires a rate every interval from its anchor', () => {
-    expect(first('rate(15 minutes)', '2026-12-01T10:00:00Z', 3)).toEqual(['2026-12-01T10:00:00Z', '2026-12-01T10:15:00Z', '2026-12-01T10:30:00Z']);
-    expect(first('rate(1 day)', '2026-12-01T10:00:00.400Z', 2)).toEqual(['2026-12-01T10:00:01Z', '2026-12-02T10:00:01Z']);
+    expect(first('rate(15 minutes)', '2026-12-01T10:00:00Z', 3)).toEqual([
+      '2026-12-01T10:00:00Z',
+      '2026-12-01T10:15:00Z',
+      '2026-12-01T10:30:00Z',
+    ]);
+    expect(first('rate(1 day)', '2026-12-01T10:00:00.400Z', 2)).toEqual([
+      '2026-12-01T10:00:01Z',
+      '2026-12-02T10:00:01Z',
+    ]);
   });
 
   it('fires at() once, at its wall-clock time in the zone, and not before the start', () => {
-    expect(first('at(2027-01-31T06:00:00)', '2026-12-01T00:00:00Z', 5, 'Europe/Berlin')).toEqual(['2027-01-31T05:00:00Z']);
+    expect(first('at(2027-01-31T06:00:00)', '2026-12-01T00:00:00Z', 5, 'Europe/Berlin')).toEqual([
+      '2027-01-31T05:00:00Z',
+    ]);
     expect(first('at(2027-01-31T06:00:00)', '2027-02-01T00:00:00Z', 5, 'Europe/Berlin')).toEqual([]);
   });
 
@@ -88,17 +110,32 @@ describe('rate and at schedules', () => {
 
 describe('ranges and look-back', () => {
   it('lists the fire times in [from, to)', () => {
-    const times = scheduleTimesBetween({ schedule: 'cron(0 6 * * ? *)' }, new Date('2026-12-01T06:00:00Z'), new Date('2026-12-04T06:00:00Z'), 100);
+    const times = scheduleTimesBetween(
+      { schedule: 'cron(0 6 * * ? *)' },
+      new Date('2026-12-01T06:00:00Z'),
+      new Date('2026-12-04T06:00:00Z'),
+      100,
+    );
     expect(times.map(iso)).toEqual(['2026-12-01T06:00:00Z', '2026-12-02T06:00:00Z', '2026-12-03T06:00:00Z']);
   });
 
   it('refuses a range with more fire times than the limit, naming the limit', () => {
-    expect(() => scheduleTimesBetween({ schedule: 'rate(1 minute)' }, new Date('2026-12-01T00:00:00Z'), new Date('2026-12-02T00:00:00Z'), 100))
-      .toThrow(/fires more than 100 times between 2026-12-01T00:00:00.000Z and 2026-12-02T00:00:00.000Z/);
+    expect(() =>
+      scheduleTimesBetween(
+        { schedule: 'rate(1 minute)' },
+        new Date('2026-12-01T00:00:00Z'),
+        new Date('2026-12-02T00:00:00Z'),
+        100,
+      ),
+    ).toThrow(/fires more than 100 times between 2026-12-01T00:00:00.000Z and 2026-12-02T00:00:00.000Z/);
   });
 
   it('finds the last n fire times before a moment, oldest first', () => {
-    const times = previousScheduleTimes({ schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' }, new Date('2026-12-03T05:00:00Z'), 2);
+    const times = previousScheduleTimes(
+      { schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' },
+      new Date('2026-12-03T05:00:00Z'),
+      2,
+    );
     expect(times.map(iso)).toEqual(['2026-12-01T05:00:00Z', '2026-12-02T05:00:00Z']);
   });
 });
@@ -110,13 +147,17 @@ describe('bad schedules', () => {
   });
 
   it('rejects an unknown time zone', () => {
-    expect(() => first('cron(0 6 * * ? *)', '2026-12-01T00:00:00Z', 1, 'Mars/Olympus')).toThrow(/unknown time zone "Mars\/Olympus"/);
+    expect(() => first('cron(0 6 * * ? *)', '2026-12-01T00:00:00Z', 1, 'Mars/Olympus')).toThrow(
+      /unknown time zone "Mars\/Olympus"/,
+    );
   });
 });
 
 describe('wall-clock to instant', () => {
   it('maps a repeated wall time to its first instant and a skipped one to none', () => {
-    expect(instantOfWallTime(Date.parse('2026-10-25T02:30:00Z'), 'Europe/Berlin')).toBe(Date.parse('2026-10-25T00:30:00Z'));
+    expect(instantOfWallTime(Date.parse('2026-10-25T02:30:00Z'), 'Europe/Berlin')).toBe(
+      Date.parse('2026-10-25T00:30:00Z'),
+    );
     expect(instantOfWallTime(Date.parse('2027-03-28T02:30:00Z'), 'Europe/Berlin')).toBeUndefined();
     expect(instantOfWallTime(Date.parse('2027-03-28T02:30:00Z'), 'UTC')).toBe(Date.parse('2027-03-28T02:30:00Z'));
   });

@@ -1,15 +1,15 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
+import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import type { ScheduledJobConfig } from '../../lib/job-config';
 import { workerLimits } from '../../lib/resource-definitions';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
-import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
-import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { faults } from '../support/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
 
@@ -36,7 +36,8 @@ let resources: Record<string, Resource>;
 
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
-const logicalId = (construct: { node: { defaultChild?: unknown } } | any) => stack.getLogicalId(construct.node.defaultChild ?? construct);
+const logicalId = (construct: { node: { defaultChild?: unknown } } | any) =>
+  stack.getLogicalId(construct.node.defaultChild ?? construct);
 const getAttArn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 
 /** The statements of the inline policies attached to the given function's role. */
@@ -80,10 +81,11 @@ describe('schedules', () => {
     }
   });
 
-  it('carries each job\'s expression, time zone, flexible window, retry policy and the schedules\' group', () => {
+  it("carries each job's expression, time zone, flexible window, retry policy and the schedules' group", () => {
     const groupId = logicalId(stack.scheduledJobs.schedules.group);
-    const byJob: Record<string, any> = Object.fromEntries(ofType('AWS::Scheduler::Schedule')
-      .map(([, r]) => [JSON.parse(r.Properties.Target.Input).jobId, r.Properties]));
+    const byJob: Record<string, any> = Object.fromEntries(
+      ofType('AWS::Scheduler::Schedule').map(([, r]) => [JSON.parse(r.Properties.Target.Input).jobId, r.Properties]),
+    );
     expect(byJob['occurrence-digest']).toMatchObject({
       ScheduleExpression: 'cron(0 6 * * ? *)',
       ScheduleExpressionTimezone: 'Europe/Berlin',
@@ -129,12 +131,19 @@ describe('occurrences table', () => {
   });
 
   it('has the byStatus index on (status, scheduledTime) projecting everything', () => {
-    expect(table.GlobalSecondaryIndexes).toEqual([{
-      IndexName: 'byStatus',
-      KeySchema: [{ AttributeName: 'status', KeyType: 'HASH' }, { AttributeName: 'scheduledTime', KeyType: 'RANGE' }],
-      Projection: { ProjectionType: 'ALL' },
-    }]);
-    expect(table.AttributeDefinitions).toEqual(expect.arrayContaining([{ AttributeName: 'status', AttributeType: 'S' }]));
+    expect(table.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'byStatus',
+        KeySchema: [
+          { AttributeName: 'status', KeyType: 'HASH' },
+          { AttributeName: 'scheduledTime', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ]);
+    expect(table.AttributeDefinitions).toEqual(
+      expect.arrayContaining([{ AttributeName: 'status', AttributeType: 'S' }]),
+    );
   });
 
   it('expires rows through the ttl attribute', () => {
@@ -159,8 +168,11 @@ describe('job queue and worker', () => {
   });
 
   it('hides a message at least 6 times as long as the worker may run', () => {
-    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping')
-      .filter(([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(getAttArn(logicalId(stack.scheduledJobs.jobQueue))));
+    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping').filter(
+      ([, r]) =>
+        JSON.stringify(r.Properties.EventSourceArn) ===
+        JSON.stringify(getAttArn(logicalId(stack.scheduledJobs.jobQueue))),
+    );
     const worker = resources[mapping.Properties.FunctionName.Ref].Properties;
     const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
     expect(worker.Timeout).toBeGreaterThan(0);
@@ -181,7 +193,9 @@ describe('job queue and worker', () => {
   it('hands every function the settings of every job, paused ones included', () => {
     for (const fn of [stack.scheduledJobs.triggerFunction, stack.scheduledJobs.workerFunction]) {
       const env = resources[logicalId(fn)].Properties.Environment.Variables;
-      expect(JSON.parse(env.JOB_SETTINGS)).toEqual(jobs.map((j) => withDefaults({ id: j.id, timeoutSeconds: j.timeoutSeconds, retry: j.retry })));
+      expect(JSON.parse(env.JOB_SETTINGS)).toEqual(
+        jobs.map((j) => withDefaults({ id: j.id, timeoutSeconds: j.timeoutSeconds, retry: j.retry })),
+      );
     }
   });
 });
@@ -195,9 +209,11 @@ function matches(pattern: any, event: any): boolean {
     const value = event?.[key];
     if (!Array.isArray(rule)) return matches(rule, value);
     if (value === undefined) return false;
-    return rule.some((r) => (typeof r === 'object' && r !== null && 'anything-but' in r
-      ? !(r['anything-but'] as unknown[]).includes(value)
-      : r === value));
+    return rule.some((r) =>
+      typeof r === 'object' && r !== null && 'anything-but' in r
+        ? !(r['anything-but'] as unknown[]).includes(value)
+        : r === value,
+    );
   });
 }
 
@@ -211,8 +227,9 @@ describe('notifier', () => {
   });
   let patterns: any[];
   beforeAll(() => {
-    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping')
-      .filter(([, r]) => r.Properties.FunctionName.Ref === logicalId(stack.scheduledJobs.notifierFunction));
+    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping').filter(
+      ([, r]) => r.Properties.FunctionName.Ref === logicalId(stack.scheduledJobs.notifierFunction),
+    );
     patterns = mapping.Properties.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern));
   });
   const passes = (event: unknown) => patterns.some((p) => matches(p, event));
@@ -230,9 +247,11 @@ describe('notifier', () => {
   });
 
   it('reads the table stream from TRIM_HORIZON, retries until records age out, bisects failing batches and parks hopeless ones', () => {
-    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping', {
-      Properties: { FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) } },
-    }))[0] as { Properties: Record<string, unknown> };
+    const mapping = Object.values(
+      template.findResources('AWS::Lambda::EventSourceMapping', {
+        Properties: { FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) } },
+      }),
+    )[0] as { Properties: Record<string, unknown> };
     // A bounded retry count would drop announcements during an outage; unset means until the record expires.
     expect(mapping.Properties.MaximumRetryAttempts ?? -1).toBe(-1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -251,7 +270,10 @@ describe('report bucket and topic', () => {
   it('blocks all public access and refuses plain HTTP', () => {
     const bucketId = logicalId(stack.scheduledJobs.reportBucket);
     expect(resources[bucketId].Properties.PublicAccessBlockConfiguration).toEqual({
-      BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
     });
     const [[, policy]] = ofType('AWS::S3::BucketPolicy').filter(([, p]) => p.Properties.Bucket.Ref === bucketId);
     expect(denyInsecureTransport(policy.Properties.PolicyDocument.Statement)).toBeDefined();
@@ -266,7 +288,10 @@ describe('report bucket and topic', () => {
     const queueId = logicalId(stack.scheduledJobs.reportReadyQueue);
     expect(resources[queueId].Properties.FifoQueue).toBe(true);
     template.hasResourceProperties('AWS::SNS::Subscription', {
-      TopicArn: { Ref: topicId }, Protocol: 'sqs', Endpoint: getAttArn(queueId), RawMessageDelivery: true,
+      TopicArn: { Ref: topicId },
+      Protocol: 'sqs',
+      Endpoint: getAttArn(queueId),
+      RawMessageDelivery: true,
     });
   });
 });
@@ -278,7 +303,8 @@ describe('queues', () => {
     const policies = ofType('AWS::SQS::QueuePolicy');
     for (const [id, queue] of queues) {
       expect(queue.Properties.SqsManagedSseEnabled, id).toBe(true);
-      const statements = policies.filter(([, p]) => p.Properties.Queues.some((q: any) => q.Ref === id))
+      const statements = policies
+        .filter(([, p]) => p.Properties.Queues.some((q: any) => q.Ref === id))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
       expect(denyInsecureTransport(statements), id).toBeDefined();
     }
@@ -299,9 +325,13 @@ describe('functions', () => {
 
   it('trigger: retries async invocations twice, then keeps them in its own DLQ', () => {
     const triggerId = logicalId(stack.scheduledJobs.triggerFunction);
-    expect(resources[triggerId].Properties.DeadLetterConfig)
-      .toEqual({ TargetArn: getAttArn(logicalId(stack.scheduledJobs.triggerDeadLetterQueue)) });
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: triggerId }, MaximumRetryAttempts: 2 });
+    expect(resources[triggerId].Properties.DeadLetterConfig).toEqual({
+      TargetArn: getAttArn(logicalId(stack.scheduledJobs.triggerDeadLetterQueue)),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: triggerId },
+      MaximumRetryAttempts: 2,
+    });
   });
 });
 
@@ -325,7 +355,9 @@ describe('least privilege', () => {
     for (const fn of [triggerFunction, workerFunction, notifierFunction, reconcilerFunction]) {
       const logGroupId = resources[logicalId(fn)].Properties.LoggingConfig.LogGroup.Ref;
       const logStatements = roleStatements(fn).filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
-      expect(logStatements.map((st) => [actionsOf(st).sort(), st.Resource])).toEqual([[LOG_WRITES, getAttArn(logGroupId)]]);
+      expect(logStatements.map((st) => [actionsOf(st).sort(), st.Resource])).toEqual([
+        [LOG_WRITES, getAttArn(logGroupId)],
+      ]);
     }
   });
 
@@ -333,20 +365,29 @@ describe('least privilege', () => {
     const { table, jobQueue, triggerDeadLetterQueue, triggerFunction } = stack.scheduledJobs;
     const grants = grantStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
     expect(grants).toHaveLength(3);
-    expect(grants).toEqual(expect.arrayContaining([
-      ['dynamodb:PutItem', getAttArn(logicalId(table))],
-      ['sqs:SendMessage', getAttArn(logicalId(jobQueue))],
-      ['sqs:SendMessage', getAttArn(logicalId(triggerDeadLetterQueue))],
-    ]));
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        ['dynamodb:PutItem', getAttArn(logicalId(table))],
+        ['sqs:SendMessage', getAttArn(logicalId(jobQueue))],
+        ['sqs:SendMessage', getAttArn(logicalId(triggerDeadLetterQueue))],
+      ]),
+    );
   });
 
   it('the worker may read and write reports only under reports/, and reach the table and its index', () => {
     const statements = grantStatements(stack.scheduledJobs.workerFunction);
     const actions = statements.flatMap(actionsOf).sort();
     expect(actions).toEqual([
-      'dynamodb:Query', 'dynamodb:UpdateItem',
-      's3:GetObject', 's3:ListBucket', 's3:PutObject',
-      'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
     ]);
     const objects = statements.find((s) => actionsOf(s).includes('s3:PutObject'))!;
     expect(JSON.stringify(objects.Resource)).toContain('"/reports/*"');
@@ -357,21 +398,32 @@ describe('least privilege', () => {
   it('the notifier may only read and mark rows, publish to the topic, read the stream and park failures', () => {
     const actions = grantStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
     expect(actions).toEqual([
-      'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
-      'dynamodb:UpdateItem', 'sns:Publish', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage',
+      'dynamodb:DescribeStream',
+      'dynamodb:GetItem',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+      'dynamodb:UpdateItem',
+      'sns:Publish',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
     ]);
   });
 });
 
 describe('reconciler', () => {
-  it('runs every 5 minutes from an EventBridge rule, without Lambda\'s async retries (the next run is the retry)', () => {
+  it("runs every 5 minutes from an EventBridge rule, without Lambda's async retries (the next run is the retry)", () => {
     const fnId = logicalId(stack.scheduledJobs.reconcilerFunction);
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
       Targets: [Match.objectLike({ Arn: getAttArn(fnId), RetryPolicy: { MaximumRetryAttempts: 0 } })],
     });
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: fnId }, MaximumRetryAttempts: 0 });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: fnId },
+      MaximumRetryAttempts: 0,
+    });
   });
 
   it('gets thresholds derived from the jobs: stuck after the queue visibility timeout + 5 min, unannounced after 25 h', () => {
@@ -389,7 +441,9 @@ describe('reconciler', () => {
 
   it('may only query the status index, read and mark rows, send to the job queue and publish to the topic', () => {
     const { table, jobQueue, reportReadyTopic, reconcilerFunction } = stack.scheduledJobs;
-    const grants = grantStatements(reconcilerFunction).flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)])).sort();
+    const grants = grantStatements(reconcilerFunction)
+      .flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)]))
+      .sort();
     const tableArn = JSON.stringify(getAttArn(logicalId(table)));
     expect(grants).toEqual([
       ['dynamodb:GetItem', tableArn],
@@ -404,8 +458,16 @@ describe('reconciler', () => {
 describe('alarms and dashboard', () => {
   const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
   const namespace = 'ScheduledJobs/Test';
-  const jobMetricAlarm = (metricName: string, jobId: string) => alarms().find((a) => a.MetricName === metricName &&
-    JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'jobId', Value: jobId }, { Name: 'service', Value: 'scheduled-jobs' }]));
+  const jobMetricAlarm = (metricName: string, jobId: string) =>
+    alarms().find(
+      (a) =>
+        a.MetricName === metricName &&
+        JSON.stringify(a.Dimensions) ===
+          JSON.stringify([
+            { Name: 'jobId', Value: jobId },
+            { Name: 'service', Value: 'scheduled-jobs' },
+          ]),
+    );
 
   it('every function writes its metrics to the namespace the alarms watch', () => {
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
@@ -417,26 +479,41 @@ describe('alarms and dashboard', () => {
     const { jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules } = stack.scheduledJobs;
     for (const queue of [jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules.deadLetterQueue]) {
       const queueName = { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] };
-      const found = alarms().find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
-        JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]));
-      expect(found, logicalId(queue)).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', Threshold: 1,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+      const found = alarms().find(
+        (a) =>
+          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]),
+      );
+      expect(found, logicalId(queue)).toMatchObject({
+        Namespace: 'AWS/SQS',
+        Statistic: 'Maximum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
     }
   });
 
   it('alarm per job on FAILED occurrences and lost leases, from the metrics the worker emits', () => {
     for (const jobId of jobs.map((j) => j.id)) {
       for (const metricName of ['OccurrencesFailed', 'LeasesLost']) {
-        expect(jobMetricAlarm(metricName, jobId), `${metricName} ${jobId}`)
-          .toMatchObject({ Namespace: namespace, Statistic: 'Sum', Period: 300, Threshold: 1 });
+        expect(jobMetricAlarm(metricName, jobId), `${metricName} ${jobId}`).toMatchObject({
+          Namespace: namespace,
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+        });
       }
     }
   });
 
   it('alarm per job on any reconciler fix (re-enqueue or late announcement)', () => {
     for (const jobId of jobs.map((j) => j.id)) {
-      const fixes = alarms().find((a) => JSON.stringify(a.Metrics ?? []).includes(`"Value":"${jobId}"`) &&
-        JSON.stringify(a.Metrics).includes('OccurrencesRequeued'));
+      const fixes = alarms().find(
+        (a) =>
+          JSON.stringify(a.Metrics ?? []).includes(`"Value":"${jobId}"`) &&
+          JSON.stringify(a.Metrics).includes('OccurrencesRequeued'),
+      );
       expect(fixes, jobId).toBeDefined();
       expect(JSON.stringify(fixes!.Metrics)).toContain('ReportsReannounced');
       expect(fixes!.Threshold).toBe(1);
@@ -445,8 +522,13 @@ describe('alarms and dashboard', () => {
 
   it('alarm on worker errors and throttles, and on reconciler errors', () => {
     const { workerFunction, reconcilerFunction } = stack.scheduledJobs;
-    const fnAlarm = (fn: unknown, metricName: string) => alarms().find((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metricName &&
-      JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }]));
+    const fnAlarm = (fn: unknown, metricName: string) =>
+      alarms().find(
+        (a) =>
+          a.Namespace === 'AWS/Lambda' &&
+          a.MetricName === metricName &&
+          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }]),
+      );
     expect(fnAlarm(workerFunction, 'Errors')).toBeDefined();
     expect(fnAlarm(workerFunction, 'Throttles')).toBeDefined();
     expect(fnAlarm(reconcilerFunction, 'Errors')).toBeDefined();
@@ -464,16 +546,28 @@ describe('alarms and dashboard', () => {
     const withEmail = Template.fromStack(new ScheduledJobsStack(app, 'WithEmail', { jobs: jobs.slice(0, 1) }));
     withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
     const bad = new App({ context: { alarmEmail: 'oncall' } });
-    expect(() => new ScheduledJobsStack(bad, 'Bad', { jobs: jobs.slice(0, 1) })).toThrow('alarmEmail (-c alarmEmail=...): not an e-mail address: "oncall"');
+    expect(() => new ScheduledJobsStack(bad, 'Bad', { jobs: jobs.slice(0, 1) })).toThrow(
+      'alarmEmail (-c alarmEmail=...): not an e-mail address: "oncall"',
+    );
   });
 
-  it('a dashboard shows each job\'s occurrences, retries, leases, durations and fixes, and the queues and functions', () => {
+  it("a dashboard shows each job's occurrences, retries, leases, durations and fixes, and the queues and functions", () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
     for (const jobId of jobs.map((j) => j.id)) {
       expect(body).toContain(`## ${jobId}`);
-      for (const metric of ['OccurrencesStarted', 'OccurrencesSucceeded', 'OccurrencesFailed', 'RetriesScheduled', 'ExtendFailures',
-        'LeasesLost', 'DuplicateTriggersSuppressed', 'JobDuration', 'OccurrencesRequeued', 'ReportsReannounced']) {
+      for (const metric of [
+        'OccurrencesStarted',
+        'OccurrencesSucceeded',
+        'OccurrencesFailed',
+        'RetriesScheduled',
+        'ExtendFailures',
+        'LeasesLost',
+        'DuplicateTriggersSuppressed',
+        'JobDuration',
+        'OccurrencesRequeued',
+        'ReportsReannounced',
+      ]) {
         expect(body).toContain(metric);
       }
     }
@@ -485,30 +579,55 @@ describe('alarms and dashboard', () => {
 describe('permissions cover every call the handlers make', () => {
   /** The IAM action each SDK operation the adapters send needs (HeadObject is authorised by s3:GetObject). */
   const ACTION: Record<string, string> = {
-    PutItem: 'dynamodb:PutItem', UpdateItem: 'dynamodb:UpdateItem', GetItem: 'dynamodb:GetItem', Query: 'dynamodb:Query',
-    HeadObject: 's3:GetObject', PutObject: 's3:PutObject', SendMessage: 'sqs:SendMessage',
-    ChangeMessageVisibility: 'sqs:ChangeMessageVisibility', Publish: 'sns:Publish',
+    PutItem: 'dynamodb:PutItem',
+    UpdateItem: 'dynamodb:UpdateItem',
+    GetItem: 'dynamodb:GetItem',
+    Query: 'dynamodb:Query',
+    HeadObject: 's3:GetObject',
+    PutObject: 's3:PutObject',
+    SendMessage: 'sqs:SendMessage',
+    ChangeMessageVisibility: 'sqs:ChangeMessageVisibility',
+    Publish: 'sns:Publish',
   };
 
   it('grants each function exactly the actions its handler was seen to call, through every path', async () => {
     const calls = await callsByHandler();
     const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
-    const fns = { trigger: triggerFunction, worker: workerFunction, notifier: notifierFunction, reconciler: reconcilerFunction };
+    const fns = {
+      trigger: triggerFunction,
+      worker: workerFunction,
+      notifier: notifierFunction,
+      reconciler: reconcilerFunction,
+    };
     for (const [name, fn] of Object.entries(fns)) {
       const needed = [...new Set(calls[name as keyof typeof calls].map((op) => ACTION[op]))];
       const granted = roleStatements(fn).flatMap(actionsOf);
       expect({ name, missing: needed.filter((a) => !granted.includes(a)) }).toEqual({ name, missing: [] });
     }
     // The paths above really ran: a lost grant would have been caught.
-    expect(calls.worker).toEqual(expect.arrayContaining(['UpdateItem', 'Query', 'HeadObject', 'PutObject', 'ChangeMessageVisibility']));
+    expect(calls.worker).toEqual(
+      expect.arrayContaining(['UpdateItem', 'Query', 'HeadObject', 'PutObject', 'ChangeMessageVisibility']),
+    );
     expect(calls.notifier).toEqual(expect.arrayContaining(['GetItem', 'Publish', 'UpdateItem']));
-    expect(calls.reconciler).toEqual(expect.arrayContaining(['Query', 'UpdateItem', 'SendMessage', 'GetItem', 'Publish']));
+    expect(calls.reconciler).toEqual(
+      expect.arrayContaining(['Query', 'UpdateItem', 'SendMessage', 'GetItem', 'Publish']),
+    );
   });
 
   /** Run the trigger, the worker (the real digest job, then a failing job) and the notifier; note their calls. */
   async function callsByHandler() {
-    const reader = new DynamoOccurrenceReader(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } })), 'occurrences');
-    const failing = { reportExtension: 'txt', run: async (): Promise<never> => { throw new Error('down'); } };
+    const reader = new DynamoOccurrenceReader(
+      DynamoDBDocumentClient.from(
+        new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
+      ),
+      'occurrences',
+    );
+    const failing = {
+      reportExtension: 'txt',
+      run: async (): Promise<never> => {
+        throw new Error('down');
+      },
+    };
     const h = makeHarness({ jobs: { 'occurrence-digest': occurrenceDigestJob(() => reader), failing } });
     vi.useFakeTimers({ now: T0 });
     try {
@@ -531,7 +650,10 @@ describe('permissions cover every call the handlers make', () => {
       await h.trigger({ jobId: 'failing', scheduledTime: '2026-11-30T07:00:00Z' }).catch(() => undefined);
       h.aws.clearFaults();
       const { notifiedAt, notificationId, ...unannounced } = h.aws.row('occurrence-digest', SCHEDULED)!;
-      h.aws.table.set('occurrence-digest|2026-11-30T05:00:00Z', { ...unannounced, scheduledTime: '2026-11-30T05:00:00Z' });
+      h.aws.table.set('occurrence-digest|2026-11-30T05:00:00Z', {
+        ...unannounced,
+        scheduledTime: '2026-11-30T05:00:00Z',
+      });
       vi.setSystemTime(T0 + 26 * 3_600_000);
       mark = seen();
       await h.reconciler();
@@ -547,7 +669,14 @@ describe('permissions cover every call the handlers make', () => {
 describe('outputs', () => {
   it('names the table, queues, bucket and topic', () => {
     expect(Object.keys(template.toJSON().Outputs).sort()).toEqual([
-      'AlarmTopicArn', 'DashboardName', 'JobDeadLetterQueueUrl', 'JobQueueUrl', 'OccurrenceTableName', 'ReportBucketName', 'ReportReadyQueueUrl', 'ReportReadyTopicArn',
+      'AlarmTopicArn',
+      'DashboardName',
+      'JobDeadLetterQueueUrl',
+      'JobQueueUrl',
+      'OccurrenceTableName',
+      'ReportBucketName',
+      'ReportReadyQueueUrl',
+      'ReportReadyTopicArn',
     ]);
   });
 });

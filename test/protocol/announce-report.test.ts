@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { announceReport, type AnnounceDeps, deduplicationIdOf } from '../../functions/protocol/announce-report';
+import { type AnnounceDeps, announceReport, deduplicationIdOf } from '../../functions/protocol/announce-report';
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Announcer, Logger, OccurrenceStore, ReportAnnouncement } from '../../functions/protocol/ports';
 
@@ -63,7 +63,13 @@ const quietLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 function deps(current: Occurrence | undefined, markNotifiedError?: Error) {
   const s = fakeStore(current, markNotifiedError);
   const a = fakeAnnouncer();
-  const d: AnnounceDeps = { store: s.store, announcer: a.announcer, clock: { now: () => NOW }, logger: quietLogger, bucketName: BUCKET };
+  const d: AnnounceDeps = {
+    store: s.store,
+    announcer: a.announcer,
+    clock: { now: () => NOW },
+    logger: quietLogger,
+    bucketName: BUCKET,
+  };
   return { deps: d, ...s, ...a };
 }
 
@@ -74,16 +80,22 @@ describe('announceReport', () => {
 
     await expect(announceReport(t.deps, row)).resolves.toBe('announced');
 
-    expect(t.published).toEqual([{
-      jobId: 'occurrence-digest',
-      scheduledTime: '2026-11-30T06:00:00Z',
-      reportKey: 'reports/occurrence-digest/2026-11-30T06:00:00Z.md',
-      reportUri: `s3://${BUCKET}/reports/occurrence-digest/2026-11-30T06:00:00Z.md`,
-      attempt: 2,
-      succeededAt: '2026-11-30T06:02:10.000Z',
-    }]);
+    expect(t.published).toEqual([
+      {
+        jobId: 'occurrence-digest',
+        scheduledTime: '2026-11-30T06:00:00Z',
+        reportKey: 'reports/occurrence-digest/2026-11-30T06:00:00Z.md',
+        reportUri: `s3://${BUCKET}/reports/occurrence-digest/2026-11-30T06:00:00Z.md`,
+        attempt: 2,
+        succeededAt: '2026-11-30T06:02:10.000Z',
+      },
+    ]);
     expect(t.marked).toHaveLength(1);
-    expect(t.marked[0]).toMatchObject({ key: { jobId: row.jobId, scheduledTime: row.scheduledTime }, notificationId: 'msg-1', now: NOW });
+    expect(t.marked[0]).toMatchObject({
+      key: { jobId: row.jobId, scheduledTime: row.scheduledTime },
+      notificationId: 'msg-1',
+      now: NOW,
+    });
   });
 
   it('reads the row as it is now rather than trusting the stream image', async () => {
@@ -156,6 +168,8 @@ describe('deduplicationIdOf', () => {
   });
 
   it('fits the SNS FIFO limit of 128 characters for the longest job id (64)', () => {
-    expect(deduplicationIdOf({ jobId: 'j'.repeat(64), scheduledTime: '2026-11-30T06:00:00Z' }).length).toBeLessThanOrEqual(128);
+    expect(
+      deduplicationIdOf({ jobId: 'j'.repeat(64), scheduledTime: '2026-11-30T06:00:00Z' }).length,
+    ).toBeLessThanOrEqual(128);
   });
 });

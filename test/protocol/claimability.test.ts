@@ -18,7 +18,13 @@ const row = (fields: Partial<Occurrence>): Occurrence => ({
 });
 
 const running = (leaseExpiresAt: number, fields: Partial<Occurrence> = {}) =>
-  row({ status: OccurrenceStatus.RUNNING, attempt: 1, leaseId: 'lease-1', leaseExpiresAt: iso(leaseExpiresAt), ...fields });
+  row({
+    status: OccurrenceStatus.RUNNING,
+    attempt: 1,
+    leaseId: 'lease-1',
+    leaseExpiresAt: iso(leaseExpiresAt),
+    ...fields,
+  });
 const retryWait = (nextAttemptAt: number, fields: Partial<Occurrence> = {}) =>
   row({ status: OccurrenceStatus.RETRY_WAIT, attempt: 1, nextAttemptAt: iso(nextAttemptAt), ...fields });
 
@@ -53,22 +59,31 @@ describe('whyRefused', () => {
     expect(whyRefused(undefined, NOW, MAX_ATTEMPTS)).toEqual({ action: 'missing' });
   });
 
-  it.each([OccurrenceStatus.SUCCEEDED, OccurrenceStatus.FAILED])('finished for %s, even past the deadline or attempts', (status) => {
-    expect(whyRefused(row({ status, attempt: MAX_ATTEMPTS, deadlineAt: iso(NOW - 1) }), NOW, MAX_ATTEMPTS)).toEqual({ action: 'finished' });
-  });
+  it.each([OccurrenceStatus.SUCCEEDED, OccurrenceStatus.FAILED])(
+    'finished for %s, even past the deadline or attempts',
+    (status) => {
+      expect(whyRefused(row({ status, attempt: MAX_ATTEMPTS, deadlineAt: iso(NOW - 1) }), NOW, MAX_ATTEMPTS)).toEqual({
+        action: 'finished',
+      });
+    },
+  );
 
   it('held-elsewhere for a live lease, including one expiring exactly now, even past the deadline', () => {
     expect(whyRefused(running(NOW + 60 * S), NOW, MAX_ATTEMPTS)).toEqual({ action: 'held-elsewhere' });
     expect(whyRefused(running(NOW), NOW, MAX_ATTEMPTS)).toEqual({ action: 'held-elsewhere' });
     // The holder will record the outcome itself; failing the row under it would race with its complete.
-    expect(whyRefused(running(NOW + S, { deadlineAt: iso(NOW - 1) }), NOW, MAX_ATTEMPTS)).toEqual({ action: 'held-elsewhere' });
+    expect(whyRefused(running(NOW + S, { deadlineAt: iso(NOW - 1) }), NOW, MAX_ATTEMPTS)).toEqual({
+      action: 'held-elsewhere',
+    });
   });
 
   it('unclaimable, not a retry loop, for a row the claim condition can never accept (RUNNING without a lease expiry)', () => {
     const broken = row({ status: OccurrenceStatus.RUNNING, leaseId: 'x' });
     expect(isClaimable(broken, NOW, MAX_ATTEMPTS)).toBe(false);
     expect(whyRefused(broken, NOW, MAX_ATTEMPTS)).toMatchObject({ action: 'unclaimable' });
-    expect(whyRefused(row({ status: OccurrenceStatus.RETRY_WAIT }), NOW, MAX_ATTEMPTS)).toMatchObject({ action: 'unclaimable' });
+    expect(whyRefused(row({ status: OccurrenceStatus.RETRY_WAIT }), NOW, MAX_ATTEMPTS)).toMatchObject({
+      action: 'unclaimable',
+    });
   });
 
   it('not-due with the retry time for a RETRY_WAIT whose retry lies ahead', () => {
@@ -83,7 +98,10 @@ describe('whyRefused', () => {
 
   it('exhausted, mentioning the deadline, when the deadline passed', () => {
     const refused = whyRefused(retryWait(NOW + 90 * S, { deadlineAt: iso(NOW) }), NOW, MAX_ATTEMPTS);
-    expect(refused).toEqual({ action: 'exhausted', reason: expect.stringMatching(/deadline 2026-11-30T06:10:00.000Z passed before attempt 2/) });
+    expect(refused).toEqual({
+      action: 'exhausted',
+      reason: expect.stringMatching(/deadline 2026-11-30T06:10:00.000Z passed before attempt 2/),
+    });
   });
 
   it('exhausted, mentioning the attempts, when an expired holder used the last attempt', () => {
@@ -93,8 +111,14 @@ describe('whyRefused', () => {
 
   it('agrees with isClaimable: every row it calls not-due-now is claimable, every other refusal is not', () => {
     const rows = [
-      row({}), retryWait(NOW - 1), retryWait(NOW + S), running(NOW - 1), running(NOW + S),
-      row({ status: OccurrenceStatus.SUCCEEDED }), row({ deadlineAt: iso(NOW) }), running(NOW - 1, { attempt: MAX_ATTEMPTS }),
+      row({}),
+      retryWait(NOW - 1),
+      retryWait(NOW + S),
+      running(NOW - 1),
+      running(NOW + S),
+      row({ status: OccurrenceStatus.SUCCEEDED }),
+      row({ deadlineAt: iso(NOW) }),
+      running(NOW - 1, { attempt: MAX_ATTEMPTS }),
     ];
     for (const o of rows) {
       const refused = whyRefused(o, NOW, MAX_ATTEMPTS);

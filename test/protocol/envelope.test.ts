@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEnvelope, decodeScheduleEvent, encodeEnvelope, ENVELOPE_VERSION } from '../../functions/protocol/envelope';
+import {
+  decodeEnvelope,
+  decodeScheduleEvent,
+  ENVELOPE_VERSION,
+  encodeEnvelope,
+} from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
 
 const KNOWN = new Set(['occurrence-digest', 'nightly-export']);
@@ -19,13 +24,16 @@ const body = (fields: Record<string, unknown>) => JSON.stringify(fields);
 
 describe('decodeEnvelope (queue message)', () => {
   it('decodes a valid message into a key with the normalised time', () => {
-    expect(decodeEnvelope(body({ v: 1, jobId: 'occurrence-digest', scheduledTime: '2026-11-30T07:00:00+01:00' }), KNOWN))
-      .toEqual({ jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' });
+    expect(
+      decodeEnvelope(body({ v: 1, jobId: 'occurrence-digest', scheduledTime: '2026-11-30T07:00:00+01:00' }), KNOWN),
+    ).toEqual({ jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' });
   });
 
   it('accepts a .000 fraction and drops it from the key', () => {
-    expect(decodeEnvelope(body({ v: 1, jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00.000Z' }), KNOWN).scheduledTime)
-      .toBe('2026-11-30T06:00:00Z');
+    expect(
+      decodeEnvelope(body({ v: 1, jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00.000Z' }), KNOWN)
+        .scheduledTime,
+    ).toBe('2026-11-30T06:00:00Z');
   });
 
   it('round-trips what encodeEnvelope writes', () => {
@@ -62,13 +70,19 @@ describe('decodeEnvelope (queue message)', () => {
   });
 
   it.each([[2], [0], ['1'], [undefined]])('rejects version %j', (v) => {
-    const e = rejection(() => decodeEnvelope(body({ v, jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN));
+    const e = rejection(() =>
+      decodeEnvelope(body({ v, jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN),
+    );
     expect(e.problems).toEqual([expect.stringMatching(/^v must be 1, got /)]);
   });
 
   it('rejects an unknown job and lists the known ones', () => {
-    const e = rejection(() => decodeEnvelope(body({ v: 1, jobId: 'weekly', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN));
-    expect(e.problems).toEqual(['jobId "weekly" is not one of this function\'s jobs (it has: occurrence-digest, nightly-export)']);
+    const e = rejection(() =>
+      decodeEnvelope(body({ v: 1, jobId: 'weekly', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN),
+    );
+    expect(e.problems).toEqual([
+      'jobId "weekly" is not one of this function\'s jobs (it has: occurrence-digest, nightly-export)',
+    ]);
   });
 
   it('lists every wrong field in one error: missing jobId and a bad time together', () => {
@@ -88,8 +102,9 @@ describe('decodeEnvelope (queue message)', () => {
 
 describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
   it('decodes { jobId, scheduledTime } without a version', () => {
-    expect(decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: '2026-11-30T07:00:00+01:00' }, KNOWN))
-      .toEqual({ jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' });
+    expect(decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: '2026-11-30T07:00:00+01:00' }, KNOWN)).toEqual(
+      { jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' },
+    );
   });
 
   it('names the schedule event as the invalid input and lists both problems', () => {

@@ -39,11 +39,22 @@ describe('withDefaults', () => {
   it('fills every missing field with the defaults, including the whole retry policy', () => {
     const s = withDefaults({ id: 'a' });
     expect(s).toEqual({ id: 'a', ...DEFAULT_JOB_SETTINGS, retry: DEFAULT_RETRY_POLICY });
-    expect(s).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 40, leaseSafetyMarginSeconds: 15, timeoutSeconds: 300, retentionDays: 90 });
+    expect(s).toMatchObject({
+      leaseSeconds: 120,
+      heartbeatSeconds: 40,
+      leaseSafetyMarginSeconds: 15,
+      timeoutSeconds: 300,
+      retentionDays: 90,
+    });
   });
 
   it('keeps given values, merges a partial retry policy field by field, and ignores explicit undefined', () => {
-    const s = withDefaults({ id: 'a', leaseSeconds: 300, heartbeatSeconds: undefined, retry: { maxAttempts: 3, jitter: undefined } });
+    const s = withDefaults({
+      id: 'a',
+      leaseSeconds: 300,
+      heartbeatSeconds: undefined,
+      retry: { maxAttempts: 3, jitter: undefined },
+    });
     expect(s.leaseSeconds).toBe(300);
     expect(s.heartbeatSeconds).toBe(DEFAULT_JOB_SETTINGS.heartbeatSeconds);
     expect(s.retry).toEqual({ ...DEFAULT_RETRY_POLICY, maxAttempts: 3 });
@@ -74,14 +85,18 @@ describe('jobSettingsProblems', () => {
   });
 
   it('rejects a timeout of 871 s (Lambda max 900 - outcome reserve 30), naming timeoutSeconds; accepts 870', () => {
-    expect(problemsOf(seed({ timeoutSeconds: 871 }))).toEqual([expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: .*870/)]);
+    expect(problemsOf(seed({ timeoutSeconds: 871 }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: .*870/),
+    ]);
     expect(problemsOf(seed({ timeoutSeconds: 870 }))).toEqual([]);
   });
 
-  it('rejects a maximum delay that, with the skew margin added to the hide, would pass SQS\'s 12 h visibility limit', () => {
+  it("rejects a maximum delay that, with the skew margin added to the hide, would pass SQS's 12 h visibility limit", () => {
     // 42,300 s is 12 h less Lambda's 900 s; the hide adds leaseSafetyMarginSeconds (15) on top of the delay.
     expect(problemsOf(seed({ retry: { maxDelaySeconds: 42_300, deadlineSeconds: 86_400 } }))).toEqual([
-      expect.stringMatching(/^jobs\[0\]\.retry\.maxDelaySeconds: plus leaseSafetyMarginSeconds \(15\) must be at most 42300/),
+      expect.stringMatching(
+        /^jobs\[0\]\.retry\.maxDelaySeconds: plus leaseSafetyMarginSeconds \(15\) must be at most 42300/,
+      ),
     ]);
     expect(problemsOf(seed({ retry: { maxDelaySeconds: 42_285, deadlineSeconds: 86_400 } }))).toEqual([]);
   });
@@ -120,10 +135,14 @@ describe('jobSettingsProblems', () => {
   });
 
   it('reports every problem at once, not only the first', () => {
-    const problems = problemsOf(seed({ heartbeatSeconds: 55, timeoutSeconds: 871, retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }));
-    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(
-      ['jobs[0].heartbeatSeconds', 'jobs[0].retry.maxDelaySeconds', 'jobs[0].timeoutSeconds'],
+    const problems = problemsOf(
+      seed({ heartbeatSeconds: 55, timeoutSeconds: 871, retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }),
     );
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'jobs[0].heartbeatSeconds',
+      'jobs[0].retry.maxDelaySeconds',
+      'jobs[0].timeoutSeconds',
+    ]);
   });
 });
 
@@ -140,14 +159,20 @@ describe('parseJobSettingsList', () => {
   });
 
   it('rejects a misspelt field instead of silently using the default, naming it', () => {
-    expect(parseProblems('[{"id":"a","heartbeatSecond":55}]')).toEqual([expect.stringMatching(/^JOB_SETTINGS\[0\]\.heartbeatSecond: unknown field/)]);
-    expect(parseProblems('[{"id":"a","retry":{"maxAttempt":3}}]')).toEqual([expect.stringMatching(/^JOB_SETTINGS\[0\]\.retry\.maxAttempt: unknown field/)]);
+    expect(parseProblems('[{"id":"a","heartbeatSecond":55}]')).toEqual([
+      expect.stringMatching(/^JOB_SETTINGS\[0\]\.heartbeatSecond: unknown field/),
+    ]);
+    expect(parseProblems('[{"id":"a","retry":{"maxAttempt":3}}]')).toEqual([
+      expect.stringMatching(/^JOB_SETTINGS\[0\]\.retry\.maxAttempt: unknown field/),
+    ]);
   });
 
-  it.each([['[null]', /JOB_SETTINGS\[0\]: must be an object of job settings, got null/], ['[{"id":"a","retry":"abc"}]', /JOB_SETTINGS\[0\]\.retry: must be an object/]])(
-    'rejects a wrongly typed entry %s with a JobSettingsError naming it', (json, message) => {
-      expect(parseProblems(json)).toEqual([expect.stringMatching(message)]);
-    });
+  it.each([
+    ['[null]', /JOB_SETTINGS\[0\]: must be an object of job settings, got null/],
+    ['[{"id":"a","retry":"abc"}]', /JOB_SETTINGS\[0\]\.retry: must be an object/],
+  ])('rejects a wrongly typed entry %s with a JobSettingsError naming it', (json, message) => {
+    expect(parseProblems(json)).toEqual([expect.stringMatching(message)]);
+  });
 
   it('rejects bad JSON, naming the source', () => {
     expect(parseProblems('[{"id": "a",]')).toEqual([expect.stringMatching(/^JOB_SETTINGS is not valid JSON: /)]);
@@ -165,11 +190,16 @@ describe('parseJobSettingsList', () => {
 
   it('names the source and the index of the wrong item, like JOB_SETTINGS[1].leaseSeconds', () => {
     const problems = parseProblems(JSON.stringify([seed(), { id: 'b', leaseSeconds: 5 }]));
-    expect(problems).toEqual([expect.stringMatching(/^JOB_SETTINGS\[1\]\.leaseSeconds: must be a whole number from 10 to 900, got 5$/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^JOB_SETTINGS\[1\]\.leaseSeconds: must be a whole number from 10 to 900, got 5$/),
+    ]);
   });
 
   it('validateJobSettingsList collects problems of several items into one error', () => {
-    const list: JobSettings[] = [withDefaults(seed({ timeoutSeconds: 871 })), withDefaults({ id: 'b', retentionDays: 0 })];
+    const list: JobSettings[] = [
+      withDefaults(seed({ timeoutSeconds: 871 })),
+      withDefaults({ id: 'b', retentionDays: 0 }),
+    ];
     let error: unknown;
     try {
       validateJobSettingsList(list, SOURCE);

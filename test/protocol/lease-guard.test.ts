@@ -1,12 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DependencyError, JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../functions/protocol/errors';
 import {
-  DependencyError,
-  JobTimeoutError,
-  LeaseExpiringError,
-  LeaseLostError,
-} from '../../functions/protocol/errors';
-import { type GuardOptions, type LeaseTiming, runUnderLease, transientRetryMs } from '../../functions/protocol/lease-guard';
+  type GuardOptions,
+  type LeaseTiming,
+  runUnderLease,
+  transientRetryMs,
+} from '../../functions/protocol/lease-guard';
 import type { Clock, Logger } from '../../functions/protocol/ports';
 
 // The seed's constants: a two-minute lease, a heartbeat every 45 s, and a 15 s safety margin.
@@ -198,7 +197,12 @@ describe('runUnderLease: heartbeat with the seed timing (lease 120 s, heartbeat 
 
   it('an extend that completes after the job returned changes nothing and schedules nothing', async () => {
     let finishExtend!: () => void;
-    const ext = recordingExtend(() => new Promise<void>((resolve) => { finishExtend = resolve; }));
+    const ext = recordingExtend(
+      () =>
+        new Promise<void>((resolve) => {
+          finishExtend = resolve;
+        }),
+    );
     const job = timedJob(50 * S, 'done');
     const result = settle(guard({ extend: ext.extend, work: job.work }));
 
@@ -225,7 +229,9 @@ describe('runUnderLease: a hanging extend', () => {
     let hungCallAbortedAt: number | undefined;
     const ext = recordingExtend((i, call) => {
       if (i > 0) return Promise.resolve();
-      call.signal.addEventListener('abort', () => { hungCallAbortedAt = elapsed(); });
+      call.signal.addEventListener('abort', () => {
+        hungCallAbortedAt = elapsed();
+      });
       return hangUntilAborted(call);
     });
     const job = timedJob(150 * S, 'report');

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { withDefaults } from '../../functions/protocol/job-settings';
-import { decideRetry, type ReopenableStore, type ReopenRequest, ReopenedNotEnqueuedError, retryOccurrence } from '../../functions/protocol/manual-retry';
+import {
+  decideRetry,
+  type ReopenableStore,
+  ReopenedNotEnqueuedError,
+  type ReopenRequest,
+  retryOccurrence,
+} from '../../functions/protocol/manual-retry';
 import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
@@ -11,8 +17,13 @@ const KEY = { jobId: JOB, scheduledTime: '2026-11-30T06:00:00Z' };
 const settings = withDefaults({ id: JOB, retentionDays: 30, retry: { deadlineSeconds: 7200 } });
 
 const row = (status: OccurrenceStatus, extra: Partial<Occurrence> = {}): Occurrence => ({
-  ...KEY, status, attempt: 3, createdAt: '2026-11-30T06:00:00.100Z', deadlineAt: '2026-11-30T12:00:00.000Z',
-  ttl: Date.parse('2026-12-30T06:00:00Z') / 1000, ...extra,
+  ...KEY,
+  status,
+  attempt: 3,
+  createdAt: '2026-11-30T06:00:00.100Z',
+  deadlineAt: '2026-11-30T12:00:00.000Z',
+  ttl: Date.parse('2026-12-30T06:00:00Z') / 1000,
+  ...extra,
 });
 
 /** The store's side of the contract: a conditional FAILED -> PENDING, as the DynamoDB adapter writes it. */
@@ -25,7 +36,13 @@ class MemoryStore implements ReopenableStore {
   async reopenFailed(_key: unknown, request: ReopenRequest) {
     this.reopens.push(request);
     if (this.current?.status !== FAILED) return { reopened: false as const, current: this.current };
-    this.current = { ...this.current, status: PENDING, attempt: 0, deadlineAt: iso(request.deadlineAt), ttl: request.ttl };
+    this.current = {
+      ...this.current,
+      status: PENDING,
+      attempt: 0,
+      deadlineAt: iso(request.deadlineAt),
+      ttl: request.ttl,
+    };
     return { reopened: true as const };
   }
 }
@@ -34,8 +51,19 @@ function deps(current: Occurrence | undefined, send: (body: string) => Promise<v
   const sent: string[] = [];
   const store = new MemoryStore(current);
   return {
-    store, sent,
-    deps: { store, queue: { send: async (b: string) => { await send(b); sent.push(b); } }, clock: { now: () => NOW }, jobs: new Map([[JOB, settings]]) },
+    store,
+    sent,
+    deps: {
+      store,
+      queue: {
+        send: async (b: string) => {
+          await send(b);
+          sent.push(b);
+        },
+      },
+      clock: { now: () => NOW },
+      jobs: new Map([[JOB, settings]]),
+    },
   };
 }
 
@@ -51,7 +79,9 @@ describe('decideRetry', () => {
   it.each([[false], [true]])('refuses SUCCEEDED even with force=%s, because the report is write-once', (force) => {
     const d = decideRetry(row(SUCCEEDED, { reportKey: 'reports/x.md' }), NOW, force);
     expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
-    expect(d.action === 'refuse' && d.reason).toMatch(/report is at reports\/x\.md.*Not even with --force.*write-once.*adopt it/);
+    expect(d.action === 'refuse' && d.reason).toMatch(
+      /report is at reports\/x\.md.*Not even with --force.*write-once.*adopt it/,
+    );
   });
 
   it.each([[false], [true]])('refuses RUNNING under a live lease even with force=%s, naming the holder', (force) => {
@@ -67,16 +97,21 @@ describe('decideRetry', () => {
   ])('refuses %s unless forced, and says that --force only enqueues', (_, r) => {
     const refused = decideRetry(r, NOW, false);
     expect(refused).toMatchObject({ action: 'refuse', forceWouldEnqueue: true });
-    expect(refused.action === 'refuse' && refused.reason).toContain('Use --force to enqueue one more message (the row is left as it is');
+    expect(refused.action === 'refuse' && refused.reason).toContain(
+      'Use --force to enqueue one more message (the row is left as it is',
+    );
     expect(decideRetry(r, NOW, true)).toMatchObject({ action: 'enqueue' });
   });
 
-  it.each([[false], [true]])('refuses a RETRY_WAIT before its due time even with force=%s: the worker would drop a second message', (force) => {
-    const d = decideRetry(row(RETRY_WAIT, { nextAttemptAt: iso(NOW + 5000) }), NOW, force);
-    expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
-    expect(d.action === 'refuse' && d.reason).toContain('the next one is due at 2026-11-30T12:00:05.000Z');
-    expect(d.action === 'refuse' && d.reason).toContain('dropped as a copy of it');
-  });
+  it.each([[false], [true]])(
+    'refuses a RETRY_WAIT before its due time even with force=%s: the worker would drop a second message',
+    (force) => {
+      const d = decideRetry(row(RETRY_WAIT, { nextAttemptAt: iso(NOW + 5000) }), NOW, force);
+      expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
+      expect(d.action === 'refuse' && d.reason).toContain('the next one is due at 2026-11-30T12:00:05.000Z');
+      expect(d.action === 'refuse' && d.reason).toContain('dropped as a copy of it');
+    },
+  );
 
   it('warns that a forced message for a row past its deadline ends in FAILED, not a run', () => {
     const d = decideRetry(row(PENDING, { deadlineAt: iso(NOW - 1) }), NOW, true);
@@ -111,7 +146,9 @@ describe('retryOccurrence', () => {
     const result = await retryOccurrence(d, KEY, { force: false });
 
     expect(result).toMatchObject({ outcome: 'refused', status: PENDING });
-    expect(result.outcome === 'refused' && result.reason).toContain('it changed while being retried: it is PENDING now');
+    expect(result.outcome === 'refused' && result.reason).toContain(
+      'it changed while being retried: it is PENDING now',
+    );
     expect(sent).toEqual([]);
   });
 
@@ -119,7 +156,10 @@ describe('retryOccurrence', () => {
     const before = row(PENDING, { attempt: 0 });
     const { store, sent, deps: d } = deps(before);
 
-    await expect(retryOccurrence(d, KEY, { force: true })).resolves.toMatchObject({ outcome: 'enqueued', status: PENDING });
+    await expect(retryOccurrence(d, KEY, { force: true })).resolves.toMatchObject({
+      outcome: 'enqueued',
+      status: PENDING,
+    });
 
     expect(store.reopens).toEqual([]);
     expect(store.current).toBe(before);
@@ -127,10 +167,16 @@ describe('retryOccurrence', () => {
   });
 
   it('refuses an occurrence that does not exist, and a job that is not configured', async () => {
-    await expect(retryOccurrence(deps(undefined).deps, KEY, { force: true })).resolves
-      .toMatchObject({ outcome: 'refused', reason: 'there is no such occurrence' });
-    await expect(retryOccurrence(deps(row(FAILED)).deps, { ...KEY, jobId: 'nope' }, { force: false })).resolves
-      .toMatchObject({ outcome: 'refused', reason: expect.stringContaining('"nope" is not one of the configured jobs') });
+    await expect(retryOccurrence(deps(undefined).deps, KEY, { force: true })).resolves.toMatchObject({
+      outcome: 'refused',
+      reason: 'there is no such occurrence',
+    });
+    await expect(
+      retryOccurrence(deps(row(FAILED)).deps, { ...KEY, jobId: 'nope' }, { force: false }),
+    ).resolves.toMatchObject({
+      outcome: 'refused',
+      reason: expect.stringContaining('"nope" is not one of the configured jobs'),
+    });
   });
 
   it('says how to recover when the row was reopened but the message could not be sent', async () => {

@@ -68,8 +68,9 @@ describe('normaliseScheduledTime: one key format, UTC whole seconds with Z', () 
 
 describe('reportKeyOf', () => {
   it('puts the report at reports/{jobId}/{scheduledTime}.{ext}', () => {
-    expect(reportKeyOf({ jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' }, 'md'))
-      .toBe('reports/occurrence-digest/2026-11-30T06:00:00Z.md');
+    expect(reportKeyOf({ jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' }, 'md')).toBe(
+      'reports/occurrence-digest/2026-11-30T06:00:00Z.md',
+    );
   });
 
   it('gives different occurrences different report keys', () => {
@@ -79,6 +80,8 @@ describe('reportKeyOf', () => {
   });
 
   it('keeps every report under the prefix the worker may write to', () => {
-    expect(reportKeyOf({ jobId: 'a', scheduledTime: '2026-11-30T06:00:00Z' }, 'json').startsWith(REPORT_KEY_PREFIX)).toBe(true);
+    expect(
+      reportKeyOf({ jobId: 'a', scheduledTime: '2026-11-30T06:00:00Z' }, 'json').startsWith(REPORT_KEY_PREFIX),
+    ).toBe(true);
   });
 });

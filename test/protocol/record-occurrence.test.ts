@@ -49,7 +49,13 @@ const quietLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 function trigger() {
   const store = new MemoryStore();
   const queue = new MemoryQueue();
-  const deps: TriggerDeps = { store, queue, clock: { now: () => NOW }, logger: quietLogger, jobs: new Map([[JOB_ID, settings]]) };
+  const deps: TriggerDeps = {
+    store,
+    queue,
+    clock: { now: () => NOW },
+    logger: quietLogger,
+    jobs: new Map([[JOB_ID, settings]]),
+  };
   return { store, queue, deps };
 }
 
@@ -71,14 +77,16 @@ describe('recordOccurrence', () => {
     await expect(recordOccurrence(deps, event)).resolves.toBe('recorded');
 
     const scheduledAt = Date.parse('2026-11-30T06:00:00Z');
-    expect([...store.rows.values()]).toEqual([{
-      ...KEY,
-      status: OccurrenceStatus.PENDING,
-      attempt: 0,
-      createdAt: '2026-11-30T06:00:00.250Z',
-      deadlineAt: '2026-11-30T08:00:00.000Z', // scheduled + 2 h deadline
-      ttl: scheduledAt / 1000 + 30 * 86_400, // scheduled (epoch seconds) + retention
-    }]);
+    expect([...store.rows.values()]).toEqual([
+      {
+        ...KEY,
+        status: OccurrenceStatus.PENDING,
+        attempt: 0,
+        createdAt: '2026-11-30T06:00:00.250Z',
+        deadlineAt: '2026-11-30T08:00:00.000Z', // scheduled + 2 h deadline
+        ttl: scheduledAt / 1000 + 30 * 86_400, // scheduled (epoch seconds) + retention
+      },
+    ]);
     expect(queue.sent).toHaveLength(1);
     expect(decodeEnvelope(queue.sent[0], new Set([JOB_ID]))).toEqual(KEY);
   });
@@ -110,7 +118,10 @@ describe('recordOccurrence', () => {
 
   it('enqueues again when the store refuses the insert without returning the existing row (claims are conditional)', async () => {
     const { store, queue, deps } = trigger();
-    const blind: TriggerDeps = { ...deps, store: { ...store, create: async () => ({ created: false, existing: undefined }) } };
+    const blind: TriggerDeps = {
+      ...deps,
+      store: { ...store, create: async () => ({ created: false, existing: undefined }) },
+    };
 
     await expect(recordOccurrence(blind, event)).resolves.toBe('pending-re-enqueued');
 
@@ -120,7 +131,9 @@ describe('recordOccurrence', () => {
   it('a doubled trigger records once and enqueues once more only while PENDING', async () => {
     const { store, queue, deps } = trigger();
     expect(await recordOccurrence(deps, event)).toBe('recorded');
-    expect(await recordOccurrence(deps, { ...event, scheduledTime: '2026-11-30T06:00:00Z' })).toBe('pending-re-enqueued');
+    expect(await recordOccurrence(deps, { ...event, scheduledTime: '2026-11-30T06:00:00Z' })).toBe(
+      'pending-re-enqueued',
+    );
     expect(store.rows.size).toBe(1);
     expect(queue.sent).toHaveLength(2);
   });
@@ -141,7 +154,10 @@ describe('recordOccurrence', () => {
 
   it('does not report the occurrence recorded when the enqueue fails (the Scheduler retries; the row stays PENDING)', async () => {
     const { store, deps } = trigger();
-    const failing: TriggerDeps = { ...deps, queue: { send: () => Promise.reject(new Error('SQS down')), hide: notUsed('hide') } };
+    const failing: TriggerDeps = {
+      ...deps,
+      queue: { send: () => Promise.reject(new Error('SQS down')), hide: notUsed('hide') },
+    };
 
     await expect(recordOccurrence(failing, event)).rejects.toThrow('SQS down');
     expect(store.rows.get(keyString(KEY))?.status).toBe(OccurrenceStatus.PENDING);

@@ -11,7 +11,7 @@ import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import { requeueOccurrence } from '../../functions/protocol/requeue-occurrence';
-import { makeHarness, SCHEDULED, T0, type Harness } from '../support/harness';
+import { type Harness, makeHarness, SCHEDULED, T0 } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const config = { region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } };

@@ -5,7 +5,13 @@ import { decideRetry, retryDelayMs, SQS_ARRIVAL_SLACK_MS } from '../../functions
 
 const S = 1_000;
 const HOUR_MS = 60 * 60 * S;
-const policy: RetryPolicy = { maxAttempts: 10, baseDelaySeconds: 4, maxDelaySeconds: 60, deadlineSeconds: 3600, jitter: 0.2 };
+const policy: RetryPolicy = {
+  maxAttempts: 10,
+  baseDelaySeconds: 4,
+  maxDelaySeconds: 60,
+  deadlineSeconds: 3600,
+  jitter: 0.2,
+};
 const noJitter = () => 0; // random() = 0 keeps the full nominal delay
 const shortest = () => 1; // random() = 1 takes the whole jitter off: the shortest delay the policy can give
 
@@ -50,31 +56,56 @@ describe('decideRetry', () => {
   const farDeadline = now + 10 * HOUR_MS;
 
   it('retries with nextAttemptAt = now + delay while attempts remain', () => {
-    expect(decideRetry({ policy, failedAttempt: 2, now, deadlineAt: farDeadline, random: noJitter }))
-      .toEqual({ retry: true, nextAttemptAt: now + 8_000, delayMs: 8_000 });
+    expect(decideRetry({ policy, failedAttempt: 2, now, deadlineAt: farDeadline, random: noJitter })).toEqual({
+      retry: true,
+      nextAttemptAt: now + 8_000,
+      delayMs: 8_000,
+    });
   });
 
   it('gives up when the failed attempt was the last one (failedAttempt >= maxAttempts)', () => {
-    expect(decideRetry({ policy, failedAttempt: policy.maxAttempts - 1, now, deadlineAt: farDeadline, random: noJitter }).retry).toBe(true);
-    const last = decideRetry({ policy, failedAttempt: policy.maxAttempts, now, deadlineAt: farDeadline, random: noJitter });
+    expect(
+      decideRetry({ policy, failedAttempt: policy.maxAttempts - 1, now, deadlineAt: farDeadline, random: noJitter })
+        .retry,
+    ).toBe(true);
+    const last = decideRetry({
+      policy,
+      failedAttempt: policy.maxAttempts,
+      now,
+      deadlineAt: farDeadline,
+      random: noJitter,
+    });
     expect(last).toEqual({ retry: false, reason: expect.stringMatching(/attempt 10 of 10 failed; no attempts left/) });
-    expect(decideRetry({ policy, failedAttempt: policy.maxAttempts + 1, now, deadlineAt: farDeadline, random: noJitter }).retry).toBe(false);
+    expect(
+      decideRetry({ policy, failedAttempt: policy.maxAttempts + 1, now, deadlineAt: farDeadline, random: noJitter })
+        .retry,
+    ).toBe(false);
   });
 
   it('gives up when the retry message would arrive at or after the deadline (SQS rounds its wait up by up to 2 s)', () => {
     const delay = retryDelayMs(policy, 3, noJitter);
     const arrival = delay + SQS_ARRIVAL_SLACK_MS;
-    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + arrival + 1, random: noJitter }).retry).toBe(true);
+    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + arrival + 1, random: noJitter }).retry).toBe(
+      true,
+    );
     const atDeadline = decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + arrival, random: noJitter });
-    expect(atDeadline).toEqual({ retry: false, reason: expect.stringMatching(/would start after the deadline 2026-11-30T06:05:18.000Z/) });
+    expect(atDeadline).toEqual({
+      retry: false,
+      reason: expect.stringMatching(/would start after the deadline 2026-11-30T06:05:18.000Z/),
+    });
     expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now - 1, random: noJitter }).retry).toBe(false);
   });
 
   it('uses the jittered delay for the deadline check', () => {
     // The nominal 16 s (+2 s arrival slack) would miss a deadline 15 s away; the shortest jittered 12.8 s does not.
-    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + 15_000, random: noJitter }).retry).toBe(false);
-    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + 15_000, random: shortest }))
-      .toEqual({ retry: true, nextAttemptAt: now + 12_800, delayMs: 12_800 });
+    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + 15_000, random: noJitter }).retry).toBe(
+      false,
+    );
+    expect(decideRetry({ policy, failedAttempt: 3, now, deadlineAt: now + 15_000, random: shortest })).toEqual({
+      retry: true,
+      nextAttemptAt: now + 12_800,
+      delayMs: 12_800,
+    });
   });
 });
 
@@ -82,7 +113,11 @@ describe('decideRetry', () => {
  * An outage: every attempt fails the moment it starts. Count the retries that start within the first hour.
  * `delayAfter` gives the wait after each failed attempt (1-based).
  */
-function retriesDuringOutage(delayAfter: (failedAttempt: number) => number, outageMs: number, maxAttempts = Infinity): number {
+function retriesDuringOutage(
+  delayAfter: (failedAttempt: number) => number,
+  outageMs: number,
+  maxAttempts = Infinity,
+): number {
   let t = 0;
   let retries = 0;
   for (let attempt = 1; attempt < maxAttempts; attempt++) {
@@ -103,7 +138,11 @@ describe('DEFAULT_RETRY_POLICY against a long outage (the seed costs ~56 wake-up
   it('a one-hour outage costs at most 10 retries, even with the shortest jitter', () => {
     const shortestDelays = retriesDuringOutage((a) => retryDelayMs(p, a, shortest), HOUR_MS, p.maxAttempts);
     // As the worker actually waits: SQS hides the message for whole seconds, rounded up, plus one.
-    const asHidden = retriesDuringOutage((a) => hideSecondsUntil(retryDelayMs(p, a, shortest), 0) * S, HOUR_MS, p.maxAttempts);
+    const asHidden = retriesDuringOutage(
+      (a) => hideSecondsUntil(retryDelayMs(p, a, shortest), 0) * S,
+      HOUR_MS,
+      p.maxAttempts,
+    );
     expect(shortestDelays).toBeLessThanOrEqual(10);
     expect(asHidden).toBeLessThanOrEqual(10);
     // And the policy still tries: a short blip is retried several times within its first minutes.

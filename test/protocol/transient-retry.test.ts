@@ -16,12 +16,18 @@ function scriptedCall<T>(script: ReadonlyArray<() => Promise<T>>) {
   return { call, at };
 }
 const fail = (error: unknown) => () => Promise.reject(error);
-const succeed = <T>(value: T) => () => Promise.resolve(value);
+const succeed =
+  <T>(value: T) =>
+  () =>
+    Promise.resolve(value);
 
 /** Attach handlers at once so a rejection that happens while time is advanced is not reported as unhandled. */
 function settle<T>(promise: Promise<T>) {
   const state: { done: boolean; value?: T; error?: unknown } = { done: false };
-  promise.then((value) => Object.assign(state, { done: true, value }), (error) => Object.assign(state, { done: true, error }));
+  promise.then(
+    (value) => Object.assign(state, { done: true, value }),
+    (error) => Object.assign(state, { done: true, error }),
+  );
   return state;
 }
 
@@ -93,7 +99,9 @@ describe('withTransientRetries', () => {
     controller.abort(reason);
     const c = scriptedCall([succeed('created')]);
 
-    await expect(withTransientRetries(c.call, { attempts: 4, firstDelayMs: 200, signal: controller.signal })).rejects.toBe(reason);
+    await expect(
+      withTransientRetries(c.call, { attempts: 4, firstDelayMs: 200, signal: controller.signal }),
+    ).rejects.toBe(reason);
     expect(c.at).toEqual([]);
   });
 

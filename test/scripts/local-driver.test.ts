@@ -8,13 +8,21 @@ import { ensureMotoServer, MOTO_PIN, MotoUnavailableError } from '../../scripts/
 import { fire, planFires } from '../../scripts/local/scheduler';
 
 const job = (id: string, schedule: string, timeZone = 'UTC'): ResolvedJobConfig => ({
-  settings: withDefaults({ id }), schedule, timeZone, flexibleWindowMinutes: 0, enabled: true,
+  settings: withDefaults({ id }),
+  schedule,
+  timeZone,
+  flexibleWindowMinutes: 0,
+  enabled: true,
   schedulerRetry: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 },
 });
 
 describe('planFires (the Scheduler the local run plays)', () => {
   it('fires the next n occurrences of each job from --from, oldest first across jobs', () => {
-    const fires = planFires([job('daily', 'cron(0 6 * * ? *)'), job('twice-daily', 'rate(12 hours)')], { from: new Date('2026-12-01T00:00:00Z'), count: 2, now: new Date('2026-11-30T00:00:00Z') });
+    const fires = planFires([job('daily', 'cron(0 6 * * ? *)'), job('twice-daily', 'rate(12 hours)')], {
+      from: new Date('2026-12-01T00:00:00Z'),
+      count: 2,
+      now: new Date('2026-11-30T00:00:00Z'),
+    });
     expect(fires).toEqual([
       { jobId: 'twice-daily', scheduledTime: '2026-12-01T00:00:00Z' },
       { jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' },
@@ -24,26 +32,39 @@ describe('planFires (the Scheduler the local run plays)', () => {
   });
 
   it('without --from, fires the n most recent occurrences before now', () => {
-    const fires = planFires([job('daily', 'cron(0 6 * * ? *)', 'Europe/Berlin')], { count: 2, now: new Date('2026-12-03T06:00:00Z') });
+    const fires = planFires([job('daily', 'cron(0 6 * * ? *)', 'Europe/Berlin')], {
+      count: 2,
+      now: new Date('2026-12-03T06:00:00Z'),
+    });
     expect(fires.map((f) => f.scheduledTime)).toEqual(['2026-12-02T05:00:00Z', '2026-12-03T05:00:00Z']);
   });
 });
 
 describe('fire (Scheduler invoking the trigger asynchronously)', () => {
-  it('sends the deployed schedule\'s input and retries a failed invocation twice, as Lambda does', async () => {
+  it("sends the deployed schedule's input and retries a failed invocation twice, as Lambda does", async () => {
     const inputs: unknown[] = [];
     const flaky = async (event: unknown) => {
       inputs.push(event);
       if (inputs.length < 3) throw new Error('throttled');
       return 'recorded' as const;
     };
-    expect(await fire(flaky, { jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' })).toEqual({ ok: true, result: 'recorded', attempts: 3 });
+    expect(await fire(flaky, { jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' })).toEqual({
+      ok: true,
+      result: 'recorded',
+      attempts: 3,
+    });
     expect(inputs).toEqual(Array(3).fill({ jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' }));
   });
 
   it('gives up after three attempts with the last error (deployed, the event would go to the trigger DLQ)', async () => {
-    const failing = async (): Promise<never> => { throw new Error('table missing'); };
-    expect(await fire(failing, { jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' })).toEqual({ ok: false, error: 'table missing', attempts: 3 });
+    const failing = async (): Promise<never> => {
+      throw new Error('table missing');
+    };
+    expect(await fire(failing, { jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' })).toEqual({
+      ok: false,
+      error: 'table missing',
+      attempts: 3,
+    });
   });
 });
 

@@ -24,9 +24,19 @@ describe('a deliberately broken protocol is caught', () => {
 
   it('an unconditional complete: a worker that lost its lease rewrites the row (invariant 3)', async () => {
     // Not shrunk here, to keep the suite quick; the test above shows the shrinking.
-    const report = await simulateMany({ runs: 200, seed: 5, variant: BROKEN_UNCONDITIONAL_COMPLETE, plans: pausedCommitPlan, shrink: false });
+    const report = await simulateMany({
+      runs: 200,
+      seed: 5,
+      variant: BROKEN_UNCONDITIONAL_COMPLETE,
+      plans: pausedCommitPlan,
+      shrink: false,
+    });
     expect(report.failure).toBeDefined();
-    expect(report.failure!.violations.some((v) => v.invariant === 3 && /UpdateItem complete lease-\d+ changed a row it did not hold/.test(v.message))).toBe(true);
+    expect(
+      report.failure!.violations.some(
+        (v) => v.invariant === 3 && /UpdateItem complete lease-\d+ changed a row it did not hold/.test(v.message),
+      ),
+    ).toBe(true);
     expect(formatReport(report)).toContain('FREEZES for');
   });
 

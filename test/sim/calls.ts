@@ -5,9 +5,15 @@
 import type { CallFault } from './plan';
 
 const OPERATIONS: Record<string, string> = {
-  PutCommand: 'PutItem', UpdateCommand: 'UpdateItem', GetCommand: 'GetItem', QueryCommand: 'Query',
-  PutObjectCommand: 'PutObject', HeadObjectCommand: 'HeadObject',
-  SendMessageCommand: 'SendMessage', ChangeMessageVisibilityCommand: 'ChangeMessageVisibility', PublishCommand: 'Publish',
+  PutCommand: 'PutItem',
+  UpdateCommand: 'UpdateItem',
+  GetCommand: 'GetItem',
+  QueryCommand: 'Query',
+  PutObjectCommand: 'PutObject',
+  HeadObjectCommand: 'HeadObject',
+  SendMessageCommand: 'SendMessage',
+  ChangeMessageVisibilityCommand: 'ChangeMessageVisibility',
+  PublishCommand: 'Publish',
 };
 
 export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query']);
@@ -40,7 +46,10 @@ export function describeFault(f: CallFault): string {
 }
 
 export function transientError(op: string): Error {
-  return Object.assign(new Error(`${op}: Service unavailable`), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } });
+  return Object.assign(new Error(`${op}: Service unavailable`), {
+    name: 'ServiceUnavailable',
+    $metadata: { httpStatusCode: 503 },
+  });
 }
 
 export function timeoutError(op: string): Error {

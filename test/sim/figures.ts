@@ -34,7 +34,12 @@ function failedExtends(k: number, extra: Partial<FaultPlan> = {}): FaultPlan {
   return calmPlan({
     jobMs: FIGURE_JOB_MS,
     sqsDuplicates: COMPETITOR,
-    callFaults: Array.from({ length: k }, (_, i) => ({ actor: 'worker' as const, invocation: 1, call: 3 + i, fault: { kind: 'transient' as const } })),
+    callFaults: Array.from({ length: k }, (_, i) => ({
+      actor: 'worker' as const,
+      invocation: 1,
+      call: 3 + i,
+      fault: { kind: 'transient' as const },
+    })),
     ...extra,
   });
 }
@@ -71,11 +76,17 @@ async function outageFigures(variant: ProtocolVariant, jitter: () => number) {
 async function requestFigures(variant: ProtocolVariant) {
   const happy = await runWorld(calmPlan({ jobMs: REQUEST_JOB_MS }), { variant });
   // The first attempt fails at once (its upstream is down for 2 s), the retry succeeds.
-  const oneRetry = await runWorld(calmPlan({ jobMs: REQUEST_JOB_MS, outage: { fromMs: 0, forMs: 2_000 } }), { variant });
+  const oneRetry = await runWorld(calmPlan({ jobMs: REQUEST_JOB_MS, outage: { fromMs: 0, forMs: 2_000 } }), {
+    variant,
+  });
   return { requestsHappyPath: happy.calls.length, requestsPerRetry: oneRetry.calls.length - happy.calls.length };
 }
 
-export async function measureDesign(design: string, variant: ProtocolVariant, jitter: () => number = () => 0): Promise<DesignFigures> {
+export async function measureDesign(
+  design: string,
+  variant: ProtocolVariant,
+  jitter: () => number = () => 0,
+): Promise<DesignFigures> {
   let failedTicksSurvived = 0;
   let twoHoldersS = 0;
   // Fail 1, 2, 3 ... extends in a row until the first worker no longer finishes the occurrence itself.

@@ -9,7 +9,7 @@ import { simulateOne } from './simulate';
 const longOutage = { jobMs: 1_000, outage: { fromMs: 0, forMs: 7 * 3600_000 } };
 const EARLY_ARRIVAL = 'log: retry not due yet; hiding the message until it is';
 
-describe('B1: a retry hidden by one worker\'s clock and claimed by another\'s', () => {
+describe("B1: a retry hidden by one worker's clock and claimed by another's", () => {
   it('with agreeing clocks, an occurrence whose every attempt fails ends FAILED with its last error', async () => {
     const { outcome, checked } = await simulateOne(calmPlan({ ...longOutage, skewsMs: [0] }));
     expect(checked.violations).toEqual([]);
@@ -32,7 +32,11 @@ describe('B1: a retry hidden by one worker\'s clock and claimed by another\'s', 
 
 describe('B2: the last attempt fails to see a committed report', () => {
   /** Attempt 1 commits its report and dies (its calls: claim, look-up, commit); attempt 2 is the last (maxAttempts 2). */
-  const commitThenDie = { jobMs: 5_000, maxAttempts: 2, callFaults: [{ actor: 'worker' as const, invocation: 1, call: 3, fault: { kind: 'crash-after' as const } }] };
+  const commitThenDie = {
+    jobMs: 5_000,
+    maxAttempts: 2,
+    callFaults: [{ actor: 'worker' as const, invocation: 1, call: 3, fault: { kind: 'crash-after' as const } }],
+  };
   /** ... and attempt 2's look-up of the committed report (its second call, HeadObject) fails transiently. */
   const lookUpFails = { actor: 'worker' as const, invocation: 2, call: 2, fault: { kind: 'transient' as const } };
 
@@ -46,7 +50,9 @@ describe('B2: the last attempt fails to see a committed report', () => {
   // attempt recorded FAILED without looking again: FAILED beside a committed report, nothing announced. The look-up
   // is now retried like every other call, and the last attempt looks again before it records FAILED.
   it('and when that look-up fails once, the occurrence still ends SUCCEEDED with the committed report, announced once', async () => {
-    const { outcome, checked } = await simulateOne(calmPlan({ ...commitThenDie, callFaults: [...commitThenDie.callFaults, lookUpFails] }));
+    const { outcome, checked } = await simulateOne(
+      calmPlan({ ...commitThenDie, callFaults: [...commitThenDie.callFaults, lookUpFails] }),
+    );
     expect(checked.violations).toEqual([]);
     expect(outcome.row?.status).toBe('SUCCEEDED');
     expect(outcome.objects.size).toBe(1);

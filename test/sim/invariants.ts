@@ -38,11 +38,13 @@ export function checkInvariants(o: WorldOutcome): Checked {
   for (const w of o.overwrites) fail(1, `${w.who} ${w.what} at +${(w.t / 1000).toFixed(3)} s`);
 
   // 2. Announced once, after deduplication by the FIFO topic (modelled: same id within 5 minutes is dropped).
-  if (row?.status === 'SUCCEEDED' && o.delivered !== 1) fail(2, `SUCCEEDED but ${o.delivered} notifications reached subscribers (${o.published} published)`);
+  if (row?.status === 'SUCCEEDED' && o.delivered !== 1)
+    fail(2, `SUCCEEDED but ${o.delivered} notifications reached subscribers (${o.published} published)`);
   if (row?.status === 'FAILED' && o.published > 0) fail(2, `FAILED but ${o.published} notification(s) published`);
 
   // 3. Fenced writes, and no two workers' side effects at overlapping times.
-  for (const w of o.staleWrites) fail(3, `${w.who}'s ${w.what} changed a row it did not hold (${w.rowBefore}) at +${(w.t / 1000).toFixed(3)} s`);
+  for (const w of o.staleWrites)
+    fail(3, `${w.who}'s ${w.what} changed a row it did not hold (${w.rowBefore}) at +${(w.t / 1000).toFixed(3)} s`);
   const overlaps = overlappingSideEffects(o);
   const overlapChecked = o.maxFreezeMs + o.skewSpreadMs <= o.settings.leaseSafetyMarginSeconds * 1000;
   if (overlapChecked) for (const overlap of overlaps) fail(3, overlap);
@@ -52,8 +54,11 @@ export function checkInvariants(o: WorldOutcome): Checked {
   if (row === undefined) {
     fail(4, `no occurrence row (trigger events dropped: ${o.triggerEventsDropped})`);
   } else if (row.status !== 'SUCCEEDED' && row.status !== 'FAILED') {
-    fail(4, `stuck ${row.status} at the end of the run (+${((o.horizon - Date.parse(String(row.scheduledTime))) / 3600_000).toFixed(1)} h); ` +
-      `messages in the DLQ: ${o.messagesInDlq}, trigger events dropped: ${o.triggerEventsDropped}`);
+    fail(
+      4,
+      `stuck ${row.status} at the end of the run (+${((o.horizon - Date.parse(String(row.scheduledTime))) / 3600_000).toFixed(1)} h); ` +
+        `messages in the DLQ: ${o.messagesInDlq}, trigger events dropped: ${o.triggerEventsDropped}`,
+    );
   } else if (o.finishedAt !== undefined && o.finishedAt > o.deadlineAt + finishBoundMs(o.limits)) {
     fail(4, `finished ${((o.finishedAt - o.deadlineAt) / 1000).toFixed(0)} s after its deadline`);
   }
@@ -65,8 +70,16 @@ export function checkInvariants(o: WorldOutcome): Checked {
   if (row?.status === 'FAILED' && !row.lastError) fail(5, 'FAILED without lastError');
   // A report that lands after the row failed (a put still in flight when its attempt gave up) is counted in the
   // summary; one committed before the row was marked FAILED means the row denies a report that exists.
-  if (row?.status === 'FAILED' && o.firstCommitAt !== undefined && o.finishedAt !== undefined && o.firstCommitAt < o.finishedAt) {
-    fail(5, `FAILED at +${((o.finishedAt - T0) / 1000).toFixed(3)} s although its report was committed at +${((o.firstCommitAt - T0) / 1000).toFixed(3)} s`);
+  if (
+    row?.status === 'FAILED' &&
+    o.firstCommitAt !== undefined &&
+    o.finishedAt !== undefined &&
+    o.firstCommitAt < o.finishedAt
+  ) {
+    fail(
+      5,
+      `FAILED at +${((o.finishedAt - T0) / 1000).toFixed(3)} s although its report was committed at +${((o.firstCommitAt - T0) / 1000).toFixed(3)} s`,
+    );
   }
 
   return { violations, overlapChecked, overlaps };
@@ -93,4 +106,5 @@ function overlappingSideEffects(o: WorldOutcome): string[] {
   return found;
 }
 
-const span = (s: { from: number; to: number }) => `[+${((s.from - T0) / 1000).toFixed(3)} s, +${((s.to - T0) / 1000).toFixed(3)} s]`;
+const span = (s: { from: number; to: number }) =>
+  `[+${((s.from - T0) / 1000).toFixed(3)} s, +${((s.to - T0) / 1000).toFixed(3)} s]`;

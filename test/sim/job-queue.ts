@@ -53,7 +53,10 @@ export class JobQueue {
   changeVisibility(receiptHandle: string, seconds: number): void {
     const m = [...this.messages.values()].find((x) => x.receipt === receiptHandle);
     if (m === undefined) {
-      throw Object.assign(new Error('The receipt handle has expired'), { name: 'ReceiptHandleIsInvalid', $metadata: { httpStatusCode: 400 } });
+      throw Object.assign(new Error('The receipt handle has expired'), {
+        name: 'ReceiptHandleIsInvalid',
+        $metadata: { httpStatusCode: 400 },
+      });
     }
     m.visibleAt = this.vt.now + seconds * 1000;
     this.schedulePoll(m.visibleAt);

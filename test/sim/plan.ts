@@ -36,7 +36,12 @@ export interface FaultPlan {
    * The fault of the `call`-th AWS call (1-based) made by actors of that kind in the run, or, with `invocation`,
    * by that one invocation of that kind (e.g. the first worker's extends are its calls 3, 4, ...).
    */
-  readonly callFaults: readonly { readonly actor: ActorKind; readonly call: number; readonly invocation?: number; readonly fault: CallFault }[];
+  readonly callFaults: readonly {
+    readonly actor: ActorKind;
+    readonly call: number;
+    readonly invocation?: number;
+    readonly fault: CallFault;
+  }[];
   /** The `invocation`-th worker invocation is killed `atMs` after it starts (any await point). */
   readonly crashes: readonly { readonly invocation: number; readonly atMs: number }[];
   /** The `invocation`-th worker invocation freezes (a GC pause) `atMs` after it starts, for `forMs`. */
@@ -87,7 +92,10 @@ const callFault: fc.Arbitrary<CallFault> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'lost-error' } as const) },
   { weight: 1, arbitrary: fc.constant({ kind: 'crash-before' } as const) },
   { weight: 2, arbitrary: fc.constant({ kind: 'crash-after' } as const) },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((ms) => ({ kind: 'pause-after', ms }) as const) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((ms) => ({ kind: 'pause-after', ms }) as const),
+  },
 );
 
 const actorKind: fc.Arbitrary<ActorKind> = fc.oneof(
@@ -96,27 +104,55 @@ const actorKind: fc.Arbitrary<ActorKind> = fc.oneof(
   { weight: 1, arbitrary: fc.constant('notifier' as const) },
 );
 
-export const faultPlan: fc.Arbitrary<FaultPlan> = fc.record({
-  seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-  jobMs: fc.integer({ min: 1_000, max: 260_000 }),
-  schedulerDeliveries: fc.array(fc.integer({ min: 0, max: 30_000 }), { minLength: 1, maxLength: 3 }),
-  callFaults: fc.array(fc.record({ actor: actorKind, call: fc.integer({ min: 1, max: 14 }), fault: callFault }), { maxLength: 8 }),
-  crashes: fc.array(fc.record({ invocation: fc.integer({ min: 1, max: 4 }), atMs: fc.integer({ min: 0, max: 300_000 }) }), { maxLength: 2 }),
-  // Short pauses (within the margin, where overlap is still excluded) as often as long ones (past the lease).
-  freezes: fc.array(fc.record({
-    invocation: fc.integer({ min: 1, max: 4 }),
-    atMs: fc.integer({ min: 0, max: 200_000 }),
-    forMs: fc.oneof(fc.integer({ min: 100, max: 8_000 }), fc.integer({ min: 8_000, max: 400_000 })),
-  }), { maxLength: 1 }),
-  sqsDuplicates: fc.array(fc.integer({ min: 0, max: 400_000 }), { maxLength: 2 }),
-  // Often all clocks agree closely, so that freezes within the margin are checked for overlap too.
-  skewsMs: fc.oneof(
-    fc.array(fc.integer({ min: -BOUNDS.skewBoundMs / 2, max: BOUNDS.skewBoundMs / 2 }), { minLength: 1, maxLength: 4 }),
-    fc.array(fc.integer({ min: -1_000, max: 1_000 }), { minLength: 1, maxLength: 4 }),
-  ),
-  outage: fc.option(fc.record({ fromMs: fc.integer({ min: 0, max: 600_000 }), forMs: fc.integer({ min: 1_000, max: 7 * 3600_000 }) }), { nil: undefined }),
-  maxAttempts: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
-}, { requiredKeys: ['seed', 'jobMs', 'schedulerDeliveries', 'callFaults', 'crashes', 'freezes', 'sqsDuplicates', 'skewsMs'] });
+export const faultPlan: fc.Arbitrary<FaultPlan> = fc.record(
+  {
+    seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    jobMs: fc.integer({ min: 1_000, max: 260_000 }),
+    schedulerDeliveries: fc.array(fc.integer({ min: 0, max: 30_000 }), { minLength: 1, maxLength: 3 }),
+    callFaults: fc.array(fc.record({ actor: actorKind, call: fc.integer({ min: 1, max: 14 }), fault: callFault }), {
+      maxLength: 8,
+    }),
+    crashes: fc.array(
+      fc.record({ invocation: fc.integer({ min: 1, max: 4 }), atMs: fc.integer({ min: 0, max: 300_000 }) }),
+      { maxLength: 2 },
+    ),
+    // Short pauses (within the margin, where overlap is still excluded) as often as long ones (past the lease).
+    freezes: fc.array(
+      fc.record({
+        invocation: fc.integer({ min: 1, max: 4 }),
+        atMs: fc.integer({ min: 0, max: 200_000 }),
+        forMs: fc.oneof(fc.integer({ min: 100, max: 8_000 }), fc.integer({ min: 8_000, max: 400_000 })),
+      }),
+      { maxLength: 1 },
+    ),
+    sqsDuplicates: fc.array(fc.integer({ min: 0, max: 400_000 }), { maxLength: 2 }),
+    // Often all clocks agree closely, so that freezes within the margin are checked for overlap too.
+    skewsMs: fc.oneof(
+      fc.array(fc.integer({ min: -BOUNDS.skewBoundMs / 2, max: BOUNDS.skewBoundMs / 2 }), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+      fc.array(fc.integer({ min: -1_000, max: 1_000 }), { minLength: 1, maxLength: 4 }),
+    ),
+    outage: fc.option(
+      fc.record({ fromMs: fc.integer({ min: 0, max: 600_000 }), forMs: fc.integer({ min: 1_000, max: 7 * 3600_000 }) }),
+      { nil: undefined },
+    ),
+    maxAttempts: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
+  },
+  {
+    requiredKeys: [
+      'seed',
+      'jobMs',
+      'schedulerDeliveries',
+      'callFaults',
+      'crashes',
+      'freezes',
+      'sqsDuplicates',
+      'skewsMs',
+    ],
+  },
+);
 
 /**
  * The takeover family, weighted into the general generator: a long job, the table unreachable for the worker for
@@ -127,20 +163,32 @@ export const takeoverPlan: fc.Arbitrary<FaultPlan> = fc.record({
   seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
   jobMs: fc.integer({ min: 60_000, max: 260_000 }),
   schedulerDeliveries: fc.constant([0]),
-  callFaults: fc.array(fc.record({ actor: fc.constant('worker' as const), call: fc.integer({ min: 1, max: 14 }), fault: callFault }), { maxLength: 3 }),
+  callFaults: fc.array(
+    fc.record({ actor: fc.constant('worker' as const), call: fc.integer({ min: 1, max: 14 }), fault: callFault }),
+    { maxLength: 3 },
+  ),
   crashes: fc.constant([]),
-  freezes: fc.array(fc.record({
-    invocation: fc.constant(1),
-    atMs: fc.integer({ min: 0, max: 200_000 }),
-    forMs: fc.integer({ min: 1_000, max: 300_000 }),
-  }), { maxLength: 1 }),
+  freezes: fc.array(
+    fc.record({
+      invocation: fc.constant(1),
+      atMs: fc.integer({ min: 0, max: 200_000 }),
+      forMs: fc.integer({ min: 1_000, max: 300_000 }),
+    }),
+    { maxLength: 1 },
+  ),
   sqsDuplicates: fc.array(fc.integer({ min: 60_000, max: 400_000 }), { minLength: 1, maxLength: 4 }),
-  skewsMs: fc.array(fc.integer({ min: -BOUNDS.skewBoundMs / 2, max: BOUNDS.skewBoundMs / 2 }), { minLength: 1, maxLength: 4 }),
-  storeBrownouts: fc.array(fc.record({
-    invocation: fc.constant(1),
-    fromMs: fc.integer({ min: 20_000, max: 150_000 }),
-    forMs: fc.integer({ min: 10_000, max: 250_000 }),
-  }), { maxLength: 1 }),
+  skewsMs: fc.array(fc.integer({ min: -BOUNDS.skewBoundMs / 2, max: BOUNDS.skewBoundMs / 2 }), {
+    minLength: 1,
+    maxLength: 4,
+  }),
+  storeBrownouts: fc.array(
+    fc.record({
+      invocation: fc.constant(1),
+      fromMs: fc.integer({ min: 20_000, max: 150_000 }),
+      forMs: fc.integer({ min: 10_000, max: 250_000 }),
+    }),
+    { maxLength: 1 },
+  ),
 });
 
 /**
@@ -152,12 +200,16 @@ export const pausedCommitPlan: fc.Arbitrary<FaultPlan> = fc.record({
   seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
   jobMs: fc.integer({ min: 1_000, max: 120_000 }),
   schedulerDeliveries: fc.constant([0]),
-  callFaults: fc.tuple(fc.integer({ min: 2, max: 8 }), fc.integer({ min: 60_000, max: 220_000 }))
+  callFaults: fc
+    .tuple(fc.integer({ min: 2, max: 8 }), fc.integer({ min: 60_000, max: 220_000 }))
     .map(([call, ms]) => [{ actor: 'worker' as const, call, fault: { kind: 'pause-after' as const, ms } }]),
   crashes: fc.constant([]),
   freezes: fc.constant([]),
   sqsDuplicates: fc.array(fc.integer({ min: 100_000, max: 330_000 }), { minLength: 1, maxLength: 3 }),
-  skewsMs: fc.array(fc.integer({ min: -BOUNDS.skewBoundMs / 2, max: BOUNDS.skewBoundMs / 2 }), { minLength: 1, maxLength: 3 }),
+  skewsMs: fc.array(fc.integer({ min: -BOUNDS.skewBoundMs / 2, max: BOUNDS.skewBoundMs / 2 }), {
+    minLength: 1,
+    maxLength: 3,
+  }),
 });
 
 /** Every plan the property runs draw from: mostly anything, a third of the time a takeover or a paused commit. */
@@ -170,7 +222,14 @@ export const anyPlan: fc.Arbitrary<FaultPlan> = fc.oneof(
 /** The plan with nothing going wrong: one delivery, a job of `jobMs`. */
 export function calmPlan(overrides: Partial<FaultPlan> = {}): FaultPlan {
   return {
-    seed: 1, jobMs: 100_000, schedulerDeliveries: [0], callFaults: [], crashes: [], freezes: [], sqsDuplicates: [], skewsMs: [0],
+    seed: 1,
+    jobMs: 100_000,
+    schedulerDeliveries: [0],
+    callFaults: [],
+    crashes: [],
+    freezes: [],
+    sqsDuplicates: [],
+    skewsMs: [0],
     ...overrides,
   };
 }

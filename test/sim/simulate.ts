@@ -3,8 +3,8 @@
  * is reproducible from the seed, and a failing plan is shrunk to a small one whose trace is printed.
  */
 import fc from 'fast-check';
-import { anyPlan, BOUNDS, type FaultPlan } from './plan';
 import { checkInvariants, INVARIANTS, type Violation } from './invariants';
+import { anyPlan, BOUNDS, type FaultPlan } from './plan';
 import { OURS, type ProtocolVariant } from './variants';
 import { runWorld, type TraceLine, type WorldOutcome } from './world';
 
@@ -48,9 +48,22 @@ export interface SimulationReport {
 
 export function emptyTally(): Tally {
   return {
-    runs: 0, succeeded: 0, failed: 0, events: 0, dedupAbsorbed: 0, adoptedCommittedReport: 0, workerCrashes: 0, freezes: 0,
-    sqsDuplicates: 0, staleWritesRefused: 0, lateUncontestedWrites: 0, overlapNotChecked: 0, overlapsOutsideBound: 0,
-    reportWithFailedRow: 0, skipped: { crashes: 0, triggerFaults: 0, notifierFaults: 0 }, latestFinishVsDeadlineS: -Infinity,
+    runs: 0,
+    succeeded: 0,
+    failed: 0,
+    events: 0,
+    dedupAbsorbed: 0,
+    adoptedCommittedReport: 0,
+    workerCrashes: 0,
+    freezes: 0,
+    sqsDuplicates: 0,
+    staleWritesRefused: 0,
+    lateUncontestedWrites: 0,
+    overlapNotChecked: 0,
+    overlapsOutsideBound: 0,
+    reportWithFailedRow: 0,
+    skipped: { crashes: 0, triggerFaults: 0, notifierFaults: 0 },
+    latestFinishVsDeadlineS: -Infinity,
   };
 }
 
@@ -85,17 +98,28 @@ export async function simulateMany(options: {
     if (!ok) failing = true;
     return ok;
   });
-  const details = await fc.check(property, { numRuns: options.runs, seed: options.seed, endOnFailure: options.shrink === false });
+  const details = await fc.check(property, {
+    numRuns: options.runs,
+    seed: options.seed,
+    endOnFailure: options.shrink === false,
+  });
   const elapsedMs = performance.now() - started;
   const report = { variant: variant.name, seed: options.seed, requestedRuns: options.runs, tally, elapsedMs };
   if (!details.failed) return report;
   // A plan that threw (a bug in the simulation itself, not a violation) has no counterexample to replay.
-  if (details.counterexample === null) throw details.errorInstance ?? new Error("simulation failed without a counterexample");
+  if (details.counterexample === null)
+    throw details.errorInstance ?? new Error('simulation failed without a counterexample');
   const [plan] = details.counterexample;
   const replay = await simulateOne(plan, variant);
   return {
     ...report,
-    failure: { plan, violations: replay.checked.violations, trace: replay.outcome.trace, path: details.counterexamplePath ?? '', shrinks: details.numShrinks },
+    failure: {
+      plan,
+      violations: replay.checked.violations,
+      trace: replay.outcome.trace,
+      path: details.counterexamplePath ?? '',
+      shrinks: details.numShrinks,
+    },
   };
 }
 
@@ -105,21 +129,34 @@ function add(t: Tally, o: WorldOutcome, checked: ReturnType<typeof checkInvarian
   if (o.row?.status === 'SUCCEEDED') t.succeeded++;
   if (o.row?.status === 'FAILED') t.failed++;
   if (o.published > o.delivered) t.dedupAbsorbed++;
-  if (o.trace.some((l) => l.what.includes('report already committed by an earlier attempt'))) t.adoptedCommittedReport++;
+  if (o.trace.some((l) => l.what.includes('report already committed by an earlier attempt')))
+    t.adoptedCommittedReport++;
   t.workerCrashes += o.workerCrashes;
   t.freezes += o.trace.filter((l) => l.what.startsWith('FREEZES')).length;
   t.sqsDuplicates += o.trace.filter((l) => l.what.includes('a duplicate copy')).length;
-  t.staleWritesRefused += o.trace.filter((l) => l.who === 'aws' && /^worker#\d+ UpdateItem (extend|complete|release|fail) .*→ ConditionalCheckFailed/.test(l.what) && !l.what.includes('Unheld')).length;
+  t.staleWritesRefused += o.trace.filter(
+    (l) =>
+      l.who === 'aws' &&
+      /^worker#\d+ UpdateItem (extend|complete|release|fail) .*→ ConditionalCheckFailed/.test(l.what) &&
+      !l.what.includes('Unheld'),
+  ).length;
   t.lateUncontestedWrites += o.lateUncontestedWrites;
   if (!checked.overlapChecked) {
     t.overlapNotChecked++;
     if (checked.overlaps.length > 0) t.overlapsOutsideBound++;
   }
-  if (o.row?.status === 'FAILED' && o.firstCommitAt !== undefined && o.finishedAt !== undefined && o.firstCommitAt >= o.finishedAt) t.reportWithFailedRow++;
+  if (
+    o.row?.status === 'FAILED' &&
+    o.firstCommitAt !== undefined &&
+    o.finishedAt !== undefined &&
+    o.firstCommitAt >= o.finishedAt
+  )
+    t.reportWithFailedRow++;
   t.skipped.crashes += o.skipped.crashes;
   t.skipped.triggerFaults += o.skipped.triggerFaults;
   t.skipped.notifierFaults += o.skipped.notifierFaults;
-  if (o.finishedAt !== undefined) t.latestFinishVsDeadlineS = Math.max(t.latestFinishVsDeadlineS, (o.finishedAt - o.deadlineAt) / 1000);
+  if (o.finishedAt !== undefined)
+    t.latestFinishVsDeadlineS = Math.max(t.latestFinishVsDeadlineS, (o.finishedAt - o.deadlineAt) / 1000);
 }
 
 export function formatTrace(trace: readonly TraceLine[]): string {
@@ -160,6 +197,9 @@ export function formatReport(r: SimulationReport): string {
     `not modelled: the reconciler (it sweeps a trigger event left in the trigger DLQ or a job message in the job DLQ ` +
       `every 5 minutes, tested on its own); the bounds keep plans out of both DLQs, and a run that still ends there fails invariant 4`,
   );
-  if (t.reportWithFailedRow > 0) lines.push(`note: ${t.reportWithFailedRow} FAILED occurrences got a report object after they failed (a put still in flight when its last attempt gave up; not announced)`);
+  if (t.reportWithFailedRow > 0)
+    lines.push(
+      `note: ${t.reportWithFailedRow} FAILED occurrences got a report object after they failed (a put still in flight when its last attempt gave up; not announced)`,
+    );
   return lines.join('\n');
 }

@@ -6,7 +6,11 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
-import { type JobSettingsInput, QUEUE_RETENTION_SECONDS, SQS_MAX_VISIBILITY_SECONDS } from '../../functions/protocol/job-settings';
+import {
+  type JobSettingsInput,
+  QUEUE_RETENTION_SECONDS,
+  SQS_MAX_VISIBILITY_SECONDS,
+} from '../../functions/protocol/job-settings';
 import { iso } from '../../functions/protocol/occurrence';
 import type { Lease, OccurrenceStore } from '../../functions/protocol/ports';
 
@@ -54,7 +58,13 @@ export const SEED: ProtocolVariant = {
     // allow (it also sets nothing else here: the seed's extend results are dropped, so no margin abort can happen).
     leaseSafetyMarginSeconds: 1,
     // 2 * 2^(attempt-1) s capped at 64 s is exactly 1 << min(attempt, 6) s.
-    retry: { baseDelaySeconds: 2, maxDelaySeconds: 64, jitter: 0, maxAttempts: 100, deadlineSeconds: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS },
+    retry: {
+      baseDelaySeconds: 2,
+      maxDelaySeconds: 64,
+      jitter: 0,
+      maxAttempts: 100,
+      deadlineSeconds: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS,
+    },
   },
   workerStore: (client, table) => new ExtendResultIgnored(client, table),
 };
@@ -68,18 +78,35 @@ export const BROKEN_IGNORED_EXTEND: ProtocolVariant = {
 
 /** Broken on purpose: complete without the lease condition; a worker that lost its lease can still finish the row. */
 class UnconditionalComplete extends DynamoOccurrenceStore {
-  constructor(private readonly doc: DynamoDBDocumentClient, private readonly tableName_: string) {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName_: string,
+  ) {
     super(doc, tableName_);
   }
 
   override async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName_,
-      Key: { jobId: lease.key.jobId, scheduledTime: lease.key.scheduledTime },
-      UpdateExpression: 'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, #leaseId = :leaseId REMOVE #leaseExpiresAt',
-      ExpressionAttributeNames: { '#status': 'status', '#reportKey': 'reportKey', '#succeededAt': 'succeededAt', '#leaseId': 'leaseId', '#leaseExpiresAt': 'leaseExpiresAt' },
-      ExpressionAttributeValues: { ':succeeded': 'SUCCEEDED', ':reportKey': reportKey, ':now': iso(now), ':leaseId': lease.leaseId },
-    }));
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName_,
+        Key: { jobId: lease.key.jobId, scheduledTime: lease.key.scheduledTime },
+        UpdateExpression:
+          'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, #leaseId = :leaseId REMOVE #leaseExpiresAt',
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#reportKey': 'reportKey',
+          '#succeededAt': 'succeededAt',
+          '#leaseId': 'leaseId',
+          '#leaseExpiresAt': 'leaseExpiresAt',
+        },
+        ExpressionAttributeValues: {
+          ':succeeded': 'SUCCEEDED',
+          ':reportKey': reportKey,
+          ':now': iso(now),
+          ':leaseId': lease.leaseId,
+        },
+      }),
+    );
   }
 }
 

@@ -79,7 +79,8 @@ export class VirtualTime {
   /** Replace the global timers with virtual ones until the returned function is called. */
   install(): () => void {
     const g = globalThis as unknown as Record<string, unknown>;
-    g.setTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => this.schedule(ms ?? 0, () => fn(...args));
+    g.setTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) =>
+      this.schedule(ms ?? 0, () => fn(...args));
     g.clearTimeout = (timer: unknown) => {
       if (timer && typeof timer === 'object' && 'cancelled' in timer) (timer as Timer).cancelled = true;
     };

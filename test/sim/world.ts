@@ -30,13 +30,13 @@ import { iso } from '../../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../../functions/protocol/ports';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler } from '../../functions/worker';
-import { workerLimits, type WorkerLimits } from '../../lib/resource-definitions';
+import { type WorkerLimits, workerLimits } from '../../lib/resource-definitions';
 import type { Row } from '../support/dynamo-expressions';
 import { FakeAws } from '../support/fake-aws';
 import { streamEvent } from '../support/harness';
-import { BOUNDS, type ActorKind, type CallFault, type FaultPlan, seededRandom } from './plan';
 import { describeCall, describeFault, operationOf, TABLE_OPERATIONS, timeoutError, transientError } from './calls';
 import { JobQueue, type Received } from './job-queue';
+import { type ActorKind, BOUNDS, type CallFault, type FaultPlan, seededRandom } from './plan';
 import { OURS, type ProtocolVariant } from './variants';
 import { Actor, VirtualTime } from './virtual-time';
 
@@ -129,7 +129,6 @@ export interface WorldOptions {
   readonly job?: JobDefinition;
 }
 
-
 /**
  * How long after its deadline an occurrence may still be finishing: a message can come back once per worker crash,
  * each after the queue's visibility timeout, and the last delivery needs one more to record the outcome.
@@ -141,7 +140,8 @@ export function finishBoundMs(limits: WorkerLimits): number {
 export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Promise<WorldOutcome> {
   const variant = options.variant ?? OURS;
   const base = withDefaults({ id: JOB_ID, ...variant.settings });
-  const settings = plan.maxAttempts === undefined ? base : { ...base, retry: { ...base.retry, maxAttempts: plan.maxAttempts } };
+  const settings =
+    plan.maxAttempts === undefined ? base : { ...base, retry: { ...base.retry, maxAttempts: plan.maxAttempts } };
   const limits = workerLimits([settings]);
   const deadlineAt = T0 + settings.retry.deadlineSeconds * 1000;
   const horizon = options.horizon ?? deadlineAt + finishBoundMs(limits);
@@ -152,9 +152,20 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
 
   const aws = sharedFakeAws(vt);
   const out = {
-    overwrites: [] as TraceLine[], firstCommitAt: undefined as number | undefined, staleWrites: [] as StaleWrite[], lateUncontestedWrites: 0,
-    sideEffects: [] as SideEffect[], beliefs: [] as Belief[], calls: [] as { who: string; op: string; t: number }[],
-    finishedAt: undefined as number | undefined, leaseExpiries: new Map<string, number>(), workerCrashes: 0, maxFreezeMs: 0, skews: [] as number[], triggerEventsDropped: 0, claims: 0,
+    overwrites: [] as TraceLine[],
+    firstCommitAt: undefined as number | undefined,
+    staleWrites: [] as StaleWrite[],
+    lateUncontestedWrites: 0,
+    sideEffects: [] as SideEffect[],
+    beliefs: [] as Belief[],
+    calls: [] as { who: string; op: string; t: number }[],
+    finishedAt: undefined as number | undefined,
+    leaseExpiries: new Map<string, number>(),
+    workerCrashes: 0,
+    maxFreezeMs: 0,
+    skews: [] as number[],
+    triggerEventsDropped: 0,
+    claims: 0,
     skipped: { crashes: 0, triggerFaults: 0, notifierFaults: 0 },
   };
 
@@ -174,7 +185,11 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     if (actor.dead) return;
     actor.dead = true;
     if (actor.kind === 'worker') out.workerCrashes++;
-    for (const b of beliefsOf.get(actor) ?? []) if (b.to === undefined) { b.to = vt.now; b.end = `process died (${why})`; }
+    for (const b of beliefsOf.get(actor) ?? [])
+      if (b.to === undefined) {
+        b.to = vt.now;
+        b.end = `process died (${why})`;
+      }
     note(actor.name, `DIES: ${why}`);
   };
 
@@ -225,28 +240,39 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       const callNo = ++callCounts[actor.kind];
       const ownCallNo = (callsOf.get(actor) ?? 0) + 1;
       callsOf.set(actor, ownCallNo);
-      let fault = faultsByCall.get(`${actor.kind}#${callNo}`) ?? faultsByCall.get(`${actor.kind}${actor.index}#${ownCallNo}`);
+      let fault =
+        faultsByCall.get(`${actor.kind}#${callNo}`) ?? faultsByCall.get(`${actor.kind}${actor.index}#${ownCallNo}`);
       if (fault && !faultAllowed(actor, fault)) fault = undefined;
-      if (fault === undefined && actor.kind === 'worker' && TABLE_OPERATIONS.has(op) && inBrownout(actor, vt.now)) fault = { kind: 'transient' };
+      if (fault === undefined && actor.kind === 'worker' && TABLE_OPERATIONS.has(op) && inBrownout(actor, vt.now))
+        fault = { kind: 'transient' };
       out.calls.push({ who: actor.name, op, t: vt.now });
       note(actor.name, `${label}${fault ? `  [fault: ${describeFault(fault)}]` : ''}`);
       return new Promise((resolve, reject) => {
         let settled = false;
-        const respond = (fn: () => void) => vt.schedule(LATENCY_MS, () => {
-          if (settled) return;
-          settled = true;
-          fn();
-        }, actor);
+        const respond = (fn: () => void) =>
+          vt.schedule(
+            LATENCY_MS,
+            () => {
+              if (settled) return;
+              settled = true;
+              fn();
+            },
+            actor,
+          );
         const signal = sendOptions?.abortSignal;
         if (signal?.aborted) {
           settled = true;
           return reject(Object.assign(new Error('request aborted before it was sent'), { name: 'AbortError' }));
         }
-        signal?.addEventListener('abort', () => {
-          if (settled) return;
-          settled = true;
-          reject(Object.assign(new Error(`request aborted: ${String(signal.reason)}`), { name: 'AbortError' }));
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            if (settled) return;
+            settled = true;
+            reject(Object.assign(new Error(`request aborted: ${String(signal.reason)}`), { name: 'AbortError' }));
+          },
+          { once: true },
+        );
         if (fault?.kind === 'crash-before') return kill(actor, `crashed sending ${label}`);
         if (fault?.kind === 'transient') return respond(() => reject(transientError(op)));
         if (fault?.kind === 'pause-after') freeze(actor, fault.ms);
@@ -278,7 +304,8 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     }
     note('aws', `${actor.name} ${label} → ${result.ok ? 'ok' : (result.error as Error).name}`);
     if (!result.ok) return result;
-    if (op === 'PutObject' && existed) out.overwrites.push({ t: vt.now - T0, who: actor.name, what: `overwrote ${input.Key}` });
+    if (op === 'PutObject' && existed)
+      out.overwrites.push({ t: vt.now - T0, who: actor.name, what: `overwrote ${input.Key}` });
     if (op === 'PutObject' && !existed) out.firstCommitAt = vt.now;
     const leaseId = input.ExpressionAttributeValues?.[':leaseId'] as string | undefined;
     const isClaim = op === 'UpdateItem' && String(input.UpdateExpression).includes('#attempt = #attempt + :one');
@@ -287,7 +314,12 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       const rowAfter = aws.row(input.Key.jobId, input.Key.scheduledTime);
       const held = rowBefore?.status === 'RUNNING' && rowBefore.leaseId === leaseId;
       if (!held && JSON.stringify(rowBefore) !== JSON.stringify(rowAfter)) {
-        out.staleWrites.push({ t: vt.now - T0, who: actor.name, what: label, rowBefore: `${rowBefore?.status} under ${rowBefore?.leaseId}` });
+        out.staleWrites.push({
+          t: vt.now - T0,
+          who: actor.name,
+          what: label,
+          rowBefore: `${rowBefore?.status} under ${rowBefore?.leaseId}`,
+        });
       } else if (held && String(rowBefore!.leaseExpiresAt) < iso(vt.now)) {
         out.lateUncontestedWrites++;
       }
@@ -296,7 +328,9 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
   };
 
   const inBrownout = (actor: Actor, t: number) =>
-    (plan.storeBrownouts ?? []).some((b) => b.invocation === actor.index && t >= T0 + b.fromMs && t < T0 + b.fromMs + b.forMs);
+    (plan.storeBrownouts ?? []).some(
+      (b) => b.invocation === actor.index && t >= T0 + b.fromMs && t < T0 + b.fromMs + b.forMs,
+    );
 
   // ---- adapters, handlers, the job ----------------------------------------------------------------------------
   const { doc, s3, sqs, sns } = sdkClients();
@@ -309,9 +343,15 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     error: (m, f) => onLog(m, f),
   };
   const END_OF_BELIEF = [
-    'aborting job', 'lease lost; stopping without writing', 'lease lost before complete; the report stays committed for the next holder to adopt',
-    'occurrence SUCCEEDED', 'attempt failed; retry scheduled', 'occurrence FAILED', 'could not record the failed attempt',
-    'lease lost while recording a failed attempt', 'could not record SUCCEEDED; the redelivery will adopt the committed report',
+    'aborting job',
+    'lease lost; stopping without writing',
+    'lease lost before complete; the report stays committed for the next holder to adopt',
+    'occurrence SUCCEEDED',
+    'attempt failed; retry scheduled',
+    'occurrence FAILED',
+    'could not record the failed attempt',
+    'lease lost while recording a failed attempt',
+    'could not record SUCCEEDED; the redelivery will adopt the committed report',
   ];
   const onLog = (message: string, fields: Record<string, unknown> = {}) => {
     const actor = VirtualTime.actor();
@@ -331,7 +371,8 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     }
   };
 
-  const dependencyDown = (t: number) => plan.outage !== undefined && t >= T0 + plan.outage.fromMs && t < T0 + plan.outage.fromMs + plan.outage.forMs;
+  const dependencyDown = (t: number) =>
+    plan.outage !== undefined && t >= T0 + plan.outage.fromMs && t < T0 + plan.outage.fromMs + plan.outage.forMs;
   const job: JobDefinition = options.job ?? {
     reportExtension: 'txt',
     // Honours its signal: it checks it before every side effect and stops waiting the moment it aborts.
@@ -354,16 +395,32 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
   let leases = 0;
   const trigger = createTriggerHandler({ settings: settingsMap, store, queue, clock, logger });
   const worker = createWorkerHandler({
-    jobs: { [JOB_ID]: job }, settings: settingsMap, store: variant.workerStore?.(doc, TABLE) ?? store,
-    reports: new S3ReportStore(s3, BUCKET), queue, clock, logger, random: options.jitter ?? random, newLeaseId: () => `lease-${++leases}`,
+    jobs: { [JOB_ID]: job },
+    settings: settingsMap,
+    store: variant.workerStore?.(doc, TABLE) ?? store,
+    reports: new S3ReportStore(s3, BUCKET),
+    queue,
+    clock,
+    logger,
+    random: options.jitter ?? random,
+    newLeaseId: () => `lease-${++leases}`,
   });
   const notifier = createNotifierHandler({
-    store, clock, logger, bucketName: BUCKET,
+    store,
+    clock,
+    logger,
+    bucketName: BUCKET,
     announcer: new SnsAnnouncer(sns, 'arn:aws:sns:eu-central-1:123456789012:report-ready.fifo'),
   });
 
   // ---- SQS: the job queue and the Lambda poller ---------------------------------------------------------------
-  const jobQueue = new JobQueue(vt, limits, random, (what) => note('sqs', what), (batch) => invokeWorker(batch));
+  const jobQueue = new JobQueue(
+    vt,
+    limits,
+    random,
+    (what) => note('sqs', what),
+    (batch) => invokeWorker(batch),
+  );
   aws.queueModel = {
     send: (body) => {
       const id = jobQueue.send(body);
@@ -371,7 +428,9 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       // SQS delivers at least once: the plan's extra copies of the first message.
       if (id !== 'msg-1') return;
       for (const after of plan.sqsDuplicates) {
-        vt.scheduleSystem(after, () => note('sqs', `${jobQueue.send(body)}: a duplicate copy of msg-1 (at-least-once delivery)`));
+        vt.scheduleSystem(after, () =>
+          note('sqs', `${jobQueue.send(body)}: a duplicate copy of msg-1 (at-least-once delivery)`),
+        );
       }
     },
     changeVisibility: (receiptHandle, seconds) => jobQueue.changeVisibility(receiptHandle, seconds),
@@ -382,35 +441,45 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
     const index = actorCounts.worker + 1;
     const actor = newActor('worker', plan.skewsMs[(index - 1) % plan.skewsMs.length] ?? 0);
     out.skews.push(actor.skewMs);
-    note(actor.name, `invoked with ${received.map((r) => `${r.id} (receive ${r.receiveCount})`).join(', ')}; clock ${actor.skewMs >= 0 ? '+' : ''}${actor.skewMs} ms`);
+    note(
+      actor.name,
+      `invoked with ${received.map((r) => `${r.id} (receive ${r.receiveCount})`).join(', ')}; clock ${actor.skewMs >= 0 ? '+' : ''}${actor.skewMs} ms`,
+    );
     const timeoutAt = vt.now + limits.functionTimeoutSeconds * 1000;
     vt.scheduleSystem(timeoutAt - vt.now, () => kill(actor, 'Lambda timeout'));
     for (const c of plan.crashes.filter((x) => x.invocation === index)) {
       vt.scheduleSystem(c.atMs, () => {
         if (actor.dead) return;
-        if (out.workerCrashes >= BOUNDS.maxWorkerCrashes) { out.skipped.crashes++; return; }
+        if (out.workerCrashes >= BOUNDS.maxWorkerCrashes) {
+          out.skipped.crashes++;
+          return;
+        }
         kill(actor, `killed ${c.atMs} ms into the invocation`);
       });
     }
-    for (const f of plan.freezes.filter((x) => x.invocation === index)) vt.scheduleSystem(f.atMs, () => freeze(actor, f.forMs));
+    for (const f of plan.freezes.filter((x) => x.invocation === index))
+      vt.scheduleSystem(f.atMs, () => freeze(actor, f.forMs));
     const event = sqsEvent(received.map((r) => ({ messageId: r.id, receiptHandle: r.receipt, body: r.body })));
     const context = {
       getRemainingTimeInMillis: () => Math.max(0, timeoutAt - vt.now),
       logStreamName: `worker/${actor.index}`,
       awsRequestId: `req-${actor.index}`,
     };
-    vt.runAs(actor, () => worker(event, context)).then((response) => {
-      if (actor.dead) return;
-      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-      for (const r of received) {
-        if (!failed.has(r.id) && jobQueue.delete(r.id, r.receipt)) note('sqs', `${r.id} deleted`);
-      }
-      note(actor.name, `returned${failed.size ? `; batch item failures: ${[...failed].join(', ')}` : ''}`);
-      ended(actor);
-    }, (error) => {
-      note(actor.name, `threw ${String(error)}`);
-      ended(actor);
-    });
+    vt.runAs(actor, () => worker(event, context)).then(
+      (response) => {
+        if (actor.dead) return;
+        const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+        for (const r of received) {
+          if (!failed.has(r.id) && jobQueue.delete(r.id, r.receipt)) note('sqs', `${r.id} deleted`);
+        }
+        note(actor.name, `returned${failed.size ? `; batch item failures: ${[...failed].join(', ')}` : ''}`);
+        ended(actor);
+      },
+      (error) => {
+        note(actor.name, `threw ${String(error)}`);
+        ended(actor);
+      },
+    );
   }
 
   function invokeTrigger(delivery: number, tryNo: number) {
@@ -432,18 +501,23 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       }
     };
     vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
-    vt.runAs(actor, () => trigger({ jobId: JOB_ID, scheduledTime: SCHEDULED_TIME })).then((result) => {
-      if (settled || actor.dead) return;
-      settled = true;
-      note(actor.name, `returned ${result}`);
-      ended(actor);
-    }, (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`));
+    vt.runAs(actor, () => trigger({ jobId: JOB_ID, scheduledTime: SCHEDULED_TIME })).then(
+      (result) => {
+        if (settled || actor.dead) return;
+        settled = true;
+        note(actor.name, `returned ${result}`);
+        ended(actor);
+      },
+      (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`),
+    );
   }
 
   let streamTries = 0;
   aws.onRowChange = (before, after) => {
-    if (after.status === 'RUNNING') out.leaseExpiries.set(String(after.leaseId), Date.parse(String(after.leaseExpiresAt)));
-    if (out.finishedAt === undefined && (after.status === 'SUCCEEDED' || after.status === 'FAILED')) out.finishedAt = vt.now;
+    if (after.status === 'RUNNING')
+      out.leaseExpiries.set(String(after.leaseId), Date.parse(String(after.leaseExpiresAt)));
+    if (out.finishedAt === undefined && (after.status === 'SUCCEEDED' || after.status === 'FAILED'))
+      out.finishedAt = vt.now;
     // The stack's event source filter: only the write that makes a row SUCCEEDED reaches the notifier.
     if (after.status === 'SUCCEEDED' && before?.status !== 'SUCCEEDED') {
       const record = streamEvent(structuredClone(before) as Row, structuredClone(after));
@@ -463,13 +537,16 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
       vt.scheduleSystem(Math.min(60_000, 1000 * 2 ** streamTries), () => invokeNotifier(record));
     };
     vt.scheduleSystem(NOTIFIER_TIMEOUT_MS, () => retry('notifier timed out'));
-    vt.runAs(actor, () => notifier(record)).then((response) => {
-      if (settled || actor.dead) return;
-      if (response.batchItemFailures.length > 0) return retry('batch item failure');
-      settled = true;
-      note(actor.name, 'returned');
-      ended(actor);
-    }, (error) => retry(`notifier threw ${String(error)}`));
+    vt.runAs(actor, () => notifier(record)).then(
+      (response) => {
+        if (settled || actor.dead) return;
+        if (response.batchItemFailures.length > 0) return retry('batch item failure');
+        settled = true;
+        note(actor.name, 'returned');
+        ended(actor);
+      },
+      (error) => retry(`notifier threw ${String(error)}`),
+    );
   }
 
   plan.schedulerDeliveries.forEach((offset, i) => vt.scheduleSystem(offset, () => invokeTrigger(i + 1, 1)));
@@ -480,17 +557,30 @@ export async function runWorld(plan: FaultPlan, options: WorldOptions = {}): Pro
   } finally {
     uninstall();
   }
-  for (const b of out.beliefs) if (b.to === undefined) { b.to = vt.now; b.end = 'run ended'; }
-  note('sim', `run ended: row ${aws.row(JOB_ID, SCHEDULED_TIME)?.status ?? '(none)'}; ${jobQueue.size} message(s) left, ${jobQueue.movedToDlq} in the DLQ`);
+  for (const b of out.beliefs)
+    if (b.to === undefined) {
+      b.to = vt.now;
+      b.end = 'run ended';
+    }
+  note(
+    'sim',
+    `run ended: row ${aws.row(JOB_ID, SCHEDULED_TIME)?.status ?? '(none)'}; ${jobQueue.size} message(s) left, ${jobQueue.movedToDlq} in the DLQ`,
+  );
 
   const { skews, ...observed } = out;
   return {
-    plan, variant: variant.name, settings, limits, trace,
+    plan,
+    variant: variant.name,
+    settings,
+    limits,
+    trace,
     row: aws.row(JOB_ID, SCHEDULED_TIME),
     objects: aws.objects,
     published: aws.published.length,
     delivered: aws.delivered.length,
-    deadlineAt, horizon, messagesInDlq: jobQueue.movedToDlq,
+    deadlineAt,
+    horizon,
+    messagesInDlq: jobQueue.movedToDlq,
     skewSpreadMs: skews.length === 0 ? 0 : Math.max(...skews) - Math.min(...skews),
     events: vt.events,
     ...observed,
@@ -520,7 +610,9 @@ let clients: { doc: DynamoDBDocumentClient; s3: S3Client; sqs: SQSClient; sns: S
 function sdkClients() {
   const credentials = { accessKeyId: 'sim', secretAccessKey: 'sim' };
   return (clients ??= {
-    doc: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-central-1', credentials }), { marshallOptions: { removeUndefinedValues: true } }),
+    doc: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-central-1', credentials }), {
+      marshallOptions: { removeUndefinedValues: true },
+    }),
     s3: new S3Client({ region: 'eu-central-1', credentials }),
     sqs: new SQSClient({ region: 'eu-central-1', credentials }),
     sns: new SNSClient({ region: 'eu-central-1', credentials }),

@@ -15,10 +15,15 @@ describe('dynamo-expressions test helper', () => {
     };
     expect(applyUpdate('SET #n = if_not_exists(#n, :zero) + :one', fns, {})).toEqual({ count: 1 });
     expect(applyUpdate('SET #n = if_not_exists(#n, :zero) + :one', fns, { count: 4 })).toEqual({ count: 5 });
-    expect(applyUpdate('SET #h = list_append(if_not_exists(#h, :none), :entry)', fns, {})).toEqual({ history: [{ a: 1 }] });
-    expect(applyUpdate('SET #h = list_append(if_not_exists(#h, :none), :entry)', fns, { history: [{ a: 0 }] }))
-      .toEqual({ history: [{ a: 0 }, { a: 1 }] });
-    expect(() => applyUpdate('SET #h = list_append(#n, :entry)', fns, { count: 1 })).toThrow('list_append of a non-list');
+    expect(applyUpdate('SET #h = list_append(if_not_exists(#h, :none), :entry)', fns, {})).toEqual({
+      history: [{ a: 1 }],
+    });
+    expect(applyUpdate('SET #h = list_append(if_not_exists(#h, :none), :entry)', fns, { history: [{ a: 0 }] })).toEqual(
+      { history: [{ a: 0 }, { a: 1 }] },
+    );
+    expect(() => applyUpdate('SET #h = list_append(#n, :entry)', fns, { count: 1 })).toThrow(
+      'list_append of a non-list',
+    );
   });
 
   it('evaluates comparisons, AND/OR/NOT, parentheses and IN', () => {
@@ -48,15 +53,23 @@ describe('dynamo-expressions test helper', () => {
   });
 
   it('applies SET (with +) and REMOVE, and rejects an attribute updated twice', () => {
-    expect(applyUpdate('SET #s = :b, #n = #n + :one REMOVE #t', input, { status: 'A', count: 2, time: 'x' }))
-      .toEqual({ status: 'B', count: 3 });
+    expect(applyUpdate('SET #s = :b, #n = #n + :one REMOVE #t', input, { status: 'A', count: 2, time: 'x' })).toEqual({
+      status: 'B',
+      count: 3,
+    });
     expect(() => applyUpdate('SET #s = :b REMOVE #s', input, { status: 'A' })).toThrow(/twice/);
   });
 
   it('reports unused and undefined placeholders, and lists the attributes an expression names', () => {
-    expect(placeholderProblems(['#s = :a'], input)).toEqual(expect.arrayContaining(['#n is defined but unused', ':b is defined but unused']));
-    expect(placeholderProblems(['#s = :a AND #q = :one'], { ExpressionAttributeNames: { '#s': 's' }, ExpressionAttributeValues: { ':a': 1, ':one': 1 } }))
-      .toEqual(['#q is used but undefined']);
+    expect(placeholderProblems(['#s = :a'], input)).toEqual(
+      expect.arrayContaining(['#n is defined but unused', ':b is defined but unused']),
+    );
+    expect(
+      placeholderProblems(['#s = :a AND #q = :one'], {
+        ExpressionAttributeNames: { '#s': 's' },
+        ExpressionAttributeValues: { ':a': 1, ':one': 1 },
+      }),
+    ).toEqual(['#q is used but undefined']);
     expect(attributesOf('#s = :a AND #t < :t', input)).toEqual(['status', 'time']);
   });
 });

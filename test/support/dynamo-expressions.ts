@@ -28,7 +28,8 @@ function tokenize(expression: string): Token[] {
     if (/^\s*$/.test(expression.slice(index))) break;
     re.lastIndex = index;
     const m = re.exec(expression);
-    if (!m) throw new Error(`cannot tokenize ${JSON.stringify(expression.slice(index))} in ${JSON.stringify(expression)}`);
+    if (!m)
+      throw new Error(`cannot tokenize ${JSON.stringify(expression.slice(index))} in ${JSON.stringify(expression)}`);
     index = re.lastIndex;
     if (m[1]) tokens.push({ kind: 'name', text: m[1] });
     else if (m[2]) tokens.push({ kind: 'value', text: m[2] });
@@ -44,7 +45,11 @@ type Operand = unknown | typeof MISSING;
 
 class Parser {
   private at = 0;
-  constructor(private readonly tokens: Token[], private readonly input: ExpressionInput, private readonly row: Row | undefined) {}
+  constructor(
+    private readonly tokens: Token[],
+    private readonly input: ExpressionInput,
+    private readonly row: Row | undefined,
+  ) {}
 
   done(): boolean {
     return this.at >= this.tokens.length;
@@ -155,13 +160,20 @@ function compare(left: Operand, op: string, right: Operand): boolean {
   const a = left as string | number;
   const b = right as string | number;
   switch (op) {
-    case '=': return a === b;
-    case '<>': return a !== b;
-    case '<': return a < b;
-    case '<=': return a <= b;
-    case '>': return a > b;
-    case '>=': return a >= b;
-    default: throw new Error(`unknown comparator ${op}`);
+    case '=':
+      return a === b;
+    case '<>':
+      return a !== b;
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
+    default:
+      throw new Error(`unknown comparator ${op}`);
   }
 }
 
@@ -245,7 +257,10 @@ export function placeholderProblems(expressions: (string | undefined)[], input: 
     if (expression === undefined) continue;
     for (const t of tokenize(expression)) if (t.kind === 'name' || t.kind === 'value') used.add(t.text);
   }
-  const defined = [...Object.keys(input.ExpressionAttributeNames ?? {}), ...Object.keys(input.ExpressionAttributeValues ?? {})];
+  const defined = [
+    ...Object.keys(input.ExpressionAttributeNames ?? {}),
+    ...Object.keys(input.ExpressionAttributeValues ?? {}),
+  ];
   const problems: string[] = [];
   for (const p of defined) if (!used.has(p)) problems.push(`${p} is defined but unused`);
   for (const p of used) if (!defined.includes(p)) problems.push(`${p} is used but undefined`);
@@ -254,5 +269,7 @@ export function placeholderProblems(expressions: (string | undefined)[], input: 
 
 /** Attribute names an expression refers to (after resolving placeholders). */
 export function attributesOf(expression: string, input: ExpressionInput): string[] {
-  return tokenize(expression).filter((t) => t.kind === 'name').map((t) => resolveName(input, t.text));
+  return tokenize(expression)
+    .filter((t) => t.kind === 'name')
+    .map((t) => resolveName(input, t.text));
 }

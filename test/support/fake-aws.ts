@@ -10,17 +10,26 @@ import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { applyUpdate, evaluateCondition, placeholderProblems, type Row as Item } from './dynamo-expressions';
+import { applyUpdate, evaluateCondition, type Row as Item, placeholderProblems } from './dynamo-expressions';
 
 type Fault = () => Error;
 type AnyInput = Record<string, any>;
 
 /** Errors as the SDK would raise them. */
 export const faults = {
-  throttled: (): Error => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }),
-  unavailable: (): Error => Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }),
-  accessDenied: (): Error => Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }),
-  s3Conflict: (): Error => new S3ServiceException({ name: 'ConditionalRequestConflict', $fault: 'client', $metadata: { httpStatusCode: 409 }, message: 'conflict' }),
+  throttled: (): Error =>
+    Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }),
+  unavailable: (): Error =>
+    Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }),
+  accessDenied: (): Error =>
+    Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }),
+  s3Conflict: (): Error =>
+    new S3ServiceException({
+      name: 'ConditionalRequestConflict',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 409 },
+      message: 'conflict',
+    }),
 };
 
 export class FakeAws {
@@ -62,21 +71,27 @@ export class FakeAws {
   constructor(private readonly now: () => number = Date.now) {
     this.ddb.on(PutCommand).callsFake((input) => this.run('PutItem', input, () => this.put(input)));
     this.ddb.on(UpdateCommand).callsFake((input) => this.run('UpdateItem', input, () => this.update(input)));
-    this.ddb.on(GetCommand).callsFake((input) => this.run('GetItem', input, () => ({ Item: this.table.get(rowKey(input.Key)) })));
+    this.ddb
+      .on(GetCommand)
+      .callsFake((input) => this.run('GetItem', input, () => ({ Item: this.table.get(rowKey(input.Key)) })));
     this.ddb.on(QueryCommand).callsFake((input) => this.run('Query', input, () => this.query(input)));
     this.s3.on(PutObjectCommand).callsFake((input) => this.run('PutObject', input, () => this.putObject(input)));
     this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
-    this.sqs.on(SendMessageCommand).callsFake((input) => this.run('SendMessage', input, () => {
-      this.sent.push(input.MessageBody);
-      this.queueModel?.send(input.MessageBody);
-      return { MessageId: `m-${this.sent.length}` };
-    }));
-    this.sqs.on(ChangeMessageVisibilityCommand).callsFake((input) => this.run('ChangeMessageVisibility', input, () => {
-      // A model may refuse (e.g. a receipt handle that is no longer current); then nothing is recorded.
-      this.queueModel?.changeVisibility(input.ReceiptHandle, input.VisibilityTimeout);
-      this.hidden.push({ receiptHandle: input.ReceiptHandle, seconds: input.VisibilityTimeout });
-      return {};
-    }));
+    this.sqs.on(SendMessageCommand).callsFake((input) =>
+      this.run('SendMessage', input, () => {
+        this.sent.push(input.MessageBody);
+        this.queueModel?.send(input.MessageBody);
+        return { MessageId: `m-${this.sent.length}` };
+      }),
+    );
+    this.sqs.on(ChangeMessageVisibilityCommand).callsFake((input) =>
+      this.run('ChangeMessageVisibility', input, () => {
+        // A model may refuse (e.g. a receipt handle that is no longer current); then nothing is recorded.
+        this.queueModel?.changeVisibility(input.ReceiptHandle, input.VisibilityTimeout);
+        this.hidden.push({ receiptHandle: input.ReceiptHandle, seconds: input.VisibilityTimeout });
+        return {};
+      }),
+    );
     this.sns.on(PublishCommand).callsFake((input) => this.run('Publish', input, () => this.publish(input)));
   }
 
@@ -172,7 +187,8 @@ export class FakeAws {
   private query(input: AnyInput): unknown {
     checkPlaceholders(input, [input.KeyConditionExpression, input.FilterExpression]);
     const items = [...this.table.values()].filter(
-      (item) => evaluateCondition(input.KeyConditionExpression, input, item) &&
+      (item) =>
+        evaluateCondition(input.KeyConditionExpression, input, item) &&
         (!input.FilterExpression || evaluateCondition(input.FilterExpression, input, item)),
     );
     return { Items: items.map((i) => structuredClone(i)) };
@@ -180,7 +196,12 @@ export class FakeAws {
 
   private putObject(input: AnyInput): unknown {
     if (input.IfNoneMatch === '*' && this.objects.has(input.Key)) {
-      throw new S3ServiceException({ name: 'PreconditionFailed', $fault: 'client', $metadata: { httpStatusCode: 412 }, message: 'At least one of the pre-conditions you specified did not hold' });
+      throw new S3ServiceException({
+        name: 'PreconditionFailed',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 412 },
+        message: 'At least one of the pre-conditions you specified did not hold',
+      });
     }
     this.objects.set(input.Key, { body: String(input.Body), contentType: input.ContentType, metadata: input.Metadata });
     return { ETag: `"etag-${this.objects.size}"` };
@@ -188,7 +209,12 @@ export class FakeAws {
 
   private headObject(input: AnyInput): unknown {
     if (!this.objects.has(input.Key)) {
-      throw new S3ServiceException({ name: 'NotFound', $fault: 'client', $metadata: { httpStatusCode: 404 }, message: 'Not Found' });
+      throw new S3ServiceException({
+        name: 'NotFound',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 404 },
+        message: 'Not Found',
+      });
     }
     return { ContentLength: this.objects.get(input.Key)!.body.length };
   }
@@ -214,7 +240,10 @@ function rowKey(key: AnyInput): string {
 function checkPlaceholders(input: AnyInput, expressions: (string | undefined)[]): void {
   const problems = placeholderProblems(expressions, input);
   if (problems.length > 0) {
-    throw Object.assign(new Error(`Invalid expression: ${problems.join('; ')}`), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
+    throw Object.assign(new Error(`Invalid expression: ${problems.join('; ')}`), {
+      name: 'ValidationException',
+      $metadata: { httpStatusCode: 400 },
+    });
   }
 }
 

@@ -10,18 +10,18 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
+import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { S3ReportStore } from '../../functions/aws/report-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
-import type { Row as Item } from './dynamo-expressions';
 import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
 import type { ReconcileThresholds } from '../../functions/protocol/reconcile';
-import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker';
+import type { Row as Item } from './dynamo-expressions';
 import { FakeAws } from './fake-aws';
 
 /** The seed's timing: a two-minute lease, a 45 s heartbeat. */
@@ -38,7 +38,10 @@ export interface LogLine {
 }
 
 export function captureLogger(lines: LogLine[]): Logger {
-  const at = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level, message, fields });
+  const at =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void lines.push({ level, message, fields });
   return { info: at('INFO'), warn: at('WARN'), error: at('ERROR') };
 }
 
@@ -78,11 +81,18 @@ export function makeHarness(options: {
   const metrics: Harness['metrics'] = [];
   const recordingMetrics: Metrics = { add: (name, value, jobId) => void metrics.push({ name, value, jobId }) };
   const logger = captureLogger(logs);
-  const settingsList = (options.settings ?? Object.keys(options.jobs).map((id) => ({ id, ...SEED_TIMING }))).map(withDefaults);
+  const settingsList = (options.settings ?? Object.keys(options.jobs).map((id) => ({ id, ...SEED_TIMING }))).map(
+    withDefaults,
+  );
   const settings = new Map(settingsList.map((s) => [s.id, s]));
-  const doc = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), { marshallOptions: { removeUndefinedValues: true } });
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
   const store = new DynamoOccurrenceStore(doc, 'occurrences');
-  const queue = new SqsWorkQueue(new SQSClient(clientConfig), 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs');
+  const queue = new SqsWorkQueue(
+    new SQSClient(clientConfig),
+    'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs',
+  );
   const reports = new S3ReportStore(new S3Client(clientConfig), 'reports-bucket');
   const trigger = createTriggerHandler({ settings, store, queue, logger, metrics: recordingMetrics });
   let leaseCounter = 0;
@@ -163,21 +173,26 @@ export function lambdaContext(remainingMs: number) {
 let sequence = 0;
 export function streamEvent(before: Item | undefined, after: Item): DynamoDBStreamEvent {
   return {
-    Records: [{
-      eventName: before ? 'MODIFY' : 'INSERT',
-      eventSource: 'aws:dynamodb',
-      dynamodb: {
-        SequenceNumber: String(++sequence),
-        Keys: marshall({ jobId: after.jobId, scheduledTime: after.scheduledTime }) as never,
-        NewImage: marshall(after, { removeUndefinedValues: true }) as never,
-        OldImage: before ? (marshall(before, { removeUndefinedValues: true }) as never) : undefined,
+    Records: [
+      {
+        eventName: before ? 'MODIFY' : 'INSERT',
+        eventSource: 'aws:dynamodb',
+        dynamodb: {
+          SequenceNumber: String(++sequence),
+          Keys: marshall({ jobId: after.jobId, scheduledTime: after.scheduledTime }) as never,
+          NewImage: marshall(after, { removeUndefinedValues: true }) as never,
+          OldImage: before ? (marshall(before, { removeUndefinedValues: true }) as never) : undefined,
+        },
       },
-    }],
+    ],
   };
 }
 
 /** A job that works for `ms` (on the fake clock) unless aborted, and records what happened to it. */
-export function timedJob(ms: number, log: { runs: number; abortedAt?: number; abortReason?: unknown } = { runs: 0 }): JobDefinition & { log: typeof log } {
+export function timedJob(
+  ms: number,
+  log: { runs: number; abortedAt?: number; abortReason?: unknown } = { runs: 0 },
+): JobDefinition & { log: typeof log } {
   return {
     log,
     reportExtension: 'txt',
@@ -192,7 +207,10 @@ export function timedJob(ms: number, log: { runs: number; abortedAt?: number; ab
           reject(signal.reason);
         });
       });
-      return { body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`, contentType: 'text/plain' };
+      return {
+        body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`,
+        contentType: 'text/plain',
+      };
     },
   };
 }

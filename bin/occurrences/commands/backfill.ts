@@ -36,16 +36,25 @@ export const BACKFILL_CONCURRENCY = 8;
 export function planBackfill(ctx: CommandContext, jobId: string, from: number, to: number, max: number): BackfillPlan {
   const job = ctx.jobs.find((j) => j.settings.id === jobId);
   if (job === undefined) {
-    throw new UsageError(`--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${ctx.jobs.map((j) => j.settings.id).join(', ')})`);
+    throw new UsageError(
+      `--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${ctx.jobs.map((j) => j.settings.id).join(', ')})`,
+    );
   }
   const now = ctx.clock.now();
   if (from >= to) throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);
   if (to > now) {
-    throw new UsageError(`--to (${isoSeconds(to)}) is in the future: the Scheduler fires those occurrences itself, and recording ` +
-      'them now would run the job early; end the range at now or before');
+    throw new UsageError(
+      `--to (${isoSeconds(to)}) is in the future: the Scheduler fires those occurrences itself, and recording ` +
+        'them now would run the job early; end the range at now or before',
+    );
   }
   try {
-    const times = scheduleTimesBetween({ schedule: job.schedule, timeZone: job.timeZone }, new Date(from), new Date(to), max);
+    const times = scheduleTimesBetween(
+      { schedule: job.schedule, timeZone: job.timeZone },
+      new Date(from),
+      new Date(to),
+      max,
+    );
     return { job, from, to, times: times.map((t) => isoSeconds(t.getTime())) };
   } catch (error) {
     if (error instanceof ScheduleError) throw new UsageError(`${error.message} (or raise --max, now ${max})`);
@@ -54,7 +63,10 @@ export function planBackfill(ctx: CommandContext, jobId: string, from: number, t
 }
 
 export class BackfillInterruptedError extends Error {
-  constructor(readonly done: number, readonly planned: number) {
+  constructor(
+    readonly done: number,
+    readonly planned: number,
+  ) {
     super(`backfill interrupted after ${done} of ${planned} occurrence(s)`);
     this.name = 'BackfillInterruptedError';
   }
@@ -97,10 +109,14 @@ export async function runBackfill(
     if (options.json) {
       ctx.io.out(JSON.stringify({ dryRun: true, jobId, ...summary, times }, null, 2));
     } else {
-      const existing = Object.entries(summary.existing ?? {}).map(([s, n]) => `${n} ${s}`).join(', ');
+      const existing = Object.entries(summary.existing ?? {})
+        .map(([s, n]) => `${n} ${s}`)
+        .join(', ');
       const already = Object.values(summary.existing ?? {}).reduce((a, b) => a + (b ?? 0), 0);
-      ctx.io.out(`dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${range}; ` +
-        `${already} of them already recorded${existing ? ` (${existing})` : ''}, ${times.length - already} would be recorded and enqueued.`);
+      ctx.io.out(
+        `dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${range}; ` +
+          `${already} of them already recorded${existing ? ` (${existing})` : ''}, ${times.length - already} would be recorded and enqueued.`,
+      );
       if (times.length > 0) ctx.io.out(listTimes(times));
       ctx.io.out('nothing was written.');
     }
@@ -110,7 +126,13 @@ export async function runBackfill(
   const results: Partial<Record<TriggerResult, number>> = {};
   const deadline = job.settings.retry.deadlineSeconds;
   const progress = (options.progress ?? noProgress)(times.length);
-  const triggerDeps = { store: deps.store, queue: deps.queue, clock: ctx.clock, logger: quiet, jobs: settingsById(ctx.jobs) };
+  const triggerDeps = {
+    store: deps.store,
+    queue: deps.queue,
+    clock: ctx.clock,
+    logger: quiet,
+    jobs: settingsById(ctx.jobs),
+  };
   let next = 0;
   let failure: unknown;
   const countFrom = ctx.clock.now();
@@ -135,16 +157,22 @@ export async function runBackfill(
   const summary: BackfillSummary = { planned: times.length, results };
   const done = Object.values(results).reduce((a, b) => a + (b ?? 0), 0);
   if (failure !== undefined || done < times.length) {
-    ctx.io.err(`backfill stopped after ${done} of ${times.length} occurrence(s)${failure === undefined ? ' (interrupted)' : ''}; ` +
-      `${describeResults(results)}. Running it again is safe: it is idempotent.`);
+    ctx.io.err(
+      `backfill stopped after ${done} of ${times.length} occurrence(s)${failure === undefined ? ' (interrupted)' : ''}; ` +
+        `${describeResults(results)}. Running it again is safe: it is idempotent.`,
+    );
     throw failure ?? new BackfillInterruptedError(done, times.length);
   }
   if (options.json) {
     ctx.io.out(JSON.stringify({ dryRun: false, jobId, ...summary }, null, 2));
   } else {
-    ctx.io.out(`backfilled ${jobId} from ${range}: ${times.length} occurrence(s) in the schedule; ${describeResults(results)}.`);
+    ctx.io.out(
+      `backfilled ${jobId} from ${range}: ${times.length} occurrence(s) in the schedule; ${describeResults(results)}.`,
+    );
     if ((results.recorded ?? 0) > 0) {
-      ctx.io.out(`new occurrences may be retried until ${isoSeconds(countFrom + deadline * 1000)} (the retry deadline counts from this backfill).`);
+      ctx.io.out(
+        `new occurrences may be retried until ${isoSeconds(countFrom + deadline * 1000)} (the retry deadline counts from this backfill).`,
+      );
     }
   }
   return summary;
@@ -152,7 +180,11 @@ export async function runBackfill(
 
 async function dryRun(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
   // One key-range Query for the whole range, rather than a read per time.
-  const rows = await reader.listJobNewestFirst(plan.job.settings.id, { from: isoSeconds(plan.from), to: isoSeconds(Math.ceil(plan.to / 1000) * 1000), limit: Number.MAX_SAFE_INTEGER /* every row: pages are capped by the reader */ });
+  const rows = await reader.listJobNewestFirst(plan.job.settings.id, {
+    from: isoSeconds(plan.from),
+    to: isoSeconds(Math.ceil(plan.to / 1000) * 1000),
+    limit: Number.MAX_SAFE_INTEGER /* every row: pages are capped by the reader */,
+  });
   const planned = new Set(plan.times);
   const existing: Partial<Record<OccurrenceStatus, number>> = {};
   for (const row of rows) if (planned.has(row.scheduledTime)) existing[row.status] = (existing[row.status] ?? 0) + 1;
@@ -160,18 +192,21 @@ async function dryRun(reader: OperatorOccurrenceReader, plan: BackfillPlan): Pro
 }
 
 const RESULT_WORDS: Record<TriggerResult, string> = {
-  'recorded': 'recorded and enqueued',
+  recorded: 'recorded and enqueued',
   'pending-re-enqueued': 'already recorded but still PENDING, enqueued again (harmless: claims are conditional)',
   'duplicate-suppressed': 'already recorded and claimed or finished, left alone',
 };
 
 function describeResults(results: Partial<Record<TriggerResult, number>>): string {
-  const parts = (Object.keys(RESULT_WORDS) as TriggerResult[]).filter((r) => results[r]).map((r) => `${results[r]} ${RESULT_WORDS[r]}`);
+  const parts = (Object.keys(RESULT_WORDS) as TriggerResult[])
+    .filter((r) => results[r])
+    .map((r) => `${results[r]} ${RESULT_WORDS[r]}`);
   return parts.length > 0 ? parts.join('; ') : 'nothing to do';
 }
 
 /** The first and last few times of a long list. */
 function listTimes(times: readonly string[]): string {
-  const shown = times.length <= 12 ? times : [...times.slice(0, 5), `… ${times.length - 10} more …`, ...times.slice(-5)];
+  const shown =
+    times.length <= 12 ? times : [...times.slice(0, 5), `… ${times.length - 10} more …`, ...times.slice(-5)];
   return shown.map((t) => `  ${t}`).join('\n');
 }

@@ -20,7 +20,11 @@ export interface ListQuery {
 
 export async function listOccurrences(reader: OperatorOccurrenceReader, q: ListQuery): Promise<Occurrence[]> {
   // The key is whole seconds: a bound with milliseconds starts at the next whole second.
-  const range = { from: isoSeconds(Math.ceil(q.from / 1000) * 1000), to: isoSeconds(Math.ceil(q.to / 1000) * 1000), limit: q.limit };
+  const range = {
+    from: isoSeconds(Math.ceil(q.from / 1000) * 1000),
+    to: isoSeconds(Math.ceil(q.to / 1000) * 1000),
+    limit: q.limit,
+  };
   if (q.jobId !== undefined) return reader.listJobNewestFirst(q.jobId, range, q.statuses);
   const statuses = q.statuses.length > 0 ? q.statuses : Object.values(OccurrenceStatus);
   // Each status's query returns its newest `limit`; the newest `limit` of all of them are among those.
@@ -32,19 +36,30 @@ export function newestFirst(a: Occurrence, b: Occurrence): number {
   return b.scheduledTime.localeCompare(a.scheduledTime) || a.jobId.localeCompare(b.jobId);
 }
 
-export async function runList(ctx: CommandContext, reader: OperatorOccurrenceReader, q: ListQuery, json: boolean): Promise<Occurrence[]> {
+export async function runList(
+  ctx: CommandContext,
+  reader: OperatorOccurrenceReader,
+  q: ListQuery,
+  json: boolean,
+): Promise<Occurrence[]> {
   const rows = await listOccurrences(reader, q);
   if (json) {
     ctx.io.out(JSON.stringify(rows, null, 2));
     return rows;
   }
-  const what = [q.jobId ? `job ${q.jobId}` : 'all jobs', q.statuses.length > 0 ? q.statuses.join('/') : 'any status'].join(', ');
+  const what = [
+    q.jobId ? `job ${q.jobId}` : 'all jobs',
+    q.statuses.length > 0 ? q.statuses.join('/') : 'any status',
+  ].join(', ');
   if (rows.length === 0) {
     ctx.io.out(`no occurrences (${what}, scheduled ${describeRange(q)})`);
     return rows;
   }
   ctx.io.out(occurrenceTable(rows, ctx.clock.now()));
-  const more = rows.length === q.limit ? `; --limit ${q.limit} reached, there may be more (narrow --from/--to or raise --limit)` : '';
+  const more =
+    rows.length === q.limit
+      ? `; --limit ${q.limit} reached, there may be more (narrow --from/--to or raise --limit)`
+      : '';
   ctx.io.out(`${rows.length} occurrence(s), newest first (${what}, scheduled ${describeRange(q)})${more}`);
   return rows;
 }

@@ -2,7 +2,11 @@
  * `occurrences retry`: reopen a FAILED occurrence and enqueue it; with --force, enqueue one more message for a
  * PENDING, RETRY_WAIT or expired-lease RUNNING one. The rules are in functions/protocol/manual-retry.ts.
  */
-import { type ManualRetryResult, type ReopenableStore, retryOccurrence } from '../../../functions/protocol/manual-retry';
+import {
+  type ManualRetryResult,
+  type ReopenableStore,
+  retryOccurrence,
+} from '../../../functions/protocol/manual-retry';
 import type { OccurrenceKey } from '../../../functions/protocol/occurrence';
 import type { WorkQueue } from '../../../functions/protocol/ports';
 import { type CommandContext, settingsById } from '../context';
@@ -17,11 +21,15 @@ export async function runRetry(
   const name = `${key.jobId} ${key.scheduledTime}`;
   switch (result.outcome) {
     case 'reopened':
-      ctx.io.out(`retrying ${name}: it was FAILED after ${result.previous.attempt} attempt(s) (${result.previous.lastError ?? 'no error recorded'}); ` +
-        `reopened as PENDING with a fresh attempt budget and deadline ${result.deadlineAt}, and enqueued.`);
+      ctx.io.out(
+        `retrying ${name}: it was FAILED after ${result.previous.attempt} attempt(s) (${result.previous.lastError ?? 'no error recorded'}); ` +
+          `reopened as PENDING with a fresh attempt budget and deadline ${result.deadlineAt}, and enqueued.`,
+      );
       break;
     case 'enqueued':
-      ctx.io.out(`enqueued ${name} again (forced; it is ${result.status} and its row was left as it was): ${result.note}`);
+      ctx.io.out(
+        `enqueued ${name} again (forced; it is ${result.status} and its row was left as it was): ${result.note}`,
+      );
       break;
     case 'refused':
       ctx.io.err(`refused to retry ${name}: ${result.reason}`);

@@ -42,17 +42,26 @@ export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketNam
   const maxAttempts = settings ? ` of ${settings.retry.maxAttempts}` : '';
   const s3 = (key: string) => (bucketName ? `s3://${bucketName}/${key}` : key);
   const extension = ctx.reportExtensions[row.jobId];
-  const report = row.reportKey !== undefined
-    ? s3(row.reportKey)
-    : extension !== undefined ? `none committed yet; it will be ${s3(reportKeyOf(row, extension))}` : 'none committed yet';
+  const report =
+    row.reportKey !== undefined
+      ? s3(row.reportKey)
+      : extension !== undefined
+        ? `none committed yet; it will be ${s3(reportKeyOf(row, extension))}`
+        : 'none committed yet';
   const leaseHeld = row.status === 'RUNNING';
   const fields: Array<readonly [string, string | undefined]> = [
     ['job', row.jobId],
     ['scheduled time', row.scheduledTime],
     ['status', row.status],
-    ['attempt', `${row.attempt}${maxAttempts}${row.previousAttempts ? ` (plus ${row.previousAttempts} before ${row.manualRetries} manual retr${row.manualRetries === 1 ? 'y' : 'ies'})` : ''}`],
+    [
+      'attempt',
+      `${row.attempt}${maxAttempts}${row.previousAttempts ? ` (plus ${row.previousAttempts} before ${row.manualRetries} manual retr${row.manualRetries === 1 ? 'y' : 'ies'})` : ''}`,
+    ],
     ['created', when(row.createdAt, now)],
-    ['deadline', `${when(row.deadlineAt, now)}${Date.parse(row.deadlineAt) <= now ? ': no attempt starts after it' : ''}`],
+    [
+      'deadline',
+      `${when(row.deadlineAt, now)}${Date.parse(row.deadlineAt) <= now ? ': no attempt starts after it' : ''}`,
+    ],
     ['lease', leaseHeld ? leaseSummary(row, now) : undefined],
     ['lease id', row.leaseId],
     ['lease owner', row.leaseOwner],
@@ -65,17 +74,27 @@ export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketNam
     ['succeeded', when(row.succeededAt, now)],
     ['failed', when(row.failedAt, now)],
     ['report', report],
-    ['notified', row.notifiedAt ? `${when(row.notifiedAt, now)}, message ${row.notificationId ?? '?'}` : row.status === 'SUCCEEDED' ? 'not yet' : undefined],
+    [
+      'notified',
+      row.notifiedAt
+        ? `${when(row.notifiedAt, now)}, message ${row.notificationId ?? '?'}`
+        : row.status === 'SUCCEEDED'
+          ? 'not yet'
+          : undefined,
+    ],
     ['manual retries', row.manualRetries ? `${row.manualRetries}, last ${when(row.manualRetryAt, now)}` : undefined],
     ['deleted by TTL', when(new Date(row.ttl * 1000).toISOString(), now)],
   ];
   const history = attemptHistory(row);
-  const historyText = history === undefined
-    ? 'attempt history: not recorded in this row (the counts and times above are what it has)'
-    : history.length === 0
-      ? 'attempt history: empty'
-      : `attempt history (as recorded, oldest first):\n${plainTable(['attempt', 'outcome', 'at', 'lease id', 'error'],
-        history.map((a) => [a.attempt, a.outcome, a.at, a.leaseId, a.error].map((v) => String(v ?? ''))))}`;
+  const historyText =
+    history === undefined
+      ? 'attempt history: not recorded in this row (the counts and times above are what it has)'
+      : history.length === 0
+        ? 'attempt history: empty'
+        : `attempt history (as recorded, oldest first):\n${plainTable(
+            ['attempt', 'outcome', 'at', 'lease id', 'error'],
+            history.map((a) => [a.attempt, a.outcome, a.at, a.leaseId, a.error].map((v) => String(v ?? ''))),
+          )}`;
   return `${fieldTable(fields)}\n${historyText}`;
 }
 
@@ -86,7 +105,9 @@ function leaseSummary(row: Occurrence, now: number): string {
   if (row.heartbeatAt) parts.push(`last extended ${duration(now - Date.parse(row.heartbeatAt))} ago`);
   if (row.leaseExpiresAt) {
     const left = Date.parse(row.leaseExpiresAt) - now;
-    parts.push(left >= 0 ? `expires in ${duration(left)}` : `EXPIRED ${duration(-left)} ago (the worker died or lost it)`);
+    parts.push(
+      left >= 0 ? `expires in ${duration(left)}` : `EXPIRED ${duration(-left)} ago (the worker died or lost it)`,
+    );
   }
   return parts.join(', ');
 }
@@ -95,7 +116,9 @@ function leaseSummary(row: Occurrence, now: number): string {
 export function attemptHistory(row: { attempts?: unknown; history?: unknown }): RecordedAttempt[] | undefined {
   const list = Array.isArray(row.attempts) ? row.attempts : Array.isArray(row.history) ? row.history : undefined;
   if (list === undefined) return undefined;
-  return list.map((entry: unknown) => (typeof entry === 'object' && entry !== null
-    ? entry as RecordedAttempt
-    : { error: `unreadable entry: ${JSON.stringify(entry)}` }));
+  return list.map((entry: unknown) =>
+    typeof entry === 'object' && entry !== null
+      ? (entry as RecordedAttempt)
+      : { error: `unreadable entry: ${JSON.stringify(entry)}` },
+  );
 }

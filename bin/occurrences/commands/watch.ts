@@ -13,7 +13,7 @@ import type { Occurrence } from '../../../functions/protocol/occurrence';
 import type { OccurrenceStore } from '../../../functions/protocol/ports';
 import type { CommandContext } from '../context';
 import { detail } from '../format';
-import { listOccurrences, type ListQuery } from './list';
+import { type ListQuery, listOccurrences } from './list';
 
 export interface Change {
   readonly at: string;
@@ -37,15 +37,26 @@ export interface WatchOptions {
 const keyOf = (o: { jobId: string; scheduledTime: string }) => `${o.jobId}#${o.scheduledTime}`;
 
 /** What changed from one poll to the next, as the operator cares about it. */
-export function changesBetween(before: ReadonlyMap<string, Occurrence>, after: readonly Occurrence[], now: number): Change[] {
+export function changesBetween(
+  before: ReadonlyMap<string, Occurrence>,
+  after: readonly Occurrence[],
+  now: number,
+): Change[] {
   const at = new Date(now).toISOString();
   const changes: Change[] = [];
   for (const o of after) {
     const old = before.get(keyOf(o));
     const base = { at, jobId: o.jobId, scheduledTime: o.scheduledTime, attempt: o.attempt, detail: detail(o, now) };
     if (old === undefined) changes.push({ ...base, to: o.status });
-    else if (old.status !== o.status || old.attempt !== o.attempt) changes.push({ ...base, from: old.status, to: o.status });
-    else if (old.notifiedAt === undefined && o.notifiedAt !== undefined) changes.push({ ...base, from: o.status, to: 'ANNOUNCED', detail: `notification ${o.notificationId ?? ''}`.trim() });
+    else if (old.status !== o.status || old.attempt !== o.attempt)
+      changes.push({ ...base, from: old.status, to: o.status });
+    else if (old.notifiedAt === undefined && o.notifiedAt !== undefined)
+      changes.push({
+        ...base,
+        from: o.status,
+        to: 'ANNOUNCED',
+        detail: `notification ${o.notificationId ?? ''}`.trim(),
+      });
   }
   return changes;
 }
@@ -58,7 +69,10 @@ export async function runWatch(
 ): Promise<void> {
   let seen = new Map<string, Occurrence>();
   let first = true;
-  if (!options.json) ctx.io.err(`watching ${query.jobId ?? 'all jobs'}${query.statuses.length ? ` (${query.statuses.join('/')})` : ''}, every ${options.intervalMs / 1000} s; Ctrl-C to stop`);
+  if (!options.json)
+    ctx.io.err(
+      `watching ${query.jobId ?? 'all jobs'}${query.statuses.length ? ` (${query.statuses.join('/')})` : ''}, every ${options.intervalMs / 1000} s; Ctrl-C to stop`,
+    );
   while (!options.signal.aborted) {
     let rows: Occurrence[];
     try {
@@ -66,7 +80,9 @@ export async function runWatch(
     } catch (error) {
       // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
       if (!isTransient(error)) throw error;
-      ctx.io.err(`${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${options.intervalMs / 1000} s: ${(error as Error).message}`);
+      ctx.io.err(
+        `${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${options.intervalMs / 1000} s: ${(error as Error).message}`,
+      );
       await options.sleep(options.intervalMs, options.signal);
       continue;
     }
@@ -76,8 +92,15 @@ export async function runWatch(
     for (const [key, old] of seen) {
       if (current.has(key)) continue;
       const row = await deps.store.get(old);
-      changes.push({ at: new Date(now).toISOString(), jobId: old.jobId, scheduledTime: old.scheduledTime, from: old.status,
-        to: row?.status ?? 'DELETED', attempt: row?.attempt, detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)' });
+      changes.push({
+        at: new Date(now).toISOString(),
+        jobId: old.jobId,
+        scheduledTime: old.scheduledTime,
+        from: old.status,
+        to: row?.status ?? 'DELETED',
+        attempt: row?.attempt,
+        detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)',
+      });
     }
     for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
     seen = current;
