@@ -5,8 +5,8 @@
  *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-seed-timing|seed|broken-...]
  */
 import { parseArgs } from 'node:util';
-import { formatReport, simulateMany } from '../test/sim/simulate';
-import { VARIANTS } from '../test/sim/variants';
+import { formatReport, simulateMany } from '../sim/simulate';
+import { VARIANTS } from '../sim/variants';
 
 const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}]`;
 

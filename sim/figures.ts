@@ -1,6 +1,6 @@
 /**
  * The seed commentary's timing figures, measured by running fixed scenarios through the simulated world for each
- * design: the seed's worker (test/sim/variants.ts SEED), ours at its defaults, and ours at the seed's lease timing.
+ * design: the seed's worker (sim/variants.ts SEED), ours at its defaults, and ours at the seed's lease timing.
  * Nothing here is typed in: every number comes from a run's trace, rows and request log.
  */
 import { calmPlan, type FaultPlan } from './plan';

@@ -1,6 +1,6 @@
 /**
  * One simulated occurrence, end to end: Scheduler → trigger Lambda → job queue → worker Lambdas → table stream →
- * notifier Lambda, all running the real handlers and adapters over the stateful fakes in test/support/fake-aws.ts,
+ * notifier Lambda, all running the real handlers and adapters over the stateful fakes in sim/fakes/fake-aws.ts,
  * on virtual time, with the faults of a FaultPlan injected between the adapters and the fakes (the "network").
  *
  * What the simulation models, and how:
@@ -20,21 +20,21 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
-import { SnsAnnouncer } from '../../functions/aws/announcer';
-import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
-import { S3ReportStore } from '../../functions/aws/report-store';
-import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import { createNotifierHandler } from '../../functions/notifier';
-import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
-import { iso } from '../../functions/protocol/occurrence';
-import type { Clock, JobDefinition, Logger } from '../../functions/protocol/ports';
-import { createTriggerHandler } from '../../functions/trigger';
-import { createWorkerHandler } from '../../functions/worker';
-import { type WorkerLimits, workerLimits } from '../../lib/resource-definitions';
-import type { Row } from '../support/dynamo-expressions';
-import { FakeAws } from '../support/fake-aws';
-import { streamEvent } from '../support/harness';
+import { SnsAnnouncer } from '../functions/aws/announcer';
+import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
+import { S3ReportStore } from '../functions/aws/report-store';
+import { SqsWorkQueue } from '../functions/aws/work-queue';
+import { createNotifierHandler } from '../functions/notifier';
+import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
+import { iso } from '../functions/protocol/occurrence';
+import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
+import { createTriggerHandler } from '../functions/trigger';
+import { createWorkerHandler } from '../functions/worker';
+import { type WorkerLimits, workerLimits } from '../lib/resource-definitions';
 import { describeCall, describeFault, operationOf, TABLE_OPERATIONS, timeoutError, transientError } from './calls';
+import type { Row } from './fakes/dynamo-expressions';
+import { FakeAws } from './fakes/fake-aws';
+import { streamEvent } from './fakes/stream-event';
 import { JobQueue, type Received } from './job-queue';
 import { type ActorKind, BOUNDS, type CallFault, type FaultPlan, seededRandom } from './plan';
 import { OURS, type ProtocolVariant } from './variants';

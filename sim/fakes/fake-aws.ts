@@ -54,7 +54,7 @@ export class FakeAws {
   loseResponseOf?: string;
   /**
    * Optional model of the job queue's delivery (visibility, delay, redelivery, DLQ), used by the simulation in
-   * test/sim. Without one, sends and visibility changes are only recorded, as before.
+   * sim/. Without one, sends and visibility changes are only recorded, as before.
    */
   queueModel?: {
     send(body: string): void;

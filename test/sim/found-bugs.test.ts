@@ -2,8 +2,8 @@
  * Protocol bugs the simulation found, fixed since; each test states the guarantee the bug broke.
  */
 import { describe, expect, it } from 'vitest';
-import { calmPlan } from './plan';
-import { simulateOne } from './simulate';
+import { calmPlan } from '../../sim/plan';
+import { simulateOne } from '../../sim/simulate';
 
 /** A six-hour outage: every attempt fails and is retried until attempts or the deadline run out. */
 const longOutage = { jobMs: 1_000, outage: { fromMs: 0, forMs: 7 * 3600_000 } };
