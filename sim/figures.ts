@@ -5,7 +5,8 @@
  */
 import { calmPlan, type FaultPlan } from './plan';
 import type { ProtocolVariant } from './variants';
-import { runWorld, T0, type WorldOutcome } from './world';
+import type { WorldOutcome } from './outcome';
+import { runWorld, T0 } from './world';
 
 /** The job the lease figures use: 200 s of work, longer than one lease, shorter than the 300 s time limit. */
 export const FIGURE_JOB_MS = 200_000;
