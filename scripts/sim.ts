@@ -16,10 +16,9 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
-function parse() {
-  let values;
+function parseOptions() {
   try {
-    ({ values } = parseArgs({
+    return parseArgs({
       options: {
         runs: { type: 'string', default: '1000' },
         seed: { type: 'string' },
@@ -28,10 +27,14 @@ function parse() {
       },
       strict: true,
       allowPositionals: false,
-    }));
+    }).values;
   } catch (error) {
     usageError((error as Error).message);
   }
+}
+
+function parse() {
+  const values = parseOptions();
   if (values.help) {
     console.log(USAGE);
     process.exit(0);
