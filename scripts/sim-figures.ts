@@ -1,11 +1,11 @@
 /**
  * Prints the seed commentary's timing figures next to the same figures measured by simulation, for the seed's
- * worker, ours at its defaults and ours at the seed's lease timing (test/sim/figures.ts), as a Markdown table.
+ * worker, ours at its defaults and ours at the seed's lease timing (sim/figures.ts), as a Markdown table.
  *
  *   npm run sim:figures
  */
-import { type DesignFigures, measureDesign, REQUEST_JOB_MS } from '../test/sim/figures';
-import { OURS, OURS_AT_SEED_TIMING, SEED } from '../test/sim/variants';
+import { type DesignFigures, measureDesign, REQUEST_JOB_MS } from '../sim/figures';
+import { OURS, OURS_AT_SEED_TIMING, SEED } from '../sim/variants';
 
 const USAGE = 'usage: npm run sim:figures   (takes no arguments)';
 

@@ -5,8 +5,8 @@
  *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-seed-timing|seed|broken-...]
  */
 import { parseArgs } from 'node:util';
-import { formatReport, simulateMany } from '../test/sim/simulate';
-import { VARIANTS } from '../test/sim/variants';
+import { formatReport, simulateMany } from '../sim/simulate';
+import { VARIANTS } from '../sim/variants';
 
 const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}]`;
 
@@ -16,10 +16,9 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
-function parse() {
-  let values;
+function parseOptions() {
   try {
-    ({ values } = parseArgs({
+    return parseArgs({
       options: {
         runs: { type: 'string', default: '1000' },
         seed: { type: 'string' },
@@ -28,10 +27,14 @@ function parse() {
       },
       strict: true,
       allowPositionals: false,
-    }));
+    }).values;
   } catch (error) {
     usageError((error as Error).message);
   }
+}
+
+function parse() {
+  const values = parseOptions();
   if (values.help) {
     console.log(USAGE);
     process.exit(0);

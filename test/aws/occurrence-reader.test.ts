@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DependencyError } from '../../functions/protocol/errors';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { attributesOf, evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
+import { attributesOf, evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';
 import { occurrence, TABLE, throttled } from './fixtures';
 
 const { SUCCEEDED, FAILED } = OccurrenceStatus;

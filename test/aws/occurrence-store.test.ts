@@ -13,7 +13,7 @@ import { isClaimable } from '../../functions/protocol/claimability';
 import { DependencyError, LeaseLostError } from '../../functions/protocol/errors';
 import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { ClaimRequest, Lease } from '../../functions/protocol/ports';
-import { applyUpdate, evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
+import { applyUpdate, evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';
 import { conditionFailed, KEY, MINUTE, NOW, occurrence, SECOND, TABLE, throttled, validationError } from './fixtures';
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;

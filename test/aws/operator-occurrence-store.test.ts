@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { evaluateCondition, placeholderProblems } from '../support/dynamo-expressions';
+import { evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';
 import { conditionFailed, KEY, NOW, occurrence, TABLE, throttled } from './fixtures';
 
 const { PENDING, RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;

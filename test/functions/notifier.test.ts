@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import type { Row as Item } from '../support/dynamo-expressions';
-import { faults } from '../support/fake-aws';
+import type { Row as Item } from '../../sim/fakes/dynamo-expressions';
+import { faults } from '../../sim/fakes/fake-aws';
 import { type Harness, makeHarness, SCHEDULED, T0, timedJob } from '../support/harness';
 
 let h: Harness;

@@ -8,7 +8,7 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { parseReconcileThresholds, stuckReason } from '../../functions/protocol/reconcile';
 import { ReconcileIncompleteError } from '../../functions/reconciler';
-import { faults } from '../support/fake-aws';
+import { faults } from '../../sim/fakes/fake-aws';
 import { type Harness, makeHarness, RECONCILE_TEST_THRESHOLDS, SCHEDULED, T0, timedJob } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import type { Row as Item } from '../support/dynamo-expressions';
+import type { Row as Item } from '../../sim/fakes/dynamo-expressions';
 import { type Harness, lambdaContext, makeHarness, SCHEDULED, sqsEvent, T0, timedJob } from '../support/harness';
 
 const EVENT = { jobId: 'report', scheduledTime: SCHEDULED };

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
-import { faults } from '../support/fake-aws';
+import { faults } from '../../sim/fakes/fake-aws';
 import { type Harness, makeHarness, SCHEDULED, T0, timedJob } from '../support/harness';
 
 let h: Harness;

@@ -2,7 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../functions/protocol/errors';
-import { faults } from '../support/fake-aws';
+import { faults } from '../../sim/fakes/fake-aws';
 import {
   type Harness,
   lambdaContext,

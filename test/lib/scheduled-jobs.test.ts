@@ -10,7 +10,7 @@ import { withDefaults } from '../../functions/protocol/job-settings';
 import type { ScheduledJobConfig } from '../../lib/job-config';
 import { workerLimits } from '../../lib/resource-definitions';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
-import { faults } from '../support/fake-aws';
+import { faults } from '../../sim/fakes/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
 
 // Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.

@@ -1,11 +1,11 @@
 /**
  * The harness must catch a protocol that is wrong. Each broken variant is built without touching functions/: a
- * subclass of the real DynamoDB adapter (test/sim/variants.ts).
+ * subclass of the real DynamoDB adapter (sim/variants.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { pausedCommitPlan, takeoverPlan } from './plan';
-import { formatReport, simulateMany, simulateOne } from './simulate';
-import { BROKEN_IGNORED_EXTEND, BROKEN_UNCONDITIONAL_COMPLETE } from './variants';
+import { pausedCommitPlan, takeoverPlan } from '../../sim/plan';
+import { formatReport, simulateMany, simulateOne } from '../../sim/simulate';
+import { BROKEN_IGNORED_EXTEND, BROKEN_UNCONDITIONAL_COMPLETE } from '../../sim/variants';
 
 describe('a deliberately broken protocol is caught', () => {
   it('an ignored extend result: two workers run the job at once (invariant 3), reported with the seed and a shrunk trace', async () => {

@@ -3,8 +3,8 @@
  * `npm run sim:figures` prints the full table (ours at the seed's lease too).
  */
 import { describe, expect, it } from 'vitest';
-import { measureDesign } from './figures';
-import { OURS, SEED } from './variants';
+import { measureDesign } from '../../sim/figures';
+import { OURS, SEED } from '../../sim/variants';
 
 describe('timing figures by simulation', () => {
   it("the seed's worker: one failed tick is absorbed, two hand the occurrence to a second worker until Complete", async () => {

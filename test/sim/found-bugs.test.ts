@@ -1,15 +1,18 @@
 /**
- * Protocol bugs the simulation found, fixed since; each test states the guarantee the bug broke.
+ * Protocol bugs the simulation found, fixed since; each test states the guarantee the bug broke. Each bug is named
+ * for what went wrong, as in docs/design.md. The third, "stray copy during a retry" (a second message of the same
+ * occurrence kept alive through a long retry sequence), is a rule of the worker's and is tested with it, in
+ * test/functions/worker.test.ts ("drops another copy of the occurrence's message while a retry waits").
  */
 import { describe, expect, it } from 'vitest';
-import { calmPlan } from './plan';
-import { simulateOne } from './simulate';
+import { calmPlan } from '../../sim/plan';
+import { simulateOne } from '../../sim/simulate';
 
 /** A six-hour outage: every attempt fails and is retried until attempts or the deadline run out. */
 const longOutage = { jobMs: 1_000, outage: { fromMs: 0, forMs: 7 * 3600_000 } };
 const EARLY_ARRIVAL = 'log: retry not due yet; hiding the message until it is';
 
-describe("B1: a retry hidden by one worker's clock and claimed by another's", () => {
+describe("retry hidden by a slow clock: hidden by one worker's clock, found not due by another's", () => {
   it('with agreeing clocks, an occurrence whose every attempt fails ends FAILED with its last error', async () => {
     const { outcome, checked } = await simulateOne(calmPlan({ ...longOutage, skewsMs: [0] }));
     expect(checked.violations).toEqual([]);
@@ -30,7 +33,7 @@ describe("B1: a retry hidden by one worker's clock and claimed by another's", ()
   });
 });
 
-describe('B2: the last attempt fails to see a committed report', () => {
+describe('FAILED beside a committed report: the last attempt fails to see the report', () => {
   /** Attempt 1 commits its report and dies (its calls: claim, look-up, commit); attempt 2 is the last (maxAttempts 2). */
   const commitThenDie = {
     jobMs: 5_000,

@@ -3,7 +3,7 @@
  * runs the same property over more plans.
  */
 import { describe, expect, it } from 'vitest';
-import { formatReport, simulateMany } from './simulate';
+import { formatReport, simulateMany } from '../../sim/simulate';
 
 describe('claim protocol under generated faults', () => {
   it('keeps all five invariants over 300 fault plans (seed 20261130), exercising every fault family', async () => {

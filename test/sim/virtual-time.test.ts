@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Actor, VirtualTime } from './virtual-time';
+import { Actor, VirtualTime } from '../../sim/virtual-time';
 
 describe('VirtualTime', () => {
   it('fires timers in time order on the virtual clock, and restores the real timers afterwards', async () => {

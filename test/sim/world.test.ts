@@ -3,9 +3,9 @@
  * these models, so they are tested on their own.
  */
 import { describe, expect, it } from 'vitest';
-import { calmPlan } from './plan';
-import { simulateOne } from './simulate';
-import { REPORT_KEY } from './world';
+import { calmPlan } from '../../sim/plan';
+import { simulateOne } from '../../sim/simulate';
+import { REPORT_KEY } from '../../sim/world';
 
 const lines = (trace: { who: string; what: string }[], pattern: RegExp) =>
   trace.filter((l) => pattern.test(`${l.who} ${l.what}`));

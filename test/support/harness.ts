@@ -7,8 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
@@ -21,8 +20,9 @@ import type { ReconcileThresholds } from '../../functions/protocol/reconcile';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker';
-import type { Row as Item } from './dynamo-expressions';
-import { FakeAws } from './fake-aws';
+import type { Row as Item } from '../../sim/fakes/dynamo-expressions';
+import { FakeAws } from '../../sim/fakes/fake-aws';
+import { streamEvent } from '../../sim/fakes/stream-event';
 
 /** The seed's timing: a two-minute lease, a 45 s heartbeat. */
 export const SEED_TIMING = { leaseSeconds: 120, heartbeatSeconds: 45, leaseSafetyMarginSeconds: 15 } as const;
@@ -167,24 +167,6 @@ export function lambdaContext(remainingMs: number) {
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     logStreamName: '2026/11/30/[$LATEST]abc',
     awsRequestId: `req-${Date.now()}`,
-  };
-}
-
-let sequence = 0;
-export function streamEvent(before: Item | undefined, after: Item): DynamoDBStreamEvent {
-  return {
-    Records: [
-      {
-        eventName: before ? 'MODIFY' : 'INSERT',
-        eventSource: 'aws:dynamodb',
-        dynamodb: {
-          SequenceNumber: String(++sequence),
-          Keys: marshall({ jobId: after.jobId, scheduledTime: after.scheduledTime }) as never,
-          NewImage: marshall(after, { removeUndefinedValues: true }) as never,
-          OldImage: before ? (marshall(before, { removeUndefinedValues: true }) as never) : undefined,
-        },
-      },
-    ],
   };
 }
 

@@ -1,6 +1,11 @@
 /** The interpreter other tests rely on: if it said yes to everything, their condition checks could not fail. */
 import { describe, expect, it } from 'vitest';
-import { applyUpdate, attributesOf, evaluateCondition, placeholderProblems } from './dynamo-expressions';
+import {
+  applyUpdate,
+  attributesOf,
+  evaluateCondition,
+  placeholderProblems,
+} from '../../../sim/fakes/dynamo-expressions';
 
 const input = {
   ExpressionAttributeNames: { '#s': 'status', '#n': 'count', '#t': 'time' },

@@ -4,9 +4,10 @@
  */
 import fc from 'fast-check';
 import { checkInvariants, INVARIANTS, type Violation } from './invariants';
+import type { TraceLine, WorldOutcome } from './outcome';
 import { anyPlan, BOUNDS, type FaultPlan } from './plan';
 import { OURS, type ProtocolVariant } from './variants';
-import { runWorld, type TraceLine, type WorldOutcome } from './world';
+import { runWorld } from './world';
 
 export interface Tally {
   runs: number;

@@ -2,7 +2,8 @@
  * The five invariants, checked on the state a simulated run leaves behind and on what the simulation observed at
  * the service side while it ran. Each violation names its invariant, so a failing run says which guarantee broke.
  */
-import { finishBoundMs, REPORT_KEY, T0, type WorldOutcome } from './world';
+import type { WorldOutcome } from './outcome';
+import { finishBoundMs, REPORT_KEY, T0 } from './world';
 
 export type InvariantId = 1 | 2 | 3 | 4 | 5;
 

@@ -5,14 +5,14 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import {
   type JobSettingsInput,
   QUEUE_RETENTION_SECONDS,
   SQS_MAX_VISIBILITY_SECONDS,
-} from '../../functions/protocol/job-settings';
-import { iso } from '../../functions/protocol/occurrence';
-import type { Lease, OccurrenceStore } from '../../functions/protocol/ports';
+} from '../functions/protocol/job-settings';
+import { iso } from '../functions/protocol/occurrence';
+import type { Lease, OccurrenceStore } from '../functions/protocol/ports';
 
 export interface ProtocolVariant {
   readonly name: string;

@@ -136,8 +136,8 @@ export class VirtualTime {
 
   private pop(): void {
     const h = this.heap;
-    const last = h.pop()!;
-    if (h.length === 0) return;
+    const last = h.pop();
+    if (last === undefined || h.length === 0) return;
     h[0] = last;
     let i = 0;
     for (;;) {

@@ -1,19 +1,51 @@
 /**
  * Stateful fakes of DynamoDB, S3, SQS and SNS plugged in below the real adapters with aws-sdk-client-mock, so
  * handler tests run the real condition expressions and conditional writes against state they can inspect.
- * Faults are injected per call with `failNext`.
+ * Faults are injected per call with `failNext`. They live beside the simulation (sim/world.ts), which runs every
+ * simulated occurrence on them; the handler tests in test/ use them too.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import {
+  HeadObjectCommand,
+  type HeadObjectCommandInput,
+  PutObjectCommand,
+  type PutObjectCommandInput,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { PublishCommand, type PublishCommandInput, SNSClient } from '@aws-sdk/client-sns';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { applyUpdate, evaluateCondition, type Row as Item, placeholderProblems } from './dynamo-expressions';
+import {
+  applyUpdate,
+  type ExpressionInput,
+  evaluateCondition,
+  type Row as Item,
+  placeholderProblems,
+} from './dynamo-expressions';
 
 type Fault = () => Error;
+/**
+ * A request as a test's hook sees it: whichever operation it was, read by the field the test knows it has.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a hook gets every operation's input and tests read it without narrowing.
 type AnyInput = Record<string, any>;
+/** A message as the topic received it: the announcer always sets its body and deduplication id. */
+export type PublishedMessage = PublishCommandInput & {
+  readonly Message: string;
+  readonly MessageDeduplicationId: string;
+};
 
 /** Errors as the SDK would raise them. */
 export const faults = {
@@ -38,8 +70,8 @@ export class FakeAws {
   readonly sent: string[] = [];
   readonly hidden: { receiptHandle: string; seconds: number }[] = [];
   /** Everything published, and what a FIFO topic delivered after deduplication. */
-  readonly published: AnyInput[] = [];
-  readonly delivered: AnyInput[] = [];
+  readonly published: PublishedMessage[] = [];
+  readonly delivered: PublishedMessage[] = [];
   readonly calls: string[] = [];
   private readonly dedup = new Map<string, number>();
   private readonly queuedFaults = new Map<string, Fault[]>();
@@ -54,7 +86,7 @@ export class FakeAws {
   loseResponseOf?: string;
   /**
    * Optional model of the job queue's delivery (visibility, delay, redelivery, DLQ), used by the simulation in
-   * test/sim. Without one, sends and visibility changes are only recorded, as before.
+   * sim/. Without one, sends and visibility changes are only recorded, as before.
    */
   queueModel?: {
     send(body: string): void;
@@ -79,16 +111,19 @@ export class FakeAws {
     this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
     this.sqs.on(SendMessageCommand).callsFake((input) =>
       this.run('SendMessage', input, () => {
-        this.sent.push(input.MessageBody);
-        this.queueModel?.send(input.MessageBody);
+        const body = required(input.MessageBody, 'MessageBody');
+        this.sent.push(body);
+        this.queueModel?.send(body);
         return { MessageId: `m-${this.sent.length}` };
       }),
     );
     this.sqs.on(ChangeMessageVisibilityCommand).callsFake((input) =>
       this.run('ChangeMessageVisibility', input, () => {
         // A model may refuse (e.g. a receipt handle that is no longer current); then nothing is recorded.
-        this.queueModel?.changeVisibility(input.ReceiptHandle, input.VisibilityTimeout);
-        this.hidden.push({ receiptHandle: input.ReceiptHandle, seconds: input.VisibilityTimeout });
+        const receiptHandle = required(input.ReceiptHandle, 'ReceiptHandle');
+        const seconds = required(input.VisibilityTimeout, 'VisibilityTimeout');
+        this.queueModel?.changeVisibility(receiptHandle, seconds);
+        this.hidden.push({ receiptHandle, seconds });
         return {};
       }),
     );
@@ -158,19 +193,21 @@ export class FakeAws {
     return result;
   }
 
-  private put(input: AnyInput): unknown {
+  private put(input: PutCommandInput): unknown {
     checkPlaceholders(input, [input.ConditionExpression]);
-    const key = rowKey(input.Item);
+    const item = required(input.Item, 'Item');
+    const key = rowKey(item);
     const existing = this.table.get(key);
     if (input.ConditionExpression && !evaluateCondition(input.ConditionExpression, input, existing)) {
       throw conditionalFailure(input, existing);
     }
-    this.table.set(key, structuredClone(input.Item));
-    this.onRowChange?.(existing, this.table.get(key)!);
+    const stored = structuredClone(item);
+    this.table.set(key, stored);
+    this.onRowChange?.(existing, stored);
     return {};
   }
 
-  private update(input: AnyInput): unknown {
+  private update(input: UpdateCommandInput): unknown {
     checkPlaceholders(input, [input.ConditionExpression, input.UpdateExpression]);
     const key = rowKey(input.Key);
     const existing = this.table.get(key);
@@ -178,24 +215,26 @@ export class FakeAws {
     if (input.ConditionExpression && !evaluateCondition(input.ConditionExpression, input, existing)) {
       throw conditionalFailure(input, existing);
     }
-    const updated = applyUpdate(input.UpdateExpression, input, current);
+    const updated = applyUpdate(required(input.UpdateExpression, 'UpdateExpression'), input, current);
     this.table.set(key, updated);
     this.onRowChange?.(existing, updated);
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(updated) } : {};
   }
 
-  private query(input: AnyInput): unknown {
+  private query(input: QueryCommandInput): unknown {
     checkPlaceholders(input, [input.KeyConditionExpression, input.FilterExpression]);
+    const keyCondition = required(input.KeyConditionExpression, 'KeyConditionExpression');
     const items = [...this.table.values()].filter(
       (item) =>
-        evaluateCondition(input.KeyConditionExpression, input, item) &&
+        evaluateCondition(keyCondition, input, item) &&
         (!input.FilterExpression || evaluateCondition(input.FilterExpression, input, item)),
     );
     return { Items: items.map((i) => structuredClone(i)) };
   }
 
-  private putObject(input: AnyInput): unknown {
-    if (input.IfNoneMatch === '*' && this.objects.has(input.Key)) {
+  private putObject(input: PutObjectCommandInput): unknown {
+    const key = required(input.Key, 'Key');
+    if (input.IfNoneMatch === '*' && this.objects.has(key)) {
       throw new S3ServiceException({
         name: 'PreconditionFailed',
         $fault: 'client',
@@ -203,12 +242,13 @@ export class FakeAws {
         message: 'At least one of the pre-conditions you specified did not hold',
       });
     }
-    this.objects.set(input.Key, { body: String(input.Body), contentType: input.ContentType, metadata: input.Metadata });
+    this.objects.set(key, { body: String(input.Body), contentType: input.ContentType, metadata: input.Metadata });
     return { ETag: `"etag-${this.objects.size}"` };
   }
 
-  private headObject(input: AnyInput): unknown {
-    if (!this.objects.has(input.Key)) {
+  private headObject(input: HeadObjectCommandInput): unknown {
+    const object = this.objects.get(required(input.Key, 'Key'));
+    if (object === undefined) {
       throw new S3ServiceException({
         name: 'NotFound',
         $fault: 'client',
@@ -216,28 +256,41 @@ export class FakeAws {
         message: 'Not Found',
       });
     }
-    return { ContentLength: this.objects.get(input.Key)!.body.length };
+    return { ContentLength: object.body.length };
   }
 
   /** An SNS FIFO topic drops a message whose deduplication id it saw in the last five minutes. */
-  private publish(input: AnyInput): unknown {
-    this.published.push(input);
-    const id = input.MessageDeduplicationId as string;
+  private publish(input: PublishCommandInput): unknown {
+    const message = input as PublishedMessage;
+    this.published.push(message);
+    const id = message.MessageDeduplicationId;
     const seen = this.dedup.get(id);
     if (seen === undefined || this.now() - seen >= 5 * 60_000) {
       this.dedup.set(id, this.now());
-      this.delivered.push(input);
+      this.delivered.push(message);
     }
     return { MessageId: `sns-${this.published.length}` };
   }
 }
 
-function rowKey(key: AnyInput): string {
-  return `${key.jobId}|${key.scheduledTime}`;
+function rowKey(key: Record<string, unknown> | undefined): string {
+  const { jobId, scheduledTime } = required(key, 'Key');
+  return `${jobId}|${scheduledTime}`;
+}
+
+/** The SDK rejects a request without a required parameter; so does the fake. */
+function required<T>(value: T | undefined, name: string): T {
+  if (value === undefined) {
+    throw Object.assign(new Error(`Missing required parameter ${name}`), {
+      name: 'ValidationException',
+      $metadata: { httpStatusCode: 400 },
+    });
+  }
+  return value;
 }
 
 /** DynamoDB rejects a request with an unused or undefined placeholder; so does the fake. */
-function checkPlaceholders(input: AnyInput, expressions: (string | undefined)[]): void {
+function checkPlaceholders(input: ExpressionInput, expressions: (string | undefined)[]): void {
   const problems = placeholderProblems(expressions, input);
   if (problems.length > 0) {
     throw Object.assign(new Error(`Invalid expression: ${problems.join('; ')}`), {
@@ -247,7 +300,10 @@ function checkPlaceholders(input: AnyInput, expressions: (string | undefined)[])
   }
 }
 
-function conditionalFailure(input: AnyInput, existing: Item | undefined): Error {
+function conditionalFailure(
+  input: { readonly ReturnValuesOnConditionCheckFailure?: string },
+  existing: Item | undefined,
+): Error {
   return new ConditionalCheckFailedException({
     message: 'The conditional request failed',
     $metadata: { httpStatusCode: 400 },

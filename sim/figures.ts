@@ -1,11 +1,13 @@
 /**
  * The seed commentary's timing figures, measured by running fixed scenarios through the simulated world for each
- * design: the seed's worker (test/sim/variants.ts SEED), ours at its defaults, and ours at the seed's lease timing.
+ * design: the seed's worker (sim/variants.ts SEED), ours at its defaults, and ours at the seed's lease timing.
  * Nothing here is typed in: every number comes from a run's trace, rows and request log.
  */
+
+import type { Belief, WorldOutcome } from './outcome';
 import { calmPlan, type FaultPlan } from './plan';
 import type { ProtocolVariant } from './variants';
-import { runWorld, T0, type WorldOutcome } from './world';
+import { runWorld, T0 } from './world';
 
 /** The job the lease figures use: 200 s of work, longer than one lease, shorter than the 300 s time limit. */
 export const FIGURE_JOB_MS = 200_000;
@@ -44,7 +46,23 @@ function failedExtends(k: number, extra: Partial<FaultPlan> = {}): FaultPlan {
   });
 }
 
-const firstBelief = (o: WorldOutcome) => o.beliefs.find((b) => b.leaseId === 'lease-1')!;
+function firstBelief(o: WorldOutcome): Belief {
+  const first = o.beliefs.find((b) => b.leaseId === 'lease-1');
+  if (first === undefined) throw new Error('no worker claimed the occurrence');
+  return first;
+}
+
+/** When a belief ended: every belief has ended once the run is over. */
+function endOf(b: Belief): number {
+  if (b.to === undefined) throw new Error(`the belief of ${b.leaseId} never ended`);
+  return b.to;
+}
+
+function expiryOf(o: WorldOutcome, leaseId: string): number {
+  const expiry = o.leaseExpiries.get(leaseId);
+  if (expiry === undefined) throw new Error(`the table never recorded an expiry for ${leaseId}`);
+  return expiry;
+}
 
 /** Seconds during which the first worker and any other both believed they held the occurrence. */
 function twoHolders(o: WorldOutcome): number {
@@ -52,7 +70,7 @@ function twoHolders(o: WorldOutcome): number {
   let overlap = 0;
   for (const b of o.beliefs) {
     if (b === first) continue;
-    overlap += Math.max(0, Math.min(first.to!, b.to!) - Math.max(first.from, b.from));
+    overlap += Math.max(0, Math.min(endOf(first), endOf(b)) - Math.max(first.from, b.from));
   }
   return overlap / 1000;
 }
@@ -102,7 +120,7 @@ export async function measureDesign(
   return {
     design,
     failedTicksSurvived,
-    lossToAbortS: (first.to! - lost.leaseExpiries.get('lease-1')!) / 1000,
+    lossToAbortS: (endOf(first) - expiryOf(lost, 'lease-1')) / 1000,
     stoppedBy: first.end ?? 'never',
     twoHoldersS,
     outage: await outageFigures(variant, jitter),

@@ -35,7 +35,7 @@ function tokenize(expression: string): Token[] {
     else if (m[2]) tokens.push({ kind: 'value', text: m[2] });
     else if (m[3]) tokens.push({ kind: 'op', text: m[3] });
     else if (m[4]) tokens.push({ kind: 'punct', text: m[4] });
-    else tokens.push({ kind: 'word', text: m[5]! });
+    else tokens.push({ kind: 'word', text: m[5] ?? '' });
   }
   return tokens;
 }
@@ -155,7 +155,7 @@ function resolveValue(input: ExpressionInput, placeholder: string): unknown {
 function compare(left: Operand, op: string, right: Operand): boolean {
   if (left === MISSING || right === MISSING) return false;
   if (typeof left !== typeof right || (typeof left !== 'string' && typeof left !== 'number')) {
-    return op === '<>' ? true : false;
+    return op === '<>';
   }
   const a = left as string | number;
   const b = right as string | number;
@@ -197,15 +197,15 @@ export function applyUpdate(expression: string, input: ExpressionInput, rowLike:
     touched.add(attribute);
   };
   let at = 0;
-  const valueOf = (t: Token | undefined): unknown => {
+  const operand = (t: Token | undefined): unknown => {
     if (t?.kind === 'value') return resolveValue(input, t.text);
     if (t?.kind === 'name') return row[resolveName(input, t.text)];
     if (t?.kind === 'word' && (t.text === 'if_not_exists' || t.text === 'list_append')) {
       if (tokens[at++]?.text !== '(') throw new Error(`expected ( after ${t.text}`);
       const pathToken = tokens[at];
-      const first = valueOf(tokens[at++]);
+      const first = operand(tokens[at++]);
       if (tokens[at++]?.text !== ',') throw new Error(`expected , in ${t.text}`);
-      const second = valueOf(tokens[at++]);
+      const second = operand(tokens[at++]);
       if (tokens[at++]?.text !== ')') throw new Error(`expected ) closing ${t.text}`);
       if (t.text === 'if_not_exists') {
         if (pathToken?.kind !== 'name') throw new Error('if_not_exists needs an attribute path first');
@@ -217,8 +217,8 @@ export function applyUpdate(expression: string, input: ExpressionInput, rowLike:
     throw new Error(`expected an operand, got ${t?.text ?? 'end'}`);
   };
   while (at < tokens.length) {
-    const clause = tokens[at++]!;
-    if (clause.kind !== 'word') throw new Error(`expected SET or REMOVE, got ${clause.text}`);
+    const clause = tokens[at++];
+    if (clause?.kind !== 'word') throw new Error(`expected SET or REMOVE, got ${clause?.text}`);
     const keyword = clause.text.toUpperCase();
     do {
       if (tokens[at]?.text === ',') at++;
@@ -230,11 +230,11 @@ export function applyUpdate(expression: string, input: ExpressionInput, rowLike:
         delete out[attribute];
       } else if (keyword === 'SET') {
         if (tokens[at++]?.text !== '=') throw new Error('expected = in SET');
-        let value = valueOf(tokens[at++]);
+        let value = operand(tokens[at++]);
         const op = tokens[at];
         if (op?.kind === 'op' && (op.text === '+' || op.text === '-')) {
           at++;
-          const right = valueOf(tokens[at++]);
+          const right = operand(tokens[at++]);
           if (typeof value !== 'number' || typeof right !== 'number') throw new Error('arithmetic on a non-number');
           value = op.text === '+' ? value + right : value - right;
         }

@@ -4,6 +4,20 @@
  */
 import type { CallFault } from './plan';
 
+/** An SDK command as the simulation reads it: its class names the operation, its input says what it does. */
+export interface SdkCommand {
+  readonly constructor: { readonly name: string };
+  readonly input: CommandInput;
+}
+
+/** The fields of a command's input that the simulation reads (a table key is an object, an S3 key a string). */
+export interface CommandInput {
+  readonly Key?: unknown;
+  readonly UpdateExpression?: string;
+  readonly ExpressionAttributeValues?: Record<string, unknown>;
+  readonly VisibilityTimeout?: number;
+}
+
 const OPERATIONS: Record<string, string> = {
   PutCommand: 'PutItem',
   UpdateCommand: 'UpdateItem',
@@ -18,12 +32,12 @@ const OPERATIONS: Record<string, string> = {
 
 export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query']);
 
-export function operationOf(command: { constructor: { name: string } }): string {
+export function operationOf(command: SdkCommand): string {
   return OPERATIONS[command.constructor.name] ?? command.constructor.name;
 }
 
 /** A short, readable name for a call in the trace: which protocol step it is. */
-export function describeCall(op: string, input: any): string {
+export function describeCall(op: string, input: CommandInput): string {
   if (op !== 'UpdateItem') {
     if (op === 'ChangeMessageVisibility') return `${op} ${input.VisibilityTimeout} s`;
     return op;
@@ -42,7 +56,9 @@ export function describeCall(op: string, input: any): string {
 }
 
 export function describeFault(f: CallFault): string {
-  return f.kind === 'slow' ? `slow +${f.ms} ms` : f.kind === 'pause-after' ? `pause ${f.ms} ms after sending` : f.kind;
+  if (f.kind === 'slow') return `slow +${f.ms} ms`;
+  if (f.kind === 'pause-after') return `pause ${f.ms} ms after sending`;
+  return f.kind;
 }
 
 export function transientError(op: string): Error {
@@ -54,4 +70,9 @@ export function transientError(op: string): Error {
 
 export function timeoutError(op: string): Error {
   return Object.assign(new Error(`${op}: socket timed out after the request was sent`), { name: 'TimeoutError' });
+}
+
+/** What a call rejects with when the caller's AbortSignal aborts it. */
+export function abortError(message: string): Error {
+  return Object.assign(new Error(message), { name: 'AbortError' });
 }

@@ -1,0 +1,48 @@
+/**
+ * The job the simulation runs unless a test gives its own: it works plan.jobMs in steps of JOB_STEP_MS, each step
+ * one side effect on its upstream, and honours its signal: it checks it before every side effect and stops waiting
+ * the moment it aborts. During the plan's outage its upstream is down and the step fails.
+ */
+import type { JobDefinition } from '../functions/protocol/ports';
+import type { SideEffect } from './outcome';
+import type { FaultPlan } from './plan';
+import type { VirtualTime } from './virtual-time';
+
+/** How often the job touches its upstream: each step is one side effect. */
+const JOB_STEP_MS = 10_000;
+
+export function modelJob(plan: FaultPlan, vt: VirtualTime, t0: number, sideEffects: SideEffect[]): JobDefinition {
+  const upstreamDown = (t: number) =>
+    plan.outage !== undefined && t >= t0 + plan.outage.fromMs && t < t0 + plan.outage.fromMs + plan.outage.forMs;
+  return {
+    reportExtension: 'txt',
+    async run(occurrence, { signal }) {
+      const leaseId = occurrence.leaseId;
+      if (leaseId === undefined) throw new Error('the model job ran without a lease');
+      const steps = Math.max(1, Math.ceil(plan.jobMs / JOB_STEP_MS));
+      for (let i = 0; i < steps; i++) {
+        signal.throwIfAborted();
+        if (upstreamDown(vt.now)) throw new Error('upstream unavailable');
+        sideEffects.push({ leaseId, at: vt.now });
+        await sleep(Math.min(JOB_STEP_MS, plan.jobMs - i * JOB_STEP_MS), signal);
+      }
+      signal.throwIfAborted();
+      return { body: `report of ${occurrence.scheduledTime} by ${occurrence.leaseId}`, contentType: 'text/plain' };
+    },
+  };
+}
+
+/** setTimeout (virtual while a run executes) that rejects with the signal's reason when it aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

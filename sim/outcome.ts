@@ -1,0 +1,77 @@
+/** What one simulated run leaves behind: the trace, the final state, and what was observed while it ran. */
+import type { JobSettings } from '../functions/protocol/job-settings';
+import type { WorkerLimits } from '../lib/resource-definitions';
+import type { Row } from './fakes/dynamo-expressions';
+import type { FaultPlan } from './plan';
+
+export interface TraceLine {
+  /** ms after the scheduled time. */
+  readonly t: number;
+  readonly who: string;
+  readonly what: string;
+}
+
+/** One side effect of the job on its upstream, by the worker holding `leaseId`. */
+export interface SideEffect {
+  readonly leaseId: string;
+  readonly at: number;
+}
+
+/** A worker's belief that it holds the occurrence: from its claim to the moment it learns otherwise or stops. */
+export interface Belief {
+  readonly leaseId: string;
+  readonly actor: string;
+  readonly from: number;
+  to: number | undefined;
+  end?: string;
+}
+
+export interface StaleWrite {
+  readonly t: number;
+  readonly who: string;
+  readonly what: string;
+  readonly rowBefore: string;
+}
+
+/** One AWS call as the network saw it: who made it, which operation, when (true time). */
+export interface CallRecord {
+  readonly who: string;
+  readonly op: string;
+  readonly t: number;
+}
+
+export interface WorldOutcome {
+  readonly plan: FaultPlan;
+  readonly variant: string;
+  readonly settings: JobSettings;
+  readonly limits: WorkerLimits;
+  readonly trace: TraceLine[];
+  readonly row: Row | undefined;
+  readonly objects: ReadonlyMap<string, { body: string; metadata?: Record<string, string> }>;
+  readonly overwrites: TraceLine[];
+  /** When the report object was first written (true time). */
+  readonly firstCommitAt: number | undefined;
+  readonly staleWrites: StaleWrite[];
+  /** Fenced writes accepted after the writer's lease had expired while nobody else had claimed (by design). */
+  readonly lateUncontestedWrites: number;
+  readonly sideEffects: SideEffect[];
+  readonly beliefs: Belief[];
+  readonly published: number;
+  readonly delivered: number;
+  /** The last expiry the table recorded for each lease (claim or extend). */
+  readonly leaseExpiries: ReadonlyMap<string, number>;
+  /** When the row became SUCCEEDED or FAILED, true time. */
+  readonly finishedAt: number | undefined;
+  readonly deadlineAt: number;
+  readonly horizon: number;
+  readonly messagesInDlq: number;
+  readonly triggerEventsDropped: number;
+  readonly workerCrashes: number;
+  readonly skipped: { crashes: number; triggerFaults: number; notifierFaults: number };
+  /** Largest freeze of a worker, and the spread of worker clock offsets, in ms: the overlap check's preconditions. */
+  readonly maxFreezeMs: number;
+  readonly skewSpreadMs: number;
+  readonly calls: CallRecord[];
+  readonly claims: number;
+  readonly events: number;
+}

@@ -1,0 +1,474 @@
+/**
+ * One simulated occurrence, end to end: Scheduler → trigger Lambda → job queue → worker Lambdas → table stream →
+ * notifier Lambda, all running the real handlers and adapters over the stateful fakes in sim/fakes/fake-aws.ts,
+ * on virtual time, with the faults of a FaultPlan injected between the adapters and the fakes (the "network").
+ *
+ * What the simulation models, and how:
+ * - Network (sim/network.ts): every SDK call takes 5 ms each way; a fault can fail it, slow it, lose its response
+ *   (after it was applied), or kill the calling process before or after it is applied. An aborted call (the
+ *   adapters pass an AbortSignal) rejects at once, but a request already on its way is still applied.
+ * - Lambda: each invocation is an Actor. The worker is killed at its function timeout, the trigger at 10 s and the
+ *   notifier at 30 s. A failed trigger invocation is retried twice (1 and 2 minutes later), then dropped.
+ * - SQS (sim/job-queue.ts): visibility timeout, ChangeMessageVisibility by the current receipt handle, redelivery
+ *   of an unacknowledged message, maxReceiveCount and a DLQ, batches of up to 5, duplicate copies
+ *   (plan.sqsDuplicates).
+ * - Table stream: every write that makes the row SUCCEEDED is delivered to the notifier, retried with backoff
+ *   (2, 4, 8 ... 60 s) until it succeeds. The SNS FIFO topic drops a repeated deduplication id within 5 minutes.
+ */
+import type { SQSEvent } from 'aws-lambda';
+import { SnsAnnouncer } from '../functions/aws/announcer';
+import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
+import { S3ReportStore } from '../functions/aws/report-store';
+import { SqsWorkQueue } from '../functions/aws/work-queue';
+import { createNotifierHandler } from '../functions/notifier';
+import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
+import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
+import { createTriggerHandler } from '../functions/trigger';
+import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
+import { type WorkerLimits, workerLimits } from '../lib/resource-definitions';
+import { Beliefs } from './beliefs';
+import type { Row } from './fakes/dynamo-expressions';
+import type { FakeAws } from './fakes/fake-aws';
+import { streamEvent } from './fakes/stream-event';
+import { JobQueue, type Received } from './job-queue';
+import { modelJob } from './model-job';
+import { Network, type NetworkHost, type SendingClient } from './network';
+import type { SideEffect, TraceLine, WorldOutcome } from './outcome';
+import { type ActorKind, BOUNDS, type CallFault, type FaultPlan, seededRandom } from './plan';
+import { type SdkClients, sdkClients, sharedFakeAws } from './sdk-clients';
+import { ServiceObserver } from './service-observer';
+import { OURS, type ProtocolVariant } from './variants';
+import { Actor, VirtualTime } from './virtual-time';
+
+export const JOB_ID = 'report';
+export const SCHEDULED_TIME = '2026-11-30T06:00:00Z';
+export const T0 = Date.parse(SCHEDULED_TIME);
+export const REPORT_KEY = `reports/${JOB_ID}/${SCHEDULED_TIME}.txt`;
+const TABLE = 'occurrences';
+const BUCKET = 'reports-bucket';
+const QUEUE_URL = 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs';
+const TOPIC_ARN = 'arn:aws:sns:eu-central-1:123456789012:report-ready.fifo';
+/** Lambda's fixed settings the stack deploys (lib/scheduled-jobs.ts). */
+const TRIGGER_TIMEOUT_MS = 10_000;
+const TRIGGER_RETRY_DELAYS_MS = [60_000, 120_000];
+const NOTIFIER_TIMEOUT_MS = 30_000;
+/** How long after the change to SUCCEEDED its stream record reaches the notifier. */
+const STREAM_DELAY_MS = 500;
+
+export interface WorldOptions {
+  readonly variant?: ProtocolVariant;
+  /** Stop the run here (true time) even if events remain; defaults to the deadline plus the finish bound. */
+  readonly horizon?: number;
+  /** Uniform [0, 1) for the retry jitter; defaults to the plan's seeded generator. */
+  readonly jitter?: () => number;
+  /** Replaces the model job (sim/model-job.ts: plan.jobMs in steps of JOB_STEP_MS, each one side effect). */
+  readonly job?: JobDefinition;
+}
+
+/**
+ * How long after its deadline an occurrence may still be finishing: a message can come back once per worker crash,
+ * each after the queue's visibility timeout, and the last delivery needs one more to record the outcome.
+ */
+export function finishBoundMs(limits: WorkerLimits): number {
+  return (BOUNDS.maxWorkerCrashes + 2) * limits.queueVisibilityTimeoutSeconds * 1000;
+}
+
+/** Run one plan through a new world. */
+export function runWorld(plan: FaultPlan, options: WorldOptions = {}): Promise<WorldOutcome> {
+  return new World(plan, options).run();
+}
+
+interface Handlers {
+  readonly trigger: ReturnType<typeof createTriggerHandler>;
+  readonly worker: WorkerHandler;
+  readonly notifier: ReturnType<typeof createNotifierHandler>;
+}
+
+/** One Lambda invocation the world retries when it fails: settled once it returned, failed or timed out. */
+interface Invocation {
+  readonly actor: Actor;
+  settled: boolean;
+}
+
+type StreamRecord = ReturnType<typeof streamEvent>;
+
+/** One occurrence's world: the handlers, the fakes they run over, the processes that run them, and the plan's faults. */
+export class World implements NetworkHost {
+  private readonly plan: FaultPlan;
+  private readonly variant: ProtocolVariant;
+  private readonly settings: JobSettings;
+  private readonly limits: WorkerLimits;
+  private readonly deadlineAt: number;
+  private readonly horizon: number;
+  private readonly vt = new VirtualTime(T0);
+  /** Seeded from the plan: the queue poller's delays and, unless options.jitter, the retry jitter. */
+  private readonly random: () => number;
+  private readonly trace: TraceLine[] = [];
+  private readonly aws: FakeAws;
+  private readonly observer: ServiceObserver;
+  private readonly network: Network;
+  private readonly beliefs = new Beliefs();
+  private readonly sideEffects: SideEffect[] = [];
+  private readonly handlers: Handlers;
+  private readonly jobQueue: JobQueue;
+
+  private readonly actorCounts: Record<ActorKind, number> = { trigger: 0, worker: 0, notifier: 0 };
+  private readonly workerSkews: number[] = [];
+  private readonly triggerFailures = new Map<number, number>();
+  private readonly triggerDeliveryOf = new Map<Actor, number>();
+  private notifierFailures = 0;
+  private streamTries = 0;
+  private workerCrashes = 0;
+  private maxFreezeMs = 0;
+  private triggerEventsDropped = 0;
+  /** Faults beyond the bounds, skipped. */
+  private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
+
+  constructor(plan: FaultPlan, options: WorldOptions = {}) {
+    this.plan = plan;
+    this.variant = options.variant ?? OURS;
+    const base = withDefaults({ id: JOB_ID, ...this.variant.settings });
+    this.settings =
+      plan.maxAttempts === undefined ? base : { ...base, retry: { ...base.retry, maxAttempts: plan.maxAttempts } };
+    this.limits = workerLimits([this.settings]);
+    this.deadlineAt = T0 + this.settings.retry.deadlineSeconds * 1000;
+    this.horizon = options.horizon ?? this.deadlineAt + finishBoundMs(this.limits);
+    this.random = seededRandom(plan.seed);
+    this.aws = sharedFakeAws(this.vt);
+    this.observer = new ServiceObserver(this.aws, this.vt, T0, (who, what) => this.note(who, what));
+    this.network = new Network(plan, this.vt, T0, this.observer, this);
+    const clients = sdkClients();
+    // Each client's send is typed per service; the network only needs the command's class and input.
+    for (const client of [clients.doc, clients.s3, clients.sqs, clients.sns])
+      this.network.intercept(client as unknown as SendingClient);
+    this.handlers = this.createHandlers(clients, options);
+    this.jobQueue = new JobQueue(
+      this.vt,
+      this.limits,
+      this.random,
+      (what) => this.note('sqs', what),
+      (batch) => this.invokeWorker(batch),
+    );
+    this.aws.queueModel = {
+      send: (body) => this.enqueue(body),
+      changeVisibility: (receiptHandle, seconds) => this.jobQueue.changeVisibility(receiptHandle, seconds),
+    };
+    this.aws.onRowChange = (before, after) => this.rowChanged(before, after);
+  }
+
+  /** Deliver the schedule as planned and run until nothing is left to happen or the horizon. */
+  async run(): Promise<WorldOutcome> {
+    for (const [i, offset] of this.plan.schedulerDeliveries.entries())
+      this.vt.scheduleSystem(offset, () => this.invokeTrigger(i + 1, 1));
+    const uninstall = this.vt.install();
+    try {
+      await this.vt.runUntil(this.horizon);
+    } finally {
+      uninstall();
+    }
+    this.beliefs.endAll(this.vt.now);
+    this.note(
+      'sim',
+      `run ended: row ${this.row()?.status ?? '(none)'}; ${this.jobQueue.size} message(s) left, ${this.jobQueue.movedToDlq} in the DLQ`,
+    );
+    return this.outcome();
+  }
+
+  // ---- the trace and the processes ------------------------------------------------------------------------------
+
+  note(who: string, what: string): void {
+    this.trace.push({ t: this.vt.now - T0, who, what });
+  }
+
+  /** The process died (a crash, a kill, a Lambda timeout): nothing of it runs any more. */
+  kill(actor: Actor, why: string): void {
+    if (actor.dead) return;
+    actor.dead = true;
+    if (actor.kind === 'worker') this.workerCrashes++;
+    this.beliefs.actorDied(actor, this.vt.now, why);
+    this.note(actor.name, `DIES: ${why}`);
+  }
+
+  /** A long GC pause: the process's timers and responses wait until it resumes. */
+  freeze(actor: Actor, ms: number): void {
+    if (actor.dead) return;
+    actor.frozenUntil = Math.max(actor.frozenUntil, this.vt.now + ms);
+    this.maxFreezeMs = Math.max(this.maxFreezeMs, ms);
+    this.note(actor.name, `FREEZES for ${ms} ms (GC pause)`);
+  }
+
+  faultAllowed(actor: Actor, fault: CallFault): boolean {
+    if (actor.kind === 'trigger')
+      return this.withinBound(this.triggerFailuresOf(actor) < BOUNDS.maxTriggerFailuresPerDelivery, 'triggerFaults');
+    if (actor.kind === 'notifier')
+      return this.withinBound(this.notifierFailures < BOUNDS.maxNotifierFailures, 'notifierFaults');
+    if (fault.kind === 'crash-before' || fault.kind === 'crash-after')
+      return this.withinBound(this.workerCrashes < BOUNDS.maxWorkerCrashes, 'crashes');
+    return true;
+  }
+
+  /** A fault within its bound happens; one beyond it is skipped, and counted. */
+  private withinBound(within: boolean, bound: keyof World['skipped']): boolean {
+    if (!within) this.skipped[bound]++;
+    return within;
+  }
+
+  private triggerFailuresOf(actor: Actor): number {
+    const delivery = this.triggerDeliveryOf.get(actor);
+    return delivery === undefined ? 0 : (this.triggerFailures.get(delivery) ?? 0);
+  }
+
+  private newActor(kind: ActorKind, skewMs = 0): Actor {
+    return new Actor(kind, ++this.actorCounts[kind], skewMs);
+  }
+
+  /** The invocation returned: Lambda freezes its sandbox, so nothing of it runs any more. Not a crash. */
+  private ended(actor: Actor): void {
+    actor.dead = true;
+  }
+
+  // ---- the handlers, over the network, with the world's clock and log -------------------------------------------
+
+  private createHandlers({ doc, s3, sqs, sns }: SdkClients, options: WorldOptions): Handlers {
+    const clock: Clock = { now: () => this.vt.now + (VirtualTime.actor()?.skewMs ?? 0) };
+    const logger: Logger = {
+      info: (m, f) => this.onLog(m, f),
+      warn: (m, f) => this.onLog(m, f),
+      error: (m, f) => this.onLog(m, f),
+    };
+    const job = options.job ?? modelJob(this.plan, this.vt, T0, this.sideEffects);
+    const settings = new Map([[JOB_ID, this.settings]]);
+    const store = new DynamoOccurrenceStore(doc, TABLE);
+    const queue = new SqsWorkQueue(sqs, QUEUE_URL);
+    let leases = 0;
+    return {
+      trigger: createTriggerHandler({ settings, store, queue, clock, logger }),
+      worker: createWorkerHandler({
+        jobs: { [JOB_ID]: job },
+        settings,
+        store: this.variant.workerStore?.(doc, TABLE) ?? store,
+        reports: new S3ReportStore(s3, BUCKET),
+        queue,
+        clock,
+        logger,
+        random: options.jitter ?? this.random,
+        newLeaseId: () => `lease-${++leases}`,
+      }),
+      notifier: createNotifierHandler({
+        store,
+        clock,
+        logger,
+        bucketName: BUCKET,
+        announcer: new SnsAnnouncer(sns, TOPIC_ARN),
+      }),
+    };
+  }
+
+  /** Every log line goes to the trace; a worker's lines about its lease start and end its belief that it holds it. */
+  private onLog(message: string, fields: Record<string, unknown> = {}): void {
+    const actor = VirtualTime.actor();
+    const leaseId = fields.leaseId as string | undefined;
+    this.note(actor?.name ?? '?', `log: ${message}${fields.error ? ` (${String(fields.error).slice(0, 140)})` : ''}`);
+    if (actor !== undefined && leaseId !== undefined) this.beliefs.onLog(actor, leaseId, message, this.vt.now);
+  }
+
+  // ---- the trigger, invoked by the Scheduler ----------------------------------------------------------------------
+
+  private invokeTrigger(delivery: number, tryNo: number): void {
+    const invocation: Invocation = { actor: this.newActor('trigger'), settled: false };
+    const { actor } = invocation;
+    this.triggerDeliveryOf.set(actor, delivery);
+    this.note(actor.name, `invoked (Scheduler delivery ${delivery}, try ${tryNo})`);
+    const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why);
+    this.vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
+    this.vt
+      .runAs(actor, () => this.handlers.trigger({ jobId: JOB_ID, scheduledTime: SCHEDULED_TIME }))
+      .then(
+        (result) => this.triggerReturned(invocation, result),
+        (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`),
+      );
+  }
+
+  private triggerReturned(invocation: Invocation, result: string): void {
+    if (invocation.settled || invocation.actor.dead) return;
+    invocation.settled = true;
+    this.note(invocation.actor.name, `returned ${result}`);
+    this.ended(invocation.actor);
+  }
+
+  /** Lambda retries a failed asynchronous invocation twice, then sends the event to the trigger's DLQ. */
+  private triggerFailed(invocation: Invocation, delivery: number, tryNo: number, why: string): void {
+    if (invocation.settled) return;
+    invocation.settled = true;
+    this.kill(invocation.actor, why);
+    this.triggerFailures.set(delivery, (this.triggerFailures.get(delivery) ?? 0) + 1);
+    const retryIn = TRIGGER_RETRY_DELAYS_MS[tryNo - 1];
+    if (retryIn === undefined) {
+      this.triggerEventsDropped++;
+      this.note('lambda', `trigger event of delivery ${delivery} sent to the trigger DLQ after ${tryNo} tries`);
+    } else {
+      this.vt.scheduleSystem(retryIn, () => this.invokeTrigger(delivery, tryNo + 1));
+    }
+  }
+
+  // ---- the job queue and the worker ---------------------------------------------------------------------------
+
+  /** SendMessage reached the queue; SQS delivers at least once: the plan's extra copies of the first message. */
+  private enqueue(body: string): void {
+    const id = this.jobQueue.send(body);
+    this.note('sqs', `${id} enqueued`);
+    if (id !== 'msg-1') return;
+    for (const after of this.plan.sqsDuplicates) this.vt.scheduleSystem(after, () => this.sendDuplicate(body));
+  }
+
+  private sendDuplicate(body: string): void {
+    const id = this.jobQueue.send(body);
+    this.note('sqs', `${id}: a duplicate copy of msg-1 (at-least-once delivery)`);
+  }
+
+  /** The poller hands the worker a batch, on a clock with the plan's next skew, killed at its function timeout. */
+  private invokeWorker(received: Received[]): void {
+    const index = this.actorCounts.worker + 1;
+    const actor = this.newActor('worker', this.plan.skewsMs[(index - 1) % this.plan.skewsMs.length] ?? 0);
+    this.workerSkews.push(actor.skewMs);
+    const batch = received.map((r) => `${r.id} (receive ${r.receiveCount})`).join(', ');
+    this.note(actor.name, `invoked with ${batch}; clock ${actor.skewMs >= 0 ? '+' : ''}${actor.skewMs} ms`);
+    const timeoutAt = this.vt.now + this.limits.functionTimeoutSeconds * 1000;
+    this.vt.scheduleSystem(timeoutAt - this.vt.now, () => this.kill(actor, 'Lambda timeout'));
+    this.scheduleWorkerFaults(actor);
+    const event = sqsEvent(received.map((r) => ({ messageId: r.id, receiptHandle: r.receipt, body: r.body })));
+    const context = {
+      getRemainingTimeInMillis: () => Math.max(0, timeoutAt - this.vt.now),
+      logStreamName: `worker/${actor.index}`,
+      awsRequestId: `req-${actor.index}`,
+    };
+    this.vt
+      .runAs(actor, () => this.handlers.worker(event, context))
+      .then(
+        (response) => this.workerReturned(actor, received, response),
+        (error) => {
+          this.note(actor.name, `threw ${String(error)}`);
+          this.ended(actor);
+        },
+      );
+  }
+
+  /** The plan's timed kills and freezes of this invocation. */
+  private scheduleWorkerFaults(actor: Actor): void {
+    for (const c of this.plan.crashes.filter((x) => x.invocation === actor.index)) {
+      this.vt.scheduleSystem(c.atMs, () => {
+        if (actor.dead) return;
+        if (this.withinBound(this.workerCrashes < BOUNDS.maxWorkerCrashes, 'crashes'))
+          this.kill(actor, `killed ${c.atMs} ms into the invocation`);
+      });
+    }
+    for (const f of this.plan.freezes.filter((x) => x.invocation === actor.index))
+      this.vt.scheduleSystem(f.atMs, () => this.freeze(actor, f.forMs));
+  }
+
+  /** Lambda deletes the messages the batch response did not report as failed. */
+  private workerReturned(actor: Actor, received: Received[], response: Awaited<ReturnType<WorkerHandler>>): void {
+    if (actor.dead) return;
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const r of received) {
+      if (!failed.has(r.id) && this.jobQueue.delete(r.id, r.receipt)) this.note('sqs', `${r.id} deleted`);
+    }
+    this.note(actor.name, `returned${failed.size ? `; batch item failures: ${[...failed].join(', ')}` : ''}`);
+    this.ended(actor);
+  }
+
+  // ---- the table stream and the notifier ------------------------------------------------------------------------
+
+  /** The stack's event source filter: only the write that makes a row SUCCEEDED reaches the notifier. */
+  private rowChanged(before: Row | undefined, after: Row): void {
+    this.observer.rowWritten(after);
+    if (after.status === 'SUCCEEDED' && before?.status !== 'SUCCEEDED') {
+      const record = streamEvent(structuredClone(before), structuredClone(after));
+      this.vt.scheduleSystem(STREAM_DELAY_MS, () => this.invokeNotifier(record));
+    }
+  }
+
+  private invokeNotifier(record: StreamRecord): void {
+    const invocation: Invocation = { actor: this.newActor('notifier'), settled: false };
+    const { actor } = invocation;
+    this.streamTries++;
+    this.note(actor.name, `invoked with the stream record of the change to SUCCEEDED (try ${this.streamTries})`);
+    const retry = (why: string) => this.retryNotifier(invocation, record, why);
+    this.vt.scheduleSystem(NOTIFIER_TIMEOUT_MS, () => retry('notifier timed out'));
+    this.vt
+      .runAs(actor, () => this.handlers.notifier(record))
+      .then(
+        (response) => this.notifierReturned(invocation, record, response),
+        (error) => retry(`notifier threw ${String(error)}`),
+      );
+  }
+
+  private notifierReturned(
+    invocation: Invocation,
+    record: StreamRecord,
+    response: Awaited<ReturnType<Handlers['notifier']>>,
+  ): void {
+    if (invocation.settled || invocation.actor.dead) return;
+    if (response.batchItemFailures.length > 0) {
+      this.retryNotifier(invocation, record, 'batch item failure');
+      return;
+    }
+    invocation.settled = true;
+    this.note(invocation.actor.name, 'returned');
+    this.ended(invocation.actor);
+  }
+
+  /** The stream retries a failed batch with backoff, 2, 4, 8 ... 60 s, until it succeeds. */
+  private retryNotifier(invocation: Invocation, record: StreamRecord, why: string): void {
+    if (invocation.settled) return;
+    invocation.settled = true;
+    this.kill(invocation.actor, why);
+    this.notifierFailures++;
+    this.vt.scheduleSystem(Math.min(60_000, 1000 * 2 ** this.streamTries), () => this.invokeNotifier(record));
+  }
+
+  // ---- the outcome ----------------------------------------------------------------------------------------------
+
+  private row(): Row | undefined {
+    return this.aws.row(JOB_ID, SCHEDULED_TIME);
+  }
+
+  private outcome(): WorldOutcome {
+    const o = this.observer;
+    const skews = this.workerSkews;
+    return {
+      plan: this.plan,
+      variant: this.variant.name,
+      settings: this.settings,
+      limits: this.limits,
+      trace: this.trace,
+      row: this.row(),
+      objects: this.aws.objects,
+      published: this.aws.published.length,
+      delivered: this.aws.delivered.length,
+      deadlineAt: this.deadlineAt,
+      horizon: this.horizon,
+      messagesInDlq: this.jobQueue.movedToDlq,
+      skewSpreadMs: skews.length === 0 ? 0 : Math.max(...skews) - Math.min(...skews),
+      events: this.vt.events,
+      overwrites: o.overwrites,
+      firstCommitAt: o.firstCommitAt,
+      staleWrites: o.staleWrites,
+      lateUncontestedWrites: o.lateUncontestedWrites,
+      sideEffects: this.sideEffects,
+      beliefs: this.beliefs.all,
+      calls: this.network.calls,
+      finishedAt: o.finishedAt,
+      leaseExpiries: o.leaseExpiries,
+      workerCrashes: this.workerCrashes,
+      maxFreezeMs: this.maxFreezeMs,
+      triggerEventsDropped: this.triggerEventsDropped,
+      claims: o.claims,
+      skipped: this.skipped,
+    };
+  }
+}
+
+function sqsEvent(records: { messageId: string; receiptHandle: string; body: string }[]): SQSEvent {
+  return { Records: records.map((r) => ({ ...r, eventSource: 'aws:sqs' })) } as unknown as SQSEvent;
+}
