@@ -4,11 +4,7 @@
  */
 import { z } from 'zod';
 import { normaliseScheduledTime, OccurrenceStatus } from '../../functions/protocol/occurrence';
-
-/** A bad argument: printed with the command's usage line, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
 const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

@@ -1,9 +1,6 @@
 /**
- * The command line: commander splits the arguments, zod checks them (arguments.ts), the commands do the work.
- *
- * Exit codes: 0 done; 1 an AWS call or the occurrence failed (the message says which and how: the failure is
- * classified as in functions/aws/classify-error.ts); 2 a bad argument (the message and the usage line); 3 `retry`
- * refused (the message says why); 4 `show` found no such occurrence.
+ * The command line: commander splits the arguments, zod checks them (arguments.ts), the commands do the work. The
+ * exit codes are listed in errors.ts.
  */
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
@@ -16,7 +13,6 @@ import {
   scheduledTimeArgument,
   statusListArgument,
   timeArgument,
-  UsageError,
   urlArgument,
   wholeNumberArgument,
 } from './arguments';
@@ -26,9 +22,8 @@ import { runRetry } from './commands/retry';
 import { runShow } from './commands/show';
 import { runWatch } from './commands/watch';
 import type { CommandContext } from './context';
+import { CliError, EXIT, UsageError } from './errors';
 import { type Needs, resolveTarget, type Target, type TargetOptions } from './target';
-
-export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, notFound: 4 } as const;
 
 export interface CliDeps extends CommandContext {
   readonly env: NodeJS.ProcessEnv;
@@ -253,7 +248,7 @@ function reportError(error: unknown, cmd: Command, io: CliDeps['io']): number {
   }
   if (error instanceof UsageError) {
     io.err(`error: ${error.message}\n${usageHint(cmd)}`);
-    return EXIT.usage;
+    return error.exitCode;
   }
   if (error instanceof DependencyError || error instanceof ReopenedNotEnqueuedError) {
     io.err(`error: ${error.message}`);
@@ -262,7 +257,7 @@ function reportError(error: unknown, cmd: Command, io: CliDeps['io']): number {
     return EXIT.failed;
   }
   io.err(`error: ${messageOf(error)}`);
-  return EXIT.failed;
+  return error instanceof CliError ? error.exitCode : EXIT.failed;
 }
 
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -16,7 +16,7 @@ import { asDependencyError } from '../../functions/aws/classify-error';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import { UsageError } from './arguments';
+import { UsageError } from './errors';
 
 export const DEFAULT_STACK = 'ScheduledJobs';
 /** The emulator's region when nothing else says which: the one scripts/local creates the resources in. */

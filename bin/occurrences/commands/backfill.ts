@@ -19,8 +19,8 @@ import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/prot
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import type { ResolvedJobConfig } from '../../../lib/job-config';
 import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
-import { UsageError } from '../arguments';
 import { type CommandContext, settingsById } from '../context';
+import { BackfillInterruptedError, UsageError } from '../errors';
 
 export interface BackfillPlan {
   readonly job: ResolvedJobConfig;
@@ -59,16 +59,6 @@ export function planBackfill(ctx: CommandContext, jobId: string, from: number, t
   } catch (error) {
     if (error instanceof ScheduleError) throw new UsageError(`${error.message} (or raise --max, now ${max})`);
     throw error;
-  }
-}
-
-export class BackfillInterruptedError extends Error {
-  constructor(
-    readonly done: number,
-    readonly planned: number,
-  ) {
-    super(`backfill interrupted after ${done} of ${planned} occurrence(s)`);
-    this.name = 'BackfillInterruptedError';
   }
 }
 
