@@ -3,8 +3,7 @@
  * clock, and rows written straight into the emulator's table (the state a test starts from).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { CommandContext } from '../../bin/occurrences/context';
-import type { CliDeps } from '../../bin/occurrences/program';
+import type { CliDeps, CommandContext } from '../../bin/occurrences/context';
 import type { Target } from '../../bin/occurrences/target';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';

@@ -13,14 +13,51 @@
  * retry window. Ranges that reach into the future are refused: the Scheduler fires those, and recording them early
  * would run the job before its time.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import type { ResolvedJobConfig } from '../../../lib/job-config';
 import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
-import { type CommandContext, settingsById } from '../context';
+import { jobIdArgument, parseArguments, timeArgument, wholeNumberArgument } from '../arguments';
+import { type CommandContext, type CommandSetup, settingsById } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
+
+export function registerBackfill(program: Command, setup: CommandSetup): void {
+  program
+    .command('backfill')
+    .description("record and enqueue the occurrences a job's schedule would have produced in a time range (idempotent)")
+    .requiredOption('--job <id>', 'the job (from bin/jobs.ts)')
+    .requiredOption('--from <time>', 'first scheduled time to consider: ISO date/time with zone, or a time ago (7d)')
+    .option('--to <time>', 'end of the range, exclusive (not in the future)', 'now')
+    .option('--max <n>', 'refuse a range with more occurrences than this, 1-100000', '1000')
+    .option('--dry-run', 'say what would be recorded; write nothing')
+    .option('--json', 'the summary as JSON')
+    .action(async (raw, cmd: Command) => {
+      const o = parseArguments(backfillArguments(setup.now), raw);
+      const plan = planBackfill(setup.deps, o.job, o.from, o.to, o.max);
+      const target = await setup.connect(cmd, { queue: !o.dryRun });
+      await runBackfill(setup.deps, { store: target.store, queue: target.queue!, reader: target.reader }, plan, {
+        dryRun: o.dryRun,
+        json: o.json,
+        progress: setup.deps.progress,
+        signal: setup.deps.signal,
+      });
+    });
+}
+
+function backfillArguments(now: number) {
+  return z.object({
+    job: jobIdArgument,
+    from: timeArgument(now),
+    to: timeArgument(now),
+    max: wholeNumberArgument(1, 100_000),
+    dryRun: z.boolean().default(false),
+    json: z.boolean().default(false),
+  });
+}
 
 export interface BackfillPlan {
   readonly job: ResolvedJobConfig;

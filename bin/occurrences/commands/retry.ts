@@ -2,6 +2,8 @@
  * `occurrences retry`: reopen a FAILED occurrence and enqueue it; with --force, enqueue one more message for a
  * PENDING, RETRY_WAIT or expired-lease RUNNING one. The rules are in functions/protocol/manual-retry.ts.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import {
   type ManualRetryResult,
   type ReopenableStore,
@@ -9,7 +11,39 @@ import {
 } from '../../../functions/protocol/manual-retry';
 import type { OccurrenceKey } from '../../../functions/protocol/occurrence';
 import type { WorkQueue } from '../../../functions/protocol/ports';
-import { type CommandContext, settingsById } from '../context';
+import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import { type CommandContext, type CommandSetup, settingsById } from '../context';
+import { EXIT } from '../errors';
+
+export function registerRetry(program: Command, setup: CommandSetup): void {
+  program
+    .command('retry')
+    .description(
+      're-enqueue a FAILED occurrence (conditional); --force re-enqueues a PENDING, RETRY_WAIT or expired RUNNING one',
+    )
+    .argument('<jobId>', 'the job')
+    .argument('<scheduledTime>', 'its scheduled time, ISO-8601 with a zone')
+    .option(
+      '--force',
+      'enqueue one more message for a PENDING, RETRY_WAIT or expired-lease RUNNING occurrence; ' +
+        'never for SUCCEEDED or a live lease',
+    )
+    .action(async (jobId: string, scheduledTime: string, raw, cmd: Command) => {
+      const o = parseArguments(
+        z.object({ jobId: jobIdArgument, scheduledTime: scheduledTimeArgument, force: z.boolean().default(false) }),
+        { jobId, scheduledTime, ...raw },
+        ['jobId', 'scheduledTime'],
+      );
+      const target = await setup.connect(cmd, { queue: true });
+      const result = await runRetry(
+        setup.deps,
+        { store: target.store, queue: target.queue! },
+        { jobId: o.jobId, scheduledTime: o.scheduledTime },
+        { force: o.force },
+      );
+      if (result.outcome === 'refused') setup.setExitCode(EXIT.refused);
+    });
+}
 
 export async function runRetry(
   ctx: CommandContext,

@@ -3,11 +3,42 @@
  * lease and its age, the retry state, the report's location, the notification, manual retries, and the attempt
  * history when the row records one.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
 import type { ManualRetryFields } from '../../../functions/protocol/manual-retry';
 import { type Occurrence, type OccurrenceKey, reportKeyOf } from '../../../functions/protocol/occurrence';
-import type { CommandContext } from '../context';
+import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import type { CommandContext, CommandSetup } from '../context';
+import { EXIT } from '../errors';
 import { duration, fieldTable, plainTable, when } from '../format';
+
+export function registerShow(program: Command, setup: CommandSetup): void {
+  program
+    .command('show')
+    .description('one occurrence in full: lease age, attempts, errors, report location')
+    .argument('<jobId>', 'the job')
+    .argument('<scheduledTime>', 'its scheduled time, ISO-8601 with a zone')
+    .option('--json', 'the raw row as JSON')
+    .action(async (jobId: string, scheduledTime: string, raw, cmd: Command) => {
+      const o = parseArguments(
+        z.object({ jobId: jobIdArgument, scheduledTime: scheduledTimeArgument, json: z.boolean().default(false) }),
+        { jobId, scheduledTime, ...raw },
+        ['jobId', 'scheduledTime'],
+      );
+      const target = await setup.connect(cmd, { queue: false, bucket: true });
+      const row = await runShow(
+        setup.deps,
+        target.store,
+        { jobId: o.jobId, scheduledTime: o.scheduledTime },
+        { json: o.json, bucketName: target.bucketName },
+      );
+      if (row === undefined) {
+        setup.deps.io.err(`no occurrence ${o.jobId} ${o.scheduledTime} in ${target.where}`);
+        setup.setExitCode(EXIT.notFound);
+      }
+    });
+}
 
 /** One recorded attempt. The worker may record a bounded list of them (`attempts` or `history`); older rows have none. */
 export interface RecordedAttempt {

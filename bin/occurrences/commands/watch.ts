@@ -7,13 +7,41 @@
  * A row that leaves a filtered view (`--status RUNNING`, and it SUCCEEDED) is read once by its key to say where it
  * went. A poll that fails transiently (throttling, a dropped connection) is reported and tried again next interval.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isTransient } from '../../../functions/protocol/errors';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import type { OccurrenceStore } from '../../../functions/protocol/ports';
-import type { CommandContext } from '../context';
+import { parseArguments, wholeNumberArgument } from '../arguments';
+import type { CommandContext, CommandSetup } from '../context';
 import { detail } from '../format';
-import { type ListQuery, listOccurrences } from './list';
+import { type ListQuery, listOccurrences, rangeArguments, rangeOptions, toListQuery } from './list';
+
+export function registerWatch(program: Command, setup: CommandSetup): void {
+  rangeOptions(program.command('watch').description('follow occurrences as they change (polls; Ctrl-C to stop)'))
+    .option('--interval <seconds>', 'seconds between polls, 1-300', '2')
+    .option('--limit <n>', 'newest occurrences followed, 1-1000', '200')
+    .option('--json', 'one JSON object per change')
+    .action(async (raw, cmd: Command) => {
+      const o = parseArguments(
+        rangeArguments(setup.now).extend({
+          interval: wholeNumberArgument(1, 300),
+          limit: wholeNumberArgument(1, 1000),
+          json: z.boolean().default(false),
+        }),
+        raw,
+      );
+      const query = toListQuery(o, o.limit);
+      const target = await setup.connect(cmd, { queue: false });
+      await runWatch(setup.deps, { reader: target.reader, store: target.store }, query, {
+        intervalMs: o.interval * 1000,
+        json: o.json,
+        signal: setup.deps.signal ?? new AbortController().signal,
+        sleep: setup.deps.sleep ?? sleep,
+      });
+    });
+}
 
 export interface Change {
   readonly at: string;
@@ -107,6 +135,20 @@ export async function runWatch(
     first = false;
     await options.sleep(options.intervalMs, options.signal);
   }
+}
+
+/** Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function formatChange(c: Change, first: boolean): string {
