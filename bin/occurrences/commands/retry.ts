@@ -14,6 +14,7 @@ import type { WorkQueue } from '../../../functions/protocol/ports';
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import { type CommandContext, type CommandSetup, settingsById } from '../context';
 import { EXIT } from '../errors';
+import { jobQueueOf } from '../target';
 
 export function registerRetry(program: Command, setup: CommandSetup): void {
   program
@@ -37,7 +38,7 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
       const target = await setup.connect(cmd, { queue: true });
       const result = await runRetry(
         setup.deps,
-        { store: target.store, queue: target.queue! },
+        { store: target.store, queue: jobQueueOf(target) },
         { jobId: o.jobId, scheduledTime: o.scheduledTime },
         { force: o.force },
       );
