@@ -37,8 +37,8 @@ describe('Class: BackfillInterruptedError', () => {
     const deps = {
       ...cliDeps({ now: () => Date.parse('2026-11-30T12:00:00Z') }),
       signal: stopped.signal,
-      // Nothing is written once the signal has aborted, so the target is never used.
-      connect: async () => ({ where: 'table t' }) as unknown as Target,
+      // Nothing is written once the signal has aborted, so neither the store nor the queue is used.
+      connect: async () => ({ where: 'table t', store: {}, queue: {} }) as unknown as Target,
     };
     const code = await runCli(['backfill', '--job', HOURLY, '--from', '3h'], deps);
     expect(code).toBe(EXIT.failed);

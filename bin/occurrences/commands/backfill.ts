@@ -24,6 +24,7 @@ import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times
 import { jobIdArgument, parseArguments, timeArgument, wholeNumberArgument } from '../arguments';
 import { type CommandContext, type CommandSetup, settingsById } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
+import { jobQueueOf } from '../target';
 
 export function registerBackfill(program: Command, setup: CommandSetup): void {
   program
@@ -39,12 +40,14 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
       const o = parseArguments(backfillArguments(setup.now), raw);
       const plan = planBackfill(setup.deps, o.job, o.from, o.to, o.max);
       const target = await setup.connect(cmd, { queue: !o.dryRun });
-      await runBackfill(setup.deps, { store: target.store, queue: target.queue!, reader: target.reader }, plan, {
-        dryRun: o.dryRun,
-        json: o.json,
-        progress: setup.deps.progress,
-        signal: setup.deps.signal,
-      });
+      if (o.dryRun) await runDryRun(setup.deps, target.reader, plan, o.json);
+      else {
+        await runBackfill(setup.deps, { store: target.store, queue: jobQueueOf(target) }, plan, {
+          json: o.json,
+          progress: setup.deps.progress,
+          signal: setup.deps.signal,
+        });
+      }
     });
 }
 
@@ -109,7 +112,13 @@ const noProgress: ProgressFactory = () => ({ increment: () => undefined, stop: (
 export interface BackfillDeps {
   readonly store: OccurrenceStore;
   readonly queue: WorkQueue;
-  readonly reader: OperatorOccurrenceReader;
+}
+
+export interface BackfillOptions {
+  readonly json: boolean;
+  readonly progress?: ProgressFactory;
+  /** Ctrl-C: no new occurrence is started; the ones in flight finish. */
+  readonly signal?: AbortSignal;
 }
 
 export interface BackfillSummary {
@@ -122,36 +131,81 @@ export interface BackfillSummary {
 
 const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** `--dry-run`: what a backfill of the plan would record, from one read of the range; writes nothing. */
+export async function runDryRun(
+  ctx: CommandContext,
+  reader: OperatorOccurrenceReader,
+  plan: BackfillPlan,
+  json: boolean,
+): Promise<BackfillSummary> {
+  const summary = await countExisting(reader, plan);
+  if (json) {
+    ctx.io.out(JSON.stringify({ dryRun: true, jobId: plan.job.settings.id, ...summary, times: plan.times }, null, 2));
+  } else {
+    printDryRun(ctx, plan, summary);
+  }
+  return summary;
+}
+
+function printDryRun(ctx: CommandContext, plan: BackfillPlan, summary: BackfillSummary): void {
+  const { job, times } = plan;
+  const existing = Object.entries(summary.existing ?? {})
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+  const already = total(summary.existing ?? {});
+  ctx.io.out(
+    `dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${rangeOf(plan)}; ` +
+      `${already} of them already recorded${existing ? ` (${existing})` : ''}, ` +
+      `${times.length - already} would be recorded and enqueued.`,
+  );
+  if (times.length > 0) ctx.io.out(listTimes(times));
+  ctx.io.out('nothing was written.');
+}
+
+/**
+ * Records the plan's occurrences, BACKFILL_CONCURRENCY at a time, and says what happened. A failure or Ctrl-C stops
+ * it (the occurrences in flight finish): it says how far it got, and throws the failure or a
+ * BackfillInterruptedError.
+ */
 export async function runBackfill(
   ctx: CommandContext,
   deps: BackfillDeps,
   plan: BackfillPlan,
-  options: { dryRun: boolean; json: boolean; progress?: ProgressFactory; signal?: AbortSignal },
+  options: BackfillOptions,
 ): Promise<BackfillSummary> {
-  const { job, times } = plan;
-  const jobId = job.settings.id;
-  const range = `${isoSeconds(plan.from)} to ${isoSeconds(plan.to)}`;
-  if (options.dryRun) {
-    const summary = await dryRun(deps.reader, plan);
-    if (options.json) {
-      ctx.io.out(JSON.stringify({ dryRun: true, jobId, ...summary, times }, null, 2));
-    } else {
-      const existing = Object.entries(summary.existing ?? {})
-        .map(([s, n]) => `${n} ${s}`)
-        .join(', ');
-      const already = Object.values(summary.existing ?? {}).reduce((a, b) => a + (b ?? 0), 0);
-      ctx.io.out(
-        `dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${range}; ` +
-          `${already} of them already recorded${existing ? ` (${existing})` : ''}, ${times.length - already} would be recorded and enqueued.`,
-      );
-      if (times.length > 0) ctx.io.out(listTimes(times));
-      ctx.io.out('nothing was written.');
-    }
-    return summary;
+  const { results, failure, countFrom } = await recordAll(ctx, deps, plan, options);
+  const summary: BackfillSummary = { planned: plan.times.length, results };
+  const done = total(results);
+  if (failure !== undefined || done < plan.times.length) {
+    ctx.io.err(
+      `backfill stopped after ${done} of ${plan.times.length} occurrence(s)` +
+        `${failure === undefined ? ' (interrupted)' : ''}; ` +
+        `${describeResults(results)}. Running it again is safe: it is idempotent.`,
+    );
+    throw failure ?? new BackfillInterruptedError(done, plan.times.length);
   }
+  if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.settings.id, ...summary }, null, 2));
+  else printBackfilled(ctx, plan, results, countFrom);
+  return summary;
+}
 
+interface Recorded {
+  readonly results: Partial<Record<TriggerResult, number>>;
+  /** The first failure; undefined when every occurrence was recorded, or Ctrl-C stopped the backfill. */
+  readonly failure: unknown;
+  /** When the retry deadlines (and the retention) of the recorded occurrences are counted from. */
+  readonly countFrom: number;
+}
+
+async function recordAll(
+  ctx: CommandContext,
+  deps: BackfillDeps,
+  plan: BackfillPlan,
+  options: BackfillOptions,
+): Promise<Recorded> {
+  const { times } = plan;
+  const jobId = plan.job.settings.id;
   const results: Partial<Record<TriggerResult, number>> = {};
-  const deadline = job.settings.retry.deadlineSeconds;
   const progress = (options.progress ?? noProgress)(times.length);
   const triggerDeps = {
     store: deps.store,
@@ -181,31 +235,27 @@ export async function runBackfill(
   } finally {
     progress.stop();
   }
-  const summary: BackfillSummary = { planned: times.length, results };
-  const done = Object.values(results).reduce((a, b) => a + (b ?? 0), 0);
-  if (failure !== undefined || done < times.length) {
-    ctx.io.err(
-      `backfill stopped after ${done} of ${times.length} occurrence(s)${failure === undefined ? ' (interrupted)' : ''}; ` +
-        `${describeResults(results)}. Running it again is safe: it is idempotent.`,
-    );
-    throw failure ?? new BackfillInterruptedError(done, times.length);
-  }
-  if (options.json) {
-    ctx.io.out(JSON.stringify({ dryRun: false, jobId, ...summary }, null, 2));
-  } else {
-    ctx.io.out(
-      `backfilled ${jobId} from ${range}: ${times.length} occurrence(s) in the schedule; ${describeResults(results)}.`,
-    );
-    if ((results.recorded ?? 0) > 0) {
-      ctx.io.out(
-        `new occurrences may be retried until ${isoSeconds(countFrom + deadline * 1000)} (the retry deadline counts from this backfill).`,
-      );
-    }
-  }
-  return summary;
+  return { results, failure, countFrom };
 }
 
-async function dryRun(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
+function printBackfilled(
+  ctx: CommandContext,
+  plan: BackfillPlan,
+  results: Partial<Record<TriggerResult, number>>,
+  countFrom: number,
+): void {
+  const jobId = plan.job.settings.id;
+  ctx.io.out(
+    `backfilled ${jobId} from ${rangeOf(plan)}: ${plan.times.length} occurrence(s) in the schedule; ` +
+      `${describeResults(results)}.`,
+  );
+  if ((results.recorded ?? 0) > 0) {
+    const until = isoSeconds(countFrom + plan.job.settings.retry.deadlineSeconds * 1000);
+    ctx.io.out(`new occurrences may be retried until ${until} (the retry deadline counts from this backfill).`);
+  }
+}
+
+async function countExisting(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
   // One key-range Query for the whole range, rather than a read per time.
   const rows = await reader.listJobNewestFirst(plan.job.settings.id, {
     from: isoSeconds(plan.from),
@@ -216,6 +266,14 @@ async function dryRun(reader: OperatorOccurrenceReader, plan: BackfillPlan): Pro
   const existing: Partial<Record<OccurrenceStatus, number>> = {};
   for (const row of rows) if (planned.has(row.scheduledTime)) existing[row.status] = (existing[row.status] ?? 0) + 1;
   return { planned: plan.times.length, results: {}, existing };
+}
+
+function rangeOf(plan: BackfillPlan): string {
+  return `${isoSeconds(plan.from)} to ${isoSeconds(plan.to)}`;
+}
+
+function total(counts: Partial<Record<string, number>>): number {
+  return Object.values(counts).reduce((a: number, b) => a + (b ?? 0), 0);
 }
 
 const RESULT_WORDS: Record<TriggerResult, string> = {
