@@ -97,44 +97,68 @@ export async function runWatch(
 ): Promise<void> {
   let seen = new Map<string, Occurrence>();
   let first = true;
-  if (!options.json)
-    ctx.io.err(
-      `watching ${query.jobId ?? 'all jobs'}${query.statuses.length ? ` (${query.statuses.join('/')})` : ''}, every ${options.intervalMs / 1000} s; Ctrl-C to stop`,
-    );
+  if (!options.json) {
+    const statuses = query.statuses.length ? ` (${query.statuses.join('/')})` : '';
+    const every = `every ${options.intervalMs / 1000} s`;
+    ctx.io.err(`watching ${query.jobId ?? 'all jobs'}${statuses}, ${every}; Ctrl-C to stop`);
+  }
   while (!options.signal.aborted) {
-    let rows: Occurrence[];
-    try {
-      rows = await listOccurrences(deps.reader, query);
-    } catch (error) {
-      // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
-      if (!isTransient(error)) throw error;
-      ctx.io.err(
-        `${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${options.intervalMs / 1000} s: ${(error as Error).message}`,
-      );
-      await options.sleep(options.intervalMs, options.signal);
-      continue;
+    const rows = await poll(ctx, deps.reader, query, options.intervalMs);
+    if (rows !== undefined) {
+      const now = ctx.clock.now();
+      const changes = changesBetween(seen, [...rows].reverse(), now);
+      const current = new Map(rows.map((o) => [keyOf(o), o]));
+      changes.push(...(await departures(deps.store, seen, current, now)));
+      for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
+      seen = current;
+      first = false;
     }
-    const now = ctx.clock.now();
-    const changes = changesBetween(seen, [...rows].reverse(), now);
-    const current = new Map(rows.map((o) => [keyOf(o), o]));
-    for (const [key, old] of seen) {
-      if (current.has(key)) continue;
-      const row = await deps.store.get(old);
-      changes.push({
-        at: new Date(now).toISOString(),
-        jobId: old.jobId,
-        scheduledTime: old.scheduledTime,
-        from: old.status,
-        to: row?.status ?? 'DELETED',
-        attempt: row?.attempt,
-        detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)',
-      });
-    }
-    for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
-    seen = current;
-    first = false;
     await options.sleep(options.intervalMs, options.signal);
   }
+}
+
+/** One poll. A transient failure is reported and gives undefined: the watch tries again after the interval. */
+async function poll(
+  ctx: CommandContext,
+  reader: OperatorOccurrenceReader,
+  query: ListQuery,
+  intervalMs: number,
+): Promise<Occurrence[] | undefined> {
+  try {
+    return await listOccurrences(reader, query);
+  } catch (error) {
+    // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
+    if (!isTransient(error)) throw error;
+    ctx.io.err(
+      `${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${intervalMs / 1000} s: ` +
+        (error as Error).message,
+    );
+    return undefined;
+  }
+}
+
+/** The rows seen before that this poll did not return, each read once by its key to say where it went. */
+async function departures(
+  store: Pick<OccurrenceStore, 'get'>,
+  seen: ReadonlyMap<string, Occurrence>,
+  current: ReadonlyMap<string, Occurrence>,
+  now: number,
+): Promise<Change[]> {
+  const changes: Change[] = [];
+  for (const [key, old] of seen) {
+    if (current.has(key)) continue;
+    const row = await store.get(old);
+    changes.push({
+      at: new Date(now).toISOString(),
+      jobId: old.jobId,
+      scheduledTime: old.scheduledTime,
+      from: old.status,
+      to: row?.status ?? 'DELETED',
+      attempt: row?.attempt,
+      detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)',
+    });
+  }
+  return changes;
 }
 
 /** Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once). */
