@@ -203,10 +203,9 @@ async function recordAll(
   plan: BackfillPlan,
   options: BackfillOptions,
 ): Promise<Recorded> {
-  const { times } = plan;
   const jobId = plan.job.settings.id;
   const results: Partial<Record<TriggerResult, number>> = {};
-  const progress = (options.progress ?? noProgress)(times.length);
+  const progress = (options.progress ?? noProgress)(plan.times.length);
   const triggerDeps = {
     store: deps.store,
     queue: deps.queue,
@@ -214,28 +213,44 @@ async function recordAll(
     logger: quiet,
     jobs: settingsById(ctx.jobs),
   };
+  const countFrom = ctx.clock.now();
+  const record = async (scheduledTime: string): Promise<void> => {
+    const result = await recordOccurrence(triggerDeps, { jobId, scheduledTime }, { countFrom });
+    results[result] = (results[result] ?? 0) + 1;
+    progress.increment();
+  };
+  try {
+    const failure = await inParallel(plan.times, BACKFILL_CONCURRENCY, record, options.signal);
+    return { results, failure, countFrom };
+  } finally {
+    progress.stop();
+  }
+}
+
+/**
+ * Calls `fn` for each item in order, `concurrency` at a time. After the first failure or once the signal aborts no
+ * new item is started; the ones in flight finish. Resolves with the first failure, undefined when there was none.
+ */
+async function inParallel<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
   let next = 0;
   let failure: unknown;
-  const countFrom = ctx.clock.now();
   const worker = async (): Promise<void> => {
-    // Stop taking new times after the first failure or Ctrl-C; the ones in flight finish.
-    while (failure === undefined && !options.signal?.aborted && next < times.length) {
-      const scheduledTime = times[next++];
+    while (failure === undefined && !signal?.aborted && next < items.length) {
+      const item = items[next++];
       try {
-        const result = await recordOccurrence(triggerDeps, { jobId, scheduledTime }, { countFrom });
-        results[result] = (results[result] ?? 0) + 1;
-        progress.increment();
+        await fn(item);
       } catch (error) {
         failure ??= error;
       }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.min(BACKFILL_CONCURRENCY, times.length) }, worker));
-  } finally {
-    progress.stop();
-  }
-  return { results, failure, countFrom };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return failure;
 }
 
 function printBackfilled(
