@@ -38,7 +38,9 @@ export function timeArgument(now: number) {
     if (Number.isNaN(ms)) {
       ctx.addIssue({
         code: 'custom',
-        message: `must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago such as 6h or 7d; got ${JSON.stringify(value)}`,
+        message:
+          "must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago " +
+          `such as 6h or 7d; got ${JSON.stringify(value)}`,
       });
       return z.NEVER;
     }

@@ -22,7 +22,7 @@ export class CliError extends Error {
   }
 }
 
-/** A bad argument: printed with the command's usage line, exit code 2. `npm run local` (scripts/local.ts) uses it too. */
+/** A bad argument: printed with the command's usage line, exit code 2. scripts/local.ts uses it too. */
 export class UsageError extends CliError {
   constructor(message: string, options?: ErrorOptions) {
     super(message, EXIT.usage, options);

@@ -43,7 +43,8 @@ describe('Class: BackfillInterruptedError', () => {
     const code = await runCli(['backfill', '--job', HOURLY, '--from', '3h'], deps);
     expect(code).toBe(EXIT.failed);
     expect(deps.captured.err).toEqual([
-      'backfill stopped after 0 of 3 occurrence(s) (interrupted); nothing to do. Running it again is safe: it is idempotent.',
+      'backfill stopped after 0 of 3 occurrence(s) (interrupted); nothing to do. ' +
+        'Running it again is safe: it is idempotent.',
       'error: BackfillInterruptedError: backfill interrupted after 0 of 3 occurrence(s)',
     ]);
   });

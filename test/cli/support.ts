@@ -17,7 +17,10 @@ import type { LocalClients, LocalResources } from '../../scripts/local/local-aws
 export const HOURLY = 'hourly-report';
 export const OTHER = 'other-report';
 
-/** Short timings, so that the local pipeline settles in seconds; one attempt, so that a failing job is FAILED at once. */
+/**
+ * Short timings, so that the local pipeline settles in seconds; one attempt, so that a failing job is FAILED at
+ * once.
+ */
 export const testJobs = resolveJobConfigs([
   {
     id: HOURLY,

@@ -76,9 +76,8 @@ export const BACKFILL_CONCURRENCY = 8;
 export function planBackfill(ctx: CommandContext, jobId: string, from: number, to: number, max: number): BackfillPlan {
   const job = ctx.jobs.find((j) => j.settings.id === jobId);
   if (job === undefined) {
-    throw new UsageError(
-      `--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${ctx.jobs.map((j) => j.settings.id).join(', ')})`,
-    );
+    const configured = ctx.jobs.map((j) => j.settings.id).join(', ');
+    throw new UsageError(`--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${configured})`);
   }
   const now = ctx.clock.now();
   if (from >= to) throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);

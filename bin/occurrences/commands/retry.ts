@@ -55,12 +55,14 @@ export async function runRetry(
   const result = await retryOccurrence({ ...deps, clock: ctx.clock, jobs: settingsById(ctx.jobs) }, key, options);
   const name = `${key.jobId} ${key.scheduledTime}`;
   switch (result.outcome) {
-    case 'reopened':
+    case 'reopened': {
+      const lastError = result.previous.lastError ?? 'no error recorded';
       ctx.io.out(
-        `retrying ${name}: it was FAILED after ${result.previous.attempt} attempt(s) (${result.previous.lastError ?? 'no error recorded'}); ` +
+        `retrying ${name}: it was FAILED after ${result.previous.attempt} attempt(s) (${lastError}); ` +
           `reopened as PENDING with a fresh attempt budget and deadline ${result.deadlineAt}, and enqueued.`,
       );
       break;
+    }
     case 'enqueued':
       ctx.io.out(
         `enqueued ${name} again (forced; it is ${result.status} and its row was left as it was): ${result.note}`,

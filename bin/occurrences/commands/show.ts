@@ -40,7 +40,10 @@ export function registerShow(program: Command, setup: CommandSetup): void {
     });
 }
 
-/** One recorded attempt. The worker may record a bounded list of them (`attempts` or `history`); older rows have none. */
+/**
+ * One recorded attempt. The worker may record a bounded list of them (`attempts` or `history`); older rows have
+ * none.
+ */
 export interface RecordedAttempt {
   readonly attempt?: number;
   readonly outcome?: string;
