@@ -8,6 +8,7 @@ import path from 'node:path';
 import Table from 'cli-table3';
 import { Command, InvalidArgumentError } from 'commander';
 import { sampleJobs } from '../bin/jobs';
+import { UsageError } from '../bin/occurrences/errors';
 import { jobs as implementations } from '../functions/jobs';
 import type { Occurrence } from '../functions/protocol/occurrence';
 import { JobConfigError, type ResolvedJobConfig, resolveJobConfigs } from '../lib/job-config';
@@ -82,8 +83,6 @@ function selectJobs(all: readonly ResolvedJobConfig[], ids: string[] | undefined
   }
   return all.filter((j) => ids.includes(j.settings.id));
 }
-
-class UsageError extends Error {}
 
 async function main(): Promise<number> {
   const options = parseArgs(process.argv.slice(2));

@@ -4,11 +4,7 @@
  */
 import { z } from 'zod';
 import { normaliseScheduledTime, OccurrenceStatus } from '../../functions/protocol/occurrence';
-
-/** A bad argument: printed with the command's usage line, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
 const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -42,7 +38,9 @@ export function timeArgument(now: number) {
     if (Number.isNaN(ms)) {
       ctx.addIssue({
         code: 'custom',
-        message: `must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago such as 6h or 7d; got ${JSON.stringify(value)}`,
+        message:
+          "must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago " +
+          `such as 6h or 7d; got ${JSON.stringify(value)}`,
       });
       return z.NEVER;
     }

@@ -33,8 +33,10 @@ export function detail(o: Occurrence, now: number): string {
       return o.leaseExpiresAt !== undefined && Date.parse(o.leaseExpiresAt) < now
         ? `lease expired ${duration(now - Date.parse(o.leaseExpiresAt))} ago`
         : `lease held by ${o.leaseOwner ?? '?'}`;
-    case 'RETRY_WAIT':
-      return `next attempt ${o.nextAttemptAt ? relative(o.nextAttemptAt, now) : '?'}: ${truncate(o.lastError ?? '', 60)}`;
+    case 'RETRY_WAIT': {
+      const next = o.nextAttemptAt ? relative(o.nextAttemptAt, now) : '?';
+      return `next attempt ${next}: ${truncate(o.lastError ?? '', 60)}`;
+    }
     case 'FAILED':
       return truncate(o.lastError ?? '', 80);
     case 'SUCCEEDED':

@@ -16,7 +16,7 @@ import { asDependencyError } from '../../functions/aws/classify-error';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import { UsageError } from './arguments';
+import { UsageError } from './errors';
 
 export const DEFAULT_STACK = 'ScheduledJobs';
 /** The emulator's region when nothing else says which: the one scripts/local creates the resources in. */
@@ -61,39 +61,57 @@ export async function resolveTarget(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Target> {
   const config = clientConfig(options, env);
-  let { table, queueUrl, bucket } = options;
-  const requiredMissing = table === undefined || (needs.queue && queueUrl === undefined);
-  if (requiredMissing || (needs.bucket && bucket === undefined)) {
-    const stack = options.stack ?? DEFAULT_STACK;
-    const outputs = await stackOutputs(
-      new CloudFormationClient(config),
-      stack,
-      requiredMissing || options.stack !== undefined,
-    );
-    table ??= outputs?.[STACK_OUTPUTS.table];
-    queueUrl ??= outputs?.[STACK_OUTPUTS.queueUrl];
-    bucket ??= outputs?.[STACK_OUTPUTS.bucket];
-    if (table === undefined)
-      throw new UsageError(
-        `the occurrences table is unknown: stack ${stack} has no output ${STACK_OUTPUTS.table}; pass --table or --stack`,
-      );
-    if (needs.queue && queueUrl === undefined)
-      throw new UsageError(
-        `the job queue is unknown: stack ${stack} has no output ${STACK_OUTPUTS.queueUrl}; pass --queue-url or --stack`,
-      );
-  }
+  const { table, queueUrl, bucket } = await resolveNames(options, needs, config);
   const dynamo = new DynamoDBClient(config);
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const queue = needs.queue && queueUrl !== undefined ? new SqsWorkQueue(new SQSClient(config), queueUrl) : undefined;
   return {
-    tableName: table!,
+    tableName: table,
     bucketName: bucket,
-    reader: new OperatorOccurrenceReader(documents, table!),
-    store: new OperatorOccurrenceStore(documents, table!),
+    reader: new OperatorOccurrenceReader(documents, table),
+    store: new OperatorOccurrenceStore(documents, table),
     queue,
     queueUrl,
     where: config.endpoint === undefined ? `table ${table}` : `table ${table} at ${config.endpoint}`,
   };
+}
+
+/**
+ * The queue of a target resolved with `{ queue: true }`. resolveTarget never returns such a target without one (it
+ * throws a UsageError instead); only a `connect` passed in by a test could, and that is a bug in the test.
+ */
+export function jobQueueOf(target: Target): SqsWorkQueue {
+  if (target.queue === undefined) throw new Error(`no job queue in the target for ${target.where}`);
+  return target.queue;
+}
+
+/** The names from the flags; the stack's outputs are read only for a needed one that was not given. */
+async function resolveNames(
+  options: TargetOptions,
+  needs: Needs,
+  config: ClientConfig,
+): Promise<{ table: string; queueUrl?: string; bucket?: string }> {
+  const requiredMissing = options.table === undefined || (needs.queue && options.queueUrl === undefined);
+  const stack = options.stack ?? DEFAULT_STACK;
+  const outputs =
+    requiredMissing || (needs.bucket && options.bucket === undefined)
+      ? await stackOutputs(new CloudFormationClient(config), stack, requiredMissing || options.stack !== undefined)
+      : undefined;
+  const table = options.table ?? outputs?.[STACK_OUTPUTS.table];
+  const queueUrl = options.queueUrl ?? outputs?.[STACK_OUTPUTS.queueUrl];
+  const bucket = options.bucket ?? outputs?.[STACK_OUTPUTS.bucket];
+  if (table === undefined) {
+    throw new UsageError(
+      `the occurrences table is unknown: stack ${stack} has no output ${STACK_OUTPUTS.table}; pass --table or --stack`,
+    );
+  }
+  if (needs.queue && queueUrl === undefined) {
+    throw new UsageError(
+      `the job queue is unknown: stack ${stack} has no output ${STACK_OUTPUTS.queueUrl}; ` +
+        'pass --queue-url or --stack',
+    );
+  }
+  return { table, queueUrl, bucket };
 }
 
 interface ClientConfig {

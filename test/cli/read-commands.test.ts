@@ -373,7 +373,8 @@ describe('watch', () => {
     );
 
     expect(ctx.captured.err).toContain(
-      '2026-11-30T12:00:20.000Z  poll failed, trying again in 2 s: list occurrences failed (transient): ThrottlingException: Rate exceeded',
+      '2026-11-30T12:00:20.000Z  poll failed, trying again in 2 s: ' +
+        'list occurrences failed (transient): ThrottlingException: Rate exceeded',
     );
     expect(ctx.captured.out).toEqual([`2026-11-30T12:00:20.000Z  ${HOURLY} ${hour(12)}  PENDING`]);
   });

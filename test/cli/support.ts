@@ -3,8 +3,7 @@
  * clock, and rows written straight into the emulator's table (the state a test starts from).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { CommandContext } from '../../bin/occurrences/context';
-import type { CliDeps } from '../../bin/occurrences/program';
+import type { CliDeps, CommandContext } from '../../bin/occurrences/context';
 import type { Target } from '../../bin/occurrences/target';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
@@ -18,7 +17,10 @@ import type { LocalClients, LocalResources } from '../../scripts/local/local-aws
 export const HOURLY = 'hourly-report';
 export const OTHER = 'other-report';
 
-/** Short timings, so that the local pipeline settles in seconds; one attempt, so that a failing job is FAILED at once. */
+/**
+ * Short timings, so that the local pipeline settles in seconds; one attempt, so that a failing job is FAILED at
+ * once.
+ */
 export const testJobs = resolveJobConfigs([
   {
     id: HOURLY,

@@ -6,7 +6,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
-import { type ManualRetryFields } from '../../functions/protocol/manual-retry';
+import type { ManualRetryFields } from '../../functions/protocol/manual-retry';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';

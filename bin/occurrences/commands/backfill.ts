@@ -13,14 +13,54 @@
  * retry window. Ranges that reach into the future are refused: the Scheduler fires those, and recording them early
  * would run the job before its time.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import type { ResolvedJobConfig } from '../../../lib/job-config';
 import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
-import { UsageError } from '../arguments';
-import { type CommandContext, settingsById } from '../context';
+import { jobIdArgument, parseArguments, timeArgument, wholeNumberArgument } from '../arguments';
+import { type CommandContext, type CommandSetup, settingsById } from '../context';
+import { BackfillInterruptedError, UsageError } from '../errors';
+import { jobQueueOf } from '../target';
+
+export function registerBackfill(program: Command, setup: CommandSetup): void {
+  program
+    .command('backfill')
+    .description("record and enqueue the occurrences a job's schedule would have produced in a time range (idempotent)")
+    .requiredOption('--job <id>', 'the job (from bin/jobs.ts)')
+    .requiredOption('--from <time>', 'first scheduled time to consider: ISO date/time with zone, or a time ago (7d)')
+    .option('--to <time>', 'end of the range, exclusive (not in the future)', 'now')
+    .option('--max <n>', 'refuse a range with more occurrences than this, 1-100000', '1000')
+    .option('--dry-run', 'say what would be recorded; write nothing')
+    .option('--json', 'the summary as JSON')
+    .action(async (raw, cmd: Command) => {
+      const o = parseArguments(backfillArguments(setup.now), raw);
+      const plan = planBackfill(setup.deps, o.job, o.from, o.to, o.max);
+      const target = await setup.connect(cmd, { queue: !o.dryRun });
+      if (o.dryRun) await runDryRun(setup.deps, target.reader, plan, o.json);
+      else {
+        await runBackfill(setup.deps, { store: target.store, queue: jobQueueOf(target) }, plan, {
+          json: o.json,
+          progress: setup.deps.progress,
+          signal: setup.deps.signal,
+        });
+      }
+    });
+}
+
+function backfillArguments(now: number) {
+  return z.object({
+    job: jobIdArgument,
+    from: timeArgument(now),
+    to: timeArgument(now),
+    max: wholeNumberArgument(1, 100_000),
+    dryRun: z.boolean().default(false),
+    json: z.boolean().default(false),
+  });
+}
 
 export interface BackfillPlan {
   readonly job: ResolvedJobConfig;
@@ -36,9 +76,8 @@ export const BACKFILL_CONCURRENCY = 8;
 export function planBackfill(ctx: CommandContext, jobId: string, from: number, to: number, max: number): BackfillPlan {
   const job = ctx.jobs.find((j) => j.settings.id === jobId);
   if (job === undefined) {
-    throw new UsageError(
-      `--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${ctx.jobs.map((j) => j.settings.id).join(', ')})`,
-    );
+    const configured = ctx.jobs.map((j) => j.settings.id).join(', ');
+    throw new UsageError(`--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${configured})`);
   }
   const now = ctx.clock.now();
   if (from >= to) throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);
@@ -62,16 +101,6 @@ export function planBackfill(ctx: CommandContext, jobId: string, from: number, t
   }
 }
 
-export class BackfillInterruptedError extends Error {
-  constructor(
-    readonly done: number,
-    readonly planned: number,
-  ) {
-    super(`backfill interrupted after ${done} of ${planned} occurrence(s)`);
-    this.name = 'BackfillInterruptedError';
-  }
-}
-
 export interface Progress {
   increment(): void;
   stop(): void;
@@ -82,7 +111,13 @@ const noProgress: ProgressFactory = () => ({ increment: () => undefined, stop: (
 export interface BackfillDeps {
   readonly store: OccurrenceStore;
   readonly queue: WorkQueue;
-  readonly reader: OperatorOccurrenceReader;
+}
+
+export interface BackfillOptions {
+  readonly json: boolean;
+  readonly progress?: ProgressFactory;
+  /** Ctrl-C: no new occurrence is started; the ones in flight finish. */
+  readonly signal?: AbortSignal;
 }
 
 export interface BackfillSummary {
@@ -95,37 +130,81 @@ export interface BackfillSummary {
 
 const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** `--dry-run`: what a backfill of the plan would record, from one read of the range; writes nothing. */
+export async function runDryRun(
+  ctx: CommandContext,
+  reader: OperatorOccurrenceReader,
+  plan: BackfillPlan,
+  json: boolean,
+): Promise<BackfillSummary> {
+  const summary = await countExisting(reader, plan);
+  if (json) {
+    ctx.io.out(JSON.stringify({ dryRun: true, jobId: plan.job.settings.id, ...summary, times: plan.times }, null, 2));
+  } else {
+    printDryRun(ctx, plan, summary);
+  }
+  return summary;
+}
+
+function printDryRun(ctx: CommandContext, plan: BackfillPlan, summary: BackfillSummary): void {
+  const { job, times } = plan;
+  const existing = Object.entries(summary.existing ?? {})
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+  const already = total(summary.existing ?? {});
+  ctx.io.out(
+    `dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${rangeOf(plan)}; ` +
+      `${already} of them already recorded${existing ? ` (${existing})` : ''}, ` +
+      `${times.length - already} would be recorded and enqueued.`,
+  );
+  if (times.length > 0) ctx.io.out(listTimes(times));
+  ctx.io.out('nothing was written.');
+}
+
+/**
+ * Records the plan's occurrences, BACKFILL_CONCURRENCY at a time, and says what happened. A failure or Ctrl-C stops
+ * it (the occurrences in flight finish): it says how far it got, and throws the failure or a
+ * BackfillInterruptedError.
+ */
 export async function runBackfill(
   ctx: CommandContext,
   deps: BackfillDeps,
   plan: BackfillPlan,
-  options: { dryRun: boolean; json: boolean; progress?: ProgressFactory; signal?: AbortSignal },
+  options: BackfillOptions,
 ): Promise<BackfillSummary> {
-  const { job, times } = plan;
-  const jobId = job.settings.id;
-  const range = `${isoSeconds(plan.from)} to ${isoSeconds(plan.to)}`;
-  if (options.dryRun) {
-    const summary = await dryRun(deps.reader, plan);
-    if (options.json) {
-      ctx.io.out(JSON.stringify({ dryRun: true, jobId, ...summary, times }, null, 2));
-    } else {
-      const existing = Object.entries(summary.existing ?? {})
-        .map(([s, n]) => `${n} ${s}`)
-        .join(', ');
-      const already = Object.values(summary.existing ?? {}).reduce((a, b) => a + (b ?? 0), 0);
-      ctx.io.out(
-        `dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${range}; ` +
-          `${already} of them already recorded${existing ? ` (${existing})` : ''}, ${times.length - already} would be recorded and enqueued.`,
-      );
-      if (times.length > 0) ctx.io.out(listTimes(times));
-      ctx.io.out('nothing was written.');
-    }
-    return summary;
+  const { results, failure, countFrom } = await recordAll(ctx, deps, plan, options);
+  const summary: BackfillSummary = { planned: plan.times.length, results };
+  const done = total(results);
+  if (failure !== undefined || done < plan.times.length) {
+    ctx.io.err(
+      `backfill stopped after ${done} of ${plan.times.length} occurrence(s)` +
+        `${failure === undefined ? ' (interrupted)' : ''}; ` +
+        `${describeResults(results)}. Running it again is safe: it is idempotent.`,
+    );
+    throw failure ?? new BackfillInterruptedError(done, plan.times.length);
   }
+  if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.settings.id, ...summary }, null, 2));
+  else printBackfilled(ctx, plan, results, countFrom);
+  return summary;
+}
 
+interface Recorded {
+  readonly results: Partial<Record<TriggerResult, number>>;
+  /** The first failure; undefined when every occurrence was recorded, or Ctrl-C stopped the backfill. */
+  readonly failure: unknown;
+  /** When the retry deadlines (and the retention) of the recorded occurrences are counted from. */
+  readonly countFrom: number;
+}
+
+async function recordAll(
+  ctx: CommandContext,
+  deps: BackfillDeps,
+  plan: BackfillPlan,
+  options: BackfillOptions,
+): Promise<Recorded> {
+  const jobId = plan.job.settings.id;
   const results: Partial<Record<TriggerResult, number>> = {};
-  const deadline = job.settings.retry.deadlineSeconds;
-  const progress = (options.progress ?? noProgress)(times.length);
+  const progress = (options.progress ?? noProgress)(plan.times.length);
   const triggerDeps = {
     store: deps.store,
     queue: deps.queue,
@@ -133,52 +212,64 @@ export async function runBackfill(
     logger: quiet,
     jobs: settingsById(ctx.jobs),
   };
+  const countFrom = ctx.clock.now();
+  const record = async (scheduledTime: string): Promise<void> => {
+    const result = await recordOccurrence(triggerDeps, { jobId, scheduledTime }, { countFrom });
+    results[result] = (results[result] ?? 0) + 1;
+    progress.increment();
+  };
+  try {
+    const failure = await inParallel(plan.times, BACKFILL_CONCURRENCY, record, options.signal);
+    return { results, failure, countFrom };
+  } finally {
+    progress.stop();
+  }
+}
+
+/**
+ * Calls `fn` for each item in order, `concurrency` at a time. After the first failure or once the signal aborts no
+ * new item is started; the ones in flight finish. Resolves with the first failure, undefined when there was none.
+ */
+async function inParallel<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
   let next = 0;
   let failure: unknown;
-  const countFrom = ctx.clock.now();
   const worker = async (): Promise<void> => {
-    // Stop taking new times after the first failure or Ctrl-C; the ones in flight finish.
-    while (failure === undefined && !options.signal?.aborted && next < times.length) {
-      const scheduledTime = times[next++];
+    while (failure === undefined && !signal?.aborted && next < items.length) {
+      const item = items[next++];
       try {
-        const result = await recordOccurrence(triggerDeps, { jobId, scheduledTime }, { countFrom });
-        results[result] = (results[result] ?? 0) + 1;
-        progress.increment();
+        await fn(item);
       } catch (error) {
         failure ??= error;
       }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.min(BACKFILL_CONCURRENCY, times.length) }, worker));
-  } finally {
-    progress.stop();
-  }
-  const summary: BackfillSummary = { planned: times.length, results };
-  const done = Object.values(results).reduce((a, b) => a + (b ?? 0), 0);
-  if (failure !== undefined || done < times.length) {
-    ctx.io.err(
-      `backfill stopped after ${done} of ${times.length} occurrence(s)${failure === undefined ? ' (interrupted)' : ''}; ` +
-        `${describeResults(results)}. Running it again is safe: it is idempotent.`,
-    );
-    throw failure ?? new BackfillInterruptedError(done, times.length);
-  }
-  if (options.json) {
-    ctx.io.out(JSON.stringify({ dryRun: false, jobId, ...summary }, null, 2));
-  } else {
-    ctx.io.out(
-      `backfilled ${jobId} from ${range}: ${times.length} occurrence(s) in the schedule; ${describeResults(results)}.`,
-    );
-    if ((results.recorded ?? 0) > 0) {
-      ctx.io.out(
-        `new occurrences may be retried until ${isoSeconds(countFrom + deadline * 1000)} (the retry deadline counts from this backfill).`,
-      );
-    }
-  }
-  return summary;
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return failure;
 }
 
-async function dryRun(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
+function printBackfilled(
+  ctx: CommandContext,
+  plan: BackfillPlan,
+  results: Partial<Record<TriggerResult, number>>,
+  countFrom: number,
+): void {
+  const jobId = plan.job.settings.id;
+  ctx.io.out(
+    `backfilled ${jobId} from ${rangeOf(plan)}: ${plan.times.length} occurrence(s) in the schedule; ` +
+      `${describeResults(results)}.`,
+  );
+  if ((results.recorded ?? 0) > 0) {
+    const until = isoSeconds(countFrom + plan.job.settings.retry.deadlineSeconds * 1000);
+    ctx.io.out(`new occurrences may be retried until ${until} (the retry deadline counts from this backfill).`);
+  }
+}
+
+async function countExisting(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
   // One key-range Query for the whole range, rather than a read per time.
   const rows = await reader.listJobNewestFirst(plan.job.settings.id, {
     from: isoSeconds(plan.from),
@@ -189,6 +280,14 @@ async function dryRun(reader: OperatorOccurrenceReader, plan: BackfillPlan): Pro
   const existing: Partial<Record<OccurrenceStatus, number>> = {};
   for (const row of rows) if (planned.has(row.scheduledTime)) existing[row.status] = (existing[row.status] ?? 0) + 1;
   return { planned: plan.times.length, results: {}, existing };
+}
+
+function rangeOf(plan: BackfillPlan): string {
+  return `${isoSeconds(plan.from)} to ${isoSeconds(plan.to)}`;
+}
+
+function total(counts: Partial<Record<string, number>>): number {
+  return Object.values(counts).reduce((a: number, b) => a + (b ?? 0), 0);
 }
 
 const RESULT_WORDS: Record<TriggerResult, string> = {

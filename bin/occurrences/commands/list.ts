@@ -2,10 +2,59 @@
  * `occurrences list`: occurrences newest first, by job (a Query on the table key), by status (a Query on the
  * byStatus index, once per status) or both; never a Scan.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../../functions/protocol/occurrence';
-import type { CommandContext } from '../context';
+import { jobIdArgument, parseArguments, statusListArgument, timeArgument, wholeNumberArgument } from '../arguments';
+import type { CommandContext, CommandSetup } from '../context';
+import { UsageError } from '../errors';
 import { occurrenceTable } from '../format';
+
+export function registerList(program: Command, setup: CommandSetup): void {
+  rangeOptions(program.command('list').description('occurrences newest first, as a table (or --json)'))
+    .option('--limit <n>', 'at most this many, 1-1000', '50')
+    .option('--json', 'JSON array of the rows, for scripts')
+    .action(async (raw, cmd: Command) => {
+      const o = parseArguments(
+        rangeArguments(setup.now).extend({ limit: wholeNumberArgument(1, 1000), json: z.boolean().default(false) }),
+        raw,
+      );
+      const query = toListQuery(o, o.limit);
+      const target = await setup.connect(cmd, { queue: false });
+      await runList(setup.deps, target.reader, query, o.json);
+    });
+}
+
+const DEFAULT_LIST_FROM = '7d';
+
+/** The options `list` and `watch` share: which job, which statuses, scheduled between which times. */
+export function rangeOptions(cmd: Command): Command {
+  return cmd
+    .option('--job <id>', 'only this job (a query on the table key)')
+    .option('--status <statuses>', 'only these statuses, comma-separated: PENDING,RUNNING,RETRY_WAIT,SUCCEEDED,FAILED')
+    .option(
+      '--from <time>',
+      "scheduled at or after: ISO date/time with zone, 'now', or a time ago (90m, 6h, 7d)",
+      DEFAULT_LIST_FROM,
+    )
+    .option('--to <time>', 'scheduled before (same forms; default: no end)');
+}
+
+/** The schema of rangeOptions' values; times are counted back from `now`. */
+export function rangeArguments(now: number) {
+  return z.object({
+    job: jobIdArgument.optional(),
+    status: statusListArgument.optional(),
+    from: timeArgument(now),
+    to: timeArgument(now).optional(),
+  });
+}
+
+export function toListQuery(o: z.output<ReturnType<typeof rangeArguments>>, limit: number): ListQuery {
+  if (o.to !== undefined && o.from >= o.to) throw new UsageError(`--from must be before --to`);
+  return { jobId: o.job, statuses: o.status ?? [], from: o.from, to: o.to ?? MAX_TIME, limit };
+}
 
 export interface ListQuery {
   readonly jobId?: string;

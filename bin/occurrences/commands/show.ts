@@ -3,13 +3,47 @@
  * lease and its age, the retry state, the report's location, the notification, manual retries, and the attempt
  * history when the row records one.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
 import type { ManualRetryFields } from '../../../functions/protocol/manual-retry';
 import { type Occurrence, type OccurrenceKey, reportKeyOf } from '../../../functions/protocol/occurrence';
-import type { CommandContext } from '../context';
+import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import type { CommandContext, CommandSetup } from '../context';
+import { EXIT } from '../errors';
 import { duration, fieldTable, plainTable, when } from '../format';
 
-/** One recorded attempt. The worker may record a bounded list of them (`attempts` or `history`); older rows have none. */
+export function registerShow(program: Command, setup: CommandSetup): void {
+  program
+    .command('show')
+    .description('one occurrence in full: lease age, attempts, errors, report location')
+    .argument('<jobId>', 'the job')
+    .argument('<scheduledTime>', 'its scheduled time, ISO-8601 with a zone')
+    .option('--json', 'the raw row as JSON')
+    .action(async (jobId: string, scheduledTime: string, raw, cmd: Command) => {
+      const o = parseArguments(
+        z.object({ jobId: jobIdArgument, scheduledTime: scheduledTimeArgument, json: z.boolean().default(false) }),
+        { jobId, scheduledTime, ...raw },
+        ['jobId', 'scheduledTime'],
+      );
+      const target = await setup.connect(cmd, { queue: false, bucket: true });
+      const row = await runShow(
+        setup.deps,
+        target.store,
+        { jobId: o.jobId, scheduledTime: o.scheduledTime },
+        { json: o.json, bucketName: target.bucketName },
+      );
+      if (row === undefined) {
+        setup.deps.io.err(`no occurrence ${o.jobId} ${o.scheduledTime} in ${target.where}`);
+        setup.setExitCode(EXIT.notFound);
+      }
+    });
+}
+
+/**
+ * One recorded attempt. The worker may record a bounded list of them (`attempts` or `history`); older rows have
+ * none.
+ */
 export interface RecordedAttempt {
   readonly attempt?: number;
   readonly outcome?: string;
@@ -38,31 +72,24 @@ export async function runShow(
 
 export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketName: string | undefined): string {
   const now = ctx.clock.now();
-  const settings = ctx.jobs.find((j) => j.settings.id === row.jobId)?.settings;
-  const maxAttempts = settings ? ` of ${settings.retry.maxAttempts}` : '';
-  const s3 = (key: string) => (bucketName ? `s3://${bucketName}/${key}` : key);
-  const extension = ctx.reportExtensions[row.jobId];
-  const report =
-    row.reportKey !== undefined
-      ? s3(row.reportKey)
-      : extension !== undefined
-        ? `none committed yet; it will be ${s3(reportKeyOf(row, extension))}`
-        : 'none committed yet';
-  const leaseHeld = row.status === 'RUNNING';
-  const fields: Array<readonly [string, string | undefined]> = [
+  return `${fieldTable(occurrenceFields(ctx, row, bucketName, now))}\n${historyText(row)}`;
+}
+
+function occurrenceFields(
+  ctx: CommandContext,
+  row: ShownRow,
+  bucketName: string | undefined,
+  now: number,
+): Array<readonly [string, string | undefined]> {
+  const pastDeadline = Date.parse(row.deadlineAt) <= now ? ': no attempt starts after it' : '';
+  return [
     ['job', row.jobId],
     ['scheduled time', row.scheduledTime],
     ['status', row.status],
-    [
-      'attempt',
-      `${row.attempt}${maxAttempts}${row.previousAttempts ? ` (plus ${row.previousAttempts} before ${row.manualRetries} manual retr${row.manualRetries === 1 ? 'y' : 'ies'})` : ''}`,
-    ],
+    ['attempt', attemptText(ctx, row)],
     ['created', when(row.createdAt, now)],
-    [
-      'deadline',
-      `${when(row.deadlineAt, now)}${Date.parse(row.deadlineAt) <= now ? ': no attempt starts after it' : ''}`,
-    ],
-    ['lease', leaseHeld ? leaseSummary(row, now) : undefined],
+    ['deadline', `${when(row.deadlineAt, now)}${pastDeadline}`],
+    ['lease', row.status === 'RUNNING' ? leaseSummary(row, now) : undefined],
     ['lease id', row.leaseId],
     ['lease owner', row.leaseOwner],
     ['claimed', when(row.claimedAt, now)],
@@ -73,29 +100,50 @@ export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketNam
     ['last error', row.lastError],
     ['succeeded', when(row.succeededAt, now)],
     ['failed', when(row.failedAt, now)],
-    ['report', report],
-    [
-      'notified',
-      row.notifiedAt
-        ? `${when(row.notifiedAt, now)}, message ${row.notificationId ?? '?'}`
-        : row.status === 'SUCCEEDED'
-          ? 'not yet'
-          : undefined,
-    ],
+    ['report', reportLocation(ctx, row, bucketName)],
+    ['notified', notificationText(row, now)],
     ['manual retries', row.manualRetries ? `${row.manualRetries}, last ${when(row.manualRetryAt, now)}` : undefined],
     ['deleted by TTL', when(new Date(row.ttl * 1000).toISOString(), now)],
   ];
+}
+
+/** `2 of 3`, and the attempts made before the manual retries reset the count. */
+function attemptText(ctx: CommandContext, row: ShownRow): string {
+  const settings = ctx.jobs.find((j) => j.settings.id === row.jobId)?.settings;
+  const maxAttempts = settings ? ` of ${settings.retry.maxAttempts}` : '';
+  const retries = row.manualRetries === 1 ? 'retry' : 'retries';
+  const before = row.previousAttempts
+    ? ` (plus ${row.previousAttempts} before ${row.manualRetries} manual ${retries})`
+    : '';
+  return `${row.attempt}${maxAttempts}${before}`;
+}
+
+/** The committed report's location, or where the job's report will be committed. */
+function reportLocation(ctx: CommandContext, row: ShownRow, bucketName: string | undefined): string {
+  const s3 = (key: string) => (bucketName ? `s3://${bucketName}/${key}` : key);
+  if (row.reportKey !== undefined) return s3(row.reportKey);
+  const extension = ctx.reportExtensions[row.jobId];
+  return extension !== undefined
+    ? `none committed yet; it will be ${s3(reportKeyOf(row, extension))}`
+    : 'none committed yet';
+}
+
+function notificationText(row: ShownRow, now: number): string | undefined {
+  if (row.notifiedAt) return `${when(row.notifiedAt, now)}, message ${row.notificationId ?? '?'}`;
+  return row.status === 'SUCCEEDED' ? 'not yet' : undefined;
+}
+
+function historyText(row: ShownRow): string {
   const history = attemptHistory(row);
-  const historyText =
-    history === undefined
-      ? 'attempt history: not recorded in this row (the counts and times above are what it has)'
-      : history.length === 0
-        ? 'attempt history: empty'
-        : `attempt history (as recorded, oldest first):\n${plainTable(
-            ['attempt', 'outcome', 'at', 'lease id', 'error'],
-            history.map((a) => [a.attempt, a.outcome, a.at, a.leaseId, a.error].map((v) => String(v ?? ''))),
-          )}`;
-  return `${fieldTable(fields)}\n${historyText}`;
+  if (history === undefined) {
+    return 'attempt history: not recorded in this row (the counts and times above are what it has)';
+  }
+  if (history.length === 0) return 'attempt history: empty';
+  const table = plainTable(
+    ['attempt', 'outcome', 'at', 'lease id', 'error'],
+    history.map((a) => [a.attempt, a.outcome, a.at, a.leaseId, a.error].map((v) => String(v ?? ''))),
+  );
+  return `attempt history (as recorded, oldest first):\n${table}`;
 }
 
 /** The lease's age (since the claim) and how long it has left, or how long ago it expired. */

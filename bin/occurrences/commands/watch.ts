@@ -7,13 +7,41 @@
  * A row that leaves a filtered view (`--status RUNNING`, and it SUCCEEDED) is read once by its key to say where it
  * went. A poll that fails transiently (throttling, a dropped connection) is reported and tried again next interval.
  */
+import type { Command } from 'commander';
+import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isTransient } from '../../../functions/protocol/errors';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import type { OccurrenceStore } from '../../../functions/protocol/ports';
-import type { CommandContext } from '../context';
+import { parseArguments, wholeNumberArgument } from '../arguments';
+import type { CommandContext, CommandSetup } from '../context';
 import { detail } from '../format';
-import { type ListQuery, listOccurrences } from './list';
+import { type ListQuery, listOccurrences, rangeArguments, rangeOptions, toListQuery } from './list';
+
+export function registerWatch(program: Command, setup: CommandSetup): void {
+  rangeOptions(program.command('watch').description('follow occurrences as they change (polls; Ctrl-C to stop)'))
+    .option('--interval <seconds>', 'seconds between polls, 1-300', '2')
+    .option('--limit <n>', 'newest occurrences followed, 1-1000', '200')
+    .option('--json', 'one JSON object per change')
+    .action(async (raw, cmd: Command) => {
+      const o = parseArguments(
+        rangeArguments(setup.now).extend({
+          interval: wholeNumberArgument(1, 300),
+          limit: wholeNumberArgument(1, 1000),
+          json: z.boolean().default(false),
+        }),
+        raw,
+      );
+      const query = toListQuery(o, o.limit);
+      const target = await setup.connect(cmd, { queue: false });
+      await runWatch(setup.deps, { reader: target.reader, store: target.store }, query, {
+        intervalMs: o.interval * 1000,
+        json: o.json,
+        signal: setup.deps.signal ?? new AbortController().signal,
+        sleep: setup.deps.sleep ?? sleep,
+      });
+    });
+}
 
 export interface Change {
   readonly at: string;
@@ -69,44 +97,82 @@ export async function runWatch(
 ): Promise<void> {
   let seen = new Map<string, Occurrence>();
   let first = true;
-  if (!options.json)
-    ctx.io.err(
-      `watching ${query.jobId ?? 'all jobs'}${query.statuses.length ? ` (${query.statuses.join('/')})` : ''}, every ${options.intervalMs / 1000} s; Ctrl-C to stop`,
-    );
+  if (!options.json) {
+    const statuses = query.statuses.length ? ` (${query.statuses.join('/')})` : '';
+    const every = `every ${options.intervalMs / 1000} s`;
+    ctx.io.err(`watching ${query.jobId ?? 'all jobs'}${statuses}, ${every}; Ctrl-C to stop`);
+  }
   while (!options.signal.aborted) {
-    let rows: Occurrence[];
-    try {
-      rows = await listOccurrences(deps.reader, query);
-    } catch (error) {
-      // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
-      if (!isTransient(error)) throw error;
-      ctx.io.err(
-        `${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${options.intervalMs / 1000} s: ${(error as Error).message}`,
-      );
-      await options.sleep(options.intervalMs, options.signal);
-      continue;
+    const rows = await poll(ctx, deps.reader, query, options.intervalMs);
+    if (rows !== undefined) {
+      const now = ctx.clock.now();
+      const changes = changesBetween(seen, [...rows].reverse(), now);
+      const current = new Map(rows.map((o) => [keyOf(o), o]));
+      changes.push(...(await departures(deps.store, seen, current, now)));
+      for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
+      seen = current;
+      first = false;
     }
-    const now = ctx.clock.now();
-    const changes = changesBetween(seen, [...rows].reverse(), now);
-    const current = new Map(rows.map((o) => [keyOf(o), o]));
-    for (const [key, old] of seen) {
-      if (current.has(key)) continue;
-      const row = await deps.store.get(old);
-      changes.push({
-        at: new Date(now).toISOString(),
-        jobId: old.jobId,
-        scheduledTime: old.scheduledTime,
-        from: old.status,
-        to: row?.status ?? 'DELETED',
-        attempt: row?.attempt,
-        detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)',
-      });
-    }
-    for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
-    seen = current;
-    first = false;
     await options.sleep(options.intervalMs, options.signal);
   }
+}
+
+/** One poll. A transient failure is reported and gives undefined: the watch tries again after the interval. */
+async function poll(
+  ctx: CommandContext,
+  reader: OperatorOccurrenceReader,
+  query: ListQuery,
+  intervalMs: number,
+): Promise<Occurrence[] | undefined> {
+  try {
+    return await listOccurrences(reader, query);
+  } catch (error) {
+    // A throttled or dropped poll should not end a watch that may have run for hours; anything else does.
+    if (!isTransient(error)) throw error;
+    ctx.io.err(
+      `${new Date(ctx.clock.now()).toISOString()}  poll failed, trying again in ${intervalMs / 1000} s: ` +
+        (error as Error).message,
+    );
+    return undefined;
+  }
+}
+
+/** The rows seen before that this poll did not return, each read once by its key to say where it went. */
+async function departures(
+  store: Pick<OccurrenceStore, 'get'>,
+  seen: ReadonlyMap<string, Occurrence>,
+  current: ReadonlyMap<string, Occurrence>,
+  now: number,
+): Promise<Change[]> {
+  const changes: Change[] = [];
+  for (const [key, old] of seen) {
+    if (current.has(key)) continue;
+    const row = await store.get(old);
+    changes.push({
+      at: new Date(now).toISOString(),
+      jobId: old.jobId,
+      scheduledTime: old.scheduledTime,
+      from: old.status,
+      to: row?.status ?? 'DELETED',
+      attempt: row?.attempt,
+      detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)',
+    });
+  }
+  return changes;
+}
+
+/** Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function formatChange(c: Change, first: boolean): string {

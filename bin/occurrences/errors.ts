@@ -1,0 +1,42 @@
+/**
+ * The CLI's exit codes and its errors, one family: each class sets its `name` and carries the exit code the command
+ * line ends with, and what it is about. Failures of AWS calls are the protocol's DependencyError
+ * (functions/protocol/errors.ts), not these.
+ *
+ * Exit codes: 0 done; 1 an AWS call or the occurrence failed (the message says which and how: the failure is
+ * classified as in functions/aws/classify-error.ts); 2 a bad argument (the message and the usage line); 3 `retry`
+ * refused (the message says why); 4 `show` found no such occurrence.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, notFound: 4 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An error the CLI expects and explains; the base of the others. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'CliError';
+  }
+}
+
+/** A bad argument: printed with the command's usage line, exit code 2. scripts/local.ts uses it too. */
+export class UsageError extends CliError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, EXIT.usage, options);
+    this.name = 'UsageError';
+  }
+}
+
+/** Ctrl-C stopped a backfill before it had recorded every occurrence it planned; running it again is safe. */
+export class BackfillInterruptedError extends CliError {
+  constructor(
+    readonly done: number,
+    readonly planned: number,
+  ) {
+    super(`backfill interrupted after ${done} of ${planned} occurrence(s)`, EXIT.failed);
+    this.name = 'BackfillInterruptedError';
+  }
+}
