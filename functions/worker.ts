@@ -15,7 +15,7 @@ import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { jobs as sampleJobs } from './jobs';
-import { messageOf } from './protocol/errors';
+import { messageOf, ScheduledJobsError } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
 import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
@@ -125,13 +125,14 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
 }
 
 /** Tells the batch processor to report the message as failed, so SQS delivers it again (after its hidden time). */
-class DeliveryNotAcknowledged extends Error {
+class DeliveryNotAcknowledged extends ScheduledJobsError {
+  override readonly name = 'DeliveryNotAcknowledged';
+
   constructor(
     messageId: string,
     readonly result: DeliveryResult,
   ) {
     super(`message ${messageId} not acknowledged: ${result}`);
-    this.name = 'DeliveryNotAcknowledged';
   }
 }
 
