@@ -95,4 +95,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
 }
 
 let deployed: ReconcilerHandler | undefined;
-export const handler: ReconcilerHandler = (event) => (deployed ??= createReconcilerHandler())(event);
+export const handler: ReconcilerHandler = (event) => {
+  deployed ??= createReconcilerHandler();
+  return deployed(event);
+};
