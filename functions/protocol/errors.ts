@@ -7,13 +7,13 @@
  * - fatal: anything else (access denied, validation, missing resource); retrying the same call will not help.
  */
 import type { OccurrenceKey } from './occurrence';
+import type { DeliveryResult } from './process-delivery';
 
 export type FailureKind = 'conditional' | 'transient' | 'fatal';
 
 /**
  * The base of every error the functions throw on purpose: `instanceof ScheduledJobsError` tells them from an SDK's or
- * a job's own errors. The handlers' errors (ReconcileIncompleteError, the worker's DeliveryNotAcknowledged) extend it
- * beside their handlers.
+ * a job's own errors. The reconciler handler's ReconcileIncompleteError extends it beside its handler.
  *
  * Each subclass names itself with a string literal (`override readonly name = 'LeaseLostError'`), and the compiler
  * insists on it: the Lambda bundles are minified, so the class's own name (`new.target.name`) would reach the logs
@@ -103,6 +103,21 @@ export class ReopenedNotEnqueuedError extends ScheduledJobsError {
       `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
         'run the retry again with --force to enqueue it',
     );
+  }
+}
+
+/**
+ * A delivery whose outcome asks for the message again: thrown by the worker handler so that the batch processor
+ * reports the message as failed, and SQS delivers it again (after its hidden time).
+ */
+export class DeliveryNotAcknowledged extends ScheduledJobsError {
+  override readonly name = 'DeliveryNotAcknowledged';
+
+  constructor(
+    messageId: string,
+    readonly result: DeliveryResult,
+  ) {
+    super(`message ${messageId} not acknowledged: ${result}`);
   }
 }
 

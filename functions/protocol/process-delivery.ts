@@ -35,6 +35,30 @@ export interface RegisteredJob {
   readonly definition: JobDefinition;
 }
 
+/**
+ * The worker's jobs: those of the settings that have an implementation. The others are logged once, at start; their
+ * messages are rejected as unknown jobs (decodeEnvelope) and reach the DLQ, while the other jobs keep running.
+ */
+export function registerJobs(
+  settings: ReadonlyMap<string, JobSettings>,
+  implementations: Readonly<Record<string, JobDefinition>>,
+  logger: Logger,
+): Map<string, RegisteredJob> {
+  const registered = new Map<string, RegisteredJob>();
+  for (const [id, s] of settings) {
+    if (implementations[id] !== undefined) registered.set(id, { settings: s, definition: implementations[id] });
+  }
+  const missing = [...settings.keys()].filter((id) => !registered.has(id));
+  if (missing.length > 0) {
+    // The other jobs keep running; these jobs' messages are rejected (and reach the DLQ) until it is deployed.
+    logger.error('no implementation for scheduled job(s); their messages will be rejected', {
+      missing,
+      hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
+    });
+  }
+  return registered;
+}
+
 export interface WorkerDeps {
   readonly store: OccurrenceStore;
   readonly reports: ReportStore;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DeliveryNotAcknowledged,
   DependencyError,
   InvalidInputError,
   JobTimeoutError,
@@ -22,6 +23,7 @@ describe('Class: ScheduledJobsError', () => {
     ['JobTimeoutError', new JobTimeoutError('2026-11-30T12:05:00.000Z')],
     ['InvalidInputError', new InvalidInputError('queue message', ['not JSON'])],
     ['ReopenedNotEnqueuedError', new ReopenedNotEnqueuedError(KEY, cause)],
+    ['DeliveryNotAcknowledged', new DeliveryNotAcknowledged('msg-1', 'retry-scheduled')],
     [
       'ReconcileIncompleteError',
       new ReconcileIncompleteError({
@@ -48,5 +50,10 @@ describe('Class: ScheduledJobsError', () => {
     expect(new LeaseLostError('complete', 'gone')).toMatchObject({ operation: 'complete' });
     expect(new InvalidInputError('schedule event', ['a', 'b']).message).toBe('invalid schedule event: a; b');
     expect(new ReopenedNotEnqueuedError(KEY, cause)).toMatchObject({ key: KEY, cause });
+    const unacknowledged = new DeliveryNotAcknowledged('msg-1', 'retry-scheduled');
+    expect(unacknowledged).toMatchObject({
+      result: 'retry-scheduled',
+      message: 'message msg-1 not acknowledged: retry-scheduled',
+    });
   });
 });
