@@ -65,5 +65,7 @@ export function createNotifierHandler(
 }
 
 let deployed: ((event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>) | undefined;
-export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
-  (deployed ??= createNotifierHandler())(event);
+export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  deployed ??= createNotifierHandler();
+  return deployed(event);
+};

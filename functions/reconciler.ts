@@ -11,6 +11,7 @@ import { documentClient, snsClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { SqsWorkQueue } from './aws/work-queue';
+import { ScheduledJobsError } from './protocol/errors';
 import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
 import type {
   Announcer,
@@ -47,12 +48,14 @@ export interface ReconcilerOptions {
   readonly bucketName?: string;
 }
 
-export class ReconcileIncompleteError extends Error {
+/** Some of the run's reads or writes failed: the invocation fails (the Errors alarm), and the next run retries. */
+export class ReconcileIncompleteError extends ScheduledJobsError {
+  override readonly name = 'ReconcileIncompleteError';
+
   constructor(readonly report: ReconcileReport) {
     super(
       `reconcile run had ${report.errors} failed read(s) or write(s); fixed ${report.fixed.length}, the next run retries the rest`,
     );
-    this.name = 'ReconcileIncompleteError';
   }
 }
 
@@ -92,4 +95,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
 }
 
 let deployed: ReconcilerHandler | undefined;
-export const handler: ReconcilerHandler = (event) => (deployed ??= createReconcilerHandler())(event);
+export const handler: ReconcilerHandler = (event) => {
+  deployed ??= createReconcilerHandler();
+  return deployed(event);
+};

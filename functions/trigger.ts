@@ -47,4 +47,7 @@ export function createTriggerHandler(options: TriggerOptions = {}): (event: unkn
 }
 
 let deployed: ((event: unknown) => Promise<TriggerResult>) | undefined;
-export const handler = (event: unknown): Promise<TriggerResult> => (deployed ??= createTriggerHandler())(event);
+export const handler = (event: unknown): Promise<TriggerResult> => {
+  deployed ??= createTriggerHandler();
+  return deployed(event);
+};

@@ -15,16 +15,12 @@ import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { jobs as sampleJobs } from './jobs';
-import { messageOf } from './protocol/errors';
+import { DeliveryNotAcknowledged, messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
 import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
-import {
-  type DeliveryOutcome,
-  type DeliveryResult,
-  processDelivery,
-  type RegisteredJob,
-} from './protocol/process-delivery';
+import type { DeliveryOutcome, DeliveryResult, WorkerDeps } from './protocol/process-delivery';
+import { processDelivery, registerJobs } from './protocol/process-delivery';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';
@@ -56,61 +52,39 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const settings = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? powertoolsLogger('worker');
-  const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics());
-  const registered = new Map<string, RegisteredJob>();
-  for (const [id, s] of settings) {
-    if (options.jobs[id] !== undefined) registered.set(id, { settings: s, definition: options.jobs[id] });
-  }
-  const missing = [...settings.keys()].filter((id) => !registered.has(id));
-  if (missing.length > 0) {
-    // The other jobs keep running; these jobs' messages are rejected (and reach the DLQ) until it is deployed.
-    logger.error('no implementation for scheduled job(s); their messages will be rejected', {
-      missing,
-      hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
-    });
-  }
-  const store = options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName));
-  const reports = options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName));
-  const queue = options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl));
+  const shared = {
+    clock,
+    logger,
+    metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics()),
+    jobs: registerJobs(settings, options.jobs, logger),
+    store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
+    reports: options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName)),
+    queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
+    newLeaseId: options.newLeaseId ?? randomUUID,
+    random: options.random ?? Math.random,
+    poisonRetrySeconds: options.poisonRetrySeconds ?? POISON_MESSAGE_RETRY_SECONDS,
+  };
 
   return async (event, context) => {
     // Leave the reserve to record outcomes before Lambda stops the invocation.
     const mustFinishBy = clock.now() + context.getRemainingTimeInMillis() - OUTCOME_RESERVE_SECONDS * 1000;
-    const deps = {
-      store,
-      reports,
-      queue,
-      clock,
-      logger,
-      metrics,
-      jobs: registered,
-      owner: `${context.logStreamName}/${context.awsRequestId}`,
-      newLeaseId: options.newLeaseId ?? randomUUID,
-      random: options.random ?? Math.random,
-      poisonRetrySeconds: options.poisonRetrySeconds ?? POISON_MESSAGE_RETRY_SECONDS,
-    };
+    const deps: WorkerDeps = { ...shared, owner: `${context.logStreamName}/${context.awsRequestId}` };
     const results: DeliveryResult[] = [];
     // Powertools runs the records concurrently and turns each record whose handler throws into a batch item
     // failure. Never a thrown batch: with every record failed it still answers with the list (throwOnFullBatchFailure
     // false), so the messages we hid until their retry stay hidden rather than all coming back together.
-    const response = await processPartialResponse(
+    const { batchItemFailures } = await processPartialResponse(
       event,
       async (record: SQSRecord) => {
-        let delivered: DeliveryOutcome;
-        try {
-          delivered = await processDelivery(
-            deps,
-            { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle },
-            mustFinishBy,
-          );
-        } catch (error) {
+        const delivery = { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle };
+        const delivered = await processDelivery(deps, delivery, mustFinishBy).catch((error): DeliveryOutcome => {
           // A store or queue call failed before an outcome could be recorded; SQS delivers the message again.
           logger.error('delivery failed; it will be redelivered', {
             messageId: record.messageId,
             error: messageOf(error),
           });
-          delivered = { ack: false, result: 'outcome-not-recorded' };
-        }
+          return { ack: false, result: 'outcome-not-recorded' };
+        });
         results.push(delivered.result);
         if (!delivered.ack) throw new DeliveryNotAcknowledged(record.messageId, delivered.result);
         return delivered.result;
@@ -118,23 +92,13 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
       new BatchProcessor(EventType.SQS),
       { throwOnFullBatchFailure: false },
     );
-    const batchItemFailures = response.batchItemFailures;
     logger.info('batch done', { records: event.Records.length, results, failures: batchItemFailures.length });
     return { batchItemFailures };
   };
 }
 
-/** Tells the batch processor to report the message as failed, so SQS delivers it again (after its hidden time). */
-class DeliveryNotAcknowledged extends Error {
-  constructor(
-    messageId: string,
-    readonly result: DeliveryResult,
-  ) {
-    super(`message ${messageId} not acknowledged: ${result}`);
-    this.name = 'DeliveryNotAcknowledged';
-  }
-}
-
 let deployed: WorkerHandler | undefined;
-export const handler: WorkerHandler = (event, context) =>
-  (deployed ??= createWorkerHandler({ jobs: sampleJobs }))(event, context);
+export const handler: WorkerHandler = (event, context) => {
+  deployed ??= createWorkerHandler({ jobs: sampleJobs });
+  return deployed(event, context);
+};

@@ -1,40 +1,42 @@
 /**
  * Sorts a failed AWS SDK call into conditional, transient or fatal (see protocol/errors.ts).
+ *
+ * Transient failures are the SDK's own classification (@smithy/core/retry, which the SDK's retry strategy uses and
+ * which the deprecated @smithy/service-error-classification now re-exports: the throttling names,
+ * 429, 5xx, TimeoutError/RequestTimeout, four socket codes, the `$retryable` trait, a corrected clock skew). What it
+ * does not know is listed here: the conditional failures (a retry library has no notion of them), and the transient
+ * names and socket codes the SDK's own retries do not look for.
  */
+import { isRetryableByTrait, isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import type { FailureKind } from '../protocol/errors';
 import { DependencyError } from '../protocol/errors';
 
-const CONDITIONAL = new Set(['ConditionalCheckFailedException', 'PreconditionFailed']);
-const TRANSIENT = new Set([
-  'ThrottlingException',
-  'Throttling',
-  'ThrottledException',
-  'TooManyRequestsException',
-  'RequestLimitExceeded',
-  'ProvisionedThroughputExceededException',
-  'SlowDown',
-  'RequestThrottled',
-  'RequestThrottledException',
-  'TransactionConflictException',
+type SdkError = Parameters<typeof isTransientError>[0];
+
+/** A definitive "no" to a condition: DynamoDB's condition check, S3's If-None-Match on an existing key (412). */
+const CONDITIONAL_NAMES = new Set(['ConditionalCheckFailedException', 'PreconditionFailed']);
+const PRECONDITION_FAILED_STATUS = 412;
+
+/** Transient by name, whatever the status; the library does not know these names. */
+const TRANSIENT_NAMES = new Set([
   // S3's 409 for a conditional write racing another write to the same key: retry it.
   'ConditionalRequestConflict',
+  // DynamoDB: the item is being changed by a transaction.
+  'TransactionConflictException',
+  'KMSThrottlingException',
+  // Service-side failures, also when they arrive without a 5xx status (the library goes by the status alone).
   'InternalServerError',
   'InternalError',
   'InternalFailure',
   'ServiceUnavailable',
   'ServiceUnavailableException',
-  'RequestTimeout',
-  'RequestTimeoutException',
-  'TimeoutError',
+  // Cancelled or cut off on our side (an AbortSignal, a dropped connection); the library knows TimeoutError only.
   'AbortError',
   'NetworkingError',
-  'KMSThrottlingException',
 ]);
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'EPIPE',
+
+/** Node socket error codes beyond the four the library knows (ECONNRESET, ECONNREFUSED, EPIPE, ETIMEDOUT). */
+const TRANSIENT_SOCKET_CODES = new Set([
   'EAI_AGAIN',
   'ENOTFOUND',
   'ECONNABORTED',
@@ -44,21 +46,15 @@ const NETWORK_CODES = new Set([
   'ESOCKETTIMEDOUT',
 ]);
 
-interface SdkErrorShape {
-  name?: string;
-  code?: string;
-  $retryable?: unknown;
-  $metadata?: { httpStatusCode?: number };
-}
-
 export function classifyAwsError(error: unknown): FailureKind {
-  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorShape;
-  const name = e.name ?? '';
-  const status = e.$metadata?.httpStatusCode;
-  if (CONDITIONAL.has(name) || status === 412) return 'conditional';
-  if (TRANSIENT.has(name) || e.$retryable) return 'transient';
-  if (e.code !== undefined && NETWORK_CODES.has(e.code)) return 'transient';
-  if (status !== undefined && (status === 429 || status >= 500)) return 'transient';
+  if (typeof error !== 'object' || error === null) return 'fatal';
+  const e = error as SdkError & { code?: unknown };
+  if (CONDITIONAL_NAMES.has(e.name) || e.$metadata?.httpStatusCode === PRECONDITION_FAILED_STATUS) {
+    return 'conditional';
+  }
+  if (isThrottlingError(e) || isTransientError(e) || isServerError(e) || isRetryableByTrait(e)) return 'transient';
+  if (TRANSIENT_NAMES.has(e.name)) return 'transient';
+  if (typeof e.code === 'string' && TRANSIENT_SOCKET_CODES.has(e.code)) return 'transient';
   return 'fatal';
 }
 

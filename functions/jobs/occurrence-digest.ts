@@ -36,14 +36,14 @@ export function renderDigest(rows: readonly Occurrence[], from: string, to: stri
   const lines = [`# Occurrence digest`, '', `Period: ${from} to ${to} (scheduled times, UTC).`, ''];
   if (rows.length === 0) {
     lines.push('No occurrences were scheduled in this period.');
-    return lines.join('\n') + '\n';
+    return `${lines.join('\n')}\n`;
   }
   lines.push(
     `| job | ${statuses.join(' | ')} | retries | median run (s) |`,
     `|---|${statuses.map(() => '---:').join('|')}|---:|---:|`,
   );
   for (const job of jobs) {
-    const list = byJob.get(job)!;
+    const list = byJob.get(job) ?? [];
     const counts = statuses.map((s) => list.filter((o) => o.status === s).length);
     const retries = list.reduce((sum, o) => sum + Math.max(0, o.attempt - 1), 0);
     lines.push(
@@ -68,7 +68,7 @@ export function renderDigest(rows: readonly Occurrence[], from: string, to: stri
         `- ${o.jobId} at ${o.scheduledTime}: ${o.status}, attempt ${o.attempt}${o.nextAttemptAt ? `, next at ${o.nextAttemptAt}` : ''}`,
       );
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** Seconds from the last claim to success: the successful attempt's run time. */

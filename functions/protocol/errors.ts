@@ -1,37 +1,65 @@
 /**
- * Named errors of the protocol, and the three kinds every failed AWS call is sorted into.
+ * The errors the functions throw on purpose, one family under ScheduledJobsError, and the three kinds every failed
+ * AWS call is sorted into.
  *
  * - conditional: the store said no to a condition; a definitive answer about state, never retried.
  * - transient: throttling, 5xx, timeouts, network, S3's 409 ConditionalRequestConflict; retrying may succeed.
  * - fatal: anything else (access denied, validation, missing resource); retrying the same call will not help.
  */
+import type { OccurrenceKey } from './occurrence';
+import type { DeliveryResult } from './process-delivery';
+
 export type FailureKind = 'conditional' | 'transient' | 'fatal';
 
+/**
+ * The base of every error the functions throw on purpose: `instanceof ScheduledJobsError` tells them from an SDK's or
+ * a job's own errors. The reconciler handler's ReconcileIncompleteError extends it beside its handler.
+ *
+ * Each subclass names itself with a string literal (`override readonly name = 'LeaseLostError'`), and the compiler
+ * insists on it: the Lambda bundles are minified, so the class's own name (`new.target.name`) would reach the logs
+ * as a one-letter identifier.
+ *
+ * @example
+ * export class LeaseLostError extends ScheduledJobsError {
+ *   override readonly name = 'LeaseLostError';
+ *   constructor(readonly operation: string, detail: string) {
+ *     super(`lease lost at ${operation}: ${detail}`);
+ *   }
+ * }
+ */
+export abstract class ScheduledJobsError extends Error {
+  abstract override readonly name: string;
+}
+
 /** An AWS call failed transiently or fatally (conditional failures are returned as results, not thrown). */
-export class DependencyError extends Error {
+export class DependencyError extends ScheduledJobsError {
+  override readonly name = 'DependencyError';
+
   constructor(
     readonly kind: Exclude<FailureKind, 'conditional'>,
     readonly operation: string,
     readonly cause: unknown,
   ) {
     super(`${operation} failed (${kind}): ${messageOf(cause)}`);
-    this.name = 'DependencyError';
   }
 }
 
 /** The occurrence is no longer held by this lease: another worker claimed it, or it was finished. */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends ScheduledJobsError {
+  override readonly name = 'LeaseLostError';
+
   constructor(
     readonly operation: string,
     detail: string,
   ) {
     super(`lease lost at ${operation}: ${detail}`);
-    this.name = 'LeaseLostError';
   }
 }
 
 /** No extend was confirmed in time: the worker gives the lease up before it may have expired. */
-export class LeaseExpiringError extends Error {
+export class LeaseExpiringError extends ScheduledJobsError {
+  override readonly name = 'LeaseExpiringError';
+
   constructor(
     readonly confirmedUntil: string,
     readonly lastError: unknown,
@@ -39,26 +67,57 @@ export class LeaseExpiringError extends Error {
     super(
       `no lease extend confirmed before the safety margin (lease confirmed until ${confirmedUntil}); last extend error: ${messageOf(lastError)}`,
     );
-    this.name = 'LeaseExpiringError';
   }
 }
 
 /** The job ran past its time limit, or too close to the Lambda's own timeout. */
-export class JobTimeoutError extends Error {
+export class JobTimeoutError extends ScheduledJobsError {
+  override readonly name = 'JobTimeoutError';
+
   constructor(readonly deadline: string) {
     super(`job did not finish by ${deadline}`);
-    this.name = 'JobTimeoutError';
   }
 }
 
 /** An input (schedule event, queue message) that can never be processed as it is. */
-export class InvalidInputError extends Error {
+export class InvalidInputError extends ScheduledJobsError {
+  override readonly name = 'InvalidInputError';
+
   constructor(
     readonly where: string,
     readonly problems: readonly string[],
   ) {
     super(`invalid ${where}: ${problems.join('; ')}`);
-    this.name = 'InvalidInputError';
+  }
+}
+
+/** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
+export class ReopenedNotEnqueuedError extends ScheduledJobsError {
+  override readonly name = 'ReopenedNotEnqueuedError';
+
+  constructor(
+    readonly key: OccurrenceKey,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
+        'run the retry again with --force to enqueue it',
+    );
+  }
+}
+
+/**
+ * A delivery whose outcome asks for the message again: thrown by the worker handler so that the batch processor
+ * reports the message as failed, and SQS delivers it again (after its hidden time).
+ */
+export class DeliveryNotAcknowledged extends ScheduledJobsError {
+  override readonly name = 'DeliveryNotAcknowledged';
+
+  constructor(
+    messageId: string,
+    readonly result: DeliveryResult,
+  ) {
+    super(`message ${messageId} not acknowledged: ${result}`);
   }
 }
 

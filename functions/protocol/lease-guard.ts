@@ -36,97 +36,129 @@ export interface GuardOptions<T> {
 
 export const transientRetryMs = (timing: LeaseTiming): number => Math.max(1_000, Math.floor(timing.heartbeatMs / 3));
 
-export async function runUnderLease<T>(options: GuardOptions<T>): Promise<T> {
-  const { timing, clock, logger } = options;
-  const controller = new AbortController();
-  let confirmedUntil = options.leaseExpiresAt;
-  let lastExtendError: unknown;
-  let beatTimer: ReturnType<typeof setTimeout> | undefined;
-  let safetyTimer: ReturnType<typeof setTimeout> | undefined;
-  let callTimer: ReturnType<typeof setTimeout> | undefined;
-  let callController: AbortController | undefined;
-  let finished = false;
-  let rejectStopped!: (reason: unknown) => void;
-  const stopped = new Promise<never>((_, reject) => {
-    rejectStopped = reject;
-  });
+export function runUnderLease<T>(options: GuardOptions<T>): Promise<T> {
+  return new LeaseGuard(options).run();
+}
 
-  const abort = (reason: Error) => {
-    if (finished || controller.signal.aborted) return;
-    logger.warn('aborting job', { reason: messageOf(reason) });
-    // Settle the guard first: a job that rejects inside its abort listener must not win the race below.
-    rejectStopped(reason);
-    controller.abort(reason);
-    stopTimers();
-  };
+type Timer = ReturnType<typeof setTimeout>;
 
-  const stopTimers = () => {
-    clearTimeout(beatTimer);
-    clearTimeout(safetyTimer);
-    clearTimeout(callTimer);
-    callController?.abort();
-  };
+/** One guarded run: the work's abort controller, the lease's last confirmed expiry, and the timers around them. */
+class LeaseGuard<T> {
+  private readonly controller = new AbortController();
+  private confirmedUntil: number;
+  private lastExtendError: unknown;
+  private beatTimer: Timer | undefined;
+  private safetyTimer: Timer | undefined;
+  private callTimer: Timer | undefined;
+  private callController: AbortController | undefined;
+  private finished = false;
+  /** Rejects with the reason the guard stopped the work; raced against the work. */
+  private readonly stopped: Promise<never>;
+  private rejectStopped: (reason: unknown) => void = () => {};
 
-  const armSafety = () => {
-    clearTimeout(safetyTimer);
-    const giveUpAt = confirmedUntil - timing.safetyMarginMs;
-    safetyTimer = setTimeout(
-      () => abort(new LeaseExpiringError(iso(confirmedUntil), lastExtendError)),
-      Math.max(0, giveUpAt - clock.now()),
+  constructor(private readonly options: GuardOptions<T>) {
+    this.confirmedUntil = options.leaseExpiresAt;
+    this.stopped = new Promise<never>((_, reject) => {
+      this.rejectStopped = reject;
+    });
+  }
+
+  async run(): Promise<T> {
+    const { options, controller } = this;
+    const deadlineTimer = setTimeout(
+      () => this.abort(new JobTimeoutError(iso(options.deadlineAt))),
+      Math.max(0, options.deadlineAt - options.clock.now()),
     );
-  };
+    this.armSafety();
+    this.scheduleBeat(options.timing.heartbeatMs);
 
-  const scheduleBeat = (delayMs: number) => {
-    clearTimeout(beatTimer);
-    beatTimer = setTimeout(() => void beat(), delayMs);
-  };
+    const work = options.work(controller.signal);
+    // If the guard stops first, the work's own late rejection must not become an unhandled rejection.
+    work.catch((error) => {
+      if (controller.signal.aborted)
+        options.logger.info('job settled after it was aborted', { error: messageOf(error) });
+    });
+    try {
+      return await Promise.race([work, this.stopped]);
+    } finally {
+      this.finished = true;
+      clearTimeout(deadlineTimer);
+      this.stopTimers();
+    }
+  }
 
-  const beat = async () => {
+  private get done(): boolean {
+    return this.finished || this.controller.signal.aborted;
+  }
+
+  private abort(reason: Error): void {
+    if (this.done) return;
+    this.options.logger.warn('aborting job', { reason: messageOf(reason) });
+    // Settle the guard first: a job that rejects inside its abort listener must not win the race in run().
+    this.rejectStopped(reason);
+    this.controller.abort(reason);
+    this.stopTimers();
+  }
+
+  private stopTimers(): void {
+    clearTimeout(this.beatTimer);
+    clearTimeout(this.safetyTimer);
+    clearTimeout(this.callTimer);
+    this.callController?.abort();
+  }
+
+  /** Give the lease up `safetyMargin` before its last confirmed expiry, unless an extend confirms a later one. */
+  private armSafety(): void {
+    clearTimeout(this.safetyTimer);
+    const giveUpAt = this.confirmedUntil - this.options.timing.safetyMarginMs;
+    this.safetyTimer = setTimeout(
+      () => this.abort(new LeaseExpiringError(iso(this.confirmedUntil), this.lastExtendError)),
+      Math.max(0, giveUpAt - this.options.clock.now()),
+    );
+  }
+
+  private scheduleBeat(delayMs: number): void {
+    clearTimeout(this.beatTimer);
+    this.beatTimer = setTimeout(() => void this.beat(), delayMs);
+  }
+
+  /** One extend; a confirmed one moves the give-up point, a definitive or fatal failure aborts, a transient one retries. */
+  private async beat(): Promise<void> {
+    const { timing, clock, logger } = this.options;
     const sentAt = clock.now();
     const target = sentAt + timing.leaseMs;
     // A hung extend counts as one failed extend: cut it after heartbeat/3, so that the retry still lands before the
     // give-up point, and never let it outlive that point.
-    callController = new AbortController();
-    const callBudget = Math.max(1, Math.min(transientRetryMs(timing), confirmedUntil - timing.safetyMarginMs - sentAt));
-    const thisCall = callController;
-    callTimer = setTimeout(() => thisCall.abort(new Error(`extend took longer than ${callBudget} ms`)), callBudget);
+    const thisCall = new AbortController();
+    this.callController = thisCall;
+    const callBudget = Math.max(
+      1,
+      Math.min(transientRetryMs(timing), this.confirmedUntil - timing.safetyMarginMs - sentAt),
+    );
+    this.callTimer = setTimeout(
+      () => thisCall.abort(new Error(`extend took longer than ${callBudget} ms`)),
+      callBudget,
+    );
     try {
-      await options.extend(target, sentAt, thisCall.signal);
-      if (finished || controller.signal.aborted) return;
+      await this.options.extend(target, sentAt, thisCall.signal);
+      if (this.done) return;
       // Count from when the request was sent, not when the answer came: the store's clock may have started then.
-      confirmedUntil = target;
-      lastExtendError = undefined;
-      armSafety();
-      scheduleBeat(timing.heartbeatMs);
+      this.confirmedUntil = target;
+      this.lastExtendError = undefined;
+      this.armSafety();
+      this.scheduleBeat(timing.heartbeatMs);
     } catch (error) {
-      if (finished || controller.signal.aborted) return;
-      lastExtendError = error;
-      if (error instanceof LeaseLostError) return abort(error);
-      if (error instanceof DependencyError && error.kind === 'fatal') return abort(error);
-      logger.warn('lease extend failed; retrying', { error: messageOf(error), confirmedUntil: iso(confirmedUntil) });
-      scheduleBeat(transientRetryMs(timing));
+      if (this.done) return;
+      this.lastExtendError = error;
+      if (error instanceof LeaseLostError) return this.abort(error);
+      if (error instanceof DependencyError && error.kind === 'fatal') return this.abort(error);
+      logger.warn('lease extend failed; retrying', {
+        error: messageOf(error),
+        confirmedUntil: iso(this.confirmedUntil),
+      });
+      this.scheduleBeat(transientRetryMs(timing));
     } finally {
-      clearTimeout(callTimer);
+      clearTimeout(this.callTimer);
     }
-  };
-
-  const deadlineTimer = setTimeout(
-    () => abort(new JobTimeoutError(iso(options.deadlineAt))),
-    Math.max(0, options.deadlineAt - clock.now()),
-  );
-  armSafety();
-  scheduleBeat(timing.heartbeatMs);
-
-  const work = options.work(controller.signal);
-  // If the guard stops first, the work's own late rejection must not become an unhandled rejection.
-  work.catch((error) => {
-    if (controller.signal.aborted) logger.info('job settled after it was aborted', { error: messageOf(error) });
-  });
-  try {
-    return await Promise.race([work, stopped]);
-  } finally {
-    finished = true;
-    clearTimeout(deadlineTimer);
-    stopTimers();
   }
 }

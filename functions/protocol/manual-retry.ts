@@ -18,7 +18,7 @@
  *   was not: claims are conditional, so a second message is dropped, or waits until the retry is due.
  */
 import { encodeEnvelope } from './envelope';
-import { messageOf } from './errors';
+import { ReopenedNotEnqueuedError } from './errors';
 import type { JobSettings } from './job-settings';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Clock, OccurrenceStore, WorkQueue } from './ports';
@@ -50,19 +50,8 @@ export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
   reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
 }
 
-/** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
-export class ReopenedNotEnqueuedError extends Error {
-  constructor(
-    readonly key: OccurrenceKey,
-    override readonly cause: unknown,
-  ) {
-    super(
-      `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
-        'run the retry again with --force to enqueue it',
-    );
-    this.name = 'ReopenedNotEnqueuedError';
-  }
-}
+// Re-exported for the CLI, which imports it from here; the class lives with the rest of the family in errors.ts.
+export { ReopenedNotEnqueuedError } from './errors';
 
 export interface ManualRetryDeps {
   readonly store: ReopenableStore;

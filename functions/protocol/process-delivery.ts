@@ -24,6 +24,7 @@ import {
   type Metrics,
   noMetrics,
   type OccurrenceStore,
+  type ReportBody,
   type ReportStore,
   type WorkQueue,
 } from './ports';
@@ -33,6 +34,30 @@ import { withTransientRetries } from './transient-retry';
 export interface RegisteredJob {
   readonly settings: JobSettings;
   readonly definition: JobDefinition;
+}
+
+/**
+ * The worker's jobs: those of the settings that have an implementation. The others are logged once, at start; their
+ * messages are rejected as unknown jobs (decodeEnvelope) and reach the DLQ, while the other jobs keep running.
+ */
+export function registerJobs(
+  settings: ReadonlyMap<string, JobSettings>,
+  implementations: Readonly<Record<string, JobDefinition>>,
+  logger: Logger,
+): Map<string, RegisteredJob> {
+  const registered = new Map<string, RegisteredJob>();
+  for (const [id, s] of settings) {
+    if (implementations[id] !== undefined) registered.set(id, { settings: s, definition: implementations[id] });
+  }
+  const missing = [...settings.keys()].filter((id) => !registered.has(id));
+  if (missing.length > 0) {
+    // The other jobs keep running; these jobs' messages are rejected (and reach the DLQ) until it is deployed.
+    logger.error('no implementation for scheduled job(s); their messages will be rejected', {
+      missing,
+      hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
+    });
+  }
+  return registered;
 }
 
 export interface WorkerDeps {
@@ -98,7 +123,7 @@ export async function processDelivery(
   mustFinishBy: number,
 ): Promise<DeliveryOutcome> {
   const { logger } = deps;
-  let key;
+  let key: OccurrenceKey;
   try {
     key = decodeEnvelope(delivery.body, new Set(deps.jobs.keys()));
   } catch (error) {
@@ -107,7 +132,9 @@ export async function processDelivery(
     await hideQuietly(deps, delivery, deps.poisonRetrySeconds);
     return outcome('invalid-message');
   }
-  const job = deps.jobs.get(key.jobId)!;
+  const job = deps.jobs.get(key.jobId);
+  // decodeEnvelope accepts only the ids of deps.jobs.
+  if (job === undefined) throw new Error(`message for ${key.jobId}, which is not one of the worker's jobs`);
   const { settings } = job;
   const log = childLogger(logger, {
     jobId: key.jobId,
@@ -272,7 +299,11 @@ async function runAttempt(
     return 'adopted-committed-report';
   }
   const { settings } = job;
-  const claimedAt = Date.parse(occurrence.claimedAt!);
+  const { claimedAt, leaseExpiresAt } = occurrence;
+  // Both are written by every claim; without them there would be no lease to run under.
+  if (claimedAt === undefined || leaseExpiresAt === undefined) {
+    throw new Error(`claimed occurrence without claimedAt or leaseExpiresAt (attempt ${occurrence.attempt})`);
+  }
   return runUnderLease({
     timing: {
       leaseMs: settings.leaseSeconds * 1000,
@@ -281,8 +312,8 @@ async function runAttempt(
     },
     clock: deps.clock,
     logger: log,
-    leaseExpiresAt: Date.parse(occurrence.leaseExpiresAt!),
-    deadlineAt: Math.min(claimedAt + settings.timeoutSeconds * 1000, mustFinishBy),
+    leaseExpiresAt: Date.parse(leaseExpiresAt),
+    deadlineAt: Math.min(Date.parse(claimedAt) + settings.timeoutSeconds * 1000, mustFinishBy),
     extend: async (expiresAt, now, signal) => {
       try {
         await deps.store.extend(lease, expiresAt, now, signal);
@@ -294,27 +325,35 @@ async function runAttempt(
     work: async (signal) => {
       const report = await job.definition.run(occurrence, { signal, logger: log });
       signal.throwIfAborted();
-      const written = await withTransientRetries(
-        () =>
-          deps.reports.putIfAbsent(
-            reportKey,
-            report,
-            {
-              'job-id': occurrence.jobId,
-              'scheduled-time': occurrence.scheduledTime,
-              attempt: String(occurrence.attempt),
-              'lease-id': lease.leaseId,
-            },
-            signal,
-          ),
-        { attempts: 4, firstDelayMs: 200, signal },
-      );
-      // 'existed': our own earlier write whose response was lost, or a previous attempt's. Either way it is the
-      // one report of this occurrence; adopt it.
-      log.info(written === 'created' ? 'report committed' : 'report was already committed; adopting it', { reportKey });
-      return written === 'created' ? 'succeeded' : 'adopted-committed-report';
+      return commitReport(deps, lease, reportKey, report, signal, log);
     },
   });
+}
+
+/** Write the report once (If-None-Match); a report already at the key is this occurrence's, and is adopted. */
+async function commitReport(
+  deps: WorkerDeps,
+  lease: Lease,
+  reportKey: string,
+  report: ReportBody,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<DeliveryResult> {
+  const metadata = {
+    'job-id': lease.key.jobId,
+    'scheduled-time': lease.key.scheduledTime,
+    attempt: String(lease.attempt),
+    'lease-id': lease.leaseId,
+  };
+  const written = await withTransientRetries(() => deps.reports.putIfAbsent(reportKey, report, metadata, signal), {
+    attempts: 4,
+    firstDelayMs: 200,
+    signal,
+  });
+  // 'existed': our own earlier write whose response was lost, or a previous attempt's. Either way it is the
+  // one report of this occurrence; adopt it.
+  log.info(written === 'created' ? 'report committed' : 'report was already committed; adopting it', { reportKey });
+  return written === 'created' ? 'succeeded' : 'adopted-committed-report';
 }
 
 async function recordFailedAttempt(

@@ -99,134 +99,177 @@ export function isUnannounced(o: Occurrence, now: number, unannouncedAfterSecond
 /** Before any scheduled time the table can hold. */
 const EARLIEST_SCHEDULED_TIME = '1970-01-01T00:00:00Z';
 
+/**
+ * One reconciler run: re-enqueue the stuck occurrences, then announce the unannounced reports, within one budget of
+ * `maxFixesPerRun` fixes.
+ */
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
-  const { thresholds, logger, metrics } = deps;
-  const now = deps.clock.now();
-  const from = isoSeconds(now - thresholds.lookbackSeconds * 1000);
-  const stuckBefore = now - thresholds.stuckAfterSeconds * 1000;
-  const fixed: Fix[] = [];
-  let examined = 0;
-  let changedMeanwhile = 0;
-  let skipped = 0;
-  let errors = 0;
-  let truncated = false;
-  const room = () => {
-    if (fixed.length < thresholds.maxFixesPerRun) return true;
-    truncated = true;
-    return false;
-  };
+  const run = new ReconcileRun(deps, deps.clock.now());
+  await requeueStuckOccurrences(run);
+  await announceUnannouncedReports(run);
+  const report = run.report();
+  deps.logger.info('reconcile done', {
+    examined: report.examined,
+    fixed: report.fixed.length,
+    requeued: report.fixed.filter((f) => f.action === 'requeued').length,
+    announced: report.fixed.filter((f) => f.action === 'announced').length,
+    changedMeanwhile: report.changedMeanwhile,
+    skipped: report.skipped,
+    errors: report.errors,
+    truncated: report.truncated,
+  });
+  return report;
+}
 
-  const list = async (status: OccurrenceStatus, from: string, to: string): Promise<Occurrence[]> => {
+/** What the two jobs of a run share: the time it started, its budget of fixes, and its tally. */
+class ReconcileRun {
+  readonly fixed: Fix[] = [];
+  examined = 0;
+  changedMeanwhile = 0;
+  skipped = 0;
+  errors = 0;
+  truncated = false;
+
+  constructor(
+    readonly deps: ReconcileDeps,
+    readonly now: number,
+  ) {}
+
+  /** Whether one more fix fits in this run; when it does not, the run is truncated. */
+  hasRoom(): boolean {
+    if (this.fixed.length < this.deps.thresholds.maxFixesPerRun) return true;
+    this.truncated = true;
+    return false;
+  }
+
+  /** The rows of one status scheduled in [from, to); a failed read is counted and logged, and reads as none. */
+  async list(status: OccurrenceStatus, from: string, to: string): Promise<Occurrence[]> {
     try {
-      return await deps.index.listByStatus(status, from, to);
+      const rows = await this.deps.index.listByStatus(status, from, to);
+      this.examined += rows.length;
+      return rows;
     } catch (error) {
-      errors++;
-      logger.error('reconciler could not list occurrences', { status, from, to, error: messageOf(error) });
+      this.errors++;
+      this.deps.logger.error('reconciler could not list occurrences', { status, from, to, error: messageOf(error) });
       return [];
     }
-  };
+  }
 
+  fix(row: Occurrence, action: Fix['action'], reason: Fix['reason']): void {
+    this.fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action, reason });
+  }
+
+  report(): ReconcileReport {
+    const { examined, fixed, changedMeanwhile, skipped, errors, truncated } = this;
+    return { examined, fixed, changedMeanwhile, skipped, errors, truncated };
+  }
+}
+
+/** The first job: give every occurrence stuck for longer than `stuckAfterSeconds` a new message. */
+async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
+  const { deps, now } = run;
+  const { logger, thresholds } = deps;
   // Scheduled times up to now, inclusive: listByStatus's upper bound is exclusive.
   const upToNow = isoSeconds(now + 1000);
   for (const status of REQUEUEABLE_STATUSES) {
     // Every age: a retried or backfilled occurrence keeps its old scheduled time but has a new deadline. The index's
     // non-terminal partitions hold only rows in flight, so reading them whole stays cheap.
-    const rows = await list(status, EARLIEST_SCHEDULED_TIME, upToNow);
-    examined += rows.length;
+    const rows = await run.list(status, EARLIEST_SCHEDULED_TIME, upToNow);
     for (const row of rows) {
+      const since = stuckSince(row);
       const reason = stuckReason(row, now, thresholds.stuckAfterSeconds);
-      if (reason === undefined) {
-        if (stuckSince(row) === undefined) {
-          skipped++;
+      // A reason implies a stuck-since time; a row without one has fields the reconciler cannot judge.
+      if (reason === undefined || since === undefined) {
+        if (since === undefined) {
+          run.skipped++;
           logger.warn('reconciler skipped a row it cannot judge; check its fields', fieldsOf(row));
         }
         continue;
       }
       if (!deps.jobs.has(row.jobId)) {
         // The worker would reject the message (unknown job) and it would end in the DLQ: leave the row, say so.
-        skipped++;
+        run.skipped++;
         logger.warn('reconciler skipped a stuck occurrence of a job this deployment does not run', {
           ...fieldsOf(row),
           reason,
         });
         continue;
       }
-      if (!room()) break;
-      try {
-        const result = await requeueOccurrence(deps, row, stuckBefore);
-        if (result === 'changed-meanwhile') {
-          changedMeanwhile++;
-          logger.info('stuck occurrence changed before the reconciler could re-enqueue it; left alone', {
-            ...fieldsOf(row),
-            reason,
-          });
-          continue;
-        }
-        fixed.push({
-          jobId: row.jobId,
-          scheduledTime: row.scheduledTime,
-          status: row.status,
-          action: 'requeued',
-          reason,
-        });
-        metrics.add(MetricName.OccurrencesRequeued, 1, row.jobId);
-        logger.warn('reconciler re-enqueued a stuck occurrence', {
-          ...fieldsOf(row),
-          reason,
-          stuckSince: iso(stuckSince(row)!),
-          requeueCount: (row.requeueCount ?? 0) + 1,
-        });
-      } catch (error) {
-        errors++;
-        logger.error('reconciler could not re-enqueue a stuck occurrence', {
-          ...fieldsOf(row),
-          reason,
-          error: messageOf(error),
-        });
-      }
+      if (!run.hasRoom()) break;
+      await requeueStuckOccurrence(run, row, reason, since);
     }
   }
+}
 
+/** Re-enqueue one stuck row, conditionally on it being as it was read; a failure is counted and logged. */
+async function requeueStuckOccurrence(
+  run: ReconcileRun,
+  row: Occurrence,
+  reason: StuckReason,
+  since: number,
+): Promise<void> {
+  const { deps, now } = run;
+  const { logger } = deps;
+  try {
+    const result = await requeueOccurrence(deps, row, now - deps.thresholds.stuckAfterSeconds * 1000);
+    if (result === 'changed-meanwhile') {
+      run.changedMeanwhile++;
+      logger.info('stuck occurrence changed before the reconciler could re-enqueue it; left alone', {
+        ...fieldsOf(row),
+        reason,
+      });
+      return;
+    }
+    run.fix(row, 'requeued', reason);
+    deps.metrics.add(MetricName.OccurrencesRequeued, 1, row.jobId);
+    logger.warn('reconciler re-enqueued a stuck occurrence', {
+      ...fieldsOf(row),
+      reason,
+      stuckSince: iso(since),
+      requeueCount: (row.requeueCount ?? 0) + 1,
+    });
+  } catch (error) {
+    run.errors++;
+    logger.error('reconciler could not re-enqueue a stuck occurrence', {
+      ...fieldsOf(row),
+      reason,
+      error: messageOf(error),
+    });
+  }
+}
+
+/** The second job: announce, through the notifier's path, the successes the notifier never recorded announcing. */
+async function announceUnannouncedReports(run: ReconcileRun): Promise<void> {
+  const { deps, now } = run;
+  const { thresholds } = deps;
+  if (!run.hasRoom()) return;
+  const from = isoSeconds(now - thresholds.lookbackSeconds * 1000);
   // A success is at or after its scheduled time, so rows scheduled after the cut-off cannot qualify yet.
   const announceBefore = now - thresholds.unannouncedAfterSeconds * 1000;
-  const succeeded = room() ? await list(OccurrenceStatus.SUCCEEDED, from, isoSeconds(announceBefore + 1000)) : [];
-  examined += succeeded.length;
+  const succeeded = await run.list(OccurrenceStatus.SUCCEEDED, from, isoSeconds(announceBefore + 1000));
   for (const row of succeeded) {
     if (!isUnannounced(row, now, thresholds.unannouncedAfterSeconds)) continue;
-    if (!room()) break;
-    try {
-      const result = await announceReport(deps.announce, row);
-      if (result !== 'announced') continue;
-      fixed.push({
-        jobId: row.jobId,
-        scheduledTime: row.scheduledTime,
-        status: row.status,
-        action: 'announced',
-        reason: 'never-announced',
-      });
-      metrics.add(MetricName.ReportsReannounced, 1, row.jobId);
-      logger.warn('reconciler announced a report the notifier never recorded as announced', {
-        ...fieldsOf(row),
-        succeededAt: row.succeededAt,
-      });
-    } catch (error) {
-      errors++;
-      logger.error('reconciler could not announce a report', { ...fieldsOf(row), error: messageOf(error) });
-    }
+    if (!run.hasRoom()) break;
+    await announceUnannouncedReport(run, row);
   }
+}
 
-  const report = { examined, fixed, changedMeanwhile, skipped, errors, truncated };
-  logger.info('reconcile done', {
-    examined,
-    fixed: fixed.length,
-    requeued: fixed.filter((f) => f.action === 'requeued').length,
-    announced: fixed.filter((f) => f.action === 'announced').length,
-    changedMeanwhile,
-    skipped,
-    errors,
-    truncated,
-  });
-  return report;
+/** Announce one report; a failure is counted and logged. */
+async function announceUnannouncedReport(run: ReconcileRun, row: Occurrence): Promise<void> {
+  const { deps } = run;
+  try {
+    const result = await announceReport(deps.announce, row);
+    if (result !== 'announced') return;
+    run.fix(row, 'announced', 'never-announced');
+    deps.metrics.add(MetricName.ReportsReannounced, 1, row.jobId);
+    deps.logger.warn('reconciler announced a report the notifier never recorded as announced', {
+      ...fieldsOf(row),
+      succeededAt: row.succeededAt,
+    });
+  } catch (error) {
+    run.errors++;
+    deps.logger.error('reconciler could not announce a report', { ...fieldsOf(row), error: messageOf(error) });
+  }
 }
 
 const fieldsOf = (o: Occurrence) => ({

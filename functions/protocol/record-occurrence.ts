@@ -41,7 +41,10 @@ export async function recordOccurrence(
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
   const key = decodeScheduleEvent(event, new Set(deps.jobs.keys()));
-  const settings = deps.jobs.get(key.jobId)!;
+  const settings = deps.jobs.get(key.jobId);
+  // decodeScheduleEvent accepts only the ids of deps.jobs.
+  if (settings === undefined)
+    throw new Error(`schedule event for ${key.jobId}, which is not one of the trigger's jobs`);
   const now = deps.clock.now();
   const scheduledAt = Date.parse(key.scheduledTime);
   const countFrom = Math.max(scheduledAt, options.countFrom ?? scheduledAt);

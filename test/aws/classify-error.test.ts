@@ -86,6 +86,14 @@ describe('classifyAwsError: transient failures (retrying may succeed)', () => {
     expect(isConditionalFailure(error)).toBe(false);
   });
 
+  it('an error after the SDK corrected its clock skew is transient (the next call signs with the corrected clock)', () => {
+    const error = errorWith({
+      name: 'InvalidSignatureException',
+      $metadata: { httpStatusCode: 400, clockSkewCorrected: true },
+    });
+    expect(classifyAwsError(error)).toBe('transient');
+  });
+
   it('AbortError and TimeoutError are transient', () => {
     expect(classifyAwsError(errorWith({ name: 'AbortError' }))).toBe('transient');
     expect(classifyAwsError(errorWith({ name: 'TimeoutError' }))).toBe('transient');

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
+import { ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import {
   decideRetry,
   type ReopenableStore,
-  ReopenedNotEnqueuedError,
   type ReopenRequest,
   retryOccurrence,
 } from '../../functions/protocol/manual-retry';

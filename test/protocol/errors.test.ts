@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DeliveryNotAcknowledged,
+  DependencyError,
+  InvalidInputError,
+  JobTimeoutError,
+  LeaseExpiringError,
+  LeaseLostError,
+  messageOf,
+  ReopenedNotEnqueuedError,
+  ScheduledJobsError,
+} from '../../functions/protocol/errors';
+import { ReconcileIncompleteError } from '../../functions/reconciler';
+
+const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T12:00:00Z' };
+const cause = new Error('boom');
+
+describe('Class: ScheduledJobsError', () => {
+  it.each([
+    ['DependencyError', new DependencyError('transient', 'claim occurrence', cause)],
+    ['LeaseLostError', new LeaseLostError('extend', 'leaseId changed')],
+    ['LeaseExpiringError', new LeaseExpiringError('2026-11-30T12:01:00.000Z', cause)],
+    ['JobTimeoutError', new JobTimeoutError('2026-11-30T12:05:00.000Z')],
+    ['InvalidInputError', new InvalidInputError('queue message', ['not JSON'])],
+    ['ReopenedNotEnqueuedError', new ReopenedNotEnqueuedError(KEY, cause)],
+    ['DeliveryNotAcknowledged', new DeliveryNotAcknowledged('msg-1', 'retry-scheduled')],
+    [
+      'ReconcileIncompleteError',
+      new ReconcileIncompleteError({
+        examined: 0,
+        fixed: [],
+        changedMeanwhile: 0,
+        skipped: 0,
+        errors: 1,
+        truncated: false,
+      }),
+    ],
+  ])('%s is one of the family and names itself', (name, error) => {
+    expect(error).toBeInstanceOf(ScheduledJobsError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe(name);
+    expect(messageOf(error)).toBe(`${name}: ${error.message}`);
+    expect(String(error.stack)).toMatch(new RegExp(`^${name}: `));
+  });
+
+  it('each carries its context', () => {
+    const dependency = new DependencyError('fatal', 'commit report', cause);
+    expect(dependency).toMatchObject({ kind: 'fatal', operation: 'commit report', cause });
+    expect(dependency.message).toBe('commit report failed (fatal): Error: boom');
+    expect(new LeaseLostError('complete', 'gone')).toMatchObject({ operation: 'complete' });
+    expect(new InvalidInputError('schedule event', ['a', 'b']).message).toBe('invalid schedule event: a; b');
+    expect(new ReopenedNotEnqueuedError(KEY, cause)).toMatchObject({ key: KEY, cause });
+    const unacknowledged = new DeliveryNotAcknowledged('msg-1', 'retry-scheduled');
+    expect(unacknowledged).toMatchObject({
+      result: 'retry-scheduled',
+      message: 'message msg-1 not acknowledged: retry-scheduled',
+    });
+  });
+});
