@@ -89,8 +89,23 @@ export const OccurrenceAttributes = {
 const SCHEDULED_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
- * Normalise a scheduled time to the key format: UTC, whole seconds, `Z`.
- * Returns a message instead when the input is not an ISO-8601 timestamp with a zone, so callers can report it.
+ * The scheduled times an occurrence may have, in UTC: EventBridge Scheduler's cron years, 1970-2199. Inside them a
+ * key has four-digit years, so keys, and times derived from them (a deadline at most 13.5 days later), sort as
+ * strings in time order. The schedule evaluator (lib/schedule-times.ts) yields no time outside them either.
+ */
+export const SCHEDULED_TIME_RANGE = {
+  earliest: '1970-01-01T00:00:00Z',
+  latest: '2199-12-31T23:59:59Z',
+} as const;
+const EARLIEST_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
+const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
+
+/**
+ * Normalise a scheduled time to the key format: UTC, whole seconds, `Z`. The one rule for what a scheduled time
+ * may be: the trigger (schedule event), the worker (queue message) and the CLI all check with it, so a key one of
+ * them writes is one the others accept (a key normalises to itself).
+ * Returns a message instead when the input is not an ISO-8601 timestamp with a zone, or its UTC form is outside
+ * SCHEDULED_TIME_RANGE, so callers can report it.
  */
 export function normaliseScheduledTime(input: unknown): { ok: true; value: string } | { ok: false; error: string } {
   if (typeof input !== 'string') return { ok: false, error: `scheduledTime must be a string, got ${describe(input)}` };
@@ -111,6 +126,15 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
   const calendarOk = mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && s <= 59;
   if (Number.isNaN(ms) || !calendarOk || new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) {
     return { ok: false, error: `scheduledTime is not a real date and time: ${JSON.stringify(input)}` };
+  }
+  // Checked on the UTC form: an offset can move a time written inside the range out of it (and out of the format).
+  if (ms < EARLIEST_MS || ms > LATEST_MS) {
+    return {
+      ok: false,
+      error:
+        `scheduledTime must be from ${SCHEDULED_TIME_RANGE.earliest} to ${SCHEDULED_TIME_RANGE.latest} in UTC, ` +
+        `got ${JSON.stringify(input)} (${isoSeconds(ms)} in UTC)`,
+    };
   }
   return { ok: true, value: isoSeconds(ms) };
 }

@@ -18,7 +18,7 @@ import { type AnnounceDeps, announceReport } from './announce-report';
 import { messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { MetricName } from './metric-names';
-import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from './occurrence';
+import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
 import { REQUEUEABLE_STATUSES, requeueOccurrence, stuckSince } from './requeue-occurrence';
 
@@ -96,8 +96,8 @@ export function isUnannounced(o: Occurrence, now: number, unannouncedAfterSecond
   return Number.isNaN(at) || at < now - unannouncedAfterSeconds * 1000;
 }
 
-/** Before any scheduled time the table can hold. */
-const EARLIEST_SCHEDULED_TIME = '1970-01-01T00:00:00Z';
+/** The earliest scheduled time the table can hold. */
+const EARLIEST_SCHEDULED_TIME = SCHEDULED_TIME_RANGE.earliest;
 
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const { thresholds, logger, metrics } = deps;

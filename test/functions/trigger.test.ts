@@ -56,6 +56,11 @@ describe('trigger', () => {
     [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /"unknown" is not one of this function's jobs/],
     [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
     [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],
+    // Issue 14: its UTC form, +010000-01-01T00:00:59Z, is no key the worker would accept.
+    [
+      { jobId: 'report', scheduledTime: '9999-12-31T23:59:59-00:01' },
+      /scheduledTime must be from 1970-01-01T00:00:00Z/,
+    ],
     ['not an object', /must be a JSON object/],
   ])('rejects %j with a clear error and writes nothing', async (event, message) => {
     const attempt = h.trigger(event);
