@@ -1,6 +1,7 @@
 /**
  * Validation of EventBridge Scheduler schedule expressions: cron(...) with its six fields, rate(...) and at(...).
  */
+import { quoteValue } from '../functions/protocol/quote-value';
 
 const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
 const AT = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;
@@ -10,9 +11,9 @@ const AT = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;
  * minute 60, `rate(1 minutes)`, a date with a zone suffix) fail `cdk synth` instead of the deployment.
  */
 export function scheduleExpressionProblem(expression: unknown): string | undefined {
-  if (typeof expression !== 'string') return `must be a string, got ${JSON.stringify(expression)}`;
+  if (typeof expression !== 'string') return `must be a string, got ${quoteValue(expression)}`;
   if (expression.startsWith('cron(')) {
-    if (!expression.endsWith(')')) return `cron expression must end with ')', got ${JSON.stringify(expression)}`;
+    if (!expression.endsWith(')')) return `cron expression must end with ')', got ${quoteValue(expression)}`;
     const fields = expression
       .slice('cron('.length, -1)
       .trim()
@@ -21,7 +22,7 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
     if (fields.length !== 6) {
       return (
         `cron needs exactly 6 fields (minutes hours day-of-month month day-of-week year), ` +
-        `got ${fields.length} in ${JSON.stringify(expression)}`
+        `got ${fields.length} in ${quoteValue(expression)}`
       );
     }
     return cronFieldsProblem(fields, expression);
@@ -29,20 +30,20 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
   if (expression.startsWith('rate(')) {
     const match = RATE.exec(expression);
     if (!match)
-      return `rate must look like 'rate(5 minutes)' with unit minute(s), hour(s) or day(s), got ${JSON.stringify(expression)}`;
+      return `rate must look like 'rate(5 minutes)' with unit minute(s), hour(s) or day(s), got ${quoteValue(expression)}`;
     const value = Number(match[1]);
     const unit = match[2];
-    if (value < 1) return `rate value must be a positive whole number, got ${JSON.stringify(expression)}`;
+    if (value < 1) return `rate value must be a positive whole number, got ${quoteValue(expression)}`;
     const singular = !unit.endsWith('s');
     if ((value === 1) !== singular) {
-      return `rate unit must be singular for 1 and plural otherwise, got ${JSON.stringify(expression)}`;
+      return `rate unit must be singular for 1 and plural otherwise, got ${quoteValue(expression)}`;
     }
     return undefined;
   }
   if (expression.startsWith('at(')) {
     const match = AT.exec(expression);
     if (!match)
-      return `at must look like 'at(2030-01-31T06:00:00)' (local time, no zone suffix), got ${JSON.stringify(expression)}`;
+      return `at must look like 'at(2030-01-31T06:00:00)' (local time, no zone suffix), got ${quoteValue(expression)}`;
     const [year, month, day, hour, minute, second] = match.slice(1).map(Number);
     const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
     const real =
@@ -52,10 +53,10 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
       hour < 24 &&
       minute < 60 &&
       second < 60;
-    if (!real) return `at names a date and time that does not exist: ${JSON.stringify(expression)}`;
+    if (!real) return `at names a date and time that does not exist: ${quoteValue(expression)}`;
     return undefined;
   }
-  return `must be a cron(...), rate(...) or at(...) expression, got ${JSON.stringify(expression)}`;
+  return `must be a cron(...), rate(...) or at(...) expression, got ${quoteValue(expression)}`;
 }
 
 interface CronField {
@@ -81,14 +82,13 @@ const CRON_FIELDS: readonly CronField[] = [
 function cronFieldsProblem(fields: string[], expression: string): string | undefined {
   for (const [i, spec] of CRON_FIELDS.entries()) {
     const problem = cronFieldProblem(fields[i], spec);
-    if (problem)
-      return `cron ${spec.name} field ${JSON.stringify(fields[i])}: ${problem}, in ${JSON.stringify(expression)}`;
+    if (problem) return `cron ${spec.name} field ${quoteValue(fields[i])}: ${problem}, in ${quoteValue(expression)}`;
   }
   // Scheduler reads one of the two day fields; the other must say so with '?'.
   if ((fields[2] === '?') === (fields[4] === '?')) {
     return (
-      `cron needs '?' in exactly one of day-of-month and day-of-week, got ${JSON.stringify(fields[2])} and ` +
-      `${JSON.stringify(fields[4])} in ${JSON.stringify(expression)}`
+      `cron needs '?' in exactly one of day-of-month and day-of-week, got ${quoteValue(fields[2])} and ` +
+      `${quoteValue(fields[4])} in ${quoteValue(expression)}`
     );
   }
   return undefined;
@@ -108,7 +108,7 @@ function cronPartProblem(part: string, spec: CronField): string | undefined {
   const value = (token: string): string | undefined => {
     const n = spec.names?.indexOf(token.toUpperCase()) ?? -1;
     const number = n >= 0 ? n + 1 : /^\d+$/.test(token) ? Number(token) : NaN;
-    if (Number.isNaN(number)) return `${JSON.stringify(token)} is not a ${spec.name} value`;
+    if (Number.isNaN(number)) return `${quoteValue(token)} is not a ${spec.name} value`;
     if (number < spec.min || number > spec.max) return `${number} is outside ${spec.min}-${spec.max}`;
     return undefined;
   };
@@ -119,10 +119,10 @@ function cronPartProblem(part: string, spec: CronField): string | undefined {
     return value(day) ?? (Number(nth) >= 1 && Number(nth) <= 5 ? undefined : `#${nth} must be 1-5`);
   }
   const [range, step] = part.split('/');
-  if (step !== undefined && !/^\d+$/.test(step)) return `step ${JSON.stringify(step)} is not a whole number`;
+  if (step !== undefined && !/^\d+$/.test(step)) return `step ${quoteValue(step)} is not a whole number`;
   if (range === '*') return undefined;
   const bounds = range.split('-');
-  if (bounds.length > 2 || bounds.some((b) => b === '')) return `${JSON.stringify(part)} is not a value, range or step`;
+  if (bounds.length > 2 || bounds.some((b) => b === '')) return `${quoteValue(part)} is not a value, range or step`;
   for (const bound of bounds) {
     const problem = value(bound);
     if (problem) return problem;

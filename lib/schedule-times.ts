@@ -13,6 +13,7 @@
  * Times are whole seconds in UTC, as `<aws.scheduler.scheduled-time>` gives them.
  */
 import { Cron } from 'croner';
+import { quoteValue } from '../functions/protocol/quote-value';
 import { scheduleExpressionProblem } from './schedule-expression';
 
 const MINUTE_MS = 60_000;
@@ -41,7 +42,7 @@ export function* scheduleTimes(spec: ScheduleSpec, from: Date): Generator<Date> 
   const timeZone = spec.timeZone ?? 'UTC';
   const problem = scheduleExpressionProblem(spec.schedule) ?? timeZoneProblem(timeZone);
   if (problem !== undefined)
-    throw new ScheduleError(`schedule ${JSON.stringify(spec.schedule)} in ${timeZone}: ${problem}`);
+    throw new ScheduleError(`schedule ${quoteValue(spec.schedule)} in ${timeZone}: ${problem}`);
   const start = from.getTime();
   const expression = spec.schedule;
   if (expression.startsWith('rate(')) {
@@ -65,7 +66,7 @@ export function scheduleTimesBetween(spec: ScheduleSpec, from: Date, to: Date, l
     if (t.getTime() >= to.getTime()) break;
     if (times.length === limit) {
       throw new ScheduleError(
-        `schedule ${JSON.stringify(spec.schedule)} fires more than ${limit} times between ` +
+        `schedule ${quoteValue(spec.schedule)} fires more than ${limit} times between ` +
           `${from.toISOString()} and ${to.toISOString()}; narrow the range`,
       );
     }
@@ -110,7 +111,7 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
       paused: true,
     });
   } catch (error) {
-    throw new ScheduleError(`schedule ${JSON.stringify(expression)}: ${(error as Error).message}`);
+    throw new ScheduleError(`schedule ${quoteValue(expression)}: ${(error as Error).message}`);
   }
   // Start early enough that a wall time whose instant is at or after `start` is not missed across a DST shift.
   let wall: Date | null = new Date(wallTimeOf(start, timeZone) - MAX_DST_SHIFT_MS - 1000);
@@ -169,7 +170,7 @@ function timeZoneProblem(timeZone: string): string | undefined {
     wallTimeFormat(timeZone);
     return undefined;
   } catch {
-    return `unknown time zone ${JSON.stringify(timeZone)} (use an IANA name such as 'Europe/Berlin')`;
+    return `unknown time zone ${quoteValue(timeZone)} (use an IANA name such as 'Europe/Berlin')`;
   }
 }
 

@@ -2,6 +2,7 @@
  * The occurrence: one scheduled run of one job, identified by (jobId, scheduledTime).
  * Its row in the store is the single source of truth about progress.
  */
+import { quoteValue } from './quote-value';
 
 export const OccurrenceStatus = {
   /** Written by the trigger; waiting for its first claim. */
@@ -113,19 +114,19 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
   if (!match) {
     return {
       ok: false,
-      error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${JSON.stringify(input)}`,
+      error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${quoteValue(input)}`,
     };
   }
   const fraction = match[7];
   if (fraction && !/^\.0+$/.test(fraction)) {
     // Two different sub-second times would map to one key; the Scheduler never sends them.
-    return { ok: false, error: `scheduledTime must be whole seconds, got ${JSON.stringify(input)}` };
+    return { ok: false, error: `scheduledTime must be whole seconds, got ${quoteValue(input)}` };
   }
   const ms = Date.parse(input);
   const [, y, mo, d, h, mi, s] = match.map(Number);
   const calendarOk = mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && s <= 59;
   if (Number.isNaN(ms) || !calendarOk || new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) {
-    return { ok: false, error: `scheduledTime is not a real date and time: ${JSON.stringify(input)}` };
+    return { ok: false, error: `scheduledTime is not a real date and time: ${quoteValue(input)}` };
   }
   // Checked on the UTC form: an offset can move a time written inside the range out of it (and out of the format).
   if (ms < EARLIEST_MS || ms > LATEST_MS) {
@@ -133,7 +134,7 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
       ok: false,
       error:
         `scheduledTime must be from ${SCHEDULED_TIME_RANGE.earliest} to ${SCHEDULED_TIME_RANGE.latest} in UTC, ` +
-        `got ${JSON.stringify(input)} (${isoSeconds(ms)} in UTC)`,
+        `got ${quoteValue(input)} (${isoSeconds(ms)} in UTC)`,
     };
   }
   return { ok: true, value: isoSeconds(ms) };
@@ -151,7 +152,7 @@ export function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? JSON.stringify(value) : typeof value;
+  return typeof value === 'string' ? quoteValue(value) : typeof value;
 }
 
 export const iso = (epochMs: number): string => new Date(epochMs).toISOString();

@@ -20,6 +20,7 @@ import type { JobSettings } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
+import { quoteValue } from './quote-value';
 import { REQUEUEABLE_STATUSES, requeueOccurrence, stuckSince } from './requeue-occurrence';
 
 export interface ReconcileThresholds {
@@ -248,7 +249,7 @@ export function reconcileThresholdProblems(value: unknown, where: string): strin
   for (const key of known) {
     const v = t[key];
     if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1))
-      problems.push(`${where}.${key}: must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+      problems.push(`${where}.${key}: must be a whole number of at least 1, got ${quoteValue(v)}`);
   }
   if (problems.length === 0 && (t.lookbackSeconds as number) <= (t.unannouncedAfterSeconds as number)) {
     problems.push(

@@ -70,4 +70,15 @@ describe('trigger', () => {
     expect(h.aws.sent).toHaveLength(0);
     expect(h.logs.find((l) => l.level === 'ERROR')?.message).toBe('trigger failed');
   });
+
+  it("logs a rejected 1 MB event by its start only: the log line stays far below CloudWatch's 256 KB (issue 14)", async () => {
+    const event = { jobId: 'report', scheduledTime: 'T'.repeat(1_000_000) };
+    const attempt = h.trigger(event);
+    await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(attempt).rejects.toThrow(/"T+…" \(1000000 chars\)/);
+    const logged = h.logs.find((l) => l.level === 'ERROR')!;
+    expect(logged.message).toBe('trigger failed');
+    expect(JSON.stringify(logged).length).toBeLessThan(2_000);
+    expect(h.aws.count('PutItem')).toBe(0);
+  });
 });

@@ -37,3 +37,17 @@ describe('scheduleExpressionProblem', () => {
     expect(scheduleExpressionProblem(expression)).toMatch(message);
   });
 });
+
+describe('a huge bad expression is quoted by its start and length only (issue 14)', () => {
+  it.each([
+    ['cron(', ')'],
+    ['rate(', ')'],
+    ['at(', ')'],
+    ['x', ''],
+    ['cron(0 0 * * ? ', ')'],
+  ])('%s…%s of 1 MB', (start, end) => {
+    const problem = scheduleExpressionProblem(`${start}${'9'.repeat(1_000_000)}${end}`)!;
+    expect(problem).toMatch(/…" \(\d+ chars\)/);
+    expect(problem.length).toBeLessThan(400);
+  });
+});

@@ -193,3 +193,31 @@ describe('the trigger and the worker accept the same scheduled times (issue 14)'
     );
   });
 });
+
+describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+  const MB = 1_000_000;
+
+  it.each<[string, Record<string, unknown>]>([
+    ['scheduledTime', { v: 1, jobId: 'nightly-export', scheduledTime: '2'.repeat(MB) }],
+    ['jobId', { v: 1, jobId: 'j'.repeat(MB), scheduledTime: '2026-11-30T06:00:00Z' }],
+    ['v', { v: 'v'.repeat(MB), jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' }],
+  ])('a 1 MB %s in a queue message', (field, fields) => {
+    const e = rejection(() => decodeEnvelope(body(fields), KNOWN));
+    expect(e.problems).toEqual([expect.stringMatching(new RegExp(`^${field} .*…" \\(1000000 chars\\)`))]);
+    expect(e.message.length).toBeLessThan(400);
+  });
+
+  it('a 1 MB scheduledTime in a schedule event', () => {
+    const e = rejection(() =>
+      decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: `2026${'9'.repeat(MB)}` }, KNOWN),
+    );
+    expect(e.message.length).toBeLessThan(300);
+    expect(e.message).toContain('(1000004 chars)');
+  });
+
+  it('a 1 MB body that is not JSON', () => {
+    const e = rejection(() => decodeEnvelope(`{${'x'.repeat(MB)}`, KNOWN));
+    expect(e.message.length).toBeLessThan(200);
+    expect(e.message).toContain('(1000001 chars)');
+  });
+});

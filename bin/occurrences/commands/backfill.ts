@@ -16,6 +16,7 @@
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
+import { quoteValue } from '../../../functions/protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import type { ResolvedJobConfig } from '../../../lib/job-config';
 import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
@@ -37,7 +38,7 @@ export function planBackfill(ctx: CommandContext, jobId: string, from: number, t
   const job = ctx.jobs.find((j) => j.settings.id === jobId);
   if (job === undefined) {
     throw new UsageError(
-      `--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${ctx.jobs.map((j) => j.settings.id).join(', ')})`,
+      `--job: ${quoteValue(jobId)} is not a configured job (bin/jobs.ts has: ${ctx.jobs.map((j) => j.settings.id).join(', ')})`,
     );
   }
   const now = ctx.clock.now();
