@@ -13,6 +13,7 @@
  * Times are whole seconds in UTC, as `<aws.scheduler.scheduled-time>` gives them.
  */
 import { Cron } from 'croner';
+import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { scheduleExpressionProblem } from './schedule-expression';
 
@@ -23,6 +24,13 @@ const MAX_DST_SHIFT_MS = 2 * 60 * MINUTE_MS;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 /** The highest value of each cron field, to turn Scheduler's `5/15` into croner's `5-59/15`. */
 const FIELD_MAX = [59, 23, 31, 12, 7, 2199];
+/**
+ * No fire time is yielded outside Scheduler's years, 1970-2199 in UTC: the scheduled times an occurrence may have
+ * (functions/protocol/occurrence.ts). A wall time late on 31 December 2199 west of UTC is already in 2200 in UTC.
+ */
+const EARLIEST_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
+const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
+const YEAR = 5;
 
 export class ScheduleError extends Error {
   override readonly name = 'ScheduleError';
@@ -36,6 +44,7 @@ export interface ScheduleSpec {
 
 /**
  * The fire times at or after `from`, in order, lazily: take as many as you need. `rate(...)` is anchored at `from`.
+ * Only times from 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z: every schedule ends there.
  * Throws ScheduleError for an invalid expression or time zone.
  */
 export function* scheduleTimes(spec: ScheduleSpec, from: Date): Generator<Date> {
@@ -48,12 +57,15 @@ export function* scheduleTimes(spec: ScheduleSpec, from: Date): Generator<Date> 
   if (expression.startsWith('rate(')) {
     const [, value, unit] = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression) ?? [];
     const step = Number(value) * RATE_UNIT_MS[unit];
-    for (let t = ceilToSecond(start); ; t += step) yield new Date(t);
+    let t = ceilToSecond(start);
+    if (t < EARLIEST_MS) t += Math.ceil((EARLIEST_MS - t) / step) * step;
+    for (; t <= LATEST_MS; t += step) yield new Date(t);
+    return;
   }
   if (expression.startsWith('at(')) {
     const wall = Date.parse(`${expression.slice('at('.length, -1)}Z`);
     const at = instantOfWallTime(wall, timeZone);
-    if (at !== undefined && at >= start) yield new Date(at);
+    if (at !== undefined && at >= start && inRange(at)) yield new Date(at);
     return;
   }
   yield* cronTimes(expression, timeZone, start);
@@ -94,7 +106,8 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
   const pattern = [
     '0',
     ...fields.map((f, i) =>
-      f
+      // Scheduler's years end at 2199; croner's run to 9999.
+      (i === YEAR && f === '*' ? `1970-${FIELD_MAX[YEAR]}` : f)
         .split(',')
         .map((part) => withRangeStart(part, FIELD_MAX[i]))
         .join(','),
@@ -119,8 +132,13 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
     wall = wallPattern.nextRun(wall);
     if (wall === null) return;
     const at = instantOfWallTime(wall.getTime(), timeZone);
-    if (at !== undefined && at >= start) yield new Date(at);
+    if (at !== undefined && at > LATEST_MS) return;
+    if (at !== undefined && at >= start && inRange(at)) yield new Date(at);
   }
+}
+
+function inRange(instant: number): boolean {
+  return instant >= EARLIEST_MS && instant <= LATEST_MS;
 }
 
 /** Scheduler writes `5/15` for "from 5, every 15"; croner wants the range spelt out. */

@@ -140,6 +140,35 @@ describe('ranges and look-back', () => {
   });
 });
 
+describe("the end of Scheduler's years (issue 14)", () => {
+  it('stops a yearly cron with year * after 2199', () => {
+    expect(first('cron(0 0 1 1 ? *)', '2198-06-01T00:00:00Z', 5)).toEqual(['2199-01-01T00:00:00Z']);
+  });
+
+  it('stops at 2199-12-31T23:59:59Z in UTC, even where the wall clock is still in 2199', () => {
+    // 18:00 in New York on 31 December 2199 is 23:00Z; 20:00 there is 01:00Z on 1 January 2200.
+    expect(first('cron(0 18,20 * * ? *)', '2199-12-31T12:00:00Z', 5, 'America/New_York')).toEqual([
+      '2199-12-31T23:00:00Z',
+    ]);
+  });
+
+  it('stops a rate schedule at the same end, and never starts before 1970', () => {
+    expect(first('rate(6 hours)', '2199-12-31T12:00:00Z', 5)).toEqual(['2199-12-31T12:00:00Z', '2199-12-31T18:00:00Z']);
+    expect(first('rate(1 day)', '1969-12-30T12:00:00Z', 2)).toEqual(['1970-01-01T12:00:00Z', '1970-01-02T12:00:00Z']);
+    expect(first('cron(0 0 1 1 ? 1970)', '1969-01-01T00:00:00Z', 2, 'Asia/Tokyo')).toEqual([]); // 1969-12-31T15:00Z
+  });
+
+  it('ends the list of times in a range that runs past 2199', () => {
+    const times = scheduleTimesBetween(
+      { schedule: 'cron(0 0 1 * ? *)' },
+      new Date('2199-10-15T00:00:00Z'),
+      new Date('2300-01-01T00:00:00Z'),
+      100,
+    );
+    expect(times.map(iso)).toEqual(['2199-11-01T00:00:00Z', '2199-12-01T00:00:00Z']);
+  });
+});
+
 describe('bad schedules', () => {
   it('rejects an invalid expression with the problem named', () => {
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
