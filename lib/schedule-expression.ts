@@ -59,24 +59,29 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
   return `must be a cron(...), rate(...) or at(...) expression, got ${quoteValue(expression)}`;
 }
 
-interface CronField {
+export interface CronField {
   readonly name: string;
   readonly min: number;
   readonly max: number;
   readonly names?: readonly string[];
-  /** Special characters besides , - * / that the field accepts. */
-  readonly special: string;
+  /** What the field accepts as a whole, besides lists of values, ranges and steps. */
+  readonly whole: readonly string[];
 }
 
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 const WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
-const CRON_FIELDS: readonly CronField[] = [
-  { name: 'minutes', min: 0, max: 59, special: '' },
-  { name: 'hours', min: 0, max: 23, special: '' },
-  { name: 'day-of-month', min: 1, max: 31, special: '?LW' },
-  { name: 'month', min: 1, max: 12, names: MONTHS, special: '' },
-  { name: 'day-of-week', min: 1, max: 7, names: WEEKDAYS, special: '?L#' },
-  { name: 'year', min: 1970, max: 2199, special: '' },
+/**
+ * The six fields, in order, as Scheduler reads them (the schedule evaluator translates with the same table).
+ * `L` alone in day-of-week is the last day of the week, Saturday (7), as in Quartz, whose syntax Scheduler's is.
+ * The years are Scheduler's, which end at 2199; the scheduled times an occurrence can have end there too.
+ */
+export const CRON_FIELDS: readonly CronField[] = [
+  { name: 'minutes', min: 0, max: 59, whole: ['*'] },
+  { name: 'hours', min: 0, max: 23, whole: ['*'] },
+  { name: 'day-of-month', min: 1, max: 31, whole: ['*', '?', 'L', 'LW'] },
+  { name: 'month', min: 1, max: 12, names: MONTHS, whole: ['*'] },
+  { name: 'day-of-week', min: 1, max: 7, names: WEEKDAYS, whole: ['*', '?', 'L'] },
+  { name: 'year', min: 1970, max: 2199, whole: ['*'] },
 ];
 
 function cronFieldsProblem(fields: string[], expression: string): string | undefined {
@@ -95,9 +100,14 @@ function cronFieldsProblem(fields: string[], expression: string): string | undef
 }
 
 function cronFieldProblem(field: string, spec: CronField): string | undefined {
-  if (field === '?') return spec.special.includes('?') ? undefined : "'?' is allowed only in the day fields";
-  if (spec.special.includes('L') && (field === 'L' || field === 'LW')) return undefined;
-  for (const part of field.split(',')) {
+  if (spec.whole.includes(field)) return undefined;
+  if (field === '?') return "'?' is allowed only in the day fields";
+  const parts = field.split(',');
+  if (spec.name === 'day-of-week' && field.includes('#') && parts.length > 1) {
+    // Scheduler reads a list with '#' as several expressions, and allows only one.
+    return 'a \'#\' expression must be the whole field (Scheduler allows only one: "3#1,6#3" is invalid)';
+  }
+  for (const part of parts) {
     const problem = cronPartProblem(part, spec);
     if (problem) return problem;
   }
@@ -105,11 +115,14 @@ function cronFieldProblem(field: string, spec: CronField): string | undefined {
 }
 
 function cronPartProblem(part: string, spec: CronField): string | undefined {
-  const value = (token: string): string | undefined => {
+  const number = (token: string): number => {
     const n = spec.names?.indexOf(token.toUpperCase()) ?? -1;
-    const number = n >= 0 ? n + 1 : /^\d+$/.test(token) ? Number(token) : NaN;
-    if (Number.isNaN(number)) return `${quoteValue(token)} is not a ${spec.name} value`;
-    if (number < spec.min || number > spec.max) return `${number} is outside ${spec.min}-${spec.max}`;
+    return n >= 0 ? n + 1 : /^\d+$/.test(token) ? Number(token) : NaN;
+  };
+  const value = (token: string): string | undefined => {
+    const n = number(token);
+    if (Number.isNaN(n)) return `${quoteValue(token)} is not a ${spec.name} value`;
+    if (n < spec.min || n > spec.max) return `${n} is outside ${spec.min}-${spec.max}`;
     return undefined;
   };
   if (spec.name === 'day-of-month' && /^\d+W$/.test(part)) return value(part.slice(0, -1));
@@ -118,14 +131,28 @@ function cronPartProblem(part: string, spec: CronField): string | undefined {
     const [day, nth] = part.split('#');
     return value(day) ?? (Number(nth) >= 1 && Number(nth) <= 5 ? undefined : `#${nth} must be 1-5`);
   }
-  const [range, step] = part.split('/');
-  if (step !== undefined && !/^\d+$/.test(step)) return `step ${quoteValue(step)} is not a whole number`;
+  const [range, step, ...more] = part.split('/');
+  if (more.length > 0) return `${quoteValue(part)} has more than one step`;
+  if (step !== undefined) {
+    if (!/^\d+$/.test(step)) return `step ${quoteValue(step)} is not a whole number`;
+    // At least 1, and at most the number of values (a longer step is the start alone; croner refuses it).
+    const count = spec.max - spec.min + 1;
+    if (Number(step) < 1 || Number(step) > count) return `step ${Number(step)} must be from 1 to ${count}`;
+  }
   if (range === '*') return undefined;
   const bounds = range.split('-');
   if (bounds.length > 2 || bounds.some((b) => b === '')) return `${quoteValue(part)} is not a value, range or step`;
   for (const bound of bounds) {
     const problem = value(bound);
     if (problem) return problem;
+  }
+  if (bounds.length === 2 && number(bounds[0]) > number(bounds[1])) {
+    // Quartz and croner read a range upwards only; say how to write the wrap-around.
+    const name = (n: number) => spec.names?.[n - 1] ?? String(n);
+    return (
+      `the range ${range} runs backwards; ranges do not wrap around, so list both parts instead, ` +
+      `such as ${bounds[0]}-${name(spec.max)},${name(spec.min)}-${bounds[1]}`
+    );
   }
   return undefined;
 }

@@ -15,21 +15,20 @@
 import { Cron } from 'croner';
 import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
-import { scheduleExpressionProblem } from './schedule-expression';
+import { CRON_FIELDS, scheduleExpressionProblem } from './schedule-expression';
 
 const MINUTE_MS = 60_000;
 const RATE_UNIT_MS: Record<string, number> = { minute: MINUTE_MS, hour: 60 * MINUTE_MS, day: 24 * 60 * MINUTE_MS };
 /** Daylight-saving shifts are at most two hours (Lord Howe's is 30 minutes, Troll's two hours). */
 const MAX_DST_SHIFT_MS = 2 * 60 * MINUTE_MS;
 const DAY_MS = 24 * 60 * MINUTE_MS;
-/** The highest value of each cron field, to turn Scheduler's `5/15` into croner's `5-59/15`. */
-const FIELD_MAX = [59, 23, 31, 12, 7, 2199];
 /**
  * No fire time is yielded outside Scheduler's years, 1970-2199 in UTC: the scheduled times an occurrence may have
  * (functions/protocol/occurrence.ts). A wall time late on 31 December 2199 west of UTC is already in 2200 in UTC.
  */
 const EARLIEST_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
 const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
+const DAY_OF_WEEK = 4;
 const YEAR = 5;
 
 export class ScheduleError extends Error {
@@ -103,16 +102,7 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
   const fields = expression.slice('cron('.length, -1).trim().split(/\s+/);
   // croner's 7-part form has seconds first; Scheduler's day-of-week is 1 = Sunday (Quartz); `?` means "the other
   // day field decides", which is AND with `*`.
-  const pattern = [
-    '0',
-    ...fields.map((f, i) =>
-      // Scheduler's years end at 2199; croner's run to 9999.
-      (i === YEAR && f === '*' ? `1970-${FIELD_MAX[YEAR]}` : f)
-        .split(',')
-        .map((part) => withRangeStart(part, FIELD_MAX[i]))
-        .join(','),
-    ),
-  ].join(' ');
+  const pattern = ['0', ...fields.map(cronerField)].join(' ');
   let wallPattern: Cron;
   try {
     // The pattern is matched on wall-clock times, written as if they were UTC, so no DST logic of croner's applies.
@@ -137,13 +127,34 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
   }
 }
 
-function inRange(instant: number): boolean {
-  return instant >= EARLIEST_MS && instant <= LATEST_MS;
+/**
+ * One field of a Scheduler cron expression (already checked by scheduleExpressionProblem) as croner reads it:
+ * - names as numbers (croner reads `MON/2` as a step with a numeric start, which it refuses);
+ * - every step with its range spelt out: `5/15` is "from 5, every 15", `*` with a step starts at the field's first value
+ *   (croner's starts at 0, which moves a year step off Scheduler's, which counts from 1970);
+ * - `L` alone in day-of-week as 7: the last day of the week, Saturday;
+ * - year `*` as Scheduler's years, 1970-2199 (croner's run to 9999).
+ */
+function cronerField(field: string, index: number): string {
+  const { min, max, names } = CRON_FIELDS[index];
+  if (index === DAY_OF_WEEK && field === 'L') return String(max);
+  if (index === YEAR && field === '*') return `${min}-${max}`;
+  return field
+    .split(',')
+    .map((part) => {
+      const numbered = names
+        ? part.replace(/[A-Z]{3}/gi, (name) => String(names.indexOf(name.toUpperCase()) + 1))
+        : part;
+      const [range, step] = numbered.split('/');
+      if (step === undefined) return numbered;
+      const from = range === '*' ? `${min}-${max}` : range.includes('-') ? range : `${range}-${max}`;
+      return `${from}/${step}`;
+    })
+    .join(',');
 }
 
-/** Scheduler writes `5/15` for "from 5, every 15"; croner wants the range spelt out. */
-function withRangeStart(part: string, max: number): string {
-  return /^\d+\/\d+$/.test(part) ? part.replace('/', `-${max}/`) : part;
+function inRange(instant: number): boolean {
+  return instant >= EARLIEST_MS && instant <= LATEST_MS;
 }
 
 /** The wall-clock time in `timeZone` at `instant`, as milliseconds of the same fields read as UTC. */

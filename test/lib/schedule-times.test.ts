@@ -70,6 +70,38 @@ describe('cron schedules in a time zone', () => {
     expect(first('cron(0 0 1 1 ? 2028)', '2026-01-01T00:00:00Z', 2)).toEqual(['2028-01-01T00:00:00Z']);
   });
 
+  it('reads L alone in day-of-week as the last day of the week, Saturday (7) (issue 14)', () => {
+    // 2026-12-05 and 2026-12-12 are Saturdays.
+    expect(first('cron(0 9 ? * L *)', '2026-12-01T00:00:00Z', 2)).toEqual([
+      '2026-12-05T09:00:00Z',
+      '2026-12-12T09:00:00Z',
+    ]);
+    expect(first('cron(0 9 ? * L *)', '2026-12-01T00:00:00Z', 2)).toEqual(
+      first('cron(0 9 ? * SAT *)', '2026-12-01T00:00:00Z', 2),
+    );
+  });
+
+  it('evaluates a step from a named start (MON/2: Monday, Wednesday, Friday) (issue 14)', () => {
+    expect(first('cron(0 9 ? * MON/2 *)', '2026-11-30T00:00:00Z', 4)).toEqual([
+      '2026-11-30T09:00:00Z',
+      '2026-12-02T09:00:00Z',
+      '2026-12-04T09:00:00Z',
+      '2026-12-07T09:00:00Z',
+    ]);
+    expect(first('cron(0 0 1 JAN/5 ? *)', '2026-01-01T00:00:00Z', 3)).toEqual([
+      '2026-01-01T00:00:00Z',
+      '2026-06-01T00:00:00Z',
+      '2026-11-01T00:00:00Z',
+    ]);
+  });
+
+  it("counts a year step from 1970, the first of Scheduler's years (*/7: 2019, 2026, 2033) (issue 14)", () => {
+    expect(first('cron(0 0 1 1 ? */7)', '2020-01-01T00:00:00Z', 2)).toEqual([
+      '2026-01-01T00:00:00Z',
+      '2033-01-01T00:00:00Z',
+    ]);
+  });
+
   it('reads Scheduler\'s "from n every m" (5/20) as croner\'s range', () => {
     expect(first('cron(5/20 10 * * ? *)', '2026-12-01T00:00:00Z', 3)).toEqual([
       '2026-12-01T10:05:00Z',
@@ -170,6 +202,17 @@ describe("the end of Scheduler's years (issue 14)", () => {
 });
 
 describe('bad schedules', () => {
+  it.each([
+    ['cron(*/0 * * * ? *)', 'minutes'],
+    ['cron(0 1-5/0 * * ? *)', 'hours'],
+    ['cron(0 0 5-1 * ? *)', 'day-of-month'],
+    ['cron(0 0 ? * FRI-MON *)', 'day-of-week'],
+    ['cron(0 0 ? * 3#1,6#3 *)', 'day-of-week'],
+  ])('rejects %s with a ScheduleError naming the %s field, as synth does (issue 14)', (schedule, field) => {
+    expect(() => first(schedule, '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
+    expect(() => first(schedule, '2026-12-01T00:00:00Z', 1)).toThrow(`cron ${field} field`);
+  });
+
   it('rejects an invalid expression with the problem named', () => {
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(/cron needs exactly 6 fields/);
