@@ -54,6 +54,9 @@ export function scheduleExpressionProblem(expression: unknown): string | undefin
       minute < 60 &&
       second < 60;
     if (!real) return `at names a date and time that does not exist: ${quoteValue(expression)}`;
+    if (year < CRON_FIELDS[5].min || year > CRON_FIELDS[5].max) {
+      return `at() must name a time in 1970-2199, the years a scheduled time can have, got ${quoteValue(expression)}`;
+    }
     return undefined;
   }
   return `must be a cron(...), rate(...) or at(...) expression, got ${quoteValue(expression)}`;
