@@ -10,6 +10,7 @@ import { messageOf } from './protocol/errors';
 import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
+import { quoteValue } from './protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -24,6 +25,9 @@ export interface TriggerOptions {
   /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
   readonly metrics?: Metrics;
 }
+
+/** A rejected event is logged by at most this much of its JSON (an event can be up to 256 KB, a log event too). */
+const EVENT_LOG_MAX_CHARS = 1_000;
 
 export function createTriggerHandler(options: TriggerOptions = {}): (event: unknown) => Promise<TriggerResult> {
   const jobs = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
@@ -40,7 +44,7 @@ export function createTriggerHandler(options: TriggerOptions = {}): (event: unkn
     try {
       return await recordOccurrence(deps, event);
     } catch (error) {
-      logger.error('trigger failed', { event, error: messageOf(error) });
+      logger.error('trigger failed', { event: quoteValue(event, EVENT_LOG_MAX_CHARS), error: messageOf(error) });
       throw error;
     }
   };

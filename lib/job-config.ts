@@ -19,6 +19,7 @@ import {
   wholeNumber,
   withDefaults,
 } from '../functions/protocol/job-settings';
+import { quoteValue } from '../functions/protocol/quote-value';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from './resource-definitions';
 import { scheduleExpressionProblem } from './schedule-expression';
 
@@ -112,13 +113,13 @@ export function resolveJobConfigs(
     problems.push(...scheduleProblems(job, where));
     if (implementedJobIds !== undefined && !implementedJobIds.includes(job.settings.id)) {
       problems.push(
-        `${where}.id: the worker has no implementation of job ${JSON.stringify(job.settings.id)} ` +
+        `${where}.id: the worker has no implementation of job ${quoteValue(job.settings.id)} ` +
           `(it has: ${implementedJobIds.join(', ') || 'none'}); register it in functions/jobs/index.ts`,
       );
     }
     const first = seen.get(job.settings.id);
     if (first !== undefined) {
-      problems.push(`${where}.id: duplicate job id ${JSON.stringify(job.settings.id)} (also jobs[${first}])`);
+      problems.push(`${where}.id: duplicate job id ${quoteValue(job.settings.id)} (also jobs[${first}])`);
     } else {
       seen.set(job.settings.id, i);
     }
@@ -179,7 +180,7 @@ const scheduleFields = z.object({
       SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.max,
     ),
   }),
-  enabled: z.boolean({ error: (iss) => `must be true or false, got ${JSON.stringify(iss.input)}` }),
+  enabled: z.boolean({ error: (iss) => `must be true or false, got ${quoteValue(iss.input)}` }),
 });
 
 function scheduleProblems(job: ResolvedJobConfig, where: string): string[] {
@@ -196,16 +197,16 @@ function scheduleProblems(job: ResolvedJobConfig, where: string): string[] {
 /** Whether the IANA time zone exists, as this Node's ICU data knows it. */
 export function timeZoneProblem(timeZone: unknown): string | undefined {
   if (typeof timeZone !== 'string' || timeZone === '')
-    return `must be an IANA time zone name, got ${JSON.stringify(timeZone)}`;
+    return `must be an IANA time zone name, got ${quoteValue(timeZone)}`;
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
   } catch {
-    return `unknown time zone ${JSON.stringify(timeZone)}; use an IANA name such as 'Europe/Berlin' or 'UTC'`;
+    return `unknown time zone ${quoteValue(timeZone)}; use an IANA name such as 'Europe/Berlin' or 'UTC'`;
   }
   // Intl ignores case; Scheduler may not, so ask for the canonical spelling.
   if (resolved !== timeZone && resolved.toLowerCase() === timeZone.toLowerCase()) {
-    return `spell the time zone as ${JSON.stringify(resolved)}, got ${JSON.stringify(timeZone)}`;
+    return `spell the time zone as ${quoteValue(resolved)}, got ${quoteValue(timeZone)}`;
   }
   return undefined;
 }

@@ -16,6 +16,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRICS_SERVICE, MetricName } from '../functions/protocol/metric-names';
+import { quoteValue } from '../functions/protocol/quote-value';
 
 export interface JobsMonitoringProps {
   readonly jobIds: readonly string[];
@@ -40,7 +41,7 @@ export class JobsMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
     super(scope, id);
     if (props.alarmEmail !== undefined && !EMAIL.test(props.alarmEmail)) {
-      throw new Error(`alarmEmail (-c alarmEmail=...): not an e-mail address: ${JSON.stringify(props.alarmEmail)}`);
+      throw new Error(`alarmEmail (-c alarmEmail=...): not an e-mail address: ${quoteValue(props.alarmEmail)}`);
     }
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Scheduled jobs alarms', enforceSSL: true });
     if (props.alarmEmail !== undefined) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));

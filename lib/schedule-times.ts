@@ -13,15 +13,23 @@
  * Times are whole seconds in UTC, as `<aws.scheduler.scheduled-time>` gives them.
  */
 import { Cron } from 'croner';
-import { scheduleExpressionProblem } from './schedule-expression';
+import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
+import { quoteValue } from '../functions/protocol/quote-value';
+import { CRON_FIELDS, scheduleExpressionProblem } from './schedule-expression';
 
 const MINUTE_MS = 60_000;
 const RATE_UNIT_MS: Record<string, number> = { minute: MINUTE_MS, hour: 60 * MINUTE_MS, day: 24 * 60 * MINUTE_MS };
 /** Daylight-saving shifts are at most two hours (Lord Howe's is 30 minutes, Troll's two hours). */
 const MAX_DST_SHIFT_MS = 2 * 60 * MINUTE_MS;
 const DAY_MS = 24 * 60 * MINUTE_MS;
-/** The highest value of each cron field, to turn Scheduler's `5/15` into croner's `5-59/15`. */
-const FIELD_MAX = [59, 23, 31, 12, 7, 2199];
+/**
+ * No fire time is yielded outside Scheduler's years, 1970-2199 in UTC: the scheduled times an occurrence may have
+ * (functions/protocol/occurrence.ts). A wall time late on 31 December 2199 west of UTC is already in 2200 in UTC.
+ */
+const EARLIEST_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
+const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
+const DAY_OF_WEEK = 4;
+const YEAR = 5;
 
 export class ScheduleError extends Error {
   override readonly name = 'ScheduleError';
@@ -35,24 +43,28 @@ export interface ScheduleSpec {
 
 /**
  * The fire times at or after `from`, in order, lazily: take as many as you need. `rate(...)` is anchored at `from`.
+ * Only times from 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z: every schedule ends there.
  * Throws ScheduleError for an invalid expression or time zone.
  */
 export function* scheduleTimes(spec: ScheduleSpec, from: Date): Generator<Date> {
   const timeZone = spec.timeZone ?? 'UTC';
   const problem = scheduleExpressionProblem(spec.schedule) ?? timeZoneProblem(timeZone);
   if (problem !== undefined)
-    throw new ScheduleError(`schedule ${JSON.stringify(spec.schedule)} in ${timeZone}: ${problem}`);
+    throw new ScheduleError(`schedule ${quoteValue(spec.schedule)} in ${timeZone}: ${problem}`);
   const start = from.getTime();
   const expression = spec.schedule;
   if (expression.startsWith('rate(')) {
     const [, value, unit] = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression) ?? [];
     const step = Number(value) * RATE_UNIT_MS[unit];
-    for (let t = ceilToSecond(start); ; t += step) yield new Date(t);
+    let t = ceilToSecond(start);
+    if (t < EARLIEST_MS) t += Math.ceil((EARLIEST_MS - t) / step) * step;
+    for (; t <= LATEST_MS; t += step) yield new Date(t);
+    return;
   }
   if (expression.startsWith('at(')) {
     const wall = Date.parse(`${expression.slice('at('.length, -1)}Z`);
     const at = instantOfWallTime(wall, timeZone);
-    if (at !== undefined && at >= start) yield new Date(at);
+    if (at !== undefined && at >= start && inRange(at)) yield new Date(at);
     return;
   }
   yield* cronTimes(expression, timeZone, start);
@@ -65,7 +77,7 @@ export function scheduleTimesBetween(spec: ScheduleSpec, from: Date, to: Date, l
     if (t.getTime() >= to.getTime()) break;
     if (times.length === limit) {
       throw new ScheduleError(
-        `schedule ${JSON.stringify(spec.schedule)} fires more than ${limit} times between ` +
+        `schedule ${quoteValue(spec.schedule)} fires more than ${limit} times between ` +
           `${from.toISOString()} and ${to.toISOString()}; narrow the range`,
       );
     }
@@ -90,15 +102,7 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
   const fields = expression.slice('cron('.length, -1).trim().split(/\s+/);
   // croner's 7-part form has seconds first; Scheduler's day-of-week is 1 = Sunday (Quartz); `?` means "the other
   // day field decides", which is AND with `*`.
-  const pattern = [
-    '0',
-    ...fields.map((f, i) =>
-      f
-        .split(',')
-        .map((part) => withRangeStart(part, FIELD_MAX[i]))
-        .join(','),
-    ),
-  ].join(' ');
+  const pattern = ['0', ...fields.map(cronerField)].join(' ');
   let wallPattern: Cron;
   try {
     // The pattern is matched on wall-clock times, written as if they were UTC, so no DST logic of croner's applies.
@@ -110,7 +114,7 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
       paused: true,
     });
   } catch (error) {
-    throw new ScheduleError(`schedule ${JSON.stringify(expression)}: ${(error as Error).message}`);
+    throw new ScheduleError(`schedule ${quoteValue(expression)}: ${(error as Error).message}`);
   }
   // Start early enough that a wall time whose instant is at or after `start` is not missed across a DST shift.
   let wall: Date | null = new Date(wallTimeOf(start, timeZone) - MAX_DST_SHIFT_MS - 1000);
@@ -118,13 +122,39 @@ function* cronTimes(expression: string, timeZone: string, start: number): Genera
     wall = wallPattern.nextRun(wall);
     if (wall === null) return;
     const at = instantOfWallTime(wall.getTime(), timeZone);
-    if (at !== undefined && at >= start) yield new Date(at);
+    if (at !== undefined && at > LATEST_MS) return;
+    if (at !== undefined && at >= start && inRange(at)) yield new Date(at);
   }
 }
 
-/** Scheduler writes `5/15` for "from 5, every 15"; croner wants the range spelt out. */
-function withRangeStart(part: string, max: number): string {
-  return /^\d+\/\d+$/.test(part) ? part.replace('/', `-${max}/`) : part;
+/**
+ * One field of a Scheduler cron expression (already checked by scheduleExpressionProblem) as croner reads it:
+ * - names as numbers (croner reads `MON/2` as a step with a numeric start, which it refuses);
+ * - every step with its range spelt out: `5/15` is "from 5, every 15", `*` with a step starts at the field's first value
+ *   (croner's starts at 0, which moves a year step off Scheduler's, which counts from 1970);
+ * - `L` alone in day-of-week as 7: the last day of the week, Saturday;
+ * - year `*` as Scheduler's years, 1970-2199 (croner's run to 9999).
+ */
+function cronerField(field: string, index: number): string {
+  const { min, max, names } = CRON_FIELDS[index];
+  if (index === DAY_OF_WEEK && field === 'L') return String(max);
+  if (index === YEAR && field === '*') return `${min}-${max}`;
+  return field
+    .split(',')
+    .map((part) => {
+      const numbered = names
+        ? part.replace(/[A-Z]{3}/gi, (name) => String(names.indexOf(name.toUpperCase()) + 1))
+        : part;
+      const [range, step] = numbered.split('/');
+      if (step === undefined) return numbered;
+      const from = range === '*' ? `${min}-${max}` : range.includes('-') ? range : `${range}-${max}`;
+      return `${from}/${step}`;
+    })
+    .join(',');
+}
+
+function inRange(instant: number): boolean {
+  return instant >= EARLIEST_MS && instant <= LATEST_MS;
 }
 
 /** The wall-clock time in `timeZone` at `instant`, as milliseconds of the same fields read as UTC. */
@@ -169,7 +199,7 @@ function timeZoneProblem(timeZone: string): string | undefined {
     wallTimeFormat(timeZone);
     return undefined;
   } catch {
-    return `unknown time zone ${JSON.stringify(timeZone)} (use an IANA name such as 'Europe/Berlin')`;
+    return `unknown time zone ${quoteValue(timeZone)} (use an IANA name such as 'Europe/Berlin')`;
   }
 }
 

@@ -1,6 +1,7 @@
 /** The deployable stack: the ScheduledJobs construct and the names an operator or a subscriber needs. */
 import { CfnOutput, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { quoteValue } from '../functions/protocol/quote-value';
 import type { ScheduledJobConfig } from './job-config';
 import { ScheduledJobs } from './scheduled-jobs';
 
@@ -41,6 +42,6 @@ export class ScheduledJobsStack extends Stack {
 function contextString(scope: Construct, key: string): string | undefined {
   const value: unknown = scope.node.tryGetContext(key);
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string') throw new Error(`context ${key}: must be a string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string') throw new Error(`context ${key}: must be a string, got ${quoteValue(value)}`);
   return value;
 }

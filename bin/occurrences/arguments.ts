@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { normaliseScheduledTime, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { quoteValue } from '../../functions/protocol/quote-value';
 import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
@@ -14,7 +15,7 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
 export const jobIdArgument = z.string().regex(JOB_ID, {
-  error: (issue) => `must be a job id (letters, digits, - and _), got ${JSON.stringify(issue.input)}`,
+  error: (issue) => `must be a job id (letters, digits, - and _), got ${quoteValue(issue.input)}`,
 });
 
 /** `<scheduledTime>` of one occurrence, normalised to the key format (UTC, whole seconds). */
@@ -40,7 +41,7 @@ export function timeArgument(now: number) {
         code: 'custom',
         message:
           "must be an ISO date or date-time with a zone (2026-11-30, 2026-11-30T06:00:00Z), 'now', or a time ago " +
-          `such as 6h or 7d; got ${JSON.stringify(value)}`,
+          `such as 6h or 7d; got ${quoteValue(value)}`,
       });
       return z.NEVER;
     }
@@ -57,7 +58,7 @@ export const statusListArgument = z.string().transform((value, ctx) => {
   if (parts.length === 0 || unknown.length > 0) {
     ctx.addIssue({
       code: 'custom',
-      message: `must be one or more of ${STATUSES.join(', ')} separated by commas; got ${JSON.stringify(value)}`,
+      message: `must be one or more of ${STATUSES.join(', ')} separated by commas; got ${quoteValue(value)}`,
     });
     return z.NEVER;
   }
@@ -70,7 +71,7 @@ export function wholeNumberArgument(min: number, max: number) {
     if (!/^\d+$/.test(value) || n < min || n > max) {
       ctx.addIssue({
         code: 'custom',
-        message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+        message: `must be a whole number from ${min} to ${max}, got ${quoteValue(value)}`,
       });
       return z.NEVER;
     }
@@ -79,12 +80,12 @@ export function wholeNumberArgument(min: number, max: number) {
 }
 
 export const urlArgument = z.string().refine((value) => /^https?:\/\/[^\s/]+/.test(value), {
-  error: (issue) => `must be an http(s) URL such as http://127.0.0.1:5000, got ${JSON.stringify(issue.input)}`,
+  error: (issue) => `must be an http(s) URL such as http://127.0.0.1:5000, got ${quoteValue(issue.input)}`,
 });
 
 /** Non-empty names: table, bucket, stack, region. */
 export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {
-  error: (issue) => `must be a non-empty name without spaces, got ${JSON.stringify(issue.input)}`,
+  error: (issue) => `must be a non-empty name without spaces, got ${quoteValue(issue.input)}`,
 });
 
 /**

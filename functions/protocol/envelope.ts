@@ -7,6 +7,7 @@
 import * as z from 'zod/mini';
 import { InvalidInputError } from './errors';
 import { describe, normaliseScheduledTime, type OccurrenceKey } from './occurrence';
+import { quoteValue } from './quote-value';
 
 export const ENVELOPE_VERSION = 1;
 
@@ -20,7 +21,7 @@ export function decodeEnvelope(body: string, knownJobs: ReadonlySet<string>): Oc
   try {
     parsed = JSON.parse(body);
   } catch {
-    throw new InvalidInputError('queue message', [`body is not JSON: ${JSON.stringify(body.slice(0, 80))}`]);
+    throw new InvalidInputError('queue message', [`body is not JSON: ${quoteValue(body)}`]);
   }
   return parseWith(envelopeSchema(knownJobs), parsed, 'queue message');
 }
@@ -41,7 +42,7 @@ const jobIdSchema = (knownJobs: ReadonlySet<string>) =>
     z.minLength(1, { error: 'jobId must be a non-empty string, got ""', abort: true }),
     z.refine((jobId: string) => knownJobs.has(jobId), {
       error: (iss) =>
-        `jobId ${JSON.stringify(iss.input)} is not one of this function's jobs (it has: ${[...knownJobs].join(', ') || 'none'})`,
+        `jobId ${quoteValue(iss.input)} is not one of this function's jobs (it has: ${[...knownJobs].join(', ') || 'none'})`,
     }),
   );
 

@@ -5,6 +5,7 @@
  * functions as JSON; the functions validate them again at cold start with the same code.
  */
 import * as z from 'zod/mini';
+import { quoteValue } from './quote-value';
 
 export interface RetryPolicy {
   /** Claims of one occurrence before it is FAILED (the first run counts). */
@@ -93,7 +94,7 @@ export function settingsInputProblems(raw: unknown, where: string, alsoKnown: re
   const retry = (raw as { retry?: unknown }).retry;
   if (retry !== undefined) {
     if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
-      problems.push(`${where}.retry: must be an object, got ${JSON.stringify(retry)}`);
+      problems.push(`${where}.retry: must be an object, got ${quoteValue(retry)}`);
     } else {
       problems.push(...unknownKeys(retry, RETRY_KEYS, `${where}.retry`));
     }
@@ -118,13 +119,12 @@ export function withDefaults(input: JobSettingsInput): JobSettings {
 /** A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). */
 export const wholeNumber = (min: number, max: number) => {
   const error = (iss: { input?: unknown }) =>
-    `must be a whole number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
+    `must be a whole number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
   return z.int({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
 };
 
 const aNumber = (min: number, max: number) => {
-  const error = (iss: { input?: unknown }) =>
-    `must be a number from ${min} to ${max}, got ${JSON.stringify(iss.input)}`;
+  const error = (iss: { input?: unknown }) => `must be a number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
   return z.number({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
 };
 
@@ -139,12 +139,12 @@ const jobSettingsFields = z.object({
   id: z
     .string({
       error: (iss) =>
-        `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}`,
+        `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`,
     })
     .check(
       z.regex(JOB_ID, {
         error: (iss) =>
-          `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${JSON.stringify(iss.input)}`,
+          `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`,
       }),
     ),
   leaseSeconds: wholeNumber(10, LAMBDA_MAX_TIMEOUT_SECONDS),
@@ -160,7 +160,7 @@ const jobSettingsFields = z.object({
       deadlineSeconds: wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
       jitter: aNumber(0, 0.9),
     },
-    { error: (iss) => `must be an object, got ${JSON.stringify(iss.input)}` },
+    { error: (iss) => `must be an object, got ${quoteValue(iss.input)}` },
   ),
 });
 
@@ -252,7 +252,7 @@ export function validateJobSettingsList(
   const byId = new Map<string, JobSettings>();
   list.forEach((settings, i) => {
     problems.push(...jobSettingsProblems(settings, `${source}[${i}]`));
-    if (byId.has(settings.id)) problems.push(`${source}[${i}].id: duplicate job id ${JSON.stringify(settings.id)}`);
+    if (byId.has(settings.id)) problems.push(`${source}[${i}].id: duplicate job id ${quoteValue(settings.id)}`);
     byId.set(settings.id, settings);
   });
   if (problems.length > 0) throw new JobSettingsError(problems);

@@ -22,6 +22,7 @@ import { ReopenedNotEnqueuedError } from './errors';
 import type { JobSettings } from './job-settings';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Clock, OccurrenceStore, WorkQueue } from './ports';
+import { quoteValue } from './quote-value';
 
 /** Attributes a manual retry adds to the row, so that a reader can tell a reopened occurrence from a fresh one. */
 export interface ManualRetryFields {
@@ -141,7 +142,7 @@ export function decideRetry(row: Occurrence, now: number, force: boolean): Retry
       return {
         action: 'refuse',
         forceWouldEnqueue: false,
-        reason: `its status ${JSON.stringify(row.status)} is not one this protocol writes`,
+        reason: `its status ${quoteValue(row.status)} is not one this protocol writes`,
       };
   }
 }
@@ -156,7 +157,7 @@ export async function retryOccurrence(
     return {
       outcome: 'refused',
       forceWouldEnqueue: false,
-      reason: `job ${JSON.stringify(key.jobId)} is not one of the configured jobs (${[...deps.jobs.keys()].join(', ')})`,
+      reason: `job ${quoteValue(key.jobId)} is not one of the configured jobs (${[...deps.jobs.keys()].join(', ')})`,
     };
   }
   const row = await deps.store.get(key);

@@ -2,6 +2,7 @@
  * The occurrence: one scheduled run of one job, identified by (jobId, scheduledTime).
  * Its row in the store is the single source of truth about progress.
  */
+import { quoteValue } from './quote-value';
 
 export const OccurrenceStatus = {
   /** Written by the trigger; waiting for its first claim. */
@@ -89,8 +90,23 @@ export const OccurrenceAttributes = {
 const SCHEDULED_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
- * Normalise a scheduled time to the key format: UTC, whole seconds, `Z`.
- * Returns a message instead when the input is not an ISO-8601 timestamp with a zone, so callers can report it.
+ * The scheduled times an occurrence may have, in UTC: EventBridge Scheduler's cron years, 1970-2199. Inside them a
+ * key has four-digit years, so keys, and times derived from them (a deadline at most 13.5 days later), sort as
+ * strings in time order. The schedule evaluator (lib/schedule-times.ts) yields no time outside them either.
+ */
+export const SCHEDULED_TIME_RANGE = {
+  earliest: '1970-01-01T00:00:00Z',
+  latest: '2199-12-31T23:59:59Z',
+} as const;
+const EARLIEST_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
+const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
+
+/**
+ * Normalise a scheduled time to the key format: UTC, whole seconds, `Z`. The one rule for what a scheduled time
+ * may be: the trigger (schedule event), the worker (queue message) and the CLI all check with it, so a key one of
+ * them writes is one the others accept (a key normalises to itself).
+ * Returns a message instead when the input is not an ISO-8601 timestamp with a zone, or its UTC form is outside
+ * SCHEDULED_TIME_RANGE, so callers can report it.
  */
 export function normaliseScheduledTime(input: unknown): { ok: true; value: string } | { ok: false; error: string } {
   if (typeof input !== 'string') return { ok: false, error: `scheduledTime must be a string, got ${describe(input)}` };
@@ -98,19 +114,28 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
   if (!match) {
     return {
       ok: false,
-      error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${JSON.stringify(input)}`,
+      error: `scheduledTime must be ISO-8601 with a zone, like 2026-11-30T06:00:00Z, got ${quoteValue(input)}`,
     };
   }
   const fraction = match[7];
   if (fraction && !/^\.0+$/.test(fraction)) {
     // Two different sub-second times would map to one key; the Scheduler never sends them.
-    return { ok: false, error: `scheduledTime must be whole seconds, got ${JSON.stringify(input)}` };
+    return { ok: false, error: `scheduledTime must be whole seconds, got ${quoteValue(input)}` };
   }
   const ms = Date.parse(input);
   const [, y, mo, d, h, mi, s] = match.map(Number);
   const calendarOk = mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && s <= 59;
   if (Number.isNaN(ms) || !calendarOk || new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) {
-    return { ok: false, error: `scheduledTime is not a real date and time: ${JSON.stringify(input)}` };
+    return { ok: false, error: `scheduledTime is not a real date and time: ${quoteValue(input)}` };
+  }
+  // Checked on the UTC form: an offset can move a time written inside the range out of it (and out of the format).
+  if (ms < EARLIEST_MS || ms > LATEST_MS) {
+    return {
+      ok: false,
+      error:
+        `scheduledTime must be from ${SCHEDULED_TIME_RANGE.earliest} to ${SCHEDULED_TIME_RANGE.latest} in UTC, ` +
+        `got ${quoteValue(input)} (${isoSeconds(ms)} in UTC)`,
+    };
   }
   return { ok: true, value: isoSeconds(ms) };
 }
@@ -127,7 +152,7 @@ export function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? JSON.stringify(value) : typeof value;
+  return typeof value === 'string' ? quoteValue(value) : typeof value;
 }
 
 export const iso = (epochMs: number): string => new Date(epochMs).toISOString();

@@ -18,8 +18,9 @@ import { type AnnounceDeps, announceReport } from './announce-report';
 import { messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { MetricName } from './metric-names';
-import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from './occurrence';
+import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
+import { quoteValue } from './quote-value';
 import { REQUEUEABLE_STATUSES, requeueOccurrence, stuckSince } from './requeue-occurrence';
 
 export interface ReconcileThresholds {
@@ -96,8 +97,8 @@ export function isUnannounced(o: Occurrence, now: number, unannouncedAfterSecond
   return Number.isNaN(at) || at < now - unannouncedAfterSeconds * 1000;
 }
 
-/** Before any scheduled time the table can hold. */
-const EARLIEST_SCHEDULED_TIME = '1970-01-01T00:00:00Z';
+/** The earliest scheduled time the table can hold. */
+const EARLIEST_SCHEDULED_TIME = SCHEDULED_TIME_RANGE.earliest;
 
 /**
  * One reconciler run: re-enqueue the stuck occurrences, then announce the unannounced reports, within one budget of
@@ -291,7 +292,7 @@ export function reconcileThresholdProblems(value: unknown, where: string): strin
   for (const key of known) {
     const v = t[key];
     if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1))
-      problems.push(`${where}.${key}: must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+      problems.push(`${where}.${key}: must be a whole number of at least 1, got ${quoteValue(v)}`);
   }
   if (problems.length === 0 && (t.lookbackSeconds as number) <= (t.unannouncedAfterSeconds as number)) {
     problems.push(

@@ -114,3 +114,21 @@ describe('bad arguments', () => {
     expect(result.out).toMatch(/^Usage: occurrences backfill \[options\][\s\S]*--dry-run/);
   });
 });
+
+describe('a huge bad argument is quoted by its start and length only (issue 14)', () => {
+  it.each<[string, string[]]>([
+    ['<scheduledTime>', ['show', 'hourly-report', `2026${'9'.repeat(1_000_000)}`]],
+    ['<jobId>', ['show', 'j '.repeat(500_000), '2026-11-30T06:00:00Z']],
+    ['--from', ['list', '--from', 'f'.repeat(1_000_000)]],
+    ['--status', ['list', '--status', 's'.repeat(1_000_000)]],
+    ['--limit', ['list', '--limit', '1'.repeat(1_000_000)]],
+    ['--endpoint', ['list', '--endpoint', 'e'.repeat(1_000_000)]],
+    ['--job', ['backfill', '--job', 'j'.repeat(1_000_000), '--from', '1d']],
+  ])('%s', async (name, argv) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`error: ${name}: `);
+    expect(result.err).toMatch(/…" \(\d+ chars\)/);
+    expect(result.err.length).toBeLessThan(600);
+  });
+});

@@ -56,6 +56,11 @@ describe('trigger', () => {
     [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /"unknown" is not one of this function's jobs/],
     [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
     [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],
+    // Issue 14: its UTC form, +010000-01-01T00:00:59Z, is no key the worker would accept.
+    [
+      { jobId: 'report', scheduledTime: '9999-12-31T23:59:59-00:01' },
+      /scheduledTime must be from 1970-01-01T00:00:00Z/,
+    ],
     ['not an object', /must be a JSON object/],
   ])('rejects %j with a clear error and writes nothing', async (event, message) => {
     const attempt = h.trigger(event);
@@ -64,5 +69,16 @@ describe('trigger', () => {
     expect(h.aws.count('PutItem')).toBe(0);
     expect(h.aws.sent).toHaveLength(0);
     expect(h.logs.find((l) => l.level === 'ERROR')?.message).toBe('trigger failed');
+  });
+
+  it("logs a rejected 1 MB event by its start only: the log line stays far below CloudWatch's 256 KB (issue 14)", async () => {
+    const event = { jobId: 'report', scheduledTime: 'T'.repeat(1_000_000) };
+    const attempt = h.trigger(event);
+    await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(attempt).rejects.toThrow(/"T+…" \(1000000 chars\)/);
+    const logged = h.logs.find((l) => l.level === 'ERROR')!;
+    expect(logged.message).toBe('trigger failed');
+    expect(JSON.stringify(logged).length).toBeLessThan(2_000);
+    expect(h.aws.count('PutItem')).toBe(0);
   });
 });

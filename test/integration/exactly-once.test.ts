@@ -3,12 +3,13 @@
  * with their real SDK clients, the event sources played by scripts/local. Assertions read the emulator's state.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { s3Client } from '../../functions/aws/clients';
 import { S3ReportStore } from '../../functions/aws/report-store';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
+import { InvalidInputError } from '../../functions/protocol/errors';
 import { reportKeyOf } from '../../functions/protocol/occurrence';
 import type { ReportStore } from '../../functions/protocol/ports';
 import { countingJob, JOB_ID, occurrences, pipeline, testSettings, useMoto } from './emulator';
@@ -50,6 +51,26 @@ describe('duplicate triggers', () => {
     expect(job.runs).toHaveLength(1);
     expect(p.workerSource.totals.received).toBe(1);
     expect(await p.drainAnnouncements()).toHaveLength(1);
+  });
+});
+
+describe('rejected schedule events', () => {
+  it('writes no item and enqueues nothing for a time whose UTC form is past 2199 (issue 14)', async () => {
+    const p = await pipeline(emulator, { jobs: { [JOB_ID]: countingJob() } });
+    // In range as written; +010000-01-01T00:00:59Z in UTC, a key the worker's envelope check would refuse.
+    const attempt = p.trigger({ jobId: JOB_ID, scheduledTime: '9999-12-31T23:59:59-00:01' });
+    await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(attempt).rejects.toThrow(/from 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z in UTC/);
+
+    const items = await p.clients.documents.send(new ScanCommand({ TableName: p.resources.tableName }));
+    expect(items.Items).toEqual([]);
+    const queue = await p.clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: p.resources.jobQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    expect(queue.Attributes).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 });
 

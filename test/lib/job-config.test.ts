@@ -162,3 +162,19 @@ describe('resolveJobConfigs', () => {
     expect(problemsOf([])).toEqual(['jobs: at least one job is needed']);
   });
 });
+
+describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+  it('a 1 MB schedule, time zone or enabled flag', () => {
+    const huge = 'c'.repeat(1_000_000);
+    const problems = problemsOf([
+      { ...valid, schedule: huge },
+      { ...valid, id: 'b', timeZone: huge },
+      { ...valid, id: 'c', enabled: huge as unknown as boolean },
+    ]);
+    expect(problems).toHaveLength(3);
+    for (const problem of problems) {
+      expect(problem).toContain('…" (1000000 chars)');
+      expect(problem.length).toBeLessThan(300);
+    }
+  });
+});

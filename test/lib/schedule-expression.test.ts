@@ -11,6 +11,10 @@ describe('scheduleExpressionProblem', () => {
     'cron(0 3 15W * ? *)',
     'cron(0 3 ? * 6L *)',
     'cron(0 3 ? * 2#1 *)',
+    'cron(0 3 ? * L *)', // the last day of the week: Saturday
+    'cron(0/60 3 ? * * *)', // a step as long as the field: once an hour
+    'cron(0 3 ? * MON/2 *)',
+    'cron(0 3 1 1 ? 1970-2199/10)',
     'rate(1 minute)',
     'rate(10 days)',
     'at(2030-01-31T06:00:00)',
@@ -32,8 +36,38 @@ describe('scheduleExpressionProblem', () => {
     ['cron(0 3 * * 1)', /exactly 6 fields/],
     ['rate(1 minutes)', /singular for 1/],
     ['at(2030-02-30T06:00:00)', /does not exist/],
+    // Issue 14: the trigger rejects a scheduled time outside 1970-2199, so synth rejects such an at() too.
+    ['at(2200-01-01T00:00:00)', /^at\(\) must name a time in 1970-2199, the years a scheduled time can have, got /],
+    ['at(1969-12-31T23:59:59)', /^at\(\) must name a time in 1970-2199/],
+    // Issue 14: what synth accepted and the evaluator could not evaluate.
+    ['cron(*/0 * * * ? *)', /^cron minutes field "\*\/0": step 0 must be from 1 to 60, in /],
+    ['cron(0 1-5/0 * * ? *)', /^cron hours field "1-5\/0": step 0 must be from 1 to 24, in /],
+    ['cron(*/61 * * * ? *)', /^cron minutes field "\*\/61": step 61 must be from 1 to 60, in /],
+    ['cron(0 0 ? * */8 *)', /^cron day-of-week field "\*\/8": step 8 must be from 1 to 7, in /],
+    ['cron(*/5/2 * * * ? *)', /^cron minutes field "\*\/5\/2": "\*\/5\/2" has more than one step/],
+    ['cron(0 0 5-1 * ? *)', /^cron day-of-month field "5-1": the range 5-1 runs backwards/],
+    ['cron(0 0 ? * FRI-MON *)', /^cron day-of-week field "FRI-MON": the range FRI-MON runs backwards/],
+    ['cron(0 0 ? NOV-FEB * *)', /^cron month field "NOV-FEB": the range NOV-FEB runs backwards/],
+    ['cron(0 0 ? * 3#1,6#3 *)', /^cron day-of-week field "3#1,6#3": a '#' expression must be the whole field/],
+    ['cron(0 0 ? * 2#1,4 *)', /^cron day-of-week field "2#1,4": a '#' expression must be the whole field/],
+    ['cron(0 0 1 1 ? 2100-2300)', /^cron year field "2100-2300": 2300 is outside 1970-2199/],
+    ['cron(0 0 1 1 ? 2200)', /^cron year field "2200": 2200 is outside 1970-2199/],
     ['every day', /must be a cron\(\.\.\.\), rate\(\.\.\.\) or at\(\.\.\.\)/],
   ])('rejects %s, saying which field is wrong', (expression, message) => {
     expect(scheduleExpressionProblem(expression)).toMatch(message);
+  });
+});
+
+describe('a huge bad expression is quoted by its start and length only (issue 14)', () => {
+  it.each([
+    ['cron(', ')'],
+    ['rate(', ')'],
+    ['at(', ')'],
+    ['x', ''],
+    ['cron(0 0 * * ? ', ')'],
+  ])('%s…%s of 1 MB', (start, end) => {
+    const problem = scheduleExpressionProblem(`${start}${'9'.repeat(1_000_000)}${end}`)!;
+    expect(problem).toMatch(/…" \(\d+ chars\)/);
+    expect(problem.length).toBeLessThan(400);
   });
 });

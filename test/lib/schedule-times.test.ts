@@ -70,6 +70,38 @@ describe('cron schedules in a time zone', () => {
     expect(first('cron(0 0 1 1 ? 2028)', '2026-01-01T00:00:00Z', 2)).toEqual(['2028-01-01T00:00:00Z']);
   });
 
+  it('reads L alone in day-of-week as the last day of the week, Saturday (7) (issue 14)', () => {
+    // 2026-12-05 and 2026-12-12 are Saturdays.
+    expect(first('cron(0 9 ? * L *)', '2026-12-01T00:00:00Z', 2)).toEqual([
+      '2026-12-05T09:00:00Z',
+      '2026-12-12T09:00:00Z',
+    ]);
+    expect(first('cron(0 9 ? * L *)', '2026-12-01T00:00:00Z', 2)).toEqual(
+      first('cron(0 9 ? * SAT *)', '2026-12-01T00:00:00Z', 2),
+    );
+  });
+
+  it('evaluates a step from a named start (MON/2: Monday, Wednesday, Friday) (issue 14)', () => {
+    expect(first('cron(0 9 ? * MON/2 *)', '2026-11-30T00:00:00Z', 4)).toEqual([
+      '2026-11-30T09:00:00Z',
+      '2026-12-02T09:00:00Z',
+      '2026-12-04T09:00:00Z',
+      '2026-12-07T09:00:00Z',
+    ]);
+    expect(first('cron(0 0 1 JAN/5 ? *)', '2026-01-01T00:00:00Z', 3)).toEqual([
+      '2026-01-01T00:00:00Z',
+      '2026-06-01T00:00:00Z',
+      '2026-11-01T00:00:00Z',
+    ]);
+  });
+
+  it("counts a year step from 1970, the first of Scheduler's years (*/7: 2019, 2026, 2033) (issue 14)", () => {
+    expect(first('cron(0 0 1 1 ? */7)', '2020-01-01T00:00:00Z', 2)).toEqual([
+      '2026-01-01T00:00:00Z',
+      '2033-01-01T00:00:00Z',
+    ]);
+  });
+
   it('reads Scheduler\'s "from n every m" (5/20) as croner\'s range', () => {
     expect(first('cron(5/20 10 * * ? *)', '2026-12-01T00:00:00Z', 3)).toEqual([
       '2026-12-01T10:05:00Z',
@@ -140,7 +172,47 @@ describe('ranges and look-back', () => {
   });
 });
 
+describe("the end of Scheduler's years (issue 14)", () => {
+  it('stops a yearly cron with year * after 2199', () => {
+    expect(first('cron(0 0 1 1 ? *)', '2198-06-01T00:00:00Z', 5)).toEqual(['2199-01-01T00:00:00Z']);
+  });
+
+  it('stops at 2199-12-31T23:59:59Z in UTC, even where the wall clock is still in 2199', () => {
+    // 18:00 in New York on 31 December 2199 is 23:00Z; 20:00 there is 01:00Z on 1 January 2200.
+    expect(first('cron(0 18,20 * * ? *)', '2199-12-31T12:00:00Z', 5, 'America/New_York')).toEqual([
+      '2199-12-31T23:00:00Z',
+    ]);
+  });
+
+  it('stops a rate schedule at the same end, and never starts before 1970', () => {
+    expect(first('rate(6 hours)', '2199-12-31T12:00:00Z', 5)).toEqual(['2199-12-31T12:00:00Z', '2199-12-31T18:00:00Z']);
+    expect(first('rate(1 day)', '1969-12-30T12:00:00Z', 2)).toEqual(['1970-01-01T12:00:00Z', '1970-01-02T12:00:00Z']);
+    expect(first('cron(0 0 1 1 ? 1970)', '1969-01-01T00:00:00Z', 2, 'Asia/Tokyo')).toEqual([]); // 1969-12-31T15:00Z
+  });
+
+  it('ends the list of times in a range that runs past 2199', () => {
+    const times = scheduleTimesBetween(
+      { schedule: 'cron(0 0 1 * ? *)' },
+      new Date('2199-10-15T00:00:00Z'),
+      new Date('2300-01-01T00:00:00Z'),
+      100,
+    );
+    expect(times.map(iso)).toEqual(['2199-11-01T00:00:00Z', '2199-12-01T00:00:00Z']);
+  });
+});
+
 describe('bad schedules', () => {
+  it.each([
+    ['cron(*/0 * * * ? *)', 'minutes'],
+    ['cron(0 1-5/0 * * ? *)', 'hours'],
+    ['cron(0 0 5-1 * ? *)', 'day-of-month'],
+    ['cron(0 0 ? * FRI-MON *)', 'day-of-week'],
+    ['cron(0 0 ? * 3#1,6#3 *)', 'day-of-week'],
+  ])('rejects %s with a ScheduleError naming the %s field, as synth does (issue 14)', (schedule, field) => {
+    expect(() => first(schedule, '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
+    expect(() => first(schedule, '2026-12-01T00:00:00Z', 1)).toThrow(`cron ${field} field`);
+  });
+
   it('rejects an invalid expression with the problem named', () => {
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(/cron needs exactly 6 fields/);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   decodeEnvelope,
@@ -123,5 +124,100 @@ describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
 
   it.each([[undefined], [null], [[]], ['text']])('rejects %j as not an object', (event) => {
     expect(rejection(() => decodeScheduleEvent(event, KNOWN)).problems[0]).toMatch(/^must be a JSON object/);
+  });
+});
+
+describe('the trigger and the worker accept the same scheduled times (issue 14)', () => {
+  /** The worker's verdict on the message the trigger would enqueue for `event`, or its own problems. */
+  const workerVerdict = (scheduledTime: string) => {
+    try {
+      return decodeEnvelope(body({ v: 1, jobId: 'nightly-export', scheduledTime }), KNOWN).scheduledTime;
+    } catch (e) {
+      return (e as InvalidInputError).problems;
+    }
+  };
+  const triggerVerdict = (scheduledTime: string) => {
+    try {
+      return decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime }, KNOWN).scheduledTime;
+    } catch (e) {
+      return (e as InvalidInputError).problems;
+    }
+  };
+
+  it.each(['9999-12-31T23:59:59-00:01', '0000-01-01T00:30:00+01:00', '9999-12-31T23:59:59Z'])(
+    'rejects %s in both, so no row is recorded that its message cannot name',
+    (scheduledTime) => {
+      expect(triggerVerdict(scheduledTime)).toEqual([expect.stringMatching(/^scheduledTime must be from 1970/)]);
+      expect(workerVerdict(scheduledTime)).toEqual(triggerVerdict(scheduledTime));
+    },
+  );
+
+  it('gives the same verdict on any time, and the worker accepts the key the trigger enqueues', () => {
+    const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+    const time = fc
+      .record({
+        y: fc.oneof(
+          fc.integer({ min: 0, max: 9999 }),
+          fc.integer({ min: 1968, max: 1971 }),
+          fc.integer({ min: 2198, max: 2201 }),
+        ),
+        mo: fc.integer({ min: 0, max: 13 }),
+        d: fc.integer({ min: 0, max: 32 }),
+        h: fc.integer({ min: 0, max: 24 }),
+        mi: fc.integer({ min: 0, max: 60 }),
+        s: fc.integer({ min: 0, max: 60 }),
+        fraction: fc.constantFrom('', '.000', '.5'),
+        zone: fc.oneof(
+          fc.constant('Z'),
+          fc
+            .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+            .map(([sign, h, m]) => `${sign}${pad(h)}:${pad(m)}`),
+        ),
+      })
+      .map((t) => `${pad(t.y, 4)}-${pad(t.mo)}-${pad(t.d)}T${pad(t.h)}:${pad(t.mi)}:${pad(t.s)}${t.fraction}${t.zone}`);
+    fc.assert(
+      fc.property(time, (scheduledTime) => {
+        const fromTrigger = triggerVerdict(scheduledTime);
+        expect(workerVerdict(scheduledTime)).toEqual(fromTrigger);
+        if (typeof fromTrigger === 'string') {
+          expect(fromTrigger).toMatch(/^(19[7-9]\d|2[01]\d\d)-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+          expect(
+            decodeEnvelope(encodeEnvelope({ jobId: 'nightly-export', scheduledTime: fromTrigger }), KNOWN),
+          ).toEqual({
+            jobId: 'nightly-export',
+            scheduledTime: fromTrigger,
+          });
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+  const MB = 1_000_000;
+
+  it.each<[string, Record<string, unknown>]>([
+    ['scheduledTime', { v: 1, jobId: 'nightly-export', scheduledTime: '2'.repeat(MB) }],
+    ['jobId', { v: 1, jobId: 'j'.repeat(MB), scheduledTime: '2026-11-30T06:00:00Z' }],
+    ['v', { v: 'v'.repeat(MB), jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' }],
+  ])('a 1 MB %s in a queue message', (field, fields) => {
+    const e = rejection(() => decodeEnvelope(body(fields), KNOWN));
+    expect(e.problems).toEqual([expect.stringMatching(new RegExp(`^${field} .*…" \\(1000000 chars\\)`))]);
+    expect(e.message.length).toBeLessThan(400);
+  });
+
+  it('a 1 MB scheduledTime in a schedule event', () => {
+    const e = rejection(() =>
+      decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: `2026${'9'.repeat(MB)}` }, KNOWN),
+    );
+    expect(e.message.length).toBeLessThan(300);
+    expect(e.message).toContain('(1000004 chars)');
+  });
+
+  it('a 1 MB body that is not JSON', () => {
+    const e = rejection(() => decodeEnvelope(`{${'x'.repeat(MB)}`, KNOWN));
+    expect(e.message.length).toBeLessThan(200);
+    expect(e.message).toContain('(1000001 chars)');
   });
 });

@@ -213,3 +213,22 @@ describe('parseJobSettingsList', () => {
     expect((error as Error).message).toContain('JOB_SETTINGS[1].retentionDays');
   });
 });
+
+describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+  it('a 1 MB job id or retry policy in the settings JSON', () => {
+    const json = JSON.stringify([{ id: 'i'.repeat(1_000_000) }, { id: 'ok', retry: 'r'.repeat(1_000_000) }]);
+    let error: JobSettingsError | undefined;
+    try {
+      parseJobSettingsList(json, SOURCE);
+    } catch (e) {
+      error = e as JobSettingsError;
+    }
+    expect(error?.problems).toEqual([
+      expect.stringMatching(/^JOB_SETTINGS\[1\]\.retry: must be an object, got "r+…" \(1000000 chars\)$/),
+    ]);
+    expect(jobSettingsProblems(withDefaults({ id: 'i'.repeat(1_000_000) }), SOURCE)).toEqual([
+      expect.stringMatching(/^JOB_SETTINGS\.id: must be 1-64 .* got "i+…" \(1000000 chars\)$/),
+    ]);
+    expect(error!.message.length).toBeLessThan(300);
+  });
+});

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normaliseScheduledTime, REPORT_KEY_PREFIX, reportKeyOf } from '../../functions/protocol/occurrence';
 
@@ -83,5 +84,66 @@ describe('reportKeyOf', () => {
     expect(
       reportKeyOf({ jobId: 'a', scheduledTime: '2026-11-30T06:00:00Z' }, 'json').startsWith(REPORT_KEY_PREFIX),
     ).toBe(true);
+  });
+});
+
+describe('normaliseScheduledTime: keys in the years 1970-2199 only (issue 14)', () => {
+  const KEY_FORMAT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+  it.each([
+    ['9999-12-31T23:59:59-00:01', '+010000-01-01T00:00:59Z'], // its UTC form left the key format
+    ['0000-01-01T00:30:00+01:00', '-000001-12-31T23:30:00Z'],
+    ['9999-12-31T23:59:59Z', '9999-12-31T23:59:59Z'], // its deadline would be in year 10000
+    ['2200-01-01T00:00:00Z', '2200-01-01T00:00:00Z'],
+    ['2199-12-31T23:30:00-01:00', '2200-01-01T00:30:00Z'], // in range as written, not in UTC
+    ['1969-12-31T23:59:59Z', '1969-12-31T23:59:59Z'],
+    ['1970-01-01T00:30:00+01:00', '1969-12-31T23:30:00Z'],
+  ])('rejects %s, whose UTC form %s is outside 1970-2199', (input, utc) => {
+    expect(error(input)).toBe(
+      `scheduledTime must be from 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z in UTC, got ${JSON.stringify(input)} (${utc} in UTC)`,
+    );
+  });
+
+  it.each([
+    ['1970-01-01T00:00:00Z', '1970-01-01T00:00:00Z'],
+    ['2199-12-31T23:59:59Z', '2199-12-31T23:59:59Z'],
+    ['2200-01-01T00:30:00+01:00', '2199-12-31T23:30:00Z'], // out of range as written, in range in UTC
+    ['1969-12-31T23:30:00-01:00', '1970-01-01T00:30:00Z'],
+  ])('accepts the edge %s as %s', (input, expected) => {
+    expect(ok(input)).toBe(expected);
+  });
+
+  const dates = (min: string, max: string) => fc.date({ min: new Date(min), max: new Date(max), noInvalidDate: true });
+
+  it('gives every accepted input a key in the key format that normalises to itself and sorts as its instant', () => {
+    const offset = fc
+      .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+      .map(([sign, h, m]) => `${sign}${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`);
+    const input = fc
+      .tuple(
+        fc.oneof(
+          // Mostly near the range, and near the ends of the four-digit years, where a zone can push the UTC form out.
+          { weight: 4, arbitrary: dates('1969-12-30T00:00:00Z', '2200-01-02T00:00:00Z') },
+          { weight: 1, arbitrary: dates('0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z') },
+          { weight: 1, arbitrary: dates('0000-01-01T00:00:00Z', '0000-01-02T00:00:00Z') },
+          { weight: 1, arbitrary: dates('9999-12-31T00:00:00Z', '9999-12-31T23:59:59Z') },
+        ),
+        fc.oneof(fc.constant('Z'), offset),
+      )
+      .map(([d, zone]) => `${d.toISOString().slice(0, 19)}${zone}`);
+    fc.assert(
+      fc.property(input, input, (a, b) => {
+        const [na, nb] = [normaliseScheduledTime(a), normaliseScheduledTime(b)];
+        for (const n of [na, nb]) {
+          if (!n.ok) continue;
+          expect(n.value).toMatch(KEY_FORMAT);
+          expect(normaliseScheduledTime(n.value)).toEqual(n);
+        }
+        if (na.ok && nb.ok) {
+          expect(na.value < nb.value).toBe(Date.parse(na.value) < Date.parse(nb.value));
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

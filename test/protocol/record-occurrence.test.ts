@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
-import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
+import {
+  type JobSettings,
+  QUEUE_RETENTION_SECONDS,
+  SQS_MAX_VISIBILITY_SECONDS,
+  withDefaults,
+} from '../../functions/protocol/job-settings';
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { CreateResult, Logger, OccurrenceStore, WorkQueue } from '../../functions/protocol/ports';
 import { recordOccurrence, type TriggerDeps } from '../../functions/protocol/record-occurrence';
@@ -188,4 +193,43 @@ describe('recordOccurrence with countFrom (backfills)', () => {
 
     expect(store.rows.get(keyString(KEY))!.deadlineAt).toBe('2026-11-30T08:00:00.000Z');
   });
+});
+
+describe('recordOccurrence at the ends of the scheduled-time range (issue 14)', () => {
+  /** The job settings allow no longer deadline (job-settings.ts). */
+  const LONGEST_DEADLINE_SECONDS = QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS;
+  const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+  it('rejects a time whose deadline would leave the four-digit years, writing nothing', async () => {
+    const { store, queue, deps } = trigger();
+
+    await expect(recordOccurrence(deps, { jobId: JOB_ID, scheduledTime: '9999-12-31T23:59:59Z' })).rejects.toThrow(
+      InvalidInputError,
+    );
+    await expect(recordOccurrence(deps, { jobId: JOB_ID, scheduledTime: '9999-12-31T23:59:59-00:01' })).rejects.toThrow(
+      /from 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z in UTC/,
+    );
+    expect(store.createCalls).toBe(0);
+    expect(queue.sent).toHaveLength(0);
+  });
+
+  it.each(['1970-01-01T00:00:00Z', '2199-12-31T23:59:59Z'])(
+    'gives %s, with the longest deadline allowed, a deadline that sorts after it and after now',
+    async (scheduledTime) => {
+      const { store, deps } = trigger();
+      const longest = withDefaults({
+        id: JOB_ID,
+        retry: { deadlineSeconds: LONGEST_DEADLINE_SECONDS },
+        retentionDays: 3650,
+      });
+      await recordOccurrence({ ...deps, jobs: new Map([[JOB_ID, longest]]) }, { jobId: JOB_ID, scheduledTime });
+
+      const row = store.rows.get(keyString({ jobId: JOB_ID, scheduledTime }))!;
+      expect(row.deadlineAt).toMatch(ISO_MS);
+      expect(row.deadlineAt > row.scheduledTime).toBe(true);
+      expect(Date.parse(row.deadlineAt)).toBe(Date.parse(scheduledTime) + LONGEST_DEADLINE_SECONDS * 1000);
+      expect(Number.isSafeInteger(row.ttl)).toBe(true);
+      expect(row.ttl).toBe(Date.parse(scheduledTime) / 1000 + 3650 * 86_400);
+    },
+  );
 });

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
+import { quoteValue } from '../../../functions/protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import type { ResolvedJobConfig } from '../../../lib/job-config';
 import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
@@ -77,7 +78,7 @@ export function planBackfill(ctx: CommandContext, jobId: string, from: number, t
   const job = ctx.jobs.find((j) => j.settings.id === jobId);
   if (job === undefined) {
     const configured = ctx.jobs.map((j) => j.settings.id).join(', ');
-    throw new UsageError(`--job: ${JSON.stringify(jobId)} is not a configured job (bin/jobs.ts has: ${configured})`);
+    throw new UsageError(`--job: ${quoteValue(jobId)} is not a configured job (bin/jobs.ts has: ${configured})`);
   }
   const now = ctx.clock.now();
   if (from >= to) throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);
