@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { POISON_MESSAGE_RETRY_SECONDS } from '../lib/resource-definitions';
+import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';

@@ -19,7 +19,7 @@ import {
   wholeNumber,
   withDefaults,
 } from '../functions/protocol/job-settings';
-import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from './resource-definitions';
+import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
 import { scheduleExpressionProblem } from './schedule-expression';
 
 export interface SchedulerRetryConfig {

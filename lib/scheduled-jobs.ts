@@ -37,7 +37,7 @@ import {
   reconcileThresholds,
   TRIGGER_ASYNC_RETRY_ATTEMPTS,
   WORKER_BATCH_SIZE,
-} from './resource-definitions';
+} from '../functions/protocol/worker-limits';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;

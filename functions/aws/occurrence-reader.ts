@@ -2,7 +2,7 @@
  * Reads occurrences through the byStatus index (status + scheduled time), for jobs that report on them.
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { OCCURRENCE_TABLE } from '../../lib/resource-definitions';
+import { OCCURRENCE_TABLE } from '../protocol/worker-limits';
 import { isoSeconds, type Occurrence, type OccurrenceStatus } from '../protocol/occurrence';
 import { asDependencyError } from './classify-error';
 

@@ -10,7 +10,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QUEUE_RETENTION_SECONDS } from '../../functions/protocol/job-settings';
 import { ENV } from '../../functions/runtime-env';
-import { OCCURRENCE_TABLE, type WorkerLimits } from '../../lib/resource-definitions';
+import { OCCURRENCE_TABLE, type WorkerLimits } from '../../functions/protocol/worker-limits';
 
 /** Region and dummy credentials for the emulator; set only for local runs, never when talking to AWS. */
 export const LOCAL_REGION = 'us-east-1';

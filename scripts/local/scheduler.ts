@@ -6,7 +6,7 @@
  */
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
 import type { ResolvedJobConfig } from '../../lib/job-config';
-import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../../lib/resource-definitions';
+import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../../functions/protocol/worker-limits';
 import { previousScheduleTimes, scheduleTimes } from '../../lib/schedule-times';
 
 export interface ScheduledFire {

@@ -8,7 +8,7 @@ import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import type { ScheduledJobConfig } from '../../lib/job-config';
-import { workerLimits } from '../../lib/resource-definitions';
+import { workerLimits } from '../../functions/protocol/worker-limits';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
 import { faults } from '../support/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';

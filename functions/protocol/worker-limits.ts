@@ -7,9 +7,9 @@ import {
   LAMBDA_MAX_TIMEOUT_SECONDS,
   OUTCOME_RESERVE_SECONDS,
   SQS_MAX_VISIBILITY_SECONDS,
-} from '../functions/protocol/job-settings';
-import { OccurrenceAttributes } from '../functions/protocol/occurrence';
-import type { ReconcileThresholds } from '../functions/protocol/reconcile';
+} from './job-settings';
+import { OccurrenceAttributes } from './occurrence';
+import type { ReconcileThresholds } from './reconcile';
 
 export const OCCURRENCE_TABLE = {
   partitionKey: OccurrenceAttributes.jobId,
