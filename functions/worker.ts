@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
@@ -25,6 +24,7 @@ import {
   processDelivery,
   type RegisteredJob,
 } from './protocol/process-delivery';
+import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';

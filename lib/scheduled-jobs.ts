@@ -24,20 +24,20 @@ import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { OccurrenceAttributes, OccurrenceStatus, REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import { OCCURRENCE_TABLE } from '../functions/protocol/table-schema';
+import {
+  NOTIFIER_BATCH_SIZE,
+  RECONCILE_EVERY_MINUTES,
+  reconcileThresholds,
+  TRIGGER_ASYNC_RETRY_ATTEMPTS,
+  WORKER_BATCH_SIZE,
+} from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
 import { type ResolvedJobs, resolveJobConfigs, type ScheduledJobConfig } from './job-config';
 import { jobFunction } from './job-function';
 import { JobSchedules } from './job-schedules';
 import { JobsMonitoring } from './jobs-monitoring';
 import { acknowledgeNagFindings } from './nag-acknowledgements';
-import {
-  NOTIFIER_BATCH_SIZE,
-  OCCURRENCE_TABLE,
-  RECONCILE_EVERY_MINUTES,
-  reconcileThresholds,
-  TRIGGER_ASYNC_RETRY_ATTEMPTS,
-  WORKER_BATCH_SIZE,
-} from '../functions/protocol/worker-limits';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;

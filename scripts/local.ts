@@ -104,7 +104,7 @@ async function main(): Promise<number> {
   const moto = await startMotoServer({ log: (line) => console.log(line) });
   console.log(`  emulator at ${moto.endpoint}`);
   try {
-    step('creating the table, queues, bucket and topic from lib/resource-definitions.ts');
+    step('creating the table, queues, bucket and topic from functions/protocol/table-schema.ts');
     const pipeline = await LocalPipeline.create({
       endpoint: moto.endpoint,
       settings: resolved.settings,
