@@ -47,19 +47,29 @@ const problemCheck = (problemOf: (value: unknown) => string | undefined) =>
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 
+/** The default for a field left out or null: the schedule half has always read `null` as "not given". */
+const orDefault = <T extends z.ZodMiniType>(schema: T, value: NonNullable<z.output<T>>) =>
+  z.pipe(
+    z.nullish(schema),
+    z.transform((v) => v ?? value),
+  );
+
 const { maximumRetryAttempts, maximumEventAgeSeconds } = SCHEDULER_RETRY_LIMITS;
-const schedulerRetrySchema = z.object({
-  /** Retries of a failed delivery to the trigger function (throttling, service errors). 0..185, default 185. */
-  maximumRetryAttempts: z._default(
-    wholeNumber(maximumRetryAttempts.min, maximumRetryAttempts.max),
-    maximumRetryAttempts.default,
-  ),
-  /** How long Scheduler keeps trying to deliver one occurrence. 60..86400 seconds, default 86400. */
-  maximumEventAgeSeconds: z._default(
-    wholeNumber(maximumEventAgeSeconds.min, maximumEventAgeSeconds.max),
-    maximumEventAgeSeconds.default,
-  ),
-});
+const schedulerRetrySchema = z.object(
+  {
+    /** Retries of a failed delivery to the trigger function (throttling, service errors). 0..185, default 185. */
+    maximumRetryAttempts: orDefault(
+      wholeNumber(maximumRetryAttempts.min, maximumRetryAttempts.max),
+      maximumRetryAttempts.default,
+    ),
+    /** How long Scheduler keeps trying to deliver one occurrence. 60..86400 seconds, default 86400. */
+    maximumEventAgeSeconds: orDefault(
+      wholeNumber(maximumEventAgeSeconds.min, maximumEventAgeSeconds.max),
+      maximumEventAgeSeconds.default,
+    ),
+  },
+  { error: (iss) => `must be an object, got ${JSON.stringify(iss.input)}` },
+);
 
 /**
  * The schedule half of a job's configuration, used only by the stack, with its defaults. Not strict: it reads its
@@ -73,18 +83,18 @@ const scheduleSchema = z.object({
    */
   schedule: z.custom<string>().check(problemCheck(scheduleExpressionProblem)),
   /** IANA time zone the expression is read in. Default 'UTC'. */
-  timeZone: z._default(z.custom<string>().check(problemCheck(timeZoneProblem)), DEFAULT_TIME_ZONE),
+  timeZone: orDefault(z.custom<string>().check(problemCheck(timeZoneProblem)), DEFAULT_TIME_ZONE),
   /** Let Scheduler start the occurrence up to this many minutes late to spread load; 0 (default) is off. */
-  flexibleWindowMinutes: z._default(wholeNumber(0, MAX_FLEXIBLE_WINDOW_MINUTES), 0),
-  schedulerRetry: z._default(schedulerRetrySchema, () => ({
+  flexibleWindowMinutes: orDefault(wholeNumber(0, MAX_FLEXIBLE_WINDOW_MINUTES), 0),
+  schedulerRetry: orDefault(schedulerRetrySchema, {
     maximumRetryAttempts: maximumRetryAttempts.default,
     maximumEventAgeSeconds: maximumEventAgeSeconds.default,
-  })),
+  }),
   /**
    * false keeps the job's settings deployed (occurrences in flight can finish) but creates no schedule.
    * Default true.
    */
-  enabled: z._default(z.boolean({ error: (iss) => `must be true or false, got ${JSON.stringify(iss.input)}` }), true),
+  enabled: orDefault(z.boolean({ error: (iss) => `must be true or false, got ${JSON.stringify(iss.input)}` }), true),
   description: z.optional(z.custom<string>()),
 });
 
