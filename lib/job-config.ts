@@ -19,6 +19,7 @@ import {
   wholeNumber,
 } from '../functions/protocol/job-settings';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import { JobConfigError } from './errors';
 import { scheduleExpressionProblem } from './schedule-expression';
 
 export const DEFAULT_TIME_ZONE = 'UTC';
@@ -32,13 +33,6 @@ export const SCHEDULER_RETRY_LIMITS = {
  * so keep it well below.
  */
 export const MAX_JOB_SETTINGS_JSON_BYTES = 3_000;
-
-export class JobConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid job configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'JobConfigError';
-  }
-}
 
 /** A check from a function that says what is wrong with a value, or undefined when nothing is. */
 const problemCheck = (problemOf: (value: unknown) => string | undefined) =>

@@ -13,6 +13,7 @@
  * Times are whole seconds in UTC, as `<aws.scheduler.scheduled-time>` gives them.
  */
 import { Cron } from 'croner';
+import { LibError } from './errors';
 import { scheduleExpressionProblem } from './schedule-expression';
 
 const MINUTE_MS = 60_000;
@@ -23,7 +24,7 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
 /** The highest value of each cron field, to turn Scheduler's `5/15` into croner's `5-59/15`. */
 const FIELD_MAX = [59, 23, 31, 12, 7, 2199];
 
-export class ScheduleError extends Error {
+export class ScheduleError extends LibError {
   override readonly name = 'ScheduleError';
 }
 
