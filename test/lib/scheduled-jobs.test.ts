@@ -32,6 +32,17 @@ const jobs: ScheduledJobConfig[] = [
 /** A policy statement: its Effect, Action, Resource, Condition and Principal, as the template has them. */
 type Statement = TemplateNode;
 
+/** A job's runtime settings with their defaults: its configuration without the schedule half. */
+const settingsOf = ({
+  schedule,
+  timeZone,
+  flexibleWindowMinutes,
+  description,
+  enabled,
+  schedulerRetry,
+  ...settings
+}: ScheduledJobConfig) => withDefaults(settings);
+
 let stack: ScheduledJobsStack;
 let template: Template;
 let resources: Record<string, TemplateResource>;
@@ -161,7 +172,7 @@ describe('occurrences table', () => {
 describe('job queue and worker', () => {
   it('redrives to the DLQ after the workerLimits maxReceiveCount, at least 5', () => {
     const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
-    const expected = workerLimits(jobs.map(withDefaults)).maxReceiveCount;
+    const expected = workerLimits(jobs.map(settingsOf)).maxReceiveCount;
     expect(queue.RedrivePolicy).toEqual({
       deadLetterTargetArn: getAttArn(logicalId(stack.scheduledJobs.jobDeadLetterQueue)),
       maxReceiveCount: expected,
@@ -430,7 +441,7 @@ describe('reconciler', () => {
 
   it('gets thresholds derived from the jobs: stuck after the queue visibility timeout + 5 min, unannounced after 25 h', () => {
     const env = resources[logicalId(stack.scheduledJobs.reconcilerFunction)].Properties.Environment.Variables;
-    const limits = workerLimits(jobs.map(withDefaults));
+    const limits = workerLimits(jobs.map(settingsOf));
     expect(JSON.parse(env.RECONCILE_THRESHOLDS)).toEqual({
       stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
       unannouncedAfterSeconds: 25 * 3600,
