@@ -4,7 +4,7 @@
  */
 import { App } from 'aws-cdk-lib';
 import { jobs as implementations } from '../functions/jobs';
-import { JobConfigError } from '../lib/job-config';
+import { JobConfigError } from '../lib/errors';
 import { ScheduledJobsStack } from '../lib/scheduled-jobs-stack';
 import { sampleJobs } from './jobs';
 

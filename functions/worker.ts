@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { POISON_MESSAGE_RETRY_SECONDS } from '../lib/resource-definitions';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
@@ -21,6 +20,7 @@ import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStor
 import { noMetrics, systemClock } from './protocol/ports';
 import type { DeliveryOutcome, DeliveryResult, WorkerDeps } from './protocol/process-delivery';
 import { processDelivery, registerJobs } from './protocol/process-delivery';
+import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';

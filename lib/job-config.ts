@@ -13,59 +13,15 @@ import {
   issuesAsProblems,
   type JobSettings,
   type JobSettingsInput,
-  jobSettingsProblems,
+  jobSettingsSchemaKnowing,
   LAMBDA_MAX_TIMEOUT_SECONDS,
-  settingsInputProblems,
+  shapeIssues,
   wholeNumber,
-  withDefaults,
 } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
-import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from './resource-definitions';
+import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import { JobConfigError } from './errors';
 import { scheduleExpressionProblem } from './schedule-expression';
-
-export interface SchedulerRetryConfig {
-  /** Retries of a failed delivery to the trigger function (throttling, service errors). 0..185, default 185. */
-  readonly maximumRetryAttempts?: number;
-  /** How long Scheduler keeps trying to deliver one occurrence. 60..86400 seconds, default 86400. */
-  readonly maximumEventAgeSeconds?: number;
-}
-
-export type ScheduledJobConfig = JobSettingsInput & {
-  /**
-   * An EventBridge Scheduler expression: `cron(min hour day-of-month month day-of-week year)`,
-   * `rate(5 minutes)` / `rate(1 hour)`, or the one-time `at(2030-01-31T06:00:00)`.
-   */
-  readonly schedule: string;
-  /** IANA time zone the expression is read in. Default 'UTC'. */
-  readonly timeZone?: string;
-  /** Let Scheduler start the occurrence up to this many minutes late to spread load; 0 (default) is off. */
-  readonly flexibleWindowMinutes?: number;
-  readonly description?: string;
-  /**
-   * false keeps the job's settings deployed (occurrences in flight can finish) but creates no schedule.
-   * Default true.
-   */
-  readonly enabled?: boolean;
-  readonly schedulerRetry?: SchedulerRetryConfig;
-};
-
-/** One job with every default applied and every value checked. */
-export interface ResolvedJobConfig {
-  readonly settings: JobSettings;
-  readonly schedule: string;
-  readonly timeZone: string;
-  readonly flexibleWindowMinutes: number;
-  readonly description?: string;
-  readonly enabled: boolean;
-  readonly schedulerRetry: Required<SchedulerRetryConfig>;
-}
-
-export interface ResolvedJobs {
-  readonly jobs: readonly ResolvedJobConfig[];
-  /** The settings of every job, enabled or not: the JOB_SETTINGS the functions read. */
-  readonly settings: readonly JobSettings[];
-  readonly limits: WorkerLimits;
-}
 
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const MAX_FLEXIBLE_WINDOW_MINUTES = 1440;
@@ -79,11 +35,81 @@ export const SCHEDULER_RETRY_LIMITS = {
  */
 export const MAX_JOB_SETTINGS_JSON_BYTES = 3_000;
 
-export class JobConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid job configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'JobConfigError';
-  }
+/** A check from a function that says what is wrong with a value, or undefined when nothing is. */
+const problemCheck = (problemOf: (value: unknown) => string | undefined) =>
+  z.superRefine<unknown>((value, ctx) => {
+    const problem = problemOf(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** The default for a field left out or null: the schedule half has always read `null` as "not given". */
+const orDefault = <T extends z.ZodMiniType>(schema: T, value: NonNullable<z.output<T>>) =>
+  z.pipe(
+    z.nullish(schema),
+    z.transform((v) => v ?? value),
+  );
+
+const { maximumRetryAttempts, maximumEventAgeSeconds } = SCHEDULER_RETRY_LIMITS;
+const schedulerRetrySchema = z.object(
+  {
+    /** Retries of a failed delivery to the trigger function (throttling, service errors). 0..185, default 185. */
+    maximumRetryAttempts: orDefault(
+      wholeNumber(maximumRetryAttempts.min, maximumRetryAttempts.max),
+      maximumRetryAttempts.default,
+    ),
+    /** How long Scheduler keeps trying to deliver one occurrence. 60..86400 seconds, default 86400. */
+    maximumEventAgeSeconds: orDefault(
+      wholeNumber(maximumEventAgeSeconds.min, maximumEventAgeSeconds.max),
+      maximumEventAgeSeconds.default,
+    ),
+  },
+  { error: (iss) => `must be an object, got ${quoteValue(iss.input)}` },
+);
+
+/**
+ * The schedule half of a job's configuration, used only by the stack, with its defaults. Not strict: it reads its
+ * own fields of the whole configuration, and the settings half rejects any field neither half knows. The fields are
+ * checked in this order.
+ */
+const scheduleSchema = z.object({
+  /**
+   * An EventBridge Scheduler expression: `cron(min hour day-of-month month day-of-week year)`,
+   * `rate(5 minutes)` / `rate(1 hour)`, or the one-time `at(2030-01-31T06:00:00)`.
+   */
+  schedule: z.custom<string>().check(problemCheck(scheduleExpressionProblem)),
+  /** IANA time zone the expression is read in. Default 'UTC'. */
+  timeZone: orDefault(z.custom<string>().check(problemCheck(timeZoneProblem)), DEFAULT_TIME_ZONE),
+  /** Let Scheduler start the occurrence up to this many minutes late to spread load; 0 (default) is off. */
+  flexibleWindowMinutes: orDefault(wholeNumber(0, MAX_FLEXIBLE_WINDOW_MINUTES), 0),
+  schedulerRetry: orDefault(schedulerRetrySchema, {
+    maximumRetryAttempts: maximumRetryAttempts.default,
+    maximumEventAgeSeconds: maximumEventAgeSeconds.default,
+  }),
+  /**
+   * false keeps the job's settings deployed (occurrences in flight can finish) but creates no schedule.
+   * Default true.
+   */
+  enabled: orDefault(z.boolean({ error: (iss) => `must be true or false, got ${quoteValue(iss.input)}` }), true),
+  description: z.optional(z.custom<string>()),
+});
+
+const SCHEDULE_FIELDS: readonly string[] = Object.keys(scheduleSchema.shape);
+/** The runtime settings half: strict, and its unknown-field message lists the schedule fields too. */
+const settingsSchema = jobSettingsSchemaKnowing(SCHEDULE_FIELDS);
+
+export type SchedulerRetryConfig = z.input<typeof schedulerRetrySchema>;
+
+/** One job as bin/jobs.ts writes it: its runtime settings (JobSettingsInput) and its schedule. */
+export type ScheduledJobConfig = JobSettingsInput & z.input<typeof scheduleSchema>;
+
+/** One job with every default applied and every value checked. */
+export type ResolvedJobConfig = { readonly settings: JobSettings } & Readonly<z.output<typeof scheduleSchema>>;
+
+export interface ResolvedJobs {
+  readonly jobs: readonly ResolvedJobConfig[];
+  /** The settings of every job, enabled or not: the JOB_SETTINGS the functions read. */
+  readonly settings: readonly JobSettings[];
+  readonly limits: WorkerLimits;
 }
 
 /**
@@ -101,29 +127,31 @@ export function resolveJobConfigs(
   }
 
   const seen = new Map<string, number>();
-  const jobs = configs.map((config, i) => {
+  const jobs = configs.map((config, i): ResolvedJobConfig | undefined => {
     const where = `jobs[${i}]`;
-    const shape = settingsInputProblems(settingsPart(config), where, SCHEDULE_FIELDS);
+    const settings = settingsSchema.safeParse(settingsPart(config));
+    const settingsIssues = settings.success ? [] : settings.error.issues;
+    const shape = shapeIssues(settingsIssues);
     if (shape.length > 0) {
-      problems.push(...shape);
+      problems.push(...issuesAsProblems(shape, where));
       return undefined;
     }
-    const job = resolveOne(config);
-    problems.push(...jobSettingsProblems(job.settings, where));
-    problems.push(...scheduleProblems(job, where));
-    if (implementedJobIds !== undefined && !implementedJobIds.includes(job.settings.id)) {
+    problems.push(...issuesAsProblems(settingsIssues, where));
+    const schedule = scheduleSchema.safeParse(config);
+    if (!schedule.success) problems.push(...issuesAsProblems(schedule.error.issues, where));
+    if (implementedJobIds !== undefined && !implementedJobIds.includes(config.id)) {
       problems.push(
-        `${where}.id: the worker has no implementation of job ${quoteValue(job.settings.id)} ` +
+        `${where}.id: the worker has no implementation of job ${quoteValue(config.id)} ` +
           `(it has: ${implementedJobIds.join(', ') || 'none'}); register it in functions/jobs/index.ts`,
       );
     }
-    const first = seen.get(job.settings.id);
+    const first = seen.get(config.id);
     if (first !== undefined) {
-      problems.push(`${where}.id: duplicate job id ${quoteValue(job.settings.id)} (also jobs[${first}])`);
+      problems.push(`${where}.id: duplicate job id ${quoteValue(config.id)} (also jobs[${first}])`);
     } else {
-      seen.set(job.settings.id, i);
+      seen.set(config.id, i);
     }
-    return job;
+    return settings.success && schedule.success ? { settings: settings.data, ...schedule.data } : undefined;
   });
   if (problems.length > 0) throw new JobConfigError(problems);
 
@@ -142,56 +170,9 @@ export function resolveJobConfigs(
   return { jobs: resolvedJobs, settings, limits };
 }
 
-const SCHEDULE_FIELDS = ['schedule', 'timeZone', 'flexibleWindowMinutes', 'description', 'enabled', 'schedulerRetry'];
-
 /** The runtime settings half of a job's configuration: what goes into JOB_SETTINGS. */
 function settingsPart(config: ScheduledJobConfig): Record<string, unknown> {
-  const { schedule, timeZone, flexibleWindowMinutes, description, enabled, schedulerRetry, ...settingsInput } = config;
-  return settingsInput;
-}
-
-function resolveOne(config: ScheduledJobConfig): ResolvedJobConfig {
-  const { schedule, timeZone, flexibleWindowMinutes, description, enabled, schedulerRetry } = config;
-  const limits = SCHEDULER_RETRY_LIMITS;
-  return {
-    settings: withDefaults(settingsPart(config) as JobSettingsInput),
-    schedule,
-    timeZone: timeZone ?? DEFAULT_TIME_ZONE,
-    flexibleWindowMinutes: flexibleWindowMinutes ?? 0,
-    description,
-    enabled: enabled ?? true,
-    schedulerRetry: {
-      maximumRetryAttempts: schedulerRetry?.maximumRetryAttempts ?? limits.maximumRetryAttempts.default,
-      maximumEventAgeSeconds: schedulerRetry?.maximumEventAgeSeconds ?? limits.maximumEventAgeSeconds.default,
-    },
-  };
-}
-
-/** The schedule half's plain fields; the expression and the time zone have parsers of their own below. */
-const scheduleFields = z.object({
-  flexibleWindowMinutes: wholeNumber(0, MAX_FLEXIBLE_WINDOW_MINUTES),
-  schedulerRetry: z.object({
-    maximumRetryAttempts: wholeNumber(
-      SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.min,
-      SCHEDULER_RETRY_LIMITS.maximumRetryAttempts.max,
-    ),
-    maximumEventAgeSeconds: wholeNumber(
-      SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.min,
-      SCHEDULER_RETRY_LIMITS.maximumEventAgeSeconds.max,
-    ),
-  }),
-  enabled: z.boolean({ error: (iss) => `must be true or false, got ${quoteValue(iss.input)}` }),
-});
-
-function scheduleProblems(job: ResolvedJobConfig, where: string): string[] {
-  const problems: string[] = [];
-  const scheduleProblem = scheduleExpressionProblem(job.schedule);
-  if (scheduleProblem) problems.push(`${where}.schedule: ${scheduleProblem}`);
-  const zoneProblem = timeZoneProblem(job.timeZone);
-  if (zoneProblem) problems.push(`${where}.timeZone: ${zoneProblem}`);
-  const parsed = scheduleFields.safeParse(job);
-  if (!parsed.success) problems.push(...issuesAsProblems(parsed.error.issues, where));
-  return problems;
+  return Object.fromEntries(Object.entries(config).filter(([key]) => !SCHEDULE_FIELDS.includes(key)));
 }
 
 /** Whether the IANA time zone exists, as this Node's ICU data knows it. */

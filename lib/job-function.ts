@@ -69,3 +69,8 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     },
   });
 }
+
+/** One explicit grant: these actions on these resources, added to the function's own role. */
+export function allow(fn: lambda.IFunction, actions: string[], resources: string[]): void {
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+}

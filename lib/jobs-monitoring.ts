@@ -37,6 +37,9 @@ export class JobsMonitoring extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
   /** Keyed by a stable name, e.g. `dlq-JobDeadLetterQueue`, `failed-occurrence-digest`. */
   readonly alarms: ReadonlyMap<string, cloudwatch.Alarm>;
+  private readonly alarmsByKey = new Map<string, cloudwatch.Alarm>();
+  private readonly notify: actions.SnsAction;
+  private readonly metricsNamespace: string;
 
   constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
     super(scope, id);
@@ -45,134 +48,155 @@ export class JobsMonitoring extends Construct {
     }
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Scheduled jobs alarms', enforceSSL: true });
     if (props.alarmEmail !== undefined) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
-    const notify = new actions.SnsAction(this.alarmTopic);
+    this.notify = new actions.SnsAction(this.alarmTopic);
+    this.metricsNamespace = props.metricsNamespace;
 
-    const alarms = new Map<string, cloudwatch.Alarm>();
-    const alarm = (key: string, metric: cloudwatch.IMetric, description: string) => {
-      const a = new cloudwatch.Alarm(this, `Alarm-${key}`, {
-        metric,
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: description,
-      });
-      a.addAlarmAction(notify);
-      alarms.set(key, a);
-      return a;
-    };
-    const jobMetric = (name: MetricName, jobId: string, statistic = cloudwatch.Stats.SUM) =>
-      new cloudwatch.Metric({
-        namespace: props.metricsNamespace,
-        metricName: name,
-        dimensionsMap: { service: METRICS_SERVICE, jobId },
-        statistic,
-        period: PERIOD,
-      });
+    this.addQueueAndFunctionAlarms(props);
+    for (const jobId of props.jobIds) this.addJobAlarms(jobId);
+    this.alarms = this.alarmsByKey;
 
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) });
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms.values()], width: 24, height: 4 }),
+    );
+    for (const jobId of props.jobIds) this.dashboard.addWidgets(...this.jobWidgets(jobId));
+    this.dashboard.addWidgets(...functionAndQueueWidgets(props));
+  }
+
+  /** A parked message in any dead-letter queue, and a worker or reconciler invocation that failed. */
+  private addQueueAndFunctionAlarms(props: JobsMonitoringProps): void {
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
-      alarm(
+      this.alarm(
         `dlq-${name}`,
         queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
         `${name} holds a message: something could not be processed and is parked there. See README, Operating.`,
       );
     }
-    alarm(
+    this.alarm(
       'worker-errors',
       props.worker.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
       'The worker Lambda failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout.',
     );
-    alarm(
+    this.alarm(
       'worker-throttles',
       props.worker.metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
       'The worker Lambda was throttled: occurrences wait in the queue. Check the account concurrency.',
     );
-    alarm(
+    this.alarm(
       'reconciler-errors',
       props.reconciler.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
       'A reconciler run could not finish some reads or writes; the next run retries. Persistent: check its logs.',
     );
-    for (const jobId of props.jobIds) {
-      alarm(
-        `failed-${jobId}`,
-        jobMetric(MetricName.OccurrencesFailed, jobId),
-        `An occurrence of ${jobId} is FAILED: out of attempts or past its deadline. lastError and history in the row say why.`,
-      );
-      alarm(
-        `leases-lost-${jobId}`,
-        jobMetric(MetricName.LeasesLost, jobId),
-        `A worker of ${jobId} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`,
-      );
-      alarm(
-        `reconciler-fixes-${jobId}`,
-        new cloudwatch.MathExpression({
-          expression: 'FILL(requeued, 0) + FILL(announced, 0)',
-          usingMetrics: {
-            requeued: jobMetric(MetricName.OccurrencesRequeued, jobId),
-            announced: jobMetric(MetricName.ReportsReannounced, jobId),
-          },
-          label: 'reconciler fixes',
-          period: PERIOD,
-        }),
-        `The reconciler repaired an occurrence of ${jobId} that had fallen through the cracks. Find out which path dropped it.`,
-      );
-    }
-    this.alarms = alarms;
+  }
 
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) });
-    this.dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms.values()], width: 24, height: 4 }),
+  /** Per job: an occurrence that FAILED, a lease that was lost, and each repair the reconciler made. */
+  private addJobAlarms(jobId: string): void {
+    this.alarm(
+      `failed-${jobId}`,
+      this.jobMetric(MetricName.OccurrencesFailed, jobId),
+      `An occurrence of ${jobId} is FAILED: out of attempts or past its deadline. lastError and history in the row say why.`,
     );
-    for (const jobId of props.jobIds) {
-      this.dashboard.addWidgets(
-        new cloudwatch.TextWidget({ markdown: `## ${jobId}`, width: 24, height: 1 }),
-        new cloudwatch.GraphWidget({
-          title: `${jobId}: occurrences`,
-          left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map(
-            (m) => jobMetric(m, jobId),
-          ),
-          width: 8,
-        }),
-        new cloudwatch.GraphWidget({
-          title: `${jobId}: retries and leases`,
-          left: [
-            MetricName.RetriesScheduled,
-            MetricName.ExtendFailures,
-            MetricName.LeasesLost,
-            MetricName.DuplicateTriggersSuppressed,
-          ].map((m) => jobMetric(m, jobId)),
-          width: 8,
-        }),
-        new cloudwatch.GraphWidget({
-          title: `${jobId}: job duration (ms) and reconciler fixes`,
-          left: [
-            jobMetric(MetricName.JobDuration, jobId, cloudwatch.Stats.AVERAGE),
-            jobMetric(MetricName.JobDuration, jobId, cloudwatch.Stats.MAXIMUM),
-          ],
-          right: [jobMetric(MetricName.OccurrencesRequeued, jobId), jobMetric(MetricName.ReportsReannounced, jobId)],
-          width: 8,
-        }),
-      );
-    }
-    this.dashboard.addWidgets(
-      new cloudwatch.TextWidget({ markdown: '## Functions and queues', width: 24, height: 1 }),
-      new cloudwatch.GraphWidget({
-        title: 'worker invocations, errors, throttles',
-        left: [props.worker.metricInvocations(), props.worker.metricErrors(), props.worker.metricThrottles()],
-        width: 8,
+    this.alarm(
+      `leases-lost-${jobId}`,
+      this.jobMetric(MetricName.LeasesLost, jobId),
+      `A worker of ${jobId} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`,
+    );
+    this.alarm(
+      `reconciler-fixes-${jobId}`,
+      new cloudwatch.MathExpression({
+        expression: 'FILL(requeued, 0) + FILL(announced, 0)',
+        usingMetrics: {
+          requeued: this.jobMetric(MetricName.OccurrencesRequeued, jobId),
+          announced: this.jobMetric(MetricName.ReportsReannounced, jobId),
+        },
+        label: 'reconciler fixes',
+        period: PERIOD,
       }),
+      `The reconciler repaired an occurrence of ${jobId} that had fallen through the cracks. Find out which path dropped it.`,
+    );
+  }
+
+  /** Fires on the first data point at or above 1, to the alarm topic; no data is no alarm. */
+  private alarm(key: string, metric: cloudwatch.IMetric, description: string): cloudwatch.Alarm {
+    const a = new cloudwatch.Alarm(this, `Alarm-${key}`, {
+      metric,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: description,
+    });
+    a.addAlarmAction(this.notify);
+    this.alarmsByKey.set(key, a);
+    return a;
+  }
+
+  /** One of the functions' own metrics (metric-names.ts) of one job. */
+  private jobMetric(name: MetricName, jobId: string, statistic: string = cloudwatch.Stats.SUM): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: this.metricsNamespace,
+      metricName: name,
+      dimensionsMap: { service: METRICS_SERVICE, jobId },
+      statistic,
+      period: PERIOD,
+    });
+  }
+
+  /** A heading and three graphs per job: occurrences, retries and leases, duration and reconciler fixes. */
+  private jobWidgets(jobId: string): cloudwatch.IWidget[] {
+    const metric = (name: MetricName, statistic?: string) => this.jobMetric(name, jobId, statistic);
+    return [
+      new cloudwatch.TextWidget({ markdown: `## ${jobId}`, width: 24, height: 1 }),
       new cloudwatch.GraphWidget({
-        title: 'dead-letter queues (messages)',
-        left: Object.values(props.deadLetterQueues).map((q) =>
-          q.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
+        title: `${jobId}: occurrences`,
+        left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map((m) =>
+          metric(m),
         ),
         width: 8,
       }),
       new cloudwatch.GraphWidget({
-        title: 'reconciler invocations and errors',
-        left: [props.reconciler.metricInvocations(), props.reconciler.metricErrors()],
+        title: `${jobId}: retries and leases`,
+        left: [
+          MetricName.RetriesScheduled,
+          MetricName.ExtendFailures,
+          MetricName.LeasesLost,
+          MetricName.DuplicateTriggersSuppressed,
+        ].map((m) => metric(m)),
         width: 8,
       }),
-    );
+      new cloudwatch.GraphWidget({
+        title: `${jobId}: job duration (ms) and reconciler fixes`,
+        left: [
+          metric(MetricName.JobDuration, cloudwatch.Stats.AVERAGE),
+          metric(MetricName.JobDuration, cloudwatch.Stats.MAXIMUM),
+        ],
+        right: [metric(MetricName.OccurrencesRequeued), metric(MetricName.ReportsReannounced)],
+        width: 8,
+      }),
+    ];
   }
+}
+
+/** The last row of the dashboard: the worker, the dead-letter queues and the reconciler. */
+function functionAndQueueWidgets(props: JobsMonitoringProps): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.TextWidget({ markdown: '## Functions and queues', width: 24, height: 1 }),
+    new cloudwatch.GraphWidget({
+      title: 'worker invocations, errors, throttles',
+      left: [props.worker.metricInvocations(), props.worker.metricErrors(), props.worker.metricThrottles()],
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'dead-letter queues (messages)',
+      left: Object.values(props.deadLetterQueues).map((q) =>
+        q.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
+      ),
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'reconciler invocations and errors',
+      left: [props.reconciler.metricInvocations(), props.reconciler.metricErrors()],
+      width: 8,
+    }),
+  ];
 }

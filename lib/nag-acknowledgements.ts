@@ -4,6 +4,7 @@
  * without an acknowledgement here. The README's "Operating" section lists the same reasons.
  */
 import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import type { ScheduledJobs } from './scheduled-jobs';
@@ -24,14 +25,20 @@ const arnOf = (construct: IConstruct) => {
   return `<${Stack.of(construct).getLogicalId(element)}.Arn>`;
 };
 
+/** The function's role: jobFunction gives every function of the stack one of its own. */
+const roleOf = (fn: lambda.IFunction): IConstruct => {
+  if (fn.role === undefined) throw new Error(`${fn.node.path}: a function without a role`);
+  return fn.role;
+};
+
 export function acknowledgeNagFindings(jobs: ScheduledJobs): void {
-  acknowledge(jobs.workerFunction.role!, {
+  acknowledge(roleOf(jobs.workerFunction), {
     id: wildcard(`${arnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}*`),
     reason:
       'The worker writes one report per occurrence at reports/{jobId}/{scheduledTime}.{ext}, keys not known ' +
       "at deploy time; s3:GetObject and s3:PutObject are limited to the reports/ prefix of the stack's own bucket.",
   });
-  acknowledge(jobs.notifierFunction.role!, {
+  acknowledge(roleOf(jobs.notifierFunction), {
     id: wildcard('*'),
     reason:
       'Resource * is dynamodb:ListStreams, added by the DynamoDB event source: ListStreams has no ' +

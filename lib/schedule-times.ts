@@ -15,6 +15,7 @@
 import { Cron } from 'croner';
 import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { LibError } from './errors';
 import { CRON_FIELDS, scheduleExpressionProblem } from './schedule-expression';
 
 const MINUTE_MS = 60_000;
@@ -31,7 +32,7 @@ const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
 const DAY_OF_WEEK = 4;
 const YEAR = 5;
 
-export class ScheduleError extends Error {
+export class ScheduleError extends LibError {
   override readonly name = 'ScheduleError';
 }
 

@@ -11,7 +11,8 @@ import { sampleJobs } from '../bin/jobs';
 import { UsageError } from '../bin/occurrences/errors';
 import { jobs as implementations } from '../functions/jobs';
 import type { Occurrence } from '../functions/protocol/occurrence';
-import { JobConfigError, type ResolvedJobConfig, resolveJobConfigs } from '../lib/job-config';
+import { JobConfigError } from '../lib/errors';
+import { type ResolvedJobConfig, resolveJobConfigs } from '../lib/job-config';
 import { ScheduleError } from '../lib/schedule-times';
 import { type MotoServer, MotoUnavailableError, startMotoServer } from './local/moto-server';
 import { LocalPipeline } from './local/pipeline';
@@ -103,7 +104,7 @@ async function main(): Promise<number> {
   const moto = await startMotoServer({ log: (line) => console.log(line) });
   console.log(`  emulator at ${moto.endpoint}`);
   try {
-    step('creating the table, queues, bucket and topic from lib/resource-definitions.ts');
+    step('creating the table, queues, bucket and topic from functions/protocol/table-schema.ts');
     const pipeline = await LocalPipeline.create({
       endpoint: moto.endpoint,
       settings: resolved.settings,

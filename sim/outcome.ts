@@ -1,6 +1,6 @@
 /** What one simulated run leaves behind: the trace, the final state, and what was observed while it ran. */
 import type { JobSettings } from '../functions/protocol/job-settings';
-import type { WorkerLimits } from '../lib/resource-definitions';
+import type { WorkerLimits } from '../functions/protocol/worker-limits';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FaultPlan } from './plan';
 

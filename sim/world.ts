@@ -25,7 +25,7 @@ import { type JobSettings, withDefaults } from '../functions/protocol/job-settin
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { createTriggerHandler } from '../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
-import { type WorkerLimits, workerLimits } from '../lib/resource-definitions';
+import { type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
 import { Beliefs } from './beliefs';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';

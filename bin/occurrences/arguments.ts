@@ -3,18 +3,18 @@
  * about (`--from`, `<scheduledTime>`), so the message can say what was wrong without a stack trace.
  */
 import { z } from 'zod';
+import { JOB_ID_PATTERN } from '../../functions/protocol/job-settings';
 import { normaliseScheduledTime, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
-const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const DURATION = /^(\d+)(s|m|h|d)$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** An ISO-8601 date (UTC midnight) or date-time with a zone; sub-seconds are allowed in a range bound. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
-export const jobIdArgument = z.string().regex(JOB_ID, {
+export const jobIdArgument = z.string().regex(JOB_ID_PATTERN, {
   error: (issue) => `must be a job id (letters, digits, - and _), got ${quoteValue(issue.input)}`,
 });
 

@@ -2,8 +2,8 @@
  * Reads occurrences through the byStatus index (status + scheduled time), for jobs that report on them.
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { OCCURRENCE_TABLE } from '../../lib/resource-definitions';
 import { isoSeconds, type Occurrence, type OccurrenceStatus } from '../protocol/occurrence';
+import { OCCURRENCE_TABLE } from '../protocol/table-schema';
 import { asDependencyError } from './classify-error';
 
 export interface OccurrenceReader {

@@ -7,40 +7,6 @@
 import * as z from 'zod/mini';
 import { quoteValue } from './quote-value';
 
-export interface RetryPolicy {
-  /** Claims of one occurrence before it is FAILED (the first run counts). */
-  readonly maxAttempts: number;
-  /** Nominal delay before the first retry; it doubles per attempt. */
-  readonly baseDelaySeconds: number;
-  /** Cap of the delay. */
-  readonly maxDelaySeconds: number;
-  /** No attempt starts later than scheduledTime + deadlineSeconds. */
-  readonly deadlineSeconds: number;
-  /** Fraction of each delay that is random: a delay d becomes a value in (d * (1 - jitter), d]. */
-  readonly jitter: number;
-}
-
-export interface JobSettings {
-  readonly id: string;
-  /** How long a claim is valid without a heartbeat. */
-  readonly leaseSeconds: number;
-  /** How often the worker extends its lease while the job runs. */
-  readonly heartbeatSeconds: number;
-  /**
-   * The worker aborts its job when no extend has been confirmed this long before the lease would expire.
-   * It also bounds the clock skew between workers that the protocol tolerates.
-   */
-  readonly leaseSafetyMarginSeconds: number;
-  /** Longest a single run of the job may take. */
-  readonly timeoutSeconds: number;
-  readonly retry: RetryPolicy;
-  /** Occurrence rows are deleted by DynamoDB TTL this long after their scheduled time. */
-  readonly retentionDays: number;
-}
-
-export type JobSettingsInput = Pick<JobSettings, 'id'> &
-  Partial<Omit<JobSettings, 'id' | 'retry'>> & { readonly retry?: Partial<RetryPolicy> };
-
 /** Lambda's hard limit on one invocation. */
 export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
 /** Time kept back from the job so the worker can record its outcome before Lambda stops it. */
@@ -50,7 +16,13 @@ export const SQS_MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
 /** The job queue keeps messages for the SQS maximum of 14 days. */
 export const QUEUE_RETENTION_SECONDS = 14 * 24 * 60 * 60;
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+/**
+ * A job id: 1-64 letters, digits, '-' or '_', starting with a letter or digit. The one pattern for job ids, in the
+ * settings, at synth and in the CLI's arguments.
+ */
+export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+export const DEFAULT_RETRY_POLICY = {
   // Enough attempts that the deadline, not the count, ends a long outage: attempt 20 starts 4.5 to 5.7 h in.
   maxAttempts: 20,
   baseDelaySeconds: 4,
@@ -60,15 +32,13 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   jitter: 0.2,
 };
 
-export const DEFAULT_JOB_SETTINGS: Omit<JobSettings, 'id' | 'retry'> = {
+export const DEFAULT_JOB_SETTINGS = {
   leaseSeconds: 120,
   heartbeatSeconds: 40,
   leaseSafetyMarginSeconds: 15,
   timeoutSeconds: 300,
   retentionDays: 90,
 };
-
-const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 export class JobSettingsError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -77,156 +47,236 @@ export class JobSettingsError extends Error {
   }
 }
 
-const SETTINGS_KEYS: readonly string[] = ['id', 'retry', ...Object.keys(DEFAULT_JOB_SETTINGS)];
-const RETRY_KEYS: readonly string[] = Object.keys(DEFAULT_RETRY_POLICY);
-
 /**
- * Problems with the shape of raw settings, before defaults: not an object, an unknown (often misspelt) field, a
- * retry policy that is not an object. A misspelt field would otherwise fall back to its default without a word.
+ * A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). One
+ * refinement rather than z.int() and range checks: z.int() aborts the parse on a fraction, and an aborted parse
+ * skips the rules between fields (jobSettingsSchema), which must still report what they find.
  */
-export function settingsInputProblems(raw: unknown, where: string, alsoKnown: readonly string[] = []): string[] {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return [
-      `${where}: must be an object of job settings, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`,
-    ];
-  }
-  const problems = unknownKeys(raw, [...SETTINGS_KEYS, ...alsoKnown], where);
-  const retry = (raw as { retry?: unknown }).retry;
-  if (retry !== undefined) {
-    if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
-      problems.push(`${where}.retry: must be an object, got ${quoteValue(retry)}`);
-    } else {
-      problems.push(...unknownKeys(retry, RETRY_KEYS, `${where}.retry`));
-    }
-  }
-  return problems;
-}
-
-function unknownKeys(o: object, known: readonly string[], where: string): string[] {
-  return Object.keys(o)
-    .filter((k) => !known.includes(k))
-    .map((k) => `${where}.${k}: unknown field (known: ${known.join(', ')})`);
-}
-
-export function withDefaults(input: JobSettingsInput): JobSettings {
-  return {
-    ...DEFAULT_JOB_SETTINGS,
-    ...dropUndefined(input),
-    retry: { ...DEFAULT_RETRY_POLICY, ...dropUndefined(input.retry ?? {}) },
-  } as JobSettings;
-}
-
-/** A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). */
 export const wholeNumber = (min: number, max: number) => {
   const error = (iss: { input?: unknown }) =>
     `must be a whole number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
-  return z.int({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
+  return z.number({ error }).check(z.refine((n) => Number.isInteger(n) && n >= min && n <= max, { error }));
 };
 
 const aNumber = (min: number, max: number) => {
   const error = (iss: { input?: unknown }) => `must be a number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
-  return z.number({ error }).check(z.gte(min, { error, abort: true }), z.lte(max, { error, abort: true }));
+  return z.number({ error }).check(z.refine((n) => n >= min && n <= max, { error }));
 };
+
+/**
+ * A strict object: an unknown (often misspelt) field is a problem instead of falling back to its default without a
+ * word. `notAnObject` words the problem of a value that is not an object at all; `alsoKnown` names fields that the
+ * caller takes out of the object before (the schedule half of a job configuration), so the message lists them too.
+ */
+export function strictFields<Shape extends z.core.$ZodLooseShape>(
+  shape: Shape,
+  notAnObject: (input: unknown) => string,
+  alsoKnown: readonly string[] = [],
+) {
+  const known = [...Object.keys(shape), ...alsoKnown].join(', ');
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown field (known: ${known})` : notAnObject(iss.input)),
+  });
+}
 
 const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
 
 /**
- * Each field of resolved settings on its own. A waiting retry is an SQS message hidden by ChangeMessageVisibility,
- * which reaches 12 h after receipt: the Lambda's own run time is kept out of that budget for maxDelaySeconds. The
- * deadline must leave a hidden message its 12 h inside the queue's 14-day retention.
+ * A waiting retry is an SQS message hidden by ChangeMessageVisibility, which reaches 12 h after receipt: the Lambda's
+ * own run time is kept out of that budget for maxDelaySeconds. The deadline must leave a hidden message its 12 h
+ * inside the queue's 14-day retention.
  */
-const jobSettingsFields = z.object({
-  id: z
-    .string({
-      error: (iss) =>
-        `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`,
-    })
-    .check(
-      z.regex(JOB_ID, {
-        error: (iss) =>
-          `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`,
-      }),
+export const retryPolicySchema = strictFields(
+  {
+    /** Claims of one occurrence before it is FAILED (the first run counts). */
+    maxAttempts: z._default(wholeNumber(1, 100), DEFAULT_RETRY_POLICY.maxAttempts),
+    /** Nominal delay before the first retry; it doubles per attempt. */
+    baseDelaySeconds: z._default(aNumber(1, SQS_MAX_VISIBILITY_SECONDS), DEFAULT_RETRY_POLICY.baseDelaySeconds),
+    /** Cap of the delay. */
+    maxDelaySeconds: z._default(
+      aNumber(1, SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS),
+      DEFAULT_RETRY_POLICY.maxDelaySeconds,
     ),
-  leaseSeconds: wholeNumber(10, LAMBDA_MAX_TIMEOUT_SECONDS),
-  heartbeatSeconds: wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
-  leaseSafetyMarginSeconds: wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
-  timeoutSeconds: wholeNumber(1, MAX_TIMEOUT_SECONDS),
-  retentionDays: wholeNumber(1, 3650),
-  retry: z.object(
-    {
-      maxAttempts: wholeNumber(1, 100),
-      baseDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS),
-      maxDelaySeconds: aNumber(1, SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS),
-      deadlineSeconds: wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
-      jitter: aNumber(0, 0.9),
-    },
-    { error: (iss) => `must be an object, got ${quoteValue(iss.input)}` },
-  ),
-});
+    /** No attempt starts later than scheduledTime + deadlineSeconds. */
+    deadlineSeconds: z._default(
+      wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
+      DEFAULT_RETRY_POLICY.deadlineSeconds,
+    ),
+    /** Fraction of each delay that is random: a delay d becomes a value in (d * (1 - jitter), d]. */
+    jitter: z._default(aNumber(0, 0.9), DEFAULT_RETRY_POLICY.jitter),
+  },
+  (input) => `must be an object, got ${quoteValue(input)}`,
+);
 
-/** zod issues as `where.path: message`, in the schema's field order. */
-export function issuesAsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
-  return issues.map((issue) => `${[where, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+const jobIdError = (iss: { input?: unknown }) =>
+  `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`;
+
+/**
+ * Each field of one job's runtime settings, with its default. The order of the fields is the order of the JSON the
+ * stack hands to the functions (JOB_SETTINGS), kept as deployed.
+ */
+const jobSettingsShape = {
+  /** How long a claim is valid without a heartbeat. */
+  leaseSeconds: z._default(wholeNumber(10, LAMBDA_MAX_TIMEOUT_SECONDS), DEFAULT_JOB_SETTINGS.leaseSeconds),
+  /** How often the worker extends its lease while the job runs. */
+  heartbeatSeconds: z._default(wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS), DEFAULT_JOB_SETTINGS.heartbeatSeconds),
+  /**
+   * The worker aborts its job when no extend has been confirmed this long before the lease would expire.
+   * It also bounds the clock skew between workers that the protocol tolerates.
+   */
+  leaseSafetyMarginSeconds: z._default(
+    wholeNumber(1, LAMBDA_MAX_TIMEOUT_SECONDS),
+    DEFAULT_JOB_SETTINGS.leaseSafetyMarginSeconds,
+  ),
+  /** Longest a single run of the job may take. */
+  timeoutSeconds: z._default(wholeNumber(1, MAX_TIMEOUT_SECONDS), DEFAULT_JOB_SETTINGS.timeoutSeconds),
+  /** Occurrence rows are deleted by DynamoDB TTL this long after their scheduled time. */
+  retentionDays: z._default(wholeNumber(1, 3650), DEFAULT_JOB_SETTINGS.retentionDays),
+  id: z.string({ error: jobIdError }).check(z.regex(JOB_ID_PATTERN, { error: jobIdError })),
+  retry: z._default(retryPolicySchema, () => ({ ...DEFAULT_RETRY_POLICY })),
+};
+
+/** Lease, time limit, retry policy and retention of one job, every default applied. */
+export type JobSettings = z.output<typeof jobSettingsSchema>;
+/** What a job's settings may leave out: everything but the id. */
+export type JobSettingsInput = z.input<typeof jobSettingsSchema>;
+export type RetryPolicy = z.output<typeof retryPolicySchema>;
+
+/** A rule between fields of the settings, checked only where the fields it reads are valid themselves. */
+interface CrossFieldRule {
+  readonly reads: readonly string[];
+  /** The field the problem is reported on. */
+  readonly field: string;
+  /** The problem, or undefined when the rule holds. */
+  readonly problem: (s: JobSettings) => string | undefined;
 }
 
-/** Problems with one job's settings, each naming the field as `where.field`. Empty when valid. */
-export function jobSettingsProblems(s: JobSettings, where: string): string[] {
-  const parsed = jobSettingsFields.safeParse(s);
-  const fieldProblems = parsed.success ? [] : issuesAsProblems(parsed.error.issues, where);
-  const bad = new Set(parsed.success ? [] : parsed.error.issues.map((i) => i.path.join('.')));
-  const ok = (...fields: string[]) => fields.every((f) => !bad.has(f));
-  const problems: string[] = [];
-  const check = (holds: boolean, field: string, message: string) => {
-    if (!holds) problems.push(`${where}.${field}: ${message}`);
-  };
-  // The rules between fields, checked only where the fields themselves are valid.
-  const r = s.retry ?? ({} as RetryPolicy);
-  if (ok('leaseSeconds', 'heartbeatSeconds', 'leaseSafetyMarginSeconds')) {
+const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
+  {
     // Two heartbeats per lease at the least (the DynamoDB lock client's rule), plus the margin, so that one
     // failed extend is absorbed: the next one still lands before the worker would give the lease up.
-    check(
-      s.heartbeatSeconds * 2 + s.leaseSafetyMarginSeconds < s.leaseSeconds,
-      'heartbeatSeconds',
-      `2 x heartbeatSeconds (${s.heartbeatSeconds}) + leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) ` +
-        `must be less than leaseSeconds (${s.leaseSeconds}), or a single failed extend would lose the lease`,
-    );
-  }
-  if (ok('retry', 'retry.baseDelaySeconds', 'retry.maxDelaySeconds')) {
-    check(
-      r.maxDelaySeconds >= r.baseDelaySeconds,
-      'retry.maxDelaySeconds',
-      `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`,
-    );
-  }
-  if (ok('retry', 'retry.maxDelaySeconds', 'leaseSafetyMarginSeconds')) {
+    reads: ['leaseSeconds', 'heartbeatSeconds', 'leaseSafetyMarginSeconds'],
+    field: 'heartbeatSeconds',
+    problem: (s) =>
+      s.heartbeatSeconds * 2 + s.leaseSafetyMarginSeconds < s.leaseSeconds
+        ? undefined
+        : `2 x heartbeatSeconds (${s.heartbeatSeconds}) + leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) ` +
+          `must be less than leaseSeconds (${s.leaseSeconds}), or a single failed extend would lose the lease`,
+  },
+  {
+    reads: ['retry', 'retry.baseDelaySeconds', 'retry.maxDelaySeconds'],
+    field: 'retry.maxDelaySeconds',
+    problem: ({ retry: r }) =>
+      r.maxDelaySeconds >= r.baseDelaySeconds
+        ? undefined
+        : `must be at least retry.baseDelaySeconds (${r.baseDelaySeconds}), got ${r.maxDelaySeconds}`,
+  },
+  {
     // A retry's message is hidden for the delay plus the margin (the clock skew workers may have); SQS refuses to
     // hide a message for more than 12 h after it was received, and the run before the hide counts too.
-    const limit = SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS;
-    check(
-      r.maxDelaySeconds + s.leaseSafetyMarginSeconds <= limit,
-      'retry.maxDelaySeconds',
-      `plus leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) must be at most ${limit} (SQS hides a message for at most 12 h), ` +
-        `got ${r.maxDelaySeconds}`,
-    );
-  }
-  if (ok('retry', 'retry.deadlineSeconds', 'timeoutSeconds')) {
-    check(
-      r.deadlineSeconds >= s.timeoutSeconds,
-      'retry.deadlineSeconds',
-      `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${r.deadlineSeconds}`,
-    );
-  }
-  if (ok('retry', 'retry.deadlineSeconds', 'retentionDays')) {
-    check(
-      s.retentionDays * 86_400 > r.deadlineSeconds,
-      'retentionDays',
-      `rows must outlive the retry deadline (${r.deadlineSeconds} s), got ${s.retentionDays} days`,
-    );
-  }
-  return [...fieldProblems, ...problems];
+    reads: ['retry', 'retry.maxDelaySeconds', 'leaseSafetyMarginSeconds'],
+    field: 'retry.maxDelaySeconds',
+    problem: (s) => {
+      const limit = SQS_MAX_VISIBILITY_SECONDS - LAMBDA_MAX_TIMEOUT_SECONDS;
+      return s.retry.maxDelaySeconds + s.leaseSafetyMarginSeconds <= limit
+        ? undefined
+        : `plus leaseSafetyMarginSeconds (${s.leaseSafetyMarginSeconds}) must be at most ${limit} (SQS hides a message for at most 12 h), ` +
+            `got ${s.retry.maxDelaySeconds}`;
+    },
+  },
+  {
+    reads: ['retry', 'retry.deadlineSeconds', 'timeoutSeconds'],
+    field: 'retry.deadlineSeconds',
+    problem: (s) =>
+      s.retry.deadlineSeconds >= s.timeoutSeconds
+        ? undefined
+        : `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${s.retry.deadlineSeconds}`,
+  },
+  {
+    reads: ['retry', 'retry.deadlineSeconds', 'retentionDays'],
+    field: 'retentionDays',
+    problem: (s) =>
+      s.retentionDays * 86_400 > s.retry.deadlineSeconds
+        ? undefined
+        : `rows must outlive the retry deadline (${s.retry.deadlineSeconds} s), got ${s.retentionDays} days`,
+  },
+];
+
+const isObject = (value: unknown): value is object =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The rules between fields, reported after the fields' own problems. `when` makes zod run it even when some fields
+ * have problems (it skips a check after any problem otherwise); each rule skips itself if a field it reads is bad.
+ */
+const crossFieldRules = z.superRefine<object>(
+  (value, ctx) => {
+    const bad = new Set(ctx.issues.map((i) => (i.path ?? []).join('.')));
+    for (const rule of CROSS_FIELD_RULES) {
+      if (rule.reads.some((f) => bad.has(f))) continue;
+      const problem = rule.problem(value as JobSettings);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: rule.field.split('.'), message: problem });
+    }
+  },
+  { when: (payload) => isObject(payload.value) },
+);
+
+const notJobSettings = (input: unknown) =>
+  `must be an object of job settings, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`;
+
+/**
+ * One job's runtime settings: strict, with their defaults, each field and the rules between them checked.
+ * `alsoKnown`: see strictFields.
+ */
+export function jobSettingsSchemaKnowing(alsoKnown: readonly string[]) {
+  return strictFields(jobSettingsShape, notJobSettings, alsoKnown).check(crossFieldRules);
 }
 
-/** Parse and validate the JSON list of job settings the stack hands to the functions. */
+export const jobSettingsSchema = jobSettingsSchemaKnowing([]);
+
+/** zod issues as `where.path: message`, in the schema's field order; an unknown field is one problem per field. */
+export function issuesAsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
+  return issues.flatMap((issue) => {
+    const at = [where, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => `${[...at, key].join('.')}: ${issue.message}`);
+    return [`${at.join('.')}: ${issue.message}`];
+  });
+}
+
+/**
+ * The issues that say the settings have the wrong shape: not an object, a retry policy that is not an object, an
+ * unknown field. Settings with any get only those problems: the other fields of a misspelt object are most likely
+ * not what was meant either.
+ */
+export function shapeIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  const shape = issues.filter(
+    (i) => i.code === 'unrecognized_keys' || (i.code === 'invalid_type' && i.expected === 'object'),
+  );
+  // The object's own problems before its retry policy's (zod reports unknown fields after the fields).
+  return [...shape.filter((i) => i.path.length === 0), ...shape.filter((i) => i.path.length > 0)];
+}
+
+/** The problems of a parse of job settings, each naming the field as `where.field`: the shape's, else all. */
+export function settingsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
+  const shape = shapeIssues(issues);
+  return issuesAsProblems(shape.length > 0 ? shape : issues, where);
+}
+
+/** The settings with every default applied and every value checked; throws JobSettingsError naming each problem. */
+export function withDefaults(input: JobSettingsInput): JobSettings {
+  const parsed = jobSettingsSchema.safeParse(input);
+  if (!parsed.success) throw new JobSettingsError(settingsProblems(parsed.error.issues, 'settings'));
+  return parsed.data;
+}
+
+/** Problems with one job's settings (with or without their defaults), each naming the field as `where.field`. */
+export function jobSettingsProblems(input: unknown, where: string): string[] {
+  const parsed = jobSettingsSchema.safeParse(input);
+  return parsed.success ? [] : settingsProblems(parsed.error.issues, where);
+}
+
+/** Parse and validate the JSON list of job settings the stack hands to the functions, applying the defaults. */
 export function parseJobSettingsList(json: string | undefined, source: string): ReadonlyMap<string, JobSettings> {
   if (json === undefined || json.trim() === '') throw new JobSettingsError([`${source} is not set`]);
   let parsed: unknown;
@@ -236,29 +286,29 @@ export function parseJobSettingsList(json: string | undefined, source: string): 
     throw new JobSettingsError([`${source} is not valid JSON: ${(e as Error).message}`]);
   }
   if (!Array.isArray(parsed)) throw new JobSettingsError([`${source} must be a JSON array of job settings`]);
-  const shapeProblems = parsed.flatMap((item, i) => settingsInputProblems(item, `${source}[${i}]`));
-  if (shapeProblems.length > 0) throw new JobSettingsError(shapeProblems);
-  return validateJobSettingsList(
-    parsed.map((item) => withDefaults(item as JobSettingsInput)),
-    source,
-  );
+  return validateJobSettingsList(parsed, source);
 }
 
-export function validateJobSettingsList(
-  list: readonly JobSettings[],
-  source: string,
-): ReadonlyMap<string, JobSettings> {
+/**
+ * Validate a list of job settings, applying the defaults: every problem of every item in one JobSettingsError. When
+ * any item has the wrong shape (see shapeIssues), the error lists only the shape problems, of every item.
+ */
+export function validateJobSettingsList(list: readonly unknown[], source: string): ReadonlyMap<string, JobSettings> {
+  const parsed = list.map((item) => jobSettingsSchema.safeParse(item));
+  const issuesOf = (i: number) => parsed[i].error?.issues ?? [];
+  const shape = parsed.flatMap((_, i) => issuesAsProblems(shapeIssues(issuesOf(i)), `${source}[${i}]`));
+  if (shape.length > 0) throw new JobSettingsError(shape);
   const problems: string[] = [];
+  const seen = new Set<unknown>();
   const byId = new Map<string, JobSettings>();
-  list.forEach((settings, i) => {
-    problems.push(...jobSettingsProblems(settings, `${source}[${i}]`));
-    if (byId.has(settings.id)) problems.push(`${source}[${i}].id: duplicate job id ${quoteValue(settings.id)}`);
-    byId.set(settings.id, settings);
+  parsed.forEach((result, i) => {
+    problems.push(...issuesAsProblems(issuesOf(i), `${source}[${i}]`));
+    // The id as given: a duplicate is reported whether or not the rest of the item is valid.
+    const id = (list[i] as { id?: unknown }).id;
+    if (seen.has(id)) problems.push(`${source}[${i}].id: duplicate job id ${quoteValue(id)}`);
+    seen.add(id);
+    if (result.success) byId.set(result.data.id, result.data);
   });
   if (problems.length > 0) throw new JobSettingsError(problems);
   return byId;
-}
-
-function dropUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

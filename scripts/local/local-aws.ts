@@ -1,6 +1,7 @@
 /**
  * The AWS side of a local run: SDK clients pointed at the emulator, and the stack's data resources created in it
- * from the same definitions the CDK stack uses (lib/resource-definitions.ts), so the schema is written once.
+ * from the same definitions the CDK stack uses (functions/protocol/table-schema.ts and worker-limits.ts), so the
+ * schema is written once.
  */
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -9,8 +10,9 @@ import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QUEUE_RETENTION_SECONDS } from '../../functions/protocol/job-settings';
+import { OCCURRENCE_TABLE } from '../../functions/protocol/table-schema';
+import type { WorkerLimits } from '../../functions/protocol/worker-limits';
 import { ENV } from '../../functions/runtime-env';
-import { OCCURRENCE_TABLE, type WorkerLimits } from '../../lib/resource-definitions';
 
 /** Region and dummy credentials for the emulator; set only for local runs, never when talking to AWS. */
 export const LOCAL_REGION = 'us-east-1';

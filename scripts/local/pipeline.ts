@@ -16,9 +16,9 @@ import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurre
 import { TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { JobDefinition, Logger } from '../../functions/protocol/ports';
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
+import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../functions/protocol/worker-limits';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerOptions } from '../../functions/worker';
-import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../lib/resource-definitions';
 import {
   createResources,
   functionEnv,

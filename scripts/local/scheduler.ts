@@ -5,8 +5,8 @@
  * retries a failed asynchronous invocation (twice, as the stack sets it); so does this, without Lambda's minutes of delay.
  */
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
+import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../../functions/protocol/worker-limits';
 import type { ResolvedJobConfig } from '../../lib/job-config';
-import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../../lib/resource-definitions';
 import { previousScheduleTimes, scheduleTimes } from '../../lib/schedule-times';
 
 export interface ScheduledFire {

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { workerLimits } from '../../lib/resource-definitions';
+import { workerLimits } from '../../functions/protocol/worker-limits';
 import { createResources, type LocalResources, localClients } from '../../scripts/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { putRows, row, testJobs } from './support';

@@ -12,7 +12,7 @@ import { resolveTarget } from '../../bin/occurrences/target';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { workerLimits } from '../../lib/resource-definitions';
+import { workerLimits } from '../../functions/protocol/worker-limits';
 import {
   createResources,
   LOCAL_REGION,

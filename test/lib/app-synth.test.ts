@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../bin/jobs';
+import type { TemplateResource } from './template-json';
 
 const projectRoot = path.join(__dirname, '..', '..');
 const outDir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-synth-'));
@@ -22,10 +23,7 @@ describe('cdk synth of bin/app.ts', () => {
     expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
     const templateFile = path.join(outDir, 'ScheduledJobs.template.json');
     expect(existsSync(templateFile)).toBe(true);
-    const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as {
-      Type: string;
-      Properties: Record<string, any>;
-    }[];
+    const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as TemplateResource[];
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
     // One schedule per enabled job of bin/jobs.ts, each sending its job id and the nominal scheduled time.
     const enabled = sampleJobs.filter((j) => j.enabled !== false);

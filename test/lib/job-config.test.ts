@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../bin/jobs';
-import { DEFAULT_TIME_ZONE, JobConfigError, resolveJobConfigs, type ScheduledJobConfig } from '../../lib/job-config';
+import { JobConfigError } from '../../lib/errors';
+import { DEFAULT_TIME_ZONE, resolveJobConfigs, type ScheduledJobConfig } from '../../lib/job-config';
 
 const valid: ScheduledJobConfig = { id: 'daily', schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' };
 

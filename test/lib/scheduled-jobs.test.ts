@@ -1,17 +1,19 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { App } from 'aws-cdk-lib';
+import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { withDefaults } from '../../functions/protocol/job-settings';
+import { workerLimits } from '../../functions/protocol/worker-limits';
 import type { ScheduledJobConfig } from '../../lib/job-config';
-import { workerLimits } from '../../lib/resource-definitions';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
 import { faults } from '../../sim/fakes/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
+import type { TemplateNode, TemplateResource } from './template-json';
 
 // Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.
 const jobs: ScheduledJobConfig[] = [
@@ -27,35 +29,46 @@ const jobs: ScheduledJobConfig[] = [
   { id: 'paused', schedule: 'rate(5 minutes)', enabled: false, timeoutSeconds: 60 },
 ];
 
-type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: any; Principal?: unknown };
+/** A policy statement: its Effect, Action, Resource, Condition and Principal, as the template has them. */
+type Statement = TemplateNode;
+
+/** A job's runtime settings with their defaults: its configuration without the schedule half. */
+const settingsOf = ({
+  schedule,
+  timeZone,
+  flexibleWindowMinutes,
+  description,
+  enabled,
+  schedulerRetry,
+  ...settings
+}: ScheduledJobConfig) => withDefaults(settings);
 
 let stack: ScheduledJobsStack;
 let template: Template;
-let resources: Record<string, Resource>;
+let resources: Record<string, TemplateResource>;
 
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
-const logicalId = (construct: { node: { defaultChild?: unknown } } | any) =>
-  stack.getLogicalId(construct.node.defaultChild ?? construct);
+const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? [...s.Action] : [s.Action]);
+const logicalId = (construct: IConstruct | undefined) =>
+  stack.getLogicalId((construct?.node.defaultChild ?? construct) as CfnElement);
 const getAttArn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 
 /** The statements of the inline policies attached to the given function's role. */
-function roleStatements(fn: { role?: unknown }): Statement[] {
+function roleStatements(fn: { role?: IConstruct }): Statement[] {
   const roleId = logicalId(fn.role);
   return ofType('AWS::IAM::Policy')
-    .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+    .filter(([, p]) => p.Properties.Roles.some((r) => r.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
 }
 
 const LOG_WRITES = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 /** The function's statements other than writing its own logs (checked once, in 'least privilege'). */
-function grantStatements(fn: { role?: unknown }): Statement[] {
+function grantStatements(fn: { role?: IConstruct }): Statement[] {
   return roleStatements(fn).filter((s) => !actionsOf(s).every((a) => LOG_WRITES.includes(a)));
 }
 
 /** The queue policy statement that refuses requests over plain HTTP, if the queue/bucket/topic has one. */
-function denyInsecureTransport(statements: Statement[]): Statement | undefined {
+function denyInsecureTransport(statements: readonly Statement[]): Statement | undefined {
   return statements.find((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false');
 }
 
@@ -83,7 +96,7 @@ describe('schedules', () => {
 
   it("carries each job's expression, time zone, flexible window, retry policy and the schedules' group", () => {
     const groupId = logicalId(stack.scheduledJobs.schedules.group);
-    const byJob: Record<string, any> = Object.fromEntries(
+    const byJob: Record<string, TemplateNode> = Object.fromEntries(
       ofType('AWS::Scheduler::Schedule').map(([, r]) => [JSON.parse(r.Properties.Target.Input).jobId, r.Properties]),
     );
     expect(byJob['occurrence-digest']).toMatchObject({
@@ -115,7 +128,7 @@ describe('schedules', () => {
 });
 
 describe('occurrences table', () => {
-  let table: Record<string, any>;
+  let table: TemplateNode;
   beforeAll(() => {
     table = resources[logicalId(stack.scheduledJobs.table)].Properties;
   });
@@ -159,7 +172,7 @@ describe('occurrences table', () => {
 describe('job queue and worker', () => {
   it('redrives to the DLQ after the workerLimits maxReceiveCount, at least 5', () => {
     const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
-    const expected = workerLimits(jobs.map(withDefaults)).maxReceiveCount;
+    const expected = workerLimits(jobs.map(settingsOf)).maxReceiveCount;
     expect(queue.RedrivePolicy).toEqual({
       deadLetterTargetArn: getAttArn(logicalId(stack.scheduledJobs.jobDeadLetterQueue)),
       maxReceiveCount: expected,
@@ -176,7 +189,7 @@ describe('job queue and worker', () => {
     const worker = resources[mapping.Properties.FunctionName.Ref].Properties;
     const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
     expect(worker.Timeout).toBeGreaterThan(0);
-    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.Timeout);
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * Number(worker.Timeout));
     // The longest job (300 s) plus the outcome reserve must fit the worker's timeout.
     expect(worker.Timeout).toBeGreaterThanOrEqual(300);
   });
@@ -204,9 +217,9 @@ describe('job queue and worker', () => {
  * A minimal evaluator of Lambda event filter patterns (exact values and anything-but), enough to run the
  * notifier's filter against sample stream records instead of comparing it to a copy of itself.
  */
-function matches(pattern: any, event: any): boolean {
+function matches(pattern: TemplateNode, event: unknown): boolean {
   return Object.entries(pattern).every(([key, rule]) => {
-    const value = event?.[key];
+    const value = (event as Record<string, unknown> | undefined)?.[key];
     if (!Array.isArray(rule)) return matches(rule, value);
     if (value === undefined) return false;
     return rule.some((r) =>
@@ -225,12 +238,12 @@ describe('notifier', () => {
       ...(newStatus ? { NewImage: { status: { S: newStatus } } } : {}),
     },
   });
-  let patterns: any[];
+  let patterns: TemplateNode[];
   beforeAll(() => {
     const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping').filter(
       ([, r]) => r.Properties.FunctionName.Ref === logicalId(stack.scheduledJobs.notifierFunction),
     );
-    patterns = mapping.Properties.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern));
+    patterns = mapping.Properties.FilterCriteria.Filters.map((f) => JSON.parse(f.Pattern));
   });
   const passes = (event: unknown) => patterns.some((p) => matches(p, event));
 
@@ -304,7 +317,7 @@ describe('queues', () => {
     for (const [id, queue] of queues) {
       expect(queue.Properties.SqsManagedSseEnabled, id).toBe(true);
       const statements = policies
-        .filter(([, p]) => p.Properties.Queues.some((q: any) => q.Ref === id))
+        .filter(([, p]) => p.Properties.Queues.some((q) => q.Ref === id))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
       expect(denyInsecureTransport(statements), id).toBeDefined();
     }
@@ -340,7 +353,7 @@ describe('least privilege', () => {
     const policies = ofType('AWS::IAM::Policy');
     expect(policies.length).toBeGreaterThan(0);
     for (const [id, policy] of policies) {
-      for (const statement of policy.Properties.PolicyDocument.Statement as Statement[]) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
         for (const action of actionsOf(statement)) expect(action, id).not.toContain('*');
       }
     }
@@ -428,7 +441,7 @@ describe('reconciler', () => {
 
   it('gets thresholds derived from the jobs: stuck after the queue visibility timeout + 5 min, unannounced after 25 h', () => {
     const env = resources[logicalId(stack.scheduledJobs.reconcilerFunction)].Properties.Environment.Variables;
-    const limits = workerLimits(jobs.map(withDefaults));
+    const limits = workerLimits(jobs.map(settingsOf));
     expect(JSON.parse(env.RECONCILE_THRESHOLDS)).toEqual({
       stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
       unannouncedAfterSeconds: 25 * 3600,
@@ -522,7 +535,7 @@ describe('alarms and dashboard', () => {
 
   it('alarm on worker errors and throttles, and on reconciler errors', () => {
     const { workerFunction, reconcilerFunction } = stack.scheduledJobs;
-    const fnAlarm = (fn: unknown, metricName: string) =>
+    const fnAlarm = (fn: IConstruct, metricName: string) =>
       alarms().find(
         (a) =>
           a.Namespace === 'AWS/Lambda' &&

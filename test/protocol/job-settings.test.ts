@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_JOB_SETTINGS,
   DEFAULT_RETRY_POLICY,
-  type JobSettings,
   JobSettingsError,
   type JobSettingsInput,
   jobSettingsProblems,
@@ -22,7 +21,8 @@ const seed = (overrides: Partial<JobSettingsInput> = {}): JobSettingsInput => ({
   ...overrides,
 });
 
-const problemsOf = (input: JobSettingsInput): string[] => jobSettingsProblems(withDefaults(input), 'jobs[0]');
+/** jobSettingsProblems applies the defaults itself (withDefaults would throw on these inputs). */
+const problemsOf = (input: JobSettingsInput): string[] => jobSettingsProblems(input, 'jobs[0]');
 
 /** The problems parseJobSettingsList reports; fails the test if it accepts the input. */
 function parseProblems(json: string | undefined): readonly string[] {
@@ -58,6 +58,11 @@ describe('withDefaults', () => {
     expect(s.leaseSeconds).toBe(300);
     expect(s.heartbeatSeconds).toBe(DEFAULT_JOB_SETTINGS.heartbeatSeconds);
     expect(s.retry).toEqual({ ...DEFAULT_RETRY_POLICY, maxAttempts: 3 });
+  });
+
+  it('rejects settings it cannot complete with a JobSettingsError naming every problem', () => {
+    expect(() => withDefaults({ id: 'a', leaseSeconds: 5, retry: { jitter: 1 } })).toThrow(JobSettingsError);
+    expect(() => withDefaults({ id: 'a', leaseSeconds: 5 })).toThrow(/settings\.leaseSeconds: must be a whole number/);
   });
 
   it('the defaults themselves are valid', () => {
@@ -196,10 +201,7 @@ describe('parseJobSettingsList', () => {
   });
 
   it('validateJobSettingsList collects problems of several items into one error', () => {
-    const list: JobSettings[] = [
-      withDefaults(seed({ timeoutSeconds: 871 })),
-      withDefaults({ id: 'b', retentionDays: 0 }),
-    ];
+    const list: JobSettingsInput[] = [seed({ timeoutSeconds: 871 }), { id: 'b', retentionDays: 0 }];
     let error: unknown;
     try {
       validateJobSettingsList(list, SOURCE);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../functions/protocol/job-settings';
-import { workerLimits } from '../../lib/resource-definitions';
+import { workerLimits } from '../../functions/protocol/worker-limits';
 
 describe('workerLimits', () => {
   it('gives the worker the longest job timeout plus the 30 s outcome reserve', () => {

@@ -1,31 +1,15 @@
 /**
- * The schema and derived limits of the stack's data resources, written once and used by the CDK constructs,
- * by the functions and by local set-up. Plain TypeScript: no CDK or AWS SDK imports.
+ * How work reaches the functions (batch sizes, retries, visibility, receive counts) and the limits derived from the
+ * jobs, written once and used by the functions, by the CDK constructs and by local set-up. Plain TypeScript: no CDK
+ * or AWS SDK imports. The table's own schema is in table-schema.ts.
  */
 import {
   type JobSettings,
   LAMBDA_MAX_TIMEOUT_SECONDS,
   OUTCOME_RESERVE_SECONDS,
   SQS_MAX_VISIBILITY_SECONDS,
-} from '../functions/protocol/job-settings';
-import { OccurrenceAttributes } from '../functions/protocol/occurrence';
-import type { ReconcileThresholds } from '../functions/protocol/reconcile';
-
-export const OCCURRENCE_TABLE = {
-  partitionKey: OccurrenceAttributes.jobId,
-  sortKey: OccurrenceAttributes.scheduledTime,
-  /** Lists occurrences by status and scheduled time across jobs. */
-  statusIndex: {
-    name: 'byStatus',
-    partitionKey: OccurrenceAttributes.status,
-    sortKey: OccurrenceAttributes.scheduledTime,
-  },
-  /** Both keys and the index keys are strings. */
-  keyType: 'S',
-  ttlAttribute: OccurrenceAttributes.ttl,
-  /** The notifier compares the old and new image of each change. */
-  streamViewType: 'NEW_AND_OLD_IMAGES',
-} as const;
+} from './job-settings';
+import type { ReconcileThresholds } from './reconcile';
 
 /** Messages per worker invocation (the SQS event source's batch size). */
 export const WORKER_BATCH_SIZE = 5;

@@ -1,0 +1,222 @@
+/**
+ * The four functions of ScheduledJobs and exactly the permissions their protocol steps need:
+ *
+ *   trigger     Scheduler ─▶ occurrence row (PENDING) + message on the job queue
+ *   worker      job queue ─▶ lease, run, report in S3, row SUCCEEDED
+ *   notifier    table stream (transition to SUCCEEDED only) ─▶ "report ready" on the FIFO topic
+ *   reconciler  every RECONCILE_EVERY_MINUTES ─▶ re-enqueue stuck rows, announce reports never announced
+ *
+ * Every grant is an explicit action list with its reason beside it: no `grantReadWriteData`-style helpers, whose
+ * action wildcards would let a function do things the protocol never asks of it. Built into the given scope, like
+ * the other pieces of ScheduledJobs.
+ */
+import * as path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { OccurrenceAttributes, OccurrenceStatus, REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import type { ReconcileThresholds } from '../functions/protocol/reconcile';
+import {
+  NOTIFIER_BATCH_SIZE,
+  RECONCILE_EVERY_MINUTES,
+  TRIGGER_ASYNC_RETRY_ATTEMPTS,
+  WORKER_BATCH_SIZE,
+  type WorkerLimits,
+} from '../functions/protocol/worker-limits';
+import { ENV } from '../functions/runtime-env';
+import { allow, jobFunction } from './job-function';
+import { statusIndexArn } from './occurrence-storage';
+import { secureQueue } from './secure-queue';
+
+export const TRIGGER_TIMEOUT_SECONDS = 10;
+export const WORKER_MEMORY_MB = 512;
+export const NOTIFIER_TIMEOUT_SECONDS = 30;
+/** Up to maxFixesPerRun (200) re-enqueues and announcements at two or three requests each, with room to spare. */
+export const RECONCILER_TIMEOUT_SECONDS = 120;
+
+const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
+
+/** The resources the functions work on, and what every function is told. */
+export interface OccurrenceResources {
+  readonly table: dynamodb.Table;
+  readonly jobQueue: sqs.IQueue;
+  readonly reportBucket: s3.IBucket;
+  readonly reportReadyTopic: sns.ITopic;
+  /** The resolved settings of every job as JSON: the JOB_SETTINGS the functions read. */
+  readonly jobSettingsJson: string;
+  /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
+  readonly metricsNamespace: string;
+}
+
+export interface TriggerPiece {
+  readonly fn: nodejs.NodejsFunction;
+  /** Scheduler invocations the trigger failed after its async retries. */
+  readonly deadLetterQueue: sqs.Queue;
+}
+
+export function triggerFunction(scope: Construct, resources: OccurrenceResources): TriggerPiece {
+  const { table, jobQueue } = resources;
+  const deadLetterQueue = secureQueue(scope, 'TriggerDeadLetterQueue');
+  const fn = jobFunction(scope, 'Trigger', {
+    entry: path.join(FUNCTIONS_DIR, 'trigger.ts'),
+    description: 'Records one occurrence per scheduled time and enqueues it for the worker',
+    timeoutSeconds: TRIGGER_TIMEOUT_SECONDS,
+    retryAttempts: TRIGGER_ASYNC_RETRY_ATTEMPTS,
+    deadLetterQueue,
+    environment: {
+      [ENV.tableName]: table.tableName,
+      [ENV.queueUrl]: jobQueue.queueUrl,
+      [ENV.jobSettings]: resources.jobSettingsJson,
+      ...metricsEnv(resources),
+    },
+  });
+  allow(fn, ['dynamodb:PutItem'], [table.tableArn]);
+  allow(fn, ['sqs:SendMessage'], [jobQueue.queueArn]);
+  return { fn, deadLetterQueue };
+}
+
+export interface WorkerProps {
+  /** The worker's entry file; it must export `handler`. */
+  readonly entry: string;
+  readonly limits: WorkerLimits;
+}
+
+export function workerFunction(
+  scope: Construct,
+  resources: OccurrenceResources,
+  props: WorkerProps,
+): nodejs.NodejsFunction {
+  const { table, jobQueue, reportBucket } = resources;
+  const fn = jobFunction(scope, 'Worker', {
+    entry: props.entry,
+    description: 'Leases an occurrence, runs its job and commits the report once',
+    timeoutSeconds: props.limits.functionTimeoutSeconds,
+    memorySize: WORKER_MEMORY_MB,
+    environment: {
+      [ENV.tableName]: table.tableName,
+      [ENV.queueUrl]: jobQueue.queueUrl,
+      [ENV.bucketName]: reportBucket.bucketName,
+      [ENV.jobSettings]: resources.jobSettingsJson,
+      ...metricsEnv(resources),
+    },
+  });
+  allow(fn, ['dynamodb:UpdateItem', 'dynamodb:Query'], [table.tableArn, statusIndexArn(table)]);
+  allow(fn, ['s3:GetObject', 's3:PutObject'], [reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)]);
+  // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
+  allow(fn, ['s3:ListBucket'], [reportBucket.bucketArn]);
+  // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
+  fn.addEventSource(
+    new SqsEventSource(jobQueue, {
+      batchSize: WORKER_BATCH_SIZE,
+      reportBatchItemFailures: true,
+    }),
+  );
+  return fn;
+}
+
+export interface NotifierPiece {
+  readonly fn: nodejs.NodejsFunction;
+  /** Where the stream event source puts descriptions of batches the notifier failed for good. */
+  readonly failureQueue: sqs.Queue;
+}
+
+export function notifierFunction(scope: Construct, resources: OccurrenceResources): NotifierPiece {
+  const { table, reportReadyTopic } = resources;
+  const failureQueue = secureQueue(scope, 'NotifierFailureQueue');
+  const fn = jobFunction(scope, 'Notifier', {
+    entry: path.join(FUNCTIONS_DIR, 'notifier.ts'),
+    description: 'Announces each report once when its occurrence becomes SUCCEEDED',
+    timeoutSeconds: NOTIFIER_TIMEOUT_SECONDS,
+    environment: {
+      [ENV.tableName]: table.tableName,
+      [ENV.topicArn]: reportReadyTopic.topicArn,
+      [ENV.bucketName]: resources.reportBucket.bucketName,
+      ...metricsEnv(resources),
+    },
+  });
+  // GetItem: a retried stream record must see the row as it is now, not as it was at the transition.
+  allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
+  allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
+  fn.addEventSource(
+    new DynamoEventSource(table, {
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      batchSize: NOTIFIER_BATCH_SIZE,
+      bisectBatchOnError: true,
+      reportBatchItemFailures: true,
+      // No retryAttempts: retry until the record ages out of the stream (24 h). A bounded count would drop the
+      // announcement during any SNS or DynamoDB outage longer than those retries.
+      onFailure: new SqsDlq(failureQueue),
+      filters: [succeededTransitionFilter()],
+    }),
+  );
+  return { fn, failureQueue };
+}
+
+/**
+ * Only the write that makes an occurrence SUCCEEDED reaches the notifier: not inserts, not heartbeats, and not the
+ * notifier's own `notifiedAt` update (SUCCEEDED to SUCCEEDED), so it is never invoked by itself.
+ */
+export function succeededTransitionFilter(): Record<string, unknown> {
+  const status = OccurrenceAttributes.status;
+  return lambda.FilterCriteria.filter({
+    eventName: lambda.FilterRule.isEqual('MODIFY'),
+    dynamodb: {
+      NewImage: { [status]: { S: lambda.FilterRule.isEqual(OccurrenceStatus.SUCCEEDED) } },
+      OldImage: { [status]: { S: lambda.FilterRule.notEquals(OccurrenceStatus.SUCCEEDED) } },
+    },
+  });
+}
+
+export interface ReconcilerPiece {
+  /** Re-enqueues stuck occurrences and announces unannounced reports, every RECONCILE_EVERY_MINUTES. */
+  readonly fn: nodejs.NodejsFunction;
+  readonly rule: events.Rule;
+}
+
+export function reconcilerFunction(
+  scope: Construct,
+  resources: OccurrenceResources,
+  thresholds: ReconcileThresholds,
+): ReconcilerPiece {
+  const { table, jobQueue, reportReadyTopic } = resources;
+  const fn = jobFunction(scope, 'Reconciler', {
+    entry: path.join(FUNCTIONS_DIR, 'reconciler.ts'),
+    description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
+    timeoutSeconds: RECONCILER_TIMEOUT_SECONDS,
+    // The next scheduled run is the retry; Lambda's async retries would only run the same sweep twice more.
+    retryAttempts: 0,
+    environment: {
+      [ENV.tableName]: table.tableName,
+      [ENV.queueUrl]: jobQueue.queueUrl,
+      [ENV.topicArn]: reportReadyTopic.topicArn,
+      [ENV.bucketName]: resources.reportBucket.bucketName,
+      [ENV.jobSettings]: resources.jobSettingsJson,
+      [ENV.reconcileThresholds]: JSON.stringify(thresholds),
+      ...metricsEnv(resources),
+    },
+  });
+  // Query: the byStatus index. UpdateItem: the conditional re-enqueue mark and notifiedAt. GetItem: the
+  // announcement re-reads the row. SendMessage: the re-enqueue. Publish: the announcement.
+  allow(fn, ['dynamodb:Query'], [statusIndexArn(table)]);
+  allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
+  allow(fn, ['sqs:SendMessage'], [jobQueue.queueArn]);
+  allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
+  const rule = new events.Rule(scope, 'ReconcilerSchedule', {
+    description: `Runs the reconciler every ${RECONCILE_EVERY_MINUTES} minutes`,
+    schedule: events.Schedule.rate(Duration.minutes(RECONCILE_EVERY_MINUTES)),
+    targets: [new eventTargets.LambdaFunction(fn, { retryAttempts: 0 })],
+  });
+  return { fn, rule };
+}
+
+function metricsEnv(resources: OccurrenceResources): Record<string, string> {
+  return { [ENV.metricsNamespace]: resources.metricsNamespace };
+}

@@ -1,0 +1,48 @@
+/**
+ * Where the state lives: the occurrence table (one row per occurrence, the single source of truth about progress)
+ * and the report bucket (one write-once object per occurrence). Both are retained by default, so deleting the stack
+ * keeps the history.
+ *
+ * Like the other pieces of ScheduledJobs, these build into the scope they are given rather than a scope of their
+ * own: the logical IDs of the table and the bucket are part of the deployed stack's identity.
+ */
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { OCCURRENCE_TABLE } from '../functions/protocol/table-schema';
+
+export function occurrenceTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.Table {
+  const table = new dynamodb.Table(scope, 'OccurrenceTable', {
+    partitionKey: { name: OCCURRENCE_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+    sortKey: { name: OCCURRENCE_TABLE.sortKey, type: dynamodb.AttributeType.STRING },
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    timeToLiveAttribute: OCCURRENCE_TABLE.ttlAttribute,
+    stream: dynamodb.StreamViewType[OCCURRENCE_TABLE.streamViewType],
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    removalPolicy,
+  });
+  table.addGlobalSecondaryIndex({
+    indexName: OCCURRENCE_TABLE.statusIndex.name,
+    partitionKey: { name: OCCURRENCE_TABLE.statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+    sortKey: { name: OCCURRENCE_TABLE.statusIndex.sortKey, type: dynamodb.AttributeType.STRING },
+    projectionType: dynamodb.ProjectionType.ALL,
+  });
+  return table;
+}
+
+/** The ARN of the byStatus index, for grants that query it. */
+export function statusIndexArn(table: dynamodb.ITable): string {
+  return `${table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`;
+}
+
+export function reportBucket(scope: Construct, removalPolicy: RemovalPolicy): s3.Bucket {
+  return new s3.Bucket(scope, 'ReportBucket', {
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    enforceSSL: true,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    removalPolicy,
+  });
+}
