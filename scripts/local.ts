@@ -16,7 +16,7 @@ import { type ResolvedJobConfig, resolveJobConfigs } from '../lib/job-config';
 import { ScheduleError } from '../lib/schedule-times';
 import { type MotoServer, MotoUnavailableError, startMotoServer } from './local/moto-server';
 import { LocalPipeline } from './local/pipeline';
-import { type FireOutcome, planFires } from './local/scheduler';
+import { type FireOutcome, planFires, type ScheduledFire } from './local/scheduler';
 
 const OUT_DIR = path.resolve(__dirname, '..', '.local');
 const MAX_COUNT = 50;
@@ -97,13 +97,12 @@ async function main(): Promise<number> {
 
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
-  const logFile = path.join(OUT_DIR, 'handlers.log');
-  const logLines: string[] = [];
 
   step('starting moto_server');
   const moto = await startMotoServer({ log: (line) => console.log(line) });
   console.log(`  emulator at ${moto.endpoint}`);
   try {
+    const logLines: string[] = [];
     step('creating the table, queues, bucket and topic from functions/protocol/table-schema.ts');
     const pipeline = await LocalPipeline.create({
       endpoint: moto.endpoint,
@@ -112,57 +111,79 @@ async function main(): Promise<number> {
       workers: options.workers,
       log: (line) => logLines.push(line),
     });
-    pipeline.start();
-
-    step(
-      `firing ${fires.length} occurrence(s) of ${selected.map((j) => j.settings.id).join(', ')}, each twice at once`,
-    );
-    printOutcomes(await pipeline.fire(fires, 2));
-
-    step('running the workers and the notifier');
-    const rows = await pipeline.waitUntilSettled(fires, options.timeout * 1000, progress());
-    process.stdout.write('\n');
-
-    step('firing every occurrence once more, late, as a redelivering Scheduler would');
-    printOutcomes(await pipeline.fire(fires, 1));
-    await pipeline.waitUntilSettled(fires, options.timeout * 1000);
-    await pipeline.stop();
-
-    const announcements = await pipeline.drainAnnouncements();
-    const reportFiles = await pipeline.downloadReports(path.join(OUT_DIR));
-    writeFileSync(logFile, logLines.join('\n') + '\n');
-
-    console.log();
-    console.log(occurrenceTable(fires.map((f, i) => rows[i] ?? { ...f, status: 'MISSING' })));
-    for (const r of rows) {
-      if (r?.lastError !== undefined && r.status !== 'SUCCEEDED')
-        console.log(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
-    }
-    console.log();
-    console.log(
-      `worker invocations ${pipeline.workerSource.totals.invocations}, messages received ${pipeline.workerSource.totals.received}, ` +
-        `announcements on the report-ready topic ${announcements.length}, messages in the job DLQ ${await pipeline.deadLetterCount()}`,
-    );
-    console.log(
-      `reports in the emulator: s3://${pipeline.resources.bucketName}/reports/ ; copies: ${reportFiles.length > 0 ? path.relative(process.cwd(), path.dirname(reportFiles[0])) + '/' : 'none'}`,
-    );
-    console.log(`handler logs (JSON lines): ${path.relative(process.cwd(), logFile)}`);
-
-    const succeeded = rows.filter((r) => r?.status === 'SUCCEEDED').length;
-    const ok = succeeded === fires.length;
-    console.log(
-      ok
-        ? `\nall ${fires.length} occurrence(s) SUCCEEDED`
-        : `\n${fires.length - succeeded} of ${fires.length} occurrence(s) did not succeed; see the log`,
-    );
-    if (options.keep) {
-      await keepRunning(moto, pipeline);
-      return ok ? 0 : 1;
-    }
+    const jobIds = selected.map((j) => j.settings.id).join(', ');
+    const rows = await fireTwiceThenLate(pipeline, fires, jobIds, options.timeout * 1000);
+    const ok = await printSummary(pipeline, fires, rows, logLines);
+    if (options.keep) await keepRunning(moto, pipeline);
     return ok ? 0 : 1;
   } finally {
     if (!options.keep) await moto.stop();
   }
+}
+
+type Row = Occurrence | undefined;
+
+/**
+ * Fires every occurrence twice at once (an at-least-once Scheduler may), waits until all are finished and announced,
+ * then fires each once more, late, and stops the pollers. Returns the rows as they were once settled.
+ */
+async function fireTwiceThenLate(
+  pipeline: LocalPipeline,
+  fires: readonly ScheduledFire[],
+  jobIds: string,
+  timeoutMs: number,
+): Promise<Row[]> {
+  pipeline.start();
+  step(`firing ${fires.length} occurrence(s) of ${jobIds}, each twice at once`);
+  printOutcomes(await pipeline.fire(fires, 2));
+
+  step('running the workers and the notifier');
+  const rows = await pipeline.waitUntilSettled(fires, timeoutMs, progress());
+  process.stdout.write('\n');
+
+  step('firing every occurrence once more, late, as a redelivering Scheduler would');
+  printOutcomes(await pipeline.fire(fires, 1));
+  await pipeline.waitUntilSettled(fires, timeoutMs);
+  await pipeline.stop();
+  return rows;
+}
+
+/** The occurrence table, the counts, where the reports and logs are; true when every occurrence SUCCEEDED. */
+async function printSummary(
+  pipeline: LocalPipeline,
+  fires: readonly ScheduledFire[],
+  rows: readonly Row[],
+  logLines: readonly string[],
+): Promise<boolean> {
+  const announcements = await pipeline.drainAnnouncements();
+  const reportFiles = await pipeline.downloadReports(path.join(OUT_DIR));
+  const logFile = path.join(OUT_DIR, 'handlers.log');
+  writeFileSync(logFile, `${logLines.join('\n')}\n`);
+
+  console.log();
+  console.log(occurrenceTable(fires.map((f, i) => rows[i] ?? { ...f, status: 'MISSING' })));
+  for (const r of rows) {
+    if (r?.lastError !== undefined && r.status !== 'SUCCEEDED')
+      console.log(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
+  }
+  console.log();
+  const totals = pipeline.workerSource.totals;
+  console.log(
+    `worker invocations ${totals.invocations}, messages received ${totals.received}, ` +
+      `announcements on the report-ready topic ${announcements.length}, messages in the job DLQ ${await pipeline.deadLetterCount()}`,
+  );
+  const copies = reportFiles.length > 0 ? `${path.relative(process.cwd(), path.dirname(reportFiles[0]))}/` : 'none';
+  console.log(`reports in the emulator: s3://${pipeline.resources.bucketName}/reports/ ; copies: ${copies}`);
+  console.log(`handler logs (JSON lines): ${path.relative(process.cwd(), logFile)}`);
+
+  const succeeded = rows.filter((r) => r?.status === 'SUCCEEDED').length;
+  const ok = succeeded === fires.length;
+  console.log(
+    ok
+      ? `\nall ${fires.length} occurrence(s) SUCCEEDED`
+      : `\n${fires.length - succeeded} of ${fires.length} occurrence(s) did not succeed; see the log`,
+  );
+  return ok;
 }
 
 function occurrenceTable(
