@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { JOB_ID_PATTERN } from '../../functions/protocol/job-settings';
-import { normaliseScheduledTime, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { normaliseScheduledTime, OccurrenceStatus, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { UsageError } from './errors';
 
@@ -13,6 +13,8 @@ const DURATION = /^(\d+)(s|m|h|d)$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** An ISO-8601 date (UTC midnight) or date-time with a zone; sub-seconds are allowed in a range bound. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const EARLIEST_KEY_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
+const LATEST_KEY_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
 
 export const jobIdArgument = z.string().regex(JOB_ID_PATTERN, {
   error: (issue) => `must be a job id (letters, digits, - and _), got ${quoteValue(issue.input)}`,
@@ -28,7 +30,9 @@ export const scheduledTimeArgument = z.string().transform((value, ctx) => {
 
 /**
  * A range bound, as epoch ms: an ISO date or date-time with a zone, `now`, or a duration before now (`90m`, `6h`,
- * `7d`). The clock is passed in, so tests decide what "now" is.
+ * `7d`). The clock is passed in, so tests decide what "now" is. A bound outside the years a scheduled time can have
+ * (1970-2199) is moved to that end of them: it selects the same occurrences, and its ISO form stays one that sorts
+ * with the keys (year 10000 in UTC would be `+010000-…`, which sorts before every key).
  */
 export function timeArgument(now: number) {
   return z.string().transform((value, ctx) => {
@@ -45,7 +49,7 @@ export function timeArgument(now: number) {
       });
       return z.NEVER;
     }
-    return ms;
+    return Math.min(Math.max(ms, EARLIEST_KEY_MS), LATEST_KEY_MS);
   });
 }
 

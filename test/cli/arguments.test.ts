@@ -3,6 +3,7 @@
  * code 2, before anything connects to AWS.
  */
 import { describe, expect, it } from 'vitest';
+import { timeArgument } from '../../bin/occurrences/arguments';
 import { runCli } from '../../bin/occurrences/program';
 import { cliDeps } from './support';
 
@@ -130,5 +131,20 @@ describe('a huge bad argument is quoted by its start and length only (issue 14)'
     expect(result.err).toContain(`error: ${name}: `);
     expect(result.err).toMatch(/…" \(\d+ chars\)/);
     expect(result.err.length).toBeLessThan(600);
+  });
+});
+
+describe('range bounds outside the years of a scheduled time', () => {
+  const bound = (value: string) => new Date(timeArgument(clock.now()).parse(value)).toISOString();
+
+  it('moves a bound past 2199 or before 1970 to that end of the key range, so it still sorts with the keys', () => {
+    expect(bound('9999-12-31T23:00:00-05:00')).toBe('2199-12-31T23:59:59.000Z');
+    expect(bound('2300-01-01')).toBe('2199-12-31T23:59:59.000Z');
+    expect(bound('0001-01-01T00:00:00Z')).toBe('1970-01-01T00:00:00.000Z');
+  });
+
+  it('keeps a bound inside the range as given', () => {
+    expect(bound('2026-11-30T06:00:00.5Z')).toBe('2026-11-30T06:00:00.500Z');
+    expect(bound('7d')).toBe('2026-11-23T12:00:00.000Z');
   });
 });
