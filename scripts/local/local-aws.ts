@@ -115,8 +115,25 @@ export interface ResourceOptions {
 }
 
 export async function createResources(clients: LocalClients, options: ResourceOptions): Promise<LocalResources> {
+  const table = await createOccurrenceTable(clients.dynamo);
+  const visibility = options.visibilityTimeoutSeconds ?? options.limits.queueVisibilityTimeoutSeconds;
+  const queues = await createJobQueues(clients.sqs, options.limits.maxReceiveCount, visibility);
+  const bucketName = 'reports';
+  await clients.s3.send(new CreateBucketCommand({ Bucket: bucketName }));
+  const reportReady = await createReportReadyTopic(clients);
+  return {
+    ...table,
+    ...queues,
+    bucketName,
+    ...reportReady,
+    limits: { ...options.limits, queueVisibilityTimeoutSeconds: visibility },
+  };
+}
+
+/** The occurrence table as the stack defines it (functions/protocol/table-schema.ts), with its index, stream and TTL. */
+async function createOccurrenceTable(dynamo: DynamoDBClient) {
   const tableName = 'occurrences';
-  const table = await clients.dynamo.send(
+  const table = await dynamo.send(
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
@@ -142,24 +159,27 @@ export async function createResources(clients: LocalClients, options: ResourceOp
       StreamSpecification: { StreamEnabled: true, StreamViewType: OCCURRENCE_TABLE.streamViewType },
     }),
   );
-  await clients.dynamo.send(
+  await dynamo.send(
     new UpdateTimeToLiveCommand({
       TableName: tableName,
       TimeToLiveSpecification: { AttributeName: OCCURRENCE_TABLE.ttlAttribute, Enabled: true },
     }),
   );
+  return { tableName, streamArn: required(table.TableDescription?.LatestStreamArn, "the table's stream ARN") };
+}
 
-  const dlq = await createQueue(clients.sqs, 'job-dlq', {});
-  const limits = options.limits;
-  const visibility = options.visibilityTimeoutSeconds ?? limits.queueVisibilityTimeoutSeconds;
-  const jobQueue = await createQueue(clients.sqs, 'jobs', {
-    VisibilityTimeout: String(visibility),
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: limits.maxReceiveCount }),
+/** The job queue and its DLQ, with the stack's redrive limit and the given visibility timeout. */
+async function createJobQueues(sqs: SQSClient, maxReceiveCount: number, visibilitySeconds: number) {
+  const dlq = await createQueue(sqs, 'job-dlq', {});
+  const jobQueue = await createQueue(sqs, 'jobs', {
+    VisibilityTimeout: String(visibilitySeconds),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount }),
   });
+  return { jobQueueUrl: jobQueue.url, jobQueueArn: jobQueue.arn, jobDeadLetterQueueUrl: dlq.url };
+}
 
-  const bucketName = 'reports';
-  await clients.s3.send(new CreateBucketCommand({ Bucket: bucketName }));
-
+/** The FIFO report-ready topic and the FIFO queue subscribed to it with raw delivery, as in the stack. */
+async function createReportReadyTopic(clients: LocalClients) {
   const topic = await clients.sns.send(
     new CreateTopicCommand({
       Name: 'report-ready.fifo',
@@ -175,18 +195,7 @@ export async function createResources(clients: LocalClients, options: ResourceOp
       Attributes: { RawMessageDelivery: 'true' },
     }),
   );
-
-  return {
-    tableName,
-    streamArn: required(table.TableDescription?.LatestStreamArn, "the table's stream ARN"),
-    jobQueueUrl: jobQueue.url,
-    jobQueueArn: jobQueue.arn,
-    jobDeadLetterQueueUrl: dlq.url,
-    bucketName,
-    reportReadyTopicArn: required(topic.TopicArn, 'the topic ARN'),
-    reportReadyQueueUrl: readyQueue.url,
-    limits: { ...limits, queueVisibilityTimeoutSeconds: visibility },
-  };
+  return { reportReadyTopicArn: required(topic.TopicArn, 'the topic ARN'), reportReadyQueueUrl: readyQueue.url };
 }
 
 /** The environment the deployed functions get from the stack, for the same resources in the emulator. */
