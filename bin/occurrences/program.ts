@@ -5,8 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
-import { DependencyError, messageOf } from '../../functions/protocol/errors';
-import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
+import { DependencyError, messageOf, ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
 import { nameArgument, parseArguments, urlArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
 import { registerList } from './commands/list';

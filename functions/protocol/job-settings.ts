@@ -5,6 +5,7 @@
  * functions as JSON; the functions validate them again at cold start with the same code.
  */
 import * as z from 'zod/mini';
+import { ScheduledJobsError } from './errors';
 import { quoteValue } from './quote-value';
 
 /** Lambda's hard limit on one invocation. */
@@ -40,10 +41,12 @@ export const DEFAULT_JOB_SETTINGS = {
   retentionDays: 90,
 };
 
-export class JobSettingsError extends Error {
+/** Job settings that do not validate, every problem at once, each naming its field. Kept beside its schema. */
+export class JobSettingsError extends ScheduledJobsError {
+  override readonly name = 'JobSettingsError';
+
   constructor(readonly problems: readonly string[]) {
     super(`invalid job settings:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'JobSettingsError';
   }
 }
 

@@ -51,9 +51,6 @@ export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
   reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
 }
 
-// Re-exported for the CLI, which imports it from here; the class lives with the rest of the family in errors.ts.
-export { ReopenedNotEnqueuedError } from './errors';
-
 export interface ManualRetryDeps {
   readonly store: ReopenableStore;
   readonly queue: Pick<WorkQueue, 'send'>;

@@ -10,6 +10,7 @@ import {
   ReopenedNotEnqueuedError,
   ScheduledJobsError,
 } from '../../functions/protocol/errors';
+import { JobSettingsError } from '../../functions/protocol/job-settings';
 import { ReconcileIncompleteError } from '../../functions/reconciler';
 
 const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T12:00:00Z' };
@@ -24,6 +25,7 @@ describe('Class: ScheduledJobsError', () => {
     ['InvalidInputError', new InvalidInputError('queue message', ['not JSON'])],
     ['ReopenedNotEnqueuedError', new ReopenedNotEnqueuedError(KEY, cause)],
     ['DeliveryNotAcknowledged', new DeliveryNotAcknowledged('msg-1', 'retry-scheduled')],
+    ['JobSettingsError', new JobSettingsError(['jobs[0].id: must be a job id'])],
     [
       'ReconcileIncompleteError',
       new ReconcileIncompleteError({
