@@ -1,6 +1,5 @@
 /**
- * `occurrences`: the operator's command line for the scheduled-jobs stack (see the README, "Operating: the
- * occurrences CLI"). Run it with `npm run occurrences -- <command>`; bin/occurrences/bin.cjs is the package bin.
+ * `occurrences`: the operator's command line for the scheduled-jobs stack (docs/cli.md). Run it with `npm run occurrences -- <command>`; bin/occurrences/bin.cjs is the package bin.
  *
  * This file only wires the real world in: stdout and stderr, the system clock, Ctrl-C, the progress bar, and the job
  * configuration the stack is deployed from (bin/jobs.ts).

@@ -5,7 +5,7 @@
  * occurrence of something that needs a person: a message parked in a dead-letter queue, an occurrence that FAILED,
  * a lease that was lost, a worker invocation that errored or was throttled, a reconciler run that failed, and each
  * repair the reconciler made (it means something upstream dropped an occurrence). Missing data is "not breaching":
- * no traffic is no alarm. The README's "Operating" section says what each one means and what to do.
+ * no traffic is no alarm. docs/operating.md says what each one means and what to do.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -69,7 +69,7 @@ export class JobsMonitoring extends Construct {
       this.alarm(
         `dlq-${name}`,
         queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
-        `${name} holds a message: something could not be processed and is parked there. See README, Operating.`,
+        `${name} holds a message: something could not be processed and is parked there. See docs/operating.md, Alarms.`,
       );
     }
     this.alarm(

@@ -1,7 +1,7 @@
 /**
  * The cdk-nag AwsSolutions findings this stack accepts, each on the one resource it concerns, with the reason.
  * Everything else the pack reports is fixed, not acknowledged; test/lib/cdk-nag.test.ts fails on any finding
- * without an acknowledgement here. The README's "Operating" section lists the same reasons.
+ * without an acknowledgement here. docs/operating.md (Security) lists the same reasons.
  */
 import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';

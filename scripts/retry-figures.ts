@@ -2,7 +2,7 @@
  * Prints what a dependency outage costs under a retry policy: wake-ups (attempts that fail inside the outage),
  * time to the first retry, and how long after the outage ends the occurrence recovers. It runs the project's own
  * backoff (retryDelayMs), the worker's hiding of the message (the delay plus the default 15 s of tolerated clock
- * skew, rounded up to SQS's whole seconds by hideSecondsUntil) and the default attempt limit and deadline, side by side with the seed's `1 << min(attempt, 6)` seconds.
+ * skew, rounded up to SQS's whole seconds by hideSecondsUntil) and the default attempt limit and deadline, side by side with the original design's `1 << min(attempt, 6)` seconds.
  *
  *   npm run figures -- [--outage-minutes 60] [--base 4] [--cap 1800] [--jitter 0.2]
  */
@@ -80,10 +80,13 @@ function main(): void {
     jitter: number('jitter', values.jitter, DEFAULT_RETRY_POLICY.jitter),
   };
   const ours = { maxAttempts: policy.maxAttempts, deadlineMs: policy.deadlineSeconds * 1000 };
-  // The seed had no attempt limit or deadline of its own.
+  // The original design had no attempt limit or deadline of its own.
   const seed = { maxAttempts: Number.MAX_SAFE_INTEGER, deadlineMs: Number.MAX_SAFE_INTEGER };
   const rows: [string, Figures][] = [
-    ['seed: 1 << min(attempt, 6) s, cap 64 s', simulate((a) => 1000 * (1 << Math.min(a, 6)), outageMs, seed, false)],
+    [
+      'original: 1 << min(attempt, 6) s, cap 64 s',
+      simulate((a) => 1000 * (1 << Math.min(a, 6)), outageMs, seed, false),
+    ],
     [
       `ours: base ${policy.baseDelaySeconds} s, cap ${policy.maxDelaySeconds} s, no jitter drawn`,
       simulate((a) => retryDelayMs(policy, a, () => 0), outageMs, ours, true),

@@ -1,11 +1,11 @@
 /**
- * Prints the seed commentary's timing figures next to the same figures measured by simulation, for the seed's
- * worker, ours at its defaults and ours at the seed's lease timing (sim/figures.ts), as a Markdown table.
+ * Prints the original design's commentary's timing figures next to the same figures measured by simulation, for the original design's
+ * worker, ours at its defaults and ours at the original lease timing (sim/figures.ts), as a Markdown table.
  *
  *   npm run sim:figures
  */
 import { type DesignFigures, measureDesign, REQUEST_JOB_MS } from '../sim/figures';
-import { OURS, OURS_AT_SEED_TIMING, SEED } from '../sim/variants';
+import { ORIGINAL, OURS, OURS_AT_ORIGINAL_TIMING } from '../sim/variants';
 
 const USAGE = 'usage: npm run sim:figures   (takes no arguments)';
 
@@ -26,9 +26,9 @@ async function main(): Promise<void> {
   }
   const started = performance.now();
   const designs = [
-    await measureDesign('seed (simulated)', SEED),
+    await measureDesign('original design (simulated)', ORIGINAL),
     await measureDesign('ours (defaults: lease 120 s, heartbeat 40 s, margin 15 s)', OURS),
-    await measureDesign('ours at the seed lease (120 s, heartbeat 45 s, margin 15 s)', OURS_AT_SEED_TIMING),
+    await measureDesign('ours at the original lease (120 s, heartbeat 45 s, margin 15 s)', OURS_AT_ORIGINAL_TIMING),
   ];
   const rows: [string, string, (f: DesignFigures) => string][] = [
     ['consecutive failed heartbeat ticks survived', '1 (two in a row lose it)', (f) => String(f.failedTicksSurvived)],
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     ],
     ['AWS requests per retry', '—', (f) => String(f.requestsPerRetry)],
   ];
-  const header = ['figure', 'seed commentary', ...designs.map((d) => d.design)];
+  const header = ['figure', 'original design (commentary)', ...designs.map((d) => d.design)];
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`);
   for (const [name, claim, value] of rows) console.log(`| ${[name, claim, ...designs.map(value)].join(' | ')} |`);

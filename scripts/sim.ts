@@ -2,7 +2,7 @@
  * Runs the claim-protocol simulation over many generated fault plans and prints a summary; exits 1 with the seed,
  * the shrunk plan and its trace when an invariant breaks.
  *
- *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-seed-timing|seed|broken-...]
+ *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-original-timing|original|broken-...]
  */
 import { parseArgs } from 'node:util';
 import { formatReport, simulateMany } from '../sim/simulate';

@@ -1,6 +1,6 @@
 /**
- * The seed commentary's timing figures, measured by running fixed scenarios through the simulated world for each
- * design: the seed's worker (sim/variants.ts SEED), ours at its defaults, and ours at the seed's lease timing.
+ * The original design's commentary's timing figures, measured by running fixed scenarios through the simulated world for each
+ * design: the original design's worker (sim/variants.ts ORIGINAL), ours at its defaults, and ours at the original lease timing.
  * Nothing here is typed in: every number comes from a run's trace, rows and request log.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The protocols the simulation can run: ours, the seed's worker as its commentary describes it, and deliberately
+ * The protocols the simulation can run: ours, the original design's worker as its commentary describes it, and deliberately
  * broken variants that the invariants must catch. A variant is job settings plus, at most, a subclass of the real
  * DynamoDB adapter: nothing in functions/ is edited to build one.
  */
@@ -24,14 +24,14 @@ export interface ProtocolVariant {
 /** Our defaults: lease 120 s, heartbeat 40 s, margin 15 s, backoff 4 s doubling to 30 min with 20 % jitter. */
 export const OURS: ProtocolVariant = { name: 'ours (defaults)', settings: {} };
 
-/** Ours with the seed's lease and ticker (120 s, 45 s). */
-export const OURS_AT_SEED_TIMING: ProtocolVariant = {
-  name: 'ours at the seed lease',
+/** Ours with the original design's lease and ticker (120 s, 45 s). */
+export const OURS_AT_ORIGINAL_TIMING: ProtocolVariant = {
+  name: 'ours at the original lease',
   settings: { leaseSeconds: 120, heartbeatSeconds: 45, leaseSafetyMarginSeconds: 15 },
 };
 
 /**
- * The heartbeat of the seed: `_ = Extend(...)`. Every extend is sent, and whatever it answers (a failed
+ * The heartbeat of the original design: `_ = Extend(...)`. Every extend is sent, and whatever it answers (a failed
  * condition, an error, a timeout) the ticker carries on as if it had worked, so nothing aborts the job.
  */
 class ExtendResultIgnored extends DynamoOccurrenceStore {
@@ -39,23 +39,23 @@ class ExtendResultIgnored extends DynamoOccurrenceStore {
     try {
       await super.extend(lease, leaseExpiresAt, now, signal);
     } catch {
-      // dropped, as in the seed
+      // dropped, as in the original design
     }
   }
 }
 
 /**
- * The seed's worker as its commentary describes it: a 120 s lease, a 45 s ticker whose extend result is dropped,
+ * The original design's worker as its commentary describes it: a 120 s lease, a 45 s ticker whose extend result is dropped,
  * Complete conditional on the lease (so loss surfaces there), write-once commit, and `1 << min(attempt, 6)` s
  * between attempts with no jitter, attempt limit or deadline of its own (the largest our settings allow).
  */
-export const SEED: ProtocolVariant = {
-  name: 'seed',
+export const ORIGINAL: ProtocolVariant = {
+  name: 'original design',
   settings: {
     leaseSeconds: 120,
     heartbeatSeconds: 45,
-    // The seed hid a retry for its backoff alone, with no allowance for clock skew: the smallest margin our settings
-    // allow (it also sets nothing else here: the seed's extend results are dropped, so no margin abort can happen).
+    // The original design hid a retry for its backoff alone, with no allowance for clock skew: the smallest margin our settings
+    // allow (it also sets nothing else here: the original design's extend results are dropped, so no margin abort can happen).
     leaseSafetyMarginSeconds: 1,
     // 2 * 2^(attempt-1) s capped at 64 s is exactly 1 << min(attempt, 6) s.
     retry: {
@@ -69,7 +69,7 @@ export const SEED: ProtocolVariant = {
   workerStore: (client, table) => new ExtendResultIgnored(client, table),
 };
 
-/** Broken on purpose: our worker, but its heartbeat ignores the extend result (the seed's bug at our timing). */
+/** Broken on purpose: our worker, but its heartbeat ignores the extend result (the original design's bug at our timing). */
 export const BROKEN_IGNORED_EXTEND: ProtocolVariant = {
   name: 'broken: extend result ignored',
   settings: {},
@@ -118,8 +118,8 @@ export const BROKEN_UNCONDITIONAL_COMPLETE: ProtocolVariant = {
 
 export const VARIANTS: Readonly<Record<string, ProtocolVariant>> = {
   ours: OURS,
-  'ours-seed-timing': OURS_AT_SEED_TIMING,
-  seed: SEED,
+  'ours-original-timing': OURS_AT_ORIGINAL_TIMING,
+  original: ORIGINAL,
   'broken-ignored-extend': BROKEN_IGNORED_EXTEND,
   'broken-unconditional-complete': BROKEN_UNCONDITIONAL_COMPLETE,
 };

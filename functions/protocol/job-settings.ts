@@ -27,7 +27,7 @@ export const DEFAULT_RETRY_POLICY = {
   // Enough attempts that the deadline, not the count, ends a long outage: attempt 20 starts 4.5 to 5.7 h in.
   maxAttempts: 20,
   baseDelaySeconds: 4,
-  // 30 minutes: a one-hour outage of a dependency costs 9 to 10 retries, where the seed's 64 s cap costs 60.
+  // 30 minutes: a one-hour outage of a dependency costs 9 to 10 retries, where the original design's 64 s cap costs 60.
   maxDelaySeconds: 30 * 60,
   deadlineSeconds: 6 * 60 * 60,
   jitter: 0.2,

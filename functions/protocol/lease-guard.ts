@@ -1,7 +1,7 @@
 /**
  * Runs work while keeping its lease alive, and stops the work the moment the lease cannot be vouched for.
  *
- * The seed's heartbeat dropped the result of every extend, so a lost lease surfaced only at Complete. Here every
+ * The original design's heartbeat dropped the result of every extend, so a lost lease surfaced only at Complete. Here every
  * extend is checked, with the two-tier rule Temporal uses for activity heartbeats:
  * - definitive (the condition failed: the lease was taken or the row finished): abort at once;
  * - transient: retry every heartbeat/3, but if nothing was confirmed by `safetyMargin` before the last confirmed

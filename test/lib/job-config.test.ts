@@ -17,7 +17,7 @@ function problemsOf(configs: ScheduledJobConfig[]): readonly string[] {
 }
 
 describe('resolveJobConfigs', () => {
-  it('accepts the sample jobs and the seed timing of lease 120 s / heartbeat 45 s', () => {
+  it('accepts the sample jobs and the original timing of lease 120 s / heartbeat 45 s', () => {
     expect(() => resolveJobConfigs(sampleJobs)).not.toThrow();
     const { settings } = resolveJobConfigs([{ ...valid, leaseSeconds: 120, heartbeatSeconds: 45 }]);
     expect(settings[0]).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 45 });

@@ -12,8 +12,8 @@ import {
 
 const SOURCE = 'JOB_SETTINGS';
 
-/** The seed's timing: a two-minute lease, a 45 s heartbeat, a 15 s safety margin. */
-const seed = (overrides: Partial<JobSettingsInput> = {}): JobSettingsInput => ({
+/** The original design's timing: a two-minute lease, a 45 s heartbeat, a 15 s safety margin. */
+const original = (overrides: Partial<JobSettingsInput> = {}): JobSettingsInput => ({
   id: 'daily-report',
   leaseSeconds: 120,
   heartbeatSeconds: 45,
@@ -71,12 +71,12 @@ describe('withDefaults', () => {
 });
 
 describe('jobSettingsProblems', () => {
-  it('accepts the seed timing 120 / 45 / 15 (one failed extend is absorbed)', () => {
-    expect(problemsOf(seed())).toEqual([]);
+  it('accepts the original timing 120 / 45 / 15 (one failed extend is absorbed)', () => {
+    expect(problemsOf(original())).toEqual([]);
   });
 
   it('rejects 120 / 55 / 15 with a message naming heartbeatSeconds (2 x 55 + 15 >= 120)', () => {
-    const problems = problemsOf(seed({ heartbeatSeconds: 55 }));
+    const problems = problemsOf(original({ heartbeatSeconds: 55 }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^jobs\[0\]\.heartbeatSeconds: /);
     expect(problems[0]).toContain('leaseSeconds (120)');
@@ -84,47 +84,47 @@ describe('jobSettingsProblems', () => {
 
   it('rejects the boundary where 2 x heartbeat + margin equals the lease', () => {
     // 2 x 52 + 16 = 120: the retry after one failed beat would land exactly at the give-up point.
-    expect(problemsOf(seed({ heartbeatSeconds: 52, leaseSafetyMarginSeconds: 16 }))).toEqual([
+    expect(problemsOf(original({ heartbeatSeconds: 52, leaseSafetyMarginSeconds: 16 }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.heartbeatSeconds: /),
     ]);
   });
 
   it('rejects a timeout of 871 s (Lambda max 900 - outcome reserve 30), naming timeoutSeconds; accepts 870', () => {
-    expect(problemsOf(seed({ timeoutSeconds: 871 }))).toEqual([
+    expect(problemsOf(original({ timeoutSeconds: 871 }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: .*870/),
     ]);
-    expect(problemsOf(seed({ timeoutSeconds: 870 }))).toEqual([]);
+    expect(problemsOf(original({ timeoutSeconds: 870 }))).toEqual([]);
   });
 
   it("rejects a maximum delay that, with the skew margin added to the hide, would pass SQS's 12 h visibility limit", () => {
     // 42,300 s is 12 h less Lambda's 900 s; the hide adds leaseSafetyMarginSeconds (15) on top of the delay.
-    expect(problemsOf(seed({ retry: { maxDelaySeconds: 42_300, deadlineSeconds: 86_400 } }))).toEqual([
+    expect(problemsOf(original({ retry: { maxDelaySeconds: 42_300, deadlineSeconds: 86_400 } }))).toEqual([
       expect.stringMatching(
         /^jobs\[0\]\.retry\.maxDelaySeconds: plus leaseSafetyMarginSeconds \(15\) must be at most 42300/,
       ),
     ]);
-    expect(problemsOf(seed({ retry: { maxDelaySeconds: 42_285, deadlineSeconds: 86_400 } }))).toEqual([]);
+    expect(problemsOf(original({ retry: { maxDelaySeconds: 42_285, deadlineSeconds: 86_400 } }))).toEqual([]);
   });
 
   it('rejects a maximum delay below the base delay, naming retry.maxDelaySeconds', () => {
-    expect(problemsOf(seed({ retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }))).toEqual([
+    expect(problemsOf(original({ retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.retry\.maxDelaySeconds: must be at least retry\.baseDelaySeconds/),
     ]);
   });
 
   it('rejects a retention that does not outlive the retry deadline, naming retentionDays', () => {
-    expect(problemsOf(seed({ retentionDays: 1, retry: { deadlineSeconds: 2 * 86_400 } }))).toEqual([
+    expect(problemsOf(original({ retentionDays: 1, retry: { deadlineSeconds: 2 * 86_400 } }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.retentionDays: /),
     ]);
     // Equal is not enough: the row must outlive the deadline.
-    expect(problemsOf(seed({ retentionDays: 1, retry: { deadlineSeconds: 86_400 } }))).toEqual([
+    expect(problemsOf(original({ retentionDays: 1, retry: { deadlineSeconds: 86_400 } }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.retentionDays: /),
     ]);
-    expect(problemsOf(seed({ retentionDays: 2, retry: { deadlineSeconds: 86_400 } }))).toEqual([]);
+    expect(problemsOf(original({ retentionDays: 2, retry: { deadlineSeconds: 86_400 } }))).toEqual([]);
   });
 
   it('rejects a retry deadline shorter than the job timeout, naming retry.deadlineSeconds', () => {
-    expect(problemsOf(seed({ timeoutSeconds: 600, retry: { deadlineSeconds: 300 } }))).toEqual([
+    expect(problemsOf(original({ timeoutSeconds: 600, retry: { deadlineSeconds: 300 } }))).toEqual([
       expect.stringMatching(/^jobs\[0\]\.retry\.deadlineSeconds: must be at least timeoutSeconds/),
     ]);
   });
@@ -136,12 +136,12 @@ describe('jobSettingsProblems', () => {
     ['zero attempts', { retry: { maxAttempts: 0 } }, /^jobs\[0\]\.retry\.maxAttempts: /],
     ['jitter of 1', { retry: { jitter: 1 } }, /^jobs\[0\]\.retry\.jitter: /],
   ])('rejects %s, naming the field', (_, overrides, pattern) => {
-    expect(problemsOf(seed(overrides))).toEqual([expect.stringMatching(pattern)]);
+    expect(problemsOf(original(overrides))).toEqual([expect.stringMatching(pattern)]);
   });
 
   it('reports every problem at once, not only the first', () => {
     const problems = problemsOf(
-      seed({ heartbeatSeconds: 55, timeoutSeconds: 871, retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }),
+      original({ heartbeatSeconds: 55, timeoutSeconds: 871, retry: { baseDelaySeconds: 60, maxDelaySeconds: 30 } }),
     );
     expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
       'jobs[0].heartbeatSeconds',
@@ -153,7 +153,7 @@ describe('jobSettingsProblems', () => {
 
 describe('parseJobSettingsList', () => {
   it('returns the validated settings by id, with defaults applied', () => {
-    const byId = parseJobSettingsList(JSON.stringify([seed(), { id: 'other' }]), SOURCE);
+    const byId = parseJobSettingsList(JSON.stringify([original(), { id: 'other' }]), SOURCE);
     expect([...byId.keys()]).toEqual(['daily-report', 'other']);
     expect(byId.get('other')).toEqual(withDefaults({ id: 'other' }));
     expect(byId.get('daily-report')).toMatchObject({ heartbeatSeconds: 45, retry: DEFAULT_RETRY_POLICY });
@@ -194,14 +194,14 @@ describe('parseJobSettingsList', () => {
   });
 
   it('names the source and the index of the wrong item, like JOB_SETTINGS[1].leaseSeconds', () => {
-    const problems = parseProblems(JSON.stringify([seed(), { id: 'b', leaseSeconds: 5 }]));
+    const problems = parseProblems(JSON.stringify([original(), { id: 'b', leaseSeconds: 5 }]));
     expect(problems).toEqual([
       expect.stringMatching(/^JOB_SETTINGS\[1\]\.leaseSeconds: must be a whole number from 10 to 900, got 5$/),
     ]);
   });
 
   it('validateJobSettingsList collects problems of several items into one error', () => {
-    const list: JobSettingsInput[] = [seed({ timeoutSeconds: 871 }), { id: 'b', retentionDays: 0 }];
+    const list: JobSettingsInput[] = [original({ timeoutSeconds: 871 }), { id: 'b', retentionDays: 0 }];
     let error: unknown;
     try {
       validateJobSettingsList(list, SOURCE);

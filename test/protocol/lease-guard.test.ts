@@ -8,9 +8,9 @@ import {
 } from '../../functions/protocol/lease-guard';
 import type { Clock, Logger } from '../../functions/protocol/ports';
 
-// The seed's constants: a two-minute lease, a heartbeat every 45 s, and a 15 s safety margin.
+// The original design's constants: a two-minute lease, a heartbeat every 45 s, and a 15 s safety margin.
 const T0 = Date.parse('2026-11-30T06:00:00Z');
-const SEED: LeaseTiming = { leaseMs: 120_000, heartbeatMs: 45_000, safetyMarginMs: 15_000 };
+const ORIGINAL: LeaseTiming = { leaseMs: 120_000, heartbeatMs: 45_000, safetyMarginMs: 15_000 };
 const S = 1_000;
 
 const clock: Clock = { now: () => Date.now() };
@@ -46,10 +46,10 @@ const endlessJob = () => timedJob<string>(undefined, 'never');
 
 function guard<T>(overrides: Partial<GuardOptions<T>> & Pick<GuardOptions<T>, 'work' | 'extend'>): Promise<T> {
   return runUnderLease<T>({
-    timing: SEED,
+    timing: ORIGINAL,
     clock,
     logger: silentLogger(),
-    leaseExpiresAt: T0 + SEED.leaseMs,
+    leaseExpiresAt: T0 + ORIGINAL.leaseMs,
     deadlineAt: T0 + 800 * S,
     ...overrides,
   });
@@ -86,7 +86,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('runUnderLease: heartbeat with the seed timing (lease 120 s, heartbeat 45 s, margin 15 s)', () => {
+describe('runUnderLease: heartbeat with the original timing (lease 120 s, heartbeat 45 s, margin 15 s)', () => {
   it('extends every 45 s while a 200 s job runs, each to sentAt + lease, and returns the job result', async () => {
     const ext = recordingExtend();
     const job = timedJob(200 * S, 'report');
@@ -99,13 +99,13 @@ describe('runUnderLease: heartbeat with the seed timing (lease 120 s, heartbeat 
     expect(ext.times()).toEqual([45, 90, 135, 180]);
     for (const call of ext.calls) {
       expect(call.now).toBe(T0 + call.at * S);
-      expect(call.target).toBe(call.now + SEED.leaseMs);
+      expect(call.target).toBe(call.now + ORIGINAL.leaseMs);
     }
     expect(job.seen.abortedAt).toBeUndefined();
   });
 
   it('absorbs one transient extend failure at 45 s: retries heartbeat/3 = 15 s later and keeps the job running', async () => {
-    expect(transientRetryMs(SEED)).toBe(15 * S);
+    expect(transientRetryMs(ORIGINAL)).toBe(15 * S);
     const ext = recordingExtend((i) => (i === 0 ? Promise.reject(transient()) : Promise.resolve()));
     const job = timedJob(200 * S, 'report');
     const result = settle(guard({ extend: ext.extend, work: job.work }));
@@ -113,7 +113,7 @@ describe('runUnderLease: heartbeat with the seed timing (lease 120 s, heartbeat 
     await vi.advanceTimersByTimeAsync(200 * S);
 
     expect(ext.times().slice(0, 3)).toEqual([45, 60, 105]); // failed, retried, then the regular beat 45 s after the success
-    expect(ext.calls[1].target).toBe(T0 + 60 * S + SEED.leaseMs);
+    expect(ext.calls[1].target).toBe(T0 + 60 * S + ORIGINAL.leaseMs);
     expect(job.seen.abortedAt).toBeUndefined();
     expect(result).toMatchObject({ done: true, value: 'report' });
   });
@@ -261,9 +261,9 @@ describe('runUnderLease: a hanging extend', () => {
     expect(result.error).toBeInstanceOf(LeaseExpiringError);
   });
 
-  // With the seed timing a hung extend must be cut early enough for its retry (heartbeat/3 later) to land before the
+  // With the original timing a hung extend must be cut early enough for its retry (heartbeat/3 later) to land before the
   // give-up point; a budget of a whole heartbeat would put the retry at 45 + 45 + 15 = 105 s, exactly at give-up.
-  it('with the seed timing, absorbs one hung extend as it absorbs one failed extend', async () => {
+  it('with the original timing, absorbs one hung extend as it absorbs one failed extend', async () => {
     const ext = recordingExtend((i, call) => (i === 0 ? hangUntilAborted(call) : Promise.resolve()));
     const job = timedJob(200 * S, 'report');
     const result = settle(guard({ extend: ext.extend, work: job.work }));

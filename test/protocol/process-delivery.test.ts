@@ -116,7 +116,7 @@ describe('processDelivery: claim, run, commit, complete', () => {
   });
 });
 
-describe('processDelivery: heartbeat with the seed timing (lease 120 s, heartbeat 45 s)', () => {
+describe('processDelivery: heartbeat with the original timing (lease 120 s, heartbeat 45 s)', () => {
   it('absorbs one failed extend: the retry 15 s later renews the lease and the job finishes', async () => {
     const job = timedJob(200_000);
     h = makeHarness({ jobs: { report: job } });
@@ -134,13 +134,13 @@ describe('processDelivery: heartbeat with the seed timing (lease 120 s, heartbea
     expect(heartbeats).toHaveLength(1);
   });
 
-  it('aborts the job at 105 s, before the lease expires at 120 s, when extends keep failing (the seed lost it at 120 and found out at Complete)', async () => {
+  it('aborts the job at 105 s, before the lease expires at 120 s, when extends keep failing (the original design lost it at 120 and found out at Complete)', async () => {
     const job = timedJob(300_000);
     h = makeHarness({ jobs: { report: job } });
     await recordOccurrence();
     const run = startDelivery();
     await vi.advanceTimersByTimeAsync(1);
-    // The seed's two ticks at 45 and 90 fail, and so do our retries at 60 and 75.
+    // The original design's two ticks at 45 and 90 fail, and so do our retries at 60 and 75.
     h.aws.failNext('UpdateItem', faults.throttled, 4);
 
     await vi.advanceTimersByTimeAsync(120_000);

@@ -128,7 +128,7 @@ function retriesDuringOutage(
   return retries;
 }
 
-describe('DEFAULT_RETRY_POLICY against a long outage (the seed costs ~56 wake-ups an hour)', () => {
+describe('DEFAULT_RETRY_POLICY against a long outage (the original design costs ~56 wake-ups an hour)', () => {
   const p = DEFAULT_RETRY_POLICY;
 
   it('retries the first failure within 5 s, whatever the jitter', () => {
@@ -149,7 +149,7 @@ describe('DEFAULT_RETRY_POLICY against a long outage (the seed costs ~56 wake-up
     expect(retriesDuringOutage((a) => retryDelayMs(p, a, shortest), 5 * 60 * S)).toBeGreaterThanOrEqual(5);
   });
 
-  it("the seed's 1 << min(attempt, 6) s policy would cost more than 50 retries in the same hour", () => {
+  it("the original design's 1 << min(attempt, 6) s policy would cost more than 50 retries in the same hour", () => {
     const seedDelayMs = (failedAttempt: number) => (1 << Math.min(failedAttempt, 6)) * S;
     const seedRetries = retriesDuringOutage(seedDelayMs, HOUR_MS);
     expect(seedRetries).toBeGreaterThan(50);

@@ -1,22 +1,22 @@
 /**
- * The seed commentary's numbers, reproduced by simulation for the seed's worker, and the same scenarios for ours.
- * `npm run sim:figures` prints the full table (ours at the seed's lease too).
+ * The original design's commentary's numbers, reproduced by simulation for the original design's worker, and the same scenarios for ours.
+ * `npm run sim:figures` prints the full table (ours at the original lease too).
  */
 import { describe, expect, it } from 'vitest';
 import { measureDesign } from '../../sim/figures';
-import { OURS, SEED } from '../../sim/variants';
+import { ORIGINAL, OURS } from '../../sim/variants';
 
 describe('timing figures by simulation', () => {
-  it("the seed's worker: one failed tick is absorbed, two hand the occurrence to a second worker until Complete", async () => {
-    const seed = await measureDesign('seed', SEED);
-    expect(seed.failedTicksSurvived).toBe(1);
+  it("the original design's worker: one failed tick is absorbed, two hand the occurrence to a second worker until Complete", async () => {
+    const original = await measureDesign('original design', ORIGINAL);
+    expect(original.failedTicksSurvived).toBe(1);
     // The lease dies at 120 s and the job (200 s) runs on; loss surfaces only at Complete, 80 s later.
-    expect(seed.stoppedBy).toMatch(/^lease lost before complete/);
-    expect(seed.lossToAbortS).toBeGreaterThan(75);
-    expect(seed.twoHoldersS).toBeGreaterThan(75);
+    expect(original.stoppedBy).toMatch(/^lease lost before complete/);
+    expect(original.lossToAbortS).toBeGreaterThan(75);
+    expect(original.twoHoldersS).toBeGreaterThan(75);
     // 1 << min(attempt, 6) s: about a minute between wake-ups once capped, so near 60 in an hour.
-    expect(seed.outage.wakeUps).toBeGreaterThanOrEqual(50);
-    expect(seed.outage.wakeUps).toBeLessThanOrEqual(60);
+    expect(original.outage.wakeUps).toBeGreaterThanOrEqual(50);
+    expect(original.outage.wakeUps).toBeLessThanOrEqual(60);
   });
 
   it('ours: several failed ticks are absorbed, and the job is aborted before the lease expires, never shared', async () => {

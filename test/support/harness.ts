@@ -24,7 +24,7 @@ import type { Row as Item } from '../../sim/fakes/dynamo-expressions';
 import { FakeAws } from '../../sim/fakes/fake-aws';
 import { streamEvent } from '../../sim/fakes/stream-event';
 
-/** The seed's timing: a two-minute lease, a 45 s heartbeat. */
+/** The original design's timing: a two-minute lease, a 45 s heartbeat. */
 export const SEED_TIMING = { leaseSeconds: 120, heartbeatSeconds: 45, leaseSafetyMarginSeconds: 15 } as const;
 export const T0 = Date.parse('2026-11-30T06:00:00Z');
 export const SCHEDULED = '2026-11-30T06:00:00Z';
