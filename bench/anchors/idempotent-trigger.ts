@@ -10,6 +10,7 @@
 import { makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Context } from 'aws-lambda';
 import {
   type BareTriggerEvent,
   type BareTriggerResult,
@@ -24,10 +25,13 @@ export interface IdempotentTriggerOptions {
   readonly idempotencyClient?: DynamoDBClient;
 }
 
+/** Takes Lambda's context as Powertools expects: it bounds an in-progress record by the invocation's remaining time. */
+export type IdempotentTriggerHandler = (event: BareTriggerEvent, context: Context) => Promise<BareTriggerResult>;
+
 export function createIdempotentTriggerHandler(
-  work: (event: BareTriggerEvent) => Promise<BareTriggerResult>,
+  work: (event: BareTriggerEvent, context: Context) => Promise<BareTriggerResult>,
   options: IdempotentTriggerOptions,
-): (event: BareTriggerEvent) => Promise<BareTriggerResult> {
+): IdempotentTriggerHandler {
   const persistenceStore = new DynamoDBPersistenceLayer({
     tableName: options.idempotencyTableName,
     awsSdkV3Client: options.idempotencyClient ?? new DynamoDBClient({}),
@@ -35,10 +39,10 @@ export function createIdempotentTriggerHandler(
   return makeIdempotent(work, { persistenceStore });
 }
 
-let deployed: ((event: BareTriggerEvent) => Promise<BareTriggerResult>) | undefined;
-export const handler = (event: BareTriggerEvent): Promise<BareTriggerResult> => {
+let deployed: IdempotentTriggerHandler | undefined;
+export const handler = (event: BareTriggerEvent, context: Context): Promise<BareTriggerResult> => {
   deployed ??= createIdempotentTriggerHandler(createBareTriggerHandler(bareClients()), {
     idempotencyTableName: requireValue(process.env, 'IDEMPOTENCY_TABLE_NAME'),
   });
-  return deployed(event);
+  return deployed(event, context);
 };
