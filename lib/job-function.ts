@@ -13,6 +13,22 @@ export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
 export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 
+/**
+ * How every function is bundled. Exported so that the cold-load benchmark (bench/cold-load.ts) bundles its handlers
+ * and anchors exactly as the stack does.
+ */
+export const JOB_FUNCTION_BUNDLING = {
+  minify: true,
+  sourceMap: true,
+  // Ship the SDK versions the functions were tested with (package-lock.json) instead of the runtime's copy,
+  // which changes under us; the conditional S3 write and the lease updates depend on recent SDK behaviour.
+  bundleAwsSDK: true,
+  // Prefer the packages' ES modules, which esbuild can tree-shake: the SDK, Powertools and zod ship both, and
+  // their CommonJS builds would be bundled whole (measured: the trigger 1,096 KB with them, 440 KB without).
+  mainFields: ['module', 'main'],
+  forceDockerBundling: false,
+} satisfies nodejs.BundlingOptions;
+
 export interface JobFunctionProps
   extends Omit<
     nodejs.NodejsFunctionProps,
@@ -56,17 +72,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
       // Stack traces point into the TypeScript sources through the bundled source map.
       NODE_OPTIONS: '--enable-source-maps',
     },
-    bundling: {
-      minify: true,
-      sourceMap: true,
-      // Ship the SDK versions the functions were tested with (package-lock.json) instead of the runtime's copy,
-      // which changes under us; the conditional S3 write and the lease updates depend on recent SDK behaviour.
-      bundleAwsSDK: true,
-      // Prefer the packages' ES modules, which esbuild can tree-shake: the SDK, Powertools and zod ship both, and
-      // their CommonJS builds would be bundled whole (measured: the trigger 1,096 KB with them, 440 KB without).
-      mainFields: ['module', 'main'],
-      forceDockerBundling: false,
-    },
+    bundling: JOB_FUNCTION_BUNDLING,
   });
 }
 
