@@ -122,11 +122,11 @@ type CdkBundling = typeof JOB_FUNCTION_BUNDLING;
 /**
  * The esbuild options the CDK's NodejsFunction derives from the stack's bundling options (aws-lambda-nodejs
  * bundling.ts, buildEsbuildArgs): `--bundle --target=node<runtime> --platform=node`, no --format (so CommonJS),
- * `--minify`, `--sourcemap`, no externals with bundleAwsSDK, `--main-fields`. An option this mapping does not know
+ * `--minify`, `--sourcemap`, `--sources-content=false`, no externals with bundleAwsSDK, `--main-fields`. An option this mapping does not know
  * fails here, so that a change to the stack's bundling cannot silently leave the benchmark behind.
  */
 export function esbuildOptionsFor(bundling: CdkBundling, runtimeName: string): BuildOptions {
-  const known = new Set(['minify', 'sourceMap', 'bundleAwsSDK', 'mainFields', 'forceDockerBundling']);
+  const known = new Set(['minify', 'sourceMap', 'sourcesContent', 'bundleAwsSDK', 'mainFields', 'forceDockerBundling']);
   const unknown = Object.keys(bundling).filter((key) => !known.has(key));
   if (unknown.length > 0)
     throw new Error(`bench/cold-load.ts does not map the bundling option(s) ${unknown.join(', ')}`);
@@ -137,6 +137,7 @@ export function esbuildOptionsFor(bundling: CdkBundling, runtimeName: string): B
     target: nodeTarget(runtimeName),
     minify: bundling.minify,
     sourcemap: bundling.sourceMap,
+    sourcesContent: bundling.sourcesContent,
     mainFields: bundling.mainFields,
     metafile: true,
     logLevel: 'silent',

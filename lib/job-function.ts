@@ -20,6 +20,10 @@ export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 export const JOB_FUNCTION_BUNDLING = {
   minify: true,
   sourceMap: true,
+  // Stack traces need the map's mappings, not a copy of every source: without the sources the trigger's map is 0.75
+  // MB instead of 2.28 MB, and Node (--enable-source-maps) parses it at every cold start (measured: 18.5 M fewer
+  // instructions for the trigger, npm run bench:cold-load).
+  sourcesContent: false,
   // Ship the SDK versions the functions were tested with (package-lock.json) instead of the runtime's copy,
   // which changes under us; the conditional S3 write and the lease updates depend on recent SDK behaviour.
   bundleAwsSDK: true,

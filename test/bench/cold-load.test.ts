@@ -99,6 +99,7 @@ describe('Function: esbuildOptionsFor', () => {
       target: 'node24',
       minify: true,
       sourcemap: true,
+      sourcesContent: false,
       mainFields: ['module', 'main'],
     });
   });
