@@ -109,6 +109,8 @@ export function workerFunction(
     },
   });
   allow(fn, ['dynamodb:UpdateItem', 'dynamodb:Query'], [table.tableArn, statusIndexArn(table)]);
+  // BatchGetItem: the digest job reads the full rows of the index entries it lists.
+  allow(fn, ['dynamodb:BatchGetItem'], [table.tableArn]);
   allow(fn, ['s3:GetObject', 's3:PutObject'], [reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)]);
   // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
   allow(fn, ['s3:ListBucket'], [reportBucket.bucketArn]);
@@ -203,10 +205,11 @@ export function reconcilerFunction(
       ...metricsEnv(resources),
     },
   });
-  // Query: the byStatus index. UpdateItem: the conditional re-enqueue mark and notifiedAt. GetItem: the
-  // announcement re-reads the row. SendMessage: the re-enqueue. Publish: the announcement.
+  // Query: the status index. BatchGetItem: the full rows of the candidates it picked there. UpdateItem: the
+  // conditional re-enqueue mark and notifiedAt. GetItem: the announcement re-reads the row. SendMessage: the
+  // re-enqueue. Publish: the announcement.
   allow(fn, ['dynamodb:Query'], [statusIndexArn(table)]);
-  allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
+  allow(fn, ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
   allow(fn, ['sqs:SendMessage'], [jobQueue.queueArn]);
   allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
   const rule = new events.Rule(scope, 'ReconcilerSchedule', {

@@ -3,7 +3,7 @@
  *
  *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + job queue ─▶ worker ─▶ report in S3, row SUCCEEDED
  *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
- *   every 5 min: reconciler ─▶ re-enqueue stuck rows (byStatus index), announce reports never announced
+ *   every 5 min: reconciler ─▶ re-enqueue stuck rows (status index), announce reports never announced
  *   alarms (SNS topic) and a dashboard over all of it (jobs-monitoring.ts)
  *
  * Each piece is named in a file of its own: the storage (occurrence-storage.ts), the queues and the announcement

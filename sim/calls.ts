@@ -28,9 +28,10 @@ const OPERATIONS: Record<string, string> = {
   SendMessageCommand: 'SendMessage',
   ChangeMessageVisibilityCommand: 'ChangeMessageVisibility',
   PublishCommand: 'Publish',
+  BatchGetCommand: 'BatchGetItem',
 };
 
-export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query']);
+export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query', 'BatchGetItem']);
 
 export function operationOf(command: SdkCommand): string {
   return OPERATIONS[command.constructor.name] ?? command.constructor.name;

@@ -12,7 +12,7 @@ export const INVARIANTS: Readonly<Record<InvariantId, string>> = {
   2: 'exactly one notification per SUCCEEDED occurrence, none for a FAILED one',
   3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound',
   4: 'every triggered occurrence ends SUCCEEDED or FAILED by its deadline plus the bound',
-  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed',
+  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key is the shard of its status',
 };
 
 export interface Violation {
@@ -69,6 +69,7 @@ export function checkInvariants(o: WorldOutcome): Checked {
     fail(5, `SUCCEEDED with reportKey ${String(row.reportKey)}, but no object there`);
   }
   if (row?.status === 'FAILED' && !row.lastError) fail(5, 'FAILED without lastError');
+  for (const mismatch of o.indexKeyMismatches) fail(5, mismatch);
   // A report that lands after the row failed (a put still in flight when its attempt gave up) is counted in the
   // summary; one committed before the row was marked FAILED means the row denies a report that exists.
   if (

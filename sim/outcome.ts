@@ -52,6 +52,8 @@ export interface WorldOutcome {
   /** When the report object was first written (true time). */
   readonly firstCommitAt: number | undefined;
   readonly staleWrites: StaleWrite[];
+  /** Writes that left the row's status index key out of step with its status. */
+  readonly indexKeyMismatches: readonly string[];
   /** Fenced writes accepted after the writer's lease had expired while nobody else had claimed (by design). */
   readonly lateUncontestedWrites: number;
   readonly sideEffects: SideEffect[];

@@ -13,6 +13,7 @@ import {
 } from '../functions/protocol/job-settings';
 import { iso } from '../functions/protocol/occurrence';
 import type { Lease, OccurrenceStore } from '../functions/protocol/ports';
+import { statusShardOf } from '../functions/protocol/table-schema';
 
 export interface ProtocolVariant {
   readonly name: string;
@@ -91,9 +92,11 @@ class UnconditionalComplete extends DynamoOccurrenceStore {
         TableName: this.tableName_,
         Key: { jobId: lease.key.jobId, scheduledTime: lease.key.scheduledTime },
         UpdateExpression:
-          'SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, #leaseId = :leaseId REMOVE #leaseExpiresAt',
+          // Broken only in its missing fence: it writes the status index key as the real complete does.
+          'SET #status = :succeeded, #statusShard = :statusShard, #reportKey = :reportKey, #succeededAt = :now, #leaseId = :leaseId REMOVE #leaseExpiresAt',
         ExpressionAttributeNames: {
           '#status': 'status',
+          '#statusShard': 'statusShard',
           '#reportKey': 'reportKey',
           '#succeededAt': 'succeededAt',
           '#leaseId': 'leaseId',
@@ -101,6 +104,7 @@ class UnconditionalComplete extends DynamoOccurrenceStore {
         },
         ExpressionAttributeValues: {
           ':succeeded': 'SUCCEEDED',
+          ':statusShard': statusShardOf(lease.key, 'SUCCEEDED'),
           ':reportKey': reportKey,
           ':now': iso(now),
           ':leaseId': lease.leaseId,

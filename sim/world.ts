@@ -22,7 +22,9 @@ import { S3ReportStore } from '../functions/aws/report-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
+import type { OccurrenceKey, OccurrenceStatus } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
+import { statusShardOf } from '../functions/protocol/table-schema';
 import { type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
 import { createTriggerHandler } from '../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
@@ -119,6 +121,8 @@ export class World implements NetworkHost {
   private notifierFailures = 0;
   private streamTries = 0;
   private workerCrashes = 0;
+  /** Writes after which the row's status index key was not its status's shard (invariant 5). */
+  private readonly indexKeyMismatches: string[] = [];
   private maxFreezeMs = 0;
   private triggerEventsDropped = 0;
   /** Faults beyond the bounds, skipped. */
@@ -382,6 +386,13 @@ export class World implements NetworkHost {
   /** The stack's event source filter: only the write that makes a row SUCCEEDED reaches the notifier. */
   private rowChanged(before: Row | undefined, after: Row): void {
     this.observer.rowWritten(after);
+    // The reconciler and the CLI find a row by its status only through this key: it must move with every status.
+    const expected = statusShardOf(after as unknown as OccurrenceKey, after.status as OccurrenceStatus);
+    if (after.statusShard !== expected) {
+      this.indexKeyMismatches.push(
+        `${String(after.status)} row with index key ${String(after.statusShard)} (expected ${expected}) at +${((this.vt.now - T0) / 1000).toFixed(3)} s`,
+      );
+    }
     if (after.status === 'SUCCEEDED' && before?.status !== 'SUCCEEDED') {
       const record = streamEvent(structuredClone(before), structuredClone(after));
       this.vt.scheduleSystem(STREAM_DELAY_MS, () => this.invokeNotifier(record));
@@ -454,6 +465,7 @@ export class World implements NetworkHost {
       overwrites: o.overwrites,
       firstCommitAt: o.firstCommitAt,
       staleWrites: o.staleWrites,
+      indexKeyMismatches: this.indexKeyMismatches,
       lateUncontestedWrites: o.lateUncontestedWrites,
       sideEffects: this.sideEffects,
       beliefs: this.beliefs.all,

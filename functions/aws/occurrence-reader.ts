@@ -1,29 +1,76 @@
 /**
- * Reads occurrences through the byStatus index (status + scheduled time), for jobs that report on them.
+ * Reads occurrences through the status index, for the reconciler, for jobs that report on them and for the
+ * occurrences CLI. The index is sharded (each status spread over STATUS_INDEX_SHARDS partition keys) and projects
+ * only what a heartbeat does not change, so a reader queries every shard of a status, merges them in scheduled-time
+ * order, and reads full rows from the table (BatchGetItem) where it needs more than the projection. Never a Scan.
  */
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { isoSeconds, type Occurrence, type OccurrenceStatus } from '../protocol/occurrence';
-import { OCCURRENCE_TABLE } from '../protocol/table-schema';
+import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { isoSeconds, type Occurrence, type OccurrenceKey, type OccurrenceStatus } from '../protocol/occurrence';
+import type { OccurrenceIndex } from '../protocol/ports';
+import { type IndexedOccurrence, OCCURRENCE_TABLE, statusShardsOf } from '../protocol/table-schema';
 import { asDependencyError } from './classify-error';
 
 export interface OccurrenceReader {
-  /** Occurrences with this status and `from <= scheduledTime < to`, oldest first. */
+  /** Occurrences (full rows) with this status and `from <= scheduledTime < to`, oldest first. */
   listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
 }
 
-export class DynamoOccurrenceReader implements OccurrenceReader {
+/** Keys per BatchGetItem request: DynamoDB's limit. */
+const BATCH_GET_MAX_KEYS = 100;
+/** Rounds of BatchGetItem for the keys DynamoDB left unprocessed (throttling) before giving up. */
+const UNPROCESSED_ROUNDS = 5;
+/** Queries in flight at once: every shard of a status, without opening more sockets than the SDK keeps. */
+const QUERY_CONCURRENCY = 16;
+
+export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
   async listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]> {
-    const index = OCCURRENCE_TABLE.statusIndex;
-    const items: Occurrence[] = [];
-    let startKey: Record<string, unknown> | undefined;
+    return this.readRows(await this.listIndexed(status, from, to, signal), signal);
+  }
+
+  /** The index entries (keys and projected attributes) with this status and `from <= scheduledTime < to`, oldest first. */
+  async listIndexed(
+    status: OccurrenceStatus,
+    from: string,
+    to: string,
+    signal?: AbortSignal,
+  ): Promise<IndexedOccurrence[]> {
     // `to` belongs to the next period. A key condition takes one range, and a filter may not name a key
     // attribute, so end the range one second earlier: scheduled times are whole seconds.
-    const lastIncluded = isoSeconds(Date.parse(to) - 1000);
+    const last = isoSeconds(Date.parse(to) - 1000);
+    if (last < from) return [];
+    const perShard = await inBatches(statusShardsOf(status), QUERY_CONCURRENCY, (shard) =>
+      this.queryShard(shard, from, last, signal),
+    );
+    return perShard.flat().sort(oldestFirst);
+  }
+
+  /**
+   * The full rows of these keys, in the order given; a key whose row is gone (TTL, or never there) is left out.
+   * Eventually consistent, like the index the keys came from: every write that acts on a row is conditional.
+   */
+  async readRows(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]> {
+    const found = new Map<string, Occurrence>();
+    for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
+      for (const row of await this.batchGet(keys.slice(i, i + BATCH_GET_MAX_KEYS), signal)) found.set(idOf(row), row);
+    }
+    return keys.flatMap((k) => found.get(idOf(k)) ?? []);
+  }
+
+  /** One shard of a status, every page, ascending. */
+  private async queryShard(
+    shard: string,
+    from: string,
+    last: string,
+    signal?: AbortSignal,
+  ): Promise<IndexedOccurrence[]> {
+    const index = OCCURRENCE_TABLE.statusIndex;
+    const items: IndexedOccurrence[] = [];
+    let startKey: Record<string, unknown> | undefined;
     do {
       try {
         signal?.throwIfAborted();
@@ -31,20 +78,51 @@ export class DynamoOccurrenceReader implements OccurrenceReader {
           new QueryCommand({
             TableName: this.tableName,
             IndexName: index.name,
-            KeyConditionExpression: '#status = :status AND #time BETWEEN :from AND :last',
-            ExpressionAttributeNames: { '#status': index.partitionKey, '#time': index.sortKey },
-            ExpressionAttributeValues: { ':status': status, ':from': from, ':last': lastIncluded },
+            KeyConditionExpression: '#shard = :shard AND #time BETWEEN :from AND :last',
+            ExpressionAttributeNames: { '#shard': index.partitionKey, '#time': index.sortKey },
+            ExpressionAttributeValues: { ':shard': shard, ':from': from, ':last': last },
             ExclusiveStartKey: startKey,
           }),
           { abortSignal: signal },
         );
-        items.push(...((page.Items ?? []) as Occurrence[]));
+        items.push(...((page.Items ?? []) as IndexedOccurrence[]));
         startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw asDependencyError('list occurrences', error);
       }
     } while (startKey !== undefined);
     return items;
+  }
+
+  /** One BatchGetItem of at most 100 keys, asked again for what DynamoDB left unprocessed. */
+  private async batchGet(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]> {
+    const rows: Occurrence[] = [];
+    let pending: Record<string, unknown>[] = keys.map(tableKeyOf);
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === UNPROCESSED_ROUNDS) {
+        // Classified like a throttled request: the caller counts it and the next run (or a retry) reads again.
+        throw asDependencyError(
+          'read occurrences',
+          Object.assign(new Error(`${pending.length} key(s) still unprocessed after ${round} rounds`), {
+            name: 'ProvisionedThroughputExceededException',
+            $metadata: { httpStatusCode: 400 },
+          }),
+        );
+      }
+      if (round > 0) await pause(50 * 2 ** round, signal);
+      try {
+        signal?.throwIfAborted();
+        const out = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending } } }),
+          { abortSignal: signal },
+        );
+        rows.push(...((out.Responses?.[this.tableName] ?? []) as Occurrence[]));
+        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      } catch (error) {
+        throw asDependencyError('read occurrences', error);
+      }
+    }
+    return rows;
   }
 }
 
@@ -57,7 +135,7 @@ export interface NewestFirstRange {
 
 /**
  * Additions for the occurrences CLI: newest-first listings that stop at a limit. Each is a Query on the table key
- * (one job) or on the byStatus index (one status); never a Scan.
+ * (one job) or one per shard of the status index (one status), then a BatchGetItem of the page; never a Scan.
  */
 export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
   constructor(
@@ -74,35 +152,42 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
     statuses?: readonly OccurrenceStatus[],
   ): Promise<Occurrence[]> {
     const filter = statuses === undefined || statuses.length === 0 ? undefined : statuses;
-    return this.newestFirst(range, {
+    return (await this.newestFirst(range, {
       KeyConditionExpression: '#job = :job AND #time BETWEEN :from AND :last',
       ExpressionAttributeNames: {
         '#job': OCCURRENCE_TABLE.partitionKey,
         '#time': OCCURRENCE_TABLE.sortKey,
-        ...(filter ? { '#status': OCCURRENCE_TABLE.statusIndex.partitionKey } : {}),
+        ...(filter ? { '#status': 'status' } : {}),
       },
       ExpressionAttributeValues: { ':job': jobId, ...Object.fromEntries((filter ?? []).map((s, i) => [`:s${i}`, s])) },
       FilterExpression: filter ? `#status IN (${filter.map((_, i) => `:s${i}`).join(', ')})` : undefined,
-    });
+    })) as Occurrence[];
   }
 
-  /** Occurrences of every job with this status, newest first (the byStatus index). */
+  /**
+   * Occurrences of every job with this status, newest first: the newest `limit` of each shard (the newest `limit`
+   * of all are among them), merged, cut to `limit`, then their full rows.
+   */
   async listStatusNewestFirst(status: OccurrenceStatus, range: NewestFirstRange): Promise<Occurrence[]> {
     const index = OCCURRENCE_TABLE.statusIndex;
-    return this.newestFirst(range, {
-      IndexName: index.name,
-      KeyConditionExpression: '#status = :status AND #time BETWEEN :from AND :last',
-      ExpressionAttributeNames: { '#status': index.partitionKey, '#time': index.sortKey },
-      ExpressionAttributeValues: { ':status': status },
-    });
+    const perShard = await inBatches(statusShardsOf(status), QUERY_CONCURRENCY, (shard) =>
+      this.newestFirst(range, {
+        IndexName: index.name,
+        KeyConditionExpression: '#shard = :shard AND #time BETWEEN :from AND :last',
+        ExpressionAttributeNames: { '#shard': index.partitionKey, '#time': index.sortKey },
+        ExpressionAttributeValues: { ':shard': shard },
+      }),
+    );
+    const page = perShard.flat().sort(newestFirstOrder).slice(0, range.limit);
+    return this.readRows(page);
   }
 
-  private async newestFirst(range: NewestFirstRange, query: QueryParts): Promise<Occurrence[]> {
-    // `to` is exclusive and scheduled times are whole seconds (see listByStatus); an empty range needs no request,
+  private async newestFirst(range: NewestFirstRange, query: QueryParts): Promise<IndexedOccurrence[]> {
+    // `to` is exclusive and scheduled times are whole seconds (see listIndexed); an empty range needs no request,
     // and BETWEEN with its bounds reversed would be a validation error.
     const last = isoSeconds(Date.parse(range.to) - 1000);
     if (last < range.from || range.limit <= 0) return [];
-    const items: Occurrence[] = [];
+    const items: IndexedOccurrence[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       try {
@@ -117,7 +202,7 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
             ExclusiveStartKey: startKey,
           }),
         );
-        items.push(...((page.Items ?? []) as Occurrence[]));
+        items.push(...((page.Items ?? []) as IndexedOccurrence[]));
         startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw asDependencyError('list occurrences', error);
@@ -136,4 +221,39 @@ interface QueryParts {
   readonly ExpressionAttributeNames: Record<string, string>;
   readonly ExpressionAttributeValues: Record<string, unknown>;
   readonly FilterExpression?: string;
+}
+
+/** Scheduled time, then job: the order one shard's query returns, kept across shards. */
+export function oldestFirst(a: OccurrenceKey, b: OccurrenceKey): number {
+  return a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId);
+}
+
+function newestFirstOrder(a: OccurrenceKey, b: OccurrenceKey): number {
+  return b.scheduledTime.localeCompare(a.scheduledTime) || a.jobId.localeCompare(b.jobId);
+}
+
+const tableKeyOf = (k: OccurrenceKey) => ({ jobId: k.jobId, scheduledTime: k.scheduledTime });
+const idOf = (k: OccurrenceKey) => `${k.jobId}\u0000${k.scheduledTime}`;
+
+/** Run `work` over `items`, at most `concurrency` at once, results in the order of the items. */
+async function inBatches<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += concurrency) {
+    results.push(...(await Promise.all(items.slice(i, i + concurrency).map(work))));
+  }
+  return results;
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }

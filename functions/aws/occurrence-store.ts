@@ -26,12 +26,14 @@ import type {
   RequeueStore,
 } from '../protocol/ports';
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
+import { statusShardOf } from '../protocol/table-schema';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
 const NAMES = {
   '#jobId': 'jobId',
   '#status': 'status',
+  '#statusShard': 'statusShard',
   '#attempt': 'attempt',
   '#deadlineAt': 'deadlineAt',
   '#leaseId': 'leaseId',
@@ -71,7 +73,8 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: occurrence,
+          // The index key goes in with the status it belongs to.
+          Item: { ...occurrence, statusShard: statusShardOf(occurrence, occurrence.status) },
           ConditionExpression: 'attribute_not_exists(#jobId)',
           ExpressionAttributeNames: names('#jobId'),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -91,7 +94,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
           TableName: this.tableName,
           Key: keyOf(key),
           UpdateExpression:
-            'SET #status = :running, #leaseId = :leaseId, #leaseOwner = :owner, #leaseExpiresAt = :expires, ' +
+            'SET #status = :running, #statusShard = :statusShard, #leaseId = :leaseId, #leaseOwner = :owner, #leaseExpiresAt = :expires, ' +
             '#heartbeatAt = :now, #claimedAt = :now, #attempt = #attempt + :one REMOVE #nextAttemptAt',
           // isClaimable() in protocol/claimability.ts, as one atomic condition.
           ConditionExpression:
@@ -101,6 +104,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
           ExpressionAttributeNames: names(
             '#jobId',
             '#status',
+            '#statusShard',
             '#leaseId',
             '#leaseOwner',
             '#leaseExpiresAt',
@@ -112,6 +116,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
           ),
           ExpressionAttributeValues: {
             ':running': RUNNING,
+            ':statusShard': statusShardOf(key, RUNNING),
             ':pending': PENDING,
             ':retryWait': RETRY_WAIT,
             ':leaseId': r.leaseId,
@@ -151,10 +156,11 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
     await this.fenced('complete occurrence', lease, SUCCEEDED, {
-      UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
-      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      UpdateExpression: `SET #status = :succeeded, #statusShard = :statusShard, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#statusShard', '#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
       values: {
         ':succeeded': SUCCEEDED,
+        ':statusShard': statusShardOf(lease.key, SUCCEEDED),
         ':reportKey': reportKey,
         ':now': iso(now),
         ...historyEntry(lease, 'succeeded', now),
@@ -171,11 +177,20 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
   ): Promise<void> {
     await this.fenced('release occurrence', lease, RETRY_WAIT, {
       UpdateExpression:
-        'SET #status = :retryWait, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ' +
+        'SET #status = :retryWait, #statusShard = :statusShard, #nextAttemptAt = :next, #lastError = :error, #releasedAt = :now, ' +
         `#retryMessageId = :retryMessageId, ${APPEND_HISTORY} REMOVE #leaseExpiresAt`,
-      names: ['#nextAttemptAt', '#lastError', '#releasedAt', '#retryMessageId', '#leaseExpiresAt', '#history'],
+      names: [
+        '#statusShard',
+        '#nextAttemptAt',
+        '#lastError',
+        '#releasedAt',
+        '#retryMessageId',
+        '#leaseExpiresAt',
+        '#history',
+      ],
       values: {
         ':retryWait': RETRY_WAIT,
+        ':statusShard': statusShardOf(lease.key, RETRY_WAIT),
         ':next': iso(nextAttemptAt),
         ':error': lastError,
         ':now': iso(now),
@@ -187,10 +202,11 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async fail(lease: Lease, lastError: string, now: number): Promise<void> {
     await this.fenced('fail occurrence', lease, FAILED, {
-      UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
-      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      UpdateExpression: `SET #status = :failed, #statusShard = :statusShard, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#statusShard', '#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
       values: {
         ':failed': FAILED,
+        ':statusShard': statusShardOf(lease.key, FAILED),
         ':error': lastError,
         ':now': iso(now),
         ...historyEntry(lease, 'failed', now, lastError),
@@ -200,17 +216,27 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
 
   async failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean> {
     return this.unheld('fail unheld occurrence', key, now, {
-      UpdateExpression: `SET #status = :failed, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
-      names: ['#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
-      values: { ':failed': FAILED, ':error': lastError, ...historyEntry(undefined, 'failed', now, lastError) },
+      UpdateExpression: `SET #status = :failed, #statusShard = :statusShard, #lastError = :error, #failedAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#statusShard', '#lastError', '#failedAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: {
+        ':failed': FAILED,
+        ':statusShard': statusShardOf(key, FAILED),
+        ':error': lastError,
+        ...historyEntry(undefined, 'failed', now, lastError),
+      },
     });
   }
 
   async completeUnheld(key: OccurrenceKey, reportKey: string, now: number): Promise<boolean> {
     return this.unheld('complete unheld occurrence', key, now, {
-      UpdateExpression: `SET #status = :succeeded, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
-      names: ['#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
-      values: { ':succeeded': SUCCEEDED, ':reportKey': reportKey, ...historyEntry(undefined, 'succeeded', now) },
+      UpdateExpression: `SET #status = :succeeded, #statusShard = :statusShard, #reportKey = :reportKey, #succeededAt = :now, ${APPEND_HISTORY} REMOVE #leaseExpiresAt, #nextAttemptAt`,
+      names: ['#statusShard', '#reportKey', '#succeededAt', '#leaseExpiresAt', '#nextAttemptAt', '#history'],
+      values: {
+        ':succeeded': SUCCEEDED,
+        ':statusShard': statusShardOf(key, SUCCEEDED),
+        ':reportKey': reportKey,
+        ...historyEntry(undefined, 'succeeded', now),
+      },
     });
   }
 
@@ -405,7 +431,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
           TableName: this.table,
           Key: keyOf(key),
           UpdateExpression:
-            'SET #status = :pending, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
+            'SET #status = :pending, #statusShard = :statusShard, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
             '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
             // requeuedAt: the reconciler judges a PENDING row stuck from its last enqueue, this one, not from createdAt.
             `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId`,
@@ -413,6 +439,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
           ExpressionAttributeNames: {
             '#jobId': 'jobId',
             '#status': 'status',
+            '#statusShard': 'statusShard',
             '#attempt': 'attempt',
             '#deadlineAt': 'deadlineAt',
             '#ttl': 'ttl',
@@ -428,6 +455,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
           },
           ExpressionAttributeValues: {
             ':pending': PENDING,
+            ':statusShard': statusShardOf(key, PENDING),
             ':failed': FAILED,
             ':zero': 0,
             ':one': 1,

@@ -63,6 +63,11 @@ export interface Occurrence extends OccurrenceKey {
   readonly requeueCount?: number;
   /** The id of the last re-enqueue, so that a retried request recognises its own write. */
   readonly requeueId?: string;
+  /**
+   * The status index's partition key, `${status}#${shard}`, written by the store in every write that sets the
+   * status (table-schema.ts); absent on rows written before the index was sharded.
+   */
+  readonly statusShard?: string;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }
@@ -84,6 +89,8 @@ export const OccurrenceAttributes = {
   jobId: 'jobId',
   scheduledTime: 'scheduledTime',
   status: 'status',
+  /** The status index's partition key, `${status}#${shard}` (table-schema.ts). */
+  statusShard: 'statusShard',
   ttl: 'ttl',
 } as const;
 

@@ -4,6 +4,7 @@
  */
 import type { MetricName } from './metric-names';
 import type { Occurrence, OccurrenceKey, OccurrenceStatus } from './occurrence';
+import type { IndexedOccurrence } from './table-schema';
 
 export interface Clock {
   /** Epoch milliseconds. */
@@ -97,10 +98,15 @@ export interface RequeueStore {
   markRequeued(key: OccurrenceKey, expected: RequeueExpectation, now: number, requeueId: string): Promise<boolean>;
 }
 
-/** Occurrences by status through the byStatus index. */
+/**
+ * Occurrences by status through the status index, which projects only what a heartbeat does not change
+ * (table-schema.ts): the reconciler picks candidates from the entries and reads the full rows of those it may act on.
+ */
 export interface OccurrenceIndex {
-  /** Occurrences with this status and `from <= scheduledTime < to`, oldest first. */
-  listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
+  /** Index entries with this status and `from <= scheduledTime < to`, oldest first. */
+  listIndexed(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<IndexedOccurrence[]>;
+  /** The full rows of these keys, in their order; a key whose row is gone is left out. */
+  readRows(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]>;
 }
 
 export interface ReportBody {

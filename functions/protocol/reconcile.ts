@@ -4,8 +4,11 @@
  * Nothing else sweeps a non-terminal row that has no message in flight: the trigger failed three times after its
  * insert (the event waits in the trigger's DLQ, the row stays PENDING), a message went to the job DLQ after more
  * crash redeliveries than maxReceiveCount allows (RUNNING with an expired lease, or RETRY_WAIT), or a hidden retry
- * message was lost. The reconciler reads the byStatus index, and for each row stuck longer than `stuckAfterSeconds`
- * re-enqueues it conditionally (requeue-occurrence.ts), so racing a live worker is harmless. The worker then claims
+ * message was lost. The reconciler reads the status index (every shard of each status), picks the entries that may
+ * be stuck longer than `stuckAfterSeconds` from their projected attributes, reads those rows in full (BatchGetItem),
+ * and re-enqueues each row that is stuck conditionally (requeue-occurrence.ts), so racing a live worker is harmless.
+ * The index leaves out the lease expiry (a heartbeat changes it, and would write the index every time): a RUNNING
+ * entry is a candidate once it was claimed longer ago than the stuck period, and its row decides. The worker then claims
  * it, or, when its attempts or deadline are used up, records it FAILED (or SUCCEEDED, if a report was committed).
  *
  * It also announces SUCCEEDED rows that were never announced (no `notifiedAt`), through the notifier's own path
@@ -21,7 +24,8 @@ import { MetricName } from './metric-names';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
-import { REQUEUEABLE_STATUSES, requeueOccurrence, stuckSince } from './requeue-occurrence';
+import { REQUEUEABLE_STATUSES, requeueOccurrence, STUCK_SINCE_ATTRIBUTE, stuckSince } from './requeue-occurrence';
+import type { IndexedOccurrence } from './table-schema';
 
 export interface ReconcileThresholds {
   /** A PENDING, RUNNING (lease expired) or RETRY_WAIT (retry due) row waiting this long has nothing in flight. */
@@ -63,7 +67,7 @@ export interface Fix {
 }
 
 export interface ReconcileReport {
-  /** Rows read from the index. */
+  /** Entries read from the index. */
   readonly examined: number;
   readonly fixed: readonly Fix[];
   /** Rows that changed between the read and the conditional write: a worker got there first. */
@@ -90,7 +94,30 @@ export function stuckReason(o: Occurrence, now: number, stuckAfterSeconds: numbe
   return REASON[o.status];
 }
 
-export function isUnannounced(o: Occurrence, now: number, unannouncedAfterSeconds: number): boolean {
+/**
+ * From an index entry alone: whether its row may be stuck, so that it is worth reading in full. Exact for PENDING
+ * (createdAt) and RETRY_WAIT (nextAttemptAt). For RUNNING the lease expiry is not projected, but a lease expires
+ * after its claim, so a row claimed within the stuck period cannot have a lease that expired before it. An entry
+ * without the time is a candidate: its row is read, and judged (or reported) there.
+ */
+export function mayBeStuck(e: IndexedOccurrence, now: number, stuckAfterSeconds: number): boolean {
+  if (
+    e.status !== OccurrenceStatus.PENDING &&
+    e.status !== OccurrenceStatus.RUNNING &&
+    e.status !== OccurrenceStatus.RETRY_WAIT
+  )
+    return false;
+  const reference = e.status === OccurrenceStatus.RUNNING ? e.claimedAt : e[STUCK_SINCE_ATTRIBUTE[e.status]];
+  const since = reference === undefined ? Number.NaN : Date.parse(reference);
+  if (Number.isNaN(since)) return true;
+  const requeued = e.requeuedAt === undefined ? Number.NaN : Date.parse(e.requeuedAt);
+  return (Number.isNaN(requeued) ? since : Math.max(since, requeued)) < now - stuckAfterSeconds * 1000;
+}
+
+type AnnouncedFields = Pick<Occurrence, 'status' | 'notifiedAt' | 'reportKey' | 'succeededAt'>;
+
+/** Whether a success was never announced; decidable from an index entry as well as from a row. */
+export function isUnannounced(o: AnnouncedFields, now: number, unannouncedAfterSeconds: number): boolean {
   if (o.status !== OccurrenceStatus.SUCCEEDED || o.notifiedAt !== undefined || o.reportKey === undefined) return false;
   const at = o.succeededAt === undefined ? Number.NaN : Date.parse(o.succeededAt);
   // A row without a success time is older than any threshold.
@@ -143,12 +170,12 @@ class ReconcileRun {
     return false;
   }
 
-  /** The rows of one status scheduled in [from, to); a failed read is counted and logged, and reads as none. */
-  async list(status: OccurrenceStatus, from: string, to: string): Promise<Occurrence[]> {
+  /** The index entries of one status scheduled in [from, to); a failed read is counted and logged, and reads as none. */
+  async list(status: OccurrenceStatus, from: string, to: string): Promise<IndexedOccurrence[]> {
     try {
-      const rows = await this.deps.index.listByStatus(status, from, to);
-      this.examined += rows.length;
-      return rows;
+      const entries = await this.deps.index.listIndexed(status, from, to);
+      this.examined += entries.length;
+      return entries;
     } catch (error) {
       this.errors++;
       this.deps.logger.error('reconciler could not list occurrences', { status, from, to, error: messageOf(error) });
@@ -156,7 +183,23 @@ class ReconcileRun {
     }
   }
 
-  fix(row: Occurrence, action: Fix['action'], reason: Fix['reason']): void {
+  /** The full rows of the candidates; a failed read is counted and logged, and reads as none (the next run retries). */
+  async read(candidates: readonly IndexedOccurrence[], status: OccurrenceStatus): Promise<Occurrence[]> {
+    if (candidates.length === 0) return [];
+    try {
+      return await this.deps.index.readRows(candidates);
+    } catch (error) {
+      this.errors++;
+      this.deps.logger.error('reconciler could not read candidate occurrences', {
+        status,
+        candidates: candidates.length,
+        error: messageOf(error),
+      });
+      return [];
+    }
+  }
+
+  fix(row: IndexedOccurrence, action: Fix['action'], reason: Fix['reason']): void {
     this.fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action, reason });
   }
 
@@ -175,8 +218,14 @@ async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
   for (const status of REQUEUEABLE_STATUSES) {
     // Every age: a retried or backfilled occurrence keeps its old scheduled time but has a new deadline. The index's
     // non-terminal partitions hold only rows in flight, so reading them whole stays cheap.
-    const rows = await run.list(status, EARLIEST_SCHEDULED_TIME, upToNow);
-    for (const row of rows) {
+    const entries = await run.list(status, EARLIEST_SCHEDULED_TIME, upToNow);
+    const candidates = entries.filter((e) => mayBeStuck(e, now, thresholds.stuckAfterSeconds));
+    for (const row of await run.read(candidates, status)) {
+      if (row.status !== status) {
+        // Moved on since the index was read (claimed, finished): not this status's to fix; its new one is read later.
+        run.changedMeanwhile++;
+        continue;
+      }
       const since = stuckSince(row);
       const reason = stuckReason(row, now, thresholds.stuckAfterSeconds);
       // A reason implies a stuck-since time; a row without one has fields the reconciler cannot judge.
@@ -248,7 +297,12 @@ async function announceUnannouncedReports(run: ReconcileRun): Promise<void> {
   // A success is at or after its scheduled time, so rows scheduled after the cut-off cannot qualify yet.
   const announceBefore = now - thresholds.unannouncedAfterSeconds * 1000;
   const succeeded = await run.list(OccurrenceStatus.SUCCEEDED, from, isoSeconds(announceBefore + 1000));
-  for (const row of succeeded) {
+  const unannounced = succeeded.filter((e) => isUnannounced(e, now, thresholds.unannouncedAfterSeconds));
+  // Read only the rows this run can still announce; the rest wait for the next run.
+  const room = Math.max(0, thresholds.maxFixesPerRun - run.fixed.length);
+  if (unannounced.length > room) run.truncated = true;
+  for (const row of await run.read(unannounced.slice(0, room), OccurrenceStatus.SUCCEEDED)) {
+    // Announced between the index read and the row read.
     if (!isUnannounced(row, now, thresholds.unannouncedAfterSeconds)) continue;
     if (!run.hasRoom()) break;
     await announceUnannouncedReport(run, row);
@@ -273,7 +327,7 @@ async function announceUnannouncedReport(run: ReconcileRun, row: Occurrence): Pr
   }
 }
 
-const fieldsOf = (o: Occurrence) => ({
+const fieldsOf = (o: Pick<Occurrence, 'jobId' | 'scheduledTime' | 'status' | 'attempt'>) => ({
   jobId: o.jobId,
   scheduledTime: o.scheduledTime,
   status: o.status,

@@ -1,17 +1,52 @@
 /**
  * The occurrence table's schema: key names, the status index, TTL and stream, written once and used by the
  * functions, by the CDK constructs and by local set-up. Plain TypeScript: no CDK or AWS SDK imports.
+ *
+ * The status index is sharded and projects only what does not change while a worker holds its lease; see "The
+ * status index" in docs/design.md for the arithmetic behind both choices.
  */
-import { OccurrenceAttributes } from './occurrence';
+import { type Occurrence, OccurrenceAttributes, type OccurrenceKey, type OccurrenceStatus } from './occurrence';
+
+/**
+ * How many index partition keys each status is spread over. One tick's occurrences share a scheduled time, so
+ * without shards each status change of the whole tick lands on one index key, which DynamoDB serves from one
+ * partition (about 1,000 write units per second). 64 shards keep that partition under half its limit up to about
+ * 32,000 status changes per second (bench/partition-model.ts).
+ */
+export const STATUS_INDEX_SHARDS = 64;
+
+/**
+ * The attributes the index carries besides the keys: what the reconciler judges a row by and the CLI's listing
+ * needs to pick its page. None of them changes on a heartbeat or a lease extension (leaseExpiresAt, heartbeatAt
+ * are left out on purpose), so those writes touch the table only. lastError is left out too: it can be 1,000
+ * characters, and would push an index item past the 1 KB of one write unit.
+ */
+export const STATUS_INDEX_PROJECTION = [
+  OccurrenceAttributes.status,
+  'attempt',
+  'createdAt',
+  'claimedAt',
+  'nextAttemptAt',
+  'requeuedAt',
+  'reportKey',
+  'succeededAt',
+  'failedAt',
+  'notifiedAt',
+] as const satisfies readonly (keyof Occurrence)[];
 
 export const OCCURRENCE_TABLE = {
   partitionKey: OccurrenceAttributes.jobId,
   sortKey: OccurrenceAttributes.scheduledTime,
-  /** Lists occurrences by status and scheduled time across jobs. */
+  /**
+   * Lists occurrences by status and scheduled time across jobs: one query per shard of a status. Named apart from
+   * the earlier `byStatus` (keyed by status, projecting everything) because a key schema cannot change in place.
+   */
   statusIndex: {
-    name: 'byStatus',
-    partitionKey: OccurrenceAttributes.status,
+    name: 'byStatusShard',
+    partitionKey: OccurrenceAttributes.statusShard,
     sortKey: OccurrenceAttributes.scheduledTime,
+    shards: STATUS_INDEX_SHARDS,
+    nonKeyAttributes: STATUS_INDEX_PROJECTION,
   },
   /** Both keys and the index keys are strings. */
   keyType: 'S',
@@ -19,3 +54,37 @@ export const OCCURRENCE_TABLE = {
   /** The notifier compares the old and new image of each change. */
   streamViewType: 'NEW_AND_OLD_IMAGES',
 } as const;
+
+/** An occurrence as the status index holds it: the keys and the projected attributes. */
+export type IndexedOccurrence = Pick<Occurrence, 'jobId' | 'scheduledTime' | 'status' | 'attempt'> &
+  Partial<Pick<Occurrence, (typeof STATUS_INDEX_PROJECTION)[number]>> & { readonly statusShard?: string };
+
+/**
+ * The shard of an occurrence: a stable hash of its key, so the shard never changes with its status and every
+ * writer computes the same one without reading the row.
+ */
+export function shardOf(key: OccurrenceKey, shards: number = STATUS_INDEX_SHARDS): number {
+  // FNV-1a, 32 bits: cheap, stable across processes and releases, and spreads similar keys apart.
+  let hash = 0x811c9dc5;
+  const text = `${key.jobId}\u0000${key.scheduledTime}`;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** The index partition key value for a status and shard: `RUNNING#17`. */
+export function statusShardValue(status: OccurrenceStatus, shard: number): string {
+  return `${status}#${shard}`;
+}
+
+/** The index partition key an occurrence has in this status; written in the same update that sets the status. */
+export function statusShardOf(key: OccurrenceKey, status: OccurrenceStatus): string {
+  return statusShardValue(status, shardOf(key));
+}
+
+/** Every index partition key of one status, for readers that query them all. */
+export function statusShardsOf(status: OccurrenceStatus): string[] {
+  return Array.from({ length: STATUS_INDEX_SHARDS }, (_, shard) => statusShardValue(status, shard));
+}

@@ -153,7 +153,10 @@ async function createOccurrenceTable(dynamo: DynamoDBClient) {
             { AttributeName: OCCURRENCE_TABLE.statusIndex.partitionKey, KeyType: 'HASH' },
             { AttributeName: OCCURRENCE_TABLE.statusIndex.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: {
+            ProjectionType: 'INCLUDE',
+            NonKeyAttributes: [...OCCURRENCE_TABLE.statusIndex.nonKeyAttributes],
+          },
         },
       ],
       StreamSpecification: { StreamEnabled: true, StreamViewType: OCCURRENCE_TABLE.streamViewType },

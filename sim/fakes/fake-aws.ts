@@ -16,6 +16,8 @@ import {
 import { PublishCommand, type PublishCommandInput, SNSClient } from '@aws-sdk/client-sns';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -34,6 +36,7 @@ import {
   type Row as Item,
   placeholderProblems,
 } from './dynamo-expressions';
+import { IndexedTable } from './status-index';
 
 type Fault = () => Error;
 /**
@@ -66,6 +69,8 @@ export const faults = {
 
 export class FakeAws {
   readonly table = new Map<string, Item>();
+  /** The status index as DynamoDB keeps it: projected entries, and the index writes each table write cost. */
+  readonly statusIndex = new IndexedTable(this.table);
   readonly objects = new Map<string, { body: string; contentType?: string; metadata?: Record<string, string> }>();
   readonly sent: string[] = [];
   readonly hidden: { receiptHandle: string; seconds: number }[] = [];
@@ -107,6 +112,7 @@ export class FakeAws {
       .on(GetCommand)
       .callsFake((input) => this.run('GetItem', input, () => ({ Item: this.table.get(rowKey(input.Key)) })));
     this.ddb.on(QueryCommand).callsFake((input) => this.run('Query', input, () => this.query(input)));
+    this.ddb.on(BatchGetCommand).callsFake((input) => this.run('BatchGetItem', input, () => this.batchGet(input)));
     this.s3.on(PutObjectCommand).callsFake((input) => this.run('PutObject', input, () => this.putObject(input)));
     this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
     this.sqs.on(SendMessageCommand).callsFake((input) =>
@@ -167,6 +173,7 @@ export class FakeAws {
     // The mocks remember every call they answered; thousands of runs would keep them all.
     for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.resetHistory();
     for (const m of [this.table, this.objects, this.dedup, this.queuedFaults]) m.clear();
+    this.statusIndex.reset();
     for (const list of [this.sent, this.hidden, this.published, this.delivered, this.calls]) list.length = 0;
     this.afterWrite = undefined;
     this.dieAfter = undefined;
@@ -203,6 +210,7 @@ export class FakeAws {
     }
     const stored = structuredClone(item);
     this.table.set(key, stored);
+    this.statusIndex.written(existing, stored);
     this.onRowChange?.(existing, stored);
     return {};
   }
@@ -217,19 +225,54 @@ export class FakeAws {
     }
     const updated = applyUpdate(required(input.UpdateExpression, 'UpdateExpression'), input, current);
     this.table.set(key, updated);
+    this.statusIndex.written(existing, updated);
     this.onRowChange?.(existing, updated);
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(updated) } : {};
   }
 
+  /**
+   * A Query on the table or the status index, as DynamoDB answers it: in sort-key order (reversed with
+   * ScanIndexForward false), `Limit` items read before the filter, and a LastEvaluatedKey when it stopped early.
+   */
   private query(input: QueryCommandInput): unknown {
     checkPlaceholders(input, [input.KeyConditionExpression, input.FilterExpression]);
     const keyCondition = required(input.KeyConditionExpression, 'KeyConditionExpression');
-    const items = [...this.table.values()].filter(
-      (item) =>
-        evaluateCondition(keyCondition, input, item) &&
-        (!input.FilterExpression || evaluateCondition(input.FilterExpression, input, item)),
+    const source = input.IndexName === undefined ? [...this.table.values()] : this.statusIndex.entries(input.IndexName);
+    const matching = source
+      .filter((item) => evaluateCondition(keyCondition, input, item))
+      .sort((a, b) => inKeyOrder(a, b) * (input.ScanIndexForward === false ? -1 : 1));
+    const start =
+      input.ExclusiveStartKey === undefined ? 0 : matching.findIndex((i) => sameRow(i, input.ExclusiveStartKey)) + 1;
+    const read = matching.slice(start, input.Limit === undefined ? undefined : start + input.Limit);
+    const more = start + read.length < matching.length;
+    const items = read.filter(
+      (item) => !input.FilterExpression || evaluateCondition(input.FilterExpression, input, item),
     );
-    return { Items: items.map((i) => structuredClone(i)) };
+    const last = read.at(-1);
+    return {
+      Items: items.map((i) => structuredClone(i)),
+      ...(more && last !== undefined ? { LastEvaluatedKey: this.statusIndex.keyOf(last, input.IndexName) } : {}),
+    };
+  }
+
+  /** BatchGetItem of the occurrence table: every key found is answered (the fake never leaves keys unprocessed). */
+  private batchGet(input: BatchGetCommandInput): unknown {
+    const requests = required(input.RequestItems, 'RequestItems');
+    const responses: Record<string, Item[]> = {};
+    for (const [tableName, request] of Object.entries(requests)) {
+      const keys = required(request.Keys, 'Keys');
+      if (keys.length > 100) {
+        throw Object.assign(new Error('Too many items requested for the BatchGetItem call'), {
+          name: 'ValidationException',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      responses[tableName] = keys.flatMap((key) => {
+        const row = this.table.get(rowKey(key));
+        return row === undefined ? [] : [structuredClone(row)];
+      });
+    }
+    return { Responses: responses, UnprocessedKeys: {} };
   }
 
   private putObject(input: PutObjectCommandInput): unknown {
@@ -271,6 +314,17 @@ export class FakeAws {
     }
     return { MessageId: `sns-${this.published.length}` };
   }
+}
+
+/** Sort-key order (scheduledTime), ties broken by the table key so that pages are stable. */
+function inKeyOrder(a: Item, b: Item): number {
+  return (
+    String(a.scheduledTime).localeCompare(String(b.scheduledTime)) || String(a.jobId).localeCompare(String(b.jobId))
+  );
+}
+
+function sameRow(a: Item, key: Record<string, unknown> | undefined): boolean {
+  return key !== undefined && a.jobId === key.jobId && a.scheduledTime === key.scheduledTime;
 }
 
 function rowKey(key: Record<string, unknown> | undefined): string {

@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { statusShardOf } from '../../functions/protocol/table-schema';
 
 export const TABLE = 'occurrences-table';
 export const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T06:00:00Z' } as const;
@@ -18,6 +19,16 @@ export function occurrence(overrides: Partial<Occurrence> = {}): Occurrence {
     ttl: Math.floor(NOW / 1000) + 90 * 24 * 3600,
     ...overrides,
   };
+}
+
+/**
+ * A row seeded directly into a table, with the status index key its status has (the store writes it with every
+ * status); other objects are left as they are.
+ */
+export function indexed<T extends object>(row: T): T {
+  const r = row as Partial<OccurrenceKey> & { status?: unknown };
+  if (typeof r.jobId !== 'string' || typeof r.scheduledTime !== 'string' || typeof r.status !== 'string') return row;
+  return { ...row, statusShard: statusShardOf(r as OccurrenceKey, r.status as OccurrenceStatus) };
 }
 
 /** The exception DynamoDB returns for a failed condition with ReturnValuesOnConditionCheckFailure=ALL_OLD. */

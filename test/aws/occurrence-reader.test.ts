@@ -1,133 +1,169 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { DynamoOccurrenceReader, OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DependencyError } from '../../functions/protocol/errors';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { STATUS_INDEX_SHARDS, statusShardOf, statusShardsOf } from '../../functions/protocol/table-schema';
 import { attributesOf, evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';
-import { occurrence, TABLE, throttled } from './fixtures';
+import { indexed, occurrence, TABLE, throttled } from './fixtures';
 
 const { SUCCEEDED, FAILED } = OccurrenceStatus;
 const FROM = '2026-11-29T06:00:00Z';
 const TO = '2026-11-30T06:00:00Z';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
+const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
 let reader: DynamoOccurrenceReader;
 
 beforeEach(() => {
   ddbMock.reset();
-  reader = new DynamoOccurrenceReader(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })), TABLE);
+  reader = new DynamoOccurrenceReader(documents, TABLE);
 });
 
-const queryInput = (n = 0): QueryCommandInput => {
-  const calls = ddbMock.commandCalls(QueryCommand);
-  expect(calls.length).toBeGreaterThan(n);
-  return calls[n]!.args[0].input;
-};
+const queryInputs = (): QueryCommandInput[] => ddbMock.commandCalls(QueryCommand).map((c) => c.args[0].input);
 
 const at = (jobId: string, scheduledTime: string, status: Occurrence['status'] = SUCCEEDED) =>
-  occurrence({ jobId, scheduledTime, status });
+  indexed(occurrence({ jobId, scheduledTime, status, leaseExpiresAt: '2026-11-30T07:00:00.000Z' }));
 
-/** What DynamoDB would answer: the key condition selects, then the filter drops (one page, sorted by the index sort key). */
+/**
+ * What DynamoDB would answer: the key condition selects on the index entries (or the table's rows), sorted by the
+ * sort key, newest first when asked, `Limit` items at most; BatchGetItem answers the full rows.
+ */
 function fakeDynamo(table: Occurrence[]) {
   ddbMock.on(QueryCommand).callsFake((input: QueryCommandInput) => {
     const selected = table
       .filter((row) => evaluateCondition(input.KeyConditionExpression!, input, row))
-      .filter((row) => input.FilterExpression === undefined || evaluateCondition(input.FilterExpression, input, row))
-      .sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime));
-    return { Items: selected };
+      .sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime) * (input.ScanIndexForward === false ? -1 : 1))
+      .slice(0, input.Limit);
+    // The index projects no lease expiry.
+    return { Items: selected.map(({ leaseExpiresAt: _, ...entry }) => entry) };
+  });
+  ddbMock.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
+    const keys = input.RequestItems![TABLE]!.Keys!;
+    const rows = table.filter((r) => keys.some((k) => k.jobId === r.jobId && k.scheduledTime === r.scheduledTime));
+    return { Responses: { [TABLE]: rows } };
   });
 }
 
-describe('DynamoOccurrenceReader.listByStatus', () => {
-  it('queries the byStatus index with the status and the time bounds', async () => {
+describe('DynamoOccurrenceReader.listIndexed', () => {
+  it('queries every shard of the status on the sharded index, with the time bounds', async () => {
     ddbMock.on(QueryCommand).resolves({ Items: [] });
-    await reader.listByStatus(SUCCEEDED, FROM, TO);
-    const input = queryInput();
-    expect(input).toMatchObject({ TableName: TABLE, IndexName: 'byStatus' });
-    expect(input.ExpressionAttributeValues).toMatchObject({
-      ':status': SUCCEEDED,
-      ':from': FROM,
-      ':last': '2026-11-30T05:59:59Z',
-    });
-    expect(attributesOf(input.KeyConditionExpression!, input)).toContain('status');
-    expect(attributesOf(input.KeyConditionExpression!, input)).toContain('scheduledTime');
-    expect(placeholderProblems([input.KeyConditionExpression, input.FilterExpression], input)).toEqual([]);
+    await reader.listIndexed(SUCCEEDED, FROM, TO);
+    const inputs = queryInputs();
+    expect(inputs).toHaveLength(STATUS_INDEX_SHARDS);
+    expect(inputs.map((i) => i.ExpressionAttributeValues?.[':shard']).sort()).toEqual(statusShardsOf(SUCCEEDED).sort());
+    for (const input of inputs) {
+      expect(input).toMatchObject({ TableName: TABLE, IndexName: 'byStatusShard' });
+      expect(input.ExpressionAttributeValues).toMatchObject({ ':from': FROM, ':last': '2026-11-30T05:59:59Z' });
+      expect(attributesOf(input.KeyConditionExpression!, input)).toEqual(['statusShard', 'scheduledTime']);
+      expect(placeholderProblems([input.KeyConditionExpression, input.FilterExpression], input)).toEqual([]);
+    }
   });
 
-  it('returns the rows with that status and from <= scheduledTime < to: `from` included, `to` excluded', async () => {
+  it('returns the entries with that status and from <= scheduledTime < to, merged across shards, oldest first', async () => {
     fakeDynamo([
       at('a', '2026-11-29T05:59:59Z'),
-      at('b', FROM),
-      at('c', '2026-11-29T18:00:00Z'),
-      at('d', '2026-11-29T18:00:00Z', FAILED),
       at('e', '2026-11-30T05:59:59Z'),
+      at('c', '2026-11-29T18:00:00Z'),
+      at('b', FROM),
+      at('c2', '2026-11-29T18:00:00Z'),
+      at('d', '2026-11-29T18:00:00Z', FAILED),
       at('f', TO),
       at('g', '2026-11-30T06:00:01Z'),
     ]);
-    const rows = await reader.listByStatus(SUCCEEDED, FROM, TO);
-    expect(rows.map((r) => r.jobId)).toEqual(['b', 'c', 'e']);
+    const entries = await reader.listIndexed(SUCCEEDED, FROM, TO);
+    expect(entries.map((r) => r.jobId)).toEqual(['b', 'c', 'c2', 'e']);
+    expect(ddbMock).toHaveReceivedCommandTimes(BatchGetCommand, 0);
   });
 
-  // DynamoDB rejects a Query whose FilterExpression names a key attribute of the table or index queried
-  // ("Filter Expression can only contain non-primary key attributes"); scheduledTime is the sort key of byStatus.
-  it('sends a query DynamoDB accepts: the filter does not name the index key attributes', async () => {
+  it('follows LastEvaluatedKey within a shard', async () => {
+    const shard = statusShardOf({ jobId: 'a', scheduledTime: '2026-11-29T07:00:00Z' }, SUCCEEDED);
+    const lastKey = { statusShard: shard, scheduledTime: '2026-11-29T07:00:00Z', jobId: 'a' };
+    ddbMock.on(QueryCommand).callsFake((input: QueryCommandInput) => {
+      if (input.ExpressionAttributeValues?.[':shard'] !== shard) return { Items: [] };
+      if (input.ExclusiveStartKey === undefined)
+        return { Items: [at('a', '2026-11-29T07:00:00Z')], LastEvaluatedKey: lastKey };
+      return { Items: [at('b', '2026-11-29T08:00:00Z')] };
+    });
+    const entries = await reader.listIndexed(SUCCEEDED, FROM, TO);
+    expect(entries.map((e) => e.jobId)).toEqual(['a', 'b']);
+    expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, STATUS_INDEX_SHARDS + 1);
+  });
+
+  it('sends no query once the signal is aborted, and none for an empty range', async () => {
     ddbMock.on(QueryCommand).resolves({ Items: [] });
-    await reader.listByStatus(SUCCEEDED, FROM, TO);
-    const input = queryInput();
-    const filtered = input.FilterExpression === undefined ? [] : attributesOf(input.FilterExpression, input);
-    expect(filtered.filter((a) => a === 'status' || a === 'scheduledTime')).toEqual([]);
-  });
-
-  it('follows LastEvaluatedKey across pages and returns every page in order', async () => {
-    const page1 = [at('a', '2026-11-29T07:00:00Z'), at('b', '2026-11-29T08:00:00Z')];
-    const page2 = [at('c', '2026-11-29T09:00:00Z')];
-    const lastKey = { status: SUCCEEDED, scheduledTime: '2026-11-29T08:00:00Z', jobId: 'b' };
-    ddbMock.on(QueryCommand).resolvesOnce({ Items: page1, LastEvaluatedKey: lastKey }).resolvesOnce({ Items: page2 });
-    const rows = await reader.listByStatus(SUCCEEDED, FROM, TO);
-    expect(rows).toEqual([...page1, ...page2]);
-    expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 2);
-    expect(queryInput(0).ExclusiveStartKey).toBeUndefined();
-    expect(queryInput(1).ExclusiveStartKey).toEqual(lastKey);
-    // The second page is the same query, continued.
-    expect({ ...queryInput(1), ExclusiveStartKey: undefined }).toEqual(queryInput(0));
-  });
-
-  it('keeps paging through an empty page that still has a LastEvaluatedKey (all items filtered out)', async () => {
-    ddbMock
-      .on(QueryCommand)
-      .resolvesOnce({ Items: [], LastEvaluatedKey: { k: 1 } })
-      .resolvesOnce({ Items: [at('z', '2026-11-29T10:00:00Z')] });
-    const rows = await reader.listByStatus(SUCCEEDED, FROM, TO);
-    expect(rows.map((r) => r.jobId)).toEqual(['z']);
-  });
-
-  it('passes the abort signal to each query', async () => {
-    ddbMock.on(QueryCommand).resolves({ Items: [] });
-    const controller = new AbortController();
-    await reader.listByStatus(SUCCEEDED, FROM, TO, controller.signal);
-    expect((ddbMock.call(0).args as unknown[])[1]).toEqual({ abortSignal: controller.signal });
-  });
-
-  it('sends no query once the signal is aborted', async () => {
-    ddbMock.on(QueryCommand).resolves({ Items: [] });
-    await expect(reader.listByStatus(SUCCEEDED, FROM, TO, AbortSignal.abort())).rejects.toThrow();
+    await expect(reader.listIndexed(SUCCEEDED, FROM, TO, AbortSignal.abort())).rejects.toThrow();
+    expect(await reader.listIndexed(SUCCEEDED, TO, TO)).toEqual([]);
     expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 0);
   });
 
-  it('throws a DependencyError when a query fails', async () => {
-    ddbMock.on(QueryCommand).rejects(throttled());
-    const error = await reader.listByStatus(SUCCEEDED, FROM, TO).catch((e: unknown) => e);
+  it('throws a DependencyError when a shard query fails, instead of returning a partial list', async () => {
+    ddbMock
+      .on(QueryCommand)
+      .resolves({ Items: [] })
+      .on(QueryCommand, { ExpressionAttributeValues: { ':shard': 'SUCCEEDED#7' } })
+      .rejects(throttled());
+    const error = await reader.listIndexed(SUCCEEDED, FROM, TO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error).toMatchObject({ kind: 'transient', operation: 'list occurrences' });
   });
+});
 
-  it('throws a DependencyError when a later page fails, instead of returning a partial list', async () => {
+describe('DynamoOccurrenceReader.readRows and listByStatus', () => {
+  it('reads the full rows of the entries, 100 keys per BatchGetItem, in the order of the keys', async () => {
+    const rows = Array.from({ length: 150 }, (_, i) => at(`job-${String(i).padStart(3, '0')}`, '2026-11-29T07:00:00Z'));
+    fakeDynamo(rows);
+    const full = await reader.listByStatus(SUCCEEDED, FROM, TO);
+    expect(full.map((r) => r.jobId)).toEqual(rows.map((r) => r.jobId));
+    expect(full[0]).toHaveProperty('leaseExpiresAt');
+    expect(
+      ddbMock.commandCalls(BatchGetCommand).map((c) => c.args[0].input.RequestItems![TABLE]!.Keys!.length),
+    ).toEqual([100, 50]);
+  });
+
+  it('asks again for the keys DynamoDB left unprocessed', async () => {
+    const row = at('a', '2026-11-29T07:00:00Z');
     ddbMock
-      .on(QueryCommand)
-      .resolvesOnce({ Items: [at('a', '2026-11-29T07:00:00Z')], LastEvaluatedKey: { k: 1 } })
-      .rejectsOnce(throttled());
-    await expect(reader.listByStatus(SUCCEEDED, FROM, TO)).rejects.toBeInstanceOf(DependencyError);
+      .on(BatchGetCommand)
+      .resolvesOnce({
+        Responses: { [TABLE]: [] },
+        UnprocessedKeys: { [TABLE]: { Keys: [{ jobId: 'a', scheduledTime: row.scheduledTime }] } },
+      })
+      .resolvesOnce({ Responses: { [TABLE]: [row] } });
+    expect(await reader.readRows([row])).toEqual([row]);
+    expect(ddbMock).toHaveReceivedCommandTimes(BatchGetCommand, 2);
+  });
+
+  it('throws a classified DependencyError when a BatchGetItem fails', async () => {
+    ddbMock.on(BatchGetCommand).rejects(throttled());
+    const error = await reader.readRows([at('a', FROM)]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'transient', operation: 'read occurrences' });
+  });
+});
+
+describe('OperatorOccurrenceReader.listStatusNewestFirst', () => {
+  it('merges the shards newest first, honours the limit, and reads only the page in full', async () => {
+    const rows = ['01', '02', '03', '04', '05', '06'].map((h, i) => at(`job-${i}`, `2026-11-29T${h}:00:00Z`));
+    fakeDynamo(rows);
+    const operator = new OperatorOccurrenceReader(documents, TABLE);
+    const page = await operator.listStatusNewestFirst(SUCCEEDED, { from: '2026-11-29T00:00:00Z', to: TO, limit: 3 });
+    expect(page.map((r) => r.scheduledTime)).toEqual([
+      '2026-11-29T06:00:00Z',
+      '2026-11-29T05:00:00Z',
+      '2026-11-29T04:00:00Z',
+    ]);
+    expect(page[0]).toHaveProperty('leaseExpiresAt');
+    for (const input of queryInputs()) expect(input).toMatchObject({ ScanIndexForward: false, Limit: 3 });
+    expect(
+      ddbMock.commandCalls(BatchGetCommand).map((c) => c.args[0].input.RequestItems![TABLE]!.Keys!.length),
+    ).toEqual([3]);
   });
 });

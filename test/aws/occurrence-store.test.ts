@@ -13,6 +13,7 @@ import { isClaimable } from '../../functions/protocol/claimability';
 import { DependencyError, LeaseLostError } from '../../functions/protocol/errors';
 import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { ClaimRequest, Lease } from '../../functions/protocol/ports';
+import { statusShardOf } from '../../functions/protocol/table-schema';
 import { applyUpdate, evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';
 import { conditionFailed, KEY, MINUTE, NOW, occurrence, SECOND, TABLE, throttled, validationError } from './fixtures';
 
@@ -49,7 +50,8 @@ describe('DynamoOccurrenceStore.create', () => {
     expect(ddbMock).toHaveReceivedCommandTimes(PutCommand, 1);
     expect(ddbMock).toHaveReceivedCommandWith(PutCommand, {
       TableName: TABLE,
-      Item: row,
+      // With the status index key of its status, PENDING#<shard>.
+      Item: { ...row, statusShard: statusShardOf(row, row.status) },
       ConditionExpression: 'attribute_not_exists(#jobId)',
       ExpressionAttributeNames: { '#jobId': 'jobId' },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

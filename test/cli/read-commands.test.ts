@@ -12,6 +12,7 @@ import { resolveTarget } from '../../bin/occurrences/target';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { STATUS_INDEX_SHARDS, statusShardOf } from '../../functions/protocol/table-schema';
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import {
   createResources,
@@ -98,7 +99,7 @@ describe('list', () => {
     expect(table).toContain('5 occurrence(s), newest first (job hourly-report, any status');
   });
 
-  it('lists a status across jobs from the byStatus index, newest first', async () => {
+  it('lists a status across jobs from every shard of the status index, newest first, then reads the page', async () => {
     await seed();
     const target = targetOf(clients, resources);
     const sent = vi.spyOn(clients.documents, 'send');
@@ -114,7 +115,10 @@ describe('list', () => {
       [HOURLY, hour(7)],
       [OTHER, '2026-11-30T05:30:00Z'],
     ]);
-    expect(sent.mock.calls.map(([c]) => (c as QueryCommand).input.IndexName)).toEqual(['byStatus']);
+    const inputs = sent.mock.calls.map(([c]) => (c as QueryCommand).input);
+    expect(inputs.filter((i) => i.IndexName === 'byStatusShard')).toHaveLength(STATUS_INDEX_SHARDS);
+    // The page's full rows: one BatchGetItem (no IndexName, no KeyConditionExpression).
+    expect(inputs.filter((i) => i.IndexName === undefined)).toHaveLength(1);
   });
 
   it('without a job or status queries the index once per status and keeps the newest `limit` of all', async () => {
@@ -392,9 +396,10 @@ describe('watch', () => {
           new UpdateCommand({
             TableName: resources.tableName,
             Key: key,
-            UpdateExpression: 'SET #s = :s, lastError = :e',
+            // As the store writes a status: with its index key.
+            UpdateExpression: 'SET #s = :s, statusShard = :shard, lastError = :e',
             ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':s': FAILED, ':e': 'Error: boom' },
+            ExpressionAttributeValues: { ':s': FAILED, ':shard': statusShardOf(key, FAILED), ':e': 'Error: boom' },
           }),
         ),
       async () => stop.abort(),

@@ -13,6 +13,7 @@ import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
 import { resolveJobConfigs } from '../../lib/job-config';
 import type { LocalClients, LocalResources } from '../../scripts/local/local-aws';
+import { indexed } from '../aws/fixtures';
 
 export const HOURLY = 'hourly-report';
 export const OTHER = 'other-report';
@@ -88,6 +89,7 @@ export function row(
   };
 }
 
+/** Put rows as the store writes them: with the status index key that matches their status. */
 export async function putRows(clients: LocalClients, tableName: string, rows: readonly object[]): Promise<void> {
-  for (const item of rows) await clients.documents.send(new PutCommand({ TableName: tableName, Item: item }));
+  for (const item of rows) await clients.documents.send(new PutCommand({ TableName: tableName, Item: indexed(item) }));
 }

@@ -12,6 +12,7 @@ import type { JobDefinition } from '../../functions/protocol/ports';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { LocalPipeline } from '../../scripts/local/pipeline';
 import { cliDeps, HOURLY, OTHER, putRows, row, testJobs } from './support';
+import { indexed } from '../aws/fixtures';
 
 const { RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
 const HOUR = 3600_000;
@@ -132,7 +133,7 @@ describe('retry', () => {
     expect(result.err).toMatch(
       /^refused to retry hourly-report 2026-11-30T06:00:00Z: it SUCCEEDED and its report is at .*Not even with --force/,
     );
-    expect(await jobRows(HOURLY)).toEqual([done]);
+    expect(await jobRows(HOURLY)).toEqual([indexed(done)]);
     expect(await messagesInQueue()).toBe(0);
   });
 
@@ -149,7 +150,7 @@ describe('retry', () => {
 
     expect(result.code).toBe(3);
     expect(result.err).toContain('it is RUNNING: worker-7 holds its lease until');
-    expect(await jobRows(HOURLY)).toEqual([running]);
+    expect(await jobRows(HOURLY)).toEqual([indexed(running)]);
     expect(await messagesInQueue()).toBe(0);
   });
 

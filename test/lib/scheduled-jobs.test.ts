@@ -143,18 +143,35 @@ describe('occurrences table', () => {
     expect(table.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
   });
 
-  it('has the byStatus index on (status, scheduledTime) projecting everything', () => {
+  it('has the byStatusShard index on (statusShard, scheduledTime), projecting only what a heartbeat leaves alone', () => {
     expect(table.GlobalSecondaryIndexes).toEqual([
       {
-        IndexName: 'byStatus',
+        IndexName: 'byStatusShard',
         KeySchema: [
-          { AttributeName: 'status', KeyType: 'HASH' },
+          { AttributeName: 'statusShard', KeyType: 'HASH' },
           { AttributeName: 'scheduledTime', KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: {
+          ProjectionType: 'INCLUDE',
+          NonKeyAttributes: [
+            'status',
+            'attempt',
+            'createdAt',
+            'claimedAt',
+            'nextAttemptAt',
+            'requeuedAt',
+            'reportKey',
+            'succeededAt',
+            'failedAt',
+            'notifiedAt',
+          ],
+        },
       },
     ]);
     expect(table.AttributeDefinitions).toEqual(
+      expect.arrayContaining([{ AttributeName: 'statusShard', AttributeType: 'S' }]),
+    );
+    expect(table.AttributeDefinitions).not.toEqual(
       expect.arrayContaining([{ AttributeName: 'status', AttributeType: 'S' }]),
     );
   });
@@ -391,6 +408,7 @@ describe('least privilege', () => {
     const statements = grantStatements(stack.scheduledJobs.workerFunction);
     const actions = statements.flatMap(actionsOf).sort();
     expect(actions).toEqual([
+      'dynamodb:BatchGetItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
       's3:GetObject',
@@ -405,7 +423,7 @@ describe('least privilege', () => {
     const objects = statements.find((s) => actionsOf(s).includes('s3:PutObject'))!;
     expect(JSON.stringify(objects.Resource)).toContain('"/reports/*"');
     const dynamo = statements.find((s) => actionsOf(s).includes('dynamodb:Query'))!;
-    expect(JSON.stringify(dynamo.Resource)).toContain('/index/byStatus');
+    expect(JSON.stringify(dynamo.Resource)).toContain('/index/byStatusShard');
   });
 
   it('the notifier may only read and mark rows, publish to the topic, read the stream and park failures', () => {
@@ -459,8 +477,9 @@ describe('reconciler', () => {
       .sort();
     const tableArn = JSON.stringify(getAttArn(logicalId(table)));
     expect(grants).toEqual([
+      ['dynamodb:BatchGetItem', tableArn],
       ['dynamodb:GetItem', tableArn],
-      ['dynamodb:Query', expect.stringContaining('/index/byStatus')],
+      ['dynamodb:Query', expect.stringContaining('/index/byStatusShard')],
       ['dynamodb:UpdateItem', tableArn],
       ['sns:Publish', JSON.stringify({ Ref: logicalId(reportReadyTopic) })],
       ['sqs:SendMessage', JSON.stringify(getAttArn(logicalId(jobQueue)))],
@@ -596,6 +615,7 @@ describe('permissions cover every call the handlers make', () => {
     UpdateItem: 'dynamodb:UpdateItem',
     GetItem: 'dynamodb:GetItem',
     Query: 'dynamodb:Query',
+    BatchGetItem: 'dynamodb:BatchGetItem',
     HeadObject: 's3:GetObject',
     PutObject: 's3:PutObject',
     SendMessage: 'sqs:SendMessage',

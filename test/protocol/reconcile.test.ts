@@ -9,6 +9,7 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { parseReconcileThresholds, stuckReason } from '../../functions/protocol/reconcile';
 import { faults } from '../../sim/fakes/fake-aws';
+import { indexed } from '../aws/fixtures';
 import { type Harness, makeHarness, RECONCILE_TEST_THRESHOLDS, SCHEDULED, T0, timedJob } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
@@ -88,7 +89,7 @@ describe('reconcile: PENDING and never claimed', () => {
     h.aws.clearFaults('SendMessage');
     // The same row, but for an occurrence of 30 days ago whose deadline counts from now (as backfill records it).
     const old = '2026-10-31T06:00:00Z';
-    h.aws.table.set(`report|${old}`, { ...row(), scheduledTime: old });
+    h.aws.table.set(`report|${old}`, indexed({ ...row(), scheduledTime: old }));
     h.aws.table.delete(`report|${SCHEDULED}`);
 
     await vi.advanceTimersByTimeAsync(STUCK_MS + 1_000);
@@ -131,15 +132,18 @@ describe('reconcile: RUNNING with a lease that expired long ago', () => {
   /** A worker claimed attempt 1 and died; its message then went to the DLQ (more crashes than maxReceiveCount). */
   async function leaveDeadWorkersRow(leaseExpiresAt: number) {
     await h.trigger(KEY);
-    h.aws.table.set(ROW, {
-      ...row(),
-      status: 'RUNNING',
-      attempt: 1,
-      leaseId: 'dead',
-      leaseOwner: 'gone',
-      claimedAt: new Date(T0).toISOString(),
-      leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
-    });
+    h.aws.table.set(
+      ROW,
+      indexed({
+        ...row(),
+        status: 'RUNNING',
+        attempt: 1,
+        leaseId: 'dead',
+        leaseOwner: 'gone',
+        claimedAt: new Date(T0).toISOString(),
+        leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
+      }),
+    );
   }
 
   it('re-enqueues it, and the next worker claims attempt 2 and finishes the occurrence', async () => {
@@ -180,16 +184,19 @@ describe('reconcile: RUNNING with a lease that expired long ago', () => {
     h = makeHarness({ jobs: { report: job } });
     await leaveDeadWorkersRow(T0 + 120_000);
     await vi.advanceTimersByTimeAsync(120_000 + STUCK_MS + 1_000);
-    // Right after the index read, the dead worker's message comes back from a redrive and a live worker claims.
-    h.aws.afterWrite = (operation, input) => {
-      if (operation !== 'Query' || input.ExpressionAttributeValues[':status'] !== 'RUNNING' || row().leaseId !== 'dead')
-        return;
-      h.aws.table.set(ROW, {
-        ...row(),
-        attempt: 2,
-        leaseId: 'live',
-        leaseExpiresAt: new Date(Date.now() + 120_000).toISOString(),
-      });
+    // Right after the reconciler read the row, the dead worker's message comes back from a redrive and a live
+    // worker claims.
+    h.aws.afterWrite = (operation) => {
+      if (operation !== 'BatchGetItem' || row().leaseId !== 'dead') return;
+      h.aws.table.set(
+        ROW,
+        indexed({
+          ...row(),
+          attempt: 2,
+          leaseId: 'live',
+          leaseExpiresAt: new Date(Date.now() + 120_000).toISOString(),
+        }),
+      );
     };
 
     const report = await h.reconciler();
@@ -307,15 +314,18 @@ describe('reconcile: SUCCEEDED but never announced', () => {
 describe('reconcile: what it cannot fix, and failures', () => {
   it('skips and logs a stuck row of a job this deployment does not run, instead of sending a message the worker would reject', async () => {
     h = makeHarness({ jobs: { report: timedJob(1_000) } });
-    h.aws.table.set(`retired|${SCHEDULED}`, {
-      jobId: 'retired',
-      scheduledTime: SCHEDULED,
-      status: 'PENDING',
-      attempt: 0,
-      createdAt: new Date(T0).toISOString(),
-      deadlineAt: new Date(T0 + 21_600_000).toISOString(),
-      ttl: 0,
-    });
+    h.aws.table.set(
+      `retired|${SCHEDULED}`,
+      indexed({
+        jobId: 'retired',
+        scheduledTime: SCHEDULED,
+        status: 'PENDING',
+        attempt: 0,
+        createdAt: new Date(T0).toISOString(),
+        deadlineAt: new Date(T0 + 21_600_000).toISOString(),
+        ttl: 0,
+      }),
+    );
     await vi.advanceTimersByTimeAsync(STUCK_MS + 1_000);
     const report = await h.reconciler();
     expect(report).toMatchObject({ fixed: [], skipped: 1 });
