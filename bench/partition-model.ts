@@ -164,11 +164,11 @@ export function formatPartitionModel(rows: readonly PartitionLoad[]): string {
     r.limitWcu.toLocaleString('en-US'),
     r.withinLimit ? 'yes' : 'THROTTLED',
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   return [head, ...body]
     .map((cells) =>
       cells
-        .map((c, i) => c.padEnd(widths[i]!))
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
         .join('  ')
         .trimEnd(),
     )

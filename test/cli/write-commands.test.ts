@@ -11,8 +11,8 @@ import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/p
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { LocalPipeline } from '../../scripts/local/pipeline';
-import { cliDeps, HOURLY, OTHER, putRows, row, testJobs } from './support';
 import { indexed } from '../aws/fixtures';
+import { cliDeps, HOURLY, OTHER, putRows, row, testJobs } from './support';
 
 const { RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
 const HOUR = 3600_000;
