@@ -1,17 +1,20 @@
 /**
  * Notifier Lambda: the occurrences table's stream, filtered by the stack to the transition to SUCCEEDED.
- * Announces each report once (protocol/announce-report.ts). Records are handled in order; on a failure the
- * handler reports that record and the rest of the batch, so the stream retries from there.
+ * Announces each report once (protocol/announce-report.ts), from the record's new image: the stream's view is
+ * NEW_AND_OLD_IMAGES, so the row as the transition wrote it is in the record and a fresh record needs no read.
+ * Records are handled in order; on a failure the handler reports that record and the rest of the batch, so the
+ * stream retries from there. A record whose image cannot be read is reported in the log and the batch goes on:
+ * retrying it would never help, and would hold back every record behind it.
  */
 
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { SnsAnnouncer } from './aws/announcer';
 import { documentClient, snsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
-import { announceReport } from './protocol/announce-report';
+import { announceFromStreamImage } from './protocol/announce-report';
 import { messageOf } from './protocol/errors';
-import { type Occurrence, OccurrenceStatus } from './protocol/occurrence';
+import { OccurrenceStatus } from './protocol/occurrence';
 import type { Announcer, Clock, Logger, OccurrenceStore } from './protocol/ports';
 import { systemClock } from './protocol/ports';
 import { powertoolsLogger } from './runtime/powertools-logger';
@@ -40,19 +43,13 @@ export function createNotifierHandler(
   };
   return async (event) => {
     for (const [i, record] of event.Records.entries()) {
-      const image = record.dynamodb?.NewImage;
-      const before = record.dynamodb?.OldImage;
-      if (record.eventName !== 'MODIFY' || image === undefined || before === undefined) continue;
-      const changed = unmarshall(image as StreamImage) as Occurrence;
-      const was = (unmarshall(before as StreamImage) as Occurrence).status;
-      // The event source filter passes only this transition; check again so a wider filter cannot double-send.
-      if (changed.status !== OccurrenceStatus.SUCCEEDED || was === OccurrenceStatus.SUCCEEDED) continue;
+      const image = succeededImage(record, logger);
+      if (image === undefined) continue;
       try {
-        await announceReport(deps, changed);
+        await announceFromStreamImage(deps, image);
       } catch (error) {
         logger.error('announcement failed; the stream retries from this record', {
-          jobId: changed.jobId,
-          scheduledTime: changed.scheduledTime,
+          ...keyFields(image),
           error: messageOf(error),
         });
         return {
@@ -63,6 +60,32 @@ export function createNotifierHandler(
     return { batchItemFailures: [] };
   };
 }
+
+/**
+ * The new image of a change to SUCCEEDED, unmarshalled but not yet checked (announceFromStreamImage checks it), or
+ * undefined for any other record. The event source filter passes only this transition; it is checked again so a
+ * wider filter cannot double-send. An image that cannot be unmarshalled is logged and skipped.
+ */
+function succeededImage(record: DynamoDBRecord, logger: Logger): Record<string, unknown> | undefined {
+  const image = record.dynamodb?.NewImage;
+  const before = record.dynamodb?.OldImage;
+  if (record.eventName !== 'MODIFY' || image === undefined || before === undefined) return undefined;
+  let after: Record<string, unknown>;
+  let was: unknown;
+  try {
+    after = unmarshall(image as StreamImage);
+    was = unmarshall(before as StreamImage).status;
+  } catch (error) {
+    logger.error('unreadable stream record; skipped (the reconciler announces the row if it is SUCCEEDED)', {
+      sequenceNumber: record.dynamodb?.SequenceNumber,
+      error: messageOf(error),
+    });
+    return undefined;
+  }
+  return after.status === OccurrenceStatus.SUCCEEDED && was !== OccurrenceStatus.SUCCEEDED ? after : undefined;
+}
+
+const keyFields = (image: Record<string, unknown>) => ({ jobId: image.jobId, scheduledTime: image.scheduledTime });
 
 let deployed: ((event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>) | undefined;
 export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {

@@ -144,7 +144,7 @@ export function notifierFunction(scope: Construct, resources: OccurrenceResource
       ...metricsEnv(resources),
     },
   });
-  // GetItem: a retried stream record must see the row as it is now, not as it was at the transition.
+  // GetItem: a stream record older than a minute is announced from the row as it is now, not from its image.
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
   allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
   fn.addEventSource(

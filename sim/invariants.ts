@@ -1,11 +1,11 @@
 /**
- * The five invariants, checked on the state a simulated run leaves behind and on what the simulation observed at
+ * The six invariants, checked on the state a simulated run leaves behind and on what the simulation observed at
  * the service side while it ran. Each violation names its invariant, so a failing run says which guarantee broke.
  */
 import type { WorldOutcome } from './outcome';
 import { finishBoundMs, REPORT_KEY, T0 } from './world';
 
-export type InvariantId = 1 | 2 | 3 | 4 | 5;
+export type InvariantId = 1 | 2 | 3 | 4 | 5 | 6;
 
 export const INVARIANTS: Readonly<Record<InvariantId, string>> = {
   1: 'at most one report object per occurrence, never overwritten',
@@ -13,6 +13,7 @@ export const INVARIANTS: Readonly<Record<InvariantId, string>> = {
   3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound',
   4: 'every triggered occurrence ends SUCCEEDED or FAILED by its deadline plus the bound',
   5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key is the shard of its status',
+  6: 'the job never runs on a claim made after its report was committed',
 };
 
 export interface Violation {
@@ -26,6 +27,11 @@ export interface Checked {
   readonly overlapChecked: boolean;
   /** Pairs of workers whose side-effect intervals overlapped (a violation only when overlapChecked). */
   readonly overlaps: string[];
+  /**
+   * Leases other than the committer's that touched the job's upstream after the report was committed, all claimed
+   * before the commit (a later claim is invariant 6): they had looked, or had no need to look, before it existed.
+   */
+  readonly ranAfterCommit: string[];
 }
 
 export function checkInvariants(o: WorldOutcome): Checked {
@@ -84,7 +90,34 @@ export function checkInvariants(o: WorldOutcome): Checked {
     );
   }
 
-  return { violations, overlapChecked, overlaps };
+  // 6. A claim made after the commit finds the report (it is never a first claim, so it looks) and does not run the
+  // job. One made before it cannot know of it, and its run is counted, not flagged (ranAfterCommit).
+  for (const lease of leasesClaimedAfterCommit(o)) {
+    const touch = o.sideEffects.find((e) => e.leaseId === lease.leaseId);
+    if (touch !== undefined)
+      fail(
+        6,
+        `${lease.leaseId} (claimed at +${((lease.from - T0) / 1000).toFixed(3)} s) ran the job at +${((touch.at - T0) / 1000).toFixed(3)} s, ` +
+          `although the report was committed at +${(((o.firstCommitAt ?? 0) - T0) / 1000).toFixed(3)} s`,
+      );
+  }
+
+  return { violations, overlapChecked, overlaps, ranAfterCommit: ranAfterCommit(o) };
+}
+
+/** Claims applied at the table after the first commit (true time, as the service saw them). */
+function leasesClaimedAfterCommit(o: WorldOutcome): { leaseId: string; from: number }[] {
+  const committedAt = o.firstCommitAt;
+  if (committedAt === undefined) return [];
+  return [...o.claimsApplied].filter(([, at]) => at > committedAt).map(([leaseId, from]) => ({ leaseId, from }));
+}
+
+function ranAfterCommit(o: WorldOutcome): string[] {
+  const committedAt = o.firstCommitAt;
+  if (committedAt === undefined) return [];
+  const committer = o.objects.get(REPORT_KEY)?.metadata?.['lease-id'];
+  const late = o.sideEffects.filter((e) => e.at > committedAt && e.leaseId !== committer).map((e) => e.leaseId);
+  return [...new Set(late)];
 }
 
 /** Each lease's side effects span [first, last]; two leases whose spans intersect ran the job at the same time. */

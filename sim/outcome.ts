@@ -75,5 +75,7 @@ export interface WorldOutcome {
   readonly skewSpreadMs: number;
   readonly calls: CallRecord[];
   readonly claims: number;
+  /** When each lease's claim was applied at the table (true time). */
+  readonly claimsApplied: ReadonlyMap<string, number>;
   readonly events: number;
 }

@@ -23,6 +23,8 @@ export class ServiceObserver {
   readonly staleWrites: StaleWrite[] = [];
   lateUncontestedWrites = 0;
   claims = 0;
+  /** When each lease's claim was applied (true time): the first application, not an SDK retry's read-back. */
+  readonly claimsApplied = new Map<string, number>();
   /** The last expiry the table recorded for each lease (claim or extend). */
   readonly leaseExpiries = new Map<string, number>();
   /** When the row became SUCCEEDED or FAILED, true time. */
@@ -72,6 +74,9 @@ export class ServiceObserver {
     const leaseId = input.ExpressionAttributeValues?.[':leaseId'] as string | undefined;
     const isClaim = String(input.UpdateExpression).includes(CLAIM_UPDATE);
     if (isClaim) this.claims++;
+    if (isClaim && leaseId !== undefined && !this.claimsApplied.has(leaseId)) {
+      if (this.rowOf(command)?.leaseId === leaseId) this.claimsApplied.set(leaseId, this.vt.now);
+    }
     if (actor.kind !== 'worker' || leaseId === undefined || isClaim) return;
     const rowAfter = this.rowOf(command);
     const held = rowBefore?.status === 'RUNNING' && rowBefore.leaseId === leaseId;

@@ -17,6 +17,8 @@ export interface Tally {
   /** Runs in which the FIFO topic's deduplication id dropped a second publish. */
   dedupAbsorbed: number;
   adoptedCommittedReport: number;
+  /** Runs in which a worker claimed before the commit ran the job on after it (cannot know; see invariant 6). */
+  ranAfterCommit: number;
   workerCrashes: number;
   freezes: number;
   sqsDuplicates: number;
@@ -55,6 +57,7 @@ export function emptyTally(): Tally {
     events: 0,
     dedupAbsorbed: 0,
     adoptedCommittedReport: 0,
+    ranAfterCommit: 0,
     workerCrashes: 0,
     freezes: 0,
     sqsDuplicates: 0,
@@ -132,6 +135,7 @@ function add(t: Tally, o: WorldOutcome, checked: ReturnType<typeof checkInvarian
   if (o.published > o.delivered) t.dedupAbsorbed++;
   if (o.trace.some((l) => l.what.includes('report already committed by an earlier attempt')))
     t.adoptedCommittedReport++;
+  if (checked.ranAfterCommit.length > 0) t.ranAfterCommit++;
   t.workerCrashes += o.workerCrashes;
   t.freezes += o.trace.filter((l) => l.what.startsWith('FREEZES')).length;
   t.sqsDuplicates += o.trace.filter((l) => l.what.includes('a duplicate copy')).length;
@@ -182,11 +186,13 @@ export function formatReport(r: SimulationReport): string {
     return lines.join('\n');
   }
   lines.push(
-    'all five invariants held in every run:',
+    'all six invariants held in every run:',
     ...Object.entries(INVARIANTS).map(([id, text]) => `  ${id}. ${text}`),
     `outcomes: ${t.succeeded} SUCCEEDED, ${t.failed} FAILED (retries used up or past the deadline); latest finish ${t.latestFinishVsDeadlineS.toFixed(0)} s relative to the deadline`,
     `faults exercised: ${t.workerCrashes} worker crashes, ${t.freezes} freezes, ${t.sqsDuplicates} duplicate SQS deliveries; ` +
       `${t.adoptedCommittedReport} runs adopted a committed report instead of running the job again`,
+    `runs again: in ${t.ranAfterCommit} runs a worker claimed before the commit ran the job on after the report was committed ` +
+      `(it cannot know: it had looked before the commit, or it was the first claim); never one claimed after it (invariant 6)`,
     `fencing: ${t.staleWritesRefused} writes by workers that had lost their lease, all refused by their condition; ` +
       `${t.lateUncontestedWrites} writes accepted after the writer's lease had expired with nobody else claiming (still its lease: by design)`,
     `notify once: in ${t.dedupAbsorbed} runs the notifier published twice and the SNS FIFO deduplication id (modelled: same id within 5 min is dropped) kept it to one`,

@@ -11,8 +11,8 @@ import {
   QUEUE_RETENTION_SECONDS,
   SQS_MAX_VISIBILITY_SECONDS,
 } from '../functions/protocol/job-settings';
-import { iso } from '../functions/protocol/occurrence';
-import type { Lease, OccurrenceStore } from '../functions/protocol/ports';
+import { iso, type OccurrenceKey } from '../functions/protocol/occurrence';
+import type { ClaimRequest, ClaimResult, Lease, OccurrenceStore } from '../functions/protocol/ports';
 import { statusShardOf } from '../functions/protocol/table-schema';
 
 export interface ProtocolVariant {
@@ -120,10 +120,29 @@ export const BROKEN_UNCONDITIONAL_COMPLETE: ProtocolVariant = {
   workerStore: (client, table) => new UnconditionalComplete(client, table),
 };
 
+/**
+ * Broken on purpose: the claim tells the worker every attempt is its first, so the worker never looks for a
+ * committed report before running the job (as if the look-up were skipped on the message rather than the row). The
+ * write-once put still keeps one report; what breaks is a job run again after commit-then-die.
+ */
+class ClaimSaysFirstAttempt extends DynamoOccurrenceStore {
+  override async claim(key: OccurrenceKey, request: ClaimRequest): Promise<ClaimResult> {
+    const result = await super.claim(key, request);
+    return result.claimed ? { claimed: true, occurrence: { ...result.occurrence, attempt: 1 } } : result;
+  }
+}
+
+export const BROKEN_NEVER_LOOKS: ProtocolVariant = {
+  name: 'broken: never looks for a committed report',
+  settings: {},
+  workerStore: (client, table) => new ClaimSaysFirstAttempt(client, table),
+};
+
 export const VARIANTS: Readonly<Record<string, ProtocolVariant>> = {
   ours: OURS,
   'ours-original-timing': OURS_AT_ORIGINAL_TIMING,
   original: ORIGINAL,
   'broken-ignored-extend': BROKEN_IGNORED_EXTEND,
   'broken-unconditional-complete': BROKEN_UNCONDITIONAL_COMPLETE,
+  'broken-never-looks': BROKEN_NEVER_LOOKS,
 };

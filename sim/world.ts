@@ -476,6 +476,7 @@ export class World implements NetworkHost {
       maxFreezeMs: this.maxFreezeMs,
       triggerEventsDropped: this.triggerEventsDropped,
       claims: o.claims,
+      claimsApplied: o.claimsApplied,
       skipped: this.skipped,
     };
   }

@@ -5,10 +5,15 @@
  * after the commit or after complete cannot lose it or send it twice. What remains is a crash between publishing
  * and recording `notifiedAt`: the stream retries within seconds, and the FIFO topic drops the second publish
  * because it carries the same deduplication id (the occurrence key) inside the topic's five-minute window.
+ *
+ * Two ways in. The stream notifier announces from the record's image of the transition (announceFromStreamImage):
+ * no read of the row on the happy path. The reconciler, a day later, announces the row as it is now
+ * (announceReport), as does the notifier for a record too old for its image to be trusted (below).
  */
 import { messageOf } from './errors';
-import { type Occurrence, OccurrenceStatus } from './occurrence';
+import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Announcer, Clock, Logger, OccurrenceStore } from './ports';
+import { quoteValue } from './quote-value';
 
 export interface AnnounceDeps {
   readonly store: OccurrenceStore;
@@ -18,33 +23,113 @@ export interface AnnounceDeps {
   readonly bucketName: string;
 }
 
-export type AnnounceResult = 'announced' | 'already-announced' | 'not-succeeded';
+export type AnnounceResult = 'announced' | 'already-announced' | 'not-succeeded' | 'malformed-image';
 
-export async function announceReport(deps: AnnounceDeps, changed: Occurrence): Promise<AnnounceResult> {
-  const fields = { jobId: changed.jobId, scheduledTime: changed.scheduledTime };
-  // The stream image is the row as it was at the transition; a retried record needs the row as it is now.
-  const current = await deps.store.get(changed);
-  if (current === undefined || current.status !== OccurrenceStatus.SUCCEEDED || current.reportKey === undefined) {
+/**
+ * How long after `succeededAt` the stream image is announced without reading the row.
+ *
+ * The image is the row as the transition wrote it, so it never shows `notifiedAt`: it cannot tell a first delivery
+ * of the record from a redelivery after an earlier one had already announced (the stream re-sends a whole batch
+ * after a crash or a timeout, and bisects a failing one). Such a second publish is dropped by the FIFO topic only
+ * within five minutes of the first. Every publish of this record came after the transition, so while the image is
+ * younger than this window (plus the 15 s of clock skew the protocol tolerates between the worker that wrote
+ * `succeededAt` and this clock), any earlier publish is too: well inside the five minutes. An older record (a stream
+ * that kept failing, a backlog) reads the row, and `notifiedAt` stops a second announcement, as before.
+ */
+export const FRESH_IMAGE_MS = 60_000;
+
+/** Announce the occurrence as the store has it now: the reconciler, and stream records too old for their image. */
+export async function announceReport(deps: AnnounceDeps, key: OccurrenceKey): Promise<AnnounceResult> {
+  const current = await deps.store.get(key);
+  const problem = current === undefined ? 'no row' : announceableProblem(current);
+  if (current === undefined || problem !== undefined) {
     deps.logger.warn('not announcing: the occurrence is not SUCCEEDED with a report', {
-      ...fields,
+      jobId: key.jobId,
+      scheduledTime: key.scheduledTime,
       status: current?.status,
+      problem,
     });
     return 'not-succeeded';
   }
-  if (current.notifiedAt !== undefined) {
-    deps.logger.info('report already announced', { ...fields, notifiedAt: current.notifiedAt });
+  return announceRow(deps, current);
+}
+
+/**
+ * Announce from the stream record's image of the change to SUCCEEDED (the image unmarshalled, not yet checked).
+ * The image is checked as a row read from the store would be; a malformed one is reported and not announced from:
+ * if it names its occurrence, the row is read instead, else the record is skipped (the reconciler announces a
+ * SUCCEEDED row that never was).
+ */
+export async function announceFromStreamImage(deps: AnnounceDeps, image: unknown): Promise<AnnounceResult> {
+  const problem = announceableProblem(image);
+  if (problem !== undefined) {
+    const key = keyOf(image);
+    deps.logger.error('malformed stream image of a change to SUCCEEDED; not announcing from it', {
+      problem,
+      ...key,
+      action: key === undefined ? 'skipped; the reconciler announces the row if it is SUCCEEDED' : 'reading the row',
+    });
+    return key === undefined ? 'malformed-image' : announceReport(deps, key);
+  }
+  const row = image as Occurrence;
+  if (!isFreshImage(row, deps.clock.now())) return announceReport(deps, row);
+  return announceRow(deps, row);
+}
+
+/** Whether the image is young enough that a second publish of it would still be deduplicated (FRESH_IMAGE_MS). */
+export function isFreshImage(image: Occurrence, now: number): boolean {
+  const at = image.succeededAt === undefined ? Number.NaN : Date.parse(image.succeededAt);
+  return !Number.isNaN(at) && Math.abs(now - at) < FRESH_IMAGE_MS;
+}
+
+/**
+ * Why this value is not a row that can be announced, or undefined when it is: a SUCCEEDED occurrence with its key,
+ * a report key, an attempt, and the times it may carry as strings. The one check for a row read from the store and
+ * for a stream image.
+ */
+export function announceableProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return 'not an object';
+  const row = value as Record<string, unknown>;
+  if (keyOf(row) === undefined) return 'no jobId or scheduledTime';
+  if (row.status !== OccurrenceStatus.SUCCEEDED) return `status ${quoteValue(String(row.status))}, not SUCCEEDED`;
+  if (typeof row.reportKey !== 'string' || row.reportKey === '') return 'no reportKey';
+  if (typeof row.attempt !== 'number' || !Number.isInteger(row.attempt) || row.attempt < 1) return 'no attempt';
+  for (const time of ['succeededAt', 'notifiedAt'] as const) {
+    if (row[time] !== undefined && typeof row[time] !== 'string') return `${time} is not a string`;
+  }
+  return undefined;
+}
+
+function keyOf(value: unknown): OccurrenceKey | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { jobId, scheduledTime } = value as Record<string, unknown>;
+  if (typeof jobId !== 'string' || jobId === '' || typeof scheduledTime !== 'string' || scheduledTime === '')
+    return undefined;
+  return { jobId, scheduledTime };
+}
+
+/**
+ * Publish, then record. The record is conditional (`attribute_not_exists(notifiedAt)`), so a second delivery keeps
+ * the first notification id; its publish was dropped by the topic (same deduplication id, inside the window).
+ */
+async function announceRow(deps: AnnounceDeps, row: Occurrence): Promise<AnnounceResult> {
+  const fields = { jobId: row.jobId, scheduledTime: row.scheduledTime };
+  if (row.notifiedAt !== undefined) {
+    deps.logger.info('report already announced', { ...fields, notifiedAt: row.notifiedAt });
     return 'already-announced';
   }
+  const reportKey = row.reportKey ?? '';
   const messageId = await deps.announcer.publish({
-    jobId: current.jobId,
-    scheduledTime: current.scheduledTime,
-    reportKey: current.reportKey,
-    reportUri: `s3://${deps.bucketName}/${current.reportKey}`,
-    attempt: current.attempt,
-    succeededAt: current.succeededAt ?? '',
+    jobId: row.jobId,
+    scheduledTime: row.scheduledTime,
+    reportKey,
+    reportUri: `s3://${deps.bucketName}/${reportKey}`,
+    attempt: row.attempt,
+    succeededAt: row.succeededAt ?? '',
   });
   try {
-    const recorded = await deps.store.markNotified(current, messageId, deps.clock.now());
+    const recorded = await deps.store.markNotified(row, messageId, deps.clock.now());
+    // recorded false: an earlier delivery of this record announced it first, and the topic dropped this copy.
     deps.logger.info('report announced', { ...fields, messageId, recorded });
   } catch (error) {
     // Published but not recorded: the stream retries, and the topic deduplicates the second publish.

@@ -65,6 +65,12 @@ class LeaseGuard<T> {
 
   async run(): Promise<T> {
     const { options, controller } = this;
+    // A lease already past its give-up point (the worker paused between its claim and here) is not worked on at all:
+    // another worker may hold the occurrence by now, and may have committed its report; a first attempt does not look.
+    if (options.clock.now() >= this.confirmedUntil - options.timing.safetyMarginMs) {
+      this.abort(new LeaseExpiringError(iso(this.confirmedUntil), this.lastExtendError));
+      return this.stopped;
+    }
     const deadlineTimer = setTimeout(
       () => this.abort(new JobTimeoutError(iso(options.deadlineAt))),
       Math.max(0, options.deadlineAt - options.clock.now()),

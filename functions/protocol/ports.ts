@@ -115,6 +115,10 @@ export interface ReportBody {
 }
 
 export interface ReportStore {
+  /**
+   * Whether a report is at the key. The worker asks only where one may exist (mayHaveCommittedReport in
+   * process-delivery.ts), to avoid running a job again; one report per key is putIfAbsent's guarantee, not this one's.
+   */
   exists(reportKey: string): Promise<boolean>;
   /** Write once: 'existed' when an object is already at the key (If-None-Match: * answered 412). */
   putIfAbsent(

@@ -4,6 +4,7 @@
  *
  *   claim ─▶ report already committed? ─yes─────────────────────────┐
  *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
+ *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
  *
  * The "report ready" notification is not sent here: it follows the row's transition to SUCCEEDED
@@ -14,6 +15,7 @@ import { decodeEnvelope } from './envelope';
 import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import { runUnderLease } from './lease-guard';
+import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
 import {
@@ -294,7 +296,8 @@ async function runAttempt(
   log: Logger,
 ): Promise<DeliveryResult> {
   // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
-  if (await reportCommitted(deps, reportKey)) {
+  // Skipped when no earlier attempt can exist (the first claim of a fresh occurrence): one request fewer.
+  if (mayHaveCommittedReport(occurrence) && (await reportCommitted(deps, reportKey))) {
     log.info('report already committed by an earlier attempt; adopting it', { reportKey });
     return 'adopted-committed-report';
   }
@@ -379,7 +382,8 @@ async function recordFailedAttempt(
   try {
     if (!decision.retry) {
       // Never FAILED beside a committed report: an earlier attempt may have committed it and died, and this attempt
-      // failed before it could see it (its look-up failed, say). If the look-up fails again, nothing is recorded:
+      // failed before it could see it (its look-up failed, say). Asked even on a first attempt: this attempt's own
+      // put may have landed although the worker never heard (a lost response, or aborted in flight). If the look-up fails again, nothing is recorded:
       // the message comes back, and the used-up attempts lead to the same check (onRefusedClaim, 'exhausted').
       if (await reportCommitted(deps, reportKey)) {
         await completeWithRetries(deps, lease, reportKey);
@@ -419,6 +423,46 @@ function completeWithRetries(deps: WorkerDeps, lease: Lease, reportKey: string):
     attempts: 3,
     firstDelayMs: 200,
   });
+}
+
+/**
+ * Whether a report may already be committed when this claim starts its attempt, from the row as claimed (never from
+ * the message, which any copy or re-enqueue carries alike).
+ *
+ * A report is written only by a worker's commit, and a worker commits only after a claim of its own; every claim
+ * increments `attempt`. So when the claim that returned this row was the first claim the occurrence ever had, no
+ * worker has run its job and no PutObject for it was ever sent: nothing can be committed. That is `attempt === 1`
+ * on a row that was never reopened. Every other way a report can exist shows in the row:
+ * - an earlier attempt committed and died before complete (commit-then-die), or lost its lease with its put in
+ *   flight and the put landed later: its claim made this one attempt 2 or more;
+ * - the reconciler re-enqueued an expired RUNNING row (a claim happened: this one is attempt 2 or more) or a stuck
+ *   PENDING row (no claim happened: attempt 1, and truly nothing committed);
+ * - an operator reopened a FAILED occurrence (manual-retry.ts): the attempt counter restarts at 0, but a report may
+ *   have landed after FAILED (a put of a worker that lost its lease), so a reopened row is always looked at:
+ *   `previousAttempts`, `manualRetries` or a `reopened` history entry says so;
+ * - the row expired (TTL) and was recorded again (a backfill of an old range): the report outlives the row, and the
+ *   new row says attempt 1. A row's TTL is at least its scheduled time plus one day (the shortest `retentionDays`),
+ *   so a row recorded a day or more after its scheduled time is looked at; the trigger records within the
+ *   Scheduler's 24 h retry window, so its rows are not;
+ * - our own claim retried by the SDK after a lost response comes back as the same claim (same lease id, attempt 1):
+ *   this worker has not run the job yet.
+ * Unknown or odd rows (attempt not a number, unreadable times) are looked at. Skipping the look-up can never publish a second report:
+ * the commit is write-once (If-None-Match: *), and a 412 is adopted. Its only use is not to run the job again.
+ */
+export function mayHaveCommittedReport(claimed: Occurrence & ManualRetryFields): boolean {
+  if (claimed.attempt !== 1) return true;
+  if ((claimed.previousAttempts ?? 0) > 0 || (claimed.manualRetries ?? 0) > 0) return true;
+  if (claimed.history?.some((entry) => entry.outcome === 'reopened')) return true;
+  return !(recordedWithin(claimed, SHORTEST_RETENTION_MS) ?? false);
+}
+
+/** retentionDays is at least 1 (job-settings.ts): no row expires sooner than this after its scheduled time. */
+const SHORTEST_RETENTION_MS = 86_400_000;
+
+/** Whether the row was recorded less than `ms` after its scheduled time; undefined when a time is unreadable. */
+function recordedWithin(row: Occurrence, ms: number): boolean | undefined {
+  const recordedAfter = Date.parse(row.createdAt) - Date.parse(row.scheduledTime);
+  return Number.isNaN(recordedAfter) ? undefined : recordedAfter < ms;
 }
 
 /** Whether the occurrence's report is in S3; a transient failure of the look-up is retried like any other call. */

@@ -3,6 +3,7 @@
  * afterAll, also when a test fails), emptied before each test. Everything talks to 127.0.0.1 only.
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { documentClient, s3Client, snsClient, sqsClient } from '../../functions/aws/clients';
 import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
@@ -125,4 +126,35 @@ export function occurrences(count: number, jobId = JOB_ID): OccurrenceKey[] {
     jobId,
     scheduledTime: new Date(base - i * 1000).toISOString().replace('.000Z', 'Z'),
   }));
+}
+
+/** One request a handler's SDK client sent, by operation (`UpdateItem`, `HeadObject`, ...). */
+export type RequestLog = string[];
+
+/**
+ * Record every request the handlers' own clients send from now on (the event sources' receives and deletes use the
+ * driver's clients and are not counted, as Lambda's are not billed to the function). Call after pipeline(): the
+ * handlers' clients exist then. Each call replaces the previous recorder.
+ */
+export function recordHandlerRequests(): RequestLog {
+  const log: RequestLog = [];
+  for (const client of [documentClient(), s3Client(), sqsClient(), snsClient()]) {
+    const stack = client.middlewareStack as unknown as {
+      add(
+        middleware: (
+          next: (args: unknown) => Promise<unknown>,
+          context: { commandName?: string },
+        ) => (args: unknown) => Promise<unknown>,
+        options: object,
+      ): void;
+    };
+    stack.add(
+      (next, context) => async (args) => {
+        log.push(String(context.commandName).replace(/Command$/, ''));
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordHandlerRequests', override: true },
+    );
+  }
+  return log;
 }

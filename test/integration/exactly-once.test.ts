@@ -12,7 +12,7 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
 import { reportKeyOf } from '../../functions/protocol/occurrence';
 import type { ReportStore } from '../../functions/protocol/ports';
-import { countingJob, JOB_ID, occurrences, pipeline, testSettings, useMoto } from './emulator';
+import { countingJob, JOB_ID, occurrences, pipeline, recordHandlerRequests, testSettings, useMoto } from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 30_000;
@@ -92,7 +92,8 @@ describe('write-once reports', () => {
     const reportKey = reportKeyOf(key, 'txt');
     const job = countingJob();
     let checks = 0;
-    // The earlier attempt's commit lands after this worker's HEAD said "absent": the race If-None-Match closes.
+    // The earlier attempt's commit lands after this worker's HEAD said "absent" (were it asked): the race If-None-Match
+    // closes.
     // (The real store is made on first use: the handlers' clients exist once the pipeline has set the endpoint.)
     const real = (): S3ReportStore => new S3ReportStore(s3Client(), p.resources.bucketName);
     const racing: ReportStore = {
@@ -100,6 +101,8 @@ describe('write-once reports', () => {
       putIfAbsent: (k, r, m, s) => real().putIfAbsent(k, r, m, s),
     };
     const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, worker: { reports: racing } });
+    // A first claim does not look (nothing can have committed a report before it): the put's If-None-Match meets the
+    // object, and the 412 is adopted. The look-up would not have closed this race anyway.
     await p.clients.s3.send(
       new PutObjectCommand({ Bucket: p.resources.bucketName, Key: reportKey, Body: 'committed earlier' }),
     );
@@ -110,6 +113,7 @@ describe('write-once reports', () => {
     await p.stop();
 
     expect(row).toMatchObject({ status: 'SUCCEEDED', reportKey });
+    expect(checks).toBe(0);
     expect(job.runs).toHaveLength(1);
     expect(await p.reportBody(reportKey)).toBe('committed earlier');
     expect(await p.reportKeys()).toEqual([reportKey]);
@@ -128,6 +132,32 @@ describe('write-once reports', () => {
     expect(job.runs).toHaveLength(1);
     expect(await p.reportBody(reportKeyOf(key, 'txt'))).toBe(before);
     expect(await p.drainAnnouncements()).toHaveLength(1);
+  });
+});
+
+describe('the request floor', () => {
+  it('the happy path of an instant job: 7 requests, trigger 2, worker 3 (no look-up on a first claim), notifier 2', async () => {
+    const job = countingJob();
+    const p = await pipeline(emulator, { jobs: { [JOB_ID]: job } });
+    const requests = recordHandlerRequests();
+    const [key] = occurrences(1);
+    await p.fire([key]);
+    expect(requests).toEqual(['PutItem', 'SendMessage']);
+    p.start();
+    await p.waitUntilSettled([key], SETTLE_MS);
+    await p.stop();
+
+    expect(job.runs).toHaveLength(1);
+    // claim, commit, complete; then the notifier: publish and record, from the stream image (no GetItem)
+    expect(requests).toEqual([
+      'PutItem',
+      'SendMessage',
+      'UpdateItem',
+      'PutObject',
+      'UpdateItem',
+      'Publish',
+      'UpdateItem',
+    ]);
   });
 });
 

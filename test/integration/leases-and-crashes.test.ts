@@ -12,7 +12,7 @@ import { reportKeyOf } from '../../functions/protocol/occurrence';
 import type { OccurrenceStore, ReportStore } from '../../functions/protocol/ports';
 import { createWorkerHandler } from '../../functions/worker';
 import { lambdaContext, receiveBatch, sqsEvent } from '../../scripts/local/sqs-event-source';
-import { countingJob, JOB_ID, occurrences, pipeline, testSettings, useMoto } from './emulator';
+import { countingJob, JOB_ID, occurrences, pipeline, recordHandlerRequests, testSettings, useMoto } from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 40_000;
@@ -93,6 +93,7 @@ describe('commit-then-die', () => {
     // The stack's visibility timeout outlasts the longest invocation plus the lease (workerLimits), so the message
     // comes back after the dead worker's lease has expired. 12 s keeps that order for this instant job's 10 s lease.
     const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, visibilityTimeoutSeconds: 12 });
+    const requests = recordHandlerRequests();
     const [key] = occurrences(1);
     await p.fire([key]);
 
@@ -130,6 +131,9 @@ describe('commit-then-die', () => {
     expect(await p.reportBody(reportKeyOf(key, 'txt'))).toContain('attempt 1');
     expect(await p.reportKeys()).toHaveLength(1);
     expect(await p.drainAnnouncements()).toHaveLength(1);
+    // Attempt 1 (a first claim) did not look for a report; attempt 2 did, once, and found it: no second put.
+    expect(requests.filter((r) => r === 'HeadObject')).toHaveLength(1);
+    expect(requests.filter((r) => r === 'PutObject')).toHaveLength(1);
   });
 });
 

@@ -678,6 +678,15 @@ describe('permissions cover every call the handlers make', () => {
       mark = seen();
       await h.streamChange(before, 'occurrence-digest', SCHEDULED);
       const notifier = slice(mark);
+      // Two minutes on: the failing job's second attempt looks for a committed report (a first attempt does not),
+      // and a stream record that old is announced from the row, read again, not from its image.
+      vi.setSystemTime(T0 + 120_000);
+      mark = seen();
+      await h.deliver(encodeEnvelope({ jobId: 'failing', scheduledTime: SCHEDULED }));
+      worker.push(...slice(mark));
+      mark = seen();
+      await h.streamChange(before, 'occurrence-digest', SCHEDULED);
+      notifier.push(...slice(mark));
       // A row the trigger recorded but could not enqueue, and a report the notifier never announced.
       h.aws.failAlways('SendMessage', faults.unavailable);
       await h.trigger({ jobId: 'failing', scheduledTime: '2026-11-30T07:00:00Z' }).catch(() => undefined);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type AnnounceDeps, announceReport, deduplicationIdOf } from '../../functions/protocol/announce-report';
+import {
+  type AnnounceDeps,
+  announceableProblem,
+  announceFromStreamImage,
+  announceReport,
+  deduplicationIdOf,
+  FRESH_IMAGE_MS,
+} from '../../functions/protocol/announce-report';
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Announcer, Logger, OccurrenceStore, ReportAnnouncement } from '../../functions/protocol/ports';
 
@@ -151,6 +158,88 @@ describe('announceReport', () => {
 
     await expect(announceReport(failing, row)).rejects.toBe(failure);
     expect(t.marked).toEqual([]);
+  });
+});
+
+describe('announceFromStreamImage', () => {
+  // succeeded() has succeededAt 06:02:10, NOW is 06:03:00: a record 50 s old.
+  it('announces a fresh image without reading the row', async () => {
+    const image = succeeded();
+    const t = deps(undefined); // a read would find no row and announce nothing
+
+    await expect(announceFromStreamImage(t.deps, image)).resolves.toBe('announced');
+
+    expect(t.gets).toEqual([]);
+    expect(t.published).toHaveLength(1);
+    expect(t.marked).toHaveLength(1);
+  });
+
+  it('counts a succeededAt up to the tolerated skew in the future as fresh (the worker clock ahead)', async () => {
+    const t = deps(undefined);
+    await expect(announceFromStreamImage(t.deps, succeeded({ succeededAt: '2026-11-30T06:03:15.000Z' }))).resolves.toBe(
+      'announced',
+    );
+    expect(t.gets).toEqual([]);
+  });
+
+  it.each([
+    ['older than the fresh window', { succeededAt: new Date(NOW - FRESH_IMAGE_MS).toISOString() }],
+    ['without succeededAt', { succeededAt: undefined }],
+    ['with an unreadable succeededAt', { succeededAt: 'soon' }],
+    ['from a clock far ahead', { succeededAt: '2026-11-30T07:00:00.000Z' }],
+  ])('reads the row for an image %s, and does not publish an announced one again', async (_, change) => {
+    const image = succeeded(change);
+    const t = deps(succeeded({ notifiedAt: '2026-11-30T06:02:11.000Z' }));
+
+    await expect(announceFromStreamImage(t.deps, image)).resolves.toBe('already-announced');
+
+    expect(t.gets).toHaveLength(1);
+    expect(t.published).toEqual([]);
+  });
+
+  it.each<[string, unknown]>([
+    ['no report key', succeeded({ reportKey: undefined })],
+    ['an empty report key', succeeded({ reportKey: '' })],
+    ['an attempt that is not a number', { ...succeeded(), attempt: '2' }],
+    ['a status other than SUCCEEDED', succeeded({ status: OccurrenceStatus.RUNNING })],
+    ['a notifiedAt that is not a string', { ...succeeded(), notifiedAt: 5 }],
+  ])('reports an image with %s, and reads the row its key names instead', async (_, image) => {
+    const errors: string[] = [];
+    const t = deps(succeeded());
+    const logged: AnnounceDeps = { ...t.deps, logger: { ...quietLogger, error: (m) => void errors.push(m) } };
+
+    await expect(announceFromStreamImage(logged, image)).resolves.toBe('announced');
+
+    expect(errors).toEqual(['malformed stream image of a change to SUCCEEDED; not announcing from it']);
+    expect(t.gets).toEqual([{ jobId: 'occurrence-digest', scheduledTime: '2026-11-30T06:00:00Z' }]);
+    expect(t.published).toHaveLength(1);
+  });
+
+  it.each<[string, unknown]>([
+    ['no jobId', { ...succeeded(), jobId: undefined }],
+    ['a scheduledTime that is not a string', { ...succeeded(), scheduledTime: 1 }],
+    ['nothing at all', null],
+  ])('skips an image with %s: nothing to read, nothing to announce', async (_, image) => {
+    const t = deps(succeeded());
+
+    await expect(announceFromStreamImage(t.deps, image)).resolves.toBe('malformed-image');
+
+    expect(t.gets).toEqual([]);
+    expect(t.published).toEqual([]);
+  });
+});
+
+describe('announceableProblem', () => {
+  it('accepts a SUCCEEDED row with its report key', () => {
+    expect(announceableProblem(succeeded())).toBeUndefined();
+    expect(announceableProblem(succeeded({ notifiedAt: '2026-11-30T06:02:30.000Z' }))).toBeUndefined();
+  });
+
+  it('says what is wrong', () => {
+    expect(announceableProblem(succeeded({ reportKey: undefined }))).toBe('no reportKey');
+    expect(announceableProblem(succeeded({ status: OccurrenceStatus.FAILED }))).toBe('status "FAILED", not SUCCEEDED');
+    expect(announceableProblem({ ...succeeded(), attempt: 0 })).toBe('no attempt');
+    expect(announceableProblem('SUCCEEDED')).toBe('not an object');
   });
 });
 

@@ -164,6 +164,21 @@ describe('runUnderLease: heartbeat with the original timing (lease 120 s, heartb
     expect(ext.times()).toEqual([45]);
   });
 
+  it('never starts the work on a lease already past its give-up point (the worker paused after its claim)', async () => {
+    // Claimed at T0, resumed 110 s later: the lease may be anybody's by now, and a first attempt does not look for
+    // a report another holder committed meanwhile.
+    vi.setSystemTime(T0 + 110 * S);
+    let started = false;
+    const extend = recordingExtend();
+    const work = async () => {
+      started = true;
+    };
+    const run = guard({ work, extend: extend.extend });
+    await expect(run).rejects.toBeInstanceOf(LeaseExpiringError);
+    expect(started).toBe(false);
+    expect(extend.calls).toEqual([]);
+  });
+
   it('aborts at the deadline with JobTimeoutError even while the lease is healthy', async () => {
     const ext = recordingExtend();
     const job = endlessJob();

@@ -4,12 +4,25 @@
  * What the handler itself adds (a batch of messages, a delivery that throws, the invocation's deadline, a job without
  * an implementation) is tested in test/functions/worker.test.ts.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../functions/protocol/errors';
+import type { Occurrence } from '../../functions/protocol/occurrence';
+import { mayHaveCommittedReport } from '../../functions/protocol/process-delivery';
 import { faults } from '../../sim/fakes/fake-aws';
-import { type Harness, makeHarness, SCHEDULED, SEED_TIMING, T0, timedJob } from '../support/harness';
+import {
+  type Harness,
+  makeHarness,
+  RECONCILE_TEST_THRESHOLDS,
+  SCHEDULED,
+  SEED_TIMING,
+  T0,
+  timedJob,
+} from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
@@ -195,6 +208,7 @@ describe('processDelivery: write-once commit', () => {
     const job = timedJob(1_000);
     h = makeHarness({ jobs: { report: job } });
     await recordOccurrence();
+    leaveAsDiedWorker(T0 - 1);
     h.aws.objects.set(REPORT_KEY, { body: 'from the attempt that died' });
 
     expect(await h.deliver(MESSAGE)).toEqual([]);
@@ -248,6 +262,137 @@ describe('processDelivery: write-once commit', () => {
     expect(await run.promise).toEqual([]);
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toEqual(stolen);
     expect(h.logs.some((l) => l.message.startsWith('lease lost before complete'))).toBe(true);
+  });
+});
+
+describe('processDelivery: the look-up for a committed report (HeadObject) only where one may exist', () => {
+  /** Leave the row as an operator's retry of a FAILED occurrence does (the real conditional write). */
+  async function reopenAsOperator(now: number) {
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }),
+    );
+    const operator = new OperatorOccurrenceStore(doc, 'occurrences');
+    return operator.reopenFailed(KEY, { now, deadlineAt: now + 3600_000, ttl: Math.floor(now / 1000) + 86_400 });
+  }
+
+  it('makes no look-up on the first claim of a fresh occurrence: nothing can have committed a report', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await run.promise).toEqual([]);
+    expect(h.aws.count('HeadObject')).toBe(0);
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
+  });
+
+  it('the write-once put still protects the report: a report at the key of a first claim is adopted at the 412', async () => {
+    // Cannot happen in the protocol (only a claimed attempt commits); it shows what a wrong skip would cost: one
+    // more run of the job, never a second report or a changed one.
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    h.aws.objects.set(REPORT_KEY, { body: 'already there' });
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await run.promise).toEqual([]);
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.objects.get(REPORT_KEY)?.body).toBe('already there');
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', reportKey: REPORT_KEY });
+    expect(h.logs.some((l) => l.message === 'report was already committed; adopting it')).toBe(true);
+  });
+
+  it('looks on a second attempt (an earlier claim died), and runs the job when there is no report', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    leaveAsDiedWorker(T0 - 1);
+    const run = startDelivery();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await run.promise).toEqual([]);
+    expect(h.aws.count('HeadObject')).toBe(1);
+    expect(job.log.runs).toBe(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 2 });
+  });
+
+  it('looks on a reopened occurrence (attempts count from 1 again), and adopts a report that landed after FAILED', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    h.aws.table.set(`report|${SCHEDULED}`, {
+      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+      status: 'FAILED',
+      attempt: 3,
+      lastError: 'attempt 3: upstream returned 503',
+    });
+    // The put of a worker that lost its lease landed after the row was marked FAILED.
+    h.aws.objects.set(REPORT_KEY, { body: 'landed after FAILED' });
+    expect(await reopenAsOperator(T0 + 60_000)).toEqual({ reopened: true });
+    vi.setSystemTime(T0 + 61_000);
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(h.aws.count('HeadObject')).toBe(1);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({
+      status: 'SUCCEEDED',
+      attempt: 1,
+      previousAttempts: 3,
+      reportKey: REPORT_KEY,
+    });
+  });
+
+  it("looks on the reconciler's re-enqueue of an expired RUNNING row, and adopts what the dead worker committed", async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    leaveAsDiedWorker(T0 + 1_000);
+    h.aws.objects.set(REPORT_KEY, { body: 'from the attempt that died' });
+    // Its message went to the DLQ; the reconciler finds the row stuck past its threshold and sends a new one.
+    vi.setSystemTime(T0 + 1_000 + (RECONCILE_TEST_THRESHOLDS.stuckAfterSeconds + 1) * 1000);
+    await h.reconciler();
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'RUNNING', requeueCount: 1 });
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(h.aws.count('HeadObject')).toBe(1);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 2 });
+  });
+
+  it('looks on a row recorded a day or more after its scheduled time: it may replace one that expired (TTL)', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+    h.aws.table.set(`report|${SCHEDULED}`, { ...row, createdAt: new Date(T0 + 100 * 86_400_000).toISOString() });
+    h.aws.objects.set(REPORT_KEY, { body: 'outlived its row' });
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(h.aws.count('HeadObject')).toBe(1);
+    expect(job.log.runs).toBe(0);
+  });
+});
+
+describe('mayHaveCommittedReport: from the row as claimed', () => {
+  const claimed: Occurrence = {
+    jobId: 'report',
+    scheduledTime: SCHEDULED,
+    status: 'RUNNING',
+    attempt: 1,
+    deadlineAt: '2026-11-30T12:00:00.000Z',
+    createdAt: '2026-11-30T06:00:00.120Z',
+    ttl: 2_000_000_000,
+  };
+
+  it.each([
+    ['the first claim of a fresh occurrence', {}, false],
+    ['a trigger that recorded it hours late (a Scheduler retry)', { createdAt: '2026-11-30T23:00:00.000Z' }, false],
+    ['a second attempt', { attempt: 2 }, true],
+    ['a reopened occurrence (previousAttempts)', { previousAttempts: 3 }, true],
+    ['a reopened occurrence (manualRetries)', { manualRetries: 1, previousAttempts: 0 }, true],
+    ['a reopened occurrence (history)', { history: [{ outcome: 'reopened', at: '2026-11-30T07:00:00.000Z' }] }, true],
+    ['a row recorded a day after its scheduled time', { createdAt: '2026-12-01T06:00:00.000Z' }, true],
+    ['a row with an unreadable createdAt', { createdAt: 'yesterday' }, true],
+    ['a row whose attempt is not a number', { attempt: '1' }, true],
+  ])('%s: %s', (_name, change, expected) => {
+    expect(mayHaveCommittedReport({ ...claimed, ...change } as Occurrence)).toBe(expected);
   });
 });
 
@@ -315,8 +460,9 @@ describe('processDelivery: failures and retries', () => {
     await recordOccurrence();
     const before = h.aws.calls.length;
     expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
-    // A failed attempt costs four requests: claim, report look-up, release, visibility change.
-    expect(h.aws.calls.slice(before)).toEqual(['UpdateItem', 'HeadObject', 'UpdateItem', 'ChangeMessageVisibility']);
+    // A failed first attempt costs three requests: claim, release, visibility change (no report look-up: nothing can
+    // have committed one before the first claim). Later attempts add the look-up.
+    expect(h.aws.calls.slice(before)).toEqual(['UpdateItem', 'UpdateItem', 'ChangeMessageVisibility']);
     const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
     expect(row).toMatchObject({ status: 'RETRY_WAIT', attempt: 1, nextAttemptAt: new Date(T0 + 4_000).toISOString() });
     expect(row.leaseExpiresAt).toBeUndefined();
@@ -393,7 +539,7 @@ describe('processDelivery: failures and retries', () => {
   });
 
   it('records nothing when the last attempt cannot tell whether a report was committed: the message comes back', async () => {
-    // The look-up before the job works; S3 is down by the time the job has failed.
+    // S3 is down by the time the job has failed (a first attempt makes no look-up before its job).
     const failsThenS3Down = {
       reportExtension: 'txt',
       async run() {
@@ -410,7 +556,8 @@ describe('processDelivery: failures and retries', () => {
     await vi.advanceTimersByTimeAsync(2_000);
     expect(await run.promise).toEqual(['msg-1']);
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'RUNNING', attempt: 1 });
-    expect(h.aws.count('HeadObject')).toBe(1 + 3);
+    // The last attempt's look-up before FAILED, tried three times.
+    expect(h.aws.count('HeadObject')).toBe(3);
   });
 
   it('marks the occurrence FAILED when the next attempt would start after the deadline', async () => {

@@ -3,9 +3,9 @@
  * subclass of the real DynamoDB adapter (sim/variants.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { pausedCommitPlan, takeoverPlan } from '../../sim/plan';
+import { calmPlan, pausedCommitPlan, takeoverPlan } from '../../sim/plan';
 import { formatReport, simulateMany, simulateOne } from '../../sim/simulate';
-import { BROKEN_IGNORED_EXTEND, BROKEN_UNCONDITIONAL_COMPLETE } from '../../sim/variants';
+import { BROKEN_IGNORED_EXTEND, BROKEN_NEVER_LOOKS, BROKEN_UNCONDITIONAL_COMPLETE } from '../../sim/variants';
 
 describe('a deliberately broken protocol is caught', () => {
   it('an ignored extend result: two workers run the job at once (invariant 3), reported with the seed and a shrunk trace', async () => {
@@ -38,6 +38,22 @@ describe('a deliberately broken protocol is caught', () => {
       ),
     ).toBe(true);
     expect(formatReport(report)).toContain('FREEZES for');
+  });
+
+  it('a worker that never looks for a committed report runs the job again after commit-then-die (invariant 6), and only invariant 6 sees it', async () => {
+    // Worker call 2 of the first attempt is its PutObject; the process dies right after it is applied.
+    const commitThenDie = calmPlan({
+      jobMs: 20_000,
+      callFaults: [{ actor: 'worker', call: 2, fault: { kind: 'crash-after' } }],
+    });
+    const broken = await simulateOne(commitThenDie, BROKEN_NEVER_LOOKS);
+    expect(broken.checked.violations.map((v) => v.invariant)).toEqual([6]);
+    expect(broken.checked.violations[0].message).toMatch(
+      /lease-2 \(claimed at .*\) ran the job .* although the report was committed/,
+    );
+    expect(broken.outcome.objects.size).toBe(1); // the write-once put still kept one report
+    expect(broken.outcome.delivered).toBe(1);
+    expect((await simulateOne(commitThenDie)).checked.violations).toEqual([]);
   });
 
   it('the same fault families find nothing wrong with the real protocol', async () => {

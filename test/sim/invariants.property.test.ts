@@ -1,12 +1,12 @@
 /**
- * The five invariants over a few hundred generated fault plans (fixed seed, so a failure replays). `npm run sim`
+ * The six invariants over a few hundred generated fault plans (fixed seed, so a failure replays). `npm run sim`
  * runs the same property over more plans.
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, simulateMany } from '../../sim/simulate';
 
 describe('claim protocol under generated faults', () => {
-  it('keeps all five invariants over 300 fault plans (seed 20261130), exercising every fault family', async () => {
+  it('keeps all six invariants over 300 fault plans (seed 20261130), exercising every fault family', async () => {
     const report = await simulateMany({ runs: 300, seed: 20261130 });
     expect(report.failure, report.failure ? formatReport(report) : '').toBeUndefined();
     const { tally } = report;

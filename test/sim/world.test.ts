@@ -11,7 +11,7 @@ const lines = (trace: { who: string; what: string }[], pattern: RegExp) =>
   trace.filter((l) => pattern.test(`${l.who} ${l.what}`));
 
 describe('simulated world', () => {
-  it('runs the happy path through the real handlers: one claim, one report, one notification, 11 requests', async () => {
+  it('runs the happy path through the real handlers: one claim, one report, one notification, 9 requests', async () => {
     const { outcome, checked } = await simulateOne(calmPlan({ jobMs: 100_000 }));
     expect(checked.violations).toEqual([]);
     expect(outcome.row).toMatchObject({ status: 'SUCCEEDED', attempt: 1, reportKey: REPORT_KEY });
@@ -20,12 +20,10 @@ describe('simulated world', () => {
       'PutItem',
       'SendMessage',
       'UpdateItem',
-      'HeadObject',
       'UpdateItem',
       'UpdateItem',
       'PutObject',
       'UpdateItem',
-      'GetItem',
       'Publish',
       'UpdateItem',
     ]);
@@ -45,7 +43,8 @@ describe('simulated world', () => {
 
   it('commit-then-die: the redelivery adopts the committed report; the job ran once and is announced once', async () => {
     const { outcome, checked } = await simulateOne(
-      calmPlan({ jobMs: 20_000, callFaults: [{ actor: 'worker', call: 3, fault: { kind: 'crash-after' } }] }),
+      // Worker call 2 of a 20 s first attempt is its PutObject (claim, commit: no look-up before a first attempt).
+      calmPlan({ jobMs: 20_000, callFaults: [{ actor: 'worker', call: 2, fault: { kind: 'crash-after' } }] }),
     );
     expect(checked.violations).toEqual([]);
     expect(lines(outcome.trace, /worker#1 DIES: crashed after PutObject was applied/)).toHaveLength(1);
@@ -74,9 +73,9 @@ describe('simulated world', () => {
   });
 
   it('a notifier that publishes and dies before recording it: the FIFO deduplication id keeps it to one', async () => {
-    // Notifier calls: GetItem, Publish, then markNotified, which is lost.
+    // Notifier calls: Publish, then markNotified; it dies right after the publish.
     const { outcome, checked } = await simulateOne(
-      calmPlan({ jobMs: 5_000, callFaults: [{ actor: 'notifier', call: 2, fault: { kind: 'crash-after' } }] }),
+      calmPlan({ jobMs: 5_000, callFaults: [{ actor: 'notifier', call: 1, fault: { kind: 'crash-after' } }] }),
     );
     expect(checked.violations).toEqual([]);
     expect(outcome.published).toBe(2);
@@ -98,9 +97,9 @@ describe('simulated world', () => {
   });
 
   it('a Lambda timeout kills a worker whose calls hang, and the message comes back after the visibility timeout', async () => {
-    // complete (worker call 4 of a 30 s job: claim, look-up, commit, complete) arrives 400 s late, past the 330 s function timeout.
+    // complete (worker call 3 of a 30 s job: claim, commit, complete) arrives 400 s late, past the 330 s function timeout.
     const { outcome, checked } = await simulateOne(
-      calmPlan({ jobMs: 30_000, callFaults: [{ actor: 'worker', call: 4, fault: { kind: 'slow', ms: 400_000 } }] }),
+      calmPlan({ jobMs: 30_000, callFaults: [{ actor: 'worker', call: 3, fault: { kind: 'slow', ms: 400_000 } }] }),
     );
     expect(checked.violations).toEqual([]);
     expect(lines(outcome.trace, /worker#1 DIES: Lambda timeout/)).toHaveLength(1);
