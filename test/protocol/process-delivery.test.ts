@@ -14,6 +14,7 @@ import { JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../funct
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import { mayHaveCommittedReport } from '../../functions/protocol/process-delivery';
 import { faults } from '../../sim/fakes/fake-aws';
+import { indexed } from '../aws/fixtures';
 import {
   type Harness,
   makeHarness,
@@ -50,14 +51,19 @@ async function recordOccurrence() {
 }
 
 /** Leave the row as a worker that claimed attempt 1 and died would: RUNNING under its lease until `leaseExpiresAt`. */
+/** The row as a worker leaves it that claimed at T0 and died: RUNNING, in the status index, its lease running out. */
 function leaveAsDiedWorker(leaseExpiresAt: number) {
-  h.aws.table.set(`report|${SCHEDULED}`, {
-    ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
-    status: 'RUNNING',
-    attempt: 1,
-    leaseId: 'dead',
-    leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
-  });
+  h.aws.table.set(
+    `report|${SCHEDULED}`,
+    indexed({
+      ...h.aws.row(KEY.jobId, KEY.scheduledTime)!,
+      status: 'RUNNING',
+      attempt: 1,
+      leaseId: 'dead',
+      claimedAt: new Date(T0).toISOString(),
+      leaseExpiresAt: new Date(leaseExpiresAt).toISOString(),
+    }),
+  );
 }
 
 describe('processDelivery: claim, run, commit, complete', () => {
