@@ -15,6 +15,10 @@ export interface RecordedRequest {
   /** The HTTP status of the answer, or undefined when the attempt failed without one (a network error). */
   readonly status: number | undefined;
   readonly durationMs: number;
+  /** Bytes of the request body (the SNS publish payload is billed per byte). */
+  readonly requestBytes: number;
+  /** performance.now() when the attempt went out: the tick figure takes the union of the requests' intervals. */
+  readonly startMs: number;
   /** For SQS: the queue the request named, so the event source's receives on the job queue can be told apart. */
   readonly queueUrl?: string;
   /** For SQS receives: how many messages came back (a long poll that times out is an empty receive). */
@@ -91,9 +95,12 @@ export function recordRequests(
       const operation = operationName(context);
       const request = args.request as HttpRequest;
       const body = jsonBody(request);
+      const requestBytes = bodyBytes(request);
       const queueUrl = typeof body?.QueueUrl === 'string' ? body.QueueUrl : undefined;
       const who = typeof role === 'function' ? role(service, operation, queueUrl) : role;
-      const observe = service === 'DynamoDB' && !recorder.isPaused ? recorder.dynamoObserver : undefined;
+      // Only the handlers' requests are priced; the bench's own reads of the table are not the stack's cost.
+      const observe =
+        service === 'DynamoDB' && who === 'handler' && !recorder.isPaused ? recorder.dynamoObserver : undefined;
       if (observe?.before && body) await observe.before(operation, body);
       const started = performance.now();
       let status: number | undefined;
@@ -105,12 +112,32 @@ export function recordRequests(
         const parsed = needsBody ? await bufferJsonBody(response) : undefined;
         const durationMs = performance.now() - started;
         const messages = operation === 'ReceiveMessage' ? messageCount(parsed) : undefined;
-        recorder.record({ service, operation, role: who, status, durationMs, queueUrl, messages });
+        recorder.record({
+          service,
+          operation,
+          role: who,
+          status,
+          durationMs,
+          startMs: started,
+          requestBytes,
+          queueUrl,
+          messages,
+        });
         if (observe && body) await observe.after({ operation, request: body, response: parsed, status });
         return result;
       } catch (error) {
         if (status === undefined) {
-          recorder.record({ service, operation, role: who, status, durationMs: performance.now() - started, queueUrl });
+          const durationMs = performance.now() - started;
+          recorder.record({
+            service,
+            operation,
+            role: who,
+            status,
+            durationMs,
+            startMs: started,
+            requestBytes,
+            queueUrl,
+          });
         }
         throw error;
       }
@@ -126,6 +153,12 @@ function serviceName(context: Context): string {
 
 function operationName(context: Context): string {
   return (context.commandName ?? 'Unknown').replace(/Command$/, '');
+}
+
+function bodyBytes(request: HttpRequest | undefined): number {
+  const raw = request?.body as unknown;
+  if (raw instanceof Uint8Array) return raw.length;
+  return typeof raw === 'string' ? Buffer.byteLength(raw) : 0;
 }
 
 /** The JSON protocols (DynamoDB, Streams, SQS) send the input as JSON (bytes by now); others yield undefined. */

@@ -1,0 +1,117 @@
+/**
+ * Figure 5, measured part: N occurrences of one tick fired at once against moto, several pollers working them off.
+ * Requests per occurrence must not depend on N; the wall time is mostly moto's (and the emulator lock's, which
+ * makes every DynamoDB and S3 request of the process wait for the one before it), so it is reported with the share
+ * of it during which a handler's request was waiting for moto.
+ */
+import type { BenchSession } from './bench-session';
+import { BENCH_JOB_ID, BenchPathError, benchJob, benchSettings, countRequests, scheduledTimes, total } from './paths';
+import type { RecordedRequest } from './request-recorder';
+
+export interface TickResult {
+  readonly occurrences: number;
+  readonly pollers: number;
+  /** "Service.Operation" → requests per occurrence, the handlers' only. */
+  readonly handlerPerOccurrence: Record<string, number>;
+  readonly handlerRequestsPerOccurrence: number;
+  /** The SQS event source's non-empty receives and its deletes, per occurrence (batches make them fall below 1). */
+  readonly eventSourcePerOccurrence: number;
+  readonly wallMs: number;
+  /** Share of the wall time in which at least one handler request was waiting for moto's answer. */
+  readonly motoShare: number;
+  readonly unsettled: number;
+}
+
+const QUIET_MS = 1_000;
+
+export async function runTick(
+  session: BenchSession,
+  n: number,
+  pollers: number,
+  timeoutMs: number,
+): Promise<TickResult> {
+  const job = benchJob(0);
+  const pipeline = await session.pipeline(benchSettings(), { [BENCH_JOB_ID]: job }, pollers);
+  const times = scheduledTimes(n, 10);
+  const started = performance.now();
+  pipeline.start();
+  await pipeline.fire(times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime })));
+  // The table is not polled while the tick runs: N reads every 250 ms would queue behind the handlers' requests.
+  await waitForAnnouncements(session, n, started + timeoutMs);
+  const wallMs = performance.now() - started;
+  await pipeline.stop();
+  const requests = session.recorder.take();
+  session.ledger.take();
+  const rows = await pipeline.rows(times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime })));
+  const unsettled = rows.filter((r) => r?.notifiedAt === undefined).length;
+  if (unsettled === n) throw new BenchPathError(`none of the ${n} occurrences settled within ${timeoutMs} ms`);
+  return summarize(requests, n, pollers, wallMs, started, unsettled);
+}
+
+/** Until N announcements went out and the handlers then made no request for QUIET_MS (the notifier's last writes). */
+async function waitForAnnouncements(session: BenchSession, n: number, deadline: number): Promise<void> {
+  const published = () =>
+    session.recorder.requests.filter((r) => r.role === 'handler' && r.operation === 'Publish' && r.status === 200)
+      .length;
+  let seen = -1;
+  let quietSince = performance.now();
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const count = session.recorder.requests.filter((r) => r.role === 'handler').length;
+    if (count !== seen) {
+      seen = count;
+      quietSince = performance.now();
+    } else if (published() >= n && performance.now() - quietSince >= QUIET_MS) {
+      return;
+    }
+  }
+}
+
+function summarize(
+  requests: readonly RecordedRequest[],
+  n: number,
+  pollers: number,
+  wallMs: number,
+  started: number,
+  unsettled: number,
+): TickResult {
+  const counts = countRequests(requests);
+  const handler = counts.requests.handler;
+  const perOccurrence = Object.fromEntries(Object.entries(handler).map(([k, v]) => [k, v / n]));
+  const sqsSource = total(counts.requests['event-source'], (k) => k.startsWith('SQS.'));
+  const handlerRequests = requests.filter((r) => r.role === 'handler');
+  return {
+    occurrences: n,
+    pollers,
+    handlerPerOccurrence: perOccurrence,
+    handlerRequestsPerOccurrence: total(handler) / n,
+    eventSourcePerOccurrence: sqsSource / n,
+    wallMs,
+    motoShare: busyMs(handlerRequests, started, started + wallMs) / wallMs,
+    unsettled,
+  };
+}
+
+/** The length of the union of the requests' intervals within [from, to]. */
+export function busyMs(
+  requests: readonly Pick<RecordedRequest, 'startMs' | 'durationMs'>[],
+  from: number,
+  to: number,
+): number {
+  const intervals = requests
+    .map((r) => [Math.max(from, r.startMs), Math.min(to, r.startMs + r.durationMs)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let busy = 0;
+  let end = -Infinity;
+  for (const [a, b] of intervals) {
+    if (a > end) {
+      busy += b - a;
+      end = b;
+    } else if (b > end) {
+      busy += b - end;
+      end = b;
+    }
+  }
+  return busy;
+}
