@@ -20,7 +20,15 @@ export interface TickResult {
   /** Share of the wall time in which at least one handler request was waiting for moto's answer. */
   readonly motoShare: number;
   readonly unsettled: number;
+  /** The handlers' WARN and ERROR lines by message: a lease given up under the emulator's delays shows here. */
+  readonly warnings: Record<string, number>;
 }
+
+/**
+ * A longer lease than the paths use: N requests queue behind the emulator lock, and with a 10 s lease a claimed
+ * occurrence could wait past its safety margin and be released, which is the emulator's slowness, not the protocol's.
+ */
+export const TICK_SETTINGS = { leaseSeconds: 60, heartbeatSeconds: 10 } as const;
 
 const QUIET_MS = 1_000;
 
@@ -31,7 +39,7 @@ export async function runTick(
   timeoutMs: number,
 ): Promise<TickResult> {
   const job = benchJob(0);
-  const pipeline = await session.pipeline(benchSettings(), { [BENCH_JOB_ID]: job }, pollers);
+  const pipeline = await session.pipeline(benchSettings(TICK_SETTINGS), { [BENCH_JOB_ID]: job }, pollers);
   const times = scheduledTimes(n, 10);
   const started = performance.now();
   pipeline.start();
@@ -45,7 +53,18 @@ export async function runTick(
   const rows = await pipeline.rows(times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime })));
   const unsettled = rows.filter((r) => r?.notifiedAt === undefined).length;
   if (unsettled === n) throw new BenchPathError(`none of the ${n} occurrences settled within ${timeoutMs} ms`);
-  return summarize(requests, n, pollers, wallMs, started, unsettled);
+  return { ...summarize(requests, n, pollers, wallMs, started, unsettled), warnings: warnings(session.logLines) };
+}
+
+export function warnings(lines: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of lines) {
+    const parsed = JSON.parse(line) as { level?: string; message?: string };
+    if (parsed.level !== 'WARN' && parsed.level !== 'ERROR') continue;
+    const key = `${parsed.level} ${parsed.message}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
 }
 
 /** Until N announcements went out and the handlers then made no request for QUIET_MS (the notifier's last writes). */
@@ -74,7 +93,7 @@ function summarize(
   wallMs: number,
   started: number,
   unsettled: number,
-): TickResult {
+): Omit<TickResult, 'warnings'> {
   const counts = countRequests(requests);
   const handler = counts.requests.handler;
   const perOccurrence = Object.fromEntries(Object.entries(handler).map(([k, v]) => [k, v / n]));
