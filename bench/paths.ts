@@ -148,6 +148,8 @@ export interface RunOptions {
   readonly jobMs?: number;
   readonly failures?: number;
   readonly copies?: number;
+  /** Fire each occurrence once more after it finished (Scheduler's late duplicate). */
+  readonly lateDuplicate?: boolean;
   readonly count?: number;
   readonly workers?: number;
   readonly timeoutMs?: number;
@@ -168,7 +170,9 @@ export async function runOccurrences(session: BenchSession, path: string, option
     times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime })),
     options.copies ?? 1,
   );
+  const fires = times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime }));
   await settle(pipeline, times, options.timeoutMs ?? 60_000);
+  if (options.lateDuplicate) await pipeline.fire(fires);
   return result(session, path, times.length, job, started);
 }
 

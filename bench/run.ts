@@ -75,6 +75,7 @@ export interface Paths {
   readonly happy: PathResult;
   readonly heartbeats: PathResult;
   readonly duplicate: PathResult;
+  readonly lateDuplicate: PathResult;
   readonly failedOnce: PathResult;
   readonly reconciler: Awaited<ReturnType<typeof runReconcilerRequeue>>;
 }
@@ -85,9 +86,10 @@ async function measurePaths(session: BenchSession, options: BenchOptions): Promi
   const happy = await runOccurrences(session, 'happy path', {});
   const heartbeats = await runOccurrences(session, 'happy path with heartbeats', { jobMs: options.heartbeatJobMs });
   const duplicate = await runOccurrences(session, 'duplicate trigger', { copies: 2 });
+  const lateDuplicate = await runOccurrences(session, 'late duplicate trigger', { lateDuplicate: true });
   const failedOnce = await runOccurrences(session, 'one failed attempt', { failures: 1 });
   const reconciler = await runReconcilerRequeue(session);
-  return { happy, heartbeats, duplicate, failedOnce, reconciler };
+  return { happy, heartbeats, duplicate, lateDuplicate, failedOnce, reconciler };
 }
 
 function requestRows(p: Paths): RequestRow[] {
@@ -107,9 +109,14 @@ function requestRows(p: Paths): RequestRow[] {
       eventSource: {},
     },
     {
-      what: 'a duplicate trigger',
+      what: 'a duplicate trigger at once (row still PENDING)',
       handler: difference(p.duplicate.requests.handler, p.happy.requests.handler),
       eventSource: difference(p.duplicate.requests['event-source'], p.happy.requests['event-source']),
+    },
+    {
+      what: 'a duplicate trigger after the occurrence finished',
+      handler: difference(p.lateDuplicate.requests.handler, p.happy.requests.handler),
+      eventSource: {},
     },
     {
       what: 'each failed attempt',
@@ -137,7 +144,8 @@ function capacityRows(p: Paths) {
   return [
     { what: 'happy path (per occurrence)', units: p.happy.capacity },
     { what: 'each heartbeat', units: capacityDifference(p.heartbeats.capacity, p.happy.capacity, heartbeatCount(p)) },
-    { what: 'a duplicate trigger', units: capacityDifference(p.duplicate.capacity, p.happy.capacity) },
+    { what: 'a duplicate trigger at once', units: capacityDifference(p.duplicate.capacity, p.happy.capacity) },
+    { what: 'a late duplicate trigger', units: capacityDifference(p.lateDuplicate.capacity, p.happy.capacity) },
     { what: 'each failed attempt', units: capacityDifference(p.failedOnce.capacity, p.happy.capacity) },
     { what: 'reconciler run, nothing stuck', units: p.reconciler.idleRun.capacity },
     {
