@@ -101,12 +101,30 @@ export function lastItem(path: PathResult): WireItem | undefined {
   return [...path.writes].reverse().find((w) => w.after?.[table] !== undefined)?.after;
 }
 
-/** What one occurrence of the happy path bills, from the measured run (per occurrence). */
-export function usageOf(path: PathResult): OccurrenceUsage {
+/** Billed milliseconds of one handler on a path: each invocation rounded up to 1 ms, as Lambda bills. */
+export function billedMs(path: PathResult, name: string): number {
+  return path.timings.filter((t) => t.name === name).reduce((s, t) => s + Math.ceil(t.ms), 0);
+}
+
+/** Per handler, the median over runs of the path of its billed milliseconds (durations on moto are noisy). */
+export function medianBilledMs(runs: readonly PathResult[]): Record<string, number> {
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const names = ['trigger', 'worker', 'notifier'];
+  return Object.fromEntries(
+    names.map((name) => [name, median(runs.map((r) => billedMs(r, name) - (name === 'worker' ? r.jobMs : 0)))]),
+  );
+}
+
+/**
+ * What one occurrence of the happy path bills, from the measured run (per occurrence). `durations` (billed ms per
+ * handler, the worker's without the job) defaults to this run's own.
+ */
+export function usageOf(path: PathResult, durations?: Record<string, number>): OccurrenceUsage {
   const n = path.occurrences;
   const h = path.requests.handler;
   const es = path.requests['event-source'];
-  const ms = (name: string) => path.timings.filter((t) => t.name === name).reduce((s, t) => s + Math.ceil(t.ms), 0);
+  const own = (name: string) => billedMs(path, name) - (name === 'worker' ? path.jobMs : 0);
+  const ms = (name: string) => durations?.[name] ?? own(name);
   const count = (name: string) => path.timings.filter((t) => t.name === name).length;
   const published = h['SNS.Publish'] ?? 0;
   const invocations = count('trigger') + count('worker') + published;
@@ -123,7 +141,7 @@ export function usageOf(path: PathResult): OccurrenceUsage {
       {
         fn: 'worker (without the job)',
         invocations: count('worker') / n,
-        ms: Math.max(0, ms('worker') - path.jobMs) / n,
+        ms: Math.max(0, ms('worker')) / n,
         memoryMb: WORKER_MEMORY_MB,
       },
       // Deployed, the event source's filter invokes the notifier only for the change to SUCCEEDED: one per publish.
