@@ -44,13 +44,17 @@ export class BenchSession {
   }
 
   /** A fresh emulator and pipeline; the record starts empty once it is built. */
-  async pipeline(settings: JobSettings, jobs: Record<string, JobDefinition>, workers: number): Promise<LocalPipeline> {
+  async pipeline(
+    settings: JobSettings | readonly JobSettings[],
+    jobs: Record<string, JobDefinition>,
+    workers: number,
+  ): Promise<LocalPipeline> {
     await this.moto.reset();
     this.recorder.dynamoObserver = undefined;
     const pipeline = await this.recorder.whilePaused(() =>
       LocalPipeline.create({
         endpoint: this.moto.endpoint,
-        settings: [settings],
+        settings: Array.isArray(settings) ? settings : [settings as JobSettings],
         jobs,
         workers,
         log: (line) => this.logLines.push(line),

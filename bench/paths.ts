@@ -16,9 +16,12 @@ import type { RecordedRequest, RequestRole } from './request-recorder';
 export const BENCH_JOB_ID = 'bench';
 
 /** Short timing, as the integration tests use, so that heartbeats and retries take seconds. */
-export function benchSettings(overrides: Partial<Pick<JobSettings, 'leaseSeconds' | 'heartbeatSeconds'>> = {}) {
+export function benchSettings(
+  overrides: Partial<Pick<JobSettings, 'leaseSeconds' | 'heartbeatSeconds'>> = {},
+  id = BENCH_JOB_ID,
+) {
   return withDefaults({
-    id: BENCH_JOB_ID,
+    id,
     leaseSeconds: 10,
     heartbeatSeconds: 2,
     leaseSafetyMarginSeconds: 2,
