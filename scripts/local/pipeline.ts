@@ -14,7 +14,7 @@ import { createNotifierHandler } from '../../functions/notifier';
 import type { JobSettings } from '../../functions/protocol/job-settings';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import { TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
-import type { JobDefinition, Logger } from '../../functions/protocol/ports';
+import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
 import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../functions/protocol/worker-limits';
 import { createTriggerHandler } from '../../functions/trigger';
@@ -43,6 +43,17 @@ export interface PipelineOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** Passed to createWorkerHandler: tests shorten the wait of a poison message or wrap an adapter to inject a fault. */
   readonly worker?: Partial<Pick<WorkerOptions, 'poisonRetrySeconds' | 'reports' | 'store' | 'queue'>>;
+  /** For the benchmarks (bench/): time each handler and count the metrics it records. */
+  readonly instrument?: PipelineInstrument;
+}
+
+export type HandlerName = 'trigger' | 'worker' | 'notifier';
+
+export interface PipelineInstrument {
+  /** Given to the handlers instead of no metrics (a local run has no CloudWatch to write EMF to). */
+  readonly metrics?: Metrics;
+  /** Wraps each handler as it is built; must return a function that calls the one it was given. */
+  readonly wrap?: <F extends (...args: never[]) => Promise<unknown>>(name: HandlerName, handler: F) => F;
 }
 
 /** The handlers' log lines as JSON, one per line, to `write` (a file for `npm run local`), not to stdout. */
@@ -77,9 +88,14 @@ export class LocalPipeline {
     serializeEmulatorRequests(s3Client());
     const settings = new Map(options.settings.map((s) => [s.id, s]));
     const logger = (fn: string): Logger => jsonLinesLogger(fn, options.log);
-    const trigger = createTriggerHandler({ settings, logger: logger('trigger') });
-    const worker = createWorkerHandler({ jobs: options.jobs, settings, logger: logger('worker'), ...options.worker });
-    const notifier = createNotifierHandler({ logger: logger('notifier') });
+    const metrics = options.instrument?.metrics;
+    const wrap = options.instrument?.wrap ?? (<F>(_name: HandlerName, handler: F): F => handler);
+    const trigger = wrap('trigger', createTriggerHandler({ settings, logger: logger('trigger'), metrics }));
+    const worker = wrap(
+      'worker',
+      createWorkerHandler({ jobs: options.jobs, settings, logger: logger('worker'), metrics, ...options.worker }),
+    );
+    const notifier = wrap('notifier', createNotifierHandler({ logger: logger('notifier') }));
     const workerSource = new SqsEventSource({
       sqs: clients.sqs,
       queueUrl: resources.jobQueueUrl,

@@ -1,7 +1,7 @@
 /**
  * The layers import one way. The functions are what runs in Lambda: they never import the CDK code (lib/), the
  * CLI (bin/), the local driver (scripts/) or the simulation (sim/), and the protocol inside them stays free of any
- * SDK. Scripts, the CLI and the simulation import no test code. A rule broken here fails with the file and the
+ * SDK. Scripts, the CLI, the simulation and the benchmarks import no test code. A rule broken here fails with the file and the
  * import that break it.
  */
 import { type Dirent, readdirSync, readFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ const RULES: readonly LayerRule[] = [
   { from: 'bin', mustNotImport: ['scripts', 'sim', 'test'] },
   { from: 'scripts', mustNotImport: ['test'] },
   { from: 'sim', mustNotImport: ['test', 'scripts', 'bin'] },
+  { from: 'bench', mustNotImport: ['test', 'bin'] },
 ];
 
 /** The module specifiers a TypeScript source imports or re-exports, static or dynamic. */

@@ -1,0 +1,249 @@
+/**
+ * `npm run bench`: starts moto, measures figures 1, 2, 3 and 5 of the benchmarks (docs/benchmarks.md), prints them
+ * as tables and writes bench/results.json. Figure 4 (cold load) and the partition model of figure 5 come from
+ * bench/cold-load.ts and bench/partition-model.ts when those files exist (see optionalModule).
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
+import { BenchSession } from './bench-session';
+import { alternativeModels, costPerMillion, totalPerMillion } from './cost-model';
+import {
+  attemptsWithinOneWriteUnit,
+  capacityDifference,
+  difference,
+  itemGrowth,
+  lastItem,
+  medianBilledMs,
+  scale,
+  usageOf,
+} from './figures';
+import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
+import { PRICES } from './prices';
+import { printCapacity, printCost, printGrowth, printRequests, printTicks, type RequestRow } from './tables';
+import { runTick, type TickResult } from './tick';
+
+const FIGURES = ['requests', 'capacity', 'cost', 'tick', 'cold-load', 'partition'] as const;
+type Figure = (typeof FIGURES)[number];
+
+export interface BenchOptions {
+  readonly only: readonly Figure[];
+  readonly ticks: readonly number[];
+  readonly pollers: number;
+  readonly heartbeatJobMs: number;
+  readonly out: string;
+}
+
+function parseList(value: string): number[] {
+  const list = value.split(',').map((v) => Number(v.trim()));
+  if (list.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new InvalidArgumentError('a comma-separated list of positive integers');
+  return list;
+}
+
+function parseFigures(value: string): Figure[] {
+  const list = value.split(',').map((v) => v.trim()) as Figure[];
+  const unknown = list.filter((f) => !FIGURES.includes(f));
+  if (unknown.length > 0)
+    throw new InvalidArgumentError(`unknown figure(s) ${unknown.join(', ')}; one of ${FIGURES.join(', ')}`);
+  return list;
+}
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const program = new Command('bench')
+    .description('Requests, capacity units, cost and a many-occurrence tick, against moto')
+    .option('--quick', 'a tick of 10 only, a shorter heartbeat job', false)
+    .option('--only <figures>', `some of ${FIGURES.join(',')}`, parseFigures)
+    .option('--ticks <list>', 'occurrences per tick (default 10,100; 1000 takes moto minutes)', parseList)
+    .option('--pollers <n>', 'worker pollers in the tick', (v) => parseList(v)[0], 4)
+    .option('--out <file>', 'where the results go', path.join(__dirname, 'results.json'))
+    .exitOverride()
+    .parse(argv, { from: 'user' });
+  const o = program.opts<{ quick: boolean; only?: Figure[]; ticks?: number[]; pollers: number; out: string }>();
+  return {
+    only: o.only ?? [...FIGURES],
+    // N = 1,000 takes moto several minutes on two cores: ask for it with --ticks 10,100,1000.
+    ticks: o.ticks ?? (o.quick ? [10] : [10, 100]),
+    pollers: o.pollers,
+    heartbeatJobMs: o.quick ? 5_000 : 9_000,
+    out: o.out,
+  };
+}
+
+export interface Paths {
+  readonly happy: PathResult;
+  readonly happyRuns: readonly PathResult[];
+  readonly heartbeats: PathResult;
+  readonly duplicate: PathResult;
+  readonly lateDuplicate: PathResult;
+  readonly failedOnce: PathResult;
+  readonly reconciler: Awaited<ReturnType<typeof runReconcilerRequeue>>;
+}
+
+async function measurePaths(session: BenchSession, options: BenchOptions): Promise<Paths> {
+  // The first occurrence pays for the clients' first connections; the figures use the ones after it.
+  await runOccurrences(session, 'warm-up', {});
+  // Three happy paths: their counts agree; the cost takes each handler's median duration over them.
+  const happyRuns: PathResult[] = [];
+  for (let i = 0; i < 3; i++) happyRuns.push(await runOccurrences(session, 'happy path', {}));
+  const happy = happyRuns[happyRuns.length - 1];
+  const counts = new Set(happyRuns.map((r) => JSON.stringify(Object.entries(r.requests.handler).sort())));
+  if (counts.size > 1) console.warn(`the happy path's requests differ between runs: ${[...counts].join(' / ')}`);
+  const heartbeats = await runOccurrences(session, 'happy path with heartbeats', { jobMs: options.heartbeatJobMs });
+  const duplicate = await runOccurrences(session, 'duplicate trigger', { copies: 2 });
+  const lateDuplicate = await runOccurrences(session, 'late duplicate trigger', { lateDuplicate: true });
+  const failedOnce = await runOccurrences(session, 'one failed attempt', { failures: 1 });
+  const reconciler = await runReconcilerRequeue(session);
+  return { happy, happyRuns, heartbeats, duplicate, lateDuplicate, failedOnce, reconciler };
+}
+
+function requestRows(p: Paths): RequestRow[] {
+  const beats =
+    (p.heartbeats.requests.handler['DynamoDB.UpdateItem'] ?? 0) -
+    (p.happy.requests.handler['DynamoDB.UpdateItem'] ?? 0);
+  const rec = p.reconciler;
+  return [
+    {
+      what: 'happy path (per occurrence)',
+      handler: p.happy.requests.handler,
+      eventSource: p.happy.requests['event-source'],
+    },
+    {
+      what: `each heartbeat (${beats} in a ${benchSettings().heartbeatSeconds} s-heartbeat job)`,
+      handler: scale(difference(p.heartbeats.requests.handler, p.happy.requests.handler), Math.max(1, beats)),
+      eventSource: {},
+    },
+    {
+      what: 'a duplicate trigger at once (row still PENDING)',
+      handler: difference(p.duplicate.requests.handler, p.happy.requests.handler),
+      eventSource: difference(p.duplicate.requests['event-source'], p.happy.requests['event-source']),
+    },
+    {
+      what: 'a duplicate trigger after the occurrence finished',
+      handler: difference(p.lateDuplicate.requests.handler, p.happy.requests.handler),
+      eventSource: {},
+    },
+    {
+      what: 'each failed attempt',
+      handler: difference(p.failedOnce.requests.handler, p.happy.requests.handler),
+      eventSource: difference(p.failedOnce.requests['event-source'], p.happy.requests['event-source']),
+    },
+    { what: 'reconciler run, nothing stuck (per run)', handler: rec.idleRun.requests.handler, eventSource: {} },
+    {
+      what: 'each re-enqueue by the reconciler',
+      handler: difference(rec.requeueRun.requests.handler, rec.idleRun.requests.handler),
+      eventSource: {},
+    },
+  ];
+}
+
+function heartbeatCount(p: Paths): number {
+  return Math.max(
+    1,
+    (p.heartbeats.requests.handler['DynamoDB.UpdateItem'] ?? 0) -
+      (p.happy.requests.handler['DynamoDB.UpdateItem'] ?? 0),
+  );
+}
+
+function capacityRows(p: Paths) {
+  return [
+    { what: 'happy path (per occurrence)', units: p.happy.capacity },
+    { what: 'each heartbeat', units: capacityDifference(p.heartbeats.capacity, p.happy.capacity, heartbeatCount(p)) },
+    { what: 'a duplicate trigger at once', units: capacityDifference(p.duplicate.capacity, p.happy.capacity) },
+    { what: 'a late duplicate trigger', units: capacityDifference(p.lateDuplicate.capacity, p.happy.capacity) },
+    { what: 'each failed attempt', units: capacityDifference(p.failedOnce.capacity, p.happy.capacity) },
+    { what: 'reconciler run, nothing stuck', units: p.reconciler.idleRun.capacity },
+    {
+      what: 'each re-enqueue',
+      units: capacityDifference(p.reconciler.requeueRun.capacity, p.reconciler.idleRun.capacity),
+    },
+  ];
+}
+
+/**
+ * Figure 4 and the partition model are other files' work: loaded when present, so the runner needs no change when
+ * they land. Each must export the named function; its result goes into results.json as it is.
+ */
+async function optionalModule(file: string, exported: string): Promise<unknown> {
+  const full = path.join(__dirname, file);
+  if (!existsSync(full)) return { missing: `bench/${file} is not there yet` };
+  const module = (await import(pathToFileURL(full).href)) as Record<string, unknown>;
+  const fn = module[exported] ?? (module.default as Record<string, unknown> | undefined)?.[exported];
+  if (typeof fn !== 'function') return { missing: `bench/${file} does not export ${exported}()` };
+  return (fn as () => Promise<unknown>)();
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    date: new Date().toISOString(),
+    cores: cpus.length,
+    cpu: cpus[0]?.model,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const wants = (f: Figure) => options.only.includes(f);
+  const results: Record<string, unknown> = { machine: machine(), options };
+  const started = performance.now();
+  const needsMoto = wants('requests') || wants('capacity') || wants('cost') || wants('tick');
+  const session = needsMoto ? await BenchSession.start() : undefined;
+  try {
+    if (session && (wants('requests') || wants('capacity') || wants('cost'))) {
+      const p = await measurePaths(session, options);
+      if (wants('requests')) {
+        const rows = requestRows(p);
+        printRequests(rows);
+        results.requests = { rows, emptyReceivesDuringHappyPath: p.happy.emptyReceives };
+      }
+      if (wants('capacity')) {
+        const rows = capacityRows(p);
+        const final = lastItem(p.failedOnce);
+        const growth = final ? itemGrowth(final, [1, 5, 20]) : [];
+        printCapacity(rows);
+        printGrowth(growth, attemptsWithinOneWriteUnit(growth));
+        results.capacity = { rows, growth, writes: p.happy.writes.map(({ after: _after, ...w }) => w) };
+      }
+      if (wants('cost')) {
+        const usage = usageOf(p.happy, medianBilledMs(p.happyRuns));
+        const lines = costPerMillion(usage, PRICES);
+        // The alternatives run the job in one function: ours is the worker's requests and duration.
+        const worker = lines.filter((l) => l.item.includes('worker')).reduce((s, l) => s + l.usdPerMillion, 0);
+        const alternatives = alternativeModels(PRICES, { lambdaJobFunctionPerMillion: worker });
+        printCost(lines, totalPerMillion(lines), alternatives);
+        results.cost = { usage, lines, totalPerMillion: totalPerMillion(lines), alternatives, prices: PRICES };
+      }
+    }
+    if (session && wants('tick')) {
+      const ticks: TickResult[] = [];
+      for (const n of options.ticks) ticks.push(await runTick(session, n, options.pollers, Math.max(120_000, n * 600)));
+      printTicks(ticks);
+      results.tick = {
+        measured: ticks,
+        partitionModel: wants('partition') ? await optionalModule('partition-model.ts', 'modelPartitions') : undefined,
+      };
+    } else if (wants('partition')) {
+      results.tick = { partitionModel: await optionalModule('partition-model.ts', 'modelPartitions') };
+    }
+    if (wants('cold-load')) results.coldLoad = await optionalModule('cold-load.ts', 'measureColdLoad');
+  } finally {
+    await session?.stop();
+  }
+  results.benchSeconds = (performance.now() - started) / 1000;
+  writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(
+    `\n${path.relative(process.cwd(), options.out)} written; the bench took ${Math.round((performance.now() - started) / 1000)} s.`,
+  );
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error instanceof Error ? `${error.name}: ${error.message}` : error);
+    process.exit(1);
+  });
+}

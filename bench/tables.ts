@@ -1,0 +1,108 @@
+/** The bench's printed tables (cli-table3), one function per figure. */
+import Table from 'cli-table3';
+import type { CapacityTotals } from './capacity-ledger';
+import type { AlternativeModel, CostLine } from './cost-model';
+import type { ItemGrowth } from './figures';
+import type { OperationCounts } from './paths';
+import type { TickResult } from './tick';
+
+export interface RequestRow {
+  readonly what: string;
+  readonly handler: OperationCounts;
+  readonly eventSource: OperationCounts;
+}
+
+const fmt = (n: number, digits = 2): string => (Number.isInteger(n) ? String(n) : n.toFixed(digits));
+
+function table(title: string, head: string[], rows: Array<Array<string | number>>, colWidths?: number[]): void {
+  const t = new Table({ head, style: { head: [], border: [] }, ...(colWidths ? { colWidths, wordWrap: true } : {}) });
+  for (const row of rows) t.push(row.map((c) => (typeof c === 'number' ? fmt(c) : c)));
+  console.log(`\n${title}\n${t.toString()}`);
+}
+
+const sum = (c: OperationCounts): number => Object.values(c).reduce((a, b) => a + b, 0);
+const list = (c: OperationCounts): string =>
+  Object.entries(c)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(', ') || '-';
+
+/** The stream's polling is free to the user when Lambda does it; only the SQS event source's requests are billed. */
+const sqsOnly = (c: OperationCounts): OperationCounts =>
+  Object.fromEntries(Object.entries(c).filter(([k]) => k.startsWith('SQS.')));
+
+export function printRequests(rows: readonly RequestRow[]): void {
+  table(
+    'Figure 1. Requests per occurrence (below the SDK, against moto)',
+    ['path', 'handlers', 'by operation', 'SQS event source'],
+    rows.map((r) => [r.what, sum(r.handler), list(r.handler), list(sqsOnly(r.eventSource))]),
+  );
+}
+
+export function printCapacity(rows: ReadonlyArray<{ what: string; units: CapacityTotals }>): void {
+  table(
+    'Figure 2. DynamoDB capacity units (on-demand billing rules, sizes from the items in moto)',
+    ['path', 'table WRU', 'byStatus WRU', 'table RRU', 'index RRU'],
+    rows.map((r) => [
+      r.what,
+      r.units.tableWriteUnits,
+      r.units.indexWriteUnits,
+      r.units.tableReadUnits,
+      r.units.indexReadUnits,
+    ]),
+  );
+}
+
+export function printGrowth(growth: readonly ItemGrowth[], note: string): void {
+  table(
+    `Figure 2b. The occurrence item by attempts (history entries as measured, repeated); it ${note}`,
+    ['attempts', 'item bytes', 'complete: table WRU', 'complete: byStatus WRU'],
+    growth.map((g) => [g.attempts, g.itemBytes, g.completeWriteUnits, g.completeIndexWriteUnits]),
+  );
+}
+
+export function printCost(lines: readonly CostLine[], total: number, alternatives: readonly AlternativeModel[]): void {
+  table(
+    'Figure 3. Cost per million occurrences, us-east-1 list prices (bench/prices.ts), happy path',
+    ['item', 'per occurrence', 'unit', '$ per million', 'share'],
+    [
+      ...lines.map((l) => [
+        l.item,
+        l.quantity.toPrecision(3),
+        l.unit,
+        l.usdPerMillion.toFixed(3),
+        `${((100 * l.usdPerMillion) / total).toFixed(1)} %`,
+      ]),
+      ['total', '', '', total.toFixed(2), '100 %'],
+    ],
+  );
+  table(
+    'Figure 3b. The same work elsewhere (models from list prices, not measured)',
+    ['alternative', '$ per million', 'how it is counted'],
+    alternatives.map((a) => [a.name, a.usdPerMillion.toFixed(2), a.how]),
+    [28, 15, 70],
+  );
+}
+
+export function printTicks(ticks: readonly TickResult[]): void {
+  table(
+    'Figure 5. One tick with N occurrences at once (moto, several pollers)',
+    [
+      'N',
+      'pollers',
+      'handler requests / occ.',
+      'SQS event source / occ.',
+      'wall s',
+      'a handler request at moto',
+      'unsettled',
+    ],
+    ticks.map((t) => [
+      t.occurrences,
+      t.pollers,
+      t.handlerRequestsPerOccurrence,
+      t.eventSourcePerOccurrence,
+      (t.wallMs / 1000).toFixed(1),
+      `${(100 * t.motoShare).toFixed(0)} %`,
+      t.unsettled,
+    ]),
+  );
+}
