@@ -9,11 +9,11 @@ import { getItemReadUnits, type IndexShape, queryReadUnits, writeUnits } from '.
 import { itemSize, type WireItem } from './item-size';
 import type { DynamoExchange, DynamoObserver } from './request-recorder';
 
-/** The byStatus index as the stack defines it today (functions/protocol/table-schema.ts, lib/occurrence-storage.ts). */
-export const BY_STATUS_INDEX: IndexShape = {
+/** The status index as the stack defines it (functions/protocol/table-schema.ts, lib/occurrence-storage.ts). */
+export const STATUS_INDEX: IndexShape = {
   partitionKey: OCCURRENCE_TABLE.statusIndex.partitionKey,
   sortKey: OCCURRENCE_TABLE.statusIndex.sortKey,
-  projection: 'ALL',
+  projection: OCCURRENCE_TABLE.statusIndex.nonKeyAttributes,
   tableKeys: [OCCURRENCE_TABLE.partitionKey, OCCURRENCE_TABLE.sortKey],
 };
 
@@ -45,7 +45,7 @@ export class CapacityLedger implements DynamoObserver {
 
   constructor(
     private readonly raw: DynamoDBClient,
-    private readonly index: IndexShape = BY_STATUS_INDEX,
+    private readonly index: IndexShape = STATUS_INDEX,
   ) {}
 
   async before(operation: string, request: Record<string, unknown>): Promise<void> {

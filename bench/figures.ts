@@ -5,7 +5,7 @@
 import { OCCURRENCE_TABLE } from '../functions/protocol/table-schema';
 import { WORKER_MEMORY_MB } from '../lib/occurrence-functions';
 import { WRITE_UNIT_BYTES, writeUnits } from './capacity';
-import { BY_STATUS_INDEX, type CapacityTotals } from './capacity-ledger';
+import { type CapacityTotals, STATUS_INDEX } from './capacity-ledger';
 import type { OccurrenceUsage } from './cost-model';
 import { itemSize, type WireItem, type WireValue } from './item-size';
 import type { OperationCounts, PathResult } from './paths';
@@ -72,7 +72,7 @@ export function itemGrowth(measured: WireItem, attempts: readonly number[]): Ite
     ];
     const after: WireItem = { ...measured, history: { L: entries }, attempt: { N: String(n) } };
     const before: WireItem = { ...after, history: { L: entries.slice(0, -1) } };
-    const units = writeUnits(before, after, true, BY_STATUS_INDEX);
+    const units = writeUnits(before, after, true, STATUS_INDEX);
     return {
       attempts: n,
       itemBytes: itemSize(after),

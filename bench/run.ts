@@ -1,14 +1,19 @@
 /**
  * `npm run bench`: starts moto, measures figures 1, 2, 3 and 5 of the benchmarks (docs/benchmarks.md), prints them
- * as tables and writes bench/results.json. Figure 4 (cold load) and the partition model of figure 5 come from
- * bench/cold-load.ts and bench/partition-model.ts when those files exist (see optionalModule).
+ * as tables and writes bench/results.json. Figure 4 (cold load, callgrind) is bench/cold-load.ts and the partition
+ * model of figure 5 is bench/partition-model.ts; both also print here.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { BenchSession } from './bench-session';
+import {
+  type ColdLoadFigures,
+  formatTable as formatColdLoad,
+  measureColdLoad,
+  ValgrindMissingError,
+} from './cold-load';
 import { alternativeModels, costPerMillion, totalPerMillion } from './cost-model';
 import {
   attemptsWithinOneWriteUnit,
@@ -20,6 +25,7 @@ import {
   scale,
   usageOf,
 } from './figures';
+import { formatPartitionModel, partitionModel } from './partition-model';
 import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
 import { PRICES } from './prices';
 import { printCapacity, printCost, printGrowth, printRequests, printTicks, type RequestRow } from './tables';
@@ -33,6 +39,8 @@ export interface BenchOptions {
   readonly ticks: readonly number[];
   readonly pollers: number;
   readonly heartbeatJobMs: number;
+  /** Callgrind runs per bundle for the cold load (the median is kept): 3, or 1 with --quick. */
+  readonly coldLoadRuns: number;
   readonly out: string;
 }
 
@@ -54,7 +62,7 @@ function parseFigures(value: string): Figure[] {
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const program = new Command('bench')
     .description('Requests, capacity units, cost and a many-occurrence tick, against moto')
-    .option('--quick', 'a tick of 10 only, a shorter heartbeat job', false)
+    .option('--quick', 'a tick of 10 only, a shorter heartbeat job, one callgrind run per bundle', false)
     .option('--only <figures>', `some of ${FIGURES.join(',')}`, parseFigures)
     .option('--ticks <list>', 'occurrences per tick (default 10,100; 1000 takes moto minutes)', parseList)
     .option('--pollers <n>', 'worker pollers in the tick', (v) => parseList(v)[0], 4)
@@ -68,6 +76,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     ticks: o.ticks ?? (o.quick ? [10] : [10, 100]),
     pollers: o.pollers,
     heartbeatJobMs: o.quick ? 5_000 : 9_000,
+    coldLoadRuns: o.quick ? 1 : 3,
     out: o.out,
   };
 }
@@ -166,13 +175,30 @@ function capacityRows(p: Paths) {
  * Figure 4 and the partition model are other files' work: loaded when present, so the runner needs no change when
  * they land. Each must export the named function; its result goes into results.json as it is.
  */
-async function optionalModule(file: string, exported: string): Promise<unknown> {
-  const full = path.join(__dirname, file);
-  if (!existsSync(full)) return { missing: `bench/${file} is not there yet` };
-  const module = (await import(pathToFileURL(full).href)) as Record<string, unknown>;
-  const fn = module[exported] ?? (module.default as Record<string, unknown> | undefined)?.[exported];
-  if (typeof fn !== 'function') return { missing: `bench/${file} does not export ${exported}()` };
-  return (fn as () => Promise<unknown>)();
+/** The partition model of one tick at N = 10,000 and 100,000, printed and returned for results.json. */
+function modelPartitions() {
+  const rows = partitionModel();
+  console.log('\nOne tick on DynamoDB, modelled (write units per second on the busiest partition):');
+  console.log(formatPartitionModel(rows));
+  return rows;
+}
+
+/**
+ * Figure 4. Callgrind counts instructions, so the figure does not depend on the machine's load; two runs at once
+ * keep the default bench to a few minutes. Without valgrind the other figures are kept and the bench says what to
+ * install (the caller exits 1).
+ */
+async function coldLoad(runs: number): Promise<ColdLoadFigures | { missing: string }> {
+  console.log(`\nCold load (callgrind, ${runs} run(s) per bundle, median above an empty module; about ${runs} min):`);
+  try {
+    const figures = await measureColdLoad({ runs, jobs: 2 });
+    console.log(formatColdLoad(figures));
+    return figures;
+  } catch (error) {
+    if (!(error instanceof ValgrindMissingError)) throw error;
+    console.error(error.message);
+    return { missing: error.message };
+  }
 }
 
 function machine() {
@@ -225,12 +251,16 @@ async function main(): Promise<void> {
       printTicks(ticks);
       results.tick = {
         measured: ticks,
-        partitionModel: wants('partition') ? await optionalModule('partition-model.ts', 'modelPartitions') : undefined,
+        partitionModel: wants('partition') ? modelPartitions() : undefined,
       };
     } else if (wants('partition')) {
-      results.tick = { partitionModel: await optionalModule('partition-model.ts', 'modelPartitions') };
+      results.tick = { partitionModel: modelPartitions() };
     }
-    if (wants('cold-load')) results.coldLoad = await optionalModule('cold-load.ts', 'measureColdLoad');
+    if (wants('cold-load')) {
+      const figures = await coldLoad(options.coldLoadRuns);
+      results.coldLoad = figures;
+      if ('missing' in figures) process.exitCode = 1;
+    }
   } finally {
     await session?.stop();
   }
