@@ -104,41 +104,30 @@ export function recordRequests(
       if (observe?.before && body) await observe.before(operation, body);
       const started = performance.now();
       let status: number | undefined;
+      const record = (messages?: number) =>
+        recorder.record({
+          service,
+          operation,
+          role: who,
+          status,
+          durationMs: performance.now() - started,
+          startMs: started,
+          requestBytes,
+          queueUrl,
+          messages,
+        });
       try {
         const result = await next(args);
         const response = result.response as HttpResponse;
         status = response.statusCode;
         const needsBody = observe !== undefined || operation === 'ReceiveMessage';
         const parsed = needsBody ? await bufferJsonBody(response) : undefined;
-        const durationMs = performance.now() - started;
-        const messages = operation === 'ReceiveMessage' ? messageCount(parsed) : undefined;
-        recorder.record({
-          service,
-          operation,
-          role: who,
-          status,
-          durationMs,
-          startMs: started,
-          requestBytes,
-          queueUrl,
-          messages,
-        });
+        record(operation === 'ReceiveMessage' ? messageCount(parsed) : undefined);
         if (observe && body) await observe.after({ operation, request: body, response: parsed, status });
         return result;
       } catch (error) {
-        if (status === undefined) {
-          const durationMs = performance.now() - started;
-          recorder.record({
-            service,
-            operation,
-            role: who,
-            status,
-            durationMs,
-            startMs: started,
-            requestBytes,
-            queueUrl,
-          });
-        }
+        // An attempt that got no HTTP response (a network error) is still one the service may bill.
+        if (status === undefined) record();
         throw error;
       }
     },

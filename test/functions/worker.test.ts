@@ -13,6 +13,7 @@ import {
   SCHEDULED,
   SEED_TIMING,
   sqsEvent,
+  startDelivery as startDeliveryOn,
   T0,
   timedJob,
 } from '../support/harness';
@@ -30,16 +31,8 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Start a delivery without awaiting it, so the test can move the clock while the job runs. */
-function startDelivery(body = MESSAGE, remainingMs?: number) {
-  let settled = false;
-  const promise = h.deliver(body, { remainingMs }).finally(() => (settled = true));
-  return { promise, settled: () => settled };
-}
-
-async function recordOccurrence() {
-  await h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
-}
+const startDelivery = (body = MESSAGE, remainingMs?: number) => startDeliveryOn(h, body, remainingMs);
+const recordOccurrence = () => h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
 
 describe('worker: the invocation deadline', () => {
   it('aborts early enough before the Lambda timeout to record the outcome', async () => {

@@ -21,6 +21,7 @@ import {
   RECONCILE_TEST_THRESHOLDS,
   SCHEDULED,
   SEED_TIMING,
+  startDelivery as startDeliveryOn,
   T0,
   timedJob,
 } from '../support/harness';
@@ -39,18 +40,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Start a delivery without awaiting it, so the test can move the clock while the job runs. */
-function startDelivery(body = MESSAGE, remainingMs?: number) {
-  let settled = false;
-  const promise = h.deliver(body, { remainingMs }).finally(() => (settled = true));
-  return { promise, settled: () => settled };
-}
+const startDelivery = (body = MESSAGE, remainingMs?: number) => startDeliveryOn(h, body, remainingMs);
+const recordOccurrence = () => h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
 
-async function recordOccurrence() {
-  await h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });
-}
-
-/** Leave the row as a worker that claimed attempt 1 and died would: RUNNING under its lease until `leaseExpiresAt`. */
 /** The row as a worker leaves it that claimed at T0 and died: RUNNING, in the status index, its lease running out. */
 function leaveAsDiedWorker(leaseExpiresAt: number) {
   h.aws.table.set(

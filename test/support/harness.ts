@@ -62,6 +62,15 @@ export interface Harness {
   metrics: { name: string; value: number; jobId: string }[];
 }
 
+/** Start a delivery without awaiting it, so a test can move the clock while the job runs. */
+export function startDelivery(h: Harness, body: string, remainingMs?: number) {
+  let settled = false;
+  const promise = h.deliver(body, { remainingMs }).finally(() => {
+    settled = true;
+  });
+  return { promise, settled: () => settled };
+}
+
 /** The sample stack's thresholds: stuck after the 900 s visibility timeout plus 300 s. */
 export const RECONCILE_TEST_THRESHOLDS: ReconcileThresholds = {
   stuckAfterSeconds: 1_200,
