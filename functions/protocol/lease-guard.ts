@@ -11,6 +11,7 @@
  *
  * Cancellation reaches the work as an AbortSignal; the guard does not wait for the work to notice it.
  */
+import { setMaxListeners } from 'node:events';
 import { DependencyError, JobTimeoutError, LeaseExpiringError, LeaseLostError, messageOf } from './errors';
 import { iso } from './occurrence';
 import type { Clock, Logger } from './ports';
@@ -42,6 +43,9 @@ export function runUnderLease<T>(options: GuardOptions<T>): Promise<T> {
 
 type Timer = ReturnType<typeof setTimeout>;
 
+/** Listeners the job's abort signal takes before Node warns of a leak (its default is 10). */
+const JOB_SIGNAL_MAX_LISTENERS = 100;
+
 /** One guarded run: the work's abort controller, the lease's last confirmed expiry, and the timers around them. */
 class LeaseGuard<T> {
   private readonly controller = new AbortController();
@@ -57,6 +61,9 @@ class LeaseGuard<T> {
   private rejectStopped: (reason: unknown) => void = () => {};
 
   constructor(private readonly options: GuardOptions<T>) {
+    // A job hands its signal to every request it makes, and makes many at once (the digest reads 64 index shards, 16
+    // at a time): Node's leak warning at 11 listeners would be a false alarm. 100 still shows a real leak.
+    setMaxListeners(JOB_SIGNAL_MAX_LISTENERS, this.controller.signal);
     this.confirmedUntil = options.leaseExpiresAt;
     this.stopped = new Promise<never>((_, reject) => {
       this.rejectStopped = reject;

@@ -358,3 +358,19 @@ describe('runUnderLease: the job after an abort', () => {
     expect(result.error).toBe(lost);
   });
 });
+
+describe('runUnderLease: the job signal', () => {
+  it('takes one listener per concurrent request of a busy job without a leak warning', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const ext = recordingExtend();
+    const work = async (signal: AbortSignal) => {
+      // 64 requests in flight at once, each listening for the abort, as the digest's shard queries do.
+      for (let i = 0; i < 64; i++) signal.addEventListener('abort', () => undefined);
+      return 'report';
+    };
+
+    await expect(guard({ extend: ext.extend, work })).resolves.toBe('report');
+
+    expect(warn.mock.calls.filter(([w]) => String(w).includes('MaxListeners'))).toEqual([]);
+  });
+});
