@@ -93,7 +93,9 @@ export function announceableProblem(value: unknown): string | undefined {
   if (keyOf(row) === undefined) return 'no jobId or scheduledTime';
   if (row.status !== OccurrenceStatus.SUCCEEDED) return `status ${quoteValue(String(row.status))}, not SUCCEEDED`;
   if (typeof row.reportKey !== 'string' || row.reportKey === '') return 'no reportKey';
-  if (typeof row.attempt !== 'number' || !Number.isInteger(row.attempt) || row.attempt < 1) return 'no attempt';
+  // 0 is a real count: a row adopted without a claim (its first delivery came after the deadline, and it found the
+  // report a late put had left) is SUCCEEDED at attempt 0.
+  if (typeof row.attempt !== 'number' || !Number.isInteger(row.attempt) || row.attempt < 0) return 'no attempt';
   for (const time of ['succeededAt', 'notifiedAt'] as const) {
     if (row[time] !== undefined && typeof row[time] !== 'string') return `${time} is not a string`;
   }

@@ -232,13 +232,17 @@ describe('announceFromStreamImage', () => {
 describe('announceableProblem', () => {
   it('accepts a SUCCEEDED row with its report key', () => {
     expect(announceableProblem(succeeded())).toBeUndefined();
+    // Adopted without a claim: a first delivery after the deadline that found a report a late put had left.
+    expect(announceableProblem({ ...succeeded(), attempt: 0 })).toBeUndefined();
     expect(announceableProblem(succeeded({ notifiedAt: '2026-11-30T06:02:30.000Z' }))).toBeUndefined();
   });
 
   it('says what is wrong', () => {
     expect(announceableProblem(succeeded({ reportKey: undefined }))).toBe('no reportKey');
     expect(announceableProblem(succeeded({ status: OccurrenceStatus.FAILED }))).toBe('status "FAILED", not SUCCEEDED');
-    expect(announceableProblem({ ...succeeded(), attempt: 0 })).toBe('no attempt');
+    expect(announceableProblem({ ...succeeded(), attempt: -1 })).toBe('no attempt');
+    expect(announceableProblem({ ...succeeded(), attempt: 1.5 })).toBe('no attempt');
+    expect(announceableProblem({ ...succeeded(), attempt: '1' })).toBe('no attempt');
     expect(announceableProblem('SUCCEEDED')).toBe('not an object');
   });
 });

@@ -599,6 +599,23 @@ describe('processDelivery: failures and retries', () => {
     expect(String(h.aws.row(KEY.jobId, KEY.scheduledTime)!.lastError)).toMatch(/deadline .* passed before attempt 1/);
   });
 
+  it('adopts, and announces, a report found by a first delivery after the deadline: SUCCEEDED at attempt 0', async () => {
+    const job = timedJob(1_000);
+    h = makeHarness({ jobs: { report: job } });
+    await recordOccurrence();
+    // A put that landed late (a worker that lost its lease before a reopen, say) left the report behind.
+    h.aws.objects.set(REPORT_KEY, { body: 'landed late' });
+    const pending = h.aws.row(KEY.jobId, KEY.scheduledTime);
+    vi.setSystemTime(T0 + 6 * 3_600_000); // the default deadline: 6 h after the scheduled time
+    expect(await h.deliver(MESSAGE)).toEqual([]);
+    expect(job.log.runs).toBe(0);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'SUCCEEDED', attempt: 0 });
+
+    expect(await h.streamChange(pending)).toEqual([]);
+    expect(h.aws.published).toHaveLength(1);
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.notifiedAt).toBeDefined();
+  });
+
   it('with the default retry policy, a one-hour outage costs at most 10 wake-ups and the first retry comes within 20 s', async () => {
     let outageUntil = T0 + 3_600_000;
     const dependent = {
