@@ -8,6 +8,7 @@ import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws
 import { isoSeconds, type Occurrence, type OccurrenceKey, type OccurrenceStatus } from '../protocol/occurrence';
 import type { OccurrenceIndex } from '../protocol/ports';
 import { type IndexedOccurrence, OCCURRENCE_TABLE, statusShardsOf } from '../protocol/table-schema';
+import { pause } from '../protocol/transient-retry';
 import { asDependencyError } from './classify-error';
 
 export interface OccurrenceReader {
@@ -242,19 +243,4 @@ async function inBatches<T, R>(items: readonly T[], concurrency: number, work: (
     results.push(...(await Promise.all(items.slice(i, i + concurrency).map(work))));
   }
   return results;
-}
-
-/** Waits `ms`, or rejects when the signal aborts; either way it leaves no listener on the signal behind. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -22,8 +22,11 @@ export async function withTransientRetries<T>(call: () => Promise<T>, options: T
   }
 }
 
-/** Wait, but stop waiting (rejecting with the abort reason) as soon as the signal aborts. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Wait, but stop waiting (rejecting with the abort reason) as soon as the signal aborts; either way no listener is
+ * left on the signal.
+ */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
