@@ -10,7 +10,6 @@
  * action wildcards would let a function do things the protocol never asks of it. Built into the given scope, like
  * the other pieces of ScheduledJobs.
  */
-import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -32,6 +31,7 @@ import {
   type WorkerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
+import { handlerEntry } from './handler-entry';
 import { allow, jobFunction } from './job-function';
 import { statusIndexArn } from './occurrence-storage';
 import { secureQueue } from './secure-queue';
@@ -41,8 +41,6 @@ export const WORKER_MEMORY_MB = 512;
 export const NOTIFIER_TIMEOUT_SECONDS = 30;
 /** Up to maxFixesPerRun (200) re-enqueues and announcements at two or three requests each, with room to spare. */
 export const RECONCILER_TIMEOUT_SECONDS = 120;
-
-const FUNCTIONS_DIR = path.join(__dirname, '..', 'functions');
 
 /** The resources the functions work on, and what every function is told. */
 export interface OccurrenceResources {
@@ -66,7 +64,7 @@ export function triggerFunction(scope: Construct, resources: OccurrenceResources
   const { table, jobQueue } = resources;
   const deadLetterQueue = secureQueue(scope, 'TriggerDeadLetterQueue');
   const fn = jobFunction(scope, 'Trigger', {
-    entry: path.join(FUNCTIONS_DIR, 'trigger.ts'),
+    entry: handlerEntry('trigger'),
     description: 'Records one occurrence per scheduled time and enqueues it for the worker',
     timeoutSeconds: TRIGGER_TIMEOUT_SECONDS,
     retryAttempts: TRIGGER_ASYNC_RETRY_ATTEMPTS,
@@ -134,7 +132,7 @@ export function notifierFunction(scope: Construct, resources: OccurrenceResource
   const { table, reportReadyTopic } = resources;
   const failureQueue = secureQueue(scope, 'NotifierFailureQueue');
   const fn = jobFunction(scope, 'Notifier', {
-    entry: path.join(FUNCTIONS_DIR, 'notifier.ts'),
+    entry: handlerEntry('notifier'),
     description: 'Announces each report once when its occurrence becomes SUCCEEDED',
     timeoutSeconds: NOTIFIER_TIMEOUT_SECONDS,
     environment: {
@@ -190,7 +188,7 @@ export function reconcilerFunction(
 ): ReconcilerPiece {
   const { table, jobQueue, reportReadyTopic } = resources;
   const fn = jobFunction(scope, 'Reconciler', {
-    entry: path.join(FUNCTIONS_DIR, 'reconciler.ts'),
+    entry: handlerEntry('reconciler'),
     description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
     timeoutSeconds: RECONCILER_TIMEOUT_SECONDS,
     // The next scheduled run is the retry; Lambda's async retries would only run the same sweep twice more.
