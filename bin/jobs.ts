@@ -1,10 +1,9 @@
 /**
- * The jobs this app deploys: the one typed place to add, change or pause a job.
- * Each job's code lives in functions/jobs/ under the same id.
+ * The jobs this repository's sample stack deploys (bin/app.ts), each with the entry file of its code.
  */
-import type { ScheduledJobConfig } from '../lib/job-config';
+import { SAMPLE_DIGEST_ENTRY, type SampleJobsStackProps } from '../lib/scheduled-jobs-stack';
 
-export const sampleJobs: ScheduledJobConfig[] = [
+export const sampleJobs: SampleJobsStackProps['jobs'] = [
   {
     id: 'occurrence-digest',
     description: "Daily digest of yesterday's occurrences, by status",
@@ -15,5 +14,6 @@ export const sampleJobs: ScheduledJobConfig[] = [
     timeoutSeconds: 120,
     leaseSeconds: 120,
     heartbeatSeconds: 40,
+    entry: SAMPLE_DIGEST_ENTRY,
   },
 ];

@@ -12,7 +12,7 @@ import { DynamoOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { ScheduledJobsError } from './protocol/errors';
-import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
+import { RECONCILER_COMPONENT } from './protocol/metric-names';
 import type {
   Announcer,
   Clock,
@@ -21,25 +21,26 @@ import type {
   OccurrenceIndex,
   OccurrenceStore,
   RequeueStore,
-  WorkQueue,
 } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import {
   parseReconcileThresholds,
   type ReconcileReport,
   type ReconcileThresholds,
+  type ReconcileWorker,
   reconcile,
 } from './protocol/reconcile';
+import { parseWorkerRoutes } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';
 
 export interface ReconcilerOptions {
-  readonly settings?: ReadonlyMap<string, JobSettings>;
+  /** Each worker's queue and stuck threshold by worker id; default: the WORKERS the stack sets. */
+  readonly workers?: ReadonlyMap<string, ReconcileWorker>;
   readonly thresholds?: ReconcileThresholds;
   readonly store?: OccurrenceStore & RequeueStore;
   readonly index?: OccurrenceIndex;
-  readonly queue?: WorkQueue;
   readonly announcer?: Announcer;
   readonly clock?: Clock;
   /** Given a logger and no metrics (tests, local runs), metrics are off rather than written to stdout as EMF. */
@@ -62,23 +63,21 @@ export class ReconcileIncompleteError extends ScheduledJobsError {
 export type ReconcilerHandler = (event?: unknown) => Promise<ReconcileReport>;
 
 export function createReconcilerHandler(options: ReconcilerOptions = {}): ReconcilerHandler {
-  const jobs = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
   const thresholds =
     options.thresholds ?? parseReconcileThresholds(process.env[ENV.reconcileThresholds], ENV.reconcileThresholds);
   const logger = options.logger ?? powertoolsLogger('reconciler');
-  const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics());
+  const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: { ...RECONCILER_COMPONENT } }));
   const clock = options.clock ?? systemClock;
   const tableName = () => requireEnv(ENV.tableName);
   const store = options.store ?? new DynamoOccurrenceStore(documentClient(), tableName());
   const deps = {
-    jobs,
+    workers: options.workers ?? reconcileWorkers(),
     thresholds,
     logger,
     metrics,
     clock,
     store,
     index: options.index ?? new DynamoOccurrenceReader(documentClient(), tableName()),
-    queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
     announce: {
       store,
       clock,
@@ -92,6 +91,16 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
     if (report.errors > 0) throw new ReconcileIncompleteError(report);
     return report;
   };
+}
+
+function reconcileWorkers(): ReadonlyMap<string, ReconcileWorker> {
+  const routes = parseWorkerRoutes(process.env[ENV.workers], ENV.workers);
+  return new Map(
+    [...routes].map(([id, route]) => [
+      id,
+      { queue: new SqsWorkQueue(sqsClient(), route.queueUrl), stuckAfterSeconds: route.stuckAfterSeconds },
+    ]),
+  );
 }
 
 let deployed: ReconcilerHandler | undefined;

@@ -1,11 +1,16 @@
 /** Names of the environment variables the stack sets on the functions. */
 export const ENV = {
   tableName: 'OCCURRENCE_TABLE_NAME',
+  /** The worker's own job queue (the worker's retries wait there as hidden messages). */
   queueUrl: 'JOB_QUEUE_URL',
   bucketName: 'REPORT_BUCKET_NAME',
   topicArn: 'REPORT_READY_TOPIC_ARN',
-  /** JSON array of JobSettings (functions/protocol/job-settings.ts). */
+  /** The worker's id (lib/job-worker.ts): the `worker` dimension of its metrics. */
+  workerId: 'WORKER_ID',
+  /** The worker's jobs: a JSON array of their JobSettings (functions/protocol/job-settings.ts), defaults left out. */
   jobSettings: 'JOB_SETTINGS',
+  /** The trigger's and the reconciler's: a JSON object of WorkerRoute by worker id (protocol/worker-routes.ts). */
+  workers: 'WORKERS',
   /** JSON ReconcileThresholds (functions/protocol/reconcile.ts), for the reconciler. */
   reconcileThresholds: 'RECONCILE_THRESHOLDS',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */

@@ -1,25 +1,25 @@
 /**
- * Trigger Lambda: invoked by EventBridge Scheduler with { jobId, scheduledTime }. Records the occurrence and
- * enqueues it (protocol/record-occurrence.ts). An invalid event is logged and rejected with nothing written; the
+ * Trigger Lambda: invoked by EventBridge Scheduler with the schedule event (protocol/schedule-event.ts). Records the
+ * occurrence and enqueues it on its worker's queue (protocol/record-occurrence.ts). An invalid event is logged and rejected with nothing written; the
  * error makes Lambda keep the event in the trigger's dead-letter queue for inspection.
  */
 import { documentClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { messageOf } from './protocol/errors';
-import { type JobSettings, parseJobSettingsList } from './protocol/job-settings';
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { quoteValue } from './protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
+import { parseWorkerRoutes } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';
 
 export interface TriggerOptions {
-  readonly settings?: ReadonlyMap<string, JobSettings>;
+  /** Each worker's job queue by worker id; default: the WORKERS the stack sets. */
+  readonly queues?: ReadonlyMap<string, WorkQueue>;
   readonly store?: OccurrenceStore;
-  readonly queue?: WorkQueue;
   readonly clock?: Clock;
   readonly logger?: Logger;
   /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
@@ -30,15 +30,13 @@ export interface TriggerOptions {
 const EVENT_LOG_MAX_CHARS = 1_000;
 
 export function createTriggerHandler(options: TriggerOptions = {}): (event: unknown) => Promise<TriggerResult> {
-  const jobs = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
   const logger = options.logger ?? powertoolsLogger('trigger');
   const deps = {
-    jobs,
+    queues: options.queues ?? workerQueues(),
     logger,
     metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics()),
     clock: options.clock ?? systemClock,
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
-    queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
   };
   return async (event) => {
     try {
@@ -48,6 +46,11 @@ export function createTriggerHandler(options: TriggerOptions = {}): (event: unkn
       throw error;
     }
   };
+}
+
+function workerQueues(): ReadonlyMap<string, WorkQueue> {
+  const routes = parseWorkerRoutes(process.env[ENV.workers], ENV.workers);
+  return new Map([...routes].map(([id, route]) => [id, new SqsWorkQueue(sqsClient(), route.queueUrl)]));
 }
 
 let deployed: ((event: unknown) => Promise<TriggerResult>) | undefined;

@@ -4,7 +4,8 @@
  * failure is reported per message (ReportBatchItemFailures), never by throwing, so one bad message cannot fail its
  * neighbours.
  *
- * To run your own jobs, make a file like this one that calls createWorkerHandler({ jobs: yourJobs }).
+ * A worker's entry file does not call this directly: it exports `defineWorker({ jobs })` or `defineJob(...)` from
+ * the package's runtime (functions/index.ts), which build it on the first invocation.
  */
 import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
@@ -13,7 +14,6 @@ import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
 import { SqsWorkQueue } from './aws/work-queue';
-import { jobs as sampleJobs } from './jobs';
 import { DeliveryNotAcknowledged, messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
 import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
@@ -28,7 +28,7 @@ import { ENV, requireEnv } from './runtime-env';
 export interface WorkerOptions {
   /** Job implementations by job id. A job in the settings without one is logged at start and its messages rejected. */
   readonly jobs: Readonly<Record<string, JobDefinition>>;
-  /** Defaults to the JOB_SETTINGS the stack sets. */
+  /** Defaults to the JOB_SETTINGS the stack sets: the settings of this worker's jobs. */
   readonly settings?: ReadonlyMap<string, JobSettings>;
   readonly store?: OccurrenceStore;
   readonly reports?: ReportStore;
@@ -55,7 +55,7 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const shared = {
     clock,
     logger,
-    metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics()),
+    metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: workerDimension() })),
     jobs: registerJobs(settings, options.jobs, logger),
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
     reports: options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName)),
@@ -97,8 +97,8 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   };
 }
 
-let deployed: WorkerHandler | undefined;
-export const handler: WorkerHandler = (event, context) => {
-  deployed ??= createWorkerHandler({ jobs: sampleJobs });
-  return deployed(event, context);
-};
+/** The worker's own dimension set, { worker }, which its alarms watch; none where the stack set no WORKER_ID. */
+function workerDimension(): Record<string, string> | undefined {
+  const worker = process.env[ENV.workerId];
+  return worker === undefined || worker === '' ? undefined : { worker };
+}

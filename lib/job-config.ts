@@ -19,7 +19,6 @@ import {
   wholeNumber,
 } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
-import { VISIBILITY_TO_TIMEOUT_RATIO, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
 import { JobConfigError } from './errors';
 import { scheduleExpressionProblem } from './schedule-expression';
 
@@ -29,11 +28,6 @@ export const SCHEDULER_RETRY_LIMITS = {
   maximumRetryAttempts: { min: 0, max: 185, default: 185 },
   maximumEventAgeSeconds: { min: 60, max: 86_400, default: 86_400 },
 } as const;
-/**
- * Lambda allows 4 KB of environment variables per function; JOB_SETTINGS shares it with the resource names,
- * so keep it well below.
- */
-export const MAX_JOB_SETTINGS_JSON_BYTES = 3_000;
 
 /** A check from a function that says what is wrong with a value, or undefined when nothing is. */
 const problemCheck = (problemOf: (value: unknown) => string | undefined) =>
@@ -99,79 +93,65 @@ const settingsSchema = jobSettingsSchemaKnowing(SCHEDULE_FIELDS);
 
 export type SchedulerRetryConfig = z.input<typeof schedulerRetrySchema>;
 
-/** One job as bin/jobs.ts writes it: its runtime settings (JobSettingsInput) and its schedule. */
+/** One job as an app writes it: its runtime settings (JobSettingsInput) and its schedule. */
 export type ScheduledJobConfig = JobSettingsInput & z.input<typeof scheduleSchema>;
 
 /** One job with every default applied and every value checked. */
 export type ResolvedJobConfig = { readonly settings: JobSettings } & Readonly<z.output<typeof scheduleSchema>>;
 
-export interface ResolvedJobs {
-  readonly jobs: readonly ResolvedJobConfig[];
-  /** The settings of every job, enabled or not: the JOB_SETTINGS the functions read. */
-  readonly settings: readonly JobSettings[];
-  readonly limits: WorkerLimits;
+/**
+ * Apply defaults and validate one job; throws one JobConfigError listing every problem, each naming `where.field`
+ * (for example `addJob(weekly-export).timeoutSeconds`).
+ */
+export function resolveJobConfig(config: ScheduledJobConfig, where: string): ResolvedJobConfig {
+  const problems = resolveProblems(config, where);
+  if (problems.problems.length > 0 || problems.job === undefined) throw new JobConfigError(problems.problems);
+  return problems.job;
 }
 
 /**
- * Apply defaults and validate; throws one JobConfigError listing every problem, each naming `jobs[i].field`.
- * With `implementedJobIds` (the jobs the worker registers), a scheduled job without an implementation is a problem
- * too, found at synth rather than by the first message after deploying.
+ * Apply defaults and validate a list of jobs (the CLI's and the local run's view of bin/jobs.ts); throws one
+ * JobConfigError listing every problem, each naming `jobs[i].field`, duplicate ids included.
  */
-export function resolveJobConfigs(
-  configs: readonly ScheduledJobConfig[],
-  implementedJobIds?: readonly string[],
-): ResolvedJobs {
-  const problems: string[] = [];
+export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): ResolvedJobConfig[] {
   if (!Array.isArray(configs) || configs.length === 0) {
     throw new JobConfigError(['jobs: at least one job is needed']);
   }
-
+  const problems: string[] = [];
   const seen = new Map<string, number>();
-  const jobs = configs.map((config, i): ResolvedJobConfig | undefined => {
-    const where = `jobs[${i}]`;
-    const settings = settingsSchema.safeParse(settingsPart(config));
-    const settingsIssues = settings.success ? [] : settings.error.issues;
-    const shape = shapeIssues(settingsIssues);
-    if (shape.length > 0) {
-      problems.push(...issuesAsProblems(shape, where));
-      return undefined;
-    }
-    problems.push(...issuesAsProblems(settingsIssues, where));
-    const schedule = scheduleSchema.safeParse(config);
-    if (!schedule.success) problems.push(...issuesAsProblems(schedule.error.issues, where));
-    if (implementedJobIds !== undefined && !implementedJobIds.includes(config.id)) {
-      problems.push(
-        `${where}.id: the worker has no implementation of job ${quoteValue(config.id)} ` +
-          `(it has: ${implementedJobIds.join(', ') || 'none'}); register it in functions/jobs/index.ts`,
-      );
-    }
+  const jobs = configs.map((config, i) => {
+    const resolved = resolveProblems(config, `jobs[${i}]`);
+    problems.push(...resolved.problems);
     const first = seen.get(config.id);
-    if (first !== undefined) {
-      problems.push(`${where}.id: duplicate job id ${quoteValue(config.id)} (also jobs[${first}])`);
-    } else {
-      seen.set(config.id, i);
-    }
-    return settings.success && schedule.success ? { settings: settings.data, ...schedule.data } : undefined;
+    if (first !== undefined) problems.push(`jobs[${i}].id: duplicate job id ${quoteValue(config.id)} (also jobs[${first}])`);
+    else seen.set(config.id, i);
+    return resolved.job;
   });
   if (problems.length > 0) throw new JobConfigError(problems);
-
-  const resolvedJobs = jobs as ResolvedJobConfig[];
-  const settings = resolvedJobs.map((j) => j.settings);
-  const limits = workerLimits(settings);
-  problems.push(...workerLimitProblems(resolvedJobs, limits));
-  const jsonBytes = Buffer.byteLength(JSON.stringify(settings));
-  if (jsonBytes > MAX_JOB_SETTINGS_JSON_BYTES) {
-    problems.push(
-      `jobs: their settings take ${jsonBytes} bytes as JSON, more than ${MAX_JOB_SETTINGS_JSON_BYTES} ` +
-        `that fit in a Lambda environment beside the other variables; split the jobs over several stacks`,
-    );
-  }
-  if (problems.length > 0) throw new JobConfigError(problems);
-  return { jobs: resolvedJobs, settings, limits };
+  return jobs as ResolvedJobConfig[];
 }
 
-/** The runtime settings half of a job's configuration: what goes into JOB_SETTINGS. */
+function resolveProblems(config: ScheduledJobConfig, where: string): { problems: string[]; job?: ResolvedJobConfig } {
+  const settings = settingsSchema.safeParse(settingsPart(config));
+  const settingsIssues = settings.success ? [] : settings.error.issues;
+  const shape = shapeIssues(settingsIssues);
+  if (shape.length > 0) return { problems: issuesAsProblems(shape, where) };
+  const problems = issuesAsProblems(settingsIssues, where);
+  const schedule = scheduleSchema.safeParse(config);
+  if (!schedule.success) problems.push(...issuesAsProblems(schedule.error.issues, where));
+  // A lease as long as a whole invocation could outlive the worker that holds it by a full run.
+  if (settings.success && settings.data.leaseSeconds >= LAMBDA_MAX_TIMEOUT_SECONDS) {
+    problems.push(
+      `${where}.leaseSeconds: must be less than ${LAMBDA_MAX_TIMEOUT_SECONDS}, got ${settings.data.leaseSeconds}`,
+    );
+  }
+  if (!settings.success || !schedule.success || problems.length > 0) return { problems };
+  return { problems, job: { settings: settings.data, ...schedule.data } };
+}
+
+/** The runtime settings half of a job's configuration: what its worker reads (JOB_SETTINGS). */
 function settingsPart(config: ScheduledJobConfig): Record<string, unknown> {
+  if (typeof config !== 'object' || config === null) return config;
   return Object.fromEntries(Object.entries(config).filter(([key]) => !SCHEDULE_FIELDS.includes(key)));
 }
 
@@ -190,29 +170,4 @@ export function timeZoneProblem(timeZone: unknown): string | undefined {
     return `spell the time zone as ${quoteValue(resolved)}, got ${quoteValue(timeZone)}`;
   }
   return undefined;
-}
-
-/** The derived worker limits must hold the SQS-with-Lambda rules, whatever the settings combine to. */
-function workerLimitProblems(jobs: readonly ResolvedJobConfig[], limits: WorkerLimits): string[] {
-  const problems: string[] = [];
-  if (limits.functionTimeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS) {
-    problems.push(
-      `jobs: the worker timeout ${limits.functionTimeoutSeconds} s exceeds Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS} s`,
-    );
-  }
-  if (limits.queueVisibilityTimeoutSeconds < VISIBILITY_TO_TIMEOUT_RATIO * limits.functionTimeoutSeconds) {
-    problems.push(
-      `jobs: the job queue's visibility timeout ${limits.queueVisibilityTimeoutSeconds} s is less than ` +
-        `${VISIBILITY_TO_TIMEOUT_RATIO} x the worker timeout ${limits.functionTimeoutSeconds} s`,
-    );
-  }
-  jobs.forEach((job, i) => {
-    // A lease as long as a whole invocation could outlive the worker that holds it by a full run.
-    if (job.settings.leaseSeconds >= LAMBDA_MAX_TIMEOUT_SECONDS) {
-      problems.push(
-        `jobs[${i}].leaseSeconds: must be less than ${LAMBDA_MAX_TIMEOUT_SECONDS}, got ${job.settings.leaseSeconds}`,
-      );
-    }
-  });
-  return problems;
 }

@@ -34,17 +34,17 @@ export const JOB_FUNCTION_BUNDLING = {
 } satisfies nodejs.BundlingOptions;
 
 export interface JobFunctionProps
-  extends Omit<
-    nodejs.NodejsFunctionProps,
-    'entry' | 'runtime' | 'architecture' | 'bundling' | 'logGroup' | 'timeout' | 'role'
-  > {
+  extends Omit<nodejs.NodejsFunctionProps, 'entry' | 'runtime' | 'bundling' | 'logGroup' | 'timeout' | 'role'> {
   readonly entry: string;
+  /** Seconds; may be a token (a worker's timeout is derived from the jobs added to it later). */
   readonly timeoutSeconds: number;
   readonly logRemovalPolicy?: RemovalPolicy;
+  /** Laid over JOB_FUNCTION_BUNDLING: a user's worker may add loaders, externals, banners. */
+  readonly bundling?: nodejs.BundlingOptions;
 }
 
 export function jobFunction(scope: Construct, id: string, props: JobFunctionProps): nodejs.NodejsFunction {
-  const { entry, timeoutSeconds, logRemovalPolicy, environment, ...rest } = props;
+  const { entry, timeoutSeconds, logRemovalPolicy, environment, bundling, architecture, ...rest } = props;
   const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
     retention: LOG_RETENTION,
     removalPolicy: logRemovalPolicy,
@@ -68,7 +68,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     entry,
     handler: 'handler',
     runtime: FUNCTION_RUNTIME,
-    architecture: FUNCTION_ARCHITECTURE,
+    architecture: architecture ?? FUNCTION_ARCHITECTURE,
     timeout: Duration.seconds(timeoutSeconds),
     logGroup,
     environment: {
@@ -76,7 +76,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
       // Stack traces point into the TypeScript sources through the bundled source map.
       NODE_OPTIONS: '--enable-source-maps',
     },
-    bundling: JOB_FUNCTION_BUNDLING,
+    bundling: { ...JOB_FUNCTION_BUNDLING, ...bundling },
   });
 }
 

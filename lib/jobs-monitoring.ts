@@ -6,6 +6,10 @@
  * a lease that was lost, a worker invocation that errored or was throttled, a reconciler run that failed, and each
  * repair the reconciler made (it means something upstream dropped an occurrence). Missing data is "not breaching":
  * no traffic is no alarm. docs/operating.md says what each one means and what to do.
+ *
+ * The alarms are per worker and per stack, not per job: a job adds no alarm, so 100 jobs fit in one stack (an alarm
+ * is a CloudFormation resource). The worker's alarms watch the { service, worker } dimension set its function writes
+ * beside { service, jobId }; the row names the job, and the dashboard graphs every job by its own dimension.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -15,15 +19,14 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_SERVICE, MetricName } from '../functions/protocol/metric-names';
+import type { JobWorker } from './job-worker';
+import { METRICS_SERVICE, MetricName, RECONCILER_COMPONENT } from '../functions/protocol/metric-names';
 import { quoteValue } from '../functions/protocol/quote-value';
 
 export interface JobsMonitoringProps {
-  readonly jobIds: readonly string[];
   readonly metricsNamespace: string;
-  readonly worker: lambda.IFunction;
   readonly reconciler: lambda.IFunction;
-  /** Queues whose every message needs a person, by the name the alarm carries. */
+  /** The shared queues whose every message needs a person, by the name the alarm carries. */
   readonly deadLetterQueues: Readonly<Record<string, sqs.IQueue>>;
   /** Subscribed to the alarm topic when given (confirm the subscription from the e-mail AWS sends). */
   readonly alarmEmail?: string;
@@ -35,9 +38,11 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export class JobsMonitoring extends Construct {
   readonly alarmTopic: sns.Topic;
   readonly dashboard: cloudwatch.Dashboard;
-  /** Keyed by a stable name, e.g. `dlq-JobDeadLetterQueue`, `failed-occurrence-digest`. */
+  /** Keyed by a stable name, e.g. `dlq-TriggerDeadLetterQueue`, `failed-exports` (worker exports). */
   readonly alarms: ReadonlyMap<string, cloudwatch.Alarm>;
   private readonly alarmsByKey = new Map<string, cloudwatch.Alarm>();
+  /** The alarm status widget renders at synth, so it shows the alarms of workers added after it, too. */
+  private readonly alarmList: cloudwatch.IAlarm[] = [];
   private readonly notify: actions.SnsAction;
   private readonly metricsNamespace: string;
 
@@ -50,21 +55,49 @@ export class JobsMonitoring extends Construct {
     if (props.alarmEmail !== undefined) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
     this.notify = new actions.SnsAction(this.alarmTopic);
     this.metricsNamespace = props.metricsNamespace;
-
-    this.addQueueAndFunctionAlarms(props);
-    for (const jobId of props.jobIds) this.addJobAlarms(jobId);
     this.alarms = this.alarmsByKey;
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) });
     this.dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms.values()], width: 24, height: 4 }),
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarmList, width: 24, height: 4 }),
     );
-    for (const jobId of props.jobIds) this.dashboard.addWidgets(...this.jobWidgets(jobId));
-    this.dashboard.addWidgets(...functionAndQueueWidgets(props));
+    this.addSharedAlarms(props);
+    this.dashboard.addWidgets(...sharedWidgets(props, this.byJob.bind(this)));
   }
 
-  /** A parked message in any dead-letter queue, and a worker or reconciler invocation that failed. */
-  private addQueueAndFunctionAlarms(props: JobsMonitoringProps): void {
+  /** A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases) and its dashboard row. */
+  addWorker(worker: JobWorker): void {
+    const id = worker.workerId;
+    this.alarm(
+      `dlq-${id}`,
+      worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
+      `The dead-letter queue of worker ${id} holds a message: one of its jobs' messages could not be processed. See docs/operating.md, Alarms.`,
+    );
+    this.alarm(
+      `worker-errors-${id}`,
+      worker.function.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      `Worker ${id} failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout.`,
+    );
+    this.alarm(
+      `worker-throttles-${id}`,
+      worker.function.metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      `Worker ${id} was throttled: occurrences wait in its queue. Check the account concurrency.`,
+    );
+    this.alarm(
+      `failed-${id}`,
+      this.workerMetric(MetricName.OccurrencesFailed, id),
+      `An occurrence of a job of worker ${id} is FAILED: out of attempts or past its deadline. occurrences list --status FAILED names it; lastError and history say why.`,
+    );
+    this.alarm(
+      `leases-lost-${id}`,
+      this.workerMetric(MetricName.LeasesLost, id),
+      `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`,
+    );
+    this.dashboard.addWidgets(...this.workerWidgets(worker));
+  }
+
+  /** The reconciler's failed runs and repairs, and a message in any shared dead-letter queue. */
+  private addSharedAlarms(props: JobsMonitoringProps): void {
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
       this.alarm(
         `dlq-${name}`,
@@ -73,46 +106,22 @@ export class JobsMonitoring extends Construct {
       );
     }
     this.alarm(
-      'worker-errors',
-      props.worker.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      'The worker Lambda failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout.',
-    );
-    this.alarm(
-      'worker-throttles',
-      props.worker.metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      'The worker Lambda was throttled: occurrences wait in the queue. Check the account concurrency.',
-    );
-    this.alarm(
       'reconciler-errors',
       props.reconciler.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
       'A reconciler run could not finish some reads or writes; the next run retries. Persistent: check its logs.',
     );
-  }
-
-  /** Per job: an occurrence that FAILED, a lease that was lost, and each repair the reconciler made. */
-  private addJobAlarms(jobId: string): void {
     this.alarm(
-      `failed-${jobId}`,
-      this.jobMetric(MetricName.OccurrencesFailed, jobId),
-      `An occurrence of ${jobId} is FAILED: out of attempts or past its deadline. lastError and history in the row say why.`,
-    );
-    this.alarm(
-      `leases-lost-${jobId}`,
-      this.jobMetric(MetricName.LeasesLost, jobId),
-      `A worker of ${jobId} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`,
-    );
-    this.alarm(
-      `reconciler-fixes-${jobId}`,
+      'reconciler-fixes',
       new cloudwatch.MathExpression({
         expression: 'FILL(requeued, 0) + FILL(announced, 0)',
         usingMetrics: {
-          requeued: this.jobMetric(MetricName.OccurrencesRequeued, jobId),
-          announced: this.jobMetric(MetricName.ReportsReannounced, jobId),
+          requeued: this.reconcilerMetric(MetricName.OccurrencesRequeued),
+          announced: this.reconcilerMetric(MetricName.ReportsReannounced),
         },
         label: 'reconciler fixes',
         period: PERIOD,
       }),
-      `The reconciler repaired an occurrence of ${jobId} that had fallen through the cracks. Find out which path dropped it.`,
+      'The reconciler repaired an occurrence that had fallen through the cracks (its log line names it). Find out which path dropped it.',
     );
   }
 
@@ -128,66 +137,82 @@ export class JobsMonitoring extends Construct {
     });
     a.addAlarmAction(this.notify);
     this.alarmsByKey.set(key, a);
+    this.alarmList.push(a);
     return a;
   }
 
-  /** One of the functions' own metrics (metric-names.ts) of one job. */
-  private jobMetric(name: MetricName, jobId: string, statistic: string = cloudwatch.Stats.SUM): cloudwatch.Metric {
+  private metric(name: MetricName, dimensions: Record<string, string>, statistic: string): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: this.metricsNamespace,
       metricName: name,
-      dimensionsMap: { service: METRICS_SERVICE, jobId },
+      dimensionsMap: { service: METRICS_SERVICE, ...dimensions },
       statistic,
       period: PERIOD,
     });
   }
 
-  /** A heading and three graphs per job: occurrences, retries and leases, duration and reconciler fixes. */
-  private jobWidgets(jobId: string): cloudwatch.IWidget[] {
-    const metric = (name: MetricName, statistic?: string) => this.jobMetric(name, jobId, statistic);
+  /** One of the functions' own metrics (metric-names.ts), over every job of one worker. */
+  private workerMetric(name: MetricName, worker: string, statistic: string = cloudwatch.Stats.SUM) {
+    return this.metric(name, { worker }, statistic);
+  }
+
+  private reconcilerMetric(name: MetricName): cloudwatch.Metric {
+    return this.metric(name, { ...RECONCILER_COMPONENT }, cloudwatch.Stats.SUM);
+  }
+
+  /** A metric of every job, one line per job id: a search, so a job added later needs no new widget. */
+  private byJob(name: MetricName, label: string): cloudwatch.MathExpression {
+    return new cloudwatch.MathExpression({
+      expression: `SEARCH('{${this.metricsNamespace},service,jobId} MetricName="${name}"', 'Sum', 300)`,
+      label,
+      period: PERIOD,
+    });
+  }
+
+  /** A heading and three graphs per worker: its occurrences, its retries and leases, its function. */
+  private workerWidgets(worker: JobWorker): cloudwatch.IWidget[] {
+    const id = worker.workerId;
+    const metric = (name: MetricName, statistic?: string) => this.workerMetric(name, id, statistic);
     return [
-      new cloudwatch.TextWidget({ markdown: `## ${jobId}`, width: 24, height: 1 }),
+      new cloudwatch.TextWidget({ markdown: `## Worker ${id}`, width: 24, height: 1 }),
       new cloudwatch.GraphWidget({
-        title: `${jobId}: occurrences`,
+        title: `${id}: occurrences`,
         left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map((m) =>
           metric(m),
         ),
         width: 8,
       }),
       new cloudwatch.GraphWidget({
-        title: `${jobId}: retries and leases`,
-        left: [
-          MetricName.RetriesScheduled,
-          MetricName.ExtendFailures,
-          MetricName.LeasesLost,
-          MetricName.DuplicateTriggersSuppressed,
-        ].map((m) => metric(m)),
+        title: `${id}: retries, leases, job duration (ms)`,
+        left: [MetricName.RetriesScheduled, MetricName.ExtendFailures, MetricName.LeasesLost].map((m) => metric(m)),
+        right: [metric(MetricName.JobDuration, cloudwatch.Stats.MAXIMUM)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
-        title: `${jobId}: job duration (ms) and reconciler fixes`,
-        left: [
-          metric(MetricName.JobDuration, cloudwatch.Stats.AVERAGE),
-          metric(MetricName.JobDuration, cloudwatch.Stats.MAXIMUM),
-        ],
-        right: [metric(MetricName.OccurrencesRequeued), metric(MetricName.ReportsReannounced)],
+        title: `${id}: invocations, errors, throttles, dead letters`,
+        left: [worker.function.metricInvocations(), worker.function.metricErrors(), worker.function.metricThrottles()],
+        right: [worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM })],
         width: 8,
       }),
     ];
   }
 }
 
-/** The last row of the dashboard: the worker, the dead-letter queues and the reconciler. */
-function functionAndQueueWidgets(props: JobsMonitoringProps): cloudwatch.IWidget[] {
+/** The row of what every worker shares: occurrences by job, the shared dead-letter queues, the reconciler. */
+function sharedWidgets(
+  props: JobsMonitoringProps,
+  byJob: (name: MetricName, label: string) => cloudwatch.MathExpression,
+): cloudwatch.IWidget[] {
   return [
-    new cloudwatch.TextWidget({ markdown: '## Functions and queues', width: 24, height: 1 }),
+    new cloudwatch.TextWidget({ markdown: '## Every job, and the shared functions and queues', width: 24, height: 1 }),
     new cloudwatch.GraphWidget({
-      title: 'worker invocations, errors, throttles',
-      left: [props.worker.metricInvocations(), props.worker.metricErrors(), props.worker.metricThrottles()],
+      title: 'occurrences succeeded and failed, by job',
+      left: [byJob(MetricName.OccurrencesSucceeded, 'succeeded')],
+      right: [byJob(MetricName.OccurrencesFailed, 'failed')],
       width: 8,
     }),
     new cloudwatch.GraphWidget({
-      title: 'dead-letter queues (messages)',
+      title: 'shared dead-letter queues (messages)',
       left: Object.values(props.deadLetterQueues).map((q) =>
         q.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
       ),

@@ -1,8 +1,8 @@
 /**
- * The four functions of ScheduledJobs and exactly the permissions their protocol steps need:
+ * The three shared functions of ScheduledJobs and exactly the permissions their protocol steps need (each worker's
+ * function is lib/job-worker.ts):
  *
- *   trigger     Scheduler ─▶ occurrence row (PENDING) + message on the job queue
- *   worker      job queue ─▶ lease, run, report in S3, row SUCCEEDED
+ *   trigger     Scheduler ─▶ occurrence row (PENDING) + message on its worker's queue
  *   notifier    table stream (transition to SUCCEEDED only) ─▶ "report ready" on the FIFO topic
  *   reconciler  every RECONCILE_EVERY_MINUTES ─▶ re-enqueue stuck rows, announce reports never announced
  *
@@ -15,20 +15,17 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { OccurrenceAttributes, OccurrenceStatus, REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
-import type { ReconcileThresholds } from '../functions/protocol/reconcile';
+import { OccurrenceAttributes, OccurrenceStatus } from '../functions/protocol/occurrence';
 import {
   NOTIFIER_BATCH_SIZE,
   RECONCILE_EVERY_MINUTES,
   TRIGGER_ASYNC_RETRY_ATTEMPTS,
-  WORKER_BATCH_SIZE,
-  type WorkerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
 import { handlerEntry } from './handler-entry';
@@ -37,19 +34,20 @@ import { statusIndexArn } from './occurrence-storage';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;
-export const WORKER_MEMORY_MB = 512;
 export const NOTIFIER_TIMEOUT_SECONDS = 30;
 /** Up to maxFixesPerRun (200) re-enqueues and announcements at two or three requests each, with room to spare. */
 export const RECONCILER_TIMEOUT_SECONDS = 120;
 
-/** The resources the functions work on, and what every function is told. */
+/** The resources the shared functions work on, and what every function is told. */
 export interface OccurrenceResources {
   readonly table: dynamodb.Table;
-  readonly jobQueue: sqs.IQueue;
   readonly reportBucket: s3.IBucket;
   readonly reportReadyTopic: sns.ITopic;
-  /** The resolved settings of every job as JSON: the JOB_SETTINGS the functions read. */
-  readonly jobSettingsJson: string;
+  /**
+   * The WORKERS the trigger and the reconciler read (protocol/worker-routes.ts): each worker's queue URL and stuck
+   * threshold, one entry per worker; a Lazy string, since workers are added after these functions are built.
+   */
+  readonly workersJson: string;
   /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
   readonly metricsNamespace: string;
 }
@@ -61,7 +59,7 @@ export interface TriggerPiece {
 }
 
 export function triggerFunction(scope: Construct, resources: OccurrenceResources): TriggerPiece {
-  const { table, jobQueue } = resources;
+  const { table } = resources;
   const deadLetterQueue = secureQueue(scope, 'TriggerDeadLetterQueue');
   const fn = jobFunction(scope, 'Trigger', {
     entry: handlerEntry('trigger'),
@@ -71,55 +69,13 @@ export function triggerFunction(scope: Construct, resources: OccurrenceResources
     deadLetterQueue,
     environment: {
       [ENV.tableName]: table.tableName,
-      [ENV.queueUrl]: jobQueue.queueUrl,
-      [ENV.jobSettings]: resources.jobSettingsJson,
+      [ENV.workers]: resources.workersJson,
       ...metricsEnv(resources),
     },
   });
+  // sqs:SendMessage on each worker's queue is granted as the worker is added (ScheduledJobs.addWorker).
   allow(fn, ['dynamodb:PutItem'], [table.tableArn]);
-  allow(fn, ['sqs:SendMessage'], [jobQueue.queueArn]);
   return { fn, deadLetterQueue };
-}
-
-export interface WorkerProps {
-  /** The worker's entry file; it must export `handler`. */
-  readonly entry: string;
-  readonly limits: WorkerLimits;
-}
-
-export function workerFunction(
-  scope: Construct,
-  resources: OccurrenceResources,
-  props: WorkerProps,
-): nodejs.NodejsFunction {
-  const { table, jobQueue, reportBucket } = resources;
-  const fn = jobFunction(scope, 'Worker', {
-    entry: props.entry,
-    description: 'Leases an occurrence, runs its job and commits the report once',
-    timeoutSeconds: props.limits.functionTimeoutSeconds,
-    memorySize: WORKER_MEMORY_MB,
-    environment: {
-      [ENV.tableName]: table.tableName,
-      [ENV.queueUrl]: jobQueue.queueUrl,
-      [ENV.bucketName]: reportBucket.bucketName,
-      [ENV.jobSettings]: resources.jobSettingsJson,
-      ...metricsEnv(resources),
-    },
-  });
-  allow(fn, ['dynamodb:UpdateItem', 'dynamodb:Query'], [table.tableArn, statusIndexArn(table)]);
-  // BatchGetItem: the digest job reads the full rows of the index entries it lists.
-  allow(fn, ['dynamodb:BatchGetItem'], [table.tableArn]);
-  allow(fn, ['s3:GetObject', 's3:PutObject'], [reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)]);
-  // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
-  allow(fn, ['s3:ListBucket'], [reportBucket.bucketArn]);
-  // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
-  fn.addEventSource(
-    new SqsEventSource(jobQueue, {
-      batchSize: WORKER_BATCH_SIZE,
-      reportBatchItemFailures: true,
-    }),
-  );
-  return fn;
 }
 
 export interface NotifierPiece {
@@ -181,12 +137,13 @@ export interface ReconcilerPiece {
   readonly rule: events.Rule;
 }
 
+/** `thresholdsJson`: the JSON ReconcileThresholds, a Lazy string over every job added to the stack. */
 export function reconcilerFunction(
   scope: Construct,
   resources: OccurrenceResources,
-  thresholds: ReconcileThresholds,
+  thresholdsJson: string,
 ): ReconcilerPiece {
-  const { table, jobQueue, reportReadyTopic } = resources;
+  const { table, reportReadyTopic } = resources;
   const fn = jobFunction(scope, 'Reconciler', {
     entry: handlerEntry('reconciler'),
     description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
@@ -195,20 +152,18 @@ export function reconcilerFunction(
     retryAttempts: 0,
     environment: {
       [ENV.tableName]: table.tableName,
-      [ENV.queueUrl]: jobQueue.queueUrl,
+      [ENV.workers]: resources.workersJson,
       [ENV.topicArn]: reportReadyTopic.topicArn,
       [ENV.bucketName]: resources.reportBucket.bucketName,
-      [ENV.jobSettings]: resources.jobSettingsJson,
-      [ENV.reconcileThresholds]: JSON.stringify(thresholds),
+      [ENV.reconcileThresholds]: thresholdsJson,
       ...metricsEnv(resources),
     },
   });
   // Query: the status index. BatchGetItem: the full rows of the candidates it picked there. UpdateItem: the
   // conditional re-enqueue mark and notifiedAt. GetItem: the announcement re-reads the row. SendMessage: the
-  // re-enqueue. Publish: the announcement.
+  // re-enqueue (on each worker's queue, granted as the worker is added). Publish: the announcement.
   allow(fn, ['dynamodb:Query'], [statusIndexArn(table)]);
   allow(fn, ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
-  allow(fn, ['sqs:SendMessage'], [jobQueue.queueArn]);
   allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
   const rule = new events.Rule(scope, 'ReconcilerSchedule', {
     description: `Runs the reconciler every ${RECONCILE_EVERY_MINUTES} minutes`,

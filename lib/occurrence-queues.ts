@@ -1,29 +1,12 @@
 /**
- * The messaging of ScheduledJobs: the job queue that carries occurrences to the worker (with its dead-letter queue),
- * and the FIFO topic and queue that announce finished reports. Built into the given scope, like the other pieces.
+ * The announcements of ScheduledJobs: the FIFO topic and queue that announce finished reports. Built into the given
+ * scope, like the other pieces. (Each worker's job queue is its own: lib/job-worker.ts.)
  */
-import { Duration } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { WorkerLimits } from '../functions/protocol/worker-limits';
 import { secureQueue } from './secure-queue';
-
-export interface JobQueues {
-  readonly queue: sqs.Queue;
-  readonly deadLetterQueue: sqs.Queue;
-}
-
-/** Hides a received message and redrives it by the limits derived from the jobs (workerLimits). */
-export function jobQueues(scope: Construct, limits: WorkerLimits): JobQueues {
-  const deadLetterQueue = secureQueue(scope, 'JobDeadLetterQueue');
-  const queue = secureQueue(scope, 'JobQueue', {
-    visibilityTimeout: Duration.seconds(limits.queueVisibilityTimeoutSeconds),
-    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: limits.maxReceiveCount },
-  });
-  return { queue, deadLetterQueue };
-}
 
 export interface ReportAnnouncements {
   readonly topic: sns.Topic;

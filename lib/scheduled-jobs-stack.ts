@@ -1,16 +1,19 @@
-/** The deployable stack: the ScheduledJobs construct and the names an operator or a subscriber needs. */
-import { CfnOutput, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+/**
+ * The stack this repository deploys: the sample job on the public API, as a user's app would build it
+ * (bin/app.ts). A user's own stack does the same with their jobs; see the README, "Use it in your app".
+ */
+import * as path from 'node:path';
+import { type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { quoteValue } from '../functions/protocol/quote-value';
 import type { ScheduledJobConfig } from './job-config';
 import { ScheduledJobs } from './scheduled-jobs';
 
-export interface ScheduledJobsStackProps extends StackProps {
-  readonly jobs: readonly ScheduledJobConfig[];
+export interface SampleJobsStackProps extends StackProps {
+  /** The sample's jobs; each runs in a worker of its own built from its entry. */
+  readonly jobs: readonly (ScheduledJobConfig & { readonly entry: string })[];
   /** For the occurrences table and the reports bucket. Default RETAIN. */
   readonly removalPolicy?: RemovalPolicy;
-  /** The job ids the worker registers; see ScheduledJobsProps. */
-  readonly implementedJobIds?: readonly string[];
   /** Where alarms are e-mailed; default: the CDK context value `alarmEmail` (`cdk deploy -c alarmEmail=you@example.com`). */
   readonly alarmEmail?: string;
 }
@@ -18,26 +21,23 @@ export interface ScheduledJobsStackProps extends StackProps {
 export class ScheduledJobsStack extends Stack {
   readonly scheduledJobs: ScheduledJobs;
 
-  constructor(scope: Construct, id: string, props: ScheduledJobsStackProps) {
+  constructor(scope: Construct, id: string, props: SampleJobsStackProps) {
     super(scope, id, props);
     const jobs = new ScheduledJobs(this, 'ScheduledJobs', {
-      jobs: props.jobs,
       removalPolicy: props.removalPolicy,
-      implementedJobIds: props.implementedJobIds,
       alarmEmail: props.alarmEmail ?? contextString(this, 'alarmEmail'),
     });
+    for (const job of props.jobs) {
+      const { worker } = jobs.addJob(job);
+      // The sample digest reads the occurrences of every job.
+      jobs.grantReadOccurrences(worker);
+    }
     this.scheduledJobs = jobs;
-
-    new CfnOutput(this, 'OccurrenceTableName', { value: jobs.table.tableName });
-    new CfnOutput(this, 'JobQueueUrl', { value: jobs.jobQueue.queueUrl });
-    new CfnOutput(this, 'JobDeadLetterQueueUrl', { value: jobs.jobDeadLetterQueue.queueUrl });
-    new CfnOutput(this, 'ReportBucketName', { value: jobs.reportBucket.bucketName });
-    new CfnOutput(this, 'ReportReadyTopicArn', { value: jobs.reportReadyTopic.topicArn });
-    new CfnOutput(this, 'ReportReadyQueueUrl', { value: jobs.reportReadyQueue.queueUrl });
-    new CfnOutput(this, 'AlarmTopicArn', { value: jobs.monitoring.alarmTopic.topicArn });
-    new CfnOutput(this, 'DashboardName', { value: jobs.monitoring.dashboard.dashboardName });
   }
 }
+
+/** The sample job's entry in this repository. */
+export const SAMPLE_DIGEST_ENTRY = path.join(__dirname, '..', 'functions', 'jobs', 'digest-worker.ts');
 
 function contextString(scope: Construct, key: string): string | undefined {
   const value: unknown = scope.node.tryGetContext(key);

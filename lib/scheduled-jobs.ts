@@ -1,38 +1,49 @@
 /**
- * ScheduledJobs: everything one set of scheduled jobs needs, with least-privilege wiring.
+ * ScheduledJobs: everything a set of scheduled jobs needs, with least-privilege wiring, as a construct for your own
+ * stack. Add workers (a function, a queue, a role, alarms) and jobs (a schedule each) to it:
  *
- *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + job queue ─▶ worker ─▶ report in S3, row SUCCEEDED
+ *   const jobs = new ScheduledJobs(this, 'Jobs', { alarmEmail: 'ops@example.com' });
+ *   const exports = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048 });
+ *   jobs.addJob({ id: 'weekly-export', schedule: 'cron(0 3 ? * MON *)', worker: exports });
+ *   jobs.addJob({ id: 'daily-digest', schedule: 'cron(0 6 * * ? *)', entry: 'src/jobs/daily-digest.ts' });
+ *
+ *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + the job's worker queue ─▶ worker ─▶ report in S3, SUCCEEDED
  *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
- *   every 5 min: reconciler ─▶ re-enqueue stuck rows (status index), announce reports never announced
+ *   every 5 min: reconciler ─▶ re-enqueue stuck rows on their worker's queue, announce reports never announced
  *   alarms (SNS topic) and a dashboard over all of it (jobs-monitoring.ts)
  *
- * Each piece is named in a file of its own: the storage (occurrence-storage.ts), the queues and the announcement
- * topic (occurrence-queues.ts), the four functions with their grants (occurrence-functions.ts), the schedules
- * (job-schedules.ts) and the monitoring (jobs-monitoring.ts). The storage, queue and function pieces build into this
- * construct's scope rather than one of their own, so the resources keep the logical IDs the deployed stacks have.
+ * The table, the bucket, the trigger, the notifier, the reconciler and the topic are shared; each worker has its own
+ * function, queue, dead-letter queue, role and alarms (job-worker.ts). No function is handed the settings of every
+ * job: each schedule carries what the trigger needs of its job, each worker reads its own jobs' settings, and the
+ * trigger and the reconciler read one entry per worker (docs/design.md, "Workers").
  */
-import * as path from 'node:path';
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { JOB_ID_PATTERN } from '../functions/protocol/job-settings';
+import { quoteValue } from '../functions/protocol/quote-value';
+import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
-import { type ResolvedJobs, resolveJobConfigs, type ScheduledJobConfig } from './job-config';
+import { JobConfigError } from './errors';
+import { STACK_OUTPUTS } from './stack-outputs';
+import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
+import { allow } from './job-function';
 import { JobSchedules } from './job-schedules';
+import { JobWorker, type JobWorkerOptions } from './job-worker';
 import { JobsMonitoring } from './jobs-monitoring';
-import { acknowledgeNagFindings } from './nag-acknowledgements';
 import {
-  notifierFunction,
-  type OccurrenceResources,
-  reconcilerFunction,
-  triggerFunction,
-  workerFunction,
-} from './occurrence-functions';
-import { jobQueues, reportAnnouncements } from './occurrence-queues';
+  acknowledgeNagFindings,
+  acknowledgeSchedulerRoleFindings,
+  acknowledgeWorkerReportFindings,
+} from './nag-acknowledgements';
+import { notifierFunction, type OccurrenceResources, reconcilerFunction, triggerFunction } from './occurrence-functions';
+import { reportAnnouncements } from './occurrence-queues';
 import { occurrenceTable, reportBucket } from './occurrence-storage';
 
 export {
@@ -40,33 +51,35 @@ export {
   RECONCILER_TIMEOUT_SECONDS,
   succeededTransitionFilter,
   TRIGGER_TIMEOUT_SECONDS,
-  WORKER_MEMORY_MB,
 } from './occurrence-functions';
 
 export interface ScheduledJobsProps {
-  readonly jobs: readonly ScheduledJobConfig[];
   /** For the occurrences table and the reports bucket. Default RETAIN: deleting the stack keeps the history. */
   readonly removalPolicy?: RemovalPolicy;
-  /**
-   * The worker's entry file; it must export `handler`. Point it at your own file that registers your jobs.
-   * Default: functions/worker.ts of this project.
-   */
-  readonly workerEntry?: string;
-  /**
-   * The job ids the worker entry registers. When given, synth fails for a scheduled job without an implementation,
-   * instead of the worker failing on its first message after the deployment.
-   */
-  readonly implementedJobIds?: readonly string[];
-  /** Where alarms are e-mailed (the app reads it from `-c alarmEmail=...`); without it, subscribe to alarmTopic yourself. */
+  /** Where alarms are e-mailed; without it, subscribe to `monitoring.alarmTopic` yourself. */
   readonly alarmEmail?: string;
+  /** How the worker of a job that gives only `entry` is built (memory, bundling, ...). Default: 256 MB. */
+  readonly defaultWorkerOptions?: Omit<JobWorkerOptions, 'entry'>;
+}
+
+/** One job: its settings and schedule (ScheduledJobConfig), and what runs it. */
+export interface JobProps extends ScheduledJobConfig {
+  /** The worker that runs the job: one from addWorker, or its id. */
+  readonly worker?: JobWorker | string;
+  /**
+   * Instead of `worker`: the job's own entry file (it exports `handler = defineJob(...)`); the job gets a small
+   * worker of its own, with the job's id (built with `defaultWorkerOptions`).
+   */
+  readonly entry?: string;
+}
+
+/** A job as added: validated, with its defaults, and the worker that runs it. */
+export interface AddedJob extends ResolvedJobConfig {
+  readonly worker: JobWorker;
 }
 
 export class ScheduledJobs extends Construct {
-  /** The jobs as validated at synth, with their defaults applied, and the worker limits derived from them. */
-  readonly resolvedJobs: ResolvedJobs;
   readonly table: dynamodb.Table;
-  readonly jobQueue: sqs.Queue;
-  readonly jobDeadLetterQueue: sqs.Queue;
   readonly reportBucket: s3.Bucket;
   readonly reportReadyTopic: sns.Topic;
   /** Subscribed to the topic with raw delivery, so announcements are kept even before anyone else subscribes. */
@@ -74,7 +87,6 @@ export class ScheduledJobs extends Construct {
   readonly triggerFunction: nodejs.NodejsFunction;
   /** Scheduler invocations the trigger failed after its async retries. */
   readonly triggerDeadLetterQueue: sqs.Queue;
-  readonly workerFunction: nodejs.NodejsFunction;
   readonly notifierFunction: nodejs.NodejsFunction;
   /** Where the stream event source puts descriptions of batches the notifier failed for good. */
   readonly notifierFailureQueue: sqs.Queue;
@@ -87,14 +99,17 @@ export class ScheduledJobs extends Construct {
   /** Alarms, their SNS topic, and the dashboard. */
   readonly monitoring: JobsMonitoring;
 
-  constructor(scope: Construct, id: string, props: ScheduledJobsProps) {
+  private readonly workersById = new Map<string, JobWorker>();
+  private readonly jobsById = new Map<string, AddedJob>();
+  private readonly workersScope: Construct;
+  private readonly defaultWorkerOptions: Omit<JobWorkerOptions, 'entry'>;
+
+  constructor(scope: Construct, id: string, props: ScheduledJobsProps = {}) {
     super(scope, id);
-    const resolved = resolveJobConfigs(props.jobs, props.implementedJobIds);
-    this.resolvedJobs = resolved;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.defaultWorkerOptions = props.defaultWorkerOptions ?? {};
 
     this.table = occurrenceTable(this, removalPolicy);
-    ({ queue: this.jobQueue, deadLetterQueue: this.jobDeadLetterQueue } = jobQueues(this, resolved.limits));
     this.reportBucket = reportBucket(this, removalPolicy);
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
 
@@ -102,38 +117,153 @@ export class ScheduledJobs extends Construct {
     this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
     const resources: OccurrenceResources = {
       table: this.table,
-      jobQueue: this.jobQueue,
       reportBucket: this.reportBucket,
       reportReadyTopic: this.reportReadyTopic,
-      jobSettingsJson: JSON.stringify(resolved.settings),
+      workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
     };
     ({ fn: this.triggerFunction, deadLetterQueue: this.triggerDeadLetterQueue } = triggerFunction(this, resources));
-    this.workerFunction = workerFunction(this, resources, {
-      entry: props.workerEntry ?? path.join(__dirname, '..', 'functions', 'worker.ts'),
-      limits: resolved.limits,
-    });
     ({ fn: this.notifierFunction, failureQueue: this.notifierFailureQueue } = notifierFunction(this, resources));
-    this.schedules = new JobSchedules(this, 'Schedules', { jobs: resolved.jobs, trigger: this.triggerFunction });
+    this.schedules = new JobSchedules(this, 'Schedules', { trigger: this.triggerFunction });
     ({ fn: this.reconcilerFunction, rule: this.reconcilerRule } = reconcilerFunction(
       this,
       resources,
-      reconcileThresholds(resolved.settings),
+      Lazy.string({ produce: () => JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings))) }),
     ));
+    this.workersScope = new Construct(this, 'Workers');
 
     this.monitoring = new JobsMonitoring(this, 'Monitoring', {
-      jobIds: resolved.settings.map((s) => s.id),
       metricsNamespace: this.metricsNamespace,
-      worker: this.workerFunction,
       reconciler: this.reconcilerFunction,
       deadLetterQueues: {
-        JobDeadLetterQueue: this.jobDeadLetterQueue,
         TriggerDeadLetterQueue: this.triggerDeadLetterQueue,
         SchedulerDeadLetterQueue: this.schedules.deadLetterQueue,
         NotifierFailureQueue: this.notifierFailureQueue,
       },
       alarmEmail: props.alarmEmail,
     });
+    this.node.addValidation({
+      validate: () => (this.jobsById.size === 0 ? ['ScheduledJobs: add at least one job (addJob)'] : []),
+    });
     acknowledgeNagFindings(this);
+    this.addStackOutputs();
   }
+
+  /**
+   * The names `occurrences` (the CLI) reads from the stack: fixed output keys (STACK_OUTPUTS), so one ScheduledJobs
+   * per stack; each worker's queue is an output of its own whose description is the worker id.
+   */
+  private addStackOutputs(): void {
+    const stack = Stack.of(this);
+    const other = stack.node.tryFindChild(STACK_OUTPUTS.table);
+    if (other !== undefined)
+      throw new JobConfigError([
+        `ScheduledJobs ${this.node.path}: a stack holds one ScheduledJobs (its outputs are what the occurrences CLI reads); put the other in a stack of its own`,
+      ]);
+    stackOutput(this, STACK_OUTPUTS.table, this.table.tableName);
+    stackOutput(this, STACK_OUTPUTS.bucket, this.reportBucket.bucketName);
+    stackOutput(this, STACK_OUTPUTS.scheduleGroup, this.schedules.group.scheduleGroupName);
+    stackOutput(this, STACK_OUTPUTS.reportReadyTopic, this.reportReadyTopic.topicArn);
+    stackOutput(this, STACK_OUTPUTS.reportReadyQueue, this.reportReadyQueue.queueUrl);
+    stackOutput(this, STACK_OUTPUTS.alarmTopic, this.monitoring.alarmTopic.topicArn);
+    stackOutput(this, STACK_OUTPUTS.dashboard, this.monitoring.dashboard.dashboardName);
+  }
+
+  /** The workers by id, in the order they were added. */
+  get workers(): ReadonlyMap<string, JobWorker> {
+    return this.workersById;
+  }
+
+  /** The jobs by id, in the order they were added. */
+  get jobs(): ReadonlyMap<string, AddedJob> {
+    return this.jobsById;
+  }
+
+  /**
+   * A worker: one function (sized and permitted as you say) with its own queue, dead-letter queue, role and alarms,
+   * for the jobs that name it. Grant it what its jobs need: `bucket.grantRead(worker)`.
+   */
+  addWorker(workerId: string, options: JobWorkerOptions): JobWorker {
+    const where = `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`;
+    const problems: string[] = [];
+    if (typeof workerId !== 'string' || !JOB_ID_PATTERN.test(workerId))
+      problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
+    else if (this.workersById.has(workerId)) problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
+    if (typeof options?.entry !== 'string' || options.entry === '')
+      problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(options?.entry)}`);
+    if (problems.length > 0) throw new JobConfigError(problems);
+
+    const worker = new JobWorker(this.workersScope, workerId, options, {
+      table: this.table,
+      reportBucket: this.reportBucket,
+      metricsNamespace: this.metricsNamespace,
+    });
+    // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
+    allow(this.triggerFunction, ['sqs:SendMessage'], [worker.queue.queueArn]);
+    allow(this.reconcilerFunction, ['sqs:SendMessage'], [worker.queue.queueArn]);
+    this.monitoring.addWorker(worker);
+    this.workersById.set(workerId, worker);
+    stackOutput(this, `${STACK_OUTPUTS.workerQueuePrefix}${this.workersById.size}`, worker.queue.queueUrl, workerId);
+    return worker;
+  }
+
+  /**
+   * A job: validated at once (a JobConfigError names every wrong field as `addJob(id).field`), scheduled when
+   * enabled, and run by the worker it names, or by a worker of its own built from its `entry`.
+   */
+  addJob(props: JobProps): AddedJob {
+    const { worker: workerRef, entry, ...config } = props;
+    const where = `addJob(${typeof config.id === 'string' ? config.id : quoteValue(config.id)})`;
+    const resolved = resolveJobConfig(config, where);
+    const jobId = resolved.settings.id;
+    if (this.jobsById.has(jobId)) throw new JobConfigError([`${where}.id: a job with the id ${quoteValue(jobId)} exists already`]);
+    const worker = this.workerFor(workerRef, entry, jobId, where);
+    worker.addJob(resolved.settings, where);
+    this.schedules.addJob(resolved, worker.workerId);
+    acknowledgeWorkerReportFindings(this, worker, jobId);
+    acknowledgeSchedulerRoleFindings(this);
+    const added: AddedJob = { ...resolved, worker };
+    this.jobsById.set(jobId, added);
+    return added;
+  }
+
+  /**
+   * Lets a job read the occurrence rows (the status index and the rows themselves), as the sample digest does.
+   * Read-only: the writes are the protocol's, each granted to its own function.
+   */
+  grantReadOccurrences(grantee: iam.IGrantable): iam.Grant {
+    // Table.grant covers the table and its indexes.
+    return this.table.grant(grantee, 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:GetItem');
+  }
+
+  private workerFor(ref: JobWorker | string | undefined, entry: string | undefined, jobId: string, where: string) {
+    if (ref !== undefined && entry !== undefined)
+      throw new JobConfigError([`${where}: give either worker or entry, not both`]);
+    if (ref === undefined) {
+      if (entry === undefined)
+        throw new JobConfigError([`${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)`]);
+      return this.addWorker(jobId, { ...this.defaultWorkerOptions, entry });
+    }
+    const id = typeof ref === 'string' ? ref : ref.workerId;
+    const worker = this.workersById.get(id);
+    if (worker === undefined || (typeof ref !== 'string' && worker !== ref)) {
+      const known = [...this.workersById.keys()].join(', ') || 'none';
+      throw new JobConfigError([
+        `${where}.worker: no worker ${quoteValue(id)} in this ScheduledJobs (it has: ${known}); add it with addWorker first`,
+      ]);
+    }
+    return worker;
+  }
+
+  /** What the trigger and the reconciler are told of each worker: WORKERS (protocol/worker-routes.ts). */
+  private workerRoutes(): Record<string, WorkerRoute> {
+    return Object.fromEntries(
+      [...this.workersById].map(([id, w]) => [id, { queueUrl: w.queue.queueUrl, stuckAfterSeconds: w.stuckAfterSeconds() }]),
+    );
+  }
+}
+
+/** A stack output with a fixed key, built in the stack itself so its key is not prefixed by the construct path. */
+function stackOutput(jobs: ScheduledJobs, key: string, value: string, description?: string): void {
+  new CfnOutput(Stack.of(jobs), key, { value, description });
 }

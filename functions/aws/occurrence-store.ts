@@ -432,7 +432,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
           Key: keyOf(key),
           UpdateExpression:
             'SET #status = :pending, #statusShard = :statusShard, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
-            '#deadlineAt = :deadline, #ttl = :ttl, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
+            '#deadlineAt = :deadline, #ttl = :ttl, #worker = :worker, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
             // requeuedAt: the reconciler judges a PENDING row stuck from its last enqueue, this one, not from createdAt.
             `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId`,
           ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
@@ -443,6 +443,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             '#attempt': 'attempt',
             '#deadlineAt': 'deadlineAt',
             '#ttl': 'ttl',
+            '#worker': 'worker',
             '#failedAt': 'failedAt',
             '#nextAttemptAt': 'nextAttemptAt',
             '#leaseExpiresAt': 'leaseExpiresAt',
@@ -461,6 +462,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             ':one': 1,
             ':deadline': iso(request.deadlineAt),
             ':ttl': request.ttl,
+            ':worker': request.worker,
             ':now': now,
             ...historyEntry(undefined, 'reopened', request.now),
           },

@@ -1,7 +1,7 @@
 /**
- * The message that names an occurrence: on the job queue, and as the schedule's input to the trigger.
- * Both carry the same two fields; the queue message adds a version so the format can evolve. Both are checked
- * with zod schemas (below), every wrong field reported at once.
+ * The message that names an occurrence on a worker's job queue: its key and a version so the format can evolve.
+ * Checked with a zod schema (below), every wrong field reported at once. The schedule's input to the trigger is
+ * schedule-event.ts.
  */
 // zod/mini: the same schemas, tree-shakable, so the functions do not carry all of zod (440 KB minified) for three fields.
 import * as z from 'zod/mini';
@@ -24,11 +24,6 @@ export function decodeEnvelope(body: string, knownJobs: ReadonlySet<string>): Oc
     throw new InvalidInputError('queue message', [`body is not JSON: ${quoteValue(body)}`]);
   }
   return parseWith(envelopeSchema(knownJobs), parsed, 'queue message');
-}
-
-/** Validate the schedule's input `{ jobId, scheduledTime }`. */
-export function decodeScheduleEvent(event: unknown, knownJobs: ReadonlySet<string>): OccurrenceKey {
-  return parseWith(scheduleEventSchema(knownJobs), event, 'schedule event');
 }
 
 /**
@@ -56,9 +51,6 @@ const scheduledTimeSchema = z.pipe(
     return z.NEVER;
   }),
 );
-
-export const scheduleEventSchema = (knownJobs: ReadonlySet<string>) =>
-  z.object({ jobId: jobIdSchema(knownJobs), scheduledTime: scheduledTimeSchema }, { error: notAnObject });
 
 export const envelopeSchema = (knownJobs: ReadonlySet<string>) =>
   z.object(

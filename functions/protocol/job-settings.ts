@@ -83,6 +83,9 @@ export function strictFields<Shape extends z.core.$ZodLooseShape>(
 }
 
 const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
+/** The bounds of retry.deadlineSeconds and retentionDays, which the schedule event carries to the trigger too. */
+export const DEADLINE_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
+export const RETENTION_DAYS_RANGE = { min: 1, max: 3650 } as const;
 
 /**
  * A waiting retry is an SQS message hidden by ChangeMessageVisibility, which reaches 12 h after receipt: the Lambda's
@@ -102,7 +105,7 @@ export const retryPolicySchema = strictFields(
     ),
     /** No attempt starts later than scheduledTime + deadlineSeconds. */
     deadlineSeconds: z._default(
-      wholeNumber(60, QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS),
+      wholeNumber(DEADLINE_SECONDS_RANGE.min, DEADLINE_SECONDS_RANGE.max),
       DEFAULT_RETRY_POLICY.deadlineSeconds,
     ),
     /** Fraction of each delay that is random: a delay d becomes a value in (d * (1 - jitter), d]. */
@@ -134,7 +137,10 @@ const jobSettingsShape = {
   /** Longest a single run of the job may take. */
   timeoutSeconds: z._default(wholeNumber(1, MAX_TIMEOUT_SECONDS), DEFAULT_JOB_SETTINGS.timeoutSeconds),
   /** Occurrence rows are deleted by DynamoDB TTL this long after their scheduled time. */
-  retentionDays: z._default(wholeNumber(1, 3650), DEFAULT_JOB_SETTINGS.retentionDays),
+  retentionDays: z._default(
+    wholeNumber(RETENTION_DAYS_RANGE.min, RETENTION_DAYS_RANGE.max),
+    DEFAULT_JOB_SETTINGS.retentionDays,
+  ),
   id: z.string({ error: jobIdError }).check(z.regex(JOB_ID_PATTERN, { error: jobIdError })),
   retry: z._default(retryPolicySchema, () => ({ ...DEFAULT_RETRY_POLICY })),
 };
@@ -314,4 +320,23 @@ export function validateJobSettingsList(list: readonly unknown[], source: string
   });
   if (problems.length > 0) throw new JobSettingsError(problems);
   return byId;
+}
+
+/**
+ * The settings as the smallest input that resolves to them: every field equal to its default left out (the id is
+ * always kept). What the stack hands a worker (JOB_SETTINGS), so that a worker's many jobs with default settings
+ * take a few bytes each of its environment.
+ */
+export function withoutDefaults(settings: JobSettings): JobSettingsInput {
+  const defaults = withDefaults({ id: settings.id });
+  const compact: Record<string, unknown> = { id: settings.id };
+  for (const [field, value] of Object.entries(settings) as [keyof JobSettings, unknown][]) {
+    if (field === 'id' || field === 'retry') continue;
+    if (value !== defaults[field]) compact[field] = value;
+  }
+  const retry = Object.fromEntries(
+    Object.entries(settings.retry).filter(([field, value]) => value !== defaults.retry[field as keyof RetryPolicy]),
+  );
+  if (Object.keys(retry).length > 0) compact.retry = retry;
+  return compact as JobSettingsInput;
 }

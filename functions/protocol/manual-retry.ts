@@ -19,10 +19,10 @@
  */
 import { encodeEnvelope } from './envelope';
 import { ReopenedNotEnqueuedError } from './errors';
-import type { JobSettings } from './job-settings';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Clock, OccurrenceStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
+import type { JobRoute } from './schedule-event';
 
 /** Attributes a manual retry adds to the row, so that a reader can tell a reopened occurrence from a fresh one. */
 export interface ManualRetryFields {
@@ -40,6 +40,8 @@ export interface ReopenRequest {
   readonly deadlineAt: number;
   /** DynamoDB TTL, epoch seconds: the row must outlive the new deadline. */
   readonly ttl: number;
+  /** The worker that runs the job now (it may have moved since the occurrence was recorded). */
+  readonly worker: string;
 }
 
 /** On failure the row that refused the condition (undefined when there is none). */
@@ -53,9 +55,11 @@ export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
 
 export interface ManualRetryDeps {
   readonly store: ReopenableStore;
-  readonly queue: Pick<WorkQueue, 'send'>;
+  /** Each worker's job queue, by worker id. */
+  readonly queues: ReadonlyMap<string, Pick<WorkQueue, 'send'>>;
   readonly clock: Clock;
-  readonly jobs: ReadonlyMap<string, JobSettings>;
+  /** The deployed jobs, by job id: the worker that runs each, its deadline and its retention. */
+  readonly jobs: ReadonlyMap<string, JobRoute>;
 }
 
 export type ManualRetryResult =
@@ -149,12 +153,16 @@ export async function retryOccurrence(
   key: OccurrenceKey,
   options: { force: boolean },
 ): Promise<ManualRetryResult> {
-  const settings = deps.jobs.get(key.jobId);
-  if (settings === undefined) {
+  const job = deps.jobs.get(key.jobId);
+  const queue = job === undefined ? undefined : deps.queues.get(job.worker);
+  if (job === undefined || queue === undefined) {
     return {
       outcome: 'refused',
       forceWouldEnqueue: false,
-      reason: `job ${quoteValue(key.jobId)} is not one of the configured jobs (${[...deps.jobs.keys()].join(', ')})`,
+      reason:
+        job === undefined
+          ? `job ${quoteValue(key.jobId)} is not one of the deployed jobs (${[...deps.jobs.keys()].join(', ')})`
+          : `the queue of worker ${quoteValue(job.worker)}, which runs job ${quoteValue(key.jobId)}, is unknown`,
     };
   }
   const row = await deps.store.get(key);
@@ -170,13 +178,13 @@ export async function retryOccurrence(
     };
   }
   if (decision.action === 'enqueue') {
-    await deps.queue.send(encodeEnvelope(key));
+    await queue.send(encodeEnvelope(key));
     return { outcome: 'enqueued', status: row.status, note: decision.note };
   }
-  const deadlineAt = now + settings.retry.deadlineSeconds * 1000;
+  const deadlineAt = now + job.deadlineSeconds * 1000;
   // Retention counts from the reopening, as a backfill's does from the backfill: never shorter than it was.
-  const ttl = Math.max(row.ttl, Math.floor(now / 1000) + settings.retentionDays * 86_400);
-  const reopened = await deps.store.reopenFailed(key, { now, deadlineAt, ttl });
+  const ttl = Math.max(row.ttl, Math.floor(now / 1000) + job.retentionDays * 86_400);
+  const reopened = await deps.store.reopenFailed(key, { now, deadlineAt, ttl, worker: job.worker });
   if (!reopened.reopened) {
     return {
       outcome: 'refused',
@@ -186,7 +194,7 @@ export async function retryOccurrence(
     };
   }
   try {
-    await deps.queue.send(encodeEnvelope(key));
+    await queue.send(encodeEnvelope(key));
   } catch (error) {
     throw new ReopenedNotEnqueuedError(key, error);
   }

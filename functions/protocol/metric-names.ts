@@ -4,6 +4,8 @@
  * Each is emitted with the dimensions { service: METRICS_SERVICE, jobId }.
  */
 export const METRICS_SERVICE = 'scheduled-jobs';
+/** The reconciler's own dimension set, { service, component }, beside { service, jobId }; see powertools-metrics.ts. */
+export const RECONCILER_COMPONENT = { component: 'reconciler' } as const;
 
 export const MetricName = {
   /** The first claim of an occurrence (attempt 1). */

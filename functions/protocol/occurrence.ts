@@ -31,6 +31,11 @@ export interface Occurrence extends OccurrenceKey {
   readonly status: OccurrenceStatus;
   /** Claims so far; the attempt that is running or last ran. */
   readonly attempt: number;
+  /**
+   * The worker (the group of jobs with one function and one job queue) whose queue carries the occurrence: where the
+   * reconciler and `occurrences retry` re-enqueue it. Absent on rows recorded before workers existed.
+   */
+  readonly worker?: string;
   readonly deadlineAt: string;
   readonly createdAt: string;
   /** Set by complete: where the committed report is. */

@@ -5,8 +5,9 @@
  * insert (the event waits in the trigger's DLQ, the row stays PENDING), a message went to the job DLQ after more
  * crash redeliveries than maxReceiveCount allows (RUNNING with an expired lease, or RETRY_WAIT), or a hidden retry
  * message was lost. The reconciler reads the status index (every shard of each status), picks the entries that may
- * be stuck longer than `stuckAfterSeconds` from their projected attributes, reads those rows in full (BatchGetItem),
- * and re-enqueues each row that is stuck conditionally (requeue-occurrence.ts), so racing a live worker is harmless.
+ * be stuck longer than the shortest worker's `stuckAfterSeconds` from their projected attributes, reads those rows in
+ * full (BatchGetItem), and re-enqueues each row that is stuck by its own worker's threshold on that worker's queue,
+ * conditionally (requeue-occurrence.ts), so racing a live worker is harmless.
  * The index leaves out the lease expiry (a heartbeat changes it, and would write the index every time): a RUNNING
  * entry is a candidate once it was claimed longer ago than the stuck period, and its row decides. The worker then claims
  * it, or, when its attempts or deadline are used up, records it FAILED (or SUCCEEDED, if a report was committed).
@@ -19,17 +20,15 @@
  */
 import { type AnnounceDeps, announceReport } from './announce-report';
 import { messageOf } from './errors';
-import type { JobSettings } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
 import { REQUEUEABLE_STATUSES, requeueOccurrence, STUCK_SINCE_ATTRIBUTE, stuckSince } from './requeue-occurrence';
 import type { IndexedOccurrence } from './table-schema';
+import type { WorkerRoute } from './worker-routes';
 
 export interface ReconcileThresholds {
-  /** A PENDING, RUNNING (lease expired) or RETRY_WAIT (retry due) row waiting this long has nothing in flight. */
-  readonly stuckAfterSeconds: number;
   /** A SUCCEEDED row without `notifiedAt` this long after `succeededAt` was not announced and will not be. */
   readonly unannouncedAfterSeconds: number;
   /** How far back, by scheduled time, the reconciler looks. */
@@ -38,15 +37,23 @@ export interface ReconcileThresholds {
   readonly maxFixesPerRun: number;
 }
 
+/**
+ * One worker as the reconciler sees it: its queue, and how long a PENDING, RUNNING (lease expired) or RETRY_WAIT
+ * (retry due) row of its jobs waits before it surely has nothing in flight (WorkerRoute.stuckAfterSeconds).
+ */
+export interface ReconcileWorker extends Pick<WorkerRoute, 'stuckAfterSeconds'> {
+  readonly queue: WorkQueue;
+}
+
 export interface ReconcileDeps {
   readonly index: OccurrenceIndex;
   readonly store: RequeueStore;
-  readonly queue: WorkQueue;
+  /** By worker id: a row is re-enqueued on the queue of the worker it names. */
+  readonly workers: ReadonlyMap<string, ReconcileWorker>;
   readonly announce: AnnounceDeps;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  readonly jobs: ReadonlyMap<string, JobSettings>;
   readonly thresholds: ReconcileThresholds;
 }
 
@@ -72,7 +79,7 @@ export interface ReconcileReport {
   readonly fixed: readonly Fix[];
   /** Rows that changed between the read and the conditional write: a worker got there first. */
   readonly changedMeanwhile: number;
-  /** Rows of jobs this deployment does not know, or rows no worker could claim; left alone and logged. */
+  /** Rows of workers this deployment does not run, or rows no worker could claim; left alone and logged. */
   readonly skipped: number;
   /** Failed reads and writes; each is logged, and the run goes on with the next row. */
   readonly errors: number;
@@ -209,25 +216,38 @@ class ReconcileRun {
   }
 }
 
-/** The first job: give every occurrence stuck for longer than `stuckAfterSeconds` a new message. */
+/** The first job: give every occurrence stuck for longer than its worker's `stuckAfterSeconds` a new message. */
 async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
   const { deps, now } = run;
-  const { logger, thresholds } = deps;
+  const { logger } = deps;
   // Scheduled times up to now, inclusive: listByStatus's upper bound is exclusive.
   const upToNow = isoSeconds(now + 1000);
+  // The index leaves the worker out (its projection is fixed), so the shortest threshold picks the candidates and
+  // each row's own worker decides.
+  const shortestStuckAfter = Math.min(...[...deps.workers.values()].map((w) => w.stuckAfterSeconds));
   for (const status of REQUEUEABLE_STATUSES) {
     // Every age: a retried or backfilled occurrence keeps its old scheduled time but has a new deadline. The index's
     // non-terminal partitions hold only rows in flight, so reading them whole stays cheap.
     const entries = await run.list(status, EARLIEST_SCHEDULED_TIME, upToNow);
-    const candidates = entries.filter((e) => mayBeStuck(e, now, thresholds.stuckAfterSeconds));
+    const candidates = entries.filter((e) => mayBeStuck(e, now, shortestStuckAfter));
     for (const row of await run.read(candidates, status)) {
       if (row.status !== status) {
         // Moved on since the index was read (claimed, finished): not this status's to fix; its new one is read later.
         run.changedMeanwhile++;
         continue;
       }
+      const worker = row.worker === undefined ? undefined : deps.workers.get(row.worker);
+      if (worker === undefined) {
+        // No queue to send it to: a row recorded before workers existed, or of a worker removed from the stack.
+        run.skipped++;
+        logger.warn('reconciler skipped an occurrence of a worker this deployment does not run', {
+          ...fieldsOf(row),
+          worker: row.worker ?? '(none: recorded before workers existed)',
+        });
+        continue;
+      }
       const since = stuckSince(row);
-      const reason = stuckReason(row, now, thresholds.stuckAfterSeconds);
+      const reason = stuckReason(row, now, worker.stuckAfterSeconds);
       // A reason implies a stuck-since time; a row without one has fields the reconciler cannot judge.
       if (reason === undefined || since === undefined) {
         if (since === undefined) {
@@ -236,17 +256,8 @@ async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
         }
         continue;
       }
-      if (!deps.jobs.has(row.jobId)) {
-        // The worker would reject the message (unknown job) and it would end in the DLQ: leave the row, say so.
-        run.skipped++;
-        logger.warn('reconciler skipped a stuck occurrence of a job this deployment does not run', {
-          ...fieldsOf(row),
-          reason,
-        });
-        continue;
-      }
       if (!run.hasRoom()) break;
-      await requeueStuckOccurrence(run, row, reason, since);
+      await requeueStuckOccurrence(run, row, worker, reason, since);
     }
   }
 }
@@ -255,13 +266,15 @@ async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
 async function requeueStuckOccurrence(
   run: ReconcileRun,
   row: Occurrence,
+  worker: ReconcileWorker,
   reason: StuckReason,
   since: number,
 ): Promise<void> {
   const { deps, now } = run;
   const { logger } = deps;
   try {
-    const result = await requeueOccurrence(deps, row, now - deps.thresholds.stuckAfterSeconds * 1000);
+    const requeue = { store: deps.store, clock: deps.clock, queue: worker.queue };
+    const result = await requeueOccurrence(requeue, row, now - worker.stuckAfterSeconds * 1000);
     if (result === 'changed-meanwhile') {
       run.changedMeanwhile++;
       logger.info('stuck occurrence changed before the reconciler could re-enqueue it; left alone', {
@@ -340,7 +353,7 @@ export function reconcileThresholdProblems(value: unknown, where: string): strin
     return [`${where}: must be an object of reconcile thresholds`];
   const t = value as Record<string, unknown>;
   const problems: string[] = [];
-  const known = ['stuckAfterSeconds', 'unannouncedAfterSeconds', 'lookbackSeconds', 'maxFixesPerRun'];
+  const known = ['unannouncedAfterSeconds', 'lookbackSeconds', 'maxFixesPerRun'];
   for (const key of Object.keys(t))
     if (!known.includes(key)) problems.push(`${where}.${key}: unknown field (known: ${known.join(', ')})`);
   for (const key of known) {

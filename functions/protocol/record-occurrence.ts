@@ -6,18 +6,18 @@
  * still PENDING: then the first trigger may have died between the insert and the enqueue, and this one enqueues
  * for it. A second message for the same occurrence is harmless, because claims are conditional.
  */
-import { decodeScheduleEvent, encodeEnvelope } from './envelope';
-import type { JobSettings } from './job-settings';
+import { encodeEnvelope } from './envelope';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './ports';
+import { decodeScheduleEvent } from './schedule-event';
 
 export interface TriggerDeps {
   readonly store: OccurrenceStore;
-  readonly queue: WorkQueue;
+  /** Each worker's job queue, by worker id: the schedule event names the worker. */
+  readonly queues: ReadonlyMap<string, WorkQueue>;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly jobs: ReadonlyMap<string, JobSettings>;
   /** Default: none recorded. */
   readonly metrics?: Metrics;
 }
@@ -34,17 +34,16 @@ export interface RecordOptions {
   readonly countFrom?: number;
 }
 
-/** Throws InvalidInputError (nothing written) for an unknown job or a malformed time. */
+/** Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting. */
 export async function recordOccurrence(
   deps: TriggerDeps,
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const key = decodeScheduleEvent(event, new Set(deps.jobs.keys()));
-  const settings = deps.jobs.get(key.jobId);
-  // decodeScheduleEvent accepts only the ids of deps.jobs.
-  if (settings === undefined)
-    throw new Error(`schedule event for ${key.jobId}, which is not one of the trigger's jobs`);
+  const { worker, deadlineSeconds, retentionDays, ...key } = decodeScheduleEvent(event, new Set(deps.queues.keys()));
+  const queue = deps.queues.get(worker);
+  // decodeScheduleEvent accepts only the workers of deps.queues.
+  if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);
   const now = deps.clock.now();
   const scheduledAt = Date.parse(key.scheduledTime);
   const countFrom = Math.max(scheduledAt, options.countFrom ?? scheduledAt);
@@ -52,9 +51,10 @@ export async function recordOccurrence(
     ...key,
     status: OccurrenceStatus.PENDING,
     attempt: 0,
+    worker,
     createdAt: iso(now),
-    deadlineAt: iso(countFrom + settings.retry.deadlineSeconds * 1000),
-    ttl: Math.floor(countFrom / 1000) + settings.retentionDays * 86_400,
+    deadlineAt: iso(countFrom + deadlineSeconds * 1000),
+    ttl: Math.floor(countFrom / 1000) + retentionDays * 86_400,
   };
   const created = await deps.store.create(occurrence);
   const fields = { jobId: key.jobId, scheduledTime: key.scheduledTime };
@@ -65,7 +65,7 @@ export async function recordOccurrence(
     deps.metrics?.add(MetricName.DuplicateTriggersSuppressed, 1, key.jobId);
     return 'duplicate-suppressed';
   }
-  await deps.queue.send(encodeEnvelope(key));
+  await queue.send(encodeEnvelope(key));
   if (created.created) {
     deps.logger.info('occurrence recorded and enqueued', fields);
     return 'recorded';

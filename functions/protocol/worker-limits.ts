@@ -4,6 +4,8 @@
  * or AWS SDK imports. The table's own schema is in table-schema.ts.
  */
 import {
+  DEFAULT_JOB_SETTINGS,
+  DEFAULT_RETRY_POLICY,
   type JobSettings,
   LAMBDA_MAX_TIMEOUT_SECONDS,
   OUTCOME_RESERVE_SECONDS,
@@ -39,14 +41,20 @@ export interface WorkerLimits {
   readonly maxReceiveCount: number;
 }
 
-export function workerLimits(jobs: readonly JobSettings[]): WorkerLimits {
-  if (jobs.length === 0) throw new Error('workerLimits: at least one job is needed');
-  const longest = Math.max(...jobs.map((j) => j.timeoutSeconds));
-  const functionTimeoutSeconds = Math.min(longest + OUTCOME_RESERVE_SECONDS, LAMBDA_MAX_TIMEOUT_SECONDS);
+/**
+ * A worker's limits from its jobs. Its function timeout is the one given (a worker sized by hand), or its longest
+ * job's plus the time to record an outcome. A worker without jobs yet gets the limits of one default job.
+ */
+export function workerLimits(jobs: readonly JobSettings[], functionTimeout?: number): WorkerLimits {
+  const timeouts = jobs.length === 0 ? [DEFAULT_JOB_SETTINGS.timeoutSeconds] : jobs.map((j) => j.timeoutSeconds);
+  const leases = jobs.length === 0 ? [DEFAULT_JOB_SETTINGS.leaseSeconds] : jobs.map((j) => j.leaseSeconds);
+  const attempts = jobs.length === 0 ? [DEFAULT_RETRY_POLICY.maxAttempts] : jobs.map((j) => j.retry.maxAttempts);
+  const functionTimeoutSeconds =
+    functionTimeout ?? Math.min(Math.max(...timeouts) + OUTCOME_RESERVE_SECONDS, LAMBDA_MAX_TIMEOUT_SECONDS);
   // A message comes back only when its worker is surely gone: after the longest invocation (so never under a live
   // worker) and after the lease a dead worker extended last (so the redelivery can claim, instead of finding a live
   // lease and being dropped as a duplicate). Six times the timeout covers both for every usual lease.
-  const longestLease = Math.max(...jobs.map((j) => j.leaseSeconds));
+  const longestLease = Math.max(...leases);
   const queueVisibilityTimeoutSeconds = Math.min(
     Math.max(
       functionTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO,
@@ -58,7 +66,7 @@ export function workerLimits(jobs: readonly JobSettings[]): WorkerLimits {
   // must exceed the attempts or the DLQ would take a message whose occurrence still has attempts left.
   const maxReceiveCount = Math.max(
     MIN_MAX_RECEIVE_COUNT,
-    Math.max(...jobs.map((j) => j.retry.maxAttempts)) + SPARE_RECEIVES,
+    Math.max(...attempts) + SPARE_RECEIVES,
   );
   return { functionTimeoutSeconds, queueVisibilityTimeoutSeconds, maxReceiveCount };
 }
@@ -69,19 +77,26 @@ export const RECONCILE_EVERY_MINUTES = 5;
 export const STREAM_RETENTION_SECONDS = 24 * 60 * 60;
 
 /**
- * The reconciler's thresholds, derived from the jobs so that it never competes with the normal paths:
- * - stuck after the job queue's visibility timeout plus 5 minutes: a crashed worker's own message comes back within
- *   the visibility timeout, and a failed visibility change returns a retry's message no later than that either;
+ * How long an occurrence of a worker's jobs may wait before the reconciler re-enqueues it: its queue's visibility
+ * timeout plus 5 minutes. A crashed worker's own message comes back within the visibility timeout, and a failed
+ * visibility change returns a retry's message no later than that either, so the reconciler never competes with them.
+ */
+export function stuckAfterSeconds(limits: WorkerLimits): number {
+  return limits.queueVisibilityTimeoutSeconds + 300;
+}
+
+/**
+ * The reconciler's thresholds, derived from every job of the stack so that it never competes with the normal paths:
  * - unannounced after the stream's 24 h plus one hour: by then the stream notifier has stopped retrying;
- * - looking back over the longest deadline and time limit, plus that, plus a day of margin, so that a row stuck past
- *   its deadline is still found (and closed by the worker) and an unannounced report is seen for a day.
+ * - looking back over the longest deadline and time limit, plus that, plus a day of margin, so that an unannounced
+ *   report is seen for a day.
+ * The stuck thresholds are each worker's own (stuckAfterSeconds), in the WORKERS the reconciler is given.
  */
 export function reconcileThresholds(jobs: readonly JobSettings[]): ReconcileThresholds {
-  const limits = workerLimits(jobs);
+  if (jobs.length === 0) throw new Error('reconcileThresholds: at least one job is needed');
   const unannouncedAfterSeconds = STREAM_RETENTION_SECONDS + 3_600;
   const longestRun = Math.max(...jobs.map((j) => j.retry.deadlineSeconds + j.timeoutSeconds));
   return {
-    stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
     unannouncedAfterSeconds,
     lookbackSeconds: longestRun + unannouncedAfterSeconds + 86_400,
     maxFixesPerRun: 200,

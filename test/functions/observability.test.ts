@@ -161,7 +161,7 @@ describe('the Powertools adapters', () => {
       lines.push(String(chunk));
       return true;
     });
-    const metrics = powertoolsMetrics('ScheduledJobs/Test');
+    const metrics = powertoolsMetrics({ namespace: 'ScheduledJobs/Test' });
     metrics.add('JobDuration', 1_234, 'report');
     metrics.add('OccurrencesFailed', 1, 'other');
     vi.mocked(process.stdout.write).mockRestore();

@@ -1,0 +1,42 @@
+/**
+ * The workers of a stack as the trigger and the reconciler know them: each worker's job queue, and how long one of
+ * its occurrences may sit unclaimed before the reconciler gives it a new message (its own queue's visibility timeout
+ * plus a margin, worker-limits.ts). One entry per worker, not per job: the number of jobs is unbounded by it, and a
+ * stack's workers are bounded long before it by CloudFormation's resource limit (docs/design.md).
+ */
+import * as z from 'zod/mini';
+import { JobSettingsError } from './job-settings';
+import { issuesAsProblems, JOB_ID_PATTERN, wholeNumber } from './job-settings';
+
+export interface WorkerRoute {
+  readonly queueUrl: string;
+  readonly stuckAfterSeconds: number;
+}
+
+const routeSchema = z.strictObject({
+  queueUrl: z.string({ error: 'must be the URL of the worker queue' }).check(z.minLength(1)),
+  stuckAfterSeconds: wholeNumber(60, 14 * 86_400),
+});
+
+/** Parse the JSON object of worker routes the stack sets (WORKERS); throws JobSettingsError naming each problem. */
+export function parseWorkerRoutes(json: string | undefined, source: string): ReadonlyMap<string, WorkerRoute> {
+  if (json === undefined || json.trim() === '') throw new JobSettingsError([`${source} is not set`]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (e) {
+    throw new JobSettingsError([`${source} is not valid JSON: ${(e as Error).message}`]);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length === 0)
+    throw new JobSettingsError([`${source} must be a JSON object with one entry per worker`]);
+  const problems: string[] = [];
+  const routes = new Map<string, WorkerRoute>();
+  for (const [id, value] of Object.entries(parsed)) {
+    if (!JOB_ID_PATTERN.test(id)) problems.push(`${source}.${id}: not a worker id`);
+    const route = routeSchema.safeParse(value);
+    if (route.success) routes.set(id, route.data);
+    else problems.push(...issuesAsProblems(route.error.issues, `${source}.${id}`));
+  }
+  if (problems.length > 0) throw new JobSettingsError(problems);
+  return routes;
+}

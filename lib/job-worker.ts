@@ -1,0 +1,202 @@
+/**
+ * A worker: a group of jobs that share one function (its memory, timeout, architecture, environment and bundling),
+ * one job queue with its own dead-letter queue, and one IAM role. The queue's visibility timeout and redrive limit
+ * are derived from this worker's own jobs (worker-limits.ts), so a 10-minute export and a 10-second digest in two
+ * workers do not stretch each other's timing, and a poison message of one parks in its own worker's DLQ.
+ *
+ * A worker is IGrantable: `dataBucket.grantRead(worker)` gives its function, and only its function, the access.
+ * Jobs are added to it after it is built (ScheduledJobs.addJob), so what depends on them (the timeout when none is
+ * given, the visibility timeout, the redrive limit, the settings in JOB_SETTINGS) is a Lazy value resolved at synth.
+ */
+import { Duration, Lazy } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import {
+  type JobSettings,
+  LAMBDA_MAX_TIMEOUT_SECONDS,
+  OUTCOME_RESERVE_SECONDS,
+  withoutDefaults,
+} from '../functions/protocol/job-settings';
+import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import { quoteValue } from '../functions/protocol/quote-value';
+import { stuckAfterSeconds, WORKER_BATCH_SIZE, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import { ENV } from '../functions/runtime-env';
+import { JobConfigError } from './errors';
+import { allow, jobFunction } from './job-function';
+import { secureQueue } from './secure-queue';
+
+/** How a worker's function is built; everything but `entry` has a default. */
+export interface JobWorkerOptions {
+  /**
+   * The worker's entry file (TypeScript or JavaScript, bundled by NodejsFunction in your app). It must export
+   * `handler`: `defineWorker({ jobs: { ... } })` for several jobs, or `defineJob({ ... })` for one (`<package>/runtime`).
+   */
+  readonly entry: string;
+  /** Default 256 MB. */
+  readonly memorySize?: number;
+  /**
+   * The function timeout. Default: the longest job's timeoutSeconds plus 30 s to record the outcome. When given, each
+   * job's timeoutSeconds must leave those 30 s.
+   */
+  readonly timeout?: Duration;
+  /** Default ARM_64 (Graviton). */
+  readonly architecture?: lambda.Architecture;
+  /** Your own variables, beside the ones the stack sets. */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** Laid over the stack's bundling options (minified, source maps, the SDK bundled). */
+  readonly bundling?: nodejs.BundlingOptions;
+  readonly description?: string;
+  /** Caps concurrent invocations of this worker; default: unreserved. */
+  readonly reservedConcurrentExecutions?: number;
+}
+
+/** What every worker of a ScheduledJobs works on; built by ScheduledJobs. */
+export interface WorkerResources {
+  readonly table: dynamodb.ITable;
+  readonly reportBucket: s3.IBucket;
+  readonly metricsNamespace: string;
+}
+
+/**
+ * Lambda's 4 KB of environment variables per function, less what the stack's own variables and their resolved
+ * names take (about 500 bytes; a queue URL alone is up to 130).
+ */
+export const WORKER_ENVIRONMENT_BUDGET_BYTES = 4096 - 700;
+
+export class JobWorker extends Construct implements iam.IGrantable {
+  /** The worker id: the `worker` of its occurrences' rows, and its dimension in the alarms' metrics. */
+  readonly workerId: string;
+  readonly function: nodejs.NodejsFunction;
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly grantPrincipal: iam.IPrincipal;
+  private readonly settings: JobSettings[] = [];
+  private readonly givenTimeoutSeconds?: number;
+  private readonly userEnvironmentBytes: number;
+  private readonly reportObjects: iam.PolicyStatement;
+  private readonly jobIds: string[] = [];
+  private readonly reportBucketObjects: (jobId: string) => string;
+
+  constructor(scope: Construct, workerId: string, options: JobWorkerOptions, resources: WorkerResources) {
+    super(scope, workerId);
+    this.workerId = workerId;
+    this.givenTimeoutSeconds = options.timeout?.toSeconds();
+    if (this.givenTimeoutSeconds !== undefined && this.givenTimeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS) {
+      throw new JobConfigError([
+        `addWorker(${workerId}).timeout: must be at most ${LAMBDA_MAX_TIMEOUT_SECONDS} s (Lambda's limit), got ${this.givenTimeoutSeconds} s`,
+      ]);
+    }
+    this.userEnvironmentBytes = Object.entries(options.environment ?? {}).reduce(
+      (sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v),
+      0,
+    );
+    const limits = () => this.limits();
+
+    this.deadLetterQueue = secureQueue(this, 'DeadLetterQueue');
+    this.queue = secureQueue(this, 'Queue', {
+      visibilityTimeout: Duration.seconds(Lazy.number({ produce: () => limits().queueVisibilityTimeoutSeconds })),
+      deadLetterQueue: {
+        queue: this.deadLetterQueue,
+        maxReceiveCount: Lazy.number({ produce: () => limits().maxReceiveCount }),
+      },
+    });
+    this.function = jobFunction(this, 'Function', {
+      entry: options.entry,
+      description: options.description ?? `Runs the jobs of worker ${workerId} under a lease`,
+      timeoutSeconds: Lazy.number({ produce: () => limits().functionTimeoutSeconds }),
+      memorySize: options.memorySize ?? 256,
+      architecture: options.architecture,
+      bundling: options.bundling,
+      reservedConcurrentExecutions: options.reservedConcurrentExecutions,
+      environment: {
+        ...options.environment,
+        [ENV.tableName]: resources.table.tableName,
+        [ENV.queueUrl]: this.queue.queueUrl,
+        [ENV.bucketName]: resources.reportBucket.bucketName,
+        [ENV.workerId]: workerId,
+        [ENV.jobSettings]: Lazy.string({ produce: () => this.settingsJson() }),
+        [ENV.metricsNamespace]: resources.metricsNamespace,
+      },
+    });
+    this.grantPrincipal = this.function.grantPrincipal;
+
+    // Rows of this worker's jobs only: the table's partition key is the job id.
+    this.function.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [resources.table.tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': Lazy.list({ produce: () => this.jobIds }) },
+        },
+      }),
+    );
+    // Reports of this worker's jobs only (reports/{jobId}/...), one resource per job as jobs are added.
+    this.reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
+    this.function.addToRolePolicy(this.reportObjects);
+    // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
+    allow(this.function, ['s3:ListBucket'], [resources.reportBucket.bucketArn]);
+    this.reportBucketObjects = (jobId) => resources.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${jobId}/*`);
+    // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
+    this.function.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
+    );
+  }
+
+  /** The ids of the jobs this worker runs, in the order they were added. */
+  get jobs(): readonly string[] {
+    return this.jobIds;
+  }
+
+  /** Adds a job's settings; throws JobConfigError naming the field when the worker cannot run it. */
+  addJob(settings: JobSettings, where: string): void {
+    const problems = this.problemsWith(settings, where);
+    if (problems.length > 0) throw new JobConfigError(problems);
+    this.settings.push(settings);
+    this.jobIds.push(settings.id);
+    this.reportObjects.addResources(this.reportBucketObjects(settings.id));
+  }
+
+  /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. */
+  limits(): WorkerLimits {
+    return workerLimits(this.settings, this.givenTimeoutSeconds);
+  }
+
+  /** How long the reconciler lets an occurrence of this worker wait before it re-enqueues it. */
+  stuckAfterSeconds(): number {
+    return stuckAfterSeconds(this.limits());
+  }
+
+  /** What the worker reads at cold start: its own jobs' settings, defaults left out. */
+  private settingsJson(settings: readonly JobSettings[] = this.settings): string {
+    return JSON.stringify(settings.map(withoutDefaults));
+  }
+
+  private problemsWith(settings: JobSettings, where: string): string[] {
+    const problems: string[] = [];
+    if (
+      this.givenTimeoutSeconds !== undefined &&
+      settings.timeoutSeconds + OUTCOME_RESERVE_SECONDS > this.givenTimeoutSeconds
+    ) {
+      problems.push(
+        `${where}.timeoutSeconds: ${settings.timeoutSeconds} s plus ${OUTCOME_RESERVE_SECONDS} s to record the outcome ` +
+          `exceeds the timeout of worker ${quoteValue(this.workerId)} (${this.givenTimeoutSeconds} s); ` +
+          `shorten the job or give the worker a longer timeout`,
+      );
+    }
+    const bytes = Buffer.byteLength(this.settingsJson([...this.settings, settings])) + this.userEnvironmentBytes;
+    if (bytes > WORKER_ENVIRONMENT_BUDGET_BYTES) {
+      problems.push(
+        `${where}.worker: the settings of worker ${quoteValue(this.workerId)}'s ${this.settings.length + 1} jobs ` +
+          `(and its own environment) would take ${bytes} bytes of its environment, more than the ` +
+          `${WORKER_ENVIRONMENT_BUDGET_BYTES} that fit beside the stack's variables; put this job in another worker (addWorker)`,
+      );
+    }
+    return problems;
+  }
+}
