@@ -3,7 +3,6 @@
  * item's growth with its attempt history, and the usage one occurrence bills.
  */
 import { OCCURRENCE_TABLE } from '../functions/protocol/table-schema';
-import { WORKER_MEMORY_MB } from '../lib/occurrence-functions';
 import { WRITE_UNIT_BYTES, writeUnits } from './capacity';
 import { type CapacityTotals, STATUS_INDEX } from './capacity-ledger';
 import type { OccurrenceUsage } from './cost-model';
@@ -142,7 +141,8 @@ export function usageOf(path: PathResult, durations?: Record<string, number>): O
         fn: 'worker (without the job)',
         invocations: count('worker') / n,
         ms: Math.max(0, ms('worker')) / n,
-        memoryMb: WORKER_MEMORY_MB,
+        // The sample's worker is built from its job's entry, with a worker's default 256 MB (lib/job-worker.ts).
+        memoryMb: DEFAULT_MEMORY_MB,
       },
       // Deployed, the event source's filter invokes the notifier only for the change to SUCCEEDED: one per publish.
       { fn: 'notifier', invocations: published / n, ms: ms('notifier') / n, memoryMb: DEFAULT_MEMORY_MB },

@@ -4,10 +4,12 @@
  * a re-enqueue by the reconciler.
  */
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
 import type { JobDefinition } from '../functions/protocol/ports';
 import type { ReconcileThresholds } from '../functions/protocol/reconcile';
 import { createReconcilerHandler } from '../functions/reconciler';
+import { LOCAL_WORKER } from '../scripts/local/local-aws';
 import type { LocalPipeline } from '../scripts/local/pipeline';
 import type { BenchSession, HandlerTiming } from './bench-session';
 import { type CapacityEntry, type CapacityTotals, sumCapacity } from './capacity-ledger';
@@ -169,19 +171,17 @@ export async function runOccurrences(session: BenchSession, path: string, option
   const times = scheduledTimes(options.count ?? 1);
   const started = performance.now();
   pipeline.start();
-  await pipeline.fire(
-    times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime })),
-    options.copies ?? 1,
-  );
   const fires = times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime }));
+  await pipeline.fire(fires, options.copies ?? 1);
   await settle(pipeline, times, options.timeoutMs ?? 60_000);
   if (options.lateDuplicate) await pipeline.fire(fires);
   return result(session, path, times.length, job, started);
 }
 
 /** Thresholds that make a row stuck after a second; the announcement threshold is out of the way. */
+/** The local worker's rows count as stuck after this long. */
+const BENCH_STUCK_AFTER_SECONDS = 1;
 const BENCH_RECONCILE: ReconcileThresholds = {
-  stuckAfterSeconds: 1,
   unannouncedAfterSeconds: 86_400,
   lookbackSeconds: 3_600,
   maxFixesPerRun: 100,
@@ -207,7 +207,15 @@ export async function runReconcilerRequeue(session: BenchSession): Promise<Recon
   const reconciler = session.timed(
     'reconciler',
     createReconcilerHandler({
-      settings: new Map([[settings.id, settings]]),
+      workers: new Map([
+        [
+          LOCAL_WORKER,
+          {
+            queue: new SqsWorkQueue(pipeline.clients.sqs, pipeline.resources.jobQueueUrl),
+            stuckAfterSeconds: BENCH_STUCK_AFTER_SECONDS,
+          },
+        ],
+      ]),
       thresholds: BENCH_RECONCILE,
       logger: { info: () => {}, warn: () => {}, error: () => {} },
     }),
@@ -220,7 +228,7 @@ export async function runReconcilerRequeue(session: BenchSession): Promise<Recon
   await session.recorder.whilePaused(async () => {
     await pipeline.fire([{ jobId: BENCH_JOB_ID, scheduledTime }]);
     await pipeline.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: pipeline.resources.jobQueueUrl }));
-    await new Promise((resolve) => setTimeout(resolve, (BENCH_RECONCILE.stuckAfterSeconds + 1) * 1000));
+    await new Promise((resolve) => setTimeout(resolve, (BENCH_STUCK_AFTER_SECONDS + 1) * 1000));
   });
   session.clear();
   started = performance.now();

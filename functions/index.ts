@@ -57,7 +57,9 @@ export function defineJob(definition: JobDefinition): JobHandler {
 }
 
 /** The handler of a worker shared by several jobs: their definitions (or defineJob handlers) by job id. */
-export function defineWorker(options: { readonly jobs: Readonly<Record<string, JobDefinition | JobHandler>> }): WorkerHandler {
+export function defineWorker(options: {
+  readonly jobs: Readonly<Record<string, JobDefinition | JobHandler>>;
+}): WorkerHandler {
   const jobs = Object.fromEntries(
     Object.entries(options.jobs).map(([id, job]) => {
       const definition = 'definition' in job ? job.definition : job;

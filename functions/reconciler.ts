@@ -66,7 +66,8 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
   const thresholds =
     options.thresholds ?? parseReconcileThresholds(process.env[ENV.reconcileThresholds], ENV.reconcileThresholds);
   const logger = options.logger ?? powertoolsLogger('reconciler');
-  const metrics = options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: { ...RECONCILER_COMPONENT } }));
+  const metrics =
+    options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: { ...RECONCILER_COMPONENT } }));
   const clock = options.clock ?? systemClock;
   const tableName = () => requireEnv(ENV.tableName);
   const store = options.store ?? new DynamoOccurrenceStore(documentClient(), tableName());

@@ -123,7 +123,8 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): Resol
     const resolved = resolveProblems(config, `jobs[${i}]`);
     problems.push(...resolved.problems);
     const first = seen.get(config.id);
-    if (first !== undefined) problems.push(`jobs[${i}].id: duplicate job id ${quoteValue(config.id)} (also jobs[${first}])`);
+    if (first !== undefined)
+      problems.push(`jobs[${i}].id: duplicate job id ${quoteValue(config.id)} (also jobs[${first}])`);
     else seen.set(config.id, i);
     return resolved.job;
   });

@@ -63,7 +63,9 @@ export class JobSchedules extends Construct {
       scheduleGroup: this.group,
       schedule: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
       timeWindow:
-        job.flexibleWindowMinutes > 0 ? TimeWindow.flexible(Duration.minutes(job.flexibleWindowMinutes)) : TimeWindow.off(),
+        job.flexibleWindowMinutes > 0
+          ? TimeWindow.flexible(Duration.minutes(job.flexibleWindowMinutes))
+          : TimeWindow.off(),
       description: job.description ?? `Starts one occurrence of job ${settings.id}`,
       target: new LambdaInvoke(this.trigger, {
         input: ScheduleTargetInput.fromObject(input),

@@ -25,7 +25,12 @@ import {
 } from '../functions/protocol/job-settings';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
-import { stuckAfterSeconds, WORKER_BATCH_SIZE, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import {
+  stuckAfterSeconds,
+  WORKER_BATCH_SIZE,
+  type WorkerLimits,
+  workerLimits,
+} from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
 import { JobConfigError } from './errors';
 import { allow, jobFunction } from './job-function';

@@ -19,9 +19,9 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { JobWorker } from './job-worker';
 import { METRICS_SERVICE, MetricName, RECONCILER_COMPONENT } from '../functions/protocol/metric-names';
 import { quoteValue } from '../functions/protocol/quote-value';
+import type { JobWorker } from './job-worker';
 
 export interface JobsMonitoringProps {
   readonly metricsNamespace: string;
@@ -70,7 +70,10 @@ export class JobsMonitoring extends Construct {
     const id = worker.workerId;
     this.alarm(
       `dlq-${id}`,
-      worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
+      worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: PERIOD,
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
       `The dead-letter queue of worker ${id} holds a message: one of its jobs' messages could not be processed. See docs/operating.md, Alarms.`,
     );
     this.alarm(
@@ -191,7 +194,9 @@ export class JobsMonitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: `${id}: invocations, errors, throttles, dead letters`,
         left: [worker.function.metricInvocations(), worker.function.metricErrors(), worker.function.metricThrottles()],
-        right: [worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM })],
+        right: [
+          worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
+        ],
         width: 8,
       }),
     ];

@@ -28,10 +28,9 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { JOB_ID_PATTERN } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
-import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
+import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { JobConfigError } from './errors';
-import { STACK_OUTPUTS } from './stack-outputs';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow } from './job-function';
 import { JobSchedules } from './job-schedules';
@@ -42,9 +41,15 @@ import {
   acknowledgeSchedulerRoleFindings,
   acknowledgeWorkerReportFindings,
 } from './nag-acknowledgements';
-import { notifierFunction, type OccurrenceResources, reconcilerFunction, triggerFunction } from './occurrence-functions';
+import {
+  notifierFunction,
+  type OccurrenceResources,
+  reconcilerFunction,
+  triggerFunction,
+} from './occurrence-functions';
 import { reportAnnouncements } from './occurrence-queues';
 import { occurrenceTable, reportBucket } from './occurrence-storage';
+import { STACK_OUTPUTS } from './stack-outputs';
 
 export {
   NOTIFIER_TIMEOUT_SECONDS,
@@ -128,7 +133,9 @@ export class ScheduledJobs extends Construct {
     ({ fn: this.reconcilerFunction, rule: this.reconcilerRule } = reconcilerFunction(
       this,
       resources,
-      Lazy.string({ produce: () => JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings))) }),
+      Lazy.string({
+        produce: () => JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings))),
+      }),
     ));
     this.workersScope = new Construct(this, 'Workers');
 
@@ -188,7 +195,8 @@ export class ScheduledJobs extends Construct {
     const problems: string[] = [];
     if (typeof workerId !== 'string' || !JOB_ID_PATTERN.test(workerId))
       problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
-    else if (this.workersById.has(workerId)) problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
+    else if (this.workersById.has(workerId))
+      problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
     if (typeof options?.entry !== 'string' || options.entry === '')
       problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(options?.entry)}`);
     if (problems.length > 0) throw new JobConfigError(problems);
@@ -216,7 +224,8 @@ export class ScheduledJobs extends Construct {
     const where = `addJob(${typeof config.id === 'string' ? config.id : quoteValue(config.id)})`;
     const resolved = resolveJobConfig(config, where);
     const jobId = resolved.settings.id;
-    if (this.jobsById.has(jobId)) throw new JobConfigError([`${where}.id: a job with the id ${quoteValue(jobId)} exists already`]);
+    if (this.jobsById.has(jobId))
+      throw new JobConfigError([`${where}.id: a job with the id ${quoteValue(jobId)} exists already`]);
     const worker = this.workerFor(workerRef, entry, jobId, where);
     worker.addJob(resolved.settings, where);
     this.schedules.addJob(resolved, worker.workerId);
@@ -241,7 +250,9 @@ export class ScheduledJobs extends Construct {
       throw new JobConfigError([`${where}: give either worker or entry, not both`]);
     if (ref === undefined) {
       if (entry === undefined)
-        throw new JobConfigError([`${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)`]);
+        throw new JobConfigError([
+          `${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)`,
+        ]);
       return this.addWorker(jobId, { ...this.defaultWorkerOptions, entry });
     }
     const id = typeof ref === 'string' ? ref : ref.workerId;
@@ -258,7 +269,10 @@ export class ScheduledJobs extends Construct {
   /** What the trigger and the reconciler are told of each worker: WORKERS (protocol/worker-routes.ts). */
   private workerRoutes(): Record<string, WorkerRoute> {
     return Object.fromEntries(
-      [...this.workersById].map(([id, w]) => [id, { queueUrl: w.queue.queueUrl, stuckAfterSeconds: w.stuckAfterSeconds() }]),
+      [...this.workersById].map(([id, w]) => [
+        id,
+        { queueUrl: w.queue.queueUrl, stuckAfterSeconds: w.stuckAfterSeconds() },
+      ]),
     );
   }
 }

@@ -87,8 +87,9 @@ function selectJobs(all: readonly ResolvedJobConfig[], ids: string[] | undefined
 
 async function main(): Promise<number> {
   const options = parseArgs(process.argv.slice(2));
-  const resolved = resolveJobConfigs(sampleJobs, Object.keys(implementations));
-  const selected = selectJobs(resolved.jobs, options.jobs);
+  // Every sample job runs in the local run's one worker, from its implementation in functions/jobs/index.ts.
+  const resolved = resolveJobConfigs(sampleJobs.map(({ entry: _entry, ...config }) => config));
+  const selected = selectJobs(resolved, options.jobs);
   // Accelerated: the next occurrences are fired now instead of at their time. Occurrences whose retry deadline
   // (scheduled time + retry.deadlineSeconds) has passed are FAILED at once, as deployed.
   const fires = planFires(selected, { from: options.from ?? new Date(), count: options.count, now: new Date() });
@@ -106,7 +107,7 @@ async function main(): Promise<number> {
     step('creating the table, queues, bucket and topic from functions/protocol/table-schema.ts');
     const pipeline = await LocalPipeline.create({
       endpoint: moto.endpoint,
-      settings: resolved.settings,
+      settings: resolved.map((j) => j.settings),
       jobs: implementations,
       workers: options.workers,
       log: (line) => logLines.push(line),

@@ -24,6 +24,7 @@ import { createNotifierHandler } from '../functions/notifier';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
 import type { OccurrenceKey, OccurrenceStatus } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
+import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import { statusShardOf } from '../functions/protocol/table-schema';
 import { type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
 import { createTriggerHandler } from '../functions/trigger';
@@ -43,6 +44,8 @@ import { OURS, type ProtocolVariant } from './variants';
 import { Actor, VirtualTime } from './virtual-time';
 
 export const JOB_ID = 'report';
+/** The one worker of the simulated stack, which runs the job. */
+export const WORKER_ID = 'reports';
 export const SCHEDULED_TIME = '2026-11-30T06:00:00Z';
 export const T0 = Date.parse(SCHEDULED_TIME);
 export const REPORT_KEY = `reports/${JOB_ID}/${SCHEDULED_TIME}.txt`;
@@ -246,7 +249,7 @@ export class World implements NetworkHost {
     const queue = new SqsWorkQueue(sqs, QUEUE_URL);
     let leases = 0;
     return {
-      trigger: createTriggerHandler({ settings, store, queue, clock, logger }),
+      trigger: createTriggerHandler({ queues: new Map([[WORKER_ID, queue]]), store, clock, logger }),
       worker: createWorkerHandler({
         jobs: { [JOB_ID]: job },
         settings,
@@ -286,7 +289,18 @@ export class World implements NetworkHost {
     const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why);
     this.vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
     this.vt
-      .runAs(actor, () => this.handlers.trigger({ jobId: JOB_ID, scheduledTime: SCHEDULED_TIME }))
+      .runAs(actor, () =>
+        this.handlers.trigger(
+          scheduleEventOf(
+            { jobId: JOB_ID, scheduledTime: SCHEDULED_TIME },
+            {
+              worker: WORKER_ID,
+              deadlineSeconds: this.settings.retry.deadlineSeconds,
+              retentionDays: this.settings.retentionDays,
+            },
+          ),
+        ),
+      )
       .then(
         (result) => this.triggerReturned(invocation, result),
         (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`),

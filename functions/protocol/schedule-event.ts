@@ -37,21 +37,17 @@ export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEv
 const notAnObject = (iss: { input: unknown }) => `must be a JSON object, got ${describe(iss.input)}`;
 
 const idField = (field: string) =>
-  z
-    .string({ error: (iss) => `${field} must be a job or worker id, got ${describe(iss.input)}` })
-    .check(
-      z.regex(JOB_ID_PATTERN, {
-        error: (iss) =>
-          `${field} must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`,
-      }),
-    );
+  z.string({ error: (iss) => `${field} must be a job or worker id, got ${describe(iss.input)}` }).check(
+    z.regex(JOB_ID_PATTERN, {
+      error: (iss) =>
+        `${field} must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`,
+    }),
+  );
 
 const wholeField = (field: string, range: { min: number; max: number }) => {
   const error = (iss: { input?: unknown }) =>
     `${field} must be a whole number from ${range.min} to ${range.max}, got ${describe(iss.input)}`;
-  return z
-    .number({ error })
-    .check(z.refine((n) => Number.isInteger(n) && n >= range.min && n <= range.max, { error }));
+  return z.number({ error }).check(z.refine((n) => Number.isInteger(n) && n >= range.min && n <= range.max, { error }));
 };
 
 const scheduledTimeField = z.pipe(

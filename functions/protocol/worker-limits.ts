@@ -64,10 +64,7 @@ export function workerLimits(jobs: readonly JobSettings[], functionTimeout?: num
   );
   // Every attempt is one receive of the same message (retries wait as hidden messages), so the redrive limit
   // must exceed the attempts or the DLQ would take a message whose occurrence still has attempts left.
-  const maxReceiveCount = Math.max(
-    MIN_MAX_RECEIVE_COUNT,
-    Math.max(...attempts) + SPARE_RECEIVES,
-  );
+  const maxReceiveCount = Math.max(MIN_MAX_RECEIVE_COUNT, Math.max(...attempts) + SPARE_RECEIVES);
   return { functionTimeoutSeconds, queueVisibilityTimeoutSeconds, maxReceiveCount };
 }
 

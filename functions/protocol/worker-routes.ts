@@ -5,8 +5,7 @@
  * stack's workers are bounded long before it by CloudFormation's resource limit (docs/design.md).
  */
 import * as z from 'zod/mini';
-import { JobSettingsError } from './job-settings';
-import { issuesAsProblems, JOB_ID_PATTERN, wholeNumber } from './job-settings';
+import { issuesAsProblems, JOB_ID_PATTERN, JobSettingsError, wholeNumber } from './job-settings';
 
 export interface WorkerRoute {
   readonly queueUrl: string;

@@ -14,7 +14,8 @@ const UNIT = { Count: MetricUnit.Count, Milliseconds: MetricUnit.Milliseconds } 
 
 export function powertoolsMetrics(options: { namespace?: string; dimensions?: Record<string, string> } = {}): Metrics {
   const root = new PowertoolsMetrics({ namespace: options.namespace, serviceName: METRICS_SERVICE });
-  const own = options.dimensions !== undefined && Object.keys(options.dimensions).length > 0 ? options.dimensions : undefined;
+  const own =
+    options.dimensions !== undefined && Object.keys(options.dimensions).length > 0 ? options.dimensions : undefined;
   return {
     add(name: MetricName, value: number, jobId: string) {
       const metric = root.singleMetric();

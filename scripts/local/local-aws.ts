@@ -202,13 +202,26 @@ async function createReportReadyTopic(clients: LocalClients) {
 }
 
 /** The environment the deployed functions get from the stack, for the same resources in the emulator. */
-export function functionEnv(resources: LocalResources, jobSettingsJson: string): Record<string, string> {
+/** The local run has one worker, which runs every job: its id, as the schedule events name it. */
+export const LOCAL_WORKER = 'local';
+
+/**
+ * The variables the stack would set, for the functions of the one-process local run: the worker's (its queue, its
+ * jobs' settings), and WORKERS for the trigger and the reconciler.
+ */
+export function functionEnv(
+  resources: LocalResources,
+  jobSettingsJson: string,
+  stuckAfterSeconds: number,
+): Record<string, string> {
   return {
     [ENV.tableName]: resources.tableName,
     [ENV.queueUrl]: resources.jobQueueUrl,
     [ENV.bucketName]: resources.bucketName,
     [ENV.topicArn]: resources.reportReadyTopicArn,
     [ENV.jobSettings]: jobSettingsJson,
+    [ENV.workerId]: LOCAL_WORKER,
+    [ENV.workers]: JSON.stringify({ [LOCAL_WORKER]: { queueUrl: resources.jobQueueUrl, stuckAfterSeconds } }),
   };
 }
 

@@ -16,12 +16,19 @@ import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurre
 import { TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
-import { NOTIFIER_BATCH_SIZE, WORKER_BATCH_SIZE, workerLimits } from '../../functions/protocol/worker-limits';
+import { type ScheduleEvent, scheduleEventOf } from '../../functions/protocol/schedule-event';
+import {
+  NOTIFIER_BATCH_SIZE,
+  stuckAfterSeconds,
+  WORKER_BATCH_SIZE,
+  workerLimits,
+} from '../../functions/protocol/worker-limits';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerOptions } from '../../functions/worker';
 import {
   createResources,
   functionEnv,
+  LOCAL_WORKER,
   type LocalClients,
   type LocalResources,
   localClients,
@@ -71,6 +78,7 @@ export class LocalPipeline {
     readonly workerSource: SqsEventSource,
     readonly streamSource: StreamEventSource,
     readonly store: DynamoOccurrenceStore,
+    private readonly settings: ReadonlyMap<string, JobSettings>,
   ) {}
 
   /** Creates the resources in the emulator and the handlers over them; nothing runs until start(). */
@@ -83,14 +91,14 @@ export class LocalPipeline {
     });
     // The handlers build their own clients from the SDK's standard settings, as deployed.
     useEmulator(options.endpoint);
-    Object.assign(process.env, functionEnv(resources, JSON.stringify(options.settings)));
+    Object.assign(process.env, functionEnv(resources, JSON.stringify(options.settings), stuckAfterSeconds(limits)));
     serializeEmulatorRequests(documentClient());
     serializeEmulatorRequests(s3Client());
     const settings = new Map(options.settings.map((s) => [s.id, s]));
     const logger = (fn: string): Logger => jsonLinesLogger(fn, options.log);
     const metrics = options.instrument?.metrics;
     const wrap = options.instrument?.wrap ?? (<F>(_name: HandlerName, handler: F): F => handler);
-    const trigger = wrap('trigger', createTriggerHandler({ settings, logger: logger('trigger'), metrics }));
+    const trigger = wrap('trigger', createTriggerHandler({ logger: logger('trigger'), metrics }));
     const worker = wrap(
       'worker',
       createWorkerHandler({ jobs: options.jobs, settings, logger: logger('worker'), metrics, ...options.worker }),
@@ -119,6 +127,7 @@ export class LocalPipeline {
       workerSource,
       streamSource,
       new DynamoOccurrenceStore(clients.documents, resources.tableName),
+      settings,
     );
   }
 
@@ -132,9 +141,25 @@ export class LocalPipeline {
     await this.streamSource.stop();
   }
 
-  /** Scheduler's at-least-once delivery: each occurrence is fired `copies` times at once. */
+  /**
+   * Scheduler's at-least-once delivery: each occurrence is fired `copies` times at once, with the schedule event its
+   * job's schedule would send (the local run's one worker, the job's deadline and retention). An occurrence of a job
+   * the pipeline does not know is fired with the key alone, which the trigger rejects.
+   */
   async fire(occurrences: readonly ScheduledFire[], copies = 1): Promise<FireOutcome[]> {
-    return Promise.all(occurrences.flatMap((o) => Array.from({ length: copies }, () => fire(this.trigger, o))));
+    return Promise.all(
+      occurrences.flatMap((o) => Array.from({ length: copies }, () => fire(this.trigger, this.scheduleEvent(o)))),
+    );
+  }
+
+  private scheduleEvent(key: OccurrenceKey): ScheduleEvent {
+    const job = this.settings.get(key.jobId);
+    if (job === undefined) return key as ScheduleEvent;
+    return scheduleEventOf(key, {
+      worker: LOCAL_WORKER,
+      deadlineSeconds: job.retry.deadlineSeconds,
+      retentionDays: job.retentionDays,
+    });
   }
 
   async rows(keys: readonly OccurrenceKey[]): Promise<Array<Occurrence | undefined>> {

@@ -1,10 +1,11 @@
 /**
  * Plays EventBridge Scheduler for the local run: works out each job's fire times from its expression and time zone
- * (lib/schedule-times.ts) and invokes the trigger with the input the deployed schedule sends
- * (`{ jobId, scheduledTime: <aws.scheduler.scheduled-time> }`). Scheduler invokes Lambda asynchronously, and Lambda
+ * (lib/schedule-times.ts) and invokes the trigger with the input the deployed schedule sends (the schedule event:
+ * `{ jobId, scheduledTime: <aws.scheduler.scheduled-time>, worker, deadlineSeconds, retentionDays }`). Scheduler invokes Lambda asynchronously, and Lambda
  * retries a failed asynchronous invocation (twice, as the stack sets it); so does this, without Lambda's minutes of delay.
  */
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
+import type { ScheduleEvent } from '../../functions/protocol/schedule-event';
 import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../../functions/protocol/worker-limits';
 import type { ResolvedJobConfig } from '../../lib/job-config';
 import { previousScheduleTimes, scheduleTimes } from '../../lib/schedule-times';
@@ -43,9 +44,10 @@ export type FireOutcome =
   | { readonly ok: true; readonly result: TriggerResult; readonly attempts: number }
   | { readonly ok: false; readonly error: string; readonly attempts: number };
 
+/** Invokes the trigger with one schedule event as Lambda's asynchronous invocation would. */
 export async function fire(
   trigger: (event: unknown) => Promise<TriggerResult>,
-  occurrence: ScheduledFire,
+  event: ScheduleEvent,
 ): Promise<FireOutcome> {
   let error = '';
   for (let attempt = 1; attempt <= ASYNC_INVOKE_ATTEMPTS; attempt++) {
@@ -53,7 +55,7 @@ export async function fire(
       // The same object the stack's ScheduleTargetInput produces.
       return {
         ok: true,
-        result: await trigger({ jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime }),
+        result: await trigger(event),
         attempts: attempt,
       };
     } catch (e) {

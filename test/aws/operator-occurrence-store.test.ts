@@ -11,7 +11,7 @@ import { conditionFailed, KEY, NOW, occurrence, TABLE, throttled } from './fixtu
 const { PENDING, RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
 const ddbMock = mockClient(DynamoDBDocumentClient);
 let store: OperatorOccurrenceStore;
-const request = { now: NOW, deadlineAt: NOW + 3600_000, ttl: 2_000_000_000 };
+const request = { now: NOW, deadlineAt: NOW + 3600_000, ttl: 2_000_000_000, worker: 'reports' };
 
 beforeEach(() => {
   ddbMock.reset();

@@ -92,7 +92,7 @@ describe('status index writes', () => {
     await claim(store);
     await store.fail(lease, 'down', NOW);
     expect(row().statusShard).toBe(statusShardOf(KEY, FAILED));
-    await store.reopenFailed(KEY, { now: NOW + SECOND, deadlineAt: NOW + 60 * MINUTE, ttl: 1 });
+    await store.reopenFailed(KEY, { now: NOW + SECOND, deadlineAt: NOW + 60 * MINUTE, ttl: 1, worker: 'reports' });
     expect(row().statusShard).toBe(statusShardOf(KEY, PENDING));
     await store.failUnheld(KEY, 'out of attempts', NOW + 2 * SECOND);
     expect(row().statusShard).toBe(statusShardOf(KEY, FAILED));

@@ -226,12 +226,13 @@ describe('the Powertools adapters', () => {
         queue: { send: async () => {}, hide: async () => {} },
       });
       const trigger = createTriggerHandler({
-        settings,
+        queues: new Map([['w', {} as never]]),
         logger: captureLogger(logs),
         store: { create: async () => ({ created: false, existing: { status: 'SUCCEEDED' } }) } as never,
-        queue: {} as never,
       });
-      expect(await trigger(KEY)).toBe('duplicate-suppressed');
+      expect(await trigger({ ...KEY, worker: 'w', deadlineSeconds: 3_600, retentionDays: 7 })).toBe(
+        'duplicate-suppressed',
+      );
       expect(await worker(sqsEvent([{ messageId: 'bad', body: 'not json' }]), lambdaContext(10_000))).toEqual({
         batchItemFailures: [{ itemIdentifier: 'bad' }],
       });

@@ -7,10 +7,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { STATUS_INDEX_SHARDS } from '../../functions/protocol/table-schema';
 import { ReconcileIncompleteError } from '../../functions/reconciler';
 import { faults } from '../../sim/fakes/fake-aws';
-import { type Harness, makeHarness, RECONCILE_TEST_THRESHOLDS, SCHEDULED, T0, timedJob } from '../support/harness';
+import { type Harness, makeHarness, SCHEDULED, T0, TEST_STUCK_AFTER_SECONDS, timedJob } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
-const STUCK_MS = RECONCILE_TEST_THRESHOLDS.stuckAfterSeconds * 1000;
+const STUCK_MS = TEST_STUCK_AFTER_SECONDS * 1000;
 
 let h: Harness;
 beforeEach(() => vi.useFakeTimers({ now: T0 }));

@@ -14,11 +14,12 @@ import { STATUS_INDEX_PROJECTION, shardOf } from '../../functions/protocol/table
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { createResources, type LocalClients, type LocalResources, localClients } from '../../scripts/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
-import { HOURLY, putRows, row, testJobs } from '../cli/support';
+import { HOURLY, putRows, row } from '../cli/support';
 
 const { PENDING, RUNNING, SUCCEEDED } = OccurrenceStatus;
 const NOW = Date.parse('2026-11-30T12:00:00.000Z');
 const HOUR = 3600_000;
+const WORKER = 'reports';
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 let moto: MotoServer;
@@ -32,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();
-  resources = await createResources(clients, { limits: workerLimits(testJobs.settings) });
+  resources = await createResources(clients, { limits: workerLimits([]) });
 });
 
 /** Hourly occurrences of many jobs, so that they land on many shards. */
@@ -57,30 +58,33 @@ describe('status index on moto', () => {
   it('the reconciler finds a never-claimed row, an expired lease and an unannounced report, and leaves a live lease', async () => {
     const old = iso(NOW - 2 * HOUR).replace('.000', '');
     await putRows(clients, resources.tableName, [
-      row(HOURLY, old, PENDING, NOW, { createdAt: iso(NOW - 2 * HOUR) }),
+      row(HOURLY, old, PENDING, NOW, { createdAt: iso(NOW - 2 * HOUR), worker: WORKER }),
       row('dead-worker', old, RUNNING, NOW, {
         claimedAt: iso(NOW - 2 * HOUR),
         leaseId: 'dead',
         leaseExpiresAt: iso(NOW - HOUR),
+        worker: WORKER,
       }),
       // Claimed as long ago, but its heartbeats keep the lease alive: read, and left alone.
       row('long-job', old, RUNNING, NOW, {
         claimedAt: iso(NOW - 2 * HOUR),
         leaseId: 'live',
         leaseExpiresAt: iso(NOW + 60_000),
+        worker: WORKER,
       }),
       row(HOURLY, iso(NOW - 30 * HOUR).replace('.000', ''), SUCCEEDED, NOW, {
         reportKey: 'reports/x.txt',
         succeededAt: iso(NOW - 30 * HOUR),
       }),
     ]);
-    const settings = testJobs.settings[0]!;
     const store = new DynamoOccurrenceStore(clients.documents, resources.tableName);
     const clock = { now: () => NOW };
     const report = await reconcile({
       index: new DynamoOccurrenceReader(clients.documents, resources.tableName),
       store,
-      queue: new SqsWorkQueue(clients.sqs, resources.jobQueueUrl),
+      workers: new Map([
+        [WORKER, { queue: new SqsWorkQueue(clients.sqs, resources.jobQueueUrl), stuckAfterSeconds: 1_200 }],
+      ]),
       announce: {
         store,
         announcer: new SnsAnnouncer(clients.sns, resources.reportReadyTopicArn),
@@ -91,9 +95,7 @@ describe('status index on moto', () => {
       clock,
       logger: quiet,
       metrics: noMetrics,
-      jobs: new Map([HOURLY, 'dead-worker', 'long-job'].map((id) => [id, { ...settings, id }])),
       thresholds: {
-        stuckAfterSeconds: 1_200,
         unannouncedAfterSeconds: 90_000,
         lookbackSeconds: 200_000,
         maxFixesPerRun: 10,

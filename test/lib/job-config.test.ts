@@ -18,13 +18,13 @@ function problemsOf(configs: ScheduledJobConfig[]): readonly string[] {
 
 describe('resolveJobConfigs', () => {
   it('accepts the sample jobs and the original timing of lease 120 s / heartbeat 45 s', () => {
-    expect(() => resolveJobConfigs(sampleJobs)).not.toThrow();
-    const { settings } = resolveJobConfigs([{ ...valid, leaseSeconds: 120, heartbeatSeconds: 45 }]);
-    expect(settings[0]).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 45 });
+    expect(() => resolveJobConfigs(sampleJobs.map(({ entry: _entry, ...job }) => job))).not.toThrow();
+    const [{ settings }] = resolveJobConfigs([{ ...valid, leaseSeconds: 120, heartbeatSeconds: 45 }]);
+    expect(settings).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 45 });
   });
 
   it('applies the schedule defaults: UTC, no flexible window, enabled, Scheduler retry 185 / 24 h', () => {
-    const { jobs } = resolveJobConfigs([{ id: 'a', schedule: 'rate(1 hour)' }]);
+    const jobs = resolveJobConfigs([{ id: 'a', schedule: 'rate(1 hour)' }]);
     expect(jobs[0]).toMatchObject({
       timeZone: DEFAULT_TIME_ZONE,
       flexibleWindowMinutes: 0,
@@ -34,8 +34,8 @@ describe('resolveJobConfigs', () => {
   });
 
   it('keeps the schedule fields out of the settings handed to the functions', () => {
-    const { settings } = resolveJobConfigs([{ ...valid, description: 'x', enabled: false, schedulerRetry: {} }]);
-    expect(Object.keys(settings[0]).sort()).toEqual([
+    const [{ settings }] = resolveJobConfigs([{ ...valid, description: 'x', enabled: false, schedulerRetry: {} }]);
+    expect(Object.keys(settings).sort()).toEqual([
       'heartbeatSeconds',
       'id',
       'leaseSafetyMarginSeconds',
@@ -90,13 +90,6 @@ describe('resolveJobConfigs', () => {
   it('rejects a misspelt setting instead of deploying its default, naming it', () => {
     const typo = { ...valid, heartbeatSecond: 55 } as unknown as ScheduledJobConfig;
     expect(problemsOf([typo])).toEqual([expect.stringMatching(/^jobs\[0\]\.heartbeatSecond: unknown field/)]);
-  });
-
-  it('rejects a scheduled job the worker has no implementation for, when told which jobs it has', () => {
-    expect(() => resolveJobConfigs([valid], ['other'])).toThrow(
-      /jobs\[0\]\.id: the worker has no implementation of job "daily" \(it has: other\); register it in functions\/jobs\/index\.ts/,
-    );
-    expect(resolveJobConfigs([valid], ['daily']).jobs).toHaveLength(1);
   });
 
   it('lists the schedule fields too when it rejects an unknown field', () => {

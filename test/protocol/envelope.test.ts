@@ -1,14 +1,25 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeEnvelope,
-  decodeScheduleEvent,
-  ENVELOPE_VERSION,
-  encodeEnvelope,
-} from '../../functions/protocol/envelope';
+import { decodeEnvelope, ENVELOPE_VERSION, encodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
+import { decodeScheduleEvent as decodeWithWorkers } from '../../functions/protocol/schedule-event';
 
 const KNOWN = new Set(['occurrence-digest', 'nightly-export']);
+const WORKERS = new Set(['reports', 'exports']);
+/** A schedule event with a valid route, as a job's schedule sends it, with the given fields over it. */
+const scheduleEvent = (fields: Record<string, unknown>) => ({
+  worker: 'exports',
+  deadlineSeconds: 3_600,
+  retentionDays: 7,
+  ...fields,
+});
+const decodeScheduleEvent = (event: unknown, workers: ReadonlySet<string> = WORKERS) =>
+  decodeWithWorkers(
+    typeof event === 'object' && event !== null && !Array.isArray(event)
+      ? scheduleEvent(event as Record<string, unknown>)
+      : event,
+    workers,
+  );
 
 /** The InvalidInputError a call throws; fails the test if it does not throw one. */
 function rejection(call: () => unknown): InvalidInputError {
@@ -102,28 +113,57 @@ describe('decodeEnvelope (queue message)', () => {
 });
 
 describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
-  it('decodes { jobId, scheduledTime } without a version', () => {
-    expect(decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: '2026-11-30T07:00:00+01:00' }, KNOWN)).toEqual(
-      { jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' },
-    );
+  it('decodes the key, normalised, and the route', () => {
+    expect(decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: '2026-11-30T07:00:00+01:00' })).toEqual({
+      jobId: 'nightly-export',
+      scheduledTime: '2026-11-30T06:00:00Z',
+      worker: 'exports',
+      deadlineSeconds: 3_600,
+      retentionDays: 7,
+    });
   });
 
-  it('names the schedule event as the invalid input and lists both problems', () => {
-    const e = rejection(() => decodeScheduleEvent({ jobId: 42, scheduledTime: '2026-11-30' }, KNOWN));
+  it('names the schedule event as the invalid input and lists every problem', () => {
+    const e = rejection(() =>
+      decodeScheduleEvent({ jobId: 42, scheduledTime: '2026-11-30', deadlineSeconds: 1.5, retentionDays: 'x' }),
+    );
     expect(e.where).toBe('schedule event');
     expect(e.problems).toEqual([
-      'jobId must be a non-empty string, got number',
+      'jobId must be a job or worker id, got number',
       expect.stringMatching(/^scheduledTime must be ISO-8601 with a zone/),
+      expect.stringMatching(/^deadlineSeconds must be a whole number from 60 to \d+, got number/),
+      expect.stringMatching(/^retentionDays must be a whole number from 1 to 3650, got "x"/),
     ]);
   });
 
-  it('rejects an unknown job, listing the known ones', () => {
-    const e = rejection(() => decodeScheduleEvent({ jobId: 'nope', scheduledTime: '2026-11-30T06:00:00Z' }, KNOWN));
-    expect(e.problems[0]).toContain('it has: occurrence-digest, nightly-export');
+  it('rejects a worker the trigger does not know, listing the ones it does', () => {
+    const e = rejection(() =>
+      decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z', worker: 'nope' }),
+    );
+    expect(e.problems).toEqual(['worker "nope" is not one of the trigger\'s workers (it has: reports, exports)']);
+  });
+
+  it('rejects a retention that does not outlive the deadline: the row could be deleted while it still runs', () => {
+    const e = rejection(() =>
+      decodeScheduleEvent({
+        jobId: 'nightly-export',
+        scheduledTime: '2026-11-30T06:00:00Z',
+        deadlineSeconds: 86_400,
+        retentionDays: 1,
+      }),
+    );
+    expect(e.problems).toEqual(['retentionDays (1) must outlive deadlineSeconds (86400)']);
+  });
+
+  it('rejects a key alone (a schedule from before workers): the trigger cannot tell which queue', () => {
+    const e = rejection(() =>
+      decodeWithWorkers({ jobId: 'nightly-export', scheduledTime: '2026-11-30T06:00:00Z' }, WORKERS),
+    );
+    expect(e.problems.map((p) => p.split(' ')[0])).toEqual(['worker', 'deadlineSeconds', 'retentionDays']);
   });
 
   it.each([[undefined], [null], [[]], ['text']])('rejects %j as not an object', (event) => {
-    expect(rejection(() => decodeScheduleEvent(event, KNOWN)).problems[0]).toMatch(/^must be a JSON object/);
+    expect(rejection(() => decodeScheduleEvent(event)).problems[0]).toMatch(/^must be a JSON object/);
   });
 });
 
@@ -138,7 +178,7 @@ describe('the trigger and the worker accept the same scheduled times (issue 14)'
   };
   const triggerVerdict = (scheduledTime: string) => {
     try {
-      return decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime }, KNOWN).scheduledTime;
+      return decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime }).scheduledTime;
     } catch (e) {
       return (e as InvalidInputError).problems;
     }
@@ -208,9 +248,7 @@ describe('a huge bad value is quoted by its start and length only (issue 14)', (
   });
 
   it('a 1 MB scheduledTime in a schedule event', () => {
-    const e = rejection(() =>
-      decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: `2026${'9'.repeat(MB)}` }, KNOWN),
-    );
+    const e = rejection(() => decodeScheduleEvent({ jobId: 'nightly-export', scheduledTime: `2026${'9'.repeat(MB)}` }));
     expect(e.message.length).toBeLessThan(300);
     expect(e.message).toContain('(1000004 chars)');
   });

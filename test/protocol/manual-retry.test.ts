@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
-import { withDefaults } from '../../functions/protocol/job-settings';
 import {
   decideRetry,
   type ReopenableStore,
@@ -14,7 +13,8 @@ const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 const NOW = Date.parse('2026-11-30T12:00:00.000Z');
 const JOB = 'daily-report';
 const KEY = { jobId: JOB, scheduledTime: '2026-11-30T06:00:00Z' };
-const settings = withDefaults({ id: JOB, retentionDays: 30, retry: { deadlineSeconds: 7200 } });
+/** The job as its schedule describes it: run by worker `exports`, a 2 h deadline, 30 days of retention. */
+const route = { worker: 'exports', deadlineSeconds: 7200, retentionDays: 30 };
 
 const row = (status: OccurrenceStatus, extra: Partial<Occurrence> = {}): Occurrence => ({
   ...KEY,
@@ -55,14 +55,19 @@ function deps(current: Occurrence | undefined, send: (body: string) => Promise<v
     sent,
     deps: {
       store,
-      queue: {
-        send: async (b: string) => {
-          await send(b);
-          sent.push(b);
-        },
-      },
+      queues: new Map([
+        [
+          'exports',
+          {
+            send: async (b: string) => {
+              await send(b);
+              sent.push(b);
+            },
+          },
+        ],
+      ]),
       clock: { now: () => NOW },
-      jobs: new Map([[JOB, settings]]),
+      jobs: new Map([[JOB, route]]),
     },
   };
 }
@@ -126,7 +131,9 @@ describe('retryOccurrence', () => {
     const result = await retryOccurrence(d, KEY, { force: false });
 
     expect(result).toMatchObject({ outcome: 'reopened', deadlineAt: '2026-11-30T14:00:00.000Z' });
-    expect(store.reopens).toEqual([{ now: NOW, deadlineAt: NOW + 7200_000, ttl: NOW / 1000 + 30 * 86_400 }]);
+    expect(store.reopens).toEqual([
+      { now: NOW, deadlineAt: NOW + 7200_000, ttl: NOW / 1000 + 30 * 86_400, worker: 'exports' },
+    ]);
     expect(sent.map((b) => decodeEnvelope(b, new Set([JOB])))).toEqual([KEY]);
   });
 
@@ -175,7 +182,15 @@ describe('retryOccurrence', () => {
       retryOccurrence(deps(row(FAILED)).deps, { ...KEY, jobId: 'nope' }, { force: false }),
     ).resolves.toMatchObject({
       outcome: 'refused',
-      reason: expect.stringContaining('"nope" is not one of the configured jobs'),
+      reason: expect.stringContaining('"nope" is not one of the deployed jobs'),
+    });
+  });
+
+  it("refuses a job whose worker's queue is unknown, naming the worker", async () => {
+    const d = deps(row(FAILED)).deps;
+    await expect(retryOccurrence({ ...d, queues: new Map() }, KEY, { force: false })).resolves.toMatchObject({
+      outcome: 'refused',
+      reason: expect.stringContaining('the queue of worker "exports"'),
     });
   });
 

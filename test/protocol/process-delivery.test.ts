@@ -18,11 +18,12 @@ import { indexed } from '../aws/fixtures';
 import {
   type Harness,
   makeHarness,
-  RECONCILE_TEST_THRESHOLDS,
   SCHEDULED,
   SEED_TIMING,
   startDelivery as startDeliveryOn,
   T0,
+  TEST_STUCK_AFTER_SECONDS,
+  TEST_WORKER,
   timedJob,
 } from '../support/harness';
 
@@ -270,7 +271,12 @@ describe('processDelivery: the look-up for a committed report (HeadObject) only 
       new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }),
     );
     const operator = new OperatorOccurrenceStore(doc, 'occurrences');
-    return operator.reopenFailed(KEY, { now, deadlineAt: now + 3600_000, ttl: Math.floor(now / 1000) + 86_400 });
+    return operator.reopenFailed(KEY, {
+      now,
+      deadlineAt: now + 3600_000,
+      ttl: Math.floor(now / 1000) + 86_400,
+      worker: TEST_WORKER,
+    });
   }
 
   it('makes no look-up on the first claim of a fresh occurrence: nothing can have committed a report', async () => {
@@ -346,7 +352,7 @@ describe('processDelivery: the look-up for a committed report (HeadObject) only 
     leaveAsDiedWorker(T0 + 1_000);
     h.aws.objects.set(REPORT_KEY, { body: 'from the attempt that died' });
     // Its message went to the DLQ; the reconciler finds the row stuck past its threshold and sends a new one.
-    vi.setSystemTime(T0 + 1_000 + (RECONCILE_TEST_THRESHOLDS.stuckAfterSeconds + 1) * 1000);
+    vi.setSystemTime(T0 + 1_000 + (TEST_STUCK_AFTER_SECONDS + 1) * 1000);
     await h.reconciler();
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'RUNNING', requeueCount: 1 });
     expect(await h.deliver(MESSAGE)).toEqual([]);

@@ -10,11 +10,19 @@ import type { JobDefinition } from '../../functions/protocol/ports';
 import { parseReconcileThresholds, stuckReason } from '../../functions/protocol/reconcile';
 import { faults } from '../../sim/fakes/fake-aws';
 import { indexed } from '../aws/fixtures';
-import { type Harness, makeHarness, RECONCILE_TEST_THRESHOLDS, SCHEDULED, T0, timedJob } from '../support/harness';
+import {
+  type Harness,
+  makeHarness,
+  RECONCILE_TEST_THRESHOLDS,
+  SCHEDULED,
+  T0,
+  TEST_STUCK_AFTER_SECONDS,
+  timedJob,
+} from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
-const STUCK_MS = RECONCILE_TEST_THRESHOLDS.stuckAfterSeconds * 1000;
+const STUCK_MS = TEST_STUCK_AFTER_SECONDS * 1000;
 const ROW = `report|${SCHEDULED}`;
 
 let h: Harness;
@@ -164,7 +172,7 @@ describe('reconcile: RUNNING with a lease that expired long ago', () => {
     h = makeHarness({
       jobs: { report: timedJob(800_000) },
       settings: [{ id: 'report', timeoutSeconds: 870 }],
-      thresholds: { ...RECONCILE_TEST_THRESHOLDS, stuckAfterSeconds: 120 },
+      stuckAfterSeconds: 120,
     });
     await h.trigger(KEY);
     const run = h.deliver(MESSAGE, { remainingMs: 900_000 });
@@ -387,10 +395,10 @@ describe('reconcile thresholds from the environment', () => {
   it('name the wrong field', () => {
     expect(() =>
       parseReconcileThresholds(
-        JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, stuckAfterSeconds: -1 }),
+        JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, maxFixesPerRun: -1 }),
         'RECONCILE_THRESHOLDS',
       ),
-    ).toThrow('RECONCILE_THRESHOLDS.stuckAfterSeconds: must be a whole number of at least 1, got -1');
+    ).toThrow('RECONCILE_THRESHOLDS.maxFixesPerRun: must be a whole number of at least 1, got -1');
     expect(() =>
       parseReconcileThresholds(JSON.stringify({ ...RECONCILE_TEST_THRESHOLDS, stuckAfter: 5 }), 'RECONCILE_THRESHOLDS'),
     ).toThrow('RECONCILE_THRESHOLDS.stuckAfter: unknown field');

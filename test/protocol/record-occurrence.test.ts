@@ -13,6 +13,7 @@ import { recordOccurrence, type TriggerDeps } from '../../functions/protocol/rec
 
 const NOW = Date.parse('2026-11-30T06:00:00.250Z'); // the trigger runs a little after the scheduled time
 const JOB_ID = 'occurrence-digest';
+const WORKER = 'digests';
 const settings: JobSettings = withDefaults({ id: JOB_ID, retentionDays: 30, retry: { deadlineSeconds: 2 * 60 * 60 } });
 
 const keyString = (k: OccurrenceKey) => `${k.jobId}#${k.scheduledTime}`;
@@ -56,15 +57,21 @@ function trigger() {
   const queue = new MemoryQueue();
   const deps: TriggerDeps = {
     store,
-    queue,
+    queues: new Map([[WORKER, queue]]),
     clock: { now: () => NOW },
     logger: quietLogger,
-    jobs: new Map([[JOB_ID, settings]]),
   };
   return { store, queue, deps };
 }
 
-const event = { jobId: JOB_ID, scheduledTime: '2026-11-30T07:00:00+01:00' };
+/** What the job's schedule sends, in another zone than UTC. */
+const event = {
+  jobId: JOB_ID,
+  scheduledTime: '2026-11-30T07:00:00+01:00',
+  worker: WORKER,
+  deadlineSeconds: settings.retry.deadlineSeconds,
+  retentionDays: settings.retentionDays,
+};
 const KEY = { jobId: JOB_ID, scheduledTime: '2026-11-30T06:00:00Z' };
 const existing = (status: OccurrenceStatus): Occurrence => ({
   ...KEY,
@@ -87,6 +94,7 @@ describe('recordOccurrence', () => {
         ...KEY,
         status: OccurrenceStatus.PENDING,
         attempt: 0,
+        worker: WORKER,
         createdAt: '2026-11-30T06:00:00.250Z',
         deadlineAt: '2026-11-30T08:00:00.000Z', // scheduled + 2 h deadline
         ttl: scheduledAt / 1000 + 30 * 86_400, // scheduled (epoch seconds) + retention
@@ -144,8 +152,12 @@ describe('recordOccurrence', () => {
   });
 
   it.each<[string, unknown]>([
-    ['an unknown job', { jobId: 'nope', scheduledTime: '2026-11-30T06:00:00Z' }],
-    ['a time without a zone', { jobId: JOB_ID, scheduledTime: '2026-11-30T06:00:00' }],
+    ['an unknown worker', { ...event, worker: 'nope' }],
+    ['a time without a zone', { ...event, scheduledTime: '2026-11-30T06:00:00' }],
+    [
+      'a key without its route (a schedule from before workers)',
+      { jobId: JOB_ID, scheduledTime: '2026-11-30T06:00:00Z' },
+    ],
     ['a missing event', undefined],
   ])('rejects %s with InvalidInputError and writes nothing', async (_, bad) => {
     const { store, queue, deps } = trigger();
@@ -161,7 +173,7 @@ describe('recordOccurrence', () => {
     const { store, deps } = trigger();
     const failing: TriggerDeps = {
       ...deps,
-      queue: { send: () => Promise.reject(new Error('SQS down')), hide: notUsed('hide') },
+      queues: new Map([[WORKER, { send: () => Promise.reject(new Error('SQS down')), hide: notUsed('hide') }]]),
     };
 
     await expect(recordOccurrence(failing, event)).rejects.toThrow('SQS down');
@@ -217,12 +229,12 @@ describe('recordOccurrence at the ends of the scheduled-time range (issue 14)', 
     'gives %s, with the longest deadline allowed, a deadline that sorts after it and after now',
     async (scheduledTime) => {
       const { store, deps } = trigger();
-      const longest = withDefaults({
-        id: JOB_ID,
-        retry: { deadlineSeconds: LONGEST_DEADLINE_SECONDS },
+      await recordOccurrence(deps, {
+        ...event,
+        scheduledTime,
+        deadlineSeconds: LONGEST_DEADLINE_SECONDS,
         retentionDays: 3650,
       });
-      await recordOccurrence({ ...deps, jobs: new Map([[JOB_ID, longest]]) }, { jobId: JOB_ID, scheduledTime });
 
       const row = store.rows.get(keyString({ jobId: JOB_ID, scheduledTime }))!;
       expect(row.deadlineAt).toMatch(ISO_MS);

@@ -71,9 +71,12 @@ export function startDelivery(h: Harness, body: string, remainingMs?: number) {
   return { promise, settled: () => settled };
 }
 
-/** The sample stack's thresholds: stuck after the 900 s visibility timeout plus 300 s. */
+/** The harness's one worker, which runs every job; stuck after a 900 s visibility timeout plus 300 s. */
+export const TEST_WORKER = 'test-worker';
+export const TEST_STUCK_AFTER_SECONDS = 1_200;
+
+/** The sample stack's reconcile thresholds. */
 export const RECONCILE_TEST_THRESHOLDS: ReconcileThresholds = {
-  stuckAfterSeconds: 1_200,
   unannouncedAfterSeconds: 90_000,
   lookbackSeconds: 200_000,
   maxFixesPerRun: 100,
@@ -84,6 +87,8 @@ export function makeHarness(options: {
   settings?: JobSettingsInput[];
   random?: () => number;
   thresholds?: ReconcileThresholds;
+  /** The worker's stuck threshold for the reconciler; default TEST_STUCK_AFTER_SECONDS. */
+  stuckAfterSeconds?: number;
 }): Harness {
   const aws = new FakeAws();
   const logs: LogLine[] = [];
@@ -103,7 +108,14 @@ export function makeHarness(options: {
     'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs',
   );
   const reports = new S3ReportStore(new S3Client(clientConfig), 'reports-bucket');
-  const trigger = createTriggerHandler({ settings, store, queue, logger, metrics: recordingMetrics });
+  const recordOccurrence = createTriggerHandler({
+    queues: new Map([[TEST_WORKER, queue]]),
+    store,
+    logger,
+    metrics: recordingMetrics,
+  });
+  // A key of a known job is fired as its schedule would send it (with its route); anything else goes as it is.
+  const trigger = (event: unknown) => recordOccurrence(asScheduleEvent(event, settings));
   let leaseCounter = 0;
   const worker = createWorkerHandler({
     jobs: options.jobs,
@@ -135,11 +147,12 @@ export function makeHarness(options: {
     return res.batchItemFailures.map((f) => f.itemIdentifier);
   };
   const reconciler = createReconcilerHandler({
-    settings,
+    workers: new Map([
+      [TEST_WORKER, { queue, stuckAfterSeconds: options.stuckAfterSeconds ?? TEST_STUCK_AFTER_SECONDS }],
+    ]),
     thresholds: options.thresholds ?? RECONCILE_TEST_THRESHOLDS,
     store,
     index: new DynamoOccurrenceReader(doc, 'occurrences'),
-    queue,
     announcer: new SnsAnnouncer(new SNSClient(clientConfig), 'arn:aws:sns:eu-central-1:123456789012:report-ready.fifo'),
     logger,
     metrics: recordingMetrics,
@@ -203,5 +216,18 @@ export function timedJob(
         contentType: 'text/plain',
       };
     },
+  };
+}
+
+/** The schedule event of a `{ jobId, scheduledTime }` whose job the harness knows, as its schedule sends it. */
+function asScheduleEvent(event: unknown, settings: ReadonlyMap<string, JobSettings>): unknown {
+  if (typeof event !== 'object' || event === null || 'worker' in event) return event;
+  const job = settings.get(String((event as { jobId?: unknown }).jobId));
+  if (job === undefined) return event;
+  return {
+    ...event,
+    worker: TEST_WORKER,
+    deadlineSeconds: job.retry.deadlineSeconds,
+    retentionDays: job.retentionDays,
   };
 }
