@@ -1,0 +1,251 @@
+/**
+ * The package as a user gets it: `npm pack` of this checkout (prepack builds dist/), installed offline into an empty
+ * app with its peer dependencies, then loaded from there by Node and TypeScript as the app would. Everything runs in
+ * child processes whose working directory is the app, outside this repository, so nothing resolves from the
+ * repository's own node_modules. Each step prints how long it took (docs/packaging.md quotes them).
+ */
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Installed,
+  missingFiles,
+  packAndInstall,
+  type RunResult,
+  run,
+  timed,
+  unwantedFiles,
+} from './pack-install';
+
+const SLOW = 300_000;
+const APP = join(tmpdir(), `scheduled-jobs-stack-consumer-${process.pid}`);
+
+let installed: Installed;
+
+function node(script: string): Promise<RunResult> {
+  return run(process.execPath, ['-e', script], APP);
+}
+
+function filesUnder(folder: string, pattern: RegExp): string[] {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' })
+    .filter((file) => pattern.test(file))
+    .map((file) => join(folder, file))
+    .sort();
+}
+
+/** The package a bare specifier names: `@aws-sdk/client-s3` for `@aws-sdk/client-s3/dist`, `zod` for `zod/mini`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+beforeAll(async () => {
+  rmSync(APP, { recursive: true, force: true });
+  // @types/node: what any TypeScript app on Node has, and what the declarations' NodeJS types need.
+  installed = await packAndInstall(APP, ['@types/node']);
+  console.log(
+    `[package] tarball ${installed.tarball.size} bytes, unpacked ${installed.tarball.unpackedSize} bytes, ` +
+      `${installed.tarball.files.length} files`,
+  );
+}, SLOW);
+
+afterAll(() => {
+  rmSync(APP, { recursive: true, force: true });
+  if (installed !== undefined) rmSync(dirname(installed.tarball.path), { recursive: true, force: true });
+});
+
+describe('Package: the tarball', () => {
+  it('holds the entry points, their declarations, the four handlers and the compiled CLI', () => {
+    expect(missingFiles(installed.tarball.files)).toEqual([]);
+    expect(installed.tarball.files.filter((file) => file.endsWith('.d.ts.map')).length).toBeGreaterThan(0);
+  });
+
+  it('holds no tests, simulation, scripts or TypeScript sources (declarations aside)', () => {
+    expect(unwantedFiles(installed.tarball.files)).toEqual([]);
+  });
+
+  it('fails the check when a required file is left out', () => {
+    const withoutWorker = installed.tarball.files.filter((file) => file !== 'dist/functions/worker.js');
+
+    expect(missingFiles(withoutWorker)).toEqual(['dist/functions/worker.js']);
+    expect(unwantedFiles([...installed.tarball.files, 'test/package/pack.test.ts', 'lib/index.ts'])).toEqual([
+      'test/package/pack.test.ts',
+      'lib/index.ts',
+    ]);
+  });
+});
+
+describe('Package: installed in an app', () => {
+  it(
+    'loads the cdk, runtime and testing entry points from its compiled JavaScript',
+    async () => {
+      const result = await timed('require the three entry points', () =>
+        node(`
+          const name = 'scheduled-jobs-stack';
+          const out = {};
+          for (const entry of ['', '/cdk', '/runtime', '/testing']) {
+            out[entry || '.'] = { file: require.resolve(name + entry), exports: Object.keys(require(name + entry)) };
+          }
+          out.version = require(name + '/package.json').version;
+          console.log(JSON.stringify(out));
+        `),
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const loaded = JSON.parse(result.stdout);
+      const inPackage = (file: string) => relative(installed.packageDir, file);
+
+      expect(inPackage(loaded['.'].file)).toBe(join('dist', 'lib', 'index.js'));
+      expect(inPackage(loaded['/cdk'].file)).toBe(join('dist', 'lib', 'index.js'));
+      expect(inPackage(loaded['/runtime'].file)).toBe(join('dist', 'functions', 'index.js'));
+      expect(inPackage(loaded['/testing'].file)).toBe(join('dist', 'testing', 'index.js'));
+      expect(loaded['/cdk'].exports).toContain('ScheduledJobs');
+      expect(loaded['/runtime'].exports).toContain('createWorkerHandler');
+      expect(loaded['/testing'].exports.length).toBeGreaterThan(0);
+      expect(loaded.version).toBe(installed.tarball.version);
+    },
+    SLOW,
+  );
+
+  it(
+    'refuses a deep import past the exports map',
+    async () => {
+      const result = await node(`require('scheduled-jobs-stack/dist/lib/job-config')`);
+
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
+    },
+    SLOW,
+  );
+
+  it(
+    'loads every compiled module, so no dependency is missing, and finds the handlers for NodejsFunction',
+    async () => {
+      // dist/bin/occurrences.js runs the CLI when loaded; the bin test below runs it.
+      const modules = filesUnder(join(installed.packageDir, 'dist'), /\.js$/).filter(
+        (file) => !file.endsWith(join('dist', 'bin', 'occurrences.js')),
+      );
+      const result = await timed(`require ${modules.length} compiled modules`, () =>
+        node(`
+          const failed = [];
+          for (const file of ${JSON.stringify(modules)}) {
+            try { require(file); } catch (error) { failed.push(file + ': ' + error.message.split('\\n')[0]); }
+          }
+          const { handlerEntry } = require(${JSON.stringify(join(installed.packageDir, 'dist', 'lib', 'handler-entry.js'))});
+          const entries = ['trigger', 'worker', 'notifier', 'reconciler'].map(handlerEntry);
+          console.log(JSON.stringify({ failed, entries }));
+        `),
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const { failed, entries } = JSON.parse(result.stdout);
+
+      expect(failed).toEqual([]);
+      expect(entries.map((entry: string) => relative(installed.packageDir, entry))).toEqual(
+        ['trigger', 'worker', 'notifier', 'reconciler'].map((name) => join('dist', 'functions', `${name}.js`)),
+      );
+    },
+    SLOW,
+  );
+
+  it('imports only packages its package.json declares (a hoisted transitive one would break elsewhere)', () => {
+    const manifest = JSON.parse(readFileSync(join(installed.packageDir, 'package.json'), 'utf8'));
+    const declared = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
+    const builtins = new Set(builtinModules);
+    const undeclared = new Set<string>();
+    for (const file of filesUnder(join(installed.packageDir, 'dist'), /\.(js|d\.ts)$/)) {
+      const source = readFileSync(file, 'utf8');
+      const specifiers = [
+        ...source.matchAll(/\brequire\("([^"]+)"\)/g),
+        ...source.matchAll(/\b(?:from\s+|import\(\s*)['"]([^'"]+)['"]/g),
+      ].map((match) => match[1]);
+      for (const specifier of specifiers) {
+        if (specifier.startsWith('.') || specifier.startsWith('node:') || builtins.has(specifier)) continue;
+        const name = packageName(specifier);
+        const types = `@types/${name.replace(/^@(.*)\//, '$1__')}`;
+        if (!declared.has(name) && !(file.endsWith('.d.ts') && declared.has(types))) {
+          undeclared.add(`${relative(installed.packageDir, file)}: ${specifier}`);
+        }
+      }
+    }
+
+    expect([...undeclared]).toEqual([]);
+  });
+
+  it(
+    'runs the occurrences bin from the compiled CLI, without tsx: --help exits 0',
+    async () => {
+      const result = await timed('occurrences --help', () =>
+        run(join(APP, 'node_modules', '.bin', 'occurrences'), ['--help'], APP),
+      );
+
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: occurrences /);
+      expect(result.stdout).toContain('backfill');
+      const tsx = await node(`require.resolve('tsx/cjs/api', { paths: [${JSON.stringify(installed.packageDir)}] })`);
+      expect(tsx.code, 'tsx is a dev dependency: it must not be in the app').not.toBe(0);
+    },
+    SLOW,
+  );
+
+  it(
+    'brings the esbuild that NodejsFunction bundles the handlers with, and it runs',
+    async () => {
+      const result = await node(`
+        const esbuild = require(require.resolve('esbuild', { paths: [require.resolve('aws-cdk-lib/package.json')] }));
+        console.log(esbuild.version, esbuild.transformSync('let a: number = 1', { loader: 'ts' }).code.trim());
+      `);
+
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trim()).toBe('0.28.2 let a = 1;');
+    },
+    SLOW,
+  );
+
+  it(
+    'has declarations that type-check in a TypeScript app (NodeNext resolution, strict, no skipLibCheck)',
+    async () => {
+      const declarations = filesUnder(join(installed.packageDir, 'dist'), /\.d\.ts$/);
+      const appFile = join(APP, 'app.ts');
+      const problems = await timed(`type-check ${declarations.length} declaration files`, async () => {
+        const options: ts.CompilerOptions = {
+          module: ts.ModuleKind.NodeNext,
+          moduleResolution: ts.ModuleResolutionKind.NodeNext,
+          target: ts.ScriptTarget.ES2022,
+          lib: ['lib.es2022.d.ts'],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(APP, 'node_modules', '@types')],
+        };
+        const host = ts.createCompilerHost(options);
+        const app = [
+          "import * as cdk from 'scheduled-jobs-stack/cdk';",
+          "import * as root from 'scheduled-jobs-stack';",
+          "import * as runtime from 'scheduled-jobs-stack/runtime';",
+          "import * as testing from 'scheduled-jobs-stack/testing';",
+          'export const entries = [cdk, root, runtime, testing];',
+        ].join('\n');
+        const readFile = host.readFile;
+        host.readFile = (file) => (file === appFile ? app : readFile(file));
+        const fileExists = host.fileExists;
+        host.fileExists = (file) => file === appFile || fileExists(file);
+        const program = ts.createProgram([appFile, ...declarations], options, host);
+        // Only this package's files: aws-cdk-lib's own declarations are aws-cdk-lib's business.
+        const ours = program
+          .getSourceFiles()
+          .filter((file) => file.fileName === appFile || file.fileName.startsWith(installed.packageDir));
+        return ours.flatMap((file) =>
+          [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)].map(
+            (d) => `${relative(APP, file.fileName)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+          ),
+        );
+      });
+
+      expect(problems).toEqual([]);
+    },
+    SLOW,
+  );
+});

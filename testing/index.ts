@@ -1,0 +1,2 @@
+// Placeholder for the package's "./testing" entry; the test helpers' own index replaces it.
+export { systemClock } from '../functions/protocol/ports';
