@@ -30,7 +30,7 @@ type LambdaContext = Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' 
 /** A handler built on its first call, so that importing the entry file has no effects. */
 function lazyHandler(build: () => WorkerHandler): WorkerHandler {
   let built: WorkerHandler | undefined;
-  return (event: SQSEvent, context: LambdaContext): Promise<SQSBatchResponse> => {
+  return async (event: SQSEvent, context: LambdaContext): Promise<SQSBatchResponse> => {
     built ??= build();
     return built(event, context);
   };

@@ -3,7 +3,7 @@
  * the service side while it ran. Each violation names its invariant, so a failing run says which guarantee broke.
  */
 import type { WorldOutcome } from './outcome';
-import { finishBoundMs, REPORT_KEY, T0 } from './world';
+import { finishBoundMs, REPORT_KEY, T0, WORKER_ID } from './world';
 
 export type InvariantId = 1 | 2 | 3 | 4 | 5 | 6;
 
@@ -12,7 +12,7 @@ export const INVARIANTS: Readonly<Record<InvariantId, string>> = {
   2: 'exactly one notification per SUCCEEDED occurrence, none for a FAILED one',
   3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound',
   4: 'every triggered occurrence ends SUCCEEDED or FAILED by its deadline plus the bound',
-  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key is the shard of its status',
+  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key is the shard of its status, and it names the worker whose queue carries it',
   6: 'the job never runs on a claim made after its report was committed',
 };
 
@@ -75,6 +75,9 @@ export function checkInvariants(o: WorldOutcome): Checked {
     fail(5, `SUCCEEDED with reportKey ${String(row.reportKey)}, but no object there`);
   }
   if (row?.status === 'FAILED' && !row.lastError) fail(5, 'FAILED without lastError');
+  // The reconciler re-enqueues a row on the queue of the worker it names: a write that lost it strands the row.
+  if (row !== undefined && row.worker !== WORKER_ID)
+    fail(5, `the row names worker ${String(row.worker)}, not ${WORKER_ID} whose queue carried it`);
   for (const mismatch of o.indexKeyMismatches) fail(5, mismatch);
   // A report that lands after the row failed (a put still in flight when its attempt gave up) is counted in the
   // summary; one committed before the row was marked FAILED means the row denies a report that exists.

@@ -49,6 +49,11 @@ export const REQUIRED_FILES: readonly string[] = [
   'dist/functions/reconciler.js',
   'dist/testing/index.js',
   'dist/testing/index.d.ts',
+  // The sources the user's bundler reads (lib/handler-entry.ts, the runtime's "scheduled-jobs-source" condition).
+  'functions/index.ts',
+  'functions/trigger.ts',
+  'functions/notifier.ts',
+  'functions/reconciler.ts',
   'dist/bin/occurrences.js',
 ];
 
@@ -56,8 +61,9 @@ export const REQUIRED_FILES: readonly string[] = [
 export function unwantedFiles(files: readonly string[]): string[] {
   return files.filter(
     (file) =>
-      /^(test|sim|scripts|bench|examples|lib|functions|testing|cdk\.out|node_modules)\//.test(file) ||
-      (/\.(ts|mts|cts)$/.test(file) && !/\.d\.ts$/.test(file)) ||
+      /^(test|sim|scripts|bench|examples|lib|testing|cdk\.out|node_modules)\//.test(file) ||
+      // The functions' sources are shipped (the bundler reads them: lib/handler-entry.ts); no other source is.
+      (/\.(ts|mts|cts)$/.test(file) && !/\.d\.ts$/.test(file) && !/^functions\/.*\.ts$/.test(file)) ||
       /\.tsbuildinfo$/.test(file),
   );
 }

@@ -136,6 +136,57 @@ describe('reconcile: PENDING and never claimed', () => {
   });
 });
 
+describe('reconcile: each row on its own worker', () => {
+  /** A worker queue that records what it was sent. */
+  const recordingQueue = () => {
+    const sent: string[] = [];
+    return { sent, queue: { send: async (body: string) => void sent.push(body), hide: async () => {} } };
+  };
+
+  it("re-enqueues a stuck row on the queue of the worker it names, after that worker's own threshold, and skips a row without one", async () => {
+    const fast = recordingQueue();
+    const slow = recordingQueue();
+    h = makeHarness({
+      jobs: { report: timedJob(1_000) },
+      reconcileWorkers: new Map([
+        ['fast', { queue: fast.queue, stuckAfterSeconds: 600 }],
+        ['slow', { queue: slow.queue, stuckAfterSeconds: 6_000 }],
+      ]),
+    });
+    const pending = (scheduledTime: string, worker?: string) =>
+      h.aws.table.set(
+        `report|${scheduledTime}`,
+        indexed({
+          jobId: 'report',
+          scheduledTime,
+          status: 'PENDING',
+          attempt: 0,
+          createdAt: new Date(Date.now()).toISOString(),
+          deadlineAt: '2026-12-30T00:00:00.000Z',
+          ttl: 2_000_000_000,
+          worker,
+        }),
+      );
+    const [a, b, c] = ['2026-11-30T01:00:00Z', '2026-11-30T02:00:00Z', '2026-11-30T03:00:00Z'];
+    pending(a, 'fast');
+    pending(b, 'slow');
+    pending(c);
+
+    await vi.advanceTimersByTimeAsync(700_000);
+    const first = await h.reconciler();
+    expect(first.fixed.map((f) => f.scheduledTime)).toEqual([a]);
+    expect(first.skipped).toBe(1); // the row without a worker: recorded before workers existed
+    expect(fast.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: a })]);
+    expect(slow.sent).toEqual([]);
+    expect(h.logs.some((l) => l.message.includes('a worker this deployment does not run'))).toBe(true);
+
+    await vi.advanceTimersByTimeAsync(6_000_000);
+    const second = await h.reconciler();
+    expect(second.fixed.map((f) => f.scheduledTime)).toEqual(expect.arrayContaining([b]));
+    expect(slow.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: b })]);
+  });
+});
+
 describe('reconcile: RUNNING with a lease that expired long ago', () => {
   /** A worker claimed attempt 1 and died; its message then went to the DLQ (more crashes than maxReceiveCount). */
   async function leaveDeadWorkersRow(leaseExpiresAt: number) {
@@ -320,7 +371,7 @@ describe('reconcile: SUCCEEDED but never announced', () => {
 });
 
 describe('reconcile: what it cannot fix, and failures', () => {
-  it('skips and logs a stuck row of a job this deployment does not run, instead of sending a message the worker would reject', async () => {
+  it('skips and logs a stuck row of a worker this deployment does not run (removed since), instead of sending it nowhere', async () => {
     h = makeHarness({ jobs: { report: timedJob(1_000) } });
     h.aws.table.set(
       `retired|${SCHEDULED}`,
@@ -332,14 +383,16 @@ describe('reconcile: what it cannot fix, and failures', () => {
         createdAt: new Date(T0).toISOString(),
         deadlineAt: new Date(T0 + 21_600_000).toISOString(),
         ttl: 0,
+        worker: 'retired-worker',
       }),
     );
     await vi.advanceTimersByTimeAsync(STUCK_MS + 1_000);
     const report = await h.reconciler();
     expect(report).toMatchObject({ fixed: [], skipped: 1 });
     expect(messagesSent()).toBe(0);
-    expect(h.logs.find((l) => l.message.includes('job this deployment does not run'))?.fields).toMatchObject({
+    expect(h.logs.find((l) => l.message.includes('worker this deployment does not run'))?.fields).toMatchObject({
       jobId: 'retired',
+      worker: 'retired-worker',
     });
   });
 

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { calmPlan } from '../../sim/plan';
 import { simulateOne } from '../../sim/simulate';
-import { REPORT_KEY } from '../../sim/world';
+import { checkInvariants } from '../../sim/invariants';
+import { REPORT_KEY, WORKER_ID } from '../../sim/world';
 
 const lines = (trace: { who: string; what: string }[], pattern: RegExp) =>
   trace.filter((l) => pattern.test(`${l.who} ${l.what}`));
@@ -26,6 +27,17 @@ describe('simulated world', () => {
       'UpdateItem',
       'Publish',
       'UpdateItem',
+    ]);
+  });
+
+  it('records the worker in the row, and invariant 5 flags a row that lost it (the reconciler could not re-enqueue it)', async () => {
+    const { outcome, checked } = await simulateOne(calmPlan({ jobMs: 1_000 }));
+    expect(checked.violations).toEqual([]);
+    expect(outcome.row?.worker).toBe(WORKER_ID);
+    const { worker: _lost, ...withoutWorker } = outcome.row!;
+    const broken = checkInvariants({ ...outcome, row: withoutWorker });
+    expect(broken.violations).toEqual([
+      { invariant: 5, message: `the row names worker undefined, not ${WORKER_ID} whose queue carried it` },
     ]);
   });
 

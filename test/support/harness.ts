@@ -16,7 +16,7 @@ import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
 import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
-import type { ReconcileThresholds } from '../../functions/protocol/reconcile';
+import type { ReconcileThresholds, ReconcileWorker } from '../../functions/protocol/reconcile';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker';
@@ -89,6 +89,8 @@ export function makeHarness(options: {
   thresholds?: ReconcileThresholds;
   /** The worker's stuck threshold for the reconciler; default TEST_STUCK_AFTER_SECONDS. */
   stuckAfterSeconds?: number;
+  /** The workers the reconciler knows, instead of the harness's one (TEST_WORKER on the fake queue). */
+  reconcileWorkers?: ReadonlyMap<string, ReconcileWorker>;
 }): Harness {
   const aws = new FakeAws();
   const logs: LogLine[] = [];
@@ -147,9 +149,9 @@ export function makeHarness(options: {
     return res.batchItemFailures.map((f) => f.itemIdentifier);
   };
   const reconciler = createReconcilerHandler({
-    workers: new Map([
-      [TEST_WORKER, { queue, stuckAfterSeconds: options.stuckAfterSeconds ?? TEST_STUCK_AFTER_SECONDS }],
-    ]),
+    workers:
+      options.reconcileWorkers ??
+      new Map([[TEST_WORKER, { queue, stuckAfterSeconds: options.stuckAfterSeconds ?? TEST_STUCK_AFTER_SECONDS }]]),
     thresholds: options.thresholds ?? RECONCILE_TEST_THRESHOLDS,
     store,
     index: new DynamoOccurrenceReader(doc, 'occurrences'),
