@@ -67,8 +67,7 @@ function withGlobalOptions(program: Command, io: Output): Command {
     .option(
       '--worker-queue <workerId=url>',
       "a worker's job queue (repeatable; instead of the stack's outputs WorkerQueue<n>)",
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .addOption(new Option('--queue-url <url>').hideHelp())
     .option(
