@@ -1,14 +1,12 @@
 /**
  * `occurrences`: the operator's command line for the scheduled-jobs stack (docs/cli.md). Run it with `npm run occurrences -- <command>`; bin/occurrences/bin.cjs is the package bin.
  *
- * This file only wires the real world in: stdout and stderr, the system clock, Ctrl-C, the progress bar, and the job
- * configuration the stack is deployed from (bin/jobs.ts).
+ * This file only wires the real world in: stdout and stderr, the system clock, Ctrl-C and the progress bar. What the
+ * commands work on (the table, the jobs, the worker queues) they learn from the deployed stack (occurrences/target.ts),
+ * so the CLI serves any app that deploys a ScheduledJobs, not only this repository's sample stack.
  */
 import { Presets, SingleBar } from 'cli-progress';
-import { jobs as implementations } from '../functions/jobs';
 import { systemClock } from '../functions/protocol/ports';
-import { resolveJobConfigs } from '../lib/job-config';
-import { sampleJobs } from './jobs';
 import type { ProgressFactory } from './occurrences/commands/backfill';
 import { runCli } from './occurrences/program';
 
@@ -42,8 +40,6 @@ async function main(): Promise<number> {
     io: { out: (text) => process.stdout.write(`${text}\n`), err: (text) => process.stderr.write(`${text}\n`) },
     clock: systemClock,
     env: process.env,
-    jobs: resolveJobConfigs(sampleJobs, Object.keys(implementations)).jobs,
-    reportExtensions: Object.fromEntries(Object.entries(implementations).map(([id, job]) => [id, job.reportExtension])),
     progress: progressBar,
     signal: stop.signal,
   });

@@ -83,9 +83,38 @@ export function wholeNumberArgument(min: number, max: number) {
   });
 }
 
-export const urlArgument = z.string().refine((value) => /^https?:\/\/[^\s/]+/.test(value), {
+const URL_PATTERN = /^https?:\/\/[^\s/]+/;
+
+export const urlArgument = z.string().refine((value) => URL_PATTERN.test(value), {
   error: (issue) => `must be an http(s) URL such as http://127.0.0.1:5000, got ${quoteValue(issue.input)}`,
 });
+
+/**
+ * `--worker-queue <workerId>=<url>`, repeatable: the queue of one worker, by its id (the Description of the stack
+ * output WorkerQueue<n>). Parsed into a map from worker id to queue URL; a worker given twice is a mistake.
+ */
+export const workerQueuesArgument = z
+  .array(z.string())
+  .optional()
+  .transform((values, ctx) => {
+    const queues = new Map<string, string>();
+    for (const value of values ?? []) {
+      const at = value.indexOf('=');
+      const worker = at < 0 ? '' : value.slice(0, at);
+      const url = at < 0 ? '' : value.slice(at + 1);
+      if (!JOB_ID_PATTERN.test(worker) || !URL_PATTERN.test(url)) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'must be <workerId>=<queue URL>, such as digest=https://sqs.eu-west-1.amazonaws.com/123456789012/jobs, ' +
+            `got ${quoteValue(value)}`,
+        });
+      } else if (queues.has(worker)) {
+        ctx.addIssue({ code: 'custom', message: `worker ${quoteValue(worker)} is given twice` });
+      } else queues.set(worker, url);
+    }
+    return queues as ReadonlyMap<string, string>;
+  });
 
 /** Non-empty names: table, bucket, stack, region. */
 export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {

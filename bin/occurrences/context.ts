@@ -1,11 +1,10 @@
 /**
- * What every command gets: where to write, the clock, and the job configuration (bin/jobs.ts, the file the stack is
- * deployed from). Injected, so that tests run the commands with their own clock and capture the output.
+ * What every command gets: where to write and the clock. Injected, so that tests run the commands with their own
+ * clock and capture the output. What the commands work on (the table, the jobs, the worker queues) is the target
+ * (target.ts), found from the deployed stack when a command connects.
  */
 import type { Command } from 'commander';
-import type { JobSettings } from '../../functions/protocol/job-settings';
 import type { Clock } from '../../functions/protocol/ports';
-import type { ResolvedJobConfig } from '../../lib/job-config';
 import type { ProgressFactory } from './commands/backfill';
 import type { ExitCode } from './errors';
 import type { Needs, Target, TargetOptions } from './target';
@@ -20,15 +19,12 @@ export interface Output {
 export interface CommandContext {
   readonly io: Output;
   readonly clock: Clock;
-  readonly jobs: readonly ResolvedJobConfig[];
-  /** Report file extension by job id (functions/jobs), to say where a report will be committed. */
-  readonly reportExtensions: Readonly<Record<string, string>>;
 }
 
 /** What the command line runs with (program.ts): the commands' context and the real world's pieces. */
 export interface CliDeps extends CommandContext {
   readonly env: NodeJS.ProcessEnv;
-  /** Finds the table and queue; tests may pass their own. */
+  /** Finds the table, the jobs and the worker queues; tests may pass their own. */
   readonly connect?: (options: TargetOptions, needs: Needs) => Promise<Target>;
   readonly progress?: ProgressFactory;
   /** Stops `watch` (Ctrl-C in the real CLI). */
@@ -41,12 +37,8 @@ export interface CommandSetup {
   readonly deps: CliDeps;
   /** The time `now`, `7d` and the like are counted from: read once, when the command line starts. */
   readonly now: number;
-  /** The table, queue and bucket named by the global options (or the stack's outputs). */
+  /** The table, bucket, jobs and worker queues named by the global options (or the stack's outputs). */
   connect(cmd: Command, needs: Needs): Promise<Target>;
   /** For a command that finished with an answer other than "done" (3 refused, 4 not found). */
   setExitCode(code: ExitCode): void;
-}
-
-export function settingsById(jobs: readonly ResolvedJobConfig[]): ReadonlyMap<string, JobSettings> {
-  return new Map(jobs.map((j) => [j.settings.id, j.settings]));
 }

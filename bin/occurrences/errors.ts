@@ -4,8 +4,8 @@
  * (functions/protocol/errors.ts), not these.
  *
  * Exit codes: 0 done; 1 an AWS call or the occurrence failed (the message says which and how: the failure is
- * classified as in functions/aws/classify-error.ts); 2 a bad argument (the message and the usage line); 3 `retry`
- * refused (the message says why); 4 `show` found no such occurrence.
+ * classified as in functions/aws/classify-error.ts), or a schedule could not be read as a job; 2 a bad argument
+ * (the message and the usage line); 3 `retry` refused (the message says why); 4 `show` found no such occurrence.
  */
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, notFound: 4 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -27,6 +27,17 @@ export class UsageError extends CliError {
   constructor(message: string, options?: ErrorOptions) {
     super(message, EXIT.usage, options);
     this.name = 'UsageError';
+  }
+}
+
+/**
+ * A schedule of the schedule group that the CLI cannot read as a job (its Target.Input is not a schedule event): a
+ * deployment problem, not a bad argument, so exit code 1.
+ */
+export class ScheduleInputError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.failed);
+    this.name = 'ScheduleInputError';
   }
 }
 

@@ -3,10 +3,10 @@
  * command registers itself from its own file in commands/; this file holds what they share: the global options, how
  * they name the target, and how an error becomes a message and an exit code (the codes are listed in errors.ts).
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
 import { DependencyError, messageOf, ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
-import { nameArgument, parseArguments, urlArgument } from './arguments';
+import { nameArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
 import { registerList } from './commands/list';
 import { registerRetry } from './commands/retry';
@@ -14,7 +14,7 @@ import { registerShow } from './commands/show';
 import { registerWatch } from './commands/watch';
 import type { CliDeps, CommandSetup, Output } from './context';
 import { CliError, EXIT, UsageError } from './errors';
-import { type Needs, resolveTarget, type Target } from './target';
+import { DEFAULT_STACK, type Needs, resolveTarget, type Target, type TargetOptions } from './target';
 
 export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number> {
   let exitCode: number = EXIT.ok;
@@ -50,13 +50,26 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
     .description('Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences.')
-    .option('--stack <name>', 'CloudFormation stack whose outputs name the table, queue and bucket', 'ScheduledJobs')
+    .option(
+      '--stack <name>',
+      'CloudFormation stack whose outputs name the table, bucket, schedule group and worker queues',
+      DEFAULT_STACK,
+    )
     .option('--table <name>', 'occurrences table (instead of the stack output OccurrenceTableName)')
-    .option('--queue-url <url>', 'job queue URL (instead of the stack output JobQueueUrl)')
     .option(
       '--bucket <name>',
       'reports bucket, to show where a report is (instead of the stack output ReportBucketName)',
     )
+    .option(
+      '--schedule-group <name>',
+      "the jobs' schedule group: one schedule per job, named by the job id (instead of the output ScheduleGroupName)",
+    )
+    .option(
+      '--worker-queue <workerId=url>',
+      "a worker's job queue (repeatable; instead of the stack's outputs WorkerQueue<n>)",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .addOption(new Option('--queue-url <url>').hideHelp())
     .option(
       '--endpoint <url>',
       'AWS endpoint for every service, such as the local emulator (default: AWS_ENDPOINT_URL)',
@@ -69,18 +82,24 @@ function withGlobalOptions(program: Command, io: Output): Command {
 const globalArguments = z.object({
   stack: nameArgument.optional(),
   table: nameArgument.optional(),
-  queueUrl: urlArgument.optional(),
   bucket: nameArgument.optional(),
+  scheduleGroup: nameArgument.optional(),
+  workerQueue: workerQueuesArgument,
+  // Each worker has a queue of its own now; say so instead of "unknown option" to those who used the one queue.
+  queueUrl: z
+    .undefined({ error: 'there is no single job queue any more: pass --worker-queue <workerId>=<url> per worker' })
+    .optional(),
   endpoint: urlArgument.optional(),
   region: nameArgument.optional(),
 });
 
 /** The target the global options of `cmd` name. */
 async function connect(cmd: Command, needs: Needs, deps: CliDeps): Promise<Target> {
-  const options = parseArguments(globalArguments, cmd.optsWithGlobals());
+  const { workerQueue, queueUrl: _, ...options } = parseArguments(globalArguments, cmd.optsWithGlobals());
   // The default --stack counts as unset: flags alone must not need CloudFormation.
   const stack = cmd.getOptionValueSourceWithGlobals('stack') === 'default' ? undefined : options.stack;
-  return (deps.connect ?? ((o, n) => resolveTarget(o, n, deps.env)))({ ...options, stack }, needs);
+  const target: TargetOptions = { ...options, stack, workerQueues: workerQueue };
+  return (deps.connect ?? ((o, n) => resolveTarget(o, n, deps.env)))(target, needs);
 }
 
 /** The command commander chose to run, so that an error in its action is followed by that command's usage line. */

@@ -1,41 +1,52 @@
 /**
- * Which table, queue and bucket the CLI works on, and the SDK clients to reach them.
+ * Which table, bucket, jobs and worker queues the CLI works on, and the SDK clients to reach them. All of it comes
+ * from the deployed stack, never from an app's source: the CLI serves any app that deploys a ScheduledJobs.
  *
- * Names come from flags first (`--table`, `--queue-url`, `--bucket`), otherwise from the CloudFormation outputs of
- * the stack (`--stack`, default `ScheduledJobs`, the stack bin/app.ts deploys). The stack is read only when a name
- * that is needed was not given. Region and credentials come from the SDK's default chain (`--region` overrides).
- * With `--endpoint` (or AWS_ENDPOINT_URL) every client talks to that endpoint, the local emulator; there the region
- * defaults to the one `npm run local` uses and dummy credentials are used when none are configured, because the
- * emulator accepts any.
+ * Names come from flags first (`--table`, `--bucket`, `--schedule-group`, `--worker-queue <workerId>=<url>`),
+ * otherwise from the CloudFormation outputs of the stack (`--stack`, default `ScheduledJobs`; the keys are
+ * lib/stack-outputs.ts: one ScheduledJobs per stack). The stack is read only when a name that is needed was not
+ * given. The jobs are the schedules of the schedule group (catalogue.ts); each worker's queue is an output
+ * `WorkerQueue<n>` whose description is the worker id. Region and credentials come from the SDK's default chain
+ * (`--region` overrides). With `--endpoint` (or AWS_ENDPOINT_URL) every client talks to that endpoint, the local
+ * emulator; there the region defaults to the one `npm run local` uses and dummy credentials are used when none are
+ * configured, because the emulator accepts any.
  */
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { asDependencyError } from '../../functions/aws/classify-error';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
+import type { WorkQueue } from '../../functions/protocol/ports';
+import { quoteValue } from '../../functions/protocol/quote-value';
+import { STACK_OUTPUTS } from '../../lib/stack-outputs';
+import { type DeployedJob, type JobCatalogue, SchedulerJobCatalogue } from './catalogue';
 import { UsageError } from './errors';
 
 export const DEFAULT_STACK = 'ScheduledJobs';
 /** The emulator's region when nothing else says which: the one scripts/local creates the resources in. */
 export const EMULATOR_REGION = 'us-east-1';
-
-/** The stack outputs the CLI reads (lib/scheduled-jobs-stack.ts). */
-export const STACK_OUTPUTS = {
-  table: 'OccurrenceTableName',
-  queueUrl: 'JobQueueUrl',
-  bucket: 'ReportBucketName',
-} as const;
+const WORKER_QUEUE_OUTPUT = new RegExp(`^${STACK_OUTPUTS.workerQueuePrefix}\\d+$`);
 
 export interface TargetOptions {
   readonly stack?: string;
   readonly table?: string;
-  readonly queueUrl?: string;
   readonly bucket?: string;
+  readonly scheduleGroup?: string;
+  /** `--worker-queue`: queue URL by worker id. */
+  readonly workerQueues?: ReadonlyMap<string, string>;
   readonly endpoint?: string;
   readonly region?: string;
+}
+
+/** Each worker's job queue, by worker id, and where the CLI found them (for the message when one is missing). */
+export interface WorkerQueues {
+  readonly byWorker: ReadonlyMap<string, WorkQueue>;
+  /** `stack ScheduledJobs's outputs`, `--worker-queue`, or both. */
+  readonly source: string;
 }
 
 export interface Target {
@@ -43,14 +54,18 @@ export interface Target {
   readonly bucketName?: string;
   readonly reader: OperatorOccurrenceReader;
   readonly store: OperatorOccurrenceStore;
-  /** Only when the command needs it (retry, backfill). */
-  readonly queue?: SqsWorkQueue;
-  readonly queueUrl?: string;
+  /** The deployed jobs; only when the command needs them (retry, backfill). */
+  readonly jobs?: JobCatalogue;
+  /** Only when the command needs them (retry, backfill without --dry-run). */
+  readonly queues?: WorkerQueues;
   readonly where: string;
 }
 
 export interface Needs {
-  readonly queue: boolean;
+  /** The deployed jobs: the schedule group. */
+  readonly jobs?: boolean;
+  /** The worker queues, to enqueue. */
+  readonly queues?: boolean;
   /** Wanted to show where a report is; not worth failing for. */
   readonly bucket?: boolean;
 }
@@ -61,57 +76,106 @@ export async function resolveTarget(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Target> {
   const config = clientConfig(options, env);
-  const { table, queueUrl, bucket } = await resolveNames(options, needs, config);
+  const names = await resolveNames(options, needs, config);
   const dynamo = new DynamoDBClient(config);
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
-  const queue = needs.queue && queueUrl !== undefined ? new SqsWorkQueue(new SQSClient(config), queueUrl) : undefined;
+  const sqs = needs.queues ? new SQSClient(config) : undefined;
   return {
-    tableName: table,
-    bucketName: bucket,
-    reader: new OperatorOccurrenceReader(documents, table),
-    store: new OperatorOccurrenceStore(documents, table),
-    queue,
-    queueUrl,
-    where: config.endpoint === undefined ? `table ${table}` : `table ${table} at ${config.endpoint}`,
+    tableName: names.table,
+    bucketName: names.bucket,
+    reader: new OperatorOccurrenceReader(documents, names.table),
+    store: new OperatorOccurrenceStore(documents, names.table),
+    jobs:
+      needs.jobs && names.scheduleGroup !== undefined
+        ? new SchedulerJobCatalogue(new SchedulerClient(config), names.scheduleGroup)
+        : undefined,
+    queues:
+      sqs && names.queues
+        ? {
+            byWorker: new Map([...names.queues.urls].map(([worker, url]) => [worker, new SqsWorkQueue(sqs, url)])),
+            source: names.queues.source,
+          }
+        : undefined,
+    where: config.endpoint === undefined ? `table ${names.table}` : `table ${names.table} at ${config.endpoint}`,
   };
 }
 
 /**
- * The queue of a target resolved with `{ queue: true }`. resolveTarget never returns such a target without one (it
+ * The jobs of a target resolved with `{ jobs: true }`. resolveTarget never returns such a target without them (it
  * throws a UsageError instead); only a `connect` passed in by a test could, and that is a bug in the test.
  */
-export function jobQueueOf(target: Target): SqsWorkQueue {
-  if (target.queue === undefined) throw new Error(`no job queue in the target for ${target.where}`);
-  return target.queue;
+export function catalogueOf(target: Target): JobCatalogue {
+  if (target.jobs === undefined) throw new Error(`no job catalogue in the target for ${target.where}`);
+  return target.jobs;
+}
+
+/** The queues of a target resolved with `{ queues: true }`; see catalogueOf. */
+export function queuesOf(target: Target): WorkerQueues {
+  if (target.queues === undefined) throw new Error(`no worker queues in the target for ${target.where}`);
+  return target.queues;
+}
+
+/** The queue of the worker that runs `job`; a UsageError that says how to name it when it is unknown. */
+export function queueFor(queues: WorkerQueues, job: DeployedJob): WorkQueue {
+  const queue = queues.byWorker.get(job.route.worker);
+  if (queue !== undefined) return queue;
+  const known = [...queues.byWorker.keys()];
+  throw new UsageError(
+    `the queue of worker ${quoteValue(job.route.worker)}, which runs job ${quoteValue(job.id)}, is unknown ` +
+      `(queues known from ${queues.source}: ${known.join(', ') || 'none'}); ` +
+      `pass --worker-queue ${job.route.worker}=<queue URL>`,
+  );
+}
+
+interface Names {
+  readonly table: string;
+  readonly bucket?: string;
+  readonly scheduleGroup?: string;
+  readonly queues?: { readonly urls: ReadonlyMap<string, string>; readonly source: string };
 }
 
 /** The names from the flags; the stack's outputs are read only for a needed one that was not given. */
-async function resolveNames(
-  options: TargetOptions,
-  needs: Needs,
-  config: ClientConfig,
-): Promise<{ table: string; queueUrl?: string; bucket?: string }> {
-  const requiredMissing = options.table === undefined || (needs.queue && options.queueUrl === undefined);
+async function resolveNames(options: TargetOptions, needs: Needs, config: ClientConfig): Promise<Names> {
+  const flagQueues = options.workerQueues ?? new Map<string, string>();
+  const missing = [
+    options.table === undefined && '--table',
+    needs.jobs && options.scheduleGroup === undefined && '--schedule-group',
+    needs.queues && flagQueues.size === 0 && '--worker-queue',
+  ].filter((flag): flag is string => typeof flag === 'string');
   const stack = options.stack ?? DEFAULT_STACK;
+  const required = missing.length > 0;
   const outputs =
-    requiredMissing || (needs.bucket && options.bucket === undefined)
-      ? await stackOutputs(new CloudFormationClient(config), stack, requiredMissing || options.stack !== undefined)
+    required || (needs.bucket && options.bucket === undefined)
+      ? await stackOutputs(new CloudFormationClient(config), stack, {
+          required: required || options.stack !== undefined,
+          flags: missing,
+        })
       : undefined;
-  const table = options.table ?? outputs?.[STACK_OUTPUTS.table];
-  const queueUrl = options.queueUrl ?? outputs?.[STACK_OUTPUTS.queueUrl];
-  const bucket = options.bucket ?? outputs?.[STACK_OUTPUTS.bucket];
-  if (table === undefined) {
-    throw new UsageError(
-      `the occurrences table is unknown: stack ${stack} has no output ${STACK_OUTPUTS.table}; pass --table or --stack`,
-    );
+  const table = options.table ?? outputs?.values[STACK_OUTPUTS.table];
+  const bucket = options.bucket ?? outputs?.values[STACK_OUTPUTS.bucket];
+  const scheduleGroup = options.scheduleGroup ?? outputs?.values[STACK_OUTPUTS.scheduleGroup];
+  if (table === undefined) throw missingOutput('the occurrences table', stack, STACK_OUTPUTS.table, '--table');
+  if (needs.jobs && scheduleGroup === undefined) {
+    throw missingOutput("the jobs' schedule group", stack, STACK_OUTPUTS.scheduleGroup, '--schedule-group');
   }
-  if (needs.queue && queueUrl === undefined) {
-    throw new UsageError(
-      `the job queue is unknown: stack ${stack} has no output ${STACK_OUTPUTS.queueUrl}; ` +
-        'pass --queue-url or --stack',
-    );
+  let queues: Names['queues'];
+  if (needs.queues) {
+    // The flags name a worker's queue instead of the stack's output for that worker.
+    const urls = new Map([...(outputs?.workerQueues ?? []), ...flagQueues]);
+    if (urls.size === 0) {
+      throw new UsageError(
+        `the worker queues are unknown: stack ${stack} has no output ${STACK_OUTPUTS.workerQueuePrefix}<n>; ` +
+          'pass --worker-queue <workerId>=<queue URL> or --stack',
+      );
+    }
+    const sources = [outputs && `stack ${stack}'s outputs`, flagQueues.size > 0 && '--worker-queue'].filter(Boolean);
+    queues = { urls, source: sources.join(' and ') };
   }
-  return { table, queueUrl, bucket };
+  return { table, bucket, scheduleGroup, queues };
+}
+
+function missingOutput(what: string, stack: string, output: string, flag: string): UsageError {
+  return new UsageError(`${what} is unknown: stack ${stack} has no output ${output}; pass ${flag} or --stack`);
 }
 
 interface ClientConfig {
@@ -132,31 +196,48 @@ export function clientConfig(options: TargetOptions, env: NodeJS.ProcessEnv): Cl
   };
 }
 
+export interface StackOutputs {
+  /** Output values by key. */
+  readonly values: Readonly<Record<string, string>>;
+  /** The queue URL of each worker, from the outputs `WorkerQueue<n>` (value: the URL, description: the worker id). */
+  readonly workerQueues: ReadonlyMap<string, string>;
+}
+
 /**
- * The stack's outputs by key. `required`: a missing stack is an error; otherwise (the needed names came from flags
- * and only the bucket is looked up) it is not worth failing for.
+ * The stack's outputs. `required`: a missing stack is an error, whose message names the flags that would have made
+ * reading it unnecessary; otherwise (the needed names came from flags and only the bucket is looked up) it is not
+ * worth failing for.
  */
 async function stackOutputs(
   client: CloudFormationClient,
   stack: string,
-  required: boolean,
-): Promise<Record<string, string> | undefined> {
+  options: { required: boolean; flags: readonly string[] },
+): Promise<StackOutputs | undefined> {
   try {
     const out = await client.send(new DescribeStacksCommand({ StackName: stack }));
-    const outputs = out.Stacks?.[0]?.Outputs ?? [];
-    return Object.fromEntries(
-      outputs.flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])),
-    );
+    return outputsOf(out.Stacks?.[0]?.Outputs ?? []);
   } catch (error) {
-    if (!required) return undefined;
+    if (!options.required) return undefined;
     const name = (error as { name?: string }).name;
     if (name === 'ValidationError' && /does not exist/.test(String((error as Error).message))) {
+      const flags = options.flags.length > 0 ? options.flags.join(' and ') : '--table';
       throw new UsageError(
-        `stack ${stack} does not exist in this account and region; pass --stack <name>, or --table and --queue-url`,
+        `stack ${stack} does not exist in this account and region; pass --stack <name>, or ${flags}`,
       );
     }
     throw asDependencyError(`read the outputs of stack ${stack}`, error);
   } finally {
     client.destroy();
   }
+}
+
+export function outputsOf(outputs: readonly Output[]): StackOutputs {
+  const values: Record<string, string> = {};
+  const workerQueues = new Map<string, string>();
+  for (const o of outputs) {
+    if (!o.OutputKey || !o.OutputValue) continue;
+    values[o.OutputKey] = o.OutputValue;
+    if (WORKER_QUEUE_OUTPUT.test(o.OutputKey) && o.Description) workerQueues.set(o.Description, o.OutputValue);
+  }
+  return { values, workerQueues };
 }

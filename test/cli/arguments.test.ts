@@ -1,6 +1,7 @@
 /**
  * Bad arguments: each gets a message naming the argument and what was wrong, the command's usage line, and exit
- * code 2, before anything connects to AWS.
+ * code 2, before anything connects to AWS. (A job the stack does not have is found only by asking it: that is in
+ * write-commands.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { timeArgument } from '../../bin/occurrences/arguments';
@@ -51,9 +52,37 @@ describe('bad arguments', () => {
       /^error: <jobId>: must be a job id \(letters, digits, - and _\), got "my job"\nUsage: occurrences retry/,
     ],
     [
-      'a job that is not configured',
-      ['backfill', '--job', 'nope', '--from', '1d'],
-      /^error: --job: "nope" is not a configured job \(bin\/jobs.ts has: hourly-report, other-report\)\nUsage: occurrences backfill/,
+      'a --worker-queue without a worker id',
+      ['retry', 'hourly-report', '2026-11-30T06:00:00Z', '--worker-queue', 'https://sqs.example/123/jobs'],
+      /^error: --worker-queue: must be <workerId>=<queue URL>, such as digest=https:\/\/sqs\.eu-west-1\.amazonaws\.com\/123456789012\/jobs, got "https:\/\/sqs\.example\/123\/jobs"\nUsage: occurrences retry/,
+    ],
+    [
+      'a --worker-queue whose URL is not one',
+      ['backfill', '--job', 'hourly-report', '--from', '1d', '--worker-queue', 'reports=jobs'],
+      /^error: --worker-queue: must be <workerId>=<queue URL>, .* got "reports=jobs"\nUsage: occurrences backfill/,
+    ],
+    [
+      'a --worker-queue whose worker id is not one',
+      ['retry', 'hourly-report', '2026-11-30T06:00:00Z', '--worker-queue', 'my worker=http://127.0.0.1:5000/1/q'],
+      /^error: --worker-queue: must be <workerId>=<queue URL>, .* got "my worker=http:\/\/127\.0\.0\.1:5000\/1\/q"/,
+    ],
+    [
+      'a worker given twice',
+      [
+        'retry',
+        'hourly-report',
+        '2026-11-30T06:00:00Z',
+        '--worker-queue',
+        'reports=http://127.0.0.1:5000/1/a',
+        '--worker-queue',
+        'reports=http://127.0.0.1:5000/1/b',
+      ],
+      /^error: --worker-queue: worker "reports" is given twice\nUsage: occurrences retry/,
+    ],
+    [
+      'the one job queue of before',
+      ['retry', 'hourly-report', '2026-11-30T06:00:00Z', '--queue-url', 'http://127.0.0.1:5000/1/jobs'],
+      /^error: --queue-url: there is no single job queue any more: pass --worker-queue <workerId>=<url> per worker\nUsage: occurrences retry/,
     ],
     [
       'an endpoint that is not a URL',
@@ -125,6 +154,7 @@ describe('a huge bad argument is quoted by its start and length only (issue 14)'
     ['--limit', ['list', '--limit', '1'.repeat(1_000_000)]],
     ['--endpoint', ['list', '--endpoint', 'e'.repeat(1_000_000)]],
     ['--job', ['backfill', '--job', 'j'.repeat(1_000_000), '--from', '1d']],
+    ['--worker-queue', ['list', '--worker-queue', `w=${'u'.repeat(1_000_000)}`]],
   ])('%s', async (name, argv) => {
     const result = await run(...argv);
     expect(result.code).toBe(2);

@@ -3,10 +3,10 @@
  * command line ends with that code.
  */
 import { describe, expect, it } from 'vitest';
-import { BackfillInterruptedError, CliError, EXIT, UsageError } from '../../bin/occurrences/errors';
+import { BackfillInterruptedError, CliError, EXIT, ScheduleInputError, UsageError } from '../../bin/occurrences/errors';
 import { runCli } from '../../bin/occurrences/program';
 import type { Target } from '../../bin/occurrences/target';
-import { cliDeps, HOURLY } from './support';
+import { cliDeps, HOURLY, memoryCatalogue, WORKER } from './support';
 
 describe('Class: UsageError', () => {
   it('is a CliError named UsageError that ends the command line with exit code 2', () => {
@@ -15,6 +15,15 @@ describe('Class: UsageError', () => {
     expect(error.name).toBe('UsageError');
     expect(error.message).toBe('--limit: must be a whole number');
     expect(error.exitCode).toBe(EXIT.usage);
+  });
+});
+
+describe('Class: ScheduleInputError', () => {
+  it('is a CliError named ScheduleInputError that ends the command line with exit code 1', () => {
+    const error = new ScheduleInputError('schedule x in group g has no ScheduleExpression');
+    expect(error).toBeInstanceOf(CliError);
+    expect(error.name).toBe('ScheduleInputError');
+    expect(error.exitCode).toBe(EXIT.failed);
   });
 });
 
@@ -38,7 +47,13 @@ describe('Class: BackfillInterruptedError', () => {
       ...cliDeps({ now: () => Date.parse('2026-11-30T12:00:00Z') }),
       signal: stopped.signal,
       // Nothing is written once the signal has aborted, so neither the store nor the queue is used.
-      connect: async () => ({ where: 'table t', store: {}, queue: {} }) as unknown as Target,
+      connect: async () =>
+        ({
+          where: 'table t',
+          store: {},
+          jobs: memoryCatalogue(),
+          queues: { byWorker: new Map([[WORKER, {}]]), source: '--worker-queue' },
+        }) as unknown as Target,
     };
     const code = await runCli(['backfill', '--job', HOURLY, '--from', '3h'], deps);
     expect(code).toBe(EXIT.failed);

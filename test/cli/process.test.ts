@@ -9,7 +9,7 @@ import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { createResources, type LocalResources, localClients } from '../../scripts/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
-import { putRows, row, testJobs } from './support';
+import { putRows, row } from './support';
 
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'occurrences', 'bin.cjs');
 
@@ -39,7 +39,7 @@ let resources: LocalResources;
 beforeAll(async () => {
   moto = await startMotoServer();
   const clients = localClients(moto.endpoint);
-  resources = await createResources(clients, { limits: workerLimits(testJobs.settings) });
+  resources = await createResources(clients, { limits: workerLimits([]) });
   const now = Date.now();
   await putRows(clients, resources.tableName, [
     row('occurrence-digest', '2026-11-29T05:00:00Z', OccurrenceStatus.SUCCEEDED, now, {

@@ -1,40 +1,57 @@
 /**
- * What the CLI tests share: a job configuration of their own, captured output, a command context with an injected
- * clock, and rows written straight into the emulator's table (the state a test starts from).
+ * What the CLI tests share: the deployed jobs of their own (as the catalogue gives them, and as schedules in the
+ * emulator), captured output, a command context with an injected clock, and rows written straight into the
+ * emulator's table (the state a test starts from).
  */
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DeployedJob, JobCatalogue } from '../../bin/occurrences/catalogue';
 import type { CliDeps, CommandContext } from '../../bin/occurrences/context';
-import type { Target } from '../../bin/occurrences/target';
+import type { Target, WorkerQueues } from '../../bin/occurrences/target';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
-import { resolveJobConfigs } from '../../lib/job-config';
-import type { LocalClients, LocalResources } from '../../scripts/local/local-aws';
+import { LOCAL_REGION, type LocalClients, type LocalResources } from '../../scripts/local/local-aws';
 import { indexed } from '../aws/fixtures';
 
 export const HOURLY = 'hourly-report';
 export const OTHER = 'other-report';
+/** The worker that runs HOURLY; OTHER has a worker of its own. */
+export const WORKER = 'reports';
+export const OTHER_WORKER = 'other-report';
+export const GROUP = 'test-jobs';
 
-/**
- * Short timings, so that the local pipeline settles in seconds; one attempt, so that a failing job is FAILED at
- * once.
- */
-export const testJobs = resolveJobConfigs([
-  {
-    id: HOURLY,
-    schedule: 'cron(0 * * * ? *)',
-    timeoutSeconds: 10,
-    leaseSeconds: 30,
-    heartbeatSeconds: 5,
-    retry: { maxAttempts: 1, baseDelaySeconds: 1, maxDelaySeconds: 1, deadlineSeconds: 3600 },
-  },
-  { id: OTHER, schedule: 'cron(30 6 * * ? *)', timeZone: 'Europe/Berlin' },
-]);
+export const hourlyJob: DeployedJob = {
+  id: HOURLY,
+  schedule: 'cron(0 * * * ? *)',
+  timeZone: 'UTC',
+  state: 'ENABLED',
+  route: { worker: WORKER, deadlineSeconds: 3600, retentionDays: 7 },
+};
 
-export const reportExtensions = { [HOURLY]: 'txt', [OTHER]: 'md' };
+export const otherJob: DeployedJob = {
+  id: OTHER,
+  schedule: 'cron(30 6 * * ? *)',
+  timeZone: 'Europe/Berlin',
+  state: 'ENABLED',
+  route: { worker: OTHER_WORKER, deadlineSeconds: 6 * 3600, retentionDays: 90 },
+};
+
+export const testJobs: readonly DeployedJob[] = [hourlyJob, otherJob];
+
+/** The catalogue of a schedule group holding `jobs`, without Scheduler. */
+export function memoryCatalogue(jobs: readonly DeployedJob[] = testJobs, group = GROUP): JobCatalogue {
+  return {
+    group,
+    job: async (jobId) => jobs.find((j) => j.id === jobId),
+    jobIds: async () => jobs.map((j) => j.id).sort(),
+  };
+}
 
 export interface Captured {
   readonly out: string[];
@@ -50,22 +67,26 @@ export function capture(): Captured {
 }
 
 export function context(clock: Clock, captured = capture()): CommandContext & { captured: Captured } {
-  return { io: captured.io, clock, jobs: testJobs.jobs, reportExtensions, captured };
+  return { io: captured.io, clock, captured };
 }
 
 export function cliDeps(clock: Clock, captured = capture()): CliDeps & { captured: Captured } {
   return { ...context(clock, captured), env: {}, signal: new AbortController().signal };
 }
 
-/** The target the CLI would resolve, over the emulator's resources. */
+/** The target the CLI would resolve, over the emulator's resources; the job queue is HOURLY's worker's. */
 export function targetOf(clients: LocalClients, resources: LocalResources): Target {
+  const queues: WorkerQueues = {
+    byWorker: new Map([[WORKER, new SqsWorkQueue(clients.sqs, resources.jobQueueUrl)]]),
+    source: '--worker-queue',
+  };
   return {
     tableName: resources.tableName,
     bucketName: resources.bucketName,
     reader: new OperatorOccurrenceReader(clients.documents, resources.tableName),
     store: new OperatorOccurrenceStore(clients.documents, resources.tableName),
-    queue: new SqsWorkQueue(clients.sqs, resources.jobQueueUrl),
-    queueUrl: resources.jobQueueUrl,
+    jobs: memoryCatalogue(),
+    queues,
     where: `table ${resources.tableName}`,
   };
 }
@@ -92,4 +113,86 @@ export function row(
 /** Put rows as the store writes them: with the status index key that matches their status. */
 export async function putRows(clients: LocalClients, tableName: string, rows: readonly object[]): Promise<void> {
   for (const item of rows) await clients.documents.send(new PutCommand({ TableName: tableName, Item: indexed(item) }));
+}
+
+const EMULATOR = { region: LOCAL_REGION, credentials: { accessKeyId: 'l', secretAccessKey: 'l' } };
+
+export function schedulerClient(endpoint: string): SchedulerClient {
+  return new SchedulerClient({ endpoint, ...EMULATOR });
+}
+
+/**
+ * The schedules a ScheduledJobs deploys for `jobs` (lib/job-schedules.ts): one per job in `group`, named by the job
+ * id, whose input is the schedule event with Scheduler's scheduled-time placeholder. `input` replaces a job's input.
+ */
+export async function createSchedules(
+  endpoint: string,
+  jobs: readonly DeployedJob[],
+  options: { group?: string; input?: Readonly<Record<string, string>> } = {},
+): Promise<void> {
+  const scheduler = schedulerClient(endpoint);
+  const group = options.group ?? GROUP;
+  await scheduler.send(new CreateScheduleGroupCommand({ Name: group }));
+  for (const job of jobs) {
+    const event = { jobId: job.id, scheduledTime: '<aws.scheduler.scheduled-time>', ...job.route };
+    await scheduler.send(
+      new CreateScheduleCommand({
+        GroupName: group,
+        Name: job.id,
+        ScheduleExpression: job.schedule,
+        ScheduleExpressionTimezone: job.timeZone || undefined,
+        State: job.state === 'DISABLED' ? 'DISABLED' : 'ENABLED',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: {
+          Arn: 'arn:aws:lambda:us-east-1:123456789012:function:trigger',
+          RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+          Input: options.input?.[job.id] ?? JSON.stringify(event),
+        },
+      }),
+    );
+  }
+  scheduler.destroy();
+}
+
+/** A stack whose only content is `outputs` (key: value, or value and description), as a ScheduledJobs adds them. */
+export async function createStack(
+  endpoint: string,
+  name: string,
+  outputs: Readonly<Record<string, string | { value: string; description: string }>>,
+): Promise<void> {
+  const cfn = new CloudFormationClient({ endpoint, ...EMULATOR });
+  await cfn.send(
+    new CreateStackCommand({
+      StackName: name,
+      TemplateBody: JSON.stringify({
+        Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+        Outputs: Object.fromEntries(
+          Object.entries(outputs).map(([key, o]) => [
+            key,
+            typeof o === 'string' ? { Value: o } : { Value: o.value, Description: o.description },
+          ]),
+        ),
+      }),
+    }),
+  );
+  cfn.destroy();
+}
+
+/** A second worker's job queue, as the stack creates one per worker. */
+export async function createWorkerQueue(clients: LocalClients, name: string): Promise<string> {
+  const created = await clients.sqs.send(new CreateQueueCommand({ QueueName: name }));
+  if (created.QueueUrl === undefined) throw new Error(`the emulator created no queue ${name}`);
+  return created.QueueUrl;
+}
+
+/** The bodies of every message in a queue, parsed (each stays in flight for a minute: read once per test). */
+export async function messagesIn(clients: LocalClients, queueUrl: string): Promise<unknown[]> {
+  const bodies: unknown[] = [];
+  for (;;) {
+    const out = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+    );
+    if (!out.Messages?.length) return bodies;
+    bodies.push(...out.Messages.map((m) => JSON.parse(m.Body ?? 'null')));
+  }
 }

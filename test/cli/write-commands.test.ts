@@ -1,73 +1,79 @@
 /**
- * retry and backfill against the emulator, with the real trigger logic, worker and notifier of the local pipeline
- * processing what the CLI enqueues: a retried occurrence really runs again, a backfilled one runs once.
+ * retry and backfill against the emulator, through the command line and the real target: the jobs are read from
+ * their schedules in the emulator's Scheduler, each worker's queue is named by --worker-queue, and what the CLI
+ * writes is checked where a worker would find it (the row, and the message on the job's own worker queue).
  */
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
+import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { ManualRetryFields } from '../../functions/protocol/manual-retry';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import type { JobDefinition } from '../../functions/protocol/ports';
+import { workerLimits } from '../../functions/protocol/worker-limits';
+import { createResources, type LocalClients, type LocalResources, localClients } from '../../scripts/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
-import { LocalPipeline } from '../../scripts/local/pipeline';
 import { indexed } from '../aws/fixtures';
-import { cliDeps, HOURLY, OTHER, putRows, row, testJobs } from './support';
+import {
+  cliDeps,
+  createSchedules,
+  createWorkerQueue,
+  GROUP,
+  HOURLY,
+  messagesIn,
+  OTHER,
+  OTHER_WORKER,
+  putRows,
+  row,
+  testJobs,
+  WORKER,
+} from './support';
 
-const { RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
+const { PENDING, RUNNING, SUCCEEDED, FAILED } = OccurrenceStatus;
 const HOUR = 3600_000;
-/** The pipeline's handlers use the real clock, so the CLI's clock is the real one too (read, never asserted on). */
+/** The rows' times are checked against the real clock, so the CLI's clock is the real one too. */
 const clock = { now: () => Date.now() };
 
-/** Fails the occurrences listed here, so that one can be FAILED and then retried. */
-const failing = new Set<string>();
-const hourlyJob: JobDefinition = {
-  reportExtension: 'txt',
-  async run(occurrence) {
-    if (failing.has(occurrence.scheduledTime)) throw new Error(`upstream unavailable for ${occurrence.scheduledTime}`);
-    return { body: `report for ${occurrence.scheduledTime}`, contentType: 'text/plain' };
-  },
-};
-
 let moto: MotoServer;
-let pipeline: LocalPipeline;
+let clients: LocalClients;
+let resources: LocalResources;
+/** HOURLY's worker's queue is the emulator's job queue; OTHER's worker has this one. */
+let otherQueueUrl: string;
 
 beforeAll(async () => {
   moto = await startMotoServer();
+  clients = localClients(moto.endpoint);
 });
 afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();
-  failing.clear();
-  pipeline = await LocalPipeline.create({
-    endpoint: moto.endpoint,
-    settings: testJobs.settings,
-    jobs: { [HOURLY]: hourlyJob, [OTHER]: hourlyJob },
-    workers: 1,
-    log: () => undefined,
-  });
+  resources = await createResources(clients, { limits: workerLimits([]) });
+  otherQueueUrl = await createWorkerQueue(clients, 'other-report-jobs');
+  await createSchedules(moto.endpoint, testJobs);
 });
-afterEach(async () => pipeline.stop());
 
 const flags = () => [
   '--table',
-  pipeline.resources.tableName,
-  '--queue-url',
-  pipeline.resources.jobQueueUrl,
+  resources.tableName,
+  '--schedule-group',
+  GROUP,
+  '--worker-queue',
+  `${WORKER}=${resources.jobQueueUrl}`,
+  '--worker-queue',
+  `${OTHER_WORKER}=${otherQueueUrl}`,
   '--endpoint',
   moto.endpoint,
 ];
 
-async function cli(...args: string[]) {
+async function cli(args: string[], global = flags()) {
   const deps = cliDeps(clock);
-  const code = await runCli([...args, ...flags()], deps);
+  const code = await runCli([...args, ...global], deps);
   return { code, out: deps.captured.out.join('\n'), err: deps.captured.err.join('\n') };
 }
 
 async function jobRows(jobId: string): Promise<Array<Occurrence & ManualRetryFields>> {
-  const out = await pipeline.clients.documents.send(
+  const out = await clients.documents.send(
     new QueryCommand({
-      TableName: pipeline.resources.tableName,
+      TableName: resources.tableName,
       KeyConditionExpression: 'jobId = :j',
       ExpressionAttributeValues: { ':j': jobId },
     }),
@@ -75,66 +81,69 @@ async function jobRows(jobId: string): Promise<Array<Occurrence & ManualRetryFie
   return (out.Items ?? []) as Array<Occurrence & ManualRetryFields>;
 }
 
-async function messagesInQueue(): Promise<number> {
-  const a = await pipeline.clients.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: pipeline.resources.jobQueueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(a.Attributes?.ApproximateNumberOfMessages) + Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible)
-  );
-}
+const envelope = (jobId: string, scheduledTime: string) => JSON.parse(encodeEnvelope({ jobId, scheduledTime }));
 
 describe('retry', () => {
-  it('reopens a FAILED occurrence; the worker runs it again and it SUCCEEDS, announced once', async () => {
-    const key = { jobId: HOURLY, scheduledTime: isoSeconds(Math.floor(Date.now() / HOUR) * HOUR) };
-    failing.add(key.scheduledTime);
-    pipeline.start();
-    await pipeline.fire([key]);
-    const [failed] = await pipeline.waitUntilSettled([key], 15_000);
-    expect(failed).toMatchObject({
-      status: FAILED,
-      attempt: 1,
-      lastError: expect.stringContaining('upstream unavailable'),
+  it("reopens a FAILED occurrence with its schedule's deadline and enqueues it on its worker's queue", async () => {
+    const now = Date.now();
+    const failed = row(HOURLY, '2026-11-30T06:00:00Z', FAILED, now, {
+      lastError: 'Error: upstream unavailable',
+      failedAt: '2026-11-30T06:00:04.000Z',
     });
+    await putRows(clients, resources.tableName, [failed]);
 
-    failing.clear();
     // The time in another zone names the same occurrence.
-    const berlin = new Date(Date.parse(key.scheduledTime) + HOUR).toISOString().replace('.000Z', '+01:00');
-    const retried = await cli('retry', HOURLY, berlin);
+    const result = await cli(['retry', HOURLY, '2026-11-30T07:00:00+01:00']);
 
-    expect(retried).toMatchObject({ code: 0, err: '' });
-    expect(retried.out).toContain(`retrying ${HOURLY} ${key.scheduledTime}: it was FAILED after 1 attempt(s)`);
-    const [done] = await pipeline.waitUntilSettled([key], 15_000);
-    expect(done).toMatchObject({
-      status: SUCCEEDED,
-      attempt: 1,
+    expect(result).toMatchObject({ code: 0, err: '' });
+    expect(result.out).toContain(
+      `retrying ${HOURLY} 2026-11-30T06:00:00Z: it was FAILED after 1 attempt(s) (Error: upstream unavailable)`,
+    );
+    const [reopened] = await jobRows(HOURLY);
+    expect(reopened).toMatchObject({
+      status: PENDING,
+      attempt: 0,
       previousAttempts: 1,
       manualRetries: 1,
-      reportKey: `reports/${HOURLY}/${key.scheduledTime}.txt`,
+      worker: WORKER,
     });
-    expect(done).not.toHaveProperty('failedAt');
-    expect(await pipeline.reportKeys()).toEqual([`reports/${HOURLY}/${key.scheduledTime}.txt`]);
-    expect(await pipeline.drainAnnouncements()).toHaveLength(1);
+    expect(reopened).not.toHaveProperty('failedAt');
+    // deadlineSeconds 3600 and retentionDays 7 of the schedule's input, counted from the retry.
+    expect(Date.parse(reopened.deadlineAt)).toBeGreaterThanOrEqual(now + HOUR);
+    expect(Date.parse(reopened.deadlineAt)).toBeLessThan(Date.now() + HOUR + 1000);
+    expect(reopened.ttl).toBeGreaterThanOrEqual(Math.floor(now / 1000) + 7 * 86_400);
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([envelope(HOURLY, '2026-11-30T06:00:00Z')]);
+    expect(await messagesIn(clients, otherQueueUrl)).toEqual([]);
+  });
+
+  it("sends another job's retry to that job's own worker queue", async () => {
+    const now = Date.now();
+    await putRows(clients, resources.tableName, [row(OTHER, '2026-11-30T05:30:00Z', FAILED, now)]);
+
+    const result = await cli(['retry', OTHER, '2026-11-30T05:30:00Z']);
+
+    expect(result.code).toBe(0);
+    const [reopened] = await jobRows(OTHER);
+    expect(reopened).toMatchObject({ status: PENDING, worker: OTHER_WORKER });
+    expect(Date.parse(reopened.deadlineAt)).toBeGreaterThanOrEqual(now + 6 * HOUR);
+    expect(await messagesIn(clients, otherQueueUrl)).toEqual([envelope(OTHER, '2026-11-30T05:30:00Z')]);
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
   });
 
   it('refuses a SUCCEEDED occurrence even with --force, changes nothing and enqueues nothing (exit 3)', async () => {
-    const now = Date.now();
-    const done = row(HOURLY, '2026-11-30T06:00:00Z', SUCCEEDED, now, {
+    const done = row(HOURLY, '2026-11-30T06:00:00Z', SUCCEEDED, Date.now(), {
       reportKey: 'reports/hourly-report/2026-11-30T06:00:00Z.txt',
     });
-    await putRows(pipeline.clients, pipeline.resources.tableName, [done]);
+    await putRows(clients, resources.tableName, [done]);
 
-    const result = await cli('retry', HOURLY, '2026-11-30T06:00:00Z', '--force');
+    const result = await cli(['retry', HOURLY, '2026-11-30T06:00:00Z', '--force']);
 
     expect(result.code).toBe(3);
     expect(result.err).toMatch(
       /^refused to retry hourly-report 2026-11-30T06:00:00Z: it SUCCEEDED and its report is at .*Not even with --force/,
     );
     expect(await jobRows(HOURLY)).toEqual([indexed(done)]);
-    expect(await messagesInQueue()).toBe(0);
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
   });
 
   it('refuses an occurrence under a live lease even with --force, naming the holder', async () => {
@@ -144,35 +153,60 @@ describe('retry', () => {
       leaseOwner: 'worker-7',
       leaseExpiresAt: new Date(now + 60_000).toISOString(),
     });
-    await putRows(pipeline.clients, pipeline.resources.tableName, [running]);
+    await putRows(clients, resources.tableName, [running]);
 
-    const result = await cli('retry', HOURLY, '2026-11-30T06:00:00Z', '--force');
+    const result = await cli(['retry', HOURLY, '2026-11-30T06:00:00Z', '--force']);
 
     expect(result.code).toBe(3);
     expect(result.err).toContain('it is RUNNING: worker-7 holds its lease until');
     expect(await jobRows(HOURLY)).toEqual([indexed(running)]);
-    expect(await messagesInQueue()).toBe(0);
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
   });
 
-  it('with --force enqueues a PENDING occurrence whose message was lost, and the worker runs it', async () => {
-    // The row a trigger leaves when its enqueue failed every time: PENDING, and no message.
-    const key = { jobId: HOURLY, scheduledTime: isoSeconds(Math.floor(Date.now() / HOUR) * HOUR) };
+  it('with --force enqueues a PENDING occurrence whose message was lost, leaving its row as it was', async () => {
+    const scheduledTime = isoSeconds(Math.floor(Date.now() / HOUR) * HOUR);
     const now = Date.now();
-    await putRows(pipeline.clients, pipeline.resources.tableName, [
-      row(HOURLY, key.scheduledTime, OccurrenceStatus.PENDING, now, { deadlineAt: new Date(now + HOUR).toISOString() }),
-    ]);
+    const pending = row(HOURLY, scheduledTime, PENDING, now, { deadlineAt: new Date(now + HOUR).toISOString() });
+    await putRows(clients, resources.tableName, [pending]);
 
-    const refused = await cli('retry', HOURLY, key.scheduledTime);
+    const refused = await cli(['retry', HOURLY, scheduledTime]);
     expect(refused.code).toBe(3);
     expect(refused.err).toContain('it is PENDING');
-    expect(await messagesInQueue()).toBe(0);
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
 
-    const forced = await cli('retry', HOURLY, key.scheduledTime, '--force');
+    const forced = await cli(['retry', HOURLY, scheduledTime, '--force']);
     expect(forced).toMatchObject({ code: 0, err: '' });
     expect(forced.out).toContain('enqueued hourly-report');
-    pipeline.start();
-    const [done] = await pipeline.waitUntilSettled([key], 15_000);
-    expect(done).toMatchObject({ status: SUCCEEDED, attempt: 1 });
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([envelope(HOURLY, scheduledTime)]);
+    expect(await jobRows(HOURLY)).toEqual([indexed(pending)]);
+  });
+
+  it('refuses a job without a schedule (disabled or not deployed), naming the jobs the group has (exit 3)', async () => {
+    await putRows(clients, resources.tableName, [row('retired-report', '2026-11-30T06:00:00Z', FAILED, Date.now())]);
+
+    const result = await cli(['retry', 'retired-report', '2026-11-30T06:00:00Z']);
+
+    expect(result.code).toBe(3);
+    expect(result.err).toBe(
+      'refused to retry retired-report 2026-11-30T06:00:00Z: job "retired-report" has no schedule in group ' +
+        `${GROUP}: it is disabled or not deployed (the group has schedules for: ${HOURLY}, ${OTHER})`,
+    );
+    expect((await jobRows('retired-report'))[0]).toMatchObject({ status: FAILED });
+  });
+
+  it("refuses, as a usage error, when the job's worker queue is not named; nothing is written", async () => {
+    const failed = row(OTHER, '2026-11-30T05:30:00Z', FAILED, Date.now());
+    await putRows(clients, resources.tableName, [failed]);
+    const onlyHourly = flags().filter((f) => !f.startsWith(`${OTHER_WORKER}=`));
+    onlyHourly.splice(onlyHourly.lastIndexOf('--worker-queue'), 1);
+
+    const result = await cli(['retry', OTHER, '2026-11-30T05:30:00Z'], onlyHourly);
+
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(
+      /^error: the queue of worker "other-report", which runs job "other-report", is unknown \(queues known from --worker-queue: reports\); pass --worker-queue other-report=<queue URL>\nUsage: occurrences retry/,
+    );
+    expect(await jobRows(OTHER)).toEqual([indexed(failed)]);
   });
 });
 
@@ -184,39 +218,41 @@ describe('backfill', () => {
     const expectedTimes = [4, 3, 2, 1, 0].map((h) => isoSeconds(Math.floor(now / HOUR) * HOUR - h * HOUR));
     const range = ['--job', HOURLY, '--from', new Date(from).toISOString(), '--to', new Date(to).toISOString()];
 
-    const dry = await cli('backfill', ...range, '--dry-run');
+    const dry = await cli(['backfill', ...range, '--dry-run']);
     expect(dry.code).toBe(0);
-    expect(dry.out).toContain('fires 5 time(s)');
+    expect(dry.out).toContain('dry run: cron(0 * * * ? *) (UTC) fires 5 time(s)');
     expect(dry.out).toContain('0 of them already recorded, 5 would be recorded and enqueued');
     expect(dry.out).toContain('nothing was written');
     expect(await jobRows(HOURLY)).toEqual([]);
 
-    const first = await cli('backfill', ...range, '--json');
+    const first = await cli(['backfill', ...range, '--json']);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.out)).toEqual({ dryRun: false, jobId: HOURLY, planned: 5, results: { recorded: 5 } });
     const recorded = await jobRows(HOURLY);
     expect(recorded.map((r) => r.scheduledTime)).toEqual(expectedTimes);
     for (const r of recorded) {
+      expect(r).toMatchObject({ status: PENDING, attempt: 0, worker: WORKER });
       // Counted from the backfill, not from the scheduled time (which would be past for the older ones).
-      expect(Date.parse(r.deadlineAt)).toBeGreaterThanOrEqual(now + 3600_000);
+      expect(Date.parse(r.deadlineAt)).toBeGreaterThanOrEqual(now + HOUR);
+      expect(r.ttl).toBeGreaterThanOrEqual(Math.floor(now / 1000) + 7 * 86_400);
     }
+    const enqueued = expectedTimes.map((t) => envelope(HOURLY, t));
+    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual(expect.arrayContaining(enqueued));
+    expect(await messagesIn(clients, otherQueueUrl)).toEqual([]);
 
     // Again, before any worker ran: no row is written again; the PENDING ones are enqueued again (harmless).
-    const second = await cli('backfill', ...range, '--json');
+    const second = await cli(['backfill', ...range, '--json']);
     expect(JSON.parse(second.out).results).toEqual({ 'pending-re-enqueued': 5 });
     expect(await jobRows(HOURLY)).toEqual(recorded);
 
-    pipeline.start();
-    const keys = expectedTimes.map((scheduledTime) => ({ jobId: HOURLY, scheduledTime }));
-    const settled = await pipeline.waitUntilSettled(keys, 20_000);
-    expect(settled.map((r) => [r?.status, r?.attempt])).toEqual(expectedTimes.map(() => [SUCCEEDED, 1]));
-    expect(await pipeline.reportKeys()).toHaveLength(5);
-    expect(await pipeline.drainAnnouncements()).toHaveLength(5);
-
-    // And after they ran: nothing to do at all.
-    const third = await cli('backfill', ...range, '--json');
+    // And once they ran: nothing to do at all.
+    await putRows(
+      clients,
+      resources.tableName,
+      recorded.map((r) => ({ ...r, status: SUCCEEDED, attempt: 1 })),
+    );
+    const third = await cli(['backfill', ...range, '--json']);
     expect(JSON.parse(third.out).results).toEqual({ 'duplicate-suppressed': 5 });
-    expect((await jobRows(HOURLY)).map((r) => [r.status, r.attempt])).toEqual(expectedTimes.map(() => [SUCCEEDED, 1]));
   });
 
   it('reports progress once per occurrence', async () => {
@@ -241,26 +277,45 @@ describe('backfill', () => {
     expect(stopped).toBe(1);
   });
 
-  it('refuses a range that reaches into the future, writing nothing (exit 2)', async () => {
+  it('a dry run needs no worker queue', async () => {
+    const withoutQueues = ['--table', resources.tableName, '--schedule-group', GROUP, '--endpoint', moto.endpoint];
+
     const result = await cli(
-      'backfill',
-      '--job',
-      HOURLY,
-      '--from',
-      '2h',
-      '--to',
-      new Date(Date.now() + 2 * HOUR).toISOString(),
+      ['backfill', '--job', OTHER, '--from', '2026-11-01', '--to', '2026-11-03', '--dry-run'],
+      withoutQueues,
     );
+
+    expect(result).toMatchObject({ code: 0, err: '' });
+    expect(result.out).toContain('dry run: cron(30 6 * * ? *) (Europe/Berlin) fires 2 time(s)');
+    expect(result.out).toContain('  2026-11-01T05:30:00Z\n  2026-11-02T05:30:00Z');
+  });
+
+  it('refuses a job without a schedule, naming the jobs the group has (exit 2)', async () => {
+    const result = await cli(['backfill', '--job', 'nope', '--from', '1d']);
 
     expect(result.code).toBe(2);
     expect(result.err).toMatch(
+      /^error: --job: job "nope" has no schedule in group test-jobs: it is disabled or not deployed \(the group has schedules for: hourly-report, other-report\)\nUsage: occurrences backfill/,
+    );
+  });
+
+  it('refuses a range that reaches into the future before connecting, writing nothing (exit 2)', async () => {
+    const deps = {
+      ...cliDeps(clock),
+      connect: () => Promise.reject(new Error('a range in the future must be refused before connecting')),
+    };
+    const future = new Date(Date.now() + 2 * HOUR).toISOString();
+
+    const code = await runCli(['backfill', '--job', HOURLY, '--from', '2h', '--to', future], deps);
+
+    expect(code).toBe(2);
+    expect(deps.captured.err.join('\n')).toMatch(
       /--to \(.*\) is in the future: the Scheduler fires those occurrences itself.*\nUsage: occurrences backfill \[options\]/s,
     );
-    expect(await jobRows(HOURLY)).toEqual([]);
   });
 
   it('refuses a range with more occurrences than --max, naming the schedule', async () => {
-    const result = await cli('backfill', '--job', HOURLY, '--from', '2d', '--max', '10');
+    const result = await cli(['backfill', '--job', HOURLY, '--from', '2d', '--max', '10']);
 
     expect(result.code).toBe(2);
     expect(result.err).toContain('schedule "cron(0 * * * ? *)" fires more than 10 times');

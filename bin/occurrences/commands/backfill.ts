@@ -2,10 +2,12 @@
  * `occurrences backfill`: record and enqueue the occurrences a job's schedule would have produced in a time range,
  * for example after the schedule was disabled or the trigger was broken.
  *
- * Each occurrence goes through recordOccurrence, the trigger's own logic: a conditional put on the occurrence key,
- * then an enqueue. So a backfill is idempotent: an occurrence that exists is not written again, and runs at most
- * once; one still PENDING is enqueued again (the earlier run may have stopped between its put and its enqueue),
- * which is harmless because claims are conditional.
+ * The job's schedule, time zone and route (its worker, deadline and retention) are those of its deployed schedule
+ * (catalogue.ts). Each occurrence goes through recordOccurrence, the trigger's own logic, with the schedule event its
+ * schedule would have sent: a conditional put on the occurrence key, then an enqueue on the job's worker queue. So a
+ * backfill is idempotent: an occurrence that exists is not written again, and runs at most once; one still PENDING
+ * is enqueued again (the earlier run may have stopped between its put and its enqueue), which is harmless because
+ * claims are conditional.
  *
  * The deadline choice: the trigger counts an occurrence's retry deadline from its scheduled time, so an occurrence
  * backfilled later than that would be FAILED by its first delivery without running. A backfill counts the deadline
@@ -18,20 +20,20 @@ import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
-import { quoteValue } from '../../../functions/protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
-import type { ResolvedJobConfig } from '../../../lib/job-config';
+import { scheduleEventOf } from '../../../functions/protocol/schedule-event';
 import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
 import { jobIdArgument, parseArguments, timeArgument, wholeNumberArgument } from '../arguments';
-import { type CommandContext, type CommandSetup, settingsById } from '../context';
+import { type DeployedJob, type JobCatalogue, unknownJobMessage } from '../catalogue';
+import type { CommandContext, CommandSetup } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
-import { jobQueueOf } from '../target';
+import { catalogueOf, queueFor, queuesOf } from '../target';
 
 export function registerBackfill(program: Command, setup: CommandSetup): void {
   program
     .command('backfill')
     .description("record and enqueue the occurrences a job's schedule would have produced in a time range (idempotent)")
-    .requiredOption('--job <id>', 'the job (from bin/jobs.ts)')
+    .requiredOption('--job <id>', "the job (its schedule's name in the schedule group)")
     .requiredOption('--from <time>', 'first scheduled time to consider: ISO date/time with zone, or a time ago (7d)')
     .option('--to <time>', 'end of the range, exclusive (not in the future)', 'now')
     .option('--max <n>', 'refuse a range with more occurrences than this, 1-100000', '1000')
@@ -39,11 +41,15 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
     .option('--json', 'the summary as JSON')
     .action(async (raw, cmd: Command) => {
       const o = parseArguments(backfillArguments(setup.now), raw);
-      const plan = planBackfill(setup.deps, o.job, o.from, o.to, o.max);
-      const target = await setup.connect(cmd, { queue: !o.dryRun });
+      checkRange(o.from, o.to, setup.deps.clock.now());
+      const target = await setup.connect(cmd, { jobs: true, queues: !o.dryRun });
+      const job = await deployedJob(catalogueOf(target), o.job);
+      const plan = planBackfill(job, o.from, o.to, o.max);
       if (o.dryRun) await runDryRun(setup.deps, target.reader, plan, o.json);
       else {
-        await runBackfill(setup.deps, { store: target.store, queue: jobQueueOf(target) }, plan, {
+        const queues = queuesOf(target);
+        queueFor(queues, job); // an unknown queue is refused here, before anything is written
+        await runBackfill(setup.deps, { store: target.store, queues: queues.byWorker }, plan, {
           json: o.json,
           progress: setup.deps.progress,
           signal: setup.deps.signal,
@@ -64,7 +70,7 @@ function backfillArguments(now: number) {
 }
 
 export interface BackfillPlan {
-  readonly job: ResolvedJobConfig;
+  readonly job: DeployedJob;
   readonly from: number;
   readonly to: number;
   /** Scheduled times, oldest first, in the key format. */
@@ -74,13 +80,8 @@ export interface BackfillPlan {
 /** Requests in flight at once: a large range goes faster, and DynamoDB on demand and SQS take it easily. */
 export const BACKFILL_CONCURRENCY = 8;
 
-export function planBackfill(ctx: CommandContext, jobId: string, from: number, to: number, max: number): BackfillPlan {
-  const job = ctx.jobs.find((j) => j.settings.id === jobId);
-  if (job === undefined) {
-    const configured = ctx.jobs.map((j) => j.settings.id).join(', ');
-    throw new UsageError(`--job: ${quoteValue(jobId)} is not a configured job (bin/jobs.ts has: ${configured})`);
-  }
-  const now = ctx.clock.now();
+/** A range must end no later than now: the Scheduler fires the occurrences after that. Checked before connecting. */
+export function checkRange(from: number, to: number, now: number): void {
   if (from >= to) throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);
   if (to > now) {
     throw new UsageError(
@@ -88,6 +89,17 @@ export function planBackfill(ctx: CommandContext, jobId: string, from: number, t
         'them now would run the job early; end the range at now or before',
     );
   }
+}
+
+/** The job `--job` names, as deployed; a UsageError naming the group's jobs when it has no schedule. */
+export async function deployedJob(catalogue: JobCatalogue, jobId: string): Promise<DeployedJob> {
+  const job = await catalogue.job(jobId);
+  if (job === undefined) throw new UsageError(`--job: ${await unknownJobMessage(catalogue, jobId)}`);
+  return job;
+}
+
+/** The scheduled times of the deployed job's schedule in the range (checkRange), at most `max` of them. */
+export function planBackfill(job: DeployedJob, from: number, to: number, max: number): BackfillPlan {
   try {
     const times = scheduleTimesBetween(
       { schedule: job.schedule, timeZone: job.timeZone },
@@ -111,7 +123,8 @@ const noProgress: ProgressFactory = () => ({ increment: () => undefined, stop: (
 
 export interface BackfillDeps {
   readonly store: OccurrenceStore;
-  readonly queue: WorkQueue;
+  /** Each worker's job queue, by worker id: the job's worker's is used. */
+  readonly queues: ReadonlyMap<string, WorkQueue>;
 }
 
 export interface BackfillOptions {
@@ -140,7 +153,7 @@ export async function runDryRun(
 ): Promise<BackfillSummary> {
   const summary = await countExisting(reader, plan);
   if (json) {
-    ctx.io.out(JSON.stringify({ dryRun: true, jobId: plan.job.settings.id, ...summary, times: plan.times }, null, 2));
+    ctx.io.out(JSON.stringify({ dryRun: true, jobId: plan.job.id, ...summary, times: plan.times }, null, 2));
   } else {
     printDryRun(ctx, plan, summary);
   }
@@ -153,8 +166,9 @@ function printDryRun(ctx: CommandContext, plan: BackfillPlan, summary: BackfillS
     .map(([s, n]) => `${n} ${s}`)
     .join(', ');
   const already = total(summary.existing ?? {});
+  const disabled = job.state === 'ENABLED' ? '' : ` (its schedule is ${job.state})`;
   ctx.io.out(
-    `dry run: ${job.schedule} (${job.timeZone}) fires ${times.length} time(s) from ${rangeOf(plan)}; ` +
+    `dry run: ${job.schedule} (${job.timeZone})${disabled} fires ${times.length} time(s) from ${rangeOf(plan)}; ` +
       `${already} of them already recorded${existing ? ` (${existing})` : ''}, ` +
       `${times.length - already} would be recorded and enqueued.`,
   );
@@ -184,7 +198,7 @@ export async function runBackfill(
     );
     throw failure ?? new BackfillInterruptedError(done, plan.times.length);
   }
-  if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.settings.id, ...summary }, null, 2));
+  if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.id, ...summary }, null, 2));
   else printBackfilled(ctx, plan, results, countFrom);
   return summary;
 }
@@ -203,19 +217,14 @@ async function recordAll(
   plan: BackfillPlan,
   options: BackfillOptions,
 ): Promise<Recorded> {
-  const jobId = plan.job.settings.id;
+  const { id: jobId, route } = plan.job;
   const results: Partial<Record<TriggerResult, number>> = {};
   const progress = (options.progress ?? noProgress)(plan.times.length);
-  const triggerDeps = {
-    store: deps.store,
-    queue: deps.queue,
-    clock: ctx.clock,
-    logger: quiet,
-    jobs: settingsById(ctx.jobs),
-  };
+  const triggerDeps = { store: deps.store, queues: deps.queues, clock: ctx.clock, logger: quiet };
   const countFrom = ctx.clock.now();
   const record = async (scheduledTime: string): Promise<void> => {
-    const result = await recordOccurrence(triggerDeps, { jobId, scheduledTime }, { countFrom });
+    const event = scheduleEventOf({ jobId, scheduledTime }, route);
+    const result = await recordOccurrence(triggerDeps, event, { countFrom });
     results[result] = (results[result] ?? 0) + 1;
     progress.increment();
   };
@@ -259,20 +268,20 @@ function printBackfilled(
   results: Partial<Record<TriggerResult, number>>,
   countFrom: number,
 ): void {
-  const jobId = plan.job.settings.id;
+  const jobId = plan.job.id;
   ctx.io.out(
     `backfilled ${jobId} from ${rangeOf(plan)}: ${plan.times.length} occurrence(s) in the schedule; ` +
       `${describeResults(results)}.`,
   );
   if ((results.recorded ?? 0) > 0) {
-    const until = isoSeconds(countFrom + plan.job.settings.retry.deadlineSeconds * 1000);
+    const until = isoSeconds(countFrom + plan.job.route.deadlineSeconds * 1000);
     ctx.io.out(`new occurrences may be retried until ${until} (the retry deadline counts from this backfill).`);
   }
 }
 
 async function countExisting(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
   // One key-range Query for the whole range, rather than a read per time.
-  const rows = await reader.listJobNewestFirst(plan.job.settings.id, {
+  const rows = await reader.listJobNewestFirst(plan.job.id, {
     from: isoSeconds(plan.from),
     to: isoSeconds(Math.ceil(plan.to / 1000) * 1000),
     limit: Number.MAX_SAFE_INTEGER /* every row: pages are capped by the reader */,

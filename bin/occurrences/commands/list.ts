@@ -21,7 +21,7 @@ export function registerList(program: Command, setup: CommandSetup): void {
         raw,
       );
       const query = toListQuery(o, o.limit);
-      const target = await setup.connect(cmd, { queue: false });
+      const target = await setup.connect(cmd, {});
       await runList(setup.deps, target.reader, query, o.json);
     });
 }

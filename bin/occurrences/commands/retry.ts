@@ -1,6 +1,8 @@
 /**
  * `occurrences retry`: reopen a FAILED occurrence and enqueue it; with --force, enqueue one more message for a
- * PENDING, RETRY_WAIT or expired-lease RUNNING one. The rules are in functions/protocol/manual-retry.ts.
+ * PENDING, RETRY_WAIT or expired-lease RUNNING one. The rules are in functions/protocol/manual-retry.ts. The job's
+ * worker, deadline and retention are those of its deployed schedule (catalogue.ts), and the message goes to that
+ * worker's queue; a job without a schedule (disabled, or not deployed) is refused.
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -12,9 +14,10 @@ import {
 import type { OccurrenceKey } from '../../../functions/protocol/occurrence';
 import type { WorkQueue } from '../../../functions/protocol/ports';
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
-import { type CommandContext, type CommandSetup, settingsById } from '../context';
+import { type JobCatalogue, unknownJobMessage } from '../catalogue';
+import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
-import { jobQueueOf } from '../target';
+import { catalogueOf, queueFor, queuesOf, type WorkerQueues } from '../target';
 
 export function registerRetry(program: Command, setup: CommandSetup): void {
   program
@@ -35,10 +38,10 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
         { jobId, scheduledTime, ...raw },
         ['jobId', 'scheduledTime'],
       );
-      const target = await setup.connect(cmd, { queue: true });
+      const target = await setup.connect(cmd, { jobs: true, queues: true });
       const result = await runRetry(
         setup.deps,
-        { store: target.store, queue: jobQueueOf(target) },
+        { store: target.store, jobs: catalogueOf(target), queues: queuesOf(target) },
         { jobId: o.jobId, scheduledTime: o.scheduledTime },
         { force: o.force },
       );
@@ -48,12 +51,28 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
 
 export async function runRetry(
   ctx: CommandContext,
-  deps: { store: ReopenableStore; queue: Pick<WorkQueue, 'send'> },
+  deps: { store: ReopenableStore; jobs: JobCatalogue; queues: WorkerQueues },
   key: OccurrenceKey,
   options: { force: boolean },
 ): Promise<ManualRetryResult> {
-  const result = await retryOccurrence({ ...deps, clock: ctx.clock, jobs: settingsById(ctx.jobs) }, key, options);
   const name = `${key.jobId} ${key.scheduledTime}`;
+  const job = await deps.jobs.job(key.jobId);
+  if (job === undefined) {
+    const reason = await unknownJobMessage(deps.jobs, key.jobId);
+    ctx.io.err(`refused to retry ${name}: ${reason}`);
+    return { outcome: 'refused', reason, forceWouldEnqueue: false };
+  }
+  const queue: Pick<WorkQueue, 'send'> = queueFor(deps.queues, job);
+  const result = await retryOccurrence(
+    {
+      store: deps.store,
+      queues: new Map([[job.route.worker, queue]]),
+      clock: ctx.clock,
+      jobs: new Map([[job.id, job.route]]),
+    },
+    key,
+    options,
+  );
   switch (result.outcome) {
     case 'reopened': {
       const lastError = result.previous.lastError ?? 'no error recorded';

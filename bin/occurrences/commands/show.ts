@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
 import type { ManualRetryFields } from '../../../functions/protocol/manual-retry';
-import { type Occurrence, type OccurrenceKey, reportKeyOf } from '../../../functions/protocol/occurrence';
+import { type Occurrence, type OccurrenceKey, REPORT_KEY_PREFIX } from '../../../functions/protocol/occurrence';
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
@@ -26,7 +26,7 @@ export function registerShow(program: Command, setup: CommandSetup): void {
         { jobId, scheduledTime, ...raw },
         ['jobId', 'scheduledTime'],
       );
-      const target = await setup.connect(cmd, { queue: false, bucket: true });
+      const target = await setup.connect(cmd, { bucket: true });
       const row = await runShow(
         setup.deps,
         target.store,
@@ -72,11 +72,10 @@ export async function runShow(
 
 export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketName: string | undefined): string {
   const now = ctx.clock.now();
-  return `${fieldTable(occurrenceFields(ctx, row, bucketName, now))}\n${historyText(row)}`;
+  return `${fieldTable(occurrenceFields(row, bucketName, now))}\n${historyText(row)}`;
 }
 
 function occurrenceFields(
-  ctx: CommandContext,
   row: ShownRow,
   bucketName: string | undefined,
   now: number,
@@ -86,7 +85,7 @@ function occurrenceFields(
     ['job', row.jobId],
     ['scheduled time', row.scheduledTime],
     ['status', row.status],
-    ['attempt', attemptText(ctx, row)],
+    ['attempt', attemptText(row)],
     ['created', when(row.createdAt, now)],
     ['deadline', `${when(row.deadlineAt, now)}${pastDeadline}`],
     ['lease', row.status === 'RUNNING' ? leaseSummary(row, now) : undefined],
@@ -100,32 +99,34 @@ function occurrenceFields(
     ['last error', row.lastError],
     ['succeeded', when(row.succeededAt, now)],
     ['failed', when(row.failedAt, now)],
-    ['report', reportLocation(ctx, row, bucketName)],
+    ['worker', row.worker],
+    ['report', reportLocation(row, bucketName)],
     ['notified', notificationText(row, now)],
     ['manual retries', row.manualRetries ? `${row.manualRetries}, last ${when(row.manualRetryAt, now)}` : undefined],
     ['deleted by TTL', when(new Date(row.ttl * 1000).toISOString(), now)],
   ];
 }
 
-/** `2 of 3`, and the attempts made before the manual retries reset the count. */
-function attemptText(ctx: CommandContext, row: ShownRow): string {
-  const settings = ctx.jobs.find((j) => j.settings.id === row.jobId)?.settings;
-  const maxAttempts = settings ? ` of ${settings.retry.maxAttempts}` : '';
+/**
+ * The attempt count, and the attempts made before the manual retries reset it. Not "of N": the job's attempt limit is
+ * a setting only its worker knows.
+ */
+function attemptText(row: ShownRow): string {
   const retries = row.manualRetries === 1 ? 'retry' : 'retries';
   const before = row.previousAttempts
     ? ` (plus ${row.previousAttempts} before ${row.manualRetries} manual ${retries})`
     : '';
-  return `${row.attempt}${maxAttempts}${before}`;
+  return `${row.attempt}${before}`;
 }
 
-/** The committed report's location, or where the job's report will be committed. */
-function reportLocation(ctx: CommandContext, row: ShownRow, bucketName: string | undefined): string {
+/**
+ * The committed report's location, or the prefix the job's reports are committed under (the file extension is the
+ * job's own, known only to its worker).
+ */
+function reportLocation(row: ShownRow, bucketName: string | undefined): string {
   const s3 = (key: string) => (bucketName ? `s3://${bucketName}/${key}` : key);
   if (row.reportKey !== undefined) return s3(row.reportKey);
-  const extension = ctx.reportExtensions[row.jobId];
-  return extension !== undefined
-    ? `none committed yet; it will be ${s3(reportKeyOf(row, extension))}`
-    : 'none committed yet';
+  return `none committed yet; it will be under ${s3(`${REPORT_KEY_PREFIX}${row.jobId}/`)}`;
 }
 
 function notificationText(row: ShownRow, now: number): string | undefined {

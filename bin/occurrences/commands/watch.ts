@@ -33,7 +33,7 @@ export function registerWatch(program: Command, setup: CommandSetup): void {
         raw,
       );
       const query = toListQuery(o, o.limit);
-      const target = await setup.connect(cmd, { queue: false });
+      const target = await setup.connect(cmd, {});
       await runWatch(setup.deps, { reader: target.reader, store: target.store }, query, {
         intervalMs: o.interval * 1000,
         json: o.json,

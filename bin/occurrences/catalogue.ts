@@ -1,0 +1,179 @@
+/**
+ * The deployed jobs, as the CLI learns them from the stack: one EventBridge Scheduler schedule per enabled job in the
+ * ScheduledJobs' schedule group, named by the job id (lib/job-schedules.ts). A schedule gives the job's expression
+ * and time zone (what `backfill` evaluates) and, in its Target.Input, the job's route: its worker and the two
+ * settings a writer other than the worker needs (what `backfill` and `retry` write with). A job disabled in the app
+ * has no schedule, so it is unknown here.
+ */
+import {
+  GetScheduleCommand,
+  type GetScheduleCommandOutput,
+  paginateListSchedules,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import { z } from 'zod';
+import { asDependencyError } from '../../functions/aws/classify-error';
+import { DEADLINE_SECONDS_RANGE, JOB_ID_PATTERN, RETENTION_DAYS_RANGE } from '../../functions/protocol/job-settings';
+import { describe } from '../../functions/protocol/occurrence';
+import { quoteValue } from '../../functions/protocol/quote-value';
+import type { JobRoute } from '../../functions/protocol/schedule-event';
+import { ScheduleInputError, UsageError } from './errors';
+
+/** Scheduler reads an expression without a time zone in UTC. */
+const SCHEDULER_DEFAULT_TIME_ZONE = 'UTC';
+
+/** One deployed job: its schedule and its route. */
+export interface DeployedJob {
+  readonly id: string;
+  /** The Scheduler expression: `cron(...)`, `rate(...)` or `at(...)`. */
+  readonly schedule: string;
+  /** IANA time zone the expression is read in. */
+  readonly timeZone: string;
+  /** `ENABLED`, or `DISABLED` for a schedule turned off in Scheduler itself (the job is still deployed). */
+  readonly state: string;
+  readonly route: JobRoute;
+}
+
+/** Where the CLI looks jobs up; tests pass their own. */
+export interface JobCatalogue {
+  /** The schedule group the jobs are read from, for messages. */
+  readonly group: string;
+  /** The job whose schedule is named `jobId`, or undefined when the group has no such schedule. */
+  job(jobId: string): Promise<DeployedJob | undefined>;
+  /** The names of the group's schedules: the ids of every deployed job, sorted. */
+  jobIds(): Promise<string[]>;
+}
+
+/** The catalogue of one schedule group, read with GetSchedule and ListSchedules. */
+export class SchedulerJobCatalogue implements JobCatalogue {
+  constructor(
+    private readonly client: SchedulerClient,
+    readonly group: string,
+  ) {}
+
+  async job(jobId: string): Promise<DeployedJob | undefined> {
+    let schedule: GetScheduleCommandOutput;
+    try {
+      schedule = await this.client.send(new GetScheduleCommand({ GroupName: this.group, Name: jobId }));
+    } catch (error) {
+      if (!isNotFound(error)) throw asDependencyError(`read schedule ${jobId} in group ${this.group}`, error);
+      if (isGroupMissing(error)) throw this.groupMissing();
+      return undefined;
+    }
+    return deployedJobOf(schedule, this.group, jobId);
+  }
+
+  async jobIds(): Promise<string[]> {
+    const names: string[] = [];
+    try {
+      for await (const page of paginateListSchedules({ client: this.client }, { GroupName: this.group })) {
+        for (const s of page.Schedules ?? []) if (s.Name !== undefined) names.push(s.Name);
+      }
+    } catch (error) {
+      if (isNotFound(error)) throw this.groupMissing();
+      throw asDependencyError(`list the schedules of group ${this.group}`, error);
+    }
+    return names.sort();
+  }
+
+  private groupMissing(): UsageError {
+    return new UsageError(
+      `schedule group ${this.group} does not exist in this account and region; ` +
+        'pass --schedule-group <name>, or --stack with the stack that deploys the jobs',
+    );
+  }
+}
+
+/**
+ * What to say of a job the catalogue does not have: it has no schedule, because it is disabled in the app or not
+ * deployed at all; and which jobs the group has.
+ */
+export async function unknownJobMessage(catalogue: JobCatalogue, jobId: string): Promise<string> {
+  const ids = await catalogue.jobIds();
+  return (
+    `job ${quoteValue(jobId)} has no schedule in group ${catalogue.group}: it is disabled or not deployed ` +
+    `(the group has ${ids.length === 0 ? 'no schedules' : `schedules for: ${ids.join(', ')}`})`
+  );
+}
+
+const idField = (field: string) =>
+  z
+    .unknown()
+    .refine((v) => typeof v === 'string' && JOB_ID_PATTERN.test(v), {
+      error: (iss) => `${field} must be a job or worker id, got ${describeValue(iss.input)}`,
+    })
+    .transform((v) => v as string);
+
+const wholeField = (field: string, range: { min: number; max: number }) =>
+  z
+    .unknown()
+    .refine((v) => typeof v === 'number' && Number.isInteger(v) && v >= range.min && v <= range.max, {
+      error: (iss) =>
+        `${field} must be a whole number from ${range.min} to ${range.max}, got ${describeValue(iss.input)}`,
+    })
+    .transform((v) => v as number);
+
+/** The route fields of a schedule's input; its scheduledTime is Scheduler's placeholder, not a time, until it fires. */
+const scheduleInputSchema = z.object({
+  jobId: idField('jobId'),
+  worker: idField('worker'),
+  deadlineSeconds: wholeField('deadlineSeconds', DEADLINE_SECONDS_RANGE),
+  retentionDays: wholeField('retentionDays', RETENTION_DAYS_RANGE),
+});
+
+/** A schedule as a deployed job; throws ScheduleInputError naming every problem of its input. */
+export function deployedJobOf(schedule: GetScheduleCommandOutput, group: string, jobId: string): DeployedJob {
+  const name = schedule.Name ?? jobId;
+  const where = `schedule ${name} in group ${group}`;
+  if (schedule.ScheduleExpression === undefined || schedule.ScheduleExpression === '') {
+    throw new ScheduleInputError(`${where} has no ScheduleExpression`);
+  }
+  const route = routeOf(schedule.Target?.Input, name);
+  if (!route.ok) throw new ScheduleInputError(`${where}: Target.Input is not a schedule event: ${route.error}`);
+  return {
+    id: name,
+    schedule: schedule.ScheduleExpression,
+    timeZone: schedule.ScheduleExpressionTimezone || SCHEDULER_DEFAULT_TIME_ZONE,
+    state: schedule.State ?? 'ENABLED',
+    route: route.value,
+  };
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function routeOf(input: string | undefined, name: string): Parsed<JobRoute> {
+  if (input === undefined) return { ok: false, error: 'it has none' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(input);
+  } catch {
+    return { ok: false, error: `it is not JSON: ${quoteValue(input)}` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { ok: false, error: `it must be a JSON object, got ${describe(parsed)}` };
+  }
+  const result = scheduleInputSchema.safeParse(parsed);
+  if (!result.success) return { ok: false, error: result.error.issues.map((i) => i.message).join('; ') };
+  const { jobId, worker, deadlineSeconds, retentionDays } = result.data;
+  const problems: string[] = [];
+  if (jobId !== name) problems.push(`jobId ${quoteValue(jobId)} is not the schedule's name ${quoteValue(name)}`);
+  // The trigger's own rule (schedule-event.ts): a row deleted while its retries wait could be recorded again.
+  if (retentionDays * 86_400 <= deadlineSeconds) {
+    problems.push(`retentionDays (${retentionDays}) must outlive deadlineSeconds (${deadlineSeconds})`);
+  }
+  if (problems.length > 0) return { ok: false, error: problems.join('; ') };
+  return { ok: true, value: { worker, deadlineSeconds, retentionDays } };
+}
+
+function describeValue(value: unknown): string {
+  return typeof value === 'number' ? String(value) : describe(value);
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { name?: unknown })?.name === 'ResourceNotFoundException';
+}
+
+/** Scheduler answers a GetSchedule in a group that does not exist with the same exception, naming the group. */
+function isGroupMissing(error: unknown): boolean {
+  return /schedule group/i.test(String((error as { message?: unknown }).message ?? ''));
+}
