@@ -1,0 +1,21 @@
+/**
+ * `<package>/testing`: test a job without AWS, and run a synthesized app's jobs on this machine against moto.
+ *
+ *   // a job's unit test
+ *   const { report, logs } = await testJob(handler, { occurrence: { scheduledTime: '2026-11-30T06:00:00Z' } });
+ *
+ *   // the app's jobs from `cdk synth`, end to end on moto
+ *   const run = await runLocally({ assemblyDir: 'cdk.out' });
+ *
+ * Nothing under functions/ or lib/ imports this folder: it is for tests and local runs only.
+ */
+export { AssemblyError, JobDidNotStopError, TestingError } from './errors';
+export {
+  FAKE_JOB_ID,
+  FAKE_LEASE_ID,
+  FAKE_SCHEDULED_TIME,
+  type FakeOccurrenceFields,
+  fakeOccurrence,
+} from './fake-occurrence';
+export { type LogEntry, type LogLevel, type RecordingLogger, recordingLogger } from './recording-logger';
+export { DEFAULT_STOP_WITHIN_MS, type TestJobOptions, type TestJobResult, testJob } from './test-job';
