@@ -18,4 +18,11 @@ export {
   fakeOccurrence,
 } from './fake-occurrence';
 export { type LogEntry, type LogLevel, type RecordingLogger, recordingLogger } from './recording-logger';
-export { DEFAULT_STOP_WITHIN_MS, type TestJobOptions, type TestJobResult, testJob } from './test-job';
+export {
+  type AbortedRun,
+  type CompletedRun,
+  DEFAULT_STOP_WITHIN_MS,
+  type TestJobOptions,
+  type TestJobResult,
+  testJob,
+} from './test-job';

@@ -39,16 +39,22 @@ interface Common {
   readonly durationMs: number;
 }
 
-/** A run that was not aborted returned its report (one that threw makes testJob reject with the job's error). */
-export type TestJobResult =
-  | (Common & { readonly aborted: false; readonly report: ReportBody })
-  | (Common & {
-      readonly aborted: true;
-      /** Set when the job returned a report after the abort anyway: the worker would not commit it. */
-      readonly report?: ReportBody;
-      /** What the job rejected with after the abort (usually the signal's reason). */
-      readonly error?: unknown;
-    });
+/** A run that was not aborted: its report (a run that threw makes testJob reject with the job's error). */
+export interface CompletedRun extends Common {
+  readonly aborted: false;
+  readonly report: ReportBody;
+}
+
+/** A run whose signal was aborted, and that then stopped. */
+export interface AbortedRun extends Common {
+  readonly aborted: true;
+  /** Set when the job returned a report after the abort anyway: the worker would not commit it. */
+  readonly report?: ReportBody;
+  /** What the job rejected with after the abort (usually the signal's reason). */
+  readonly error?: unknown;
+}
+
+export type TestJobResult = CompletedRun | AbortedRun;
 
 export const DEFAULT_STOP_WITHIN_MS = 1_000;
 
@@ -66,6 +72,11 @@ const SIGNAL_MAX_LISTENERS = 100;
  * const { aborted, error } = await testJob(handler, { abortAfterMs: 50 });
  * expect(aborted).toBe(true); // and the job stopped within stopWithinMs (1 s by default)
  */
+export function testJob(
+  job: JobDefinition | JobHandler,
+  options?: TestJobOptions & { readonly abortAfterMs?: undefined; readonly signal?: undefined },
+): Promise<CompletedRun>;
+export function testJob(job: JobDefinition | JobHandler, options: TestJobOptions): Promise<TestJobResult>;
 export async function testJob(job: JobDefinition | JobHandler, options: TestJobOptions = {}): Promise<TestJobResult> {
   const definition = definitionOf(job);
   const { abortAfterMs, stopWithinMs = DEFAULT_STOP_WITHIN_MS } = options;
