@@ -17,6 +17,27 @@ export {
   type FakeOccurrenceFields,
   fakeOccurrence,
 } from './fake-occurrence';
+export type {
+  BucketSpec,
+  FunctionSpec,
+  LocalApp,
+  QueueSourceSpec,
+  ScheduleSpec,
+  StreamSourceSpec,
+  TableSpec,
+} from './local/app-model';
+export { describeApp, readLocalApp } from './local/app-model';
+export { listStacks, readStack, type StackArtifact } from './local/cloud-assembly';
+export { formatLocalRun } from './local/format';
+export {
+  LOCAL_RUN_LIMITS,
+  type LocalFunctionStats,
+  type LocalLogLine,
+  type LocalRun,
+  type LocalRunRow,
+  type RunLocallyOptions,
+  runLocally,
+} from './local/run-locally';
 export { type LogEntry, type LogLevel, type RecordingLogger, recordingLogger } from './recording-logger';
 export {
   type AbortedRun,
