@@ -183,8 +183,10 @@ export function createTableInput(tableName: string, p: Readonly<Record<string, u
       : {}),
     ...(gsis === undefined
       ? {}
-      : { GlobalSecondaryIndexes: gsis as CreateTableCommandInput['GlobalSecondaryIndexes'] }),
-    ...(lsis === undefined ? {} : { LocalSecondaryIndexes: lsis as CreateTableCommandInput['LocalSecondaryIndexes'] }),
+      : { GlobalSecondaryIndexes: gsis as unknown as CreateTableCommandInput['GlobalSecondaryIndexes'] }),
+    ...(lsis === undefined
+      ? {}
+      : { LocalSecondaryIndexes: lsis as unknown as CreateTableCommandInput['LocalSecondaryIndexes'] }),
     ...(streamViewType === undefined
       ? {}
       : { StreamSpecification: { StreamEnabled: true, StreamViewType: streamViewType as 'NEW_AND_OLD_IMAGES' } }),
