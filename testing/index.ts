@@ -9,6 +9,7 @@
  *
  * Nothing under functions/ or lib/ imports this folder: it is for tests and local runs only.
  */
+export { type MotoServer, MotoUnavailableError, startMotoServer } from '../scripts/local/moto-server';
 export { AssemblyError, JobDidNotStopError, TestingError } from './errors';
 export {
   FAKE_JOB_ID,

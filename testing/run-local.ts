@@ -12,6 +12,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { MotoUnavailableError } from '../scripts/local/moto-server';
 import { AssemblyError } from './errors';
 import { formatLocalRun } from './local/format';
 import { type RunLocallyOptions, runLocally } from './local/run-locally';
@@ -60,7 +61,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return run.ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof TypeError || error instanceof AssemblyError) {
+    if (error instanceof TypeError || error instanceof AssemblyError || error instanceof MotoUnavailableError) {
       console.error(`error: ${error.message}`);
       return error instanceof TypeError ? 2 : 1;
     }

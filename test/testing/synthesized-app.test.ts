@@ -4,7 +4,7 @@
  * temporary folder, as a user's `cdk synth` would write cdk.out.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -142,6 +142,23 @@ describe.skipIf(moto === undefined)('Function: runLocally (the sample on moto)',
     expect(stats['worker occurrence-digest'].requests).toBeGreaterThan(100); // 64 shard queries per status
     expect(stats.notifier.invocations).toBeGreaterThanOrEqual(1);
     expect(formatLocalRun(run)).toContain('all 2 occurrence(s) SUCCEEDED');
+  });
+
+  it("names a function's variable that refers to what the run does not create, and how to give it", async () => {
+    const copy = mkdtempSync(path.join(tmpdir(), 'sample-secret-'));
+    try {
+      cpSync(assemblyDir, copy, { recursive: true });
+      const file = path.join(copy, 'ScheduledJobs.template.json');
+      const template = JSON.parse(readFileSync(file, 'utf8'));
+      template.Resources.ApiKey = { Type: 'AWS::SecretsManager::Secret', Properties: {} };
+      template.Resources[app.workers[0].function].Properties.Environment.Variables.API_KEY_ARN = { Ref: 'ApiKey' };
+      writeFileSync(file, JSON.stringify(template));
+      await expect(runLocally({ assemblyDir: copy, endpoint: server.endpoint })).rejects.toThrow(
+        `worker occurrence-digest (${app.workers[0].function}): environment variable API_KEY_ARN: Ref to ApiKey (AWS::SecretsManager::Secret), which the local run does not create; give it with environment: { 'occurrence-digest': { API_KEY_ARN: '...' } }`,
+      );
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('runs again on the same emulator (its own resource names) from the command-line form', async () => {
