@@ -4,14 +4,15 @@
  *
  * Every invocation runs inside an AsyncLocalStorage context that carries its function's environment and log sink.
  * While a sandbox is open, `process.env` is a view that answers from the current function's variables first (and
- * keeps a function's own writes to itself), and `process.stdout`/`process.stderr` writes made inside a function go
- * to its sink; outside any function both behave as before. So concurrent invocations of different functions never
+ * keeps a function's own writes to itself), and what a function writes to `process.stdout`/`process.stderr` or
+ * through `console` goes to its sink; outside any function all of them behave as before. So concurrent invocations of different functions never
  * see each other's variables, also after an await, and a handler that reads its environment at its first call, or a
  * job that reads it on every run, reads its own. Each bundle is loaded as a module instance of its own per function
  * (see load), so the clients and handlers a bundle caches at module level are per function and per run.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
+import { format } from 'node:util';
 
 /** Variables of one function; undefined hides a variable of the process (AWS_PROFILE, say). */
 export type FunctionEnv = Readonly<Record<string, string | undefined>>;
@@ -82,12 +83,16 @@ export function currentFunction(): string | undefined {
 function install(): () => void {
   const env = process.env;
   process.env = environmentView(env);
-  const unpatchOut = captureWrites(process.stdout, 'stdout');
-  const unpatchErr = captureWrites(process.stderr, 'stderr');
+  const unpatch = [
+    captureWrites(process.stdout, 'stdout'),
+    captureWrites(process.stderr, 'stderr'),
+    // A test runner's console (vitest's) may not write to process.stdout: a function's console calls go to its sink.
+    ...(['log', 'info', 'debug'] as const).map((method) => captureConsole(method, 'stdout')),
+    ...(['warn', 'error'] as const).map((method) => captureConsole(method, 'stderr')),
+  ];
   return () => {
     process.env = env;
-    unpatchOut();
-    unpatchErr();
+    for (const undo of unpatch) undo();
   };
 }
 
@@ -135,6 +140,18 @@ function environmentView(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
       return value === undefined ? undefined : { value, writable: true, enumerable: true, configurable: true };
     },
   });
+}
+
+function captureConsole(method: 'log' | 'info' | 'debug' | 'warn' | 'error', stream: 'stdout' | 'stderr'): () => void {
+  const original = console[method];
+  console[method] = (...args: unknown[]) => {
+    const scope = scopes.getStore();
+    if (scope === undefined) original.apply(console, args);
+    else scope.output(`${format(...args)}\n`, stream);
+  };
+  return () => {
+    console[method] = original;
+  };
 }
 
 /** A stream's writes made inside a function go to that function's sink; the others go where they went. */

@@ -45,7 +45,8 @@ export async function createResources(
   const suffix = `-${options.runId}`;
 
   for (const table of app.tables) {
-    const tableName = `${table.logicalId.slice(0, 200)}${suffix}`;
+    const base = typeof table.properties.TableName === 'string' ? table.properties.TableName : table.logicalId;
+    const tableName = `${base.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200)}${suffix}`;
     const created = await clients.dynamo.send(new CreateTableCommand(createTableInput(tableName, table.properties)));
     const description = created.TableDescription;
     resources.set(table.logicalId, {

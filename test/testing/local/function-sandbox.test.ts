@@ -87,6 +87,7 @@ describe('Class: FunctionSandbox', () => {
   it('restores process.env and the streams when the last open sandbox closes', () => {
     const env = process.env;
     const write = process.stdout.write;
+    const log = console.log;
     const first = FunctionSandbox.open();
     const second = FunctionSandbox.open();
     expect(process.env).not.toBe(env);
@@ -96,5 +97,6 @@ describe('Class: FunctionSandbox', () => {
     second.close();
     expect(process.env).toBe(env);
     expect(process.stdout.write).toBe(write);
+    expect(console.log).toBe(log);
   });
 });
