@@ -159,15 +159,19 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       options.onLog?.(line);
     };
     const functions = await loadFunctions(app, context, { endpoint, serializer, sandbox, emit, options });
+    // Each job's rows are in the table its schedule's trigger writes (a stack may have several ScheduledJobs).
+    const stores = new Map(
+      schedules.map((s) => [s.jobId, new DynamoOccurrenceStore(clients.documents, tableOf(app, functions, s))]),
+    );
+    const read = (key: OccurrenceKey) => (stores.get(key.jobId) as DynamoOccurrenceStore).get(key);
 
     const sources = startSources(app, context, clients, functions, pollers);
     stopSources = sources.stop;
     const started = performance.now();
     const fired = await fireSchedules(schedules, functions, { from, count, copies });
     const keys = uniqueKeys(fired.map((f) => f.key));
-    const store = new DynamoOccurrenceStore(clients.documents, tableOf(app, functions, schedules[0]));
     const announcing = app.streamSources.length > 0;
-    const { rows, timedOut } = await waitUntilSettled(store, keys, announcing, timeoutSeconds * 1000);
+    const { rows, timedOut } = await waitUntilSettled(read, keys, announcing, timeoutSeconds * 1000);
     const settleMs = performance.now() - started;
     await sources.stop();
     stopSources = async () => undefined;
@@ -462,14 +466,14 @@ const POLL_MS = 250;
 
 /** Reads the rows until each is SUCCEEDED (and announced, where announcing) or FAILED, or the time is up. */
 async function waitUntilSettled(
-  store: DynamoOccurrenceStore,
+  read: (key: OccurrenceKey) => Promise<Occurrence | undefined>,
   keys: readonly OccurrenceKey[],
   announcing: boolean,
   timeoutMs: number,
 ): Promise<{ rows: (Occurrence | undefined)[]; timedOut: boolean }> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const rows = await Promise.all(keys.map((k) => store.get(k)));
+    const rows = await Promise.all(keys.map(read));
     const settled = rows.every(
       (r) =>
         r !== undefined &&
