@@ -1,0 +1,182 @@
+/**
+ * The local runner on this repository's own synthesized sample app: what it reads from the template, and the
+ * sample's occurrence-digest run end to end on moto from the bundled handlers. The app is synthesized once, into a
+ * temporary folder, as a user's `cdk synth` would write cdk.out.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseJobSettingsList } from '../../functions/protocol/job-settings';
+import { ENV } from '../../functions/runtime-env';
+import {
+  ensureMotoServer,
+  type MotoServer,
+  MotoUnavailableError,
+  startMotoServer,
+} from '../../scripts/local/moto-server';
+import { AssemblyError, formatLocalRun, type LocalApp, type LocalRun, readLocalApp, runLocally } from '../../testing';
+import { fireTimes, scheduleInput } from '../../testing/local/run-locally';
+import { main } from '../../testing/run-local';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const assemblyDir = mkdtempSync(path.join(tmpdir(), 'sample-cdk-out-'));
+let app: LocalApp;
+
+beforeAll(async () => {
+  await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '-o', assemblyDir], {
+    cwd: ROOT,
+    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+  });
+  app = readLocalApp(assemblyDir);
+}, 120_000);
+afterAll(() => rmSync(assemblyDir, { recursive: true, force: true }));
+
+describe('Function: readLocalApp (the synthesized sample)', () => {
+  it('finds the one schedule, its trigger, the one worker and its queue, and the notifier on the table stream', () => {
+    expect(app.stack.stackName).toBe('ScheduledJobs');
+    expect(app.schedules).toHaveLength(1);
+    const [schedule] = app.schedules;
+    expect(schedule).toMatchObject({
+      jobId: 'occurrence-digest',
+      name: 'occurrence-digest',
+      expression: 'cron(0 6 * * ? *)',
+      timeZone: 'Europe/Berlin',
+      enabled: true,
+    });
+    expect(app.workers).toHaveLength(1);
+    const [worker] = app.workers;
+    expect(worker).toMatchObject({ workerId: 'occurrence-digest', batchSize: 5, reportBatchItemFailures: true });
+    expect(app.queues.find((q) => q.logicalId === worker.queue)?.attributes.VisibilityTimeout).toBe('900');
+    expect(app.streamSources).toHaveLength(1);
+    const [stream] = app.streamSources;
+    expect(app.tables.map((t) => t.logicalId)).toEqual([stream.table]);
+    expect(stream.filters).toHaveLength(1);
+    expect(new Set([schedule.target, worker.function, stream.function]).size).toBe(3);
+    expect([...app.functions.keys()].sort()).toEqual([schedule.target, worker.function, stream.function].sort());
+  });
+
+  it("reads each function's bundle, timeout and environment as the template gives them", () => {
+    const trigger = app.functions.get(app.schedules[0].target);
+    const worker = app.functions.get(app.workers[0].function);
+    expect(existsSync(trigger?.bundleFile ?? '')).toBe(true);
+    expect(trigger).toMatchObject({ exportName: 'handler', timeoutSeconds: 10, asyncRetryAttempts: 2 });
+    expect(Object.keys(trigger?.environment ?? {})).toEqual(expect.arrayContaining([ENV.tableName, ENV.workers]));
+    expect(worker?.timeoutSeconds).toBe(150);
+    const settings = parseJobSettingsList(worker?.environment[ENV.jobSettings] as string, ENV.jobSettings);
+    expect([...settings.keys()]).toEqual(['occurrence-digest']);
+  });
+
+  it('leaves out the reconciler, which runs on an EventBridge rule, and says so', () => {
+    expect(app.notRun.map((n) => n.why)).toEqual([expect.stringMatching(/EventBridge rule .*rate\(5 minutes\)/)]);
+  });
+
+  it("fires the schedule's next times in its time zone, with the input Scheduler would send", () => {
+    const schedule = app.schedules[0];
+    // 06:00 in Berlin: 05:00Z in winter, 04:00Z in summer (the clocks go forward on 29 March 2026).
+    expect(fireTimes(schedule, new Date('2026-03-28T00:00:00Z'), 3)).toEqual([
+      '2026-03-28T05:00:00Z',
+      '2026-03-29T04:00:00Z',
+      '2026-03-30T04:00:00Z',
+    ]);
+    expect(scheduleInput(schedule, '2026-03-28T05:00:00Z')).toEqual({
+      jobId: 'occurrence-digest',
+      scheduledTime: '2026-03-28T05:00:00Z',
+      worker: 'occurrence-digest',
+      deadlineSeconds: 21_600,
+      retentionDays: 90,
+    });
+  });
+
+  it('names the stack to pick when it is not there, and a job without a schedule', async () => {
+    expect(() => readLocalApp(assemblyDir, 'Nope')).toThrow(
+      new AssemblyError(assemblyDir, ['no stack Nope; the stacks are: ScheduledJobs']),
+    );
+    await expect(runLocally({ assemblyDir, jobs: ['nightly'], endpoint: 'http://127.0.0.1:9' })).rejects.toThrow(
+      'no schedule for job(s) nightly (a disabled job has none); the scheduled jobs are: occurrence-digest',
+    );
+  });
+});
+
+const moto = motoOrSkip();
+
+describe.skipIf(moto === undefined)('Function: runLocally (the sample on moto)', () => {
+  let server: MotoServer;
+  let run: LocalRun;
+  beforeAll(async () => {
+    server = await startMotoServer();
+    // The occurrences must still be inside their retry deadline when the bundled worker (on the real clock) claims them.
+    run = await runLocally({ assemblyDir, endpoint: server.endpoint, from: new Date(), count: 2, timeoutSeconds: 90 });
+  }, 120_000);
+  afterAll(() => server?.stop());
+
+  it('runs two occurrences of occurrence-digest to SUCCEEDED from the bundles, each announced once', () => {
+    expect(run.rows.map((r) => [r.jobId, r.status, r.attempt, r.announced])).toEqual([
+      ['occurrence-digest', 'SUCCEEDED', 1, true],
+      ['occurrence-digest', 'SUCCEEDED', 1, true],
+    ]);
+    expect(run.ok).toBe(true);
+    expect(run.rows[0].report).toMatch(/^# Occurrence digest\n/);
+    // The second digest's day covers the first occurrence, which had been recorded by then.
+    expect(run.rows[1].report).toContain('| occurrence-digest |');
+    expect(run.announcements).toHaveLength(2);
+    expect(run.deadLetters).toEqual({ 'occurrence-digest': 0 });
+  });
+
+  it('delivered each occurrence twice to the trigger, and the second found it recorded', () => {
+    expect(run.fires).toHaveLength(4);
+    const outcomes = run.fires.map((f) => f.outcome).sort();
+    expect(outcomes.filter((o) => o === 'recorded')).toHaveLength(2);
+    expect(outcomes.every((o) => ['recorded', 'pending-re-enqueued', 'duplicate-suppressed'].includes(o))).toBe(true);
+  });
+
+  it("kept each function's log lines apart, and counted its invocations and requests", () => {
+    const byFn = new Set(run.logs.map((l) => l.fn));
+    expect(byFn).toEqual(new Set(['trigger', 'worker occurrence-digest', 'notifier']));
+    const workerLines = run.logs.filter((l) => l.fn === 'worker occurrence-digest').map((l) => JSON.parse(l.line));
+    expect(workerLines.filter((l) => l.message === 'occurrence SUCCEEDED')).toHaveLength(2);
+    const stats = Object.fromEntries(run.functions.map((f) => [f.label, f]));
+    expect(stats.trigger.invocations).toBe(4);
+    expect(stats['worker occurrence-digest'].requests).toBeGreaterThan(100); // 64 shard queries per status
+    expect(stats.notifier.invocations).toBeGreaterThanOrEqual(1);
+    expect(formatLocalRun(run)).toContain('all 2 occurrence(s) SUCCEEDED');
+  });
+
+  it("names a function's variable that refers to what the run does not create, and how to give it", async () => {
+    const copy = mkdtempSync(path.join(tmpdir(), 'sample-secret-'));
+    try {
+      cpSync(assemblyDir, copy, { recursive: true });
+      const file = path.join(copy, 'ScheduledJobs.template.json');
+      const template = JSON.parse(readFileSync(file, 'utf8'));
+      template.Resources.ApiKey = { Type: 'AWS::SecretsManager::Secret', Properties: {} };
+      template.Resources[app.workers[0].function].Properties.Environment.Variables.API_KEY_ARN = { Ref: 'ApiKey' };
+      writeFileSync(file, JSON.stringify(template));
+      await expect(runLocally({ assemblyDir: copy, endpoint: server.endpoint })).rejects.toThrow(
+        `worker occurrence-digest (${app.workers[0].function}): environment variable API_KEY_ARN: Ref to ApiKey (AWS::SecretsManager::Secret), which the local run does not create; give it with environment: { 'occurrence-digest': { API_KEY_ARN: '...' } }`,
+      );
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  it('runs again on the same emulator (its own resource names) from the command-line form', async () => {
+    const printed: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
+    const code = await main(['--assembly', assemblyDir, '--endpoint', server.endpoint, '--timeout', '90']);
+    expect(printed.join('\n')).toContain('all 1 occurrence(s) SUCCEEDED');
+    expect(code).toBe(0);
+  }, 120_000);
+});
+
+/** moto_server's command, or undefined (with the reason printed) when it cannot be had: the end-to-end part is skipped. */
+function motoOrSkip(): string | undefined {
+  try {
+    return ensureMotoServer();
+  } catch (error) {
+    if (!(error instanceof MotoUnavailableError)) throw error;
+    console.warn(`skipping runLocally on moto: ${error.message}`);
+    return undefined;
+  }
+}

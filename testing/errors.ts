@@ -1,0 +1,37 @@
+/**
+ * The errors testing/ throws on purpose, one family under TestingError, each class naming itself with a string
+ * literal (the name survives bundling and minification) and carrying its context. Bad arguments are TypeErrors, as
+ * in the runtime API (functions/index.ts); these are the failures of a run.
+ */
+
+/** The base of every error testing/ throws on purpose other than a TypeError for a bad argument. */
+export abstract class TestingError extends Error {
+  abstract override readonly name: string;
+}
+
+/** testJob aborted the job's signal and the job's run had not settled this long after. */
+export class JobDidNotStopError extends TestingError {
+  override readonly name = 'JobDidNotStopError';
+
+  constructor(
+    readonly abortedAfterMs: number,
+    readonly stopWithinMs: number,
+  ) {
+    super(
+      `the job did not stop within ${stopWithinMs} ms of its signal's abort (aborted after ${abortedAfterMs} ms); ` +
+        "a job should pass its signal to every call that waits, or check signal.aborted between steps: the worker moves on at once and the job's late work is lost",
+    );
+  }
+}
+
+/** A cloud assembly (cdk.out) or its template that the local runner cannot read or cannot run as it is. */
+export class AssemblyError extends TestingError {
+  override readonly name = 'AssemblyError';
+
+  constructor(
+    readonly assemblyDir: string,
+    readonly problems: readonly string[],
+  ) {
+    super(problems.length === 1 ? `${assemblyDir}: ${problems[0]}` : `${assemblyDir}:\n  - ${problems.join('\n  - ')}`);
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * Creates a described app's data resources in the emulator, as the template defines them: every DynamoDB table
+ * (its keys, attribute definitions, indexes, stream and TTL), S3 bucket, SQS queue (its attributes, FIFO, redrive to
+ * its DLQ), SNS topic and SQS subscription. Names are the template's names or logical ids with the run's id
+ * appended, so runs share an emulator without colliding. Returns what each resource answers to Ref and
+ * Fn::GetAtt, to resolve the functions' environments against.
+ */
+import { CreateTableCommand, type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { LOCAL_REGION, type LocalClients } from '../../scripts/local/local-aws';
+import type { LocalApp, QueueSpec } from './app-model';
+import { type PhysicalResource, type ResolveContext, resolveValue } from './intrinsics';
+
+/** moto's default account. */
+export const LOCAL_ACCOUNT = '123456789012';
+
+export interface ResourceOptions {
+  /** Appended to every name. */
+  readonly runId: string;
+  /** Overrides every queue's VisibilityTimeout (a test's crashed worker is redelivered in seconds). */
+  readonly visibilityTimeoutSeconds?: number;
+}
+
+export async function createResources(
+  app: LocalApp,
+  clients: LocalClients,
+  options: ResourceOptions,
+): Promise<ResolveContext> {
+  const resources = new Map<string, PhysicalResource>();
+  const types = new Map(Object.entries(app.template.Resources ?? {}).map(([id, r]) => [id, r.Type]));
+  const parameters: Record<string, string> = {
+    'AWS::Region': LOCAL_REGION,
+    'AWS::AccountId': LOCAL_ACCOUNT,
+    'AWS::Partition': 'aws',
+    'AWS::URLSuffix': 'amazonaws.com',
+    'AWS::StackName': app.stack.stackName,
+    'AWS::StackId': `arn:aws:cloudformation:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stack/${app.stack.stackName}/${options.runId}`,
+  };
+  for (const [name, parameter] of Object.entries(app.template.Parameters ?? {})) {
+    if (typeof parameter.Default === 'string') parameters[name] = parameter.Default;
+  }
+  const context: ResolveContext = { resources, types, parameters };
+  const suffix = `-${options.runId}`;
+
+  for (const table of app.tables) {
+    const base = typeof table.properties.TableName === 'string' ? table.properties.TableName : table.logicalId;
+    const tableName = `${base.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200)}${suffix}`;
+    const created = await clients.dynamo.send(new CreateTableCommand(createTableInput(tableName, table.properties)));
+    const description = created.TableDescription;
+    resources.set(table.logicalId, {
+      type: 'AWS::DynamoDB::Table',
+      ref: tableName,
+      attributes: {
+        Arn: description?.TableArn ?? `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`,
+        ...(description?.LatestStreamArn === undefined ? {} : { StreamArn: description.LatestStreamArn }),
+      },
+    });
+    const ttl = table.properties.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
+    if (ttl?.Enabled === true && ttl.AttributeName !== undefined) {
+      await clients.dynamo.send(
+        new UpdateTimeToLiveCommand({
+          TableName: tableName,
+          TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true },
+        }),
+      );
+    }
+  }
+
+  for (const bucket of app.buckets) {
+    const name = bucketName(bucket.bucketName ?? bucket.logicalId, suffix);
+    await clients.s3.send(new CreateBucketCommand({ Bucket: name }));
+    resources.set(bucket.logicalId, {
+      type: 'AWS::S3::Bucket',
+      ref: name,
+      attributes: {
+        Arn: `arn:aws:s3:::${name}`,
+        DomainName: `${name}.s3.amazonaws.com`,
+        RegionalDomainName: `${name}.s3.${LOCAL_REGION}.amazonaws.com`,
+      },
+    });
+  }
+
+  // Every queue first, then the redrive policies: a queue's DLQ is another queue of the template.
+  for (const queue of app.queues) {
+    const name = queueName(queue, suffix);
+    const attributes = { ...queue.attributes };
+    if (options.visibilityTimeoutSeconds !== undefined)
+      attributes.VisibilityTimeout = String(options.visibilityTimeoutSeconds);
+    const created = await clients.sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+    const url = required(created.QueueUrl, `the URL of queue ${name}`);
+    const described = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+    );
+    resources.set(queue.logicalId, {
+      type: 'AWS::SQS::Queue',
+      ref: url,
+      attributes: {
+        Arn: required(described.Attributes?.QueueArn, `the ARN of ${name}`),
+        QueueName: name,
+        QueueUrl: url,
+      },
+    });
+  }
+  for (const queue of app.queues) {
+    if (queue.redrivePolicy === undefined) continue;
+    const policy = resolveValue(queue.redrivePolicy, context);
+    await clients.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: resources.get(queue.logicalId)?.ref,
+        Attributes: { RedrivePolicy: typeof policy === 'string' ? policy : JSON.stringify(policy) },
+      }),
+    );
+  }
+
+  for (const topic of app.topics) {
+    const base = (topic.topicName ?? topic.logicalId).replace(/\.fifo$/, '').slice(0, 200);
+    const name = `${base}${suffix}${topic.fifo ? '.fifo' : ''}`;
+    const created = await clients.sns.send(
+      new CreateTopicCommand({
+        Name: name,
+        Attributes: topic.fifo
+          ? { FifoTopic: 'true', ContentBasedDeduplication: String(topic.contentBasedDeduplication) }
+          : {},
+      }),
+    );
+    const arn = required(created.TopicArn, `the ARN of topic ${name}`);
+    resources.set(topic.logicalId, {
+      type: 'AWS::SNS::Topic',
+      ref: arn,
+      attributes: { TopicArn: arn, TopicName: name },
+    });
+  }
+  for (const subscription of app.subscriptions) {
+    const attributes: Record<string, string> = { RawMessageDelivery: String(subscription.rawMessageDelivery) };
+    if (subscription.filterPolicy !== undefined)
+      attributes.FilterPolicy = JSON.stringify(resolveValue(subscription.filterPolicy, context));
+    await clients.sns.send(
+      new SubscribeCommand({
+        TopicArn: resources.get(subscription.topic)?.ref,
+        Protocol: 'sqs',
+        Endpoint: resources.get(subscription.queue)?.attributes.Arn,
+        Attributes: attributes,
+      }),
+    );
+  }
+
+  // Names only: what a function's environment may name of another function or a schedule group.
+  for (const [id, r] of Object.entries(app.template.Resources ?? {})) {
+    if (r.Type === 'AWS::Lambda::Function') {
+      const name = `${id.slice(0, 50)}${suffix}`;
+      const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
+      resources.set(id, { type: r.Type, ref: name, attributes: { Arn: arn } });
+    } else if (r.Type === 'AWS::Scheduler::ScheduleGroup' && typeof r.Properties?.Name === 'string') {
+      const name = r.Properties.Name;
+      const arn = `arn:aws:scheduler:${LOCAL_REGION}:${LOCAL_ACCOUNT}:schedule-group/${name}`;
+      resources.set(id, { type: r.Type, ref: name, attributes: { Arn: arn } });
+    }
+  }
+  return context;
+}
+
+/** The template's table as CreateTable takes it: keys, attribute definitions, indexes, billing and stream. */
+export function createTableInput(tableName: string, p: Readonly<Record<string, unknown>>): CreateTableCommandInput {
+  type Index = Record<string, unknown>;
+  const billingMode = (p.BillingMode as string | undefined) ?? 'PROVISIONED';
+  const pick = (index: Index, keys: readonly string[]) =>
+    Object.fromEntries(keys.filter((k) => index[k] !== undefined).map((k) => [k, index[k]]));
+  const gsis = (p.GlobalSecondaryIndexes as Index[] | undefined)?.map((i) =>
+    pick(i, ['IndexName', 'KeySchema', 'Projection', 'ProvisionedThroughput', 'OnDemandThroughput']),
+  );
+  const lsis = (p.LocalSecondaryIndexes as Index[] | undefined)?.map((i) =>
+    pick(i, ['IndexName', 'KeySchema', 'Projection']),
+  );
+  const streamViewType = (p.StreamSpecification as { StreamViewType?: string } | undefined)?.StreamViewType;
+  return {
+    TableName: tableName,
+    AttributeDefinitions: p.AttributeDefinitions as CreateTableCommandInput['AttributeDefinitions'],
+    KeySchema: p.KeySchema as CreateTableCommandInput['KeySchema'],
+    BillingMode: billingMode as CreateTableCommandInput['BillingMode'],
+    ...(billingMode === 'PROVISIONED'
+      ? { ProvisionedThroughput: p.ProvisionedThroughput as CreateTableCommandInput['ProvisionedThroughput'] }
+      : {}),
+    ...(gsis === undefined
+      ? {}
+      : { GlobalSecondaryIndexes: gsis as unknown as CreateTableCommandInput['GlobalSecondaryIndexes'] }),
+    ...(lsis === undefined
+      ? {}
+      : { LocalSecondaryIndexes: lsis as unknown as CreateTableCommandInput['LocalSecondaryIndexes'] }),
+    ...(streamViewType === undefined
+      ? {}
+      : { StreamSpecification: { StreamEnabled: true, StreamViewType: streamViewType as 'NEW_AND_OLD_IMAGES' } }),
+  };
+}
+
+/** SQS: up to 80 letters, digits, '-' and '_', FIFO queues ending in `.fifo`. */
+function queueName(queue: QueueSpec, suffix: string): string {
+  const fifo = queue.fifo ? '.fifo' : '';
+  const base = (queue.queueName ?? queue.logicalId).replace(/\.fifo$/, '').replace(/[^A-Za-z0-9_-]/g, '-');
+  return `${base.slice(0, 80 - suffix.length - fifo.length)}${suffix}${fifo}`;
+}
+
+/** S3: 3-63 lower-case letters, digits and '-'. */
+function bucketName(base: string, suffix: string): string {
+  const clean = base.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  return `${clean.slice(0, 63 - suffix.length)}${suffix}`.replace(/^-+/, '');
+}
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the emulator did not return ${what}`);
+  return value;
+}

@@ -1,0 +1,621 @@
+/**
+ * A synthesized app's jobs, run on this machine against moto from what `cdk synth` wrote: the template's tables,
+ * buckets, queues and topics created in the emulator, the bundled trigger, worker and notifier functions loaded
+ * from their assets with the environment the template gives them (resolved against the local resources), and the
+ * three things the emulator does not run played here, as `npm run local` plays them for this repository:
+ *
+ *   schedule ──(Target.Input, each occurrence fired twice at once)──▶ trigger ──▶ table, worker queue
+ *   worker queue ──(receive in batches, delete on success, batchItemFailures left)──▶ worker ──▶ table, report bucket
+ *   table stream ──(FilterCriteria)──▶ notifier ──▶ report-ready topic ──▶ its queue
+ *
+ * until every fired occurrence is SUCCEEDED (and announced) or FAILED, or the time is up.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { type Occurrence, type OccurrenceKey, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
+import type { Clock } from '../../functions/protocol/ports';
+import { quoteValue } from '../../functions/protocol/quote-value';
+import { ENV } from '../../functions/runtime-env';
+import { scheduleTimes } from '../../lib/schedule-times';
+import { LOCAL_REGION, type LocalClients, localClients } from '../../scripts/local/local-aws';
+import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+import { type LambdaContext, lambdaContext, SqsEventSource } from '../../scripts/local/sqs-event-source';
+import { StreamEventSource } from '../../scripts/local/stream-event-source';
+import { AssemblyError } from '../errors';
+import { type FunctionSpec, type LocalApp, readLocalApp, type ScheduleSpec } from './app-model';
+import { passesFilters, sqsRecordForFilter } from './event-filter';
+import { type FunctionEnv, FunctionSandbox } from './function-sandbox';
+import { type ResolveContext, resolveString, UnresolvedReference } from './intrinsics';
+import { createResources, LOCAL_ACCOUNT } from './local-resources';
+import { RequestSerializer } from './request-serializer';
+
+export interface RunLocallyOptions {
+  /** `cdk synth`'s output folder. Default `cdk.out`. */
+  readonly assemblyDir?: string;
+  /** The stack to run; default: the assembly's only stack with schedules. */
+  readonly stackName?: string;
+  /** An emulator that is already running (moto_server, http://127.0.0.1:PORT); default: one started for the run. */
+  readonly endpoint?: string;
+  /** Fire the occurrences at or after this time. Default: now. They are fired at once, not at their time. */
+  readonly from?: Date | string;
+  /** Occurrences per schedule, 1-50. Default 1. */
+  readonly count?: number;
+  /** Job ids (schedule inputs' jobId, else schedule names) to fire. Default: every enabled schedule. */
+  readonly jobs?: readonly string[];
+  /** Deliveries of each occurrence to the trigger, at once: Scheduler delivers at least once. 1-5, default 2. */
+  readonly copies?: number;
+  /** Give up waiting for the occurrences after this long. Default 120. */
+  readonly timeoutSeconds?: number;
+  /** Overrides every queue's visibility timeout, so that a failed batch comes back in seconds. */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Concurrent pollers per worker queue. Default 2. */
+  readonly pollers?: number;
+  /** Extra or replacement environment variables, by function: its worker id, `trigger`, `notifier` or logical id. */
+  readonly environment?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** What "now" is for the default `from`. */
+  readonly clock?: Clock;
+  /** Each line a function writes (its Powertools JSON logs); they are also kept in the result. */
+  readonly onLog?: (line: LocalLogLine) => void;
+}
+
+export interface LocalLogLine {
+  /** The function's label: `trigger`, `worker <id>`, `notifier`. */
+  readonly fn: string;
+  readonly stream: 'stdout' | 'stderr';
+  readonly line: string;
+}
+
+export interface LocalRunRow extends OccurrenceKey {
+  readonly worker?: string;
+  readonly status: Occurrence['status'] | 'MISSING';
+  readonly attempt?: number;
+  readonly reportKey?: string;
+  readonly lastError?: string;
+  /** The notifier recorded the report's announcement (notifiedAt). */
+  readonly announced: boolean;
+  /** From the last claim to SUCCEEDED or FAILED. */
+  readonly runMs?: number;
+  /** The committed report, as text. */
+  readonly report?: string;
+  /** The row as last read. */
+  readonly row?: Occurrence;
+}
+
+export interface LocalFunctionStats {
+  readonly label: string;
+  readonly logicalId: string;
+  readonly invocations: number;
+  /** DynamoDB and S3 requests its SDK clients sent. */
+  readonly requests: number;
+}
+
+export interface LocalRun {
+  readonly stackName: string;
+  /** Every occurrence fired SUCCEEDED (and was announced, where the stack has a notifier), and no trigger failed. */
+  readonly ok: boolean;
+  readonly rows: readonly LocalRunRow[];
+  /** Each trigger invocation's outcome (the trigger's result, or its error after Lambda's async retries). */
+  readonly fires: readonly { readonly jobId: string; readonly scheduledTime: string; readonly outcome: string }[];
+  /** What arrived on the queues subscribed to the stack's topics: one per announced report. */
+  readonly announcements: readonly unknown[];
+  /** Messages in each worker's dead-letter queue at the end, by worker id. */
+  readonly deadLetters: Readonly<Record<string, number>>;
+  readonly functions: readonly LocalFunctionStats[];
+  readonly notRun: LocalApp['notRun'];
+  readonly logs: readonly LocalLogLine[];
+  /** Real time from the first fire until the rows settled (or the timeout). */
+  readonly settleMs: number;
+  readonly timedOut: boolean;
+}
+
+export const LOCAL_RUN_LIMITS = { maxCount: 50, maxCopies: 5, maxLogLines: 50_000 } as const;
+
+interface LoadedFunction {
+  readonly spec: FunctionSpec;
+  readonly label: string;
+  readonly env: Readonly<Record<string, string>>;
+  invocations: number;
+  invoke(event: unknown, context: LambdaContext): Promise<unknown>;
+}
+
+/**
+ * Run the jobs of a synthesized app locally, end to end, and return the occurrences as they ended.
+ *
+ * @example
+ * const run = await runLocally({ assemblyDir: 'cdk.out', count: 2 });
+ * console.log(formatLocalRun(run));
+ */
+export async function runLocally(options: RunLocallyOptions = {}): Promise<LocalRun> {
+  const assemblyDir = path.resolve(options.assemblyDir ?? 'cdk.out');
+  const count = wholeInRange('count', options.count ?? 1, 1, LOCAL_RUN_LIMITS.maxCount);
+  const copies = wholeInRange('copies', options.copies ?? 2, 1, LOCAL_RUN_LIMITS.maxCopies);
+  const timeoutSeconds = wholeInRange('timeoutSeconds', options.timeoutSeconds ?? 120, 1, 3600);
+  const pollers = wholeInRange('pollers', options.pollers ?? 2, 1, 20);
+  const from = startTime(options.from, options.clock);
+  const app = readLocalApp(assemblyDir, options.stackName);
+  const { stack } = app;
+  const schedules = selectSchedules(app, options.jobs);
+
+  const moto: MotoServer | undefined = options.endpoint === undefined ? await startMotoServer() : undefined;
+  const endpoint = options.endpoint ?? (moto as MotoServer).endpoint;
+  const sandbox = FunctionSandbox.open();
+  const serializer = new RequestSerializer(new URL(endpoint));
+  const logs: LocalLogLine[] = [];
+  const sourceMaps = enableSourceMaps();
+  let stopSources: () => Promise<void> = async () => undefined;
+  try {
+    const clients = localClients(endpoint);
+    const runId = randomBytes(3).toString('hex');
+    const context = await createResources(app, clients, {
+      runId,
+      visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+    });
+    const emit = (line: LocalLogLine) => {
+      if (logs.length < LOCAL_RUN_LIMITS.maxLogLines) logs.push(line);
+      options.onLog?.(line);
+    };
+    const functions = await loadFunctions(app, context, { endpoint, serializer, sandbox, emit, options });
+    // Each job's rows are in the table its schedule's trigger writes (a stack may have several ScheduledJobs).
+    const stores = new Map(
+      schedules.map((s) => [s.jobId, new DynamoOccurrenceStore(clients.documents, tableOf(app, functions, s))]),
+    );
+    const read = (key: OccurrenceKey) => (stores.get(key.jobId) as DynamoOccurrenceStore).get(key);
+
+    const sources = startSources(app, context, clients, functions, pollers);
+    stopSources = sources.stop;
+    const started = performance.now();
+    const fired = await fireSchedules(schedules, functions, { from, count, copies });
+    const keys = uniqueKeys(fired.map((f) => f.key));
+    const announcing = app.streamSources.length > 0;
+    const { rows, timedOut } = await waitUntilSettled(read, keys, announcing, timeoutSeconds * 1000);
+    const settleMs = performance.now() - started;
+    await sources.stop();
+    stopSources = async () => undefined;
+
+    const reports = await readReports(clients, functions, rows);
+    return {
+      stackName: stack.stackName,
+      ok:
+        !timedOut &&
+        fired.every((f) => !f.outcome.startsWith('trigger failed')) &&
+        rows.every((r) => r?.status === 'SUCCEEDED' && (!announcing || r.notifiedAt !== undefined)),
+      rows: keys.map((key, i) => rowOf(key, rows[i], reports.get(i))),
+      fires: fired.map((f) => ({ ...f.key, outcome: f.outcome })),
+      announcements: await drainSubscribedQueues(app, context, clients),
+      deadLetters: await deadLetterCounts(app, context, clients),
+      functions: [...functions.values()].map((f) => ({
+        label: f.label,
+        logicalId: f.spec.logicalId,
+        invocations: f.invocations,
+        requests: serializer.requests.get(f.label) ?? 0,
+      })),
+      notRun: app.notRun,
+      logs,
+      settleMs,
+      timedOut,
+    };
+  } finally {
+    await stopSources();
+    await serializer.stop();
+    sandbox.close();
+    sourceMaps.restore();
+    await moto?.stop();
+  }
+}
+
+/** The schedules to fire: those of the named jobs, or every enabled one. */
+function selectSchedules(app: LocalApp, jobs: readonly string[] | undefined): ScheduleSpec[] {
+  const dir = app.stack.assemblyDir;
+  if (jobs === undefined) {
+    const enabled = app.schedules.filter((s) => s.enabled);
+    if (enabled.length === 0) throw new AssemblyError(dir, ['every schedule is disabled; name the jobs to fire']);
+    return enabled;
+  }
+  const known = app.schedules.map((s) => s.jobId);
+  const unknown = jobs.filter((id) => !known.includes(id));
+  if (unknown.length > 0)
+    throw new AssemblyError(dir, [
+      `no schedule for job(s) ${unknown.join(', ')} (a disabled job has none); the scheduled jobs are: ${known.join(', ')}`,
+    ]);
+  return app.schedules.filter((s) => jobs.includes(s.jobId));
+}
+
+interface LoadContext {
+  readonly endpoint: string;
+  readonly serializer: RequestSerializer;
+  readonly sandbox: FunctionSandbox;
+  readonly emit: (line: LocalLogLine) => void;
+  readonly options: RunLocallyOptions;
+}
+
+/** Each function the run invokes, loaded from its bundle with its own environment; throws listing what won't resolve. */
+async function loadFunctions(
+  app: LocalApp,
+  context: ResolveContext,
+  load: LoadContext,
+): Promise<Map<string, LoadedFunction>> {
+  const labels = functionLabels(app);
+  const problems: string[] = [];
+  const loaded = new Map<string, LoadedFunction>();
+  for (const spec of app.functions.values()) {
+    const label = labels.get(spec.logicalId) ?? spec.logicalId;
+    const overrides = {
+      ...load.options.environment?.[spec.logicalId],
+      ...load.options.environment?.[label.replace(/^worker /, '')],
+    };
+    const own: Record<string, string> = {};
+    for (const [name, value] of Object.entries(spec.environment)) {
+      if (name in overrides) continue;
+      try {
+        own[name] = resolveString(value, context);
+      } catch (error) {
+        if (!(error instanceof UnresolvedReference)) throw error;
+        problems.push(
+          `${label} (${spec.logicalId}): environment variable ${name}: ${error.message}; give it with environment: { '${label.replace(/^worker /, '')}': { ${name}: '...' } }`,
+        );
+      }
+    }
+    const serialized = await load.serializer.endpointFor(label);
+    const env: FunctionEnv = {
+      AWS_REGION: LOCAL_REGION,
+      AWS_DEFAULT_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_SESSION_TOKEN: undefined,
+      AWS_PROFILE: undefined,
+      AWS_ENDPOINT_URL: load.endpoint,
+      // Conditional writes go one at a time (request-serializer.ts).
+      AWS_ENDPOINT_URL_DYNAMODB: serialized,
+      AWS_ENDPOINT_URL_S3: serialized,
+      AWS_LAMBDA_FUNCTION_NAME: context.resources.get(spec.logicalId)?.ref ?? spec.logicalId,
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memorySize),
+      // No CloudWatch here: the EMF lines would only crowd the log.
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      ...own,
+      ...overrides,
+    };
+    if (problems.length > 0) continue;
+    const output = lineSplitter(label, load.emit);
+    const module = load.sandbox.load(label, env, output, spec.bundleFile);
+    const handler = module[spec.exportName];
+    if (typeof handler !== 'function') {
+      problems.push(`${label}: ${spec.bundleFile} exports no function ${spec.exportName}`);
+      continue;
+    }
+    const fn: LoadedFunction = {
+      spec,
+      label,
+      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+      invocations: 0,
+      invoke: (event, lambda) => {
+        fn.invocations += 1;
+        return load.sandbox.run(label, env, output, () =>
+          Promise.resolve().then(() => (handler as (e: unknown, c: LambdaContext) => unknown)(event, lambda)),
+        );
+      },
+    };
+    loaded.set(spec.logicalId, fn);
+  }
+  if (problems.length > 0) throw new AssemblyError(app.stack.assemblyDir, problems);
+  return loaded;
+}
+
+/** `trigger`, `worker <id>`, `notifier`; a logical id is added where a stack has several of one kind. */
+function functionLabels(app: LocalApp): Map<string, string> {
+  const labels = new Map<string, string>();
+  const name = (ids: string[], label: string) => {
+    const unique = [...new Set(ids)];
+    for (const id of unique) labels.set(id, unique.length === 1 ? label : `${label} ${id}`);
+  };
+  name(
+    app.schedules.map((s) => s.target),
+    'trigger',
+  );
+  for (const worker of app.workers) labels.set(worker.function, `worker ${worker.workerId}`);
+  name(
+    app.streamSources.map((s) => s.function),
+    'notifier',
+  );
+  return labels;
+}
+
+/** The worker queues' and the table streams' event sources, polling until stopped. */
+function startSources(
+  app: LocalApp,
+  context: ResolveContext,
+  clients: LocalClients,
+  functions: ReadonlyMap<string, LoadedFunction>,
+  pollers: number,
+): { stop(): Promise<void> } {
+  const queueSources = app.workers.map((worker) => {
+    const fn = functions.get(worker.function) as LoadedFunction;
+    const queue = context.resources.get(worker.queue);
+    return new SqsEventSource({
+      sqs: clients.sqs,
+      queueUrl: queue?.ref ?? '',
+      queueArn: queue?.attributes.Arn ?? '',
+      functionTimeoutSeconds: fn.spec.timeoutSeconds,
+      batchSize: Math.min(worker.batchSize, 10),
+      pollers,
+      handler: async (event, lambda) => {
+        // Lambda deletes the messages its filter drops, without an invocation.
+        const records = event.Records.filter((r) => passesFilters(sqsRecordForFilter(r), worker.filters));
+        if (records.length === 0) return { batchItemFailures: [] };
+        const response = (await fn.invoke({ ...event, Records: records } satisfies SQSEvent, lambda)) as
+          | SQSBatchResponse
+          | undefined;
+        // Without ReportBatchItemFailures Lambda reads no response: the batch succeeded as it did not throw.
+        return worker.reportBatchItemFailures && response?.batchItemFailures !== undefined
+          ? response
+          : { batchItemFailures: [] };
+      },
+    });
+  });
+  const streamSources = app.streamSources.map((source) => {
+    const fn = functions.get(source.function) as LoadedFunction;
+    return new StreamEventSource({
+      streams: clients.streams,
+      streamArn: context.resources.get(source.table)?.attributes.StreamArn ?? '',
+      batchSize: source.batchSize,
+      maxRetries:
+        source.maximumRetryAttempts === undefined || source.maximumRetryAttempts < 0
+          ? undefined
+          : source.maximumRetryAttempts,
+      handler: async (event) => {
+        const records = event.Records.filter((r) => passesFilters(r, source.filters));
+        if (records.length === 0) return { batchItemFailures: [] };
+        const response = await fn.invoke(
+          { Records: records } satisfies DynamoDBStreamEvent,
+          lambdaContext(fn.label, fn.spec.timeoutSeconds),
+        );
+        const failures = (response as { batchItemFailures?: { itemIdentifier: string }[] } | undefined)
+          ?.batchItemFailures;
+        return { batchItemFailures: source.reportBatchItemFailures && failures !== undefined ? failures : [] };
+      },
+    });
+  });
+  for (const source of [...queueSources, ...streamSources]) source.start();
+  return {
+    stop: async () => {
+      await Promise.all(queueSources.map((s) => s.stop()));
+      await Promise.all(streamSources.map((s) => s.stop()));
+    },
+  };
+}
+
+interface Fired {
+  readonly key: OccurrenceKey;
+  readonly outcome: string;
+}
+
+/** Every occurrence of the schedules, each delivered `copies` times at once to its trigger (Lambda async retries). */
+async function fireSchedules(
+  schedules: readonly ScheduleSpec[],
+  functions: ReadonlyMap<string, LoadedFunction>,
+  plan: { from: Date; count: number; copies: number },
+): Promise<Fired[]> {
+  const deliveries = schedules.flatMap((schedule) =>
+    fireTimes(schedule, plan.from, plan.count).flatMap((time) =>
+      Array.from({ length: plan.copies }, () => ({ schedule, time })),
+    ),
+  );
+  return Promise.all(
+    deliveries.map(async ({ schedule, time }) => {
+      const trigger = functions.get(schedule.target) as LoadedFunction;
+      const event = scheduleInput(schedule, time);
+      const key = { jobId: schedule.jobId, scheduledTime: time };
+      let error = '';
+      for (let attempt = 0; attempt <= trigger.spec.asyncRetryAttempts; attempt++) {
+        try {
+          const result = await trigger.invoke(event, lambdaContext(trigger.label, trigger.spec.timeoutSeconds));
+          return { key, outcome: String(result) };
+        } catch (e) {
+          error = e instanceof Error ? e.message : String(e);
+        }
+      }
+      // Deployed, the event would now be in the trigger's dead-letter queue.
+      return { key, outcome: `trigger failed: ${error}` };
+    }),
+  );
+}
+
+/** The schedule's next `count` times at or after `from`, within its start and end dates (lib/schedule-times.ts). */
+export function fireTimes(schedule: ScheduleSpec, from: Date, count: number): string[] {
+  const start =
+    schedule.startDate === undefined ? from : new Date(Math.max(from.getTime(), Date.parse(schedule.startDate)));
+  const end = schedule.endDate === undefined ? Number.POSITIVE_INFINITY : Date.parse(schedule.endDate);
+  const times: string[] = [];
+  for (const t of scheduleTimes({ schedule: schedule.expression, timeZone: schedule.timeZone }, start)) {
+    if (t.getTime() > end || times.length === count) break;
+    times.push(t.toISOString().replace('.000Z', 'Z'));
+  }
+  return times;
+}
+
+/** The schedule's Target.Input as Scheduler delivers it at `time`, its context placeholders filled in. */
+export function scheduleInput(schedule: ScheduleSpec, time: string): unknown {
+  const group = schedule.groupName ?? 'default';
+  const arn = `arn:aws:scheduler:${LOCAL_REGION}:${LOCAL_ACCOUNT}:schedule/${group}/${schedule.name ?? schedule.logicalId}`;
+  const text = (schedule.input ?? '{}')
+    .replaceAll('<aws.scheduler.scheduled-time>', time)
+    .replaceAll('<aws.scheduler.schedule-arn>', arn)
+    .replaceAll('<aws.scheduler.execution-id>', randomUUID())
+    .replaceAll('<aws.scheduler.attempt-number>', '1');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The occurrence table the schedule's trigger writes (its OCCURRENCE_TABLE_NAME). */
+function tableOf(app: LocalApp, functions: ReadonlyMap<string, LoadedFunction>, schedule: ScheduleSpec): string {
+  const name = functions.get(schedule.target)?.env[ENV.tableName];
+  if (name === undefined)
+    throw new AssemblyError(app.stack.assemblyDir, [
+      `the trigger ${schedule.target} has no ${ENV.tableName}: is this a ScheduledJobs stack?`,
+    ]);
+  return name;
+}
+
+const POLL_MS = 250;
+
+/** Reads the rows until each is SUCCEEDED (and announced, where announcing) or FAILED, or the time is up. */
+async function waitUntilSettled(
+  read: (key: OccurrenceKey) => Promise<Occurrence | undefined>,
+  keys: readonly OccurrenceKey[],
+  announcing: boolean,
+  timeoutMs: number,
+): Promise<{ rows: (Occurrence | undefined)[]; timedOut: boolean }> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const rows = await Promise.all(keys.map(read));
+    const settled = rows.every(
+      (r) =>
+        r !== undefined &&
+        TERMINAL_STATUSES.includes(r.status) &&
+        (r.status !== 'SUCCEEDED' || !announcing || r.notifiedAt !== undefined),
+    );
+    if (settled) return { rows, timedOut: false };
+    if (performance.now() >= deadline) return { rows, timedOut: true };
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** The reports of the SUCCEEDED rows, from the bucket their worker writes to (REPORT_BUCKET_NAME). */
+async function readReports(
+  clients: LocalClients,
+  functions: ReadonlyMap<string, LoadedFunction>,
+  rows: readonly (Occurrence | undefined)[],
+): Promise<Map<number, string>> {
+  const buckets = [...functions.values()].map((f) => f.env[ENV.bucketName]).filter((b) => b !== undefined);
+  const reports = new Map<number, string>();
+  for (const [i, row] of rows.entries()) {
+    if (row?.reportKey === undefined || buckets.length === 0) continue;
+    const object = await clients.s3.send(new GetObjectCommand({ Bucket: buckets[0], Key: row.reportKey }));
+    reports.set(i, (await object.Body?.transformToString()) ?? '');
+  }
+  return reports;
+}
+
+/** Takes every message off the queues subscribed to the stack's topics (the report-ready announcements). */
+async function drainSubscribedQueues(
+  app: LocalApp,
+  context: ResolveContext,
+  clients: LocalClients,
+): Promise<unknown[]> {
+  const bodies: unknown[] = [];
+  for (const subscription of app.subscriptions) {
+    const url = context.resources.get(subscription.queue)?.ref;
+    // Bounded: a queue of at most 100 batches of 10.
+    for (let i = 0; i < 100 && url !== undefined; i++) {
+      const received = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+      );
+      const messages = received.Messages ?? [];
+      if (messages.length === 0) break;
+      for (const m of messages) {
+        bodies.push(parseOrText(m.Body ?? ''));
+        await clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
+      }
+    }
+  }
+  return bodies;
+}
+
+/** Messages in each worker queue's dead-letter queue, visible or not. */
+async function deadLetterCounts(
+  app: LocalApp,
+  context: ResolveContext,
+  clients: LocalClients,
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const worker of app.workers) {
+    const queue = app.queues.find((q) => q.logicalId === worker.queue);
+    const target = (queue?.redrivePolicy as { deadLetterTargetArn?: unknown } | undefined)?.deadLetterTargetArn;
+    const dlqId = (target as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0];
+    const url = dlqId === undefined ? undefined : context.resources.get(dlqId)?.ref;
+    if (url === undefined) continue;
+    const attributes = await clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    const a = attributes.Attributes ?? {};
+    counts[worker.workerId] =
+      Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+  return counts;
+}
+
+function rowOf(key: OccurrenceKey, row: Occurrence | undefined, report: string | undefined): LocalRunRow {
+  if (row === undefined) return { ...key, status: 'MISSING', announced: false };
+  const end = row.succeededAt ?? row.failedAt;
+  return {
+    ...key,
+    worker: row.worker,
+    status: row.status,
+    attempt: row.attempt,
+    reportKey: row.reportKey,
+    lastError: row.lastError,
+    announced: row.notifiedAt !== undefined,
+    runMs: row.claimedAt !== undefined && end !== undefined ? Date.parse(end) - Date.parse(row.claimedAt) : undefined,
+    report,
+    row,
+  };
+}
+
+/** A function's output cut into lines, each emitted with the function's label. */
+function lineSplitter(fn: string, emit: (line: LocalLogLine) => void) {
+  const pending = { stdout: '', stderr: '' };
+  return (text: string, stream: 'stdout' | 'stderr') => {
+    const lines = (pending[stream] + text).split('\n');
+    pending[stream] = lines.pop() ?? '';
+    for (const line of lines) if (line !== '') emit({ fn, stream, line });
+  };
+}
+
+function uniqueKeys(keys: readonly OccurrenceKey[]): OccurrenceKey[] {
+  const seen = new Map<string, OccurrenceKey>();
+  for (const k of keys) seen.set(`${k.jobId}\u0000${k.scheduledTime}`, k);
+  return [...seen.values()].sort(
+    (a, b) => a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId),
+  );
+}
+
+function startTime(from: Date | string | undefined, clock: Clock | undefined): Date {
+  if (from === undefined) return new Date((clock ?? Date).now());
+  const date = typeof from === 'string' ? new Date(from) : from;
+  if (!(date instanceof Date) || Number.isNaN(date.getTime()))
+    throw new TypeError(
+      `runLocally: from must be a Date or an ISO date-time such as 2026-11-30T06:00:00Z, got ${quoteValue(from)}`,
+    );
+  return date;
+}
+
+function wholeInRange(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new TypeError(`runLocally: ${name} must be a whole number from ${min} to ${max}, got ${quoteValue(value)}`);
+  return value;
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The template's functions run with --enable-source-maps: their stack traces point into the TypeScript sources. */
+function enableSourceMaps(): { restore(): void } {
+  const p = process as NodeJS.Process & { sourceMapsEnabled?: boolean };
+  const before = p.sourceMapsEnabled;
+  p.setSourceMapsEnabled?.(true);
+  return { restore: () => (before === undefined ? undefined : p.setSourceMapsEnabled?.(before)) };
+}

@@ -1,0 +1,36 @@
+/**
+ * A Logger (functions/protocol/ports.ts) that keeps what it is given: what a job logs under testJob, to assert on.
+ */
+import type { LogFields, Logger } from '../functions/protocol/ports';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+export interface LogEntry {
+  readonly level: LogLevel;
+  readonly message: string;
+  /** The fields as given (an empty object when none were). */
+  readonly fields: LogFields;
+  /** Epoch ms, from the recording logger's clock. */
+  readonly at: number;
+}
+
+export interface RecordingLogger extends Logger {
+  /** Every entry so far, oldest first. The array grows as the job logs. */
+  readonly entries: readonly LogEntry[];
+}
+
+/**
+ * A logger that records each entry, for a job's tests.
+ *
+ * @example
+ * const logger = recordingLogger();
+ * await expect(testJob(job, { logger })).rejects.toThrow('upstream down');
+ * expect(logger.entries.map((e) => e.message)).toContain('fetching orders');
+ */
+export function recordingLogger(clock: { now(): number } = Date): RecordingLogger {
+  const entries: LogEntry[] = [];
+  const record = (level: LogLevel) => (message: string, fields?: LogFields) => {
+    entries.push({ level, message, fields: { ...fields }, at: clock.now() });
+  };
+  return { entries, info: record('info'), warn: record('warn'), error: record('error') };
+}

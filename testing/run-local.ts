@@ -1,0 +1,80 @@
+/**
+ * Runs a synthesized app's jobs on this machine against moto and prints the occurrences: the command-line form of
+ * runLocally, without a bin entry.
+ *
+ *   npx cdk synth --quiet
+ *   npx tsx node_modules/<package>/testing/run-local.ts --count 2
+ *
+ * Options: --assembly <dir> (cdk.out), --stack <name>, --from <ISO time> (now), --count <n> (1), --jobs <a,b>,
+ * --timeout <seconds> (120), --endpoint <url> (a running moto_server; default: one is started), --logs <file> (the
+ * functions' log lines, JSON; default: not written). Exit code 0 when every occurrence SUCCEEDED, 1 when not, 2 for
+ * a usage error.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { MotoUnavailableError } from '../scripts/local/moto-server';
+import { AssemblyError } from './errors';
+import { formatLocalRun } from './local/format';
+import { type RunLocallyOptions, runLocally } from './local/run-locally';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let options: RunLocallyOptions;
+  let logFile: string | undefined;
+  try {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: {
+        assembly: { type: 'string' },
+        stack: { type: 'string' },
+        from: { type: 'string' },
+        count: { type: 'string' },
+        jobs: { type: 'string' },
+        timeout: { type: 'string' },
+        endpoint: { type: 'string' },
+        logs: { type: 'string' },
+      },
+      strict: true,
+    });
+    logFile = values.logs;
+    options = {
+      assemblyDir: values.assembly,
+      stackName: values.stack,
+      from: values.from,
+      count: values.count === undefined ? undefined : Number(values.count),
+      jobs: values.jobs
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      timeoutSeconds: values.timeout === undefined ? undefined : Number(values.timeout),
+      endpoint: values.endpoint,
+    };
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}`);
+    return 2;
+  }
+  try {
+    const run = await runLocally(options);
+    console.log(formatLocalRun(run));
+    if (logFile !== undefined) {
+      writeFileSync(logFile, run.logs.map((l) => JSON.stringify(l)).join('\n'));
+      console.log(`the functions' log lines: ${logFile}`);
+    }
+    return run.ok ? 0 : 1;
+  } catch (error) {
+    if (error instanceof TypeError || error instanceof AssemblyError || error instanceof MotoUnavailableError) {
+      console.error(`error: ${error.message}`);
+      return error instanceof TypeError ? 2 : 1;
+    }
+    throw error;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
