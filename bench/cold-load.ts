@@ -122,16 +122,29 @@ type CdkBundling = typeof JOB_FUNCTION_BUNDLING;
 /**
  * The esbuild options the CDK's NodejsFunction derives from the stack's bundling options (aws-lambda-nodejs
  * bundling.ts, buildEsbuildArgs): `--bundle --target=node<runtime> --platform=node`, no --format (so CommonJS),
- * `--minify`, `--sourcemap`, `--sources-content=false`, no externals with bundleAwsSDK, `--main-fields`. An option this mapping does not know
+ * `--minify`, `--sourcemap`, `--sources-content=false`, no externals with bundleAwsSDK, `--main-fields`, and the
+ * `esbuildArgs` `--conditions`. An option this mapping does not know
  * fails here, so that a change to the stack's bundling cannot silently leave the benchmark behind.
  */
 export function esbuildOptionsFor(bundling: CdkBundling, runtimeName: string): BuildOptions {
-  const known = new Set(['minify', 'sourceMap', 'sourcesContent', 'bundleAwsSDK', 'mainFields', 'forceDockerBundling']);
+  const known = new Set([
+    'minify',
+    'sourceMap',
+    'sourcesContent',
+    'bundleAwsSDK',
+    'mainFields',
+    'forceDockerBundling',
+    'esbuildArgs',
+  ]);
   const unknown = Object.keys(bundling).filter((key) => !known.has(key));
   if (unknown.length > 0)
     throw new Error(`bench/cold-load.ts does not map the bundling option(s) ${unknown.join(', ')}`);
   if (!bundling.bundleAwsSDK) throw new Error('bench/cold-load.ts expects bundleAwsSDK (no externals)');
+  const { '--conditions': conditions, ...otherArgs } = bundling.esbuildArgs;
+  if (Object.keys(otherArgs).length > 0)
+    throw new Error(`bench/cold-load.ts does not map the esbuild argument(s) ${Object.keys(otherArgs).join(', ')}`);
   return {
+    conditions: conditions.split(','),
     bundle: true,
     platform: 'node',
     target: nodeTarget(runtimeName),

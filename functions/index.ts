@@ -41,7 +41,7 @@ function lazyHandler(build: () => WorkerHandler): WorkerHandler {
  * whose `entry` this file is). Put it in `defineWorker({ jobs })` to run it in a worker with others.
  */
 export function defineJob(definition: JobDefinition): JobHandler {
-  checkDefinition(definition, 'defineJob');
+  checkJobDefinition(definition, 'defineJob');
   const handler = lazyHandler(() => {
     const settings = parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
     if (settings.size !== 1) {
@@ -63,15 +63,18 @@ export function defineWorker(options: {
   const jobs = Object.fromEntries(
     Object.entries(options.jobs).map(([id, job]) => {
       const definition = 'definition' in job ? job.definition : job;
-      checkDefinition(definition, `defineWorker: jobs.${id}`);
+      checkJobDefinition(definition, `defineWorker: jobs.${id}`);
       return [id, definition];
     }),
   );
   return lazyHandler(() => createWorkerHandler({ jobs }));
 }
 
-/** Fails at import (in the user's tests and at the first cold start) rather than on the first message. */
-function checkDefinition(definition: JobDefinition, where: string): void {
+/**
+ * Whether a value is a job definition, with `where` in the message. Fails at import (in the user's tests and at the
+ * first cold start) rather than on the first message; testing/ uses the same rule.
+ */
+export function checkJobDefinition(definition: JobDefinition, where: string): void {
   if (typeof definition !== 'object' || definition === null || typeof definition.run !== 'function')
     throw new TypeError(`${where}: a job is an object with run(occurrence, { signal, logger })`);
   if (typeof definition.reportExtension !== 'string' || !/^[A-Za-z0-9]{1,16}$/.test(definition.reportExtension))

@@ -4,8 +4,9 @@
  * heartbeats, the write-once commit of the report, the retries) is the package's part and tested there.
  */
 import { setMaxListeners } from 'node:events';
-import { defineJob, type JobHandler } from '../functions/index';
+import { checkJobDefinition, type JobHandler } from '../functions/index';
 import { JobTimeoutError } from '../functions/protocol/errors';
+import { JOB_SIGNAL_MAX_LISTENERS } from '../functions/protocol/lease-guard';
 import { iso, isoSeconds, type Occurrence } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger, ReportBody } from '../functions/protocol/ports';
 import { quoteValue } from '../functions/protocol/quote-value';
@@ -58,9 +59,6 @@ export type TestJobResult = CompletedRun | AbortedRun;
 
 export const DEFAULT_STOP_WITHIN_MS = 1_000;
 
-/** As the worker's lease guard allows (the sample digest listens once per index shard). */
-const SIGNAL_MAX_LISTENERS = 100;
-
 /**
  * Run a job once, as the worker would, and return its report and what it logged.
  *
@@ -93,7 +91,7 @@ export async function testJob(job: JobDefinition | JobHandler, options: TestJobO
   const logger = options.logger === undefined ? recorder : tee(recorder, options.logger);
 
   const controller = new AbortController();
-  setMaxListeners(SIGNAL_MAX_LISTENERS, controller.signal);
+  setMaxListeners(JOB_SIGNAL_MAX_LISTENERS, controller.signal);
   const timers: ReturnType<typeof setTimeout>[] = [];
   const started = performance.now();
   let abortedAfterMs = 0;
@@ -147,12 +145,7 @@ function definitionOf(job: unknown): JobDefinition {
           'pass one of its jobs (the definition, or the handler defineJob returns)',
       );
   }
-  try {
-    defineJob(definition as JobDefinition);
-  } catch (error) {
-    if (error instanceof TypeError) throw new TypeError(error.message.replace(/^defineJob/, 'testJob'));
-    throw error;
-  }
+  checkJobDefinition(definition as JobDefinition, 'testJob');
   return definition as JobDefinition;
 }
 

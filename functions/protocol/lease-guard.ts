@@ -44,7 +44,7 @@ export function runUnderLease<T>(options: GuardOptions<T>): Promise<T> {
 type Timer = ReturnType<typeof setTimeout>;
 
 /** Listeners the job's abort signal takes before Node warns of a leak (its default is 10). */
-const JOB_SIGNAL_MAX_LISTENERS = 100;
+export const JOB_SIGNAL_MAX_LISTENERS = 100;
 
 /** One guarded run: the work's abort controller, the lease's last confirmed expiry, and the timers around them. */
 class LeaseGuard<T> {

@@ -12,7 +12,10 @@ import path from 'node:path';
 
 /** The moto version the project's venv installs (the PATH's moto may be any 5.x). */
 export const MOTO_PIN = 'moto[server]==5.2.1';
-const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
+/** This repository, or, where this file runs from an installed package, the app that installed it. */
+const PROJECT_ROOT = __dirname.includes(`${path.sep}node_modules${path.sep}`)
+  ? process.cwd()
+  : path.resolve(__dirname, '..', '..');
 const VENV = path.join(PROJECT_ROOT, '.venv');
 const READY_POLL_MS = 100;
 const READY_TIMEOUT_MS = 30_000;

@@ -18,12 +18,17 @@ interface LayerRule {
 }
 
 const RULES: readonly LayerRule[] = [
-  { from: 'functions', mustNotImport: ['lib', 'bin', 'scripts', 'sim', 'test', 'aws-cdk-lib', 'constructs'] },
+  {
+    from: 'functions',
+    mustNotImport: ['lib', 'bin', 'scripts', 'sim', 'test', 'testing', 'aws-cdk-lib', 'constructs'],
+  },
   { from: 'functions/protocol', mustNotImport: ['functions/aws', 'functions/runtime', '@aws-sdk/', '@smithy/'] },
-  { from: 'lib', mustNotImport: ['bin', 'scripts', 'sim', 'test'] },
-  { from: 'bin', mustNotImport: ['scripts', 'sim', 'test'] },
-  { from: 'scripts', mustNotImport: ['test'] },
-  { from: 'sim', mustNotImport: ['test', 'scripts', 'bin'] },
+  { from: 'lib', mustNotImport: ['bin', 'scripts', 'sim', 'test', 'testing'] },
+  { from: 'bin', mustNotImport: ['scripts', 'sim', 'test', 'testing'] },
+  { from: 'scripts', mustNotImport: ['test', 'testing'] },
+  // The test kit users import: it may use the functions, the schedule evaluator and the local emulation, nothing of ours.
+  { from: 'testing', mustNotImport: ['bin', 'sim', 'test', 'bench'] },
+  { from: 'sim', mustNotImport: ['test', 'scripts', 'bin', 'testing'] },
   { from: 'bench', mustNotImport: ['test', 'bin'] },
 ];
 
