@@ -2,7 +2,8 @@
  * The example app (examples/two-workers) as a team would have it: a copy of it gets this repository's packed tarball
  * installed, offline, then `cdk synth` runs in it. The template must have the two workers sized as the app says, each
  * queue's visibility timeout derived from its own worker, and the data bucket readable by the exports worker's role
- * alone. The slowest test of the suite (a pack, an install, a synth with four bundles): its steps print their times.
+ * alone. Then the app's own unit test runs (testJob from the package), and its jobs run on moto to SUCCEEDED from the
+ * synthesized bundles (runLocally from the package). The slowest test of the suite: its steps print their times.
  */
 import { cpSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +42,7 @@ const queueOf = (worker: string) => resources[byPath(`/Workers/${worker}/Queue/R
 beforeAll(async () => {
   rmSync(APP, { recursive: true, force: true });
   cpSync(EXAMPLE, APP, { recursive: true, filter: (src) => !/node_modules|cdk\.out/.test(src) });
-  installed = await packAndInstall(APP, ['aws-cdk', 'tsx', '@types/node']);
+  installed = await packAndInstall(APP, ['aws-cdk', 'tsx', '@types/node', 'vitest', 'vite']);
   outDir = join(APP, 'cdk.out');
   const synth = await timed('cdk synth of the example app (five functions bundled)', () =>
     run(join(APP, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '-o', outDir], APP, {
@@ -90,4 +91,33 @@ describe('the example app, installed from the tarball and synthesized', () => {
     // From the compiled CommonJS they are 1.3 MB each (docs/packaging.md); from the sources 400-620 KB.
     for (const size of sizes) expect(size).toBeLessThan(800_000);
   });
+});
+
+describe('the example app, run as its team would', () => {
+  it(
+    "passes its own unit test, written with the package's testJob",
+    async () => {
+      const result = await timed("the example app's vitest run", () =>
+        run(join(APP, 'node_modules', '.bin', 'vitest'), ['run'], APP),
+      );
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+      expect(result.stdout).toMatch(/1 passed/);
+    },
+    SLOW,
+  );
+
+  it(
+    'runs both jobs on moto to SUCCEEDED, each on its own worker, from the synthesized bundles',
+    async () => {
+      const result = await timed("the example app's jobs on moto (runLocally, 2 occurrences each)", () =>
+        run(join(APP, 'node_modules', '.bin', 'tsx'), ['scripts/run-local.ts'], APP),
+      );
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+      const rows = result.stdout.split('\n').filter((line) => /SUCCEEDED/.test(line));
+      expect(rows.filter((line) => /weekly-export .*exports /.test(line))).toHaveLength(2);
+      expect(rows.filter((line) => /daily-digest .*daily-digest /.test(line))).toHaveLength(2);
+      expect(result.stdout).toContain('all 4 occurrence(s) SUCCEEDED');
+    },
+    SLOW,
+  );
 });
