@@ -3,7 +3,7 @@
  * runLocally, without a bin entry.
  *
  *   npx cdk synth --quiet
- *   npx tsx node_modules/<package>/testing/run-local.ts --count 2
+ *   node node_modules/<package>/dist/testing/run-local.js --count 2
  *
  * Options: --assembly <dir> (cdk.out), --stack <name>, --from <ISO time> (now), --count <n> (1), --jobs <a,b>,
  * --timeout <seconds> (120), --endpoint <url> (a running moto_server; default: one is started), --logs <file> (the
