@@ -20,7 +20,7 @@
 import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -48,7 +48,7 @@ import {
   triggerFunction,
 } from './occurrence-functions';
 import { reportAnnouncements } from './occurrence-queues';
-import { occurrenceTable, reportBucket } from './occurrence-storage';
+import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { STACK_OUTPUTS } from './stack-outputs';
 
 export {
@@ -241,8 +241,19 @@ export class ScheduledJobs extends Construct {
    * Read-only: the writes are the protocol's, each granted to its own function.
    */
   grantReadOccurrences(grantee: iam.IGrantable): iam.Grant {
-    // Table.grant covers the table and its indexes.
-    return this.table.grant(grantee, 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:GetItem');
+    // Query on the table (one job's rows) and on the status index by name, not Table.grant's `index/*`: the table
+    // has one index, and the wildcard would also reach any index added later.
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:Query'],
+      resourceArns: [this.table.tableArn, statusIndexArn(this.table)],
+    }).combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+        resourceArns: [this.table.tableArn],
+      }),
+    );
   }
 
   private workerFor(ref: JobWorker | string | undefined, entry: string | undefined, jobId: string, where: string) {
