@@ -149,7 +149,12 @@ export class ScheduledJobs extends Construct {
       this,
       resources,
       Lazy.string({
-        produce: () => JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings))),
+        produce: () => {
+          // Without jobs there are no thresholds, and the synth fails on the validation below; the synth resolves
+          // the tokens before it validates, so throwing here would hide that message.
+          if (this.jobsById.size === 0) return '';
+          return JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings)));
+        },
       }),
     ));
     this.workersScope = new Construct(this, 'Workers');
