@@ -20,7 +20,7 @@
 import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -30,6 +30,7 @@ import { JOB_ID_PATTERN } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
+import { ENV } from '../functions/runtime-env';
 import { JobConfigError } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow } from './job-function';
@@ -48,7 +49,7 @@ import {
   triggerFunction,
 } from './occurrence-functions';
 import { reportAnnouncements } from './occurrence-queues';
-import { occurrenceTable, reportBucket } from './occurrence-storage';
+import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { STACK_OUTPUTS } from './stack-outputs';
 
 export {
@@ -57,6 +58,20 @@ export {
   succeededTransitionFilter,
   TRIGGER_TIMEOUT_SECONDS,
 } from './occurrence-functions';
+
+/**
+ * A queue URL at its longest: `https://sqs.<region>.amazonaws.com/<account>/` (about 55 bytes) and the queue name
+ * CloudFormation generates, `<stack>-<logical id>-<suffix>` cut to 80.
+ */
+const QUEUE_URL_MAX_BYTES = 135;
+
+/**
+ * What WORKERS may take of the trigger's and the reconciler's environment: Lambda's 4 KB per function, less the
+ * reconciler's other variables and their resolved values (about 500 bytes: the table name, the topic ARN, the bucket
+ * name, the thresholds, the metrics namespace). About 18 workers with short ids: the environment, not the stack's
+ * 500 resources (about 32 workers), bounds the workers of one stack.
+ */
+export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
 
 export interface ScheduledJobsProps {
   /** For the occurrences table and the reports bucket. Default RETAIN: deleting the stack keeps the history. */
@@ -134,7 +149,12 @@ export class ScheduledJobs extends Construct {
       this,
       resources,
       Lazy.string({
-        produce: () => JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings))),
+        produce: () => {
+          // Without jobs there are no thresholds, and the synth fails on the validation below; the synth resolves
+          // the tokens before it validates, so throwing here would hide that message.
+          if (this.jobsById.size === 0) return '';
+          return JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings)));
+        },
       }),
     ));
     this.workersScope = new Construct(this, 'Workers');
@@ -191,12 +211,29 @@ export class ScheduledJobs extends Construct {
    * for the jobs that name it. Grant it what its jobs need: `bucket.grantRead(worker)`.
    */
   addWorker(workerId: string, options: JobWorkerOptions): JobWorker {
-    const where = `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`;
+    return this.newWorker(
+      workerId,
+      options,
+      `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`,
+    );
+  }
+
+  /** addWorker, with its problems named `where` (a job's own worker names the job's `entry`). */
+  private newWorker(workerId: string, options: JobWorkerOptions, where: string): JobWorker {
     const problems: string[] = [];
     if (typeof workerId !== 'string' || !JOB_ID_PATTERN.test(workerId))
       problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
     else if (this.workersById.has(workerId))
       problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
+    else {
+      const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
+      if (bytes > WORKER_ROUTES_BUDGET_BYTES)
+        problems.push(
+          `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
+            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${WORKER_ROUTES_BUDGET_BYTES} ` +
+            `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob({ worker }))`,
+        );
+    }
     if (typeof options?.entry !== 'string' || options.entry === '')
       problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(options?.entry)}`);
     if (problems.length > 0) throw new JobConfigError(problems);
@@ -241,8 +278,19 @@ export class ScheduledJobs extends Construct {
    * Read-only: the writes are the protocol's, each granted to its own function.
    */
   grantReadOccurrences(grantee: iam.IGrantable): iam.Grant {
-    // Table.grant covers the table and its indexes.
-    return this.table.grant(grantee, 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:GetItem');
+    // Query on the table (one job's rows) and on the status index by name, not Table.grant's `index/*`: the table
+    // has one index, and the wildcard would also reach any index added later.
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:Query'],
+      resourceArns: [this.table.tableArn, statusIndexArn(this.table)],
+    }).combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+        resourceArns: [this.table.tableArn],
+      }),
+    );
   }
 
   private workerFor(ref: JobWorker | string | undefined, entry: string | undefined, jobId: string, where: string) {
@@ -253,7 +301,7 @@ export class ScheduledJobs extends Construct {
         throw new JobConfigError([
           `${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)`,
         ]);
-      return this.addWorker(jobId, { ...this.defaultWorkerOptions, entry });
+      return this.newWorker(jobId, { ...this.defaultWorkerOptions, entry }, `${where}.entry`);
     }
     const id = typeof ref === 'string' ? ref : ref.workerId;
     const worker = this.workersById.get(id);
@@ -264,6 +312,15 @@ export class ScheduledJobs extends Construct {
       ]);
     }
     return worker;
+  }
+
+  /**
+   * The bytes WORKERS takes with these workers at the longest: each queue URL as long as a queue URL gets
+   * (QUEUE_URL_MAX_BYTES), each stuck threshold at its most digits (the visibility timeout is at most 12 h).
+   */
+  private workerRoutesBytes(workerIds: readonly string[]): number {
+    const longest: WorkerRoute = { queueUrl: 'q'.repeat(QUEUE_URL_MAX_BYTES), stuckAfterSeconds: 99_999 };
+    return Buffer.byteLength(JSON.stringify(Object.fromEntries(workerIds.map((id) => [id, longest]))));
   }
 
   /** What the trigger and the reconciler are told of each worker: WORKERS (protocol/worker-routes.ts). */

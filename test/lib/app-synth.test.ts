@@ -25,19 +25,37 @@ describe('cdk synth of bin/app.ts', () => {
     expect(existsSync(templateFile)).toBe(true);
     const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as TemplateResource[];
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
-    // One schedule per enabled job of bin/jobs.ts, each sending its job id and the nominal scheduled time.
+    // One schedule per enabled job of bin/jobs.ts, named by the job, each sending its schedule event: the job id,
+    // the nominal scheduled time, the job's worker (its own: each sample job has an entry), deadline and retention.
     const enabled = sampleJobs.filter((j) => j.enabled !== false);
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(
-      schedules.map((s) => JSON.parse(s.Properties.Target.Input)).sort((a, b) => a.jobId.localeCompare(b.jobId)),
+      schedules.map((s) => ({ name: s.Properties.Name, input: JSON.parse(s.Properties.Target.Input) })).sort(byName),
     ).toEqual(
       enabled
-        .map((j) => ({ jobId: j.id, scheduledTime: '<aws.scheduler.scheduled-time>' }))
-        .sort((a, b) => a.jobId.localeCompare(b.jobId)),
+        .map((j) => ({
+          name: j.id,
+          input: {
+            jobId: j.id,
+            scheduledTime: '<aws.scheduler.scheduled-time>',
+            worker: j.id,
+            deadlineSeconds: j.retry?.deadlineSeconds ?? 21_600,
+            retentionDays: j.retentionDays ?? 90,
+          },
+        }))
+        .sort(byName),
     );
-    const digest = schedules.find((s) => JSON.parse(s.Properties.Target.Input).jobId === 'occurrence-digest');
+    const digest = schedules.find((s) => s.Properties.Name === 'occurrence-digest');
     expect(digest?.Properties).toMatchObject({
       ScheduleExpression: 'cron(0 6 * * ? *)',
       ScheduleExpressionTimezone: 'Europe/Berlin',
     });
+    // One worker per sample job, each a function of its own beside the trigger, the notifier and the reconciler.
+    const functions = resources.filter((r) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBe(3 + sampleJobs.length);
+    // The CLI adds its own AWS::CDK::Metadata resource; the rest is the stack's.
+    const own = resources.filter((r) => r.Type !== 'AWS::CDK::Metadata');
+    console.log(`the sample stack (bin/app.ts): ${own.length} resources, and CDK's metadata`);
+    expect(own.length).toBeLessThan(500);
   }, 130_000);
 });

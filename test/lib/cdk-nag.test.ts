@@ -1,6 +1,6 @@
 /**
- * cdk-nag's AwsSolutions pack over the sample app: no finding may be left unacknowledged, and every
- * acknowledgement carries a reason (lib/nag-acknowledgements.ts).
+ * cdk-nag's AwsSolutions pack over the sample app and a stack of several workers: no finding may be left
+ * unacknowledged, and every acknowledgement carries a reason (lib/nag-acknowledgements.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../bin/jobs';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
+import { buildTestStack } from './fixtures/test-stack';
 
 const outdir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -38,15 +39,18 @@ function synthWithNag(app: App): { error?: Error; violations: Violation[] } {
 }
 
 describe('cdk-nag AwsSolutions', () => {
-  it('finds nothing that is not acknowledged with a reason', () => {
+  it('finds nothing that is not acknowledged with a reason, in the sample stack and in a stack of several workers', () => {
     // Skip bundling the functions: the rules read the template, not the code.
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'oncall@example.com' } });
     new ScheduledJobsStack(app, 'ScheduledJobs', { jobs: sampleJobs });
+    // Workers shared by two jobs, a job's own, one with a paused job only (test/lib/fixtures/test-stack.ts).
+    const { jobs } = buildTestStack(app, 'Workers');
     const { error, violations } = synthWithNag(app);
     expect(
       violations.map((v) => `${v.ruleName}: ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`),
     ).toEqual([]);
     expect(error).toBeUndefined();
+    expect(jobs.workers.size).toBe(3);
   });
 
   it('does report an unacknowledged finding (the check is live)', () => {

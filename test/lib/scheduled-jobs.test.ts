@@ -1,33 +1,73 @@
+/**
+ * ScheduledJobs as a user's stack builds it with the public API (fixtures/test-stack.ts): three workers (`exports`,
+ * shared by two jobs and sized by hand; the sample digest's own, built from its entry; `cleanup`, running a paused
+ * job), and a bucket of the app's own granted to `exports`. The shared pieces keep their guarantees; each worker's
+ * function, queue, dead-letter queue, role and alarms are its own, derived from its own jobs. How the stack grows
+ * with more jobs and workers is scheduled-jobs-scale.test.ts.
+ */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { App, type CfnElement } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { sampleJobs } from '../../bin/jobs';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import { withDefaults } from '../../functions/protocol/job-settings';
+import { parseJobSettingsList, withDefaults } from '../../functions/protocol/job-settings';
 import { workerLimits } from '../../functions/protocol/worker-limits';
+import { parseWorkerRoutes } from '../../functions/protocol/worker-routes';
+import { JobConfigError } from '../../lib/errors';
 import type { ScheduledJobConfig } from '../../lib/job-config';
-import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
-import { faults } from '../../sim/fakes/fake-aws';
+import type { JobWorker } from '../../lib/job-worker';
+import { ScheduledJobs } from '../../lib/scheduled-jobs';
+import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
+import { STACK_OUTPUTS } from '../../lib/stack-outputs';
+import { type FakeAws, faults } from '../../sim/fakes/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
-import type { TemplateNode, TemplateResource } from './template-json';
+import { exportJobs } from './fixtures/exports-worker';
+import { ALL_JOBS, buildTestStack, DIGEST, HOURLY, PAUSED, WEEKLY, WORKER_ENTRY } from './fixtures/test-stack';
+import { rendered, type TemplateNode, type TemplateResource } from './template-json';
 
-// Three jobs: the sample, a flexible-window rate job with its own Scheduler retry policy, and a paused one.
-const jobs: ScheduledJobConfig[] = [
-  { id: 'occurrence-digest', schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin', timeoutSeconds: 120 },
-  {
-    id: 'hourly-export',
-    schedule: 'rate(1 hour)',
-    flexibleWindowMinutes: 15,
-    timeoutSeconds: 300,
-    retry: { maxAttempts: 3 },
-    schedulerRetry: { maximumRetryAttempts: 10, maximumEventAgeSeconds: 3600 },
+/**
+ * Each worker's limits, worked out by hand from worker-limits.ts (function timeout: given, or the longest job + 30 s;
+ * visibility: max(6 x timeout, timeout + longest lease + 30 s); redrive: most attempts + 5, at least 5; stuck:
+ * visibility + 5 min), so that a change to the derivation shows here.
+ */
+const EXPECTED = {
+  exports: {
+    jobs: [WEEKLY.id, HOURLY.id],
+    timeout: 600,
+    memory: 2048,
+    visibility: 3600,
+    maxReceiveCount: 13,
+    stuckAfter: 3900,
+    arch: 'arm64',
   },
-  { id: 'paused', schedule: 'rate(5 minutes)', enabled: false, timeoutSeconds: 60 },
-];
+  'occurrence-digest': {
+    jobs: [DIGEST.id],
+    timeout: 150,
+    memory: 256,
+    visibility: 900,
+    maxReceiveCount: 25,
+    stuckAfter: 1200,
+    arch: 'arm64',
+  },
+  cleanup: {
+    jobs: [PAUSED.id],
+    timeout: 90,
+    memory: 256,
+    visibility: 720,
+    maxReceiveCount: 6,
+    stuckAfter: 1020,
+    arch: 'x86_64',
+  },
+} as const;
+type WorkerId = keyof typeof EXPECTED;
+const WORKER_IDS = Object.keys(EXPECTED) as WorkerId[];
 
 /** A policy statement: its Effect, Action, Resource, Condition and Principal, as the template has them. */
 type Statement = TemplateNode;
@@ -43,15 +83,36 @@ const settingsOf = ({
   ...settings
 }: ScheduledJobConfig) => withDefaults(settings);
 
-let stack: ScheduledJobsStack;
+/** The JobConfigError the function throws, as its message. */
+function problem(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(JobConfigError);
+    return (error as JobConfigError).message;
+  }
+  throw new Error('no JobConfigError was thrown');
+}
+
+let stack: Stack;
+let jobs: ScheduledJobs;
+let workers: Record<WorkerId, JobWorker>;
+let dataBucket: s3.Bucket;
 let template: Template;
 let resources: Record<string, TemplateResource>;
 
+/** An app that does not bundle the functions: for tests that read the template, not the code, or that fail. */
+const unbundledApp = (context: Record<string, unknown> = {}) =>
+  new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? [...s.Action] : [s.Action]);
+const resourcesOf = (s: Statement): TemplateNode[] => (Array.isArray(s.Resource) ? [...s.Resource] : [s.Resource]);
 const logicalId = (construct: IConstruct | undefined) =>
   stack.getLogicalId((construct?.node.defaultChild ?? construct) as CfnElement);
 const getAttArn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+const propsOf = (construct: IConstruct) => resources[logicalId(construct)].Properties;
+const envOf = (fn: lambda.IFunction) => propsOf(fn).Environment.Variables;
 
 /** The statements of the inline policies attached to the given function's role. */
 function roleStatements(fn: { role?: IConstruct }): Statement[] {
@@ -67,46 +128,80 @@ function grantStatements(fn: { role?: IConstruct }): Statement[] {
   return roleStatements(fn).filter((s) => !actionsOf(s).every((a) => LOG_WRITES.includes(a)));
 }
 
+/** Every grant of the statements as `action on resource` (the resource rendered: `${Id.Arn}/reports/x/*`). */
+function grantsOf(statements: readonly Statement[]): string[] {
+  return statements.flatMap((s) => actionsOf(s).flatMap((a) => resourcesOf(s).map((r) => `${a} on ${rendered(r)}`)));
+}
+
 /** The queue policy statement that refuses requests over plain HTTP, if the queue/bucket/topic has one. */
 function denyInsecureTransport(statements: readonly Statement[]): Statement | undefined {
   return statements.find((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false');
 }
 
 beforeAll(() => {
-  const app = new App();
-  stack = new ScheduledJobsStack(app, 'Test', { jobs });
+  const built = buildTestStack(new App(), 'Test', { dataBucket: true });
+  ({ stack, jobs, workers } = built);
+  dataBucket = built.bucket!;
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources;
 });
 
+describe('the public API', () => {
+  it('lists the workers and jobs in the order they were added, each job with the worker that runs it', () => {
+    expect([...jobs.workers.keys()]).toEqual(['exports', 'occurrence-digest', 'cleanup']);
+    expect([...jobs.jobs.keys()]).toEqual(ALL_JOBS.map((j) => j.id));
+    expect([...jobs.jobs.values()].map((j) => j.worker.workerId)).toEqual([
+      'exports',
+      'exports',
+      'occurrence-digest',
+      'cleanup',
+    ]);
+    for (const id of WORKER_IDS) expect(workers[id].jobs).toEqual(EXPECTED[id].jobs);
+  });
+});
+
 describe('schedules', () => {
-  it('creates one schedule per enabled job and none for a paused one', () => {
-    const schedules = ofType('AWS::Scheduler::Schedule').map(([, r]) => JSON.parse(r.Properties.Target.Input).jobId);
-    expect(schedules.sort()).toEqual(['hourly-export', 'occurrence-digest']);
+  const byJob = () =>
+    Object.fromEntries(ofType('AWS::Scheduler::Schedule').map(([, r]) => [r.Properties.Name, r.Properties]));
+
+  it('creates one schedule per enabled job, named by the job id, and none for a paused one', () => {
+    expect(Object.keys(byJob()).sort()).toEqual([DIGEST.id, HOURLY.id, WEEKLY.id].sort());
+    expect(jobs.schedules.schedules.has(PAUSED.id)).toBe(false);
   });
 
-  it('invokes the trigger with the job id and the nominal <aws.scheduler.scheduled-time> as the occurrence key', () => {
-    const triggerId = logicalId(stack.scheduledJobs.triggerFunction);
-    for (const [, schedule] of ofType('AWS::Scheduler::Schedule')) {
-      expect(schedule.Properties.Target.Arn).toEqual(getAttArn(triggerId));
-      const input = JSON.parse(schedule.Properties.Target.Input);
-      expect(input).toEqual({ jobId: expect.any(String), scheduledTime: '<aws.scheduler.scheduled-time>' });
-    }
+  it("invokes the trigger with the schedule event: the key, the job's worker, its deadline and retention", () => {
+    const triggerId = logicalId(jobs.triggerFunction);
+    const inputs = Object.fromEntries(
+      Object.entries(byJob()).map(([name, props]) => {
+        expect(props.Target.Arn).toEqual(getAttArn(triggerId));
+        return [name, JSON.parse(props.Target.Input)];
+      }),
+    );
+    const event = (jobId: string, worker: string, deadlineSeconds: number, retentionDays: number) => ({
+      jobId,
+      scheduledTime: '<aws.scheduler.scheduled-time>',
+      worker,
+      deadlineSeconds,
+      retentionDays,
+    });
+    expect(inputs).toEqual({
+      [WEEKLY.id]: event(WEEKLY.id, 'exports', 21_600, 90),
+      [HOURLY.id]: event(HOURLY.id, 'exports', 3600, 90),
+      [DIGEST.id]: event(DIGEST.id, 'occurrence-digest', 21_600, 30),
+    });
   });
 
   it("carries each job's expression, time zone, flexible window, retry policy and the schedules' group", () => {
-    const groupId = logicalId(stack.scheduledJobs.schedules.group);
-    const byJob: Record<string, TemplateNode> = Object.fromEntries(
-      ofType('AWS::Scheduler::Schedule').map(([, r]) => [JSON.parse(r.Properties.Target.Input).jobId, r.Properties]),
-    );
-    expect(byJob['occurrence-digest']).toMatchObject({
-      ScheduleExpression: 'cron(0 6 * * ? *)',
+    const groupId = logicalId(jobs.schedules.group);
+    const schedules = byJob();
+    expect(schedules[WEEKLY.id]).toMatchObject({
+      ScheduleExpression: 'cron(0 3 ? * MON *)',
       ScheduleExpressionTimezone: 'Europe/Berlin',
       FlexibleTimeWindow: { Mode: 'OFF' },
       State: 'ENABLED',
       Target: { RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 } },
     });
-    expect(byJob['hourly-export']).toMatchObject({
+    expect(schedules[HOURLY.id]).toMatchObject({
       ScheduleExpression: 'rate(1 hour)',
       ScheduleExpressionTimezone: 'UTC',
       FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 },
@@ -114,11 +209,11 @@ describe('schedules', () => {
     });
     const groupName = resources[groupId].Properties.Name;
     expect(groupName).toEqual(expect.any(String));
-    for (const props of Object.values(byJob)) expect(props.GroupName).toBe(groupName);
+    for (const props of Object.values(schedules)) expect(props.GroupName).toBe(groupName);
   });
 
   it('sends undeliverable occurrences to a standard (non-FIFO), encrypted dead-letter queue', () => {
-    const dlqId = logicalId(stack.scheduledJobs.schedules.deadLetterQueue);
+    const dlqId = logicalId(jobs.schedules.deadLetterQueue);
     for (const [, schedule] of ofType('AWS::Scheduler::Schedule')) {
       expect(schedule.Properties.Target.DeadLetterConfig).toEqual({ Arn: getAttArn(dlqId) });
     }
@@ -130,7 +225,7 @@ describe('schedules', () => {
 describe('occurrences table', () => {
   let table: TemplateNode;
   beforeAll(() => {
-    table = resources[logicalId(stack.scheduledJobs.table)].Properties;
+    table = propsOf(jobs.table);
   });
 
   it('is keyed by (jobId, scheduledTime), on demand, with PITR and a NEW_AND_OLD_IMAGES stream', () => {
@@ -181,51 +276,183 @@ describe('occurrences table', () => {
   });
 
   it('and the reports bucket are retained when the stack is deleted, by default', () => {
-    expect(resources[logicalId(stack.scheduledJobs.table)].DeletionPolicy).toBe('Retain');
-    expect(resources[logicalId(stack.scheduledJobs.reportBucket)].DeletionPolicy).toBe('Retain');
+    expect(resources[logicalId(jobs.table)].DeletionPolicy).toBe('Retain');
+    expect(resources[logicalId(jobs.reportBucket)].DeletionPolicy).toBe('Retain');
   });
 });
 
-describe('job queue and worker', () => {
-  it('redrives to the DLQ after the workerLimits maxReceiveCount, at least 5', () => {
-    const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
-    const expected = workerLimits(jobs.map(settingsOf)).maxReceiveCount;
-    expect(queue.RedrivePolicy).toEqual({
-      deadLetterTargetArn: getAttArn(logicalId(stack.scheduledJobs.jobDeadLetterQueue)),
-      maxReceiveCount: expected,
+describe('workers', () => {
+  it.each(WORKER_IDS)('%s: its function has the memory and timeout given or derived from its jobs', (id) => {
+    const fn = propsOf(workers[id].function);
+    expect({ timeout: fn.Timeout, memory: fn.MemorySize, arch: fn.Architectures }).toEqual({
+      timeout: EXPECTED[id].timeout,
+      memory: EXPECTED[id].memory,
+      arch: [EXPECTED[id].arch],
     });
-    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    expect(workers[id].limits().functionTimeoutSeconds).toBe(EXPECTED[id].timeout);
   });
 
-  it('hides a message at least 6 times as long as the worker may run', () => {
-    const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping').filter(
-      ([, r]) =>
-        JSON.stringify(r.Properties.EventSourceArn) ===
-        JSON.stringify(getAttArn(logicalId(stack.scheduledJobs.jobQueue))),
-    );
-    const worker = resources[mapping.Properties.FunctionName.Ref].Properties;
-    const queue = resources[logicalId(stack.scheduledJobs.jobQueue)].Properties;
-    expect(worker.Timeout).toBeGreaterThan(0);
-    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * Number(worker.Timeout));
-    // The longest job (300 s) plus the outcome reserve must fit the worker's timeout.
-    expect(worker.Timeout).toBeGreaterThanOrEqual(300);
+  it.each(WORKER_IDS)(
+    "%s: its queue's visibility timeout and redrive limit come from its own timeout and jobs, into its own DLQ",
+    (id) => {
+      const worker = workers[id];
+      const queue = propsOf(worker.queue);
+      const settings = [...parseJobSettingsList(envOf(worker.function).JOB_SETTINGS, 'JOB_SETTINGS').values()];
+      const limits = workerLimits(settings, EXPECTED[id].timeout);
+      expect({ visibility: queue.VisibilityTimeout, redrive: queue.RedrivePolicy }).toEqual({
+        visibility: EXPECTED[id].visibility,
+        redrive: {
+          deadLetterTargetArn: getAttArn(logicalId(worker.deadLetterQueue)),
+          maxReceiveCount: EXPECTED[id].maxReceiveCount,
+        },
+      });
+      expect(limits).toEqual({
+        functionTimeoutSeconds: EXPECTED[id].timeout,
+        queueVisibilityTimeoutSeconds: EXPECTED[id].visibility,
+        maxReceiveCount: EXPECTED[id].maxReceiveCount,
+      });
+      // SQS with Lambda: at least 6 times the function timeout; AWS's floor of 5 receives.
+      expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * EXPECTED[id].timeout);
+      expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    },
+  );
+
+  it('have a dead-letter queue each', () => {
+    const dlqs = WORKER_IDS.map((id) => logicalId(workers[id].deadLetterQueue));
+    expect(new Set(dlqs).size).toBe(WORKER_IDS.length);
+    const shared = [jobs.triggerDeadLetterQueue, jobs.notifierFailureQueue, jobs.schedules.deadLetterQueue];
+    for (const q of shared) expect(dlqs).not.toContain(logicalId(q));
   });
 
-  it('delivers batches with partial batch responses, so one failed message does not retry the others', () => {
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: getAttArn(logicalId(stack.scheduledJobs.jobQueue)),
-      FunctionName: { Ref: logicalId(stack.scheduledJobs.workerFunction) },
-      BatchSize: 5,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-    });
-  });
-
-  it('hands every function the settings of every job, paused ones included', () => {
-    for (const fn of [stack.scheduledJobs.triggerFunction, stack.scheduledJobs.workerFunction]) {
-      const env = resources[logicalId(fn)].Properties.Environment.Variables;
-      expect(JSON.parse(env.JOB_SETTINGS)).toEqual(
-        jobs.map((j) => withDefaults({ id: j.id, timeoutSeconds: j.timeoutSeconds, retry: j.retry })),
+  it.each(WORKER_IDS)(
+    '%s: its function consumes its own queue in batches with partial batch responses, so one failed message does not retry the others',
+    (id) => {
+      const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(
+        ([, r]) => r.Properties.FunctionName.Ref === logicalId(workers[id].function),
       );
+      expect(mappings.map(([, m]) => m.Properties)).toEqual([
+        expect.objectContaining({
+          EventSourceArn: getAttArn(logicalId(workers[id].queue)),
+          BatchSize: 5,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        }),
+      ]);
+    },
+  );
+
+  it.each(WORKER_IDS)("%s: its environment names its own queue, its id, and only its own jobs' settings", (id) => {
+    const worker = workers[id];
+    const env = envOf(worker.function);
+    expect(Object.keys(env).sort()).toEqual(
+      [
+        'JOB_QUEUE_URL',
+        'JOB_SETTINGS',
+        'NODE_OPTIONS',
+        'OCCURRENCE_TABLE_NAME',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'REPORT_BUCKET_NAME',
+        'WORKER_ID',
+        ...(id === 'cleanup' ? ['CLEANUP_MODE'] : []),
+      ].sort(),
+    );
+    expect(env).toMatchObject({
+      OCCURRENCE_TABLE_NAME: { Ref: logicalId(jobs.table) },
+      JOB_QUEUE_URL: { Ref: logicalId(worker.queue) },
+      REPORT_BUCKET_NAME: { Ref: logicalId(jobs.reportBucket) },
+      WORKER_ID: id,
+      POWERTOOLS_METRICS_NAMESPACE: 'ScheduledJobs/Test',
+    });
+    const settings = parseJobSettingsList(env.JOB_SETTINGS, 'JOB_SETTINGS');
+    const own: ScheduledJobConfig[] = ALL_JOBS.filter((j) => (EXPECTED[id].jobs as readonly string[]).includes(j.id));
+    expect([...settings.values()]).toEqual(own.map(settingsOf));
+  });
+
+  it('JOB_SETTINGS leaves the defaults out', () => {
+    const raw = (id: WorkerId) => JSON.parse(envOf(workers[id].function).JOB_SETTINGS);
+    expect(raw('exports')).toEqual([
+      { id: WEEKLY.id, leaseSeconds: 300, heartbeatSeconds: 90, timeoutSeconds: 540, retry: { maxAttempts: 3 } },
+      // 300 s is the default timeout.
+      { id: HOURLY.id, retry: { maxAttempts: 8, deadlineSeconds: 3600 } },
+    ]);
+    expect(raw('occurrence-digest')).toEqual([{ id: DIGEST.id, timeoutSeconds: 120, retentionDays: 30 }]);
+    expect(raw('cleanup')).toEqual([
+      { id: PAUSED.id, leaseSeconds: 600, heartbeatSeconds: 60, timeoutSeconds: 60, retry: { maxAttempts: 1 } },
+    ]);
+  });
+
+  it("passes the user's own variables through", () => {
+    expect(envOf(workers.cleanup.function).CLEANUP_MODE).toBe('dry-run');
+  });
+
+  it("no function's environment carries the settings of every job, and the shared ones carry none", () => {
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      const env = fn.Properties.Environment.Variables;
+      const worker = WORKER_IDS.find((w) => logicalId(workers[w].function) === id);
+      if (worker === undefined) {
+        expect(env.JOB_SETTINGS, id).toBeUndefined();
+        continue;
+      }
+      const settingsIds = JSON.parse(env.JOB_SETTINGS).map((s: { id: string }) => s.id);
+      expect(settingsIds, id).toEqual(EXPECTED[worker].jobs);
+      expect(settingsIds.length, id).toBeLessThan(ALL_JOBS.length);
+    }
+  });
+});
+
+describe('trigger and reconciler', () => {
+  const workersOf = (fn: lambda.IFunction) => JSON.parse(rendered(envOf(fn).WORKERS));
+  const expectedRoutes = () =>
+    Object.fromEntries(
+      WORKER_IDS.map((id) => [
+        id,
+        { queueUrl: `\${${logicalId(workers[id].queue)}}`, stuckAfterSeconds: EXPECTED[id].stuckAfter },
+      ]),
+    );
+
+  it('are told each worker: its queue (a Ref) and how long its occurrences may sit before they are stuck', () => {
+    for (const fn of [jobs.triggerFunction, jobs.reconcilerFunction]) {
+      expect(envOf(fn).WORKERS['Fn::Join']).toBeDefined();
+      expect(workersOf(fn)).toEqual(expectedRoutes());
+      // As the functions parse it (the URL placeholders stand in for the resolved Refs).
+      expect([...parseWorkerRoutes(rendered(envOf(fn).WORKERS), 'WORKERS').keys()]).toEqual(WORKER_IDS);
+    }
+  });
+
+  it('have exactly the variables they need', () => {
+    expect(Object.keys(envOf(jobs.triggerFunction)).sort()).toEqual([
+      'NODE_OPTIONS',
+      'OCCURRENCE_TABLE_NAME',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'WORKERS',
+    ]);
+    expect(Object.keys(envOf(jobs.reconcilerFunction)).sort()).toEqual([
+      'NODE_OPTIONS',
+      'OCCURRENCE_TABLE_NAME',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'RECONCILE_THRESHOLDS',
+      'REPORT_BUCKET_NAME',
+      'REPORT_READY_TOPIC_ARN',
+      'WORKERS',
+    ]);
+    expect(Object.keys(envOf(jobs.notifierFunction)).sort()).toEqual([
+      'NODE_OPTIONS',
+      'OCCURRENCE_TABLE_NAME',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'REPORT_BUCKET_NAME',
+      'REPORT_READY_TOPIC_ARN',
+    ]);
+  });
+
+  it('only the trigger may put rows, and only the trigger and the reconciler may send to the worker queues', () => {
+    const workerQueues = new Set(WORKER_IDS.map((id) => JSON.stringify(getAttArn(logicalId(workers[id].queue)))));
+    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
+      const roleId = policy.Properties.Roles[0].Ref;
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const actions = actionsOf(statement);
+        if (actions.includes('dynamodb:PutItem')) expect(roleId, id).toBe(logicalId(jobs.triggerFunction.role));
+        if (actions.includes('sqs:SendMessage') && workerQueues.has(JSON.stringify(statement.Resource)))
+          expect([logicalId(jobs.triggerFunction.role), logicalId(jobs.reconcilerFunction.role)], id).toContain(roleId);
+      }
     }
   });
 });
@@ -258,7 +485,7 @@ describe('notifier', () => {
   let patterns: TemplateNode[];
   beforeAll(() => {
     const [[, mapping]] = ofType('AWS::Lambda::EventSourceMapping').filter(
-      ([, r]) => r.Properties.FunctionName.Ref === logicalId(stack.scheduledJobs.notifierFunction),
+      ([, r]) => r.Properties.FunctionName.Ref === logicalId(jobs.notifierFunction),
     );
     patterns = mapping.Properties.FilterCriteria.Filters.map((f) => JSON.parse(f.Pattern));
   });
@@ -279,26 +506,26 @@ describe('notifier', () => {
   it('reads the table stream from TRIM_HORIZON, retries until records age out, bisects failing batches and parks hopeless ones', () => {
     const mapping = Object.values(
       template.findResources('AWS::Lambda::EventSourceMapping', {
-        Properties: { FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) } },
+        Properties: { FunctionName: { Ref: logicalId(jobs.notifierFunction) } },
       }),
     )[0] as { Properties: Record<string, unknown> };
     // A bounded retry count would drop announcements during an outage; unset means until the record expires.
     expect(mapping.Properties.MaximumRetryAttempts ?? -1).toBe(-1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.scheduledJobs.table), 'StreamArn'] },
-      FunctionName: { Ref: logicalId(stack.scheduledJobs.notifierFunction) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(jobs.table), 'StreamArn'] },
+      FunctionName: { Ref: logicalId(jobs.notifierFunction) },
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: 10,
       BisectBatchOnFunctionError: true,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      DestinationConfig: { OnFailure: { Destination: getAttArn(logicalId(stack.scheduledJobs.notifierFailureQueue)) } },
+      DestinationConfig: { OnFailure: { Destination: getAttArn(logicalId(jobs.notifierFailureQueue)) } },
     });
   });
 });
 
 describe('report bucket and topic', () => {
   it('blocks all public access and refuses plain HTTP', () => {
-    const bucketId = logicalId(stack.scheduledJobs.reportBucket);
+    const bucketId = logicalId(jobs.reportBucket);
     expect(resources[bucketId].Properties.PublicAccessBlockConfiguration).toEqual({
       BlockPublicAcls: true,
       BlockPublicPolicy: true,
@@ -310,12 +537,14 @@ describe('report bucket and topic', () => {
   });
 
   it('announces on an SSL-only FIFO topic with a raw-delivery FIFO queue subscribed', () => {
-    const topicId = logicalId(stack.scheduledJobs.reportReadyTopic);
+    const topicId = logicalId(jobs.reportReadyTopic);
     expect(resources[topicId].Properties).toMatchObject({ FifoTopic: true, ContentBasedDeduplication: false });
     expect(resources[topicId].Properties.TopicName).toMatch(/\.fifo$/);
-    const [[, topicPolicy]] = ofType('AWS::SNS::TopicPolicy');
+    const [[, topicPolicy]] = ofType('AWS::SNS::TopicPolicy').filter(([, p]) =>
+      p.Properties.Topics.some((t) => t.Ref === topicId),
+    );
     expect(denyInsecureTransport(topicPolicy.Properties.PolicyDocument.Statement)).toBeDefined();
-    const queueId = logicalId(stack.scheduledJobs.reportReadyQueue);
+    const queueId = logicalId(jobs.reportReadyQueue);
     expect(resources[queueId].Properties.FifoQueue).toBe(true);
     template.hasResourceProperties('AWS::SNS::Subscription', {
       TopicArn: { Ref: topicId },
@@ -327,9 +556,9 @@ describe('report bucket and topic', () => {
 });
 
 describe('queues', () => {
-  it('are all encrypted and refuse plain HTTP', () => {
+  it('are all encrypted and refuse plain HTTP: four shared, and a queue and a dead-letter queue per worker', () => {
     const queues = ofType('AWS::SQS::Queue');
-    expect(queues.length).toBe(6);
+    expect(queues.length).toBe(4 + 2 * WORKER_IDS.length);
     const policies = ofType('AWS::SQS::QueuePolicy');
     for (const [id, queue] of queues) {
       expect(queue.Properties.SqsManagedSseEnabled, id).toBe(true);
@@ -342,21 +571,22 @@ describe('queues', () => {
 });
 
 describe('functions', () => {
-  it('all run on nodejs24.x and arm64 with a log retention', () => {
+  it('all run on nodejs24.x, on arm64 unless the worker says otherwise, with a log retention', () => {
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(4);
+    expect(functions.length).toBe(3 + WORKER_IDS.length);
     for (const [id, fn] of functions) {
       expect(fn.Properties.Runtime, id).toBe('nodejs24.x');
-      expect(fn.Properties.Architectures, id).toEqual(['arm64']);
+      const arch = id === logicalId(workers.cleanup.function) ? 'x86_64' : 'arm64';
+      expect(fn.Properties.Architectures, id).toEqual([arch]);
       const logGroup = resources[fn.Properties.LoggingConfig.LogGroup.Ref];
       expect(logGroup.Properties.RetentionInDays, id).toBeGreaterThan(0);
     }
   });
 
   it('trigger: retries async invocations twice, then keeps them in its own DLQ', () => {
-    const triggerId = logicalId(stack.scheduledJobs.triggerFunction);
+    const triggerId = logicalId(jobs.triggerFunction);
     expect(resources[triggerId].Properties.DeadLetterConfig).toEqual({
-      TargetArn: getAttArn(logicalId(stack.scheduledJobs.triggerDeadLetterQueue)),
+      TargetArn: getAttArn(logicalId(jobs.triggerDeadLetterQueue)),
     });
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: triggerId },
@@ -366,11 +596,25 @@ describe('functions', () => {
 });
 
 describe('least privilege', () => {
-  it('no IAM policy in the template grants an action wildcard', () => {
+  const tableArn = () => `\${${logicalId(jobs.table)}.Arn}`;
+  const queueArn = (id: WorkerId) => `\${${logicalId(workers[id].queue)}.Arn}`;
+  const bucketArn = () => `\${${logicalId(jobs.reportBucket)}.Arn}`;
+  const dataBucketArn = () => `\${${logicalId(dataBucket)}.Arn}`;
+  const CONSUME = [
+    'sqs:ChangeMessageVisibility',
+    'sqs:DeleteMessage',
+    'sqs:GetQueueAttributes',
+    'sqs:GetQueueUrl',
+    'sqs:ReceiveMessage',
+  ];
+
+  it("no IAM policy grants an action wildcard, except the app's own bucket.grantRead", () => {
     const policies = ofType('AWS::IAM::Policy');
     expect(policies.length).toBeGreaterThan(0);
     for (const [id, policy] of policies) {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const onDataBucket = resourcesOf(statement).every((r) => rendered(r).startsWith(dataBucketArn()));
+        if (onDataBucket) continue;
         for (const action of actionsOf(statement)) expect(action, id).not.toContain('*');
       }
     }
@@ -381,9 +625,14 @@ describe('least privilege', () => {
     const roleIds = new Set(functions.map(([, fn]) => fn.Properties.Role['Fn::GetAtt'][0]));
     expect(roleIds.size).toBe(functions.length);
     for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
-    const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
-    for (const fn of [triggerFunction, workerFunction, notifierFunction, reconcilerFunction]) {
-      const logGroupId = resources[logicalId(fn)].Properties.LoggingConfig.LogGroup.Ref;
+    const fns = [
+      jobs.triggerFunction,
+      jobs.notifierFunction,
+      jobs.reconcilerFunction,
+      ...WORKER_IDS.map((id) => workers[id].function),
+    ];
+    for (const fn of fns) {
+      const logGroupId = propsOf(fn).LoggingConfig.LogGroup.Ref;
       const logStatements = roleStatements(fn).filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
       expect(logStatements.map((st) => [actionsOf(st).sort(), st.Resource])).toEqual([
         [LOG_WRITES, getAttArn(logGroupId)],
@@ -391,43 +640,70 @@ describe('least privilege', () => {
     }
   });
 
-  it('the trigger may only put occurrence rows and send to the job queue (and its own async DLQ)', () => {
-    const { table, jobQueue, triggerDeadLetterQueue, triggerFunction } = stack.scheduledJobs;
-    const grants = grantStatements(triggerFunction).flatMap((s) => actionsOf(s).map((a) => [a, s.Resource]));
-    expect(grants).toHaveLength(3);
-    expect(grants).toEqual(
-      expect.arrayContaining([
-        ['dynamodb:PutItem', getAttArn(logicalId(table))],
-        ['sqs:SendMessage', getAttArn(logicalId(jobQueue))],
-        ['sqs:SendMessage', getAttArn(logicalId(triggerDeadLetterQueue))],
-      ]),
+  it("the trigger may only put occurrence rows and send to the workers' queues (and its own async DLQ)", () => {
+    expect(grantsOf(grantStatements(jobs.triggerFunction)).sort()).toEqual(
+      [
+        `dynamodb:PutItem on ${tableArn()}`,
+        ...WORKER_IDS.map((id) => `sqs:SendMessage on ${queueArn(id)}`),
+        `sqs:SendMessage on \${${logicalId(jobs.triggerDeadLetterQueue)}.Arn}`,
+      ].sort(),
     );
   });
 
-  it('the worker may read and write reports only under reports/, and reach the table and its index', () => {
-    const statements = grantStatements(stack.scheduledJobs.workerFunction);
-    const actions = statements.flatMap(actionsOf).sort();
-    expect(actions).toEqual([
-      'dynamodb:BatchGetItem',
-      'dynamodb:Query',
-      'dynamodb:UpdateItem',
-      's3:GetObject',
-      's3:ListBucket',
-      's3:PutObject',
-      'sqs:ChangeMessageVisibility',
-      'sqs:DeleteMessage',
-      'sqs:GetQueueAttributes',
-      'sqs:GetQueueUrl',
-      'sqs:ReceiveMessage',
-    ]);
-    const objects = statements.find((s) => actionsOf(s).includes('s3:PutObject'))!;
-    expect(JSON.stringify(objects.Resource)).toContain('"/reports/*"');
-    const dynamo = statements.find((s) => actionsOf(s).includes('dynamodb:Query'))!;
-    expect(JSON.stringify(dynamo.Resource)).toContain('/index/byStatusShard');
+  /** What every worker's role may do: its jobs' rows, its jobs' reports, its own queue. */
+  const workerGrants = (id: WorkerId) => [
+    `dynamodb:UpdateItem on ${tableArn()}`,
+    ...EXPECTED[id].jobs.flatMap((job) => [
+      `s3:GetObject on ${bucketArn()}/reports/${job}/*`,
+      `s3:PutObject on ${bucketArn()}/reports/${job}/*`,
+    ]),
+    `s3:ListBucket on ${bucketArn()}`,
+    ...CONSUME.map((a) => `${a} on ${queueArn(id)}`),
+  ];
+
+  it("a worker may update only its own jobs' rows (LeadingKeys), and the table only", () => {
+    for (const id of WORKER_IDS) {
+      const updates = grantStatements(workers[id].function).filter((s) => actionsOf(s).includes('dynamodb:UpdateItem'));
+      expect(
+        updates.map((s) => ({ Resource: s.Resource, Condition: s.Condition })),
+        id,
+      ).toEqual([
+        {
+          Resource: getAttArn(logicalId(jobs.table)),
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': EXPECTED[id].jobs } },
+        },
+      ]);
+    }
+  });
+
+  it('a worker may read and write reports only under reports/<its job ids>/, and consume only its own queue', () => {
+    expect(grantsOf(grantStatements(workers.cleanup.function)).sort()).toEqual(workerGrants('cleanup').sort());
+    // The sample digest reads the occurrence rows (grantReadOccurrences): the status index by name, no index/*.
+    expect(grantsOf(grantStatements(workers['occurrence-digest'].function)).sort()).toEqual(
+      [
+        ...workerGrants('occurrence-digest'),
+        `dynamodb:Query on ${tableArn()}`,
+        `dynamodb:Query on ${tableArn()}/index/byStatusShard`,
+        `dynamodb:BatchGetItem on ${tableArn()}`,
+        `dynamodb:GetItem on ${tableArn()}`,
+      ].sort(),
+    );
+    // exports: bucket.grantRead(worker) of the app's own bucket, beside its own grants.
+    const exportsGrants = grantsOf(grantStatements(workers.exports.function));
+    expect(exportsGrants.filter((g) => !g.includes(dataBucketArn())).sort()).toEqual(workerGrants('exports').sort());
+  });
+
+  it("only the worker it was granted to may read the app's own bucket", () => {
+    const readers = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(logicalId(dataBucket)))
+      .map(([, p]) => p.Properties.Roles.map((r) => r.Ref));
+    expect(readers).toEqual([[logicalId(workers.exports.function.role)]]);
+    const granted = grantsOf(grantStatements(workers.exports.function)).filter((g) => g.includes(dataBucketArn()));
+    expect(granted).toEqual(expect.arrayContaining([`s3:GetObject* on ${dataBucketArn()}/*`]));
   });
 
   it('the notifier may only read and mark rows, publish to the topic, read the stream and park failures', () => {
-    const actions = grantStatements(stack.scheduledJobs.notifierFunction).flatMap(actionsOf).sort();
+    const actions = grantStatements(jobs.notifierFunction).flatMap(actionsOf).sort();
     expect(actions).toEqual([
       'dynamodb:DescribeStream',
       'dynamodb:GetItem',
@@ -441,11 +717,24 @@ describe('least privilege', () => {
       'sqs:SendMessage',
     ]);
   });
+
+  it("the reconciler may only query the status index, read and mark rows, send to the workers' queues and publish", () => {
+    expect(grantsOf(grantStatements(jobs.reconcilerFunction)).sort()).toEqual(
+      [
+        `dynamodb:Query on ${tableArn()}/index/byStatusShard`,
+        `dynamodb:BatchGetItem on ${tableArn()}`,
+        `dynamodb:GetItem on ${tableArn()}`,
+        `dynamodb:UpdateItem on ${tableArn()}`,
+        `sns:Publish on \${${logicalId(jobs.reportReadyTopic)}}`,
+        ...WORKER_IDS.map((id) => `sqs:SendMessage on ${queueArn(id)}`),
+      ].sort(),
+    );
+  });
 });
 
 describe('reconciler', () => {
   it("runs every 5 minutes from an EventBridge rule, without Lambda's async retries (the next run is the retry)", () => {
-    const fnId = logicalId(stack.scheduledJobs.reconcilerFunction);
+    const fnId = logicalId(jobs.reconcilerFunction);
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
@@ -457,49 +746,39 @@ describe('reconciler', () => {
     });
   });
 
-  it('gets thresholds derived from the jobs: stuck after the queue visibility timeout + 5 min, unannounced after 25 h', () => {
-    const env = resources[logicalId(stack.scheduledJobs.reconcilerFunction)].Properties.Environment.Variables;
-    const limits = workerLimits(jobs.map(settingsOf));
-    expect(JSON.parse(env.RECONCILE_THRESHOLDS)).toEqual({
-      stuckAfterSeconds: limits.queueVisibilityTimeoutSeconds + 300,
+  it('gets thresholds derived from every job: unannounced after 25 h, looking back over the longest run', () => {
+    expect(JSON.parse(envOf(jobs.reconcilerFunction).RECONCILE_THRESHOLDS)).toEqual({
       unannouncedAfterSeconds: 25 * 3600,
-      // The longest deadline + time limit (6 h + 300 s), 25 h, and a day.
-      lookbackSeconds: 21_600 + 300 + 25 * 3600 + 86_400,
+      // The longest deadline + time limit (weekly-export: 6 h + 540 s), 25 h, and a day.
+      lookbackSeconds: 21_600 + 540 + 25 * 3600 + 86_400,
       maxFixesPerRun: 200,
     });
-    expect(JSON.parse(env.JOB_SETTINGS).map((s: { id: string }) => s.id)).toEqual(jobs.map((j) => j.id));
-  });
-
-  it('may only query the status index, read and mark rows, send to the job queue and publish to the topic', () => {
-    const { table, jobQueue, reportReadyTopic, reconcilerFunction } = stack.scheduledJobs;
-    const grants = grantStatements(reconcilerFunction)
-      .flatMap((s) => actionsOf(s).map((a) => [a, JSON.stringify(s.Resource)]))
-      .sort();
-    const tableArn = JSON.stringify(getAttArn(logicalId(table)));
-    expect(grants).toEqual([
-      ['dynamodb:BatchGetItem', tableArn],
-      ['dynamodb:GetItem', tableArn],
-      ['dynamodb:Query', expect.stringContaining('/index/byStatusShard')],
-      ['dynamodb:UpdateItem', tableArn],
-      ['sns:Publish', JSON.stringify({ Ref: logicalId(reportReadyTopic) })],
-      ['sqs:SendMessage', JSON.stringify(getAttArn(logicalId(jobQueue)))],
-    ]);
   });
 });
 
 describe('alarms and dashboard', () => {
   const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
   const namespace = 'ScheduledJobs/Test';
-  const jobMetricAlarm = (metricName: string, jobId: string) =>
-    alarms().find(
-      (a) =>
-        a.MetricName === metricName &&
-        JSON.stringify(a.Dimensions) ===
-          JSON.stringify([
-            { Name: 'jobId', Value: jobId },
-            { Name: 'service', Value: 'scheduled-jobs' },
-          ]),
+  const dimensions = (...pairs: [string, unknown][]) => pairs.map(([Name, Value]) => ({ Name, Value }));
+  const find = (metricName: string, dims: { Name: string; Value: unknown }[]) =>
+    alarms().filter((a) => a.MetricName === metricName && JSON.stringify(a.Dimensions) === JSON.stringify(dims));
+  const queueAlarm = (queue: IConstruct) =>
+    find(
+      'ApproximateNumberOfMessagesVisible',
+      dimensions(['QueueName', { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] }]),
     );
+  const fnAlarm = (fn: IConstruct, metricName: string) =>
+    alarms().filter(
+      (a) =>
+        a.Namespace === 'AWS/Lambda' &&
+        a.MetricName === metricName &&
+        JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }]),
+    );
+  const FIRES_ON_ONE = {
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    TreatMissingData: 'notBreaching',
+  };
 
   it('every function writes its metrics to the namespace the alarms watch', () => {
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
@@ -507,148 +786,331 @@ describe('alarms and dashboard', () => {
     }
   });
 
-  it('alarm on the first message in each dead-letter queue', () => {
-    const { jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules } = stack.scheduledJobs;
-    for (const queue of [jobDeadLetterQueue, triggerDeadLetterQueue, notifierFailureQueue, schedules.deadLetterQueue]) {
-      const queueName = { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] };
-      const found = alarms().find(
-        (a) =>
-          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
-          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]),
+  it.each(WORKER_IDS)(
+    '%s: alarms on its DLQ, its errors and throttles, and its FAILED occurrences and lost leases on { service, worker }',
+    (id) => {
+      const worker = workers[id];
+      expect(queueAlarm(worker.deadLetterQueue)).toEqual([
+        expect.objectContaining({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...FIRES_ON_ONE }),
+      ]);
+      expect(fnAlarm(worker.function, 'Errors')).toHaveLength(1);
+      expect(fnAlarm(worker.function, 'Throttles')).toHaveLength(1);
+      for (const metricName of ['OccurrencesFailed', 'LeasesLost']) {
+        const found = find(metricName, dimensions(['service', 'scheduled-jobs'], ['worker', id]));
+        expect(found, `${metricName} ${id}`).toEqual([
+          expect.objectContaining({ Namespace: namespace, Statistic: 'Sum', Period: 300, ...FIRES_ON_ONE }),
+        ]);
+      }
+      expect([...jobs.monitoring.alarms.keys()]).toEqual(
+        expect.arrayContaining([
+          `dlq-${id}`,
+          `worker-errors-${id}`,
+          `worker-throttles-${id}`,
+          `failed-${id}`,
+          `leases-lost-${id}`,
+        ]),
       );
-      expect(found, logicalId(queue)).toMatchObject({
-        Namespace: 'AWS/SQS',
-        Statistic: 'Maximum',
-        Threshold: 1,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        TreatMissingData: 'notBreaching',
+    },
+  );
+
+  it('alarm on the first message in each shared dead-letter queue, and on reconciler errors', () => {
+    for (const queue of [jobs.triggerDeadLetterQueue, jobs.notifierFailureQueue, jobs.schedules.deadLetterQueue]) {
+      expect(queueAlarm(queue), logicalId(queue)).toEqual([
+        expect.objectContaining({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...FIRES_ON_ONE }),
+      ]);
+    }
+    expect(fnAlarm(jobs.reconcilerFunction, 'Errors')).toHaveLength(1);
+  });
+
+  it('alarm once per stack on any reconciler fix (re-enqueue or late announcement), on { service, component: reconciler }', () => {
+    const fixes = alarms().filter((a) => JSON.stringify(a.Metrics ?? []).includes('OccurrencesRequeued'));
+    expect(fixes).toHaveLength(1);
+    const metrics = fixes[0].Metrics.filter((m) => m.MetricStat !== undefined);
+    expect(metrics.map((m) => m.MetricStat.Metric.MetricName).sort()).toEqual([
+      'OccurrencesRequeued',
+      'ReportsReannounced',
+    ]);
+    for (const m of metrics) {
+      expect(m.MetricStat.Metric).toMatchObject({
+        Namespace: namespace,
+        Dimensions: dimensions(['component', 'reconciler'], ['service', 'scheduled-jobs']),
       });
     }
+    expect(fixes[0].Threshold).toBe(1);
   });
 
-  it('alarm per job on FAILED occurrences and lost leases, from the metrics the worker emits', () => {
-    for (const jobId of jobs.map((j) => j.id)) {
-      for (const metricName of ['OccurrencesFailed', 'LeasesLost']) {
-        expect(jobMetricAlarm(metricName, jobId), `${metricName} ${jobId}`).toMatchObject({
-          Namespace: namespace,
-          Statistic: 'Sum',
-          Period: 300,
-          Threshold: 1,
-        });
-      }
-    }
+  it('no alarm is per job: none watches a jobId dimension, and there are 5 per stack and 5 per worker', () => {
+    for (const a of alarms()) expect(JSON.stringify(a)).not.toContain('"jobId"');
+    expect(alarms().length).toBe(5 + 5 * WORKER_IDS.length);
   });
 
-  it('alarm per job on any reconciler fix (re-enqueue or late announcement)', () => {
-    for (const jobId of jobs.map((j) => j.id)) {
-      const fixes = alarms().find(
-        (a) =>
-          JSON.stringify(a.Metrics ?? []).includes(`"Value":"${jobId}"`) &&
-          JSON.stringify(a.Metrics).includes('OccurrencesRequeued'),
-      );
-      expect(fixes, jobId).toBeDefined();
-      expect(JSON.stringify(fixes!.Metrics)).toContain('ReportsReannounced');
-      expect(fixes!.Threshold).toBe(1);
-    }
-  });
-
-  it('alarm on worker errors and throttles, and on reconciler errors', () => {
-    const { workerFunction, reconcilerFunction } = stack.scheduledJobs;
-    const fnAlarm = (fn: IConstruct, metricName: string) =>
-      alarms().find(
-        (a) =>
-          a.Namespace === 'AWS/Lambda' &&
-          a.MetricName === metricName &&
-          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }]),
-      );
-    expect(fnAlarm(workerFunction, 'Errors')).toBeDefined();
-    expect(fnAlarm(workerFunction, 'Throttles')).toBeDefined();
-    expect(fnAlarm(reconcilerFunction, 'Errors')).toBeDefined();
-  });
-
-  it('send every alarm to the alarm topic, which has no subscription without -c alarmEmail', () => {
-    const topicId = logicalId(stack.scheduledJobs.monitoring.alarmTopic);
-    expect(alarms().length).toBe(4 + 3 + 3 * jobs.length);
+  it('send every alarm to the alarm topic, which has no subscription without alarmEmail', () => {
+    const topicId = logicalId(jobs.monitoring.alarmTopic);
     for (const a of alarms()) expect(a.AlarmActions).toEqual([{ Ref: topicId }]);
     expect(ofType('AWS::SNS::Subscription').filter(([, r]) => r.Properties.Protocol === 'email')).toEqual([]);
   });
 
-  it('subscribe the e-mail address given as CDK context, and refuse one that is not an address', () => {
-    const app = new App({ context: { alarmEmail: 'oncall@example.com' } });
-    const withEmail = Template.fromStack(new ScheduledJobsStack(app, 'WithEmail', { jobs: jobs.slice(0, 1) }));
-    withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
-    const bad = new App({ context: { alarmEmail: 'oncall' } });
-    expect(() => new ScheduledJobsStack(bad, 'Bad', { jobs: jobs.slice(0, 1) })).toThrow(
+  it('subscribe the e-mail address given (as a prop, or as CDK context in the sample stack), and refuse one that is not an address', () => {
+    const withProp = new Stack(unbundledApp(), 'WithEmail');
+    new ScheduledJobs(withProp, 'Jobs', { alarmEmail: 'oncall@example.com' }).addJob({
+      ...DIGEST,
+      entry: SAMPLE_DIGEST_ENTRY,
+    });
+    Template.fromStack(withProp).hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+    const sample = new ScheduledJobsStack(unbundledApp({ alarmEmail: 'oncall@example.com' }), 'Sample', {
+      jobs: sampleJobs,
+    });
+    Template.fromStack(sample).hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+    expect(() => new ScheduledJobsStack(unbundledApp({ alarmEmail: 'oncall' }), 'Bad', { jobs: sampleJobs })).toThrow(
       'alarmEmail (-c alarmEmail=...): not an e-mail address: "oncall"',
     );
   });
 
-  it("a dashboard shows each job's occurrences, retries, leases, durations and fixes, and the queues and functions", () => {
+  it("a dashboard has a row per worker (its occurrences, retries, leases, durations, function and DLQ) and every job's occurrences", () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
-    const body = JSON.stringify(dashboard.Properties.DashboardBody);
-    for (const jobId of jobs.map((j) => j.id)) {
-      expect(body).toContain(`## ${jobId}`);
-      for (const metric of [
-        'OccurrencesStarted',
-        'OccurrencesSucceeded',
-        'OccurrencesFailed',
-        'RetriesScheduled',
-        'ExtendFailures',
-        'LeasesLost',
-        'DuplicateTriggersSuppressed',
-        'JobDuration',
-        'OccurrencesRequeued',
-        'ReportsReannounced',
-      ]) {
-        expect(body).toContain(metric);
-      }
+    const body = rendered(dashboard.Properties.DashboardBody);
+    for (const id of WORKER_IDS) {
+      expect(body).toContain(`## Worker ${id}`);
+      expect(body).toContain(`${id}: occurrences`);
+      expect(body).toContain(`\${${logicalId(workers[id].function)}}`);
+      expect(body).toContain(`\${${logicalId(workers[id].deadLetterQueue)}.QueueName}`);
     }
-    expect(body).toContain('ApproximateNumberOfMessagesVisible');
-    expect(body).toContain('Throttles');
+    for (const metric of [
+      'OccurrencesStarted',
+      'OccurrencesSucceeded',
+      'OccurrencesFailed',
+      'RetriesScheduled',
+      'ExtendFailures',
+      'LeasesLost',
+      'JobDuration',
+      'ApproximateNumberOfMessagesVisible',
+      'Throttles',
+    ]) {
+      expect(body).toContain(metric);
+    }
+    // Every job by its own dimension: one search, so a job adds no widget.
+    expect(body).toContain(`SEARCH('{${namespace},service,jobId} MetricName=\\"OccurrencesSucceeded\\"'`);
+    expect(body).not.toContain(`## ${WEEKLY.id}`);
+  });
+});
+
+describe('outputs', () => {
+  it('are the fixed keys and one WorkerQueue<n> per worker, described by its id', () => {
+    const outputs = template.toJSON().Outputs;
+    const fixed = Object.entries(STACK_OUTPUTS)
+      .filter(([key]) => key !== 'workerQueuePrefix')
+      .map(([, name]) => name);
+    expect(Object.keys(outputs).sort()).toEqual([...fixed, 'WorkerQueue1', 'WorkerQueue2', 'WorkerQueue3'].sort());
+    expect(outputs.OccurrenceTableName.Value).toEqual({ Ref: logicalId(jobs.table) });
+    expect(outputs.ScheduleGroupName.Value).toBe(resources[logicalId(jobs.schedules.group)].Properties.Name);
+    WORKER_IDS.forEach((id, i) => {
+      expect(outputs[`WorkerQueue${i + 1}`]).toEqual({ Description: id, Value: { Ref: logicalId(workers[id].queue) } });
+    });
+  });
+
+  it('a second ScheduledJobs in the same stack is a clear error', () => {
+    const other = new Stack(unbundledApp(), 'Twice');
+    new ScheduledJobs(other, 'Jobs').addJob({ ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
+    expect(problem(() => new ScheduledJobs(other, 'MoreJobs'))).toMatch(
+      /ScheduledJobs Twice\/MoreJobs: a stack holds one ScheduledJobs .*put the other in a stack of its own/,
+    );
+  });
+});
+
+describe('synth errors', () => {
+  /** A ScheduledJobs with the exports worker (given 600 s), not bundled. */
+  function withExports() {
+    const s = new ScheduledJobs(new Stack(unbundledApp(), 'Errors'), 'Jobs');
+    const exportsWorker = s.addWorker('exports', { entry: WORKER_ENTRY, timeout: Duration.minutes(10) });
+    return { s, exportsWorker };
+  }
+
+  it('a job naming a worker by an id the ScheduledJobs does not have', () => {
+    const { s } = withExports();
+    expect(problem(() => s.addJob({ ...WEEKLY, worker: 'export' }))).toContain(
+      'addJob(weekly-export).worker: no worker "export" in this ScheduledJobs (it has: exports); add it with addWorker first',
+    );
+  });
+
+  it('a job naming a JobWorker of another ScheduledJobs, even one with the id of its own', () => {
+    const { s } = withExports();
+    const elsewhere = new ScheduledJobs(new Stack(unbundledApp(), 'Elsewhere'), 'Jobs');
+    const theirs = elsewhere.addWorker('exports', { entry: WORKER_ENTRY });
+    const unknown = elsewhere.addWorker('reports', { entry: WORKER_ENTRY });
+    expect(problem(() => s.addJob({ ...WEEKLY, worker: theirs }))).toContain(
+      'addJob(weekly-export).worker: no worker "exports" in this ScheduledJobs',
+    );
+    expect(problem(() => s.addJob({ ...WEEKLY, worker: unknown }))).toContain(
+      'addJob(weekly-export).worker: no worker "reports" in this ScheduledJobs',
+    );
+  });
+
+  it('two workers with the same id, by addWorker or by a job with its own entry', () => {
+    const { s } = withExports();
+    expect(problem(() => s.addWorker('exports', { entry: WORKER_ENTRY }))).toContain(
+      'addWorker(exports): a worker with the id "exports" exists already',
+    );
+    expect(problem(() => s.addJob({ ...DIGEST, id: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+      'addJob(exports).entry: a worker with the id "exports" exists already',
+    );
+  });
+
+  it("a job whose timeoutSeconds + 30 s exceeds its worker's given timeout; exactly the timeout is fine", () => {
+    const { s, exportsWorker } = withExports();
+    expect(problem(() => s.addJob({ ...WEEKLY, timeoutSeconds: 571, worker: exportsWorker }))).toContain(
+      'addJob(weekly-export).timeoutSeconds: 571 s plus 30 s to record the outcome exceeds the timeout of worker "exports" (600 s)',
+    );
+    expect(s.jobs.has(WEEKLY.id)).toBe(false);
+    expect(s.addJob({ ...WEEKLY, timeoutSeconds: 570, worker: exportsWorker }).settings.timeoutSeconds).toBe(570);
+  });
+
+  it('a job with both worker and entry, or with neither', () => {
+    const { s } = withExports();
+    expect(problem(() => s.addJob({ ...WEEKLY, worker: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+      'addJob(weekly-export): give either worker or entry, not both',
+    );
+    expect(problem(() => s.addJob({ ...WEEKLY }))).toContain(
+      'addJob(weekly-export): give worker (from addWorker) or entry',
+    );
+  });
+
+  it('a duplicate job id', () => {
+    const { s } = withExports();
+    s.addJob({ ...WEEKLY, worker: 'exports' });
+    expect(problem(() => s.addJob({ ...HOURLY, id: WEEKLY.id, worker: 'exports' }))).toContain(
+      'addJob(weekly-export).id: a job with the id "weekly-export" exists already',
+    );
+  });
+
+  it("a worker timeout above Lambda's 900 s", () => {
+    const { s } = withExports();
+    expect(problem(() => s.addWorker('slow', { entry: WORKER_ENTRY, timeout: Duration.seconds(901) }))).toContain(
+      "addWorker(slow).timeout: must be at most 900 s (Lambda's limit), got 901 s",
+    );
+    expect(s.addWorker('slowest', { entry: WORKER_ENTRY, timeout: Duration.seconds(900) }).limits()).toMatchObject({
+      functionTimeoutSeconds: 900,
+    });
+  });
+
+  it('a worker id that is not an id, and a worker without an entry', () => {
+    const { s } = withExports();
+    expect(problem(() => s.addWorker('nightly exports', { entry: WORKER_ENTRY }))).toContain(
+      "addWorker(nightly exports): the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit",
+    );
+    expect(problem(() => s.addWorker('-exports', { entry: WORKER_ENTRY }))).toContain('addWorker(-exports)');
+    expect(problem(() => s.addWorker('nightly', { entry: '' }))).toContain(
+      "addWorker(nightly).entry: must be the path of the worker's entry file",
+    );
+  });
+
+  it('a ScheduledJobs with no jobs fails the synth with its message', () => {
+    const app = unbundledApp();
+    const s = new ScheduledJobs(new Stack(app, 'Empty'), 'Jobs');
+    s.addWorker('exports', { entry: WORKER_ENTRY });
+    expect(() => app.synth()).toThrow(
+      /Validation failed[\s\S]*\[Empty\/Jobs\] ScheduledJobs: add at least one job \(addJob\)/,
+    );
   });
 });
 
 describe('permissions cover every call the handlers make', () => {
-  /** The IAM action each SDK operation the adapters send needs (HeadObject is authorised by s3:GetObject). */
+  /** The IAM action each SDK command the adapters send needs (HeadObject is authorised by s3:GetObject). */
   const ACTION: Record<string, string> = {
-    PutItem: 'dynamodb:PutItem',
-    UpdateItem: 'dynamodb:UpdateItem',
-    GetItem: 'dynamodb:GetItem',
-    Query: 'dynamodb:Query',
-    BatchGetItem: 'dynamodb:BatchGetItem',
-    HeadObject: 's3:GetObject',
-    PutObject: 's3:PutObject',
-    SendMessage: 'sqs:SendMessage',
-    ChangeMessageVisibility: 'sqs:ChangeMessageVisibility',
-    Publish: 'sns:Publish',
+    PutCommand: 'dynamodb:PutItem',
+    UpdateCommand: 'dynamodb:UpdateItem',
+    GetCommand: 'dynamodb:GetItem',
+    QueryCommand: 'dynamodb:Query',
+    BatchGetCommand: 'dynamodb:BatchGetItem',
+    HeadObjectCommand: 's3:GetObject',
+    GetObjectCommand: 's3:GetObject',
+    PutObjectCommand: 's3:PutObject',
+    SendMessageCommand: 'sqs:SendMessage',
+    ChangeMessageVisibilityCommand: 'sqs:ChangeMessageVisibility',
+    PublishCommand: 'sns:Publish',
   };
 
-  it('grants each function exactly the actions its handler was seen to call, through every path', async () => {
-    const calls = await callsByHandler();
-    const { triggerFunction, workerFunction, notifierFunction, reconcilerFunction } = stack.scheduledJobs;
-    const fns = {
-      trigger: triggerFunction,
-      worker: workerFunction,
-      notifier: notifierFunction,
-      reconciler: reconcilerFunction,
+  /** One request a handler made: the action it needs, the resource it names, the row's partition key. */
+  interface Call {
+    readonly action: string;
+    readonly resource: string;
+    readonly leadingKey?: string;
+  }
+
+  /** Whether the statements allow the call: an Allow naming the action and the resource, its LeadingKeys met. */
+  function allows(statements: readonly Statement[], call: Call): boolean {
+    const glob = (pattern: string, value: string) =>
+      new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(value);
+    return statements.some((s) => {
+      if (s.Effect !== 'Allow') return false;
+      if (!actionsOf(s).some((a) => glob(a, call.action))) return false;
+      if (!resourcesOf(s).some((r) => glob(rendered(r), call.resource))) return false;
+      if (s.Condition === undefined) return true;
+      const leadingKeys = s.Condition['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'];
+      const onlyLeadingKeys =
+        Object.keys(s.Condition).length === 1 &&
+        Object.keys(s.Condition['ForAllValues:StringEquals'] ?? {}).length === 1;
+      return (
+        onlyLeadingKeys &&
+        leadingKeys !== undefined &&
+        call.leadingKey !== undefined &&
+        (leadingKeys as unknown as string[]).includes(call.leadingKey)
+      );
+    });
+  }
+
+  it('grants each function, each worker its own, the actions its handler was seen to call, on the resources and rows it called them on', async () => {
+    const seen = await callsByFunction();
+    const roles: Record<string, lambda.IFunction> = {
+      trigger: jobs.triggerFunction,
+      notifier: jobs.notifierFunction,
+      reconciler: jobs.reconcilerFunction,
+      ...Object.fromEntries(WORKER_IDS.map((id) => [id, workers[id].function])),
     };
-    for (const [name, fn] of Object.entries(fns)) {
-      const needed = [...new Set(calls[name as keyof typeof calls].map((op) => ACTION[op]))];
-      const granted = roleStatements(fn).flatMap(actionsOf);
-      expect({ name, missing: needed.filter((a) => !granted.includes(a)) }).toEqual({ name, missing: [] });
+    for (const [name, calls] of Object.entries(seen)) {
+      const statements = roleStatements(roles[name]);
+      const missing = calls.filter((c) => !allows(statements, c));
+      expect({ name, missing }).toEqual({ name, missing: [] });
     }
     // The paths above really ran: a lost grant would have been caught.
-    expect(calls.worker).toEqual(
-      expect.arrayContaining(['UpdateItem', 'Query', 'HeadObject', 'PutObject', 'ChangeMessageVisibility']),
+    const actions = (name: string) => seen[name].map((c) => c.action);
+    expect(actions('trigger')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'sqs:SendMessage']));
+    expect(actions('occurrence-digest')).toEqual(
+      expect.arrayContaining(['dynamodb:UpdateItem', 'dynamodb:Query', 's3:PutObject']),
     );
-    expect(calls.notifier).toEqual(expect.arrayContaining(['GetItem', 'Publish', 'UpdateItem']));
-    expect(calls.reconciler).toEqual(
-      expect.arrayContaining(['Query', 'UpdateItem', 'SendMessage', 'GetItem', 'Publish']),
+    expect(actions('exports')).toEqual(
+      expect.arrayContaining(['dynamodb:UpdateItem', 's3:GetObject', 's3:PutObject', 'sqs:ChangeMessageVisibility']),
     );
+    expect(actions('notifier')).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'sns:Publish', 'dynamodb:UpdateItem']),
+    );
+    expect(actions('reconciler')).toEqual(
+      expect.arrayContaining([
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'sqs:SendMessage',
+        'dynamodb:GetItem',
+        'sns:Publish',
+      ]),
+    );
+    // And the check can fail: the digest's role may not write the exports' rows or reports.
+    const digest = roleStatements(workers['occurrence-digest'].function);
+    const exportsCall = seen.exports.find((c) => c.action === 'dynamodb:UpdateItem')!;
+    expect(allows(digest, exportsCall)).toBe(false);
+    expect(allows(digest, seen.exports.find((c) => c.action === 's3:PutObject')!)).toBe(false);
   });
 
-  /** Run the trigger, the worker (the real digest job, then a failing job) and the notifier; note their calls. */
-  async function callsByHandler() {
+  /**
+   * Run the trigger, the workers (the real digest; the exports worker's hourly job, and its weekly job failing, then
+   * retried) and the notifier and the reconciler over the harness; note each function's requests, naming the
+   * stack's resources: the harness has one table, bucket, topic and queue, each a stand-in for the stack's.
+   */
+  async function callsByFunction(): Promise<Record<string, Call[]>> {
     const reader = new DynamoOccurrenceReader(
       DynamoDBDocumentClient.from(
         new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
@@ -661,64 +1123,111 @@ describe('permissions cover every call the handlers make', () => {
         throw new Error('down');
       },
     };
-    const h = makeHarness({ jobs: { 'occurrence-digest': occurrenceDigestJob(() => reader), failing } });
+    const h = makeHarness({
+      jobs: {
+        [DIGEST.id]: occurrenceDigestJob(() => reader),
+        [HOURLY.id]: exportJobs['hourly-export'],
+        [WEEKLY.id]: failing,
+      },
+    });
+    const workerOf = (jobId: string) => jobs.jobs.get(jobId)!.worker.workerId as WorkerId;
+    const seen: Record<string, Call[]> = {
+      trigger: [],
+      notifier: [],
+      reconciler: [],
+      exports: [],
+      'occurrence-digest': [],
+      cleanup: [],
+    };
+    /** Run `step` as `name` (a worker's runs name their job, whose worker's queue they change). */
+    const as = async (name: string, step: () => Promise<unknown>, jobId?: string) => {
+      const from = marks(h.aws);
+      await step();
+      seen[name].push(
+        ...callsSince(h.aws, from, (msgJob) => workerOf(msgJob), jobId === undefined ? undefined : workerOf(jobId)),
+      );
+    };
     vi.useFakeTimers({ now: T0 });
     try {
-      const seen = () => h.aws.calls.length;
-      const slice = (from: number) => h.aws.calls.slice(from);
-      let mark = seen();
-      await h.trigger({ jobId: 'occurrence-digest', scheduledTime: SCHEDULED });
-      await h.trigger({ jobId: 'failing', scheduledTime: SCHEDULED });
-      const trigger = slice(mark);
-      const before = { ...h.aws.row('occurrence-digest', SCHEDULED)!, status: 'RUNNING' };
-      mark = seen();
-      await h.deliver(encodeEnvelope({ jobId: 'occurrence-digest', scheduledTime: SCHEDULED }));
-      await h.deliver(encodeEnvelope({ jobId: 'failing', scheduledTime: SCHEDULED }));
-      const worker = slice(mark);
-      mark = seen();
-      await h.streamChange(before, 'occurrence-digest', SCHEDULED);
-      const notifier = slice(mark);
+      const key = (jobId: string, scheduledTime = SCHEDULED) => encodeEnvelope({ jobId, scheduledTime });
+      for (const jobId of [DIGEST.id, HOURLY.id, WEEKLY.id])
+        await as('trigger', () => h.trigger({ jobId, scheduledTime: SCHEDULED }));
+      const before = { ...h.aws.row(DIGEST.id, SCHEDULED)!, status: 'RUNNING' };
+      for (const jobId of [DIGEST.id, HOURLY.id, WEEKLY.id])
+        await as(workerOf(jobId), () => h.deliver(key(jobId)), jobId);
+      await as('notifier', () => h.streamChange(before, DIGEST.id, SCHEDULED));
       // Two minutes on: the failing job's second attempt looks for a committed report (a first attempt does not),
       // and a stream record that old is announced from the row, read again, not from its image.
       vi.setSystemTime(T0 + 120_000);
-      mark = seen();
-      await h.deliver(encodeEnvelope({ jobId: 'failing', scheduledTime: SCHEDULED }));
-      worker.push(...slice(mark));
-      mark = seen();
-      await h.streamChange(before, 'occurrence-digest', SCHEDULED);
-      notifier.push(...slice(mark));
+      await as('exports', () => h.deliver(key(WEEKLY.id)), WEEKLY.id);
+      await as('notifier', () => h.streamChange(before, DIGEST.id, SCHEDULED));
       // A row the trigger recorded but could not enqueue, and a report the notifier never announced.
       h.aws.failAlways('SendMessage', faults.unavailable);
-      await h.trigger({ jobId: 'failing', scheduledTime: '2026-11-30T07:00:00Z' }).catch(() => undefined);
+      await as('trigger', () =>
+        h.trigger({ jobId: HOURLY.id, scheduledTime: '2026-11-30T07:00:00Z' }).catch(() => undefined),
+      );
       h.aws.clearFaults();
-      const { notifiedAt, notificationId, ...unannounced } = h.aws.row('occurrence-digest', SCHEDULED)!;
-      h.aws.table.set('occurrence-digest|2026-11-30T05:00:00Z', {
-        ...unannounced,
-        scheduledTime: '2026-11-30T05:00:00Z',
-      });
+      const { notifiedAt, notificationId, ...unannounced } = h.aws.row(DIGEST.id, SCHEDULED)!;
+      h.aws.table.set(`${DIGEST.id}|2026-11-30T05:00:00Z`, { ...unannounced, scheduledTime: '2026-11-30T05:00:00Z' });
       vi.setSystemTime(T0 + 26 * 3_600_000);
-      mark = seen();
-      await h.reconciler();
-      const reconciler = slice(mark);
-      return { trigger, worker, notifier, reconciler };
+      await as('reconciler', () => h.reconciler());
+      return seen;
     } finally {
       h.aws.restore();
       vi.useRealTimers();
     }
   }
-});
 
-describe('outputs', () => {
-  it('names the table, queues, bucket and topic', () => {
-    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual([
-      'AlarmTopicArn',
-      'DashboardName',
-      'JobDeadLetterQueueUrl',
-      'JobQueueUrl',
-      'OccurrenceTableName',
-      'ReportBucketName',
-      'ReportReadyQueueUrl',
-      'ReportReadyTopicArn',
-    ]);
+  type Marks = Record<'ddb' | 's3' | 'sqs' | 'sns', number>;
+  const marks = (aws: FakeAws): Marks => ({
+    ddb: aws.ddb.calls().length,
+    s3: aws.s3.calls().length,
+    sqs: aws.sqs.calls().length,
+    sns: aws.sns.calls().length,
   });
+
+  /**
+   * The requests sent since `from`, each as the action and the stack resource it needs: a row's table and its job id,
+   * an index, a report object, the queue of the message's job (or, for a visibility change, the worker's own queue).
+   */
+  function callsSince(
+    aws: FakeAws,
+    from: Marks,
+    workerOfJob: (jobId: string) => WorkerId,
+    ownWorker?: WorkerId,
+  ): Call[] {
+    const tableArn = `\${${logicalId(jobs.table)}.Arn}`;
+    const queueArn = (id: WorkerId) => `\${${logicalId(workers[id].queue)}.Arn}`;
+    const clients = { ddb: aws.ddb, s3: aws.s3, sqs: aws.sqs, sns: aws.sns };
+    return (Object.keys(clients) as (keyof Marks)[]).flatMap((client) =>
+      clients[client]
+        .calls()
+        .slice(from[client])
+        .map((call): Call => {
+          const command = call.args[0] as unknown as { constructor: { name: string }; input: Record<string, unknown> };
+          const name = command.constructor.name;
+          const action = ACTION[name];
+          if (action === undefined) throw new Error(`a handler sent ${name}: add its IAM action to ACTION`);
+          const input = command.input as {
+            IndexName?: string;
+            Key?: Record<string, string>;
+            MessageBody?: string;
+            KeyConditionExpression?: string;
+          };
+          switch (client) {
+            case 'ddb':
+              if (input.IndexName !== undefined) return { action, resource: `${tableArn}/index/${input.IndexName}` };
+              return { action, resource: tableArn, leadingKey: input.Key?.jobId };
+            case 's3':
+              return { action, resource: `\${${logicalId(jobs.reportBucket)}.Arn}/${input.Key}` };
+            case 'sqs':
+              if (input.MessageBody !== undefined)
+                return { action, resource: queueArn(workerOfJob(JSON.parse(input.MessageBody).jobId)) };
+              return { action, resource: queueArn(ownWorker!) };
+            default:
+              return { action, resource: `\${${logicalId(jobs.reportReadyTopic)}}` };
+          }
+        }),
+    );
+  }
 });

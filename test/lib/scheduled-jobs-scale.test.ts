@@ -1,0 +1,235 @@
+/**
+ * How far one stack goes: 100 jobs in one ScheduledJobs, what one more job or worker costs in CloudFormation
+ * resources (a stack holds 500), and what the functions' environments take of Lambda's 4 KB. A change that adds a
+ * resource per job, or grows an environment with the number of jobs, fails here.
+ */
+import * as path from 'node:path';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { JobConfigError } from '../../lib/errors';
+import type { JobWorker } from '../../lib/job-worker';
+import { type JobProps, ScheduledJobs } from '../../lib/scheduled-jobs';
+import { SAMPLE_DIGEST_ENTRY } from '../../lib/scheduled-jobs-stack';
+import { environmentBytes, type TemplateNode, type TemplateResource } from './template-json';
+
+const WORKER_ENTRY = path.join(__dirname, 'fixtures', 'exports-worker.ts');
+/** What a Ref or GetAtt resolves to at most here: a queue URL, about 130 bytes (names and ARNs are shorter). */
+const REFERENCE_BYTES = 130;
+const LAMBDA_ENVIRONMENT_BYTES = 4096;
+const STACK_RESOURCE_LIMIT = 500;
+
+type Template = { Resources: Record<string, TemplateResource> };
+const synth = (app: App, stack: Stack): Template => app.synth().getStackByName(stack.stackName).template;
+const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+
+/** How many resources of each type, and in all. */
+function census(template: Template): { total: number; byType: Record<string, number> } {
+  const byType: Record<string, number> = {};
+  for (const r of Object.values(template.Resources)) byType[r.Type] = (byType[r.Type] ?? 0) + 1;
+  return { total: Object.keys(template.Resources).length, byType };
+}
+
+/** The per-type difference of two censuses, types that did not change left out. */
+function added(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const types = new Set([...Object.keys(after), ...Object.keys(before)]);
+  return Object.fromEntries(
+    [...types].map((t) => [t, (after[t] ?? 0) - (before[t] ?? 0)] as const).filter(([, n]) => n !== 0),
+  );
+}
+
+/** The most bytes any function's environment takes, and whose. */
+function longestEnvironment(template: Template): { bytes: number; function: string } {
+  return Object.entries(template.Resources)
+    .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+    .map(([id, r]) => ({
+      bytes: environmentBytes(r.Properties.Environment.Variables as TemplateNode, REFERENCE_BYTES),
+      function: id,
+    }))
+    .reduce((a, b) => (b.bytes > a.bytes ? b : a));
+}
+
+/**
+ * The settings of job `i` of a worker, varied: timeout, lease and heartbeat, attempts and deadline, retention,
+ * expression, time zone, flexible window, Scheduler retries; every tenth is paused.
+ */
+function variedJob(id: string, i: number, longestTimeout: number): JobProps {
+  const leaseSeconds = 60 + (i % 5) * 60;
+  return {
+    id,
+    schedule: i % 3 === 0 ? `cron(${i % 60} ${i % 24} * * ? *)` : `rate(${2 + (i % 12)} hours)`,
+    timeZone: ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][i % 4],
+    flexibleWindowMinutes: i % 4 === 1 ? 15 : 0,
+    schedulerRetry: i % 5 === 2 ? { maximumRetryAttempts: 10, maximumEventAgeSeconds: 3600 } : undefined,
+    enabled: i % 10 !== 9,
+    timeoutSeconds: 30 + ((i * 37) % (longestTimeout - 30)),
+    leaseSeconds,
+    heartbeatSeconds: Math.floor((leaseSeconds - 16) / 3),
+    retry: { maxAttempts: 1 + (i % 10), deadlineSeconds: 3600 * (1 + (i % 6)) },
+    retentionDays: i % 2 === 0 ? 30 : 90,
+  };
+}
+
+describe('100 jobs in one stack', () => {
+  // Four shared workers of 24 or 25 jobs (one sized by hand), and two jobs with an entry of their own.
+  const SHARED = [
+    { id: 'reports', jobs: 25, options: { memorySize: 1024 } },
+    { id: 'exports', jobs: 25, options: { timeout: Duration.minutes(15), memorySize: 2048 } },
+    { id: 'syncs', jobs: 24, options: {} },
+    { id: 'cleanups', jobs: 24, options: { memorySize: 512 } },
+  ];
+  const OWN_ENTRY = ['digest-daily', 'digest-weekly'];
+  let jobs: ScheduledJobs;
+  let template: Template;
+
+  beforeAll(() => {
+    // Bundled, as a deployment would be: the four shared workers have one entry, so it bundles once.
+    const app = new App();
+    const stack = new Stack(app, 'HundredJobs');
+    jobs = new ScheduledJobs(stack, 'Jobs');
+    for (const { id, jobs: count, options } of SHARED) {
+      const worker = jobs.addWorker(id, { entry: WORKER_ENTRY, ...options });
+      const longest = options.timeout === undefined ? 600 : options.timeout.toSeconds() - 30;
+      for (let i = 0; i < count; i++) jobs.addJob({ ...variedJob(`${id}-${i}`, i, longest), worker });
+    }
+    for (const id of OWN_ENTRY) {
+      const { worker } = jobs.addJob({ id, schedule: 'cron(0 6 * * ? *)', entry: SAMPLE_DIGEST_ENTRY });
+      jobs.grantReadOccurrences(worker);
+    }
+    template = synth(app, stack);
+  });
+
+  it('synthesizes with fewer than 500 resources: one schedule per enabled job, no other resource per job', () => {
+    expect(jobs.jobs.size).toBe(100);
+    const { total, byType } = census(template);
+    const enabled = [...jobs.jobs.values()].filter((j) => j.enabled).length;
+    console.log(
+      `100 jobs (${enabled} enabled) in ${jobs.workers.size} workers: ${total} resources (${byType['AWS::Scheduler::Schedule']} schedules, ${byType['AWS::CloudWatch::Alarm']} alarms)`,
+    );
+    expect(total).toBeLessThan(STACK_RESOURCE_LIMIT);
+    expect(byType['AWS::Scheduler::Schedule']).toBe(enabled);
+    expect(byType['AWS::Lambda::Function']).toBe(3 + jobs.workers.size);
+    expect(byType['AWS::CloudWatch::Alarm']).toBe(5 + 5 * jobs.workers.size);
+  });
+
+  it("keeps every function's environment under Lambda's 4 KB, with each reference resolved to 130 bytes", () => {
+    const longest = longestEnvironment(template);
+    console.log(`100 jobs: the longest environment is ${longest.bytes} bytes (${longest.function})`);
+    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
+  });
+});
+
+describe('what one more job or worker costs', () => {
+  /** A stack of `workers` workers with `jobsPerWorker` jobs each (the first has one more with `extraJob`). */
+  function stackWith(shape: { workers: number; jobsPerWorker: number; extraJob?: Partial<JobProps> }) {
+    const app = unbundledApp();
+    const stack = new Stack(app, 'Growth');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const workers: JobWorker[] = [];
+    for (let w = 0; w < shape.workers; w++) {
+      const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
+      workers.push(worker);
+      for (let j = 0; j < shape.jobsPerWorker; j++)
+        jobs.addJob({ id: `job-${w}-${j}`, schedule: 'rate(1 hour)', worker });
+    }
+    if (shape.extraJob !== undefined)
+      jobs.addJob({ id: 'one-more', schedule: 'rate(1 hour)', worker: workers[0], ...shape.extraJob });
+    return census(synth(app, stack));
+  }
+
+  const N = { workers: 3, jobsPerWorker: 4 };
+  let base: ReturnType<typeof census>;
+  beforeAll(() => {
+    base = stackWith(N);
+  });
+
+  it('a job adds one resource, its schedule; a paused job adds none', () => {
+    const oneMore = stackWith({ ...N, extraJob: {} });
+    const pausedMore = stackWith({ ...N, extraJob: { enabled: false } });
+    console.log(
+      `one more job: +${oneMore.total - base.total} resource; one more paused job: +${pausedMore.total - base.total}`,
+    );
+    expect(added(oneMore.byType, base.byType)).toEqual({ 'AWS::Scheduler::Schedule': 1 });
+    expect(pausedMore.total).toBe(base.total);
+  });
+
+  it('a worker adds 14 resources: its function, log group, role and policy, event source, two queues with their policies, five alarms', () => {
+    const oneMore = stackWith({ ...N, workers: N.workers + 1, jobsPerWorker: N.jobsPerWorker });
+    const perWorker = oneMore.total - base.total - N.jobsPerWorker;
+    console.log(`one more worker: +${perWorker} resources (+${N.jobsPerWorker} for its ${N.jobsPerWorker} schedules)`);
+    expect(added(oneMore.byType, base.byType)).toEqual({
+      'AWS::Lambda::Function': 1,
+      'AWS::Logs::LogGroup': 1,
+      'AWS::IAM::Role': 1,
+      'AWS::IAM::Policy': 1,
+      'AWS::Lambda::EventSourceMapping': 1,
+      'AWS::SQS::Queue': 2,
+      'AWS::SQS::QueuePolicy': 2,
+      'AWS::CloudWatch::Alarm': 5,
+      'AWS::Scheduler::Schedule': N.jobsPerWorker,
+    });
+    expect(perWorker).toBe(14);
+  });
+
+  it('a job with an entry of its own adds its worker and its schedule: 15', () => {
+    const oneMore = stackWith({ ...N, extraJob: { worker: undefined, entry: SAMPLE_DIGEST_ENTRY } });
+    expect(oneMore.total - base.total).toBe(15);
+    const shared = base.total - N.workers * (14 + N.jobsPerWorker);
+    console.log(`the shared part of a stack: ${shared} resources`);
+  });
+});
+
+describe('at the limits of the environment', () => {
+  it("refuses the worker whose queue URL would overflow the trigger's and the reconciler's WORKERS, and the rest deploy", () => {
+    const app = unbundledApp();
+    const stack = new Stack(app, 'ManyWorkers');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    let refused: unknown;
+    for (let w = 0; w < 40 && refused === undefined; w++) {
+      try {
+        const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
+        jobs.addJob({ id: `job-${w}`, schedule: 'rate(1 hour)', worker });
+      } catch (error) {
+        refused = error;
+      }
+    }
+    expect(refused).toBeInstanceOf(JobConfigError);
+    const n = jobs.workers.size;
+    expect((refused as Error).message).toContain(`addWorker(worker-${n}): with worker "worker-${n}", the WORKERS`);
+    const template = synth(app, stack);
+    const longest = longestEnvironment(template);
+    const { total } = census(template);
+    console.log(`${n} workers fit one stack: the longest environment is ${longest.bytes} bytes, ${total} resources`);
+    expect(n).toBeGreaterThanOrEqual(15);
+    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
+    expect(total).toBeLessThan(STACK_RESOURCE_LIMIT);
+    // A job with its own entry is a worker too: refused the same way, naming the job.
+    expect(() => jobs.addJob({ id: 'one-more', schedule: 'rate(1 hour)', entry: SAMPLE_DIGEST_ENTRY })).toThrow(
+      'addJob(one-more).entry: with worker "one-more", the WORKERS',
+    );
+  });
+
+  it("refuses the job whose settings would overflow its worker's JOB_SETTINGS, and the fullest worker deploys", () => {
+    const app = unbundledApp();
+    const stack = new Stack(app, 'FullWorker');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const worker = jobs.addWorker('a-worker-with-a-long-descriptive-id', {
+      entry: WORKER_ENTRY,
+      environment: { EXPORT_TARGET: 's3://a-bucket-of-the-app/exports/' },
+    });
+    let refused: unknown;
+    for (let i = 0; i < 100 && refused === undefined; i++) {
+      try {
+        jobs.addJob({ ...variedJob(`a-job-with-a-long-descriptive-id-${i}`, i, 600), worker });
+      } catch (error) {
+        refused = error;
+      }
+    }
+    expect(refused).toBeInstanceOf(JobConfigError);
+    expect((refused as Error).message).toContain(
+      `addJob(a-job-with-a-long-descriptive-id-${worker.jobs.length}).worker`,
+    );
+    const longest = longestEnvironment(synth(app, stack));
+    console.log(`${worker.jobs.length} jobs fill one worker: its environment is ${longest.bytes} bytes`);
+    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
+  });
+});
