@@ -1,8 +1,9 @@
 /**
  * The workers of a stack as the trigger and the reconciler know them: each worker's job queue, and how long one of
  * its occurrences may sit unclaimed before the reconciler gives it a new message (its own queue's visibility timeout
- * plus a margin, worker-limits.ts). One entry per worker, not per job: the number of jobs is unbounded by it, and a
- * stack's workers are bounded long before it by CloudFormation's resource limit (docs/design.md).
+ * plus a margin, worker-limits.ts). One entry per worker, not per job, so it does not bound the number of jobs. It
+ * bounds the workers: about 18 with short ids fit the trigger's and the reconciler's 4 KB of environment (addWorker
+ * refuses one more), before CloudFormation's 500 resources would stop them at about 32 (docs/design.md).
  */
 import * as z from 'zod/mini';
 import { issuesAsProblems, JOB_ID_PATTERN, JobSettingsError, wholeNumber } from './job-settings';

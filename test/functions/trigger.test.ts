@@ -53,7 +53,12 @@ describe('trigger', () => {
   });
 
   it.each([
-    [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /"unknown" is not one of this function's jobs/],
+    // A key without its route: the trigger cannot tell which worker's queue (a schedule from before workers).
+    [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /worker must be a job or worker id, got nothing/],
+    [
+      { jobId: 'report', scheduledTime: SCHEDULED, worker: 'gone', deadlineSeconds: 3_600, retentionDays: 7 },
+      /worker "gone" is not one of the trigger's workers \(it has: test-worker\)/,
+    ],
     [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
     [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],
     // Issue 14: its UTC form, +010000-01-01T00:00:59Z, is no key the worker would accept.
