@@ -19,6 +19,8 @@ const CANDIDATES = (name: string) => [
 export function handlerEntry(name: string): string {
   const found = CANDIDATES(name).find((file) => existsSync(file));
   if (found === undefined)
-    throw new Error(`handler ${name} is missing from the package (looked in ${CANDIDATES(name).join(', ')}); reinstall it`);
+    throw new Error(
+      `handler ${name} is missing from the package (looked in ${CANDIDATES(name).join(', ')}); reinstall it`,
+    );
   return found;
 }

@@ -3,9 +3,9 @@
  * these models, so they are tested on their own.
  */
 import { describe, expect, it } from 'vitest';
+import { checkInvariants } from '../../sim/invariants';
 import { calmPlan } from '../../sim/plan';
 import { simulateOne } from '../../sim/simulate';
-import { checkInvariants } from '../../sim/invariants';
 import { REPORT_KEY, WORKER_ID } from '../../sim/world';
 
 const lines = (trace: { who: string; what: string }[], pattern: RegExp) =>
