@@ -30,7 +30,7 @@ export const JOB_FUNCTION_BUNDLING = {
   // Prefer the packages' ES modules, which esbuild can tree-shake: the SDK, Powertools and zod ship both, and
   // their CommonJS builds would be bundled whole (measured: the trigger 1,096 KB with them, 440 KB without).
   mainFields: ['module', 'main'],
-  // A worker's `import ... from '<package>/runtime'` resolves, for the bundler only, to the package's TypeScript
+  // A worker's import of the package's runtime entry resolves, for the bundler only, to the package's TypeScript
   // sources (the "scheduled-jobs-source" condition of its exports map), for the same reason: tree-shaking. Custom
   // conditions replace esbuild's default `module` condition, so it is named again.
   esbuildArgs: { '--conditions': 'scheduled-jobs-source,module' },

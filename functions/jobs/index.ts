@@ -1,7 +1,6 @@
 /**
- * The job implementations this deployment's worker knows, by job id. Add yours here (and its schedule in
- * bin/jobs.ts). A scheduled job without an implementation does not stop the worker: it is logged as an error when the
- * worker starts, and its messages are rejected (they end in the job DLQ) while the other jobs keep running.
+ * The sample's job implementations by job id, for `npm run local`, which runs every sample job in one local worker.
+ * Deployed, each sample job has a worker entry of its own (digest-worker.ts) that bin/jobs.ts names.
  */
 import { documentClient } from '../aws/clients';
 import { DynamoOccurrenceReader } from '../aws/occurrence-reader';

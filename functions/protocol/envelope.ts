@@ -41,8 +41,11 @@ const jobIdSchema = (knownJobs: ReadonlySet<string>) =>
     }),
   );
 
-/** Normalised to the key format (UTC, whole seconds); see normaliseScheduledTime. */
-const scheduledTimeSchema = z.pipe(
+/**
+ * A scheduled time, normalised to the key format (UTC, whole seconds); see normaliseScheduledTime. The queue message's
+ * and the schedule event's (schedule-event.ts), so the trigger and the worker accept the same times.
+ */
+export const scheduledTimeSchema = z.pipe(
   z.unknown(),
   z.transform((value, ctx) => {
     const time = normaliseScheduledTime(value);

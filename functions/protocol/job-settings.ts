@@ -285,15 +285,19 @@ export function jobSettingsProblems(input: unknown, where: string): string[] {
   return parsed.success ? [] : settingsProblems(parsed.error.issues, where);
 }
 
-/** Parse and validate the JSON list of job settings the stack hands to the functions, applying the defaults. */
-export function parseJobSettingsList(json: string | undefined, source: string): ReadonlyMap<string, JobSettings> {
+/** The JSON of an environment variable the stack sets; throws JobSettingsError when it is unset or not JSON. */
+export function parseJsonVariable(json: string | undefined, source: string): unknown {
   if (json === undefined || json.trim() === '') throw new JobSettingsError([`${source} is not set`]);
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(json);
+    return JSON.parse(json);
   } catch (e) {
     throw new JobSettingsError([`${source} is not valid JSON: ${(e as Error).message}`]);
   }
+}
+
+/** Parse and validate the JSON list of job settings the stack hands to the functions, applying the defaults. */
+export function parseJobSettingsList(json: string | undefined, source: string): ReadonlyMap<string, JobSettings> {
+  const parsed = parseJsonVariable(json, source);
   if (!Array.isArray(parsed)) throw new JobSettingsError([`${source} must be a JSON array of job settings`]);
   return validateJobSettingsList(parsed, source);
 }

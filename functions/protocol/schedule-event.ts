@@ -6,9 +6,10 @@
  * format may grow, and a schedule deployed after a trigger may carry more).
  */
 import * as z from 'zod/mini';
+import { scheduledTimeSchema } from './envelope';
 import { InvalidInputError } from './errors';
 import { DEADLINE_SECONDS_RANGE, JOB_ID_PATTERN, RETENTION_DAYS_RANGE } from './job-settings';
-import { describe, normaliseScheduledTime, type OccurrenceKey } from './occurrence';
+import { describe, type OccurrenceKey } from './occurrence';
 import { quoteValue } from './quote-value';
 
 /** What the writers other than the worker (trigger, backfill, retry) need to know of one job. */
@@ -50,21 +51,11 @@ const wholeField = (field: string, range: { min: number; max: number }) => {
   return z.number({ error }).check(z.refine((n) => Number.isInteger(n) && n >= range.min && n <= range.max, { error }));
 };
 
-const scheduledTimeField = z.pipe(
-  z.unknown(),
-  z.transform((value, ctx) => {
-    const time = normaliseScheduledTime(value);
-    if (time.ok) return time.value;
-    ctx.issues.push({ code: 'custom', message: time.error, input: value });
-    return z.NEVER;
-  }),
-);
-
 function scheduleEventSchema(knownWorkers: ReadonlySet<string>) {
   return z.object(
     {
       jobId: idField('jobId'),
-      scheduledTime: scheduledTimeField,
+      scheduledTime: scheduledTimeSchema,
       worker: idField('worker').check(
         z.refine((worker: string) => knownWorkers.has(worker), {
           error: (iss) =>

@@ -6,7 +6,7 @@
  * refuses one more), before CloudFormation's 500 resources would stop them at about 32 (docs/design.md).
  */
 import * as z from 'zod/mini';
-import { issuesAsProblems, JOB_ID_PATTERN, JobSettingsError, wholeNumber } from './job-settings';
+import { issuesAsProblems, JOB_ID_PATTERN, JobSettingsError, parseJsonVariable, wholeNumber } from './job-settings';
 
 export interface WorkerRoute {
   readonly queueUrl: string;
@@ -20,13 +20,7 @@ const routeSchema = z.strictObject({
 
 /** Parse the JSON object of worker routes the stack sets (WORKERS); throws JobSettingsError naming each problem. */
 export function parseWorkerRoutes(json: string | undefined, source: string): ReadonlyMap<string, WorkerRoute> {
-  if (json === undefined || json.trim() === '') throw new JobSettingsError([`${source} is not set`]);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch (e) {
-    throw new JobSettingsError([`${source} is not valid JSON: ${(e as Error).message}`]);
-  }
+  const parsed = parseJsonVariable(json, source);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length === 0)
     throw new JobSettingsError([`${source} must be a JSON object with one entry per worker`]);
   const problems: string[] = [];
