@@ -2,7 +2,12 @@
  * Leases, stolen leases, a crash after the commit and poison messages, over HTTP against moto with the real
  * condition expressions. Assertions read the emulator's state: the row, the objects, the queues.
  */
-import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { documentClient, s3Client } from '../../functions/aws/clients';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
@@ -138,6 +143,43 @@ describe('commit-then-die', () => {
 });
 
 describe('poison messages', () => {
+  it("park in the DLQ of their own worker only: another worker's queues are left alone", async () => {
+    const p = await pipeline(emulator, {
+      jobs: { [JOB_ID]: countingJob() },
+      settings: [testSettings()],
+      workers: 1,
+      worker: { poisonRetrySeconds: 1 },
+    });
+    // A second worker of the same stack: its own queue with its own DLQ, as lib/job-worker.ts builds them.
+    const other = async (name: string, attributes: Record<string, string> = {}) =>
+      (await p.clients.sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+    const otherDlq = await other('other-worker-dlq');
+    const otherDlqArn = (
+      await p.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: otherDlq, AttributeNames: ['QueueArn'] }))
+    ).Attributes!.QueueArn!;
+    const otherQueue = await other('other-worker-queue', {
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: otherDlqArn, maxReceiveCount: 6 }),
+    });
+    await p.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: p.resources.jobQueueUrl, MessageBody: '{"v":1,"jobId":"no-such-job"' }),
+    );
+    p.start();
+    await waitFor(async () => (await p.deadLetterCount()) === 1, SETTLE_MS);
+    await p.stop();
+
+    const count = async (url: string) =>
+      Number(
+        (
+          await p.clients.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }),
+          )
+        ).Attributes!.ApproximateNumberOfMessages,
+      );
+    expect(await count(p.resources.jobDeadLetterQueueUrl)).toBe(1);
+    expect(await count(otherDlq)).toBe(0);
+    expect(await count(otherQueue)).toBe(0);
+  });
+
   it('sends a malformed message to the DLQ after maxReceiveCount receives while the good messages of its batches succeed', async () => {
     const job = countingJob();
     const settings = testSettings({ retry: { maxAttempts: 1 } });
