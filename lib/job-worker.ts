@@ -82,15 +82,17 @@ export class JobWorker extends Construct implements iam.IGrantable {
   readonly deadLetterQueue: sqs.Queue;
   readonly grantPrincipal: iam.IPrincipal;
   private readonly settings: JobSettings[] = [];
+  private readonly jobIds: string[] = [];
   private readonly givenTimeoutSeconds?: number;
   private readonly userEnvironmentBytes: number;
-  private readonly reportObjects: iam.PolicyStatement;
-  private readonly jobIds: string[] = [];
-  private readonly reportBucketObjects: (jobId: string) => string;
+  private readonly reportBucket: s3.IBucket;
+  /** Get/Put on reports/<jobId>/*, one resource per job as jobs are added. */
+  private readonly reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
 
   constructor(scope: Construct, workerId: string, options: JobWorkerOptions, resources: WorkerResources) {
     super(scope, workerId);
     this.workerId = workerId;
+    this.reportBucket = resources.reportBucket;
     this.givenTimeoutSeconds = options.timeout?.toSeconds();
     if (this.givenTimeoutSeconds !== undefined && this.givenTimeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS) {
       throw new JobConfigError([
@@ -101,20 +103,33 @@ export class JobWorker extends Construct implements iam.IGrantable {
       (sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v),
       0,
     );
-    const limits = () => this.limits();
-
     this.deadLetterQueue = secureQueue(this, 'DeadLetterQueue');
-    this.queue = secureQueue(this, 'Queue', {
-      visibilityTimeout: Duration.seconds(Lazy.number({ produce: () => limits().queueVisibilityTimeoutSeconds })),
+    this.queue = this.jobQueue();
+    this.function = this.workerFunction(options, resources);
+    this.grantPrincipal = this.function.grantPrincipal;
+    this.grantOwnRowsAndReports(resources.table);
+    // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
+    this.function.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
+    );
+  }
+
+  /** Hides a received message and redrives it by the limits derived from this worker's jobs, known at synth. */
+  private jobQueue(): sqs.Queue {
+    return secureQueue(this, 'Queue', {
+      visibilityTimeout: Duration.seconds(Lazy.number({ produce: () => this.limits().queueVisibilityTimeoutSeconds })),
       deadLetterQueue: {
         queue: this.deadLetterQueue,
-        maxReceiveCount: Lazy.number({ produce: () => limits().maxReceiveCount }),
+        maxReceiveCount: Lazy.number({ produce: () => this.limits().maxReceiveCount }),
       },
     });
-    this.function = jobFunction(this, 'Function', {
+  }
+
+  private workerFunction(options: JobWorkerOptions, resources: WorkerResources): nodejs.NodejsFunction {
+    return jobFunction(this, 'Function', {
       entry: options.entry,
-      description: options.description ?? `Runs the jobs of worker ${workerId} under a lease`,
-      timeoutSeconds: Lazy.number({ produce: () => limits().functionTimeoutSeconds }),
+      description: options.description ?? `Runs the jobs of worker ${this.workerId} under a lease`,
+      timeoutSeconds: Lazy.number({ produce: () => this.limits().functionTimeoutSeconds }),
       memorySize: options.memorySize ?? 256,
       architecture: options.architecture,
       bundling: options.bundling,
@@ -124,33 +139,28 @@ export class JobWorker extends Construct implements iam.IGrantable {
         [ENV.tableName]: resources.table.tableName,
         [ENV.queueUrl]: this.queue.queueUrl,
         [ENV.bucketName]: resources.reportBucket.bucketName,
-        [ENV.workerId]: workerId,
+        [ENV.workerId]: this.workerId,
         [ENV.jobSettings]: Lazy.string({ produce: () => this.settingsJson() }),
         [ENV.metricsNamespace]: resources.metricsNamespace,
       },
     });
-    this.grantPrincipal = this.function.grantPrincipal;
+  }
 
-    // Rows of this worker's jobs only: the table's partition key is the job id.
+  /** The claim protocol's writes, on this worker's own jobs' rows and reports only. */
+  private grantOwnRowsAndReports(table: dynamodb.ITable): void {
+    // The table's partition key is the job id.
     this.function.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['dynamodb:UpdateItem'],
-        resources: [resources.table.tableArn],
+        resources: [table.tableArn],
         conditions: {
           'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': Lazy.list({ produce: () => this.jobIds }) },
         },
       }),
     );
-    // Reports of this worker's jobs only (reports/{jobId}/...), one resource per job as jobs are added.
-    this.reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
     this.function.addToRolePolicy(this.reportObjects);
     // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
-    allow(this.function, ['s3:ListBucket'], [resources.reportBucket.bucketArn]);
-    this.reportBucketObjects = (jobId) => resources.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${jobId}/*`);
-    // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
-    this.function.addEventSource(
-      new SqsEventSource(this.queue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
-    );
+    allow(this.function, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
   }
 
   /** The ids of the jobs this worker runs, in the order they were added. */
@@ -164,7 +174,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
     if (problems.length > 0) throw new JobConfigError(problems);
     this.settings.push(settings);
     this.jobIds.push(settings.id);
-    this.reportObjects.addResources(this.reportBucketObjects(settings.id));
+    this.reportObjects.addResources(this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${settings.id}/*`));
   }
 
   /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. */
