@@ -80,8 +80,24 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
       // Stack traces point into the TypeScript sources through the bundled source map.
       NODE_OPTIONS: '--enable-source-maps',
     },
-    bundling: { ...JOB_FUNCTION_BUNDLING, ...bundling },
+    bundling: withStackBundling(bundling),
   });
+}
+
+/**
+ * A function's bundling options over the stack's. Its esbuild arguments are merged rather than replaced, and its own
+ * `--conditions` are added to the stack's: without the stack's conditions a worker would bundle the package's
+ * compiled CommonJS, three times larger (docs/packaging.md).
+ */
+export function withStackBundling(bundling: nodejs.BundlingOptions = {}): nodejs.BundlingOptions {
+  const stackArgs = JOB_FUNCTION_BUNDLING.esbuildArgs;
+  const own = bundling.esbuildArgs ?? {};
+  const conditions = [stackArgs['--conditions'], own['--conditions']].filter((c) => typeof c === 'string' && c !== '');
+  return {
+    ...JOB_FUNCTION_BUNDLING,
+    ...bundling,
+    esbuildArgs: { ...stackArgs, ...own, '--conditions': conditions.join(',') },
+  };
 }
 
 /** One explicit grant: these actions on these resources, added to the function's own role. */

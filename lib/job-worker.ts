@@ -74,6 +74,52 @@ export interface WorkerResources {
  */
 export const WORKER_ENVIRONMENT_BUDGET_BYTES = 4096 - 700;
 
+/**
+ * How ScheduledJobs adds a job to a worker: a symbol the package's index does not export, so that a job cannot be
+ * added to a worker behind ScheduledJobs' back (without its schedule, its duplicate check and its thresholds).
+ */
+export const ADD_JOB: unique symbol = Symbol('JobWorker.addJob');
+
+/** What decides whether a worker can take one more job. */
+export interface WorkerCapacity {
+  readonly workerId: string;
+  readonly givenTimeoutSeconds?: number;
+  readonly userEnvironmentBytes: number;
+  readonly settings: readonly JobSettings[];
+}
+
+/** The bytes of a worker's own environment variables. */
+export function environmentBytes(environment: Readonly<Record<string, string>> = {}): number {
+  return Object.entries(environment).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+}
+
+/** What keeps a worker from running one more job: its given timeout, its environment budget. */
+export function workerJobProblems(worker: WorkerCapacity, settings: JobSettings, where: string): string[] {
+  const problems: string[] = [];
+  const timeout = worker.givenTimeoutSeconds;
+  if (timeout !== undefined && settings.timeoutSeconds + OUTCOME_RESERVE_SECONDS > timeout) {
+    problems.push(
+      `${where}.timeoutSeconds: ${settings.timeoutSeconds} s plus ${OUTCOME_RESERVE_SECONDS} s to record the outcome ` +
+        `exceeds the timeout of worker ${quoteValue(worker.workerId)} (${timeout} s); ` +
+        `shorten the job or give the worker a longer timeout`,
+    );
+  }
+  const bytes = Buffer.byteLength(settingsJson([...worker.settings, settings])) + worker.userEnvironmentBytes;
+  if (bytes > WORKER_ENVIRONMENT_BUDGET_BYTES) {
+    problems.push(
+      `${where}.worker: the settings of worker ${quoteValue(worker.workerId)}'s ${worker.settings.length + 1} jobs ` +
+        `(and its own environment) would take ${bytes} bytes of its environment, more than the ` +
+        `${WORKER_ENVIRONMENT_BUDGET_BYTES} that fit beside the stack's variables; put this job in another worker (addWorker)`,
+    );
+  }
+  return problems;
+}
+
+/** What the worker reads at cold start: its own jobs' settings, defaults left out. */
+function settingsJson(settings: readonly JobSettings[]): string {
+  return JSON.stringify(settings.map(withoutDefaults));
+}
+
 export class JobWorker extends Construct implements iam.IGrantable {
   /** The worker id: the `worker` of its occurrences' rows, and its dimension in the alarms' metrics. */
   readonly workerId: string;
@@ -81,10 +127,10 @@ export class JobWorker extends Construct implements iam.IGrantable {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly grantPrincipal: iam.IPrincipal;
-  private readonly settings: JobSettings[] = [];
+  private readonly jobSettings: JobSettings[] = [];
   private readonly jobIds: string[] = [];
-  private readonly givenTimeoutSeconds?: number;
-  private readonly userEnvironmentBytes: number;
+  readonly givenTimeoutSeconds?: number;
+  readonly userEnvironmentBytes: number;
   private readonly reportBucket: s3.IBucket;
   /** Get/Put on reports/<jobId>/*, one resource per job as jobs are added. */
   private readonly reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
@@ -99,10 +145,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
         `addWorker(${workerId}).timeout: must be at most ${LAMBDA_MAX_TIMEOUT_SECONDS} s (Lambda's limit), got ${this.givenTimeoutSeconds} s`,
       ]);
     }
-    this.userEnvironmentBytes = Object.entries(options.environment ?? {}).reduce(
-      (sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v),
-      0,
-    );
+    this.userEnvironmentBytes = environmentBytes(options.environment);
     this.deadLetterQueue = secureQueue(this, 'DeadLetterQueue');
     this.queue = this.jobQueue();
     this.function = this.workerFunction(options, resources);
@@ -140,7 +183,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
         [ENV.queueUrl]: this.queue.queueUrl,
         [ENV.bucketName]: resources.reportBucket.bucketName,
         [ENV.workerId]: this.workerId,
-        [ENV.jobSettings]: Lazy.string({ produce: () => this.settingsJson() }),
+        [ENV.jobSettings]: Lazy.string({ produce: () => settingsJson(this.settings) }),
         [ENV.metricsNamespace]: resources.metricsNamespace,
       },
     });
@@ -163,55 +206,32 @@ export class JobWorker extends Construct implements iam.IGrantable {
     allow(this.function, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
   }
 
+  /** The settings of its jobs, in the order they were added. */
+  get settings(): readonly JobSettings[] {
+    return this.jobSettings;
+  }
+
   /** The ids of the jobs this worker runs, in the order they were added. */
   get jobs(): readonly string[] {
     return this.jobIds;
   }
 
-  /** Adds a job's settings; throws JobConfigError naming the field when the worker cannot run it. */
-  addJob(settings: JobSettings, where: string): void {
-    const problems = this.problemsWith(settings, where);
+  /** Adds a job's settings (ScheduledJobs.addJob); throws JobConfigError naming the field when it cannot run it. */
+  [ADD_JOB](settings: JobSettings, where: string): void {
+    const problems = workerJobProblems(this, settings, where);
     if (problems.length > 0) throw new JobConfigError(problems);
-    this.settings.push(settings);
+    this.jobSettings.push(settings);
     this.jobIds.push(settings.id);
     this.reportObjects.addResources(this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${settings.id}/*`));
   }
 
   /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. */
   limits(): WorkerLimits {
-    return workerLimits(this.settings, this.givenTimeoutSeconds);
+    return workerLimits(this.jobSettings, this.givenTimeoutSeconds);
   }
 
   /** How long the reconciler lets an occurrence of this worker wait before it re-enqueues it. */
   stuckAfterSeconds(): number {
     return stuckAfterSeconds(this.limits());
-  }
-
-  /** What the worker reads at cold start: its own jobs' settings, defaults left out. */
-  private settingsJson(settings: readonly JobSettings[] = this.settings): string {
-    return JSON.stringify(settings.map(withoutDefaults));
-  }
-
-  private problemsWith(settings: JobSettings, where: string): string[] {
-    const problems: string[] = [];
-    if (
-      this.givenTimeoutSeconds !== undefined &&
-      settings.timeoutSeconds + OUTCOME_RESERVE_SECONDS > this.givenTimeoutSeconds
-    ) {
-      problems.push(
-        `${where}.timeoutSeconds: ${settings.timeoutSeconds} s plus ${OUTCOME_RESERVE_SECONDS} s to record the outcome ` +
-          `exceeds the timeout of worker ${quoteValue(this.workerId)} (${this.givenTimeoutSeconds} s); ` +
-          `shorten the job or give the worker a longer timeout`,
-      );
-    }
-    const bytes = Buffer.byteLength(this.settingsJson([...this.settings, settings])) + this.userEnvironmentBytes;
-    if (bytes > WORKER_ENVIRONMENT_BUDGET_BYTES) {
-      problems.push(
-        `${where}.worker: the settings of worker ${quoteValue(this.workerId)}'s ${this.settings.length + 1} jobs ` +
-          `(and its own environment) would take ${bytes} bytes of its environment, more than the ` +
-          `${WORKER_ENVIRONMENT_BUDGET_BYTES} that fit beside the stack's variables; put this job in another worker (addWorker)`,
-      );
-    }
-    return problems;
   }
 }

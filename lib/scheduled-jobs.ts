@@ -26,7 +26,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { JOB_ID_PATTERN } from '../functions/protocol/job-settings';
+import { JOB_ID_PATTERN, type JobSettings } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
@@ -35,7 +35,7 @@ import { JobConfigError } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow } from './job-function';
 import { JobSchedules } from './job-schedules';
-import { JobWorker, type JobWorkerOptions } from './job-worker';
+import { ADD_JOB, environmentBytes, JobWorker, type JobWorkerOptions, workerJobProblems } from './job-worker';
 import { JobsMonitoring } from './jobs-monitoring';
 import {
   acknowledgeNagFindings,
@@ -72,6 +72,9 @@ const QUEUE_URL_MAX_BYTES = 135;
  * 500 resources (about 32 workers), bounds the workers of one stack.
  */
 export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
+
+/** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
+const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
 
 export interface ScheduledJobsProps {
   /** For the occurrences table and the reports bucket. Default RETAIN: deleting the stack keeps the history. */
@@ -120,6 +123,8 @@ export class ScheduledJobs extends Construct {
   readonly monitoring: JobsMonitoring;
 
   private readonly workersById = new Map<string, JobWorker>();
+  /** The workers built from a job's own entry (defineJob): they run that one job. */
+  private readonly singleJobWorkers = new Set<string>();
   private readonly jobsById = new Map<string, AddedJob>();
   private readonly workersScope: Construct;
   private readonly defaultWorkerOptions: Omit<JobWorkerOptions, 'entry'>;
@@ -159,18 +164,24 @@ export class ScheduledJobs extends Construct {
     ));
     this.workersScope = new Construct(this, 'Workers');
 
+    const sharedQueues: Record<(typeof SHARED_QUEUE_NAMES)[number], sqs.IQueue> = {
+      TriggerDeadLetterQueue: this.triggerDeadLetterQueue,
+      SchedulerDeadLetterQueue: this.schedules.deadLetterQueue,
+      NotifierFailureQueue: this.notifierFailureQueue,
+    };
     this.monitoring = new JobsMonitoring(this, 'Monitoring', {
       metricsNamespace: this.metricsNamespace,
       reconciler: this.reconcilerFunction,
-      deadLetterQueues: {
-        TriggerDeadLetterQueue: this.triggerDeadLetterQueue,
-        SchedulerDeadLetterQueue: this.schedules.deadLetterQueue,
-        NotifierFailureQueue: this.notifierFailureQueue,
-      },
+      deadLetterQueues: sharedQueues,
       alarmEmail: props.alarmEmail,
     });
     this.node.addValidation({
-      validate: () => (this.jobsById.size === 0 ? ['ScheduledJobs: add at least one job (addJob)'] : []),
+      validate: () => [
+        ...(this.jobsById.size === 0 ? ['ScheduledJobs: add at least one job (addJob)'] : []),
+        ...[...this.workersById.values()]
+          .filter((w) => w.jobs.length === 0)
+          .map((w) => `addWorker(${w.workerId}): the worker runs no job; add one with addJob({ worker }) or remove it`),
+      ],
     });
     acknowledgeNagFindings(this);
     this.addStackOutputs();
@@ -225,6 +236,8 @@ export class ScheduledJobs extends Construct {
       problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
     else if (this.workersById.has(workerId))
       problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
+    else if ((SHARED_QUEUE_NAMES as readonly string[]).includes(workerId))
+      problems.push(`${where}: the id ${quoteValue(workerId)} is taken by a shared queue's alarm (dlq-${workerId})`);
     else {
       const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
       if (bytes > WORKER_ROUTES_BUDGET_BYTES)
@@ -263,8 +276,8 @@ export class ScheduledJobs extends Construct {
     const jobId = resolved.settings.id;
     if (this.jobsById.has(jobId))
       throw new JobConfigError([`${where}.id: a job with the id ${quoteValue(jobId)} exists already`]);
-    const worker = this.workerFor(workerRef, entry, jobId, where);
-    worker.addJob(resolved.settings, where);
+    const worker = this.workerFor(workerRef, entry, resolved.settings, where);
+    worker[ADD_JOB](resolved.settings, where);
     this.schedules.addJob(resolved, worker.workerId);
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
@@ -293,7 +306,13 @@ export class ScheduledJobs extends Construct {
     );
   }
 
-  private workerFor(ref: JobWorker | string | undefined, entry: string | undefined, jobId: string, where: string) {
+  private workerFor(
+    ref: JobWorker | string | undefined,
+    entry: string | undefined,
+    settings: JobSettings,
+    where: string,
+  ) {
+    const jobId = settings.id;
     if (ref !== undefined && entry !== undefined)
       throw new JobConfigError([`${where}: give either worker or entry, not both`]);
     if (ref === undefined) {
@@ -301,7 +320,22 @@ export class ScheduledJobs extends Construct {
         throw new JobConfigError([
           `${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)`,
         ]);
-      return this.newWorker(jobId, { ...this.defaultWorkerOptions, entry }, `${where}.entry`);
+      const options = { ...this.defaultWorkerOptions, entry };
+      // Checked before the worker is built: a rejected job leaves no worker behind.
+      const problems = workerJobProblems(
+        {
+          workerId: jobId,
+          givenTimeoutSeconds: options.timeout?.toSeconds(),
+          userEnvironmentBytes: environmentBytes(options.environment),
+          settings: [],
+        },
+        settings,
+        where,
+      );
+      if (problems.length > 0) throw new JobConfigError(problems);
+      const own = this.newWorker(jobId, options, `${where}.entry`);
+      this.singleJobWorkers.add(jobId);
+      return own;
     }
     const id = typeof ref === 'string' ? ref : ref.workerId;
     const worker = this.workersById.get(id);
@@ -311,6 +345,11 @@ export class ScheduledJobs extends Construct {
         `${where}.worker: no worker ${quoteValue(id)} in this ScheduledJobs (it has: ${known}); add it with addWorker first`,
       ]);
     }
+    if (this.singleJobWorkers.has(id))
+      throw new JobConfigError([
+        `${where}.worker: worker ${quoteValue(id)} was built from job ${quoteValue(id)}'s own entry, and defineJob runs ` +
+          'one job; give this job an entry of its own, or put both in a worker from addWorker (defineWorker)',
+      ]);
     return worker;
   }
 

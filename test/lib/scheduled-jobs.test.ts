@@ -1009,6 +1009,43 @@ describe('synth errors', () => {
     );
   });
 
+  it("a second job for a worker built from a job's own entry: defineJob runs one job", () => {
+    const { s } = withExports();
+    s.addJob({ ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
+    expect(problem(() => s.addJob({ ...HOURLY, worker: DIGEST.id }))).toContain(
+      `addJob(${HOURLY.id}).worker: worker "${DIGEST.id}" was built from job "${DIGEST.id}"'s own entry, and defineJob runs one job`,
+    );
+  });
+
+  it('a job with its own entry that its worker could not run leaves no worker behind', () => {
+    const app = unbundledApp();
+    const s = new ScheduledJobs(new Stack(app, 'Orphan'), 'Jobs', {
+      defaultWorkerOptions: { timeout: Duration.seconds(60) },
+    });
+    expect(problem(() => s.addJob({ ...DIGEST, timeoutSeconds: 120, entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+      `addJob(${DIGEST.id}).timeoutSeconds: 120 s plus 30 s to record the outcome exceeds the timeout of worker "${DIGEST.id}" (60 s)`,
+    );
+    expect([...s.workers.keys()]).toEqual([]);
+    // Corrected, the same job is accepted: nothing of the first try is in the way.
+    expect(s.addJob({ ...DIGEST, timeoutSeconds: 30, entry: SAMPLE_DIGEST_ENTRY }).worker.workerId).toBe(DIGEST.id);
+  });
+
+  it("a worker id that a shared queue's alarm carries", () => {
+    const { s } = withExports();
+    expect(problem(() => s.addWorker('TriggerDeadLetterQueue', { entry: WORKER_ENTRY }))).toContain(
+      `addWorker(TriggerDeadLetterQueue): the id "TriggerDeadLetterQueue" is taken by a shared queue's alarm`,
+    );
+  });
+
+  it('a worker without jobs fails the synth with its message, not an IAM one', () => {
+    const app = unbundledApp();
+    const s = new ScheduledJobs(new Stack(app, 'Idle'), 'Jobs');
+    s.addWorker('exports', { entry: WORKER_ENTRY });
+    s.addWorker('idle', { entry: WORKER_ENTRY });
+    s.addJob({ ...WEEKLY, worker: 'exports' });
+    expect(() => app.synth()).toThrow(/\[Idle\/Jobs\] addWorker\(idle\): the worker runs no job/);
+  });
+
   it('a ScheduledJobs with no jobs fails the synth with its message', () => {
     const app = unbundledApp();
     const s = new ScheduledJobs(new Stack(app, 'Empty'), 'Jobs');
