@@ -2,7 +2,7 @@
  * list, show and watch against the emulator (moto), from rows written into the table as the functions write them.
  */
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runList } from '../../bin/occurrences/commands/list';
 import { runShow } from '../../bin/occurrences/commands/show';
 import { runWatch } from '../../bin/occurrences/commands/watch';
@@ -11,33 +11,29 @@ import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader'
 import { DependencyError } from '../../functions/protocol/errors';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { STATUS_INDEX_SHARDS, statusShardOf } from '../../functions/protocol/table-schema';
-import { workerLimits } from '../../functions/protocol/worker-limits';
-import { createResources, type LocalClients, type LocalResources, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
-import { cliDeps, context, createStack, HOURLY, OTHER, putRows, row, targetOf, WORKER } from './support';
+import {
+  cliDeps,
+  context,
+  createStack,
+  HOURLY,
+  OTHER,
+  putRows,
+  row,
+  targetOf,
+  useCliEmulator,
+  WORKER,
+} from './support';
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 const NOW = Date.parse('2026-11-30T12:00:20.000Z');
 const clock = { now: () => NOW };
 const hour = (h: number) => `2026-11-30T${String(h).padStart(2, '0')}:00:00Z`;
 
-let moto: MotoServer;
-let clients: LocalClients;
-let resources: LocalResources;
-
-beforeAll(async () => {
-  moto = await startMotoServer();
-  clients = localClients(moto.endpoint);
-});
-afterAll(async () => moto?.stop());
-beforeEach(async () => {
-  await moto.reset();
-  resources = await createResources(clients, { limits: workerLimits([]) });
-});
+const emulator = useCliEmulator();
 
 /** A day of one job's occurrences in every state, and a few of another job. */
 async function seed(): Promise<void> {
-  await putRows(clients, resources.tableName, [
+  await putRows(emulator.clients, emulator.resources.tableName, [
     row(HOURLY, hour(6), SUCCEEDED, NOW, {
       reportKey: `reports/${HOURLY}/${hour(6)}.txt`,
       succeededAt: '2026-11-30T06:00:03.000Z',
@@ -71,9 +67,9 @@ async function seed(): Promise<void> {
 describe('list', () => {
   it('lists one job newest first with a table-key Query, never a Scan', async () => {
     await seed();
-    const target = targetOf(clients, resources);
+    const target = targetOf(emulator.clients, emulator.resources);
     const ctx = context(clock);
-    const sent = vi.spyOn(clients.documents, 'send');
+    const sent = vi.spyOn(emulator.clients.documents, 'send');
 
     const rows = await runList(
       ctx,
@@ -94,8 +90,8 @@ describe('list', () => {
 
   it('lists a status across jobs from every shard of the status index, newest first, then reads the page', async () => {
     await seed();
-    const target = targetOf(clients, resources);
-    const sent = vi.spyOn(clients.documents, 'send');
+    const target = targetOf(emulator.clients, emulator.resources);
+    const sent = vi.spyOn(emulator.clients.documents, 'send');
 
     const rows = await runList(
       context(clock),
@@ -116,7 +112,7 @@ describe('list', () => {
 
   it('without a job or status queries the index once per status and keeps the newest `limit` of all', async () => {
     await seed();
-    const target = targetOf(clients, resources);
+    const target = targetOf(emulator.clients, emulator.resources);
     const ctx = context(clock);
 
     const rows = await runList(ctx, target.reader, { statuses: [], from: 0, to: NOW, limit: 3 }, false);
@@ -127,7 +123,7 @@ describe('list', () => {
 
   it('filters one job by status and by a time range whose end is exclusive', async () => {
     await seed();
-    const target = targetOf(clients, resources);
+    const target = targetOf(emulator.clients, emulator.resources);
 
     const rows = await runList(
       context(clock),
@@ -145,7 +141,7 @@ describe('list', () => {
 
     await runList(
       ctx,
-      targetOf(clients, resources).reader,
+      targetOf(emulator.clients, emulator.resources).reader,
       { jobId: OTHER, statuses: [], from: 0, to: NOW, limit: 50 },
       true,
     );
@@ -159,14 +155,14 @@ describe('list', () => {
 
   it('finds the table from the stack outputs when no --table is given', async () => {
     await seed();
-    await createStack(moto.endpoint, 'OpsStack', {
-      OccurrenceTableName: resources.tableName,
-      ReportBucketName: resources.bucketName,
+    await createStack(emulator.moto.endpoint, 'OpsStack', {
+      OccurrenceTableName: emulator.resources.tableName,
+      ReportBucketName: emulator.resources.bucketName,
     });
     const deps = cliDeps(clock);
 
     const code = await runCli(
-      ['list', '--job', OTHER, '--from', '2026-11-01', '--stack', 'OpsStack', '--endpoint', moto.endpoint],
+      ['list', '--job', OTHER, '--from', '2026-11-01', '--stack', 'OpsStack', '--endpoint', emulator.moto.endpoint],
       deps,
     );
 
@@ -178,7 +174,7 @@ describe('list', () => {
   it('says which stack is missing, as a usage error (exit 2)', async () => {
     const deps = cliDeps(clock);
 
-    const code = await runCli(['list', '--stack', 'NoSuchStack', '--endpoint', moto.endpoint], deps);
+    const code = await runCli(['list', '--stack', 'NoSuchStack', '--endpoint', emulator.moto.endpoint], deps);
 
     expect(code).toBe(2);
     expect(deps.captured.err.join('\n')).toMatch(
@@ -189,7 +185,10 @@ describe('list', () => {
   it('reports a missing table as a classified AWS failure (exit 1), not a stack trace', async () => {
     const deps = cliDeps(clock);
 
-    const code = await runCli(['list', '--table', 'no-such-table', '--job', HOURLY, '--endpoint', moto.endpoint], deps);
+    const code = await runCli(
+      ['list', '--table', 'no-such-table', '--job', HOURLY, '--endpoint', emulator.moto.endpoint],
+      deps,
+    );
 
     expect(code).toBe(1);
     expect(deps.captured.err.join('\n')).toMatch(
@@ -205,7 +204,7 @@ describe('show', () => {
 
     await runShow(
       ctx,
-      targetOf(clients, resources).store,
+      targetOf(emulator.clients, emulator.resources).store,
       { jobId: HOURLY, scheduledTime: hour(11) },
       { json: false, bucketName: 'reports' },
     );
@@ -222,7 +221,7 @@ describe('show', () => {
   });
 
   it("shows a failed occurrence's error and an attempt history when the row records one", async () => {
-    await putRows(clients, resources.tableName, [
+    await putRows(emulator.clients, emulator.resources.tableName, [
       row(HOURLY, hour(7), FAILED, NOW, {
         attempt: 2,
         lastError: 'Error: upstream returned 503',
@@ -247,7 +246,12 @@ describe('show', () => {
     ]);
     const ctx = context(clock);
 
-    await runShow(ctx, targetOf(clients, resources).store, { jobId: HOURLY, scheduledTime: hour(7) }, { json: false });
+    await runShow(
+      ctx,
+      targetOf(emulator.clients, emulator.resources).store,
+      { jobId: HOURLY, scheduledTime: hour(7) },
+      { json: false },
+    );
 
     const text = ctx.captured.text();
     expect(text).toMatch(/last error\s*│ Error: upstream returned 503/);
@@ -260,29 +264,39 @@ describe('show', () => {
     const deps = cliDeps(clock);
 
     const code = await runCli(
-      ['show', HOURLY, hour(3), '--table', resources.tableName, '--bucket', 'b', '--endpoint', moto.endpoint],
+      [
+        'show',
+        HOURLY,
+        hour(3),
+        '--table',
+        emulator.resources.tableName,
+        '--bucket',
+        'b',
+        '--endpoint',
+        emulator.moto.endpoint,
+      ],
       deps,
     );
 
     expect(code).toBe(4);
     expect(deps.captured.err).toEqual([
-      `no occurrence ${HOURLY} ${hour(3)} in table ${resources.tableName} at ${moto.endpoint}`,
+      `no occurrence ${HOURLY} ${hour(3)} in table ${emulator.resources.tableName} at ${emulator.moto.endpoint}`,
     ]);
   });
 });
 
 describe('watch', () => {
   it('prints the rows it finds, then each change between polls, until stopped', async () => {
-    await putRows(clients, resources.tableName, [row(HOURLY, hour(12), PENDING, NOW)]);
-    const target = targetOf(clients, resources);
+    await putRows(emulator.clients, emulator.resources.tableName, [row(HOURLY, hour(12), PENDING, NOW)]);
+    const target = targetOf(emulator.clients, emulator.resources);
     const ctx = context(clock);
     const stop = new AbortController();
-    const table = resources.tableName;
+    const table = emulator.resources.tableName;
     const key = { jobId: HOURLY, scheduledTime: hour(12) };
     // Each pause between polls is where the world changes: a claim, then the completion, then Ctrl-C.
     const changes = [
       () =>
-        clients.documents.send(
+        emulator.clients.documents.send(
           new UpdateCommand({
             TableName: table,
             Key: key,
@@ -292,7 +306,7 @@ describe('watch', () => {
           }),
         ),
       () =>
-        clients.documents.send(
+        emulator.clients.documents.send(
           new UpdateCommand({
             TableName: table,
             Key: key,
@@ -323,7 +337,7 @@ describe('watch', () => {
   });
 
   it('keeps watching after a poll fails transiently, and says so on stderr', async () => {
-    await putRows(clients, resources.tableName, [row(HOURLY, hour(12), PENDING, NOW)]);
+    await putRows(emulator.clients, emulator.resources.tableName, [row(HOURLY, hour(12), PENDING, NOW)]);
     let polls = 0;
     class FlakyReader extends OperatorOccurrenceReader {
       override async listJobNewestFirst(...args: Parameters<OperatorOccurrenceReader['listJobNewestFirst']>) {
@@ -342,7 +356,10 @@ describe('watch', () => {
 
     await runWatch(
       ctx,
-      { reader: new FlakyReader(clients.documents, resources.tableName), store: targetOf(clients, resources).store },
+      {
+        reader: new FlakyReader(emulator.clients.documents, emulator.resources.tableName),
+        store: targetOf(emulator.clients, emulator.resources).store,
+      },
       { jobId: HOURLY, statuses: [], from: 0, to: NOW, limit: 200 },
       { intervalMs: 2000, json: false, signal: stop.signal, sleep: async () => sleeps.shift()!() },
     );
@@ -355,7 +372,7 @@ describe('watch', () => {
   });
 
   it('says where a row went when it leaves a status-filtered view', async () => {
-    await putRows(clients, resources.tableName, [
+    await putRows(emulator.clients, emulator.resources.tableName, [
       row(HOURLY, hour(12), RUNNING, NOW, { leaseOwner: 'w', leaseExpiresAt: iso(NOW + 30_000) }),
     ]);
     const ctx = context(clock);
@@ -363,9 +380,9 @@ describe('watch', () => {
     const key = { jobId: HOURLY, scheduledTime: hour(12) };
     const changes = [
       () =>
-        clients.documents.send(
+        emulator.clients.documents.send(
           new UpdateCommand({
-            TableName: resources.tableName,
+            TableName: emulator.resources.tableName,
             Key: key,
             // As the store writes a status: with its index key.
             UpdateExpression: 'SET #s = :s, statusShard = :shard, lastError = :e',
@@ -378,7 +395,7 @@ describe('watch', () => {
 
     await runWatch(
       ctx,
-      targetOf(clients, resources),
+      targetOf(emulator.clients, emulator.resources),
       { statuses: [RUNNING], from: 0, to: NOW, limit: 200 },
       {
         intervalMs: 1000,

@@ -7,6 +7,7 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { DeployedJob, JobCatalogue } from '../../bin/occurrences/catalogue';
 import type { CliDeps, CommandContext } from '../../bin/occurrences/context';
 import type { Target, WorkerQueues } from '../../bin/occurrences/target';
@@ -16,7 +17,15 @@ import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import { iso, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
-import { LOCAL_REGION, type LocalClients, type LocalResources } from '../../scripts/local/local-aws';
+import { workerLimits } from '../../functions/protocol/worker-limits';
+import {
+  createResources,
+  LOCAL_REGION,
+  type LocalClients,
+  type LocalResources,
+  localClients,
+} from '../../scripts/local/local-aws';
+import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { indexed } from '../aws/fixtures';
 
 export const HOURLY = 'hourly-report';
@@ -195,4 +204,35 @@ export async function messagesIn(clients: LocalClients, queueUrl: string): Promi
     if (!out.Messages?.length) return bodies;
     bodies.push(...out.Messages.map((m) => JSON.parse(m.Body ?? 'null')));
   }
+}
+
+/** The emulator of a CLI test file, as its hooks leave it before each test. */
+export interface CliEmulator {
+  moto: MotoServer;
+  clients: LocalClients;
+  resources: LocalResources;
+  /** With `deployed`: OTHER_WORKER's queue (WORKER's is resources.jobQueueUrl). */
+  otherQueueUrl: string;
+}
+
+/**
+ * Starts moto once for the file and resets it before each test, with the table, queues, bucket and topic. With
+ * `deployed`, also OTHER_WORKER's queue and testJobs' schedules, as a deployed stack has them.
+ */
+export function useCliEmulator(options: { deployed?: boolean } = {}): CliEmulator {
+  const emulator = {} as CliEmulator;
+  beforeAll(async () => {
+    emulator.moto = await startMotoServer();
+    emulator.clients = localClients(emulator.moto.endpoint);
+  });
+  afterAll(async () => emulator.moto?.stop());
+  beforeEach(async () => {
+    await emulator.moto.reset();
+    emulator.resources = await createResources(emulator.clients, { limits: workerLimits([]) });
+    if (options.deployed) {
+      emulator.otherQueueUrl = await createWorkerQueue(emulator.clients, 'other-report-jobs');
+      await createSchedules(emulator.moto.endpoint, testJobs);
+    }
+  });
+  return emulator;
 }

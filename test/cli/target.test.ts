@@ -3,19 +3,14 @@
  * (lib/stack-outputs.ts), the flags that replace them, and the messages when something needed is missing. On the
  * emulator, with a stack that has only outputs.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
 import { outputsOf, queueFor, resolveTarget, type Target } from '../../bin/occurrences/target';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { workerLimits } from '../../functions/protocol/worker-limits';
-import { createResources, type LocalClients, type LocalResources, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import {
   cliDeps,
-  createSchedules,
   createStack,
-  createWorkerQueue,
   GROUP,
   HOURLY,
   hourlyJob,
@@ -25,38 +20,23 @@ import {
   otherJob,
   putRows,
   row,
-  testJobs,
+  useCliEmulator,
   WORKER,
 } from './support';
 
 const STACK = 'OpsStack';
 
-let moto: MotoServer;
-let clients: LocalClients;
-let resources: LocalResources;
-let otherQueueUrl: string;
-
-beforeAll(async () => {
-  moto = await startMotoServer();
-  clients = localClients(moto.endpoint);
-});
-afterAll(async () => moto?.stop());
-beforeEach(async () => {
-  await moto.reset();
-  resources = await createResources(clients, { limits: workerLimits([]) });
-  otherQueueUrl = await createWorkerQueue(clients, 'other-report-jobs');
-  await createSchedules(moto.endpoint, testJobs);
-});
+const emulator = useCliEmulator({ deployed: true });
 
 /** The outputs a ScheduledJobs with the two test jobs, each on its own worker, adds to its stack. */
 async function createJobsStack(): Promise<void> {
-  await createStack(moto.endpoint, STACK, {
-    OccurrenceTableName: resources.tableName,
-    ReportBucketName: resources.bucketName,
+  await createStack(emulator.moto.endpoint, STACK, {
+    OccurrenceTableName: emulator.resources.tableName,
+    ReportBucketName: emulator.resources.bucketName,
     ScheduleGroupName: GROUP,
     AlarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:alarms',
-    WorkerQueue1: { value: resources.jobQueueUrl, description: WORKER },
-    WorkerQueue2: { value: otherQueueUrl, description: OTHER_WORKER },
+    WorkerQueue1: { value: emulator.resources.jobQueueUrl, description: WORKER },
+    WorkerQueue2: { value: emulator.otherQueueUrl, description: OTHER_WORKER },
   });
 }
 
@@ -66,18 +46,21 @@ const everything = { jobs: true, queues: true, bucket: true };
 async function sendThrough(target: Target, job = hourlyJob) {
   if (target.queues === undefined) throw new Error('no queues');
   await queueFor(target.queues, job).send(encodeEnvelope({ jobId: job.id, scheduledTime: '2026-11-30T06:00:00Z' }));
-  return { worker: await messagesIn(clients, resources.jobQueueUrl), other: await messagesIn(clients, otherQueueUrl) };
+  return {
+    worker: await messagesIn(emulator.clients, emulator.resources.jobQueueUrl),
+    other: await messagesIn(emulator.clients, emulator.otherQueueUrl),
+  };
 }
 
 describe('Function: resolveTarget', () => {
   it('reads the table, bucket, schedule group and every worker queue from the stack outputs', async () => {
     await createJobsStack();
 
-    const target = await resolveTarget({ stack: STACK, endpoint: moto.endpoint }, everything, {});
+    const target = await resolveTarget({ stack: STACK, endpoint: emulator.moto.endpoint }, everything, {});
 
     expect([target.tableName, target.bucketName, target.jobs?.group]).toEqual([
-      resources.tableName,
-      resources.bucketName,
+      emulator.resources.tableName,
+      emulator.resources.bucketName,
       GROUP,
     ]);
     expect(await target.jobs?.job(OTHER)).toEqual(otherJob);
@@ -89,9 +72,13 @@ describe('Function: resolveTarget', () => {
 
   it("--worker-queue names a worker's queue instead of its output", async () => {
     await createJobsStack();
-    const workerQueues = new Map([[WORKER, otherQueueUrl]]);
+    const workerQueues = new Map([[WORKER, emulator.otherQueueUrl]]);
 
-    const target = await resolveTarget({ stack: STACK, endpoint: moto.endpoint, workerQueues }, everything, {});
+    const target = await resolveTarget(
+      { stack: STACK, endpoint: emulator.moto.endpoint, workerQueues },
+      everything,
+      {},
+    );
 
     expect(target.queues?.source).toBe(`stack ${STACK}'s outputs and --worker-queue`);
     expect(await sendThrough(target)).toEqual({ worker: [], other: [expect.objectContaining({ jobId: HOURLY })] });
@@ -101,10 +88,10 @@ describe('Function: resolveTarget', () => {
     // The default stack, ScheduledJobs, does not exist here: it is not read.
     const target = await resolveTarget(
       {
-        table: resources.tableName,
+        table: emulator.resources.tableName,
         scheduleGroup: GROUP,
-        workerQueues: new Map([[WORKER, resources.jobQueueUrl]]),
-        endpoint: moto.endpoint,
+        workerQueues: new Map([[WORKER, emulator.resources.jobQueueUrl]]),
+        endpoint: emulator.moto.endpoint,
       },
       { jobs: true, queues: true },
       {},
@@ -116,11 +103,11 @@ describe('Function: resolveTarget', () => {
   });
 
   it('reads neither the schedule group nor the queues for a command that needs no jobs', async () => {
-    await createStack(moto.endpoint, STACK, { OccurrenceTableName: resources.tableName });
+    await createStack(emulator.moto.endpoint, STACK, { OccurrenceTableName: emulator.resources.tableName });
 
-    const target = await resolveTarget({ stack: STACK, endpoint: moto.endpoint }, {}, {});
+    const target = await resolveTarget({ stack: STACK, endpoint: emulator.moto.endpoint }, {}, {});
 
-    expect(target).toMatchObject({ tableName: resources.tableName, jobs: undefined, queues: undefined });
+    expect(target).toMatchObject({ tableName: emulator.resources.tableName, jobs: undefined, queues: undefined });
   });
 
   it.each<[string, object, string]>([
@@ -137,14 +124,14 @@ describe('Function: resolveTarget', () => {
         'pass --worker-queue <workerId>=<queue URL> or --stack',
     ],
   ])('says which output is missing: %s', async (_, needs, message) => {
-    await createStack(moto.endpoint, STACK, { OccurrenceTableName: resources.tableName });
+    await createStack(emulator.moto.endpoint, STACK, { OccurrenceTableName: emulator.resources.tableName });
 
-    await expect(resolveTarget({ stack: STACK, endpoint: moto.endpoint }, needs, {})).rejects.toThrow(message);
+    await expect(resolveTarget({ stack: STACK, endpoint: emulator.moto.endpoint }, needs, {})).rejects.toThrow(message);
   });
 
   it('names the flags that would do without a stack that does not exist', async () => {
     await expect(
-      resolveTarget({ table: 't', endpoint: moto.endpoint }, { jobs: true, queues: true }, {}),
+      resolveTarget({ table: 't', endpoint: emulator.moto.endpoint }, { jobs: true, queues: true }, {}),
     ).rejects.toThrow(
       'stack ScheduledJobs does not exist in this account and region; pass --stack <name>, or ' +
         '--schedule-group and --worker-queue',
@@ -178,21 +165,21 @@ describe('Function: outputsOf', () => {
 describe('the CLI on a deployed stack', () => {
   it('retries an occurrence knowing only the stack: its job from the schedule, its queue from the outputs', async () => {
     await createJobsStack();
-    await putRows(clients, resources.tableName, [
+    await putRows(emulator.clients, emulator.resources.tableName, [
       row(OTHER, '2026-11-30T05:30:00Z', OccurrenceStatus.FAILED, Date.now()),
     ]);
     const deps = cliDeps({ now: () => Date.now() });
 
     const code = await runCli(
-      ['retry', OTHER, '2026-11-30T05:30:00Z', '--stack', STACK, '--endpoint', moto.endpoint],
+      ['retry', OTHER, '2026-11-30T05:30:00Z', '--stack', STACK, '--endpoint', emulator.moto.endpoint],
       deps,
     );
 
     expect(deps.captured.err).toEqual([]);
     expect(code).toBe(0);
-    expect(await messagesIn(clients, otherQueueUrl)).toEqual([
+    expect(await messagesIn(emulator.clients, emulator.otherQueueUrl)).toEqual([
       JSON.parse(encodeEnvelope({ jobId: OTHER, scheduledTime: '2026-11-30T05:30:00Z' })),
     ]);
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([]);
   });
 });

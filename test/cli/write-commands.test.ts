@@ -4,19 +4,14 @@
  * writes is checked where a worker would find it (the row, and the message on the job's own worker queue).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { ManualRetryFields } from '../../functions/protocol/manual-retry';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { workerLimits } from '../../functions/protocol/worker-limits';
-import { createResources, type LocalClients, type LocalResources, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { indexed } from '../aws/fixtures';
 import {
   cliDeps,
-  createSchedules,
-  createWorkerQueue,
   GROUP,
   HOURLY,
   messagesIn,
@@ -24,7 +19,7 @@ import {
   OTHER_WORKER,
   putRows,
   row,
-  testJobs,
+  useCliEmulator,
   WORKER,
 } from './support';
 
@@ -33,35 +28,19 @@ const HOUR = 3600_000;
 /** The rows' times are checked against the real clock, so the CLI's clock is the real one too. */
 const clock = { now: () => Date.now() };
 
-let moto: MotoServer;
-let clients: LocalClients;
-let resources: LocalResources;
-/** HOURLY's worker's queue is the emulator's job queue; OTHER's worker has this one. */
-let otherQueueUrl: string;
-
-beforeAll(async () => {
-  moto = await startMotoServer();
-  clients = localClients(moto.endpoint);
-});
-afterAll(async () => moto?.stop());
-beforeEach(async () => {
-  await moto.reset();
-  resources = await createResources(clients, { limits: workerLimits([]) });
-  otherQueueUrl = await createWorkerQueue(clients, 'other-report-jobs');
-  await createSchedules(moto.endpoint, testJobs);
-});
+const emulator = useCliEmulator({ deployed: true });
 
 const flags = () => [
   '--table',
-  resources.tableName,
+  emulator.resources.tableName,
   '--schedule-group',
   GROUP,
   '--worker-queue',
-  `${WORKER}=${resources.jobQueueUrl}`,
+  `${WORKER}=${emulator.resources.jobQueueUrl}`,
   '--worker-queue',
-  `${OTHER_WORKER}=${otherQueueUrl}`,
+  `${OTHER_WORKER}=${emulator.otherQueueUrl}`,
   '--endpoint',
-  moto.endpoint,
+  emulator.moto.endpoint,
 ];
 
 async function cli(args: string[], global = flags()) {
@@ -71,9 +50,9 @@ async function cli(args: string[], global = flags()) {
 }
 
 async function jobRows(jobId: string): Promise<Array<Occurrence & ManualRetryFields>> {
-  const out = await clients.documents.send(
+  const out = await emulator.clients.documents.send(
     new QueryCommand({
-      TableName: resources.tableName,
+      TableName: emulator.resources.tableName,
       KeyConditionExpression: 'jobId = :j',
       ExpressionAttributeValues: { ':j': jobId },
     }),
@@ -90,7 +69,7 @@ describe('retry', () => {
       lastError: 'Error: upstream unavailable',
       failedAt: '2026-11-30T06:00:04.000Z',
     });
-    await putRows(clients, resources.tableName, [failed]);
+    await putRows(emulator.clients, emulator.resources.tableName, [failed]);
 
     // The time in another zone names the same occurrence.
     const result = await cli(['retry', HOURLY, '2026-11-30T07:00:00+01:00']);
@@ -112,13 +91,15 @@ describe('retry', () => {
     expect(Date.parse(reopened.deadlineAt)).toBeGreaterThanOrEqual(now + HOUR);
     expect(Date.parse(reopened.deadlineAt)).toBeLessThan(Date.now() + HOUR + 1000);
     expect(reopened.ttl).toBeGreaterThanOrEqual(Math.floor(now / 1000) + 7 * 86_400);
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([envelope(HOURLY, '2026-11-30T06:00:00Z')]);
-    expect(await messagesIn(clients, otherQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([
+      envelope(HOURLY, '2026-11-30T06:00:00Z'),
+    ]);
+    expect(await messagesIn(emulator.clients, emulator.otherQueueUrl)).toEqual([]);
   });
 
   it("sends another job's retry to that job's own worker queue", async () => {
     const now = Date.now();
-    await putRows(clients, resources.tableName, [row(OTHER, '2026-11-30T05:30:00Z', FAILED, now)]);
+    await putRows(emulator.clients, emulator.resources.tableName, [row(OTHER, '2026-11-30T05:30:00Z', FAILED, now)]);
 
     const result = await cli(['retry', OTHER, '2026-11-30T05:30:00Z']);
 
@@ -126,15 +107,17 @@ describe('retry', () => {
     const [reopened] = await jobRows(OTHER);
     expect(reopened).toMatchObject({ status: PENDING, worker: OTHER_WORKER });
     expect(Date.parse(reopened.deadlineAt)).toBeGreaterThanOrEqual(now + 6 * HOUR);
-    expect(await messagesIn(clients, otherQueueUrl)).toEqual([envelope(OTHER, '2026-11-30T05:30:00Z')]);
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.otherQueueUrl)).toEqual([
+      envelope(OTHER, '2026-11-30T05:30:00Z'),
+    ]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([]);
   });
 
   it('refuses a SUCCEEDED occurrence even with --force, changes nothing and enqueues nothing (exit 3)', async () => {
     const done = row(HOURLY, '2026-11-30T06:00:00Z', SUCCEEDED, Date.now(), {
       reportKey: 'reports/hourly-report/2026-11-30T06:00:00Z.txt',
     });
-    await putRows(clients, resources.tableName, [done]);
+    await putRows(emulator.clients, emulator.resources.tableName, [done]);
 
     const result = await cli(['retry', HOURLY, '2026-11-30T06:00:00Z', '--force']);
 
@@ -143,7 +126,7 @@ describe('retry', () => {
       /^refused to retry hourly-report 2026-11-30T06:00:00Z: it SUCCEEDED and its report is at .*Not even with --force/,
     );
     expect(await jobRows(HOURLY)).toEqual([indexed(done)]);
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([]);
   });
 
   it('refuses an occurrence under a live lease even with --force, naming the holder', async () => {
@@ -153,36 +136,40 @@ describe('retry', () => {
       leaseOwner: 'worker-7',
       leaseExpiresAt: new Date(now + 60_000).toISOString(),
     });
-    await putRows(clients, resources.tableName, [running]);
+    await putRows(emulator.clients, emulator.resources.tableName, [running]);
 
     const result = await cli(['retry', HOURLY, '2026-11-30T06:00:00Z', '--force']);
 
     expect(result.code).toBe(3);
     expect(result.err).toContain('it is RUNNING: worker-7 holds its lease until');
     expect(await jobRows(HOURLY)).toEqual([indexed(running)]);
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([]);
   });
 
   it('with --force enqueues a PENDING occurrence whose message was lost, leaving its row as it was', async () => {
     const scheduledTime = isoSeconds(Math.floor(Date.now() / HOUR) * HOUR);
     const now = Date.now();
     const pending = row(HOURLY, scheduledTime, PENDING, now, { deadlineAt: new Date(now + HOUR).toISOString() });
-    await putRows(clients, resources.tableName, [pending]);
+    await putRows(emulator.clients, emulator.resources.tableName, [pending]);
 
     const refused = await cli(['retry', HOURLY, scheduledTime]);
     expect(refused.code).toBe(3);
     expect(refused.err).toContain('it is PENDING');
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([]);
 
     const forced = await cli(['retry', HOURLY, scheduledTime, '--force']);
     expect(forced).toMatchObject({ code: 0, err: '' });
     expect(forced.out).toContain('enqueued hourly-report');
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual([envelope(HOURLY, scheduledTime)]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([
+      envelope(HOURLY, scheduledTime),
+    ]);
     expect(await jobRows(HOURLY)).toEqual([indexed(pending)]);
   });
 
   it('refuses a job without a schedule (disabled or not deployed), naming the jobs the group has (exit 3)', async () => {
-    await putRows(clients, resources.tableName, [row('retired-report', '2026-11-30T06:00:00Z', FAILED, Date.now())]);
+    await putRows(emulator.clients, emulator.resources.tableName, [
+      row('retired-report', '2026-11-30T06:00:00Z', FAILED, Date.now()),
+    ]);
 
     const result = await cli(['retry', 'retired-report', '2026-11-30T06:00:00Z']);
 
@@ -196,7 +183,7 @@ describe('retry', () => {
 
   it("refuses, as a usage error, when the job's worker queue is not named; nothing is written", async () => {
     const failed = row(OTHER, '2026-11-30T05:30:00Z', FAILED, Date.now());
-    await putRows(clients, resources.tableName, [failed]);
+    await putRows(emulator.clients, emulator.resources.tableName, [failed]);
     const onlyHourly = flags().filter((f) => !f.startsWith(`${OTHER_WORKER}=`));
     onlyHourly.splice(onlyHourly.lastIndexOf('--worker-queue'), 1);
 
@@ -237,8 +224,10 @@ describe('backfill', () => {
       expect(r.ttl).toBeGreaterThanOrEqual(Math.floor(now / 1000) + 7 * 86_400);
     }
     const enqueued = expectedTimes.map((t) => envelope(HOURLY, t));
-    expect(await messagesIn(clients, resources.jobQueueUrl)).toEqual(expect.arrayContaining(enqueued));
-    expect(await messagesIn(clients, otherQueueUrl)).toEqual([]);
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual(
+      expect.arrayContaining(enqueued),
+    );
+    expect(await messagesIn(emulator.clients, emulator.otherQueueUrl)).toEqual([]);
 
     // Again, before any worker ran: no row is written again; the PENDING ones are enqueued again (harmless).
     const second = await cli(['backfill', ...range, '--json']);
@@ -247,8 +236,8 @@ describe('backfill', () => {
 
     // And once they ran: nothing to do at all.
     await putRows(
-      clients,
-      resources.tableName,
+      emulator.clients,
+      emulator.resources.tableName,
       recorded.map((r) => ({ ...r, status: SUCCEEDED, attempt: 1 })),
     );
     const third = await cli(['backfill', ...range, '--json']);
@@ -278,7 +267,14 @@ describe('backfill', () => {
   });
 
   it('a dry run needs no worker queue', async () => {
-    const withoutQueues = ['--table', resources.tableName, '--schedule-group', GROUP, '--endpoint', moto.endpoint];
+    const withoutQueues = [
+      '--table',
+      emulator.resources.tableName,
+      '--schedule-group',
+      GROUP,
+      '--endpoint',
+      emulator.moto.endpoint,
+    ];
 
     const result = await cli(
       ['backfill', '--job', OTHER, '--from', '2026-11-01', '--to', '2026-11-03', '--dry-run'],
