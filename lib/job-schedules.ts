@@ -1,7 +1,8 @@
 /**
  * One EventBridge Scheduler schedule per enabled job, each invoking the trigger function with its schedule event
- * `{ jobId, scheduledTime, worker, deadlineSeconds, retentionDays }`. The scheduled time is Scheduler's nominal `<aws.scheduler.scheduled-time>`, the same on
- * every redelivery, which is what makes it the occurrence key.
+ * `{ jobId, scheduledTime, worker, deadlineSeconds, retentionDays, catchupWindowSeconds }`. The scheduled time is
+ * Scheduler's nominal `<aws.scheduler.scheduled-time>`, the same on every redelivery, which is what makes it the
+ * occurrence key.
  */
 import { Duration, TimeZone } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -16,6 +17,7 @@ import {
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { catchupWindowSecondsOf } from '../functions/protocol/job-settings';
 import type { ScheduleEvent } from '../functions/protocol/schedule-event';
 import type { ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
@@ -45,7 +47,7 @@ export class JobSchedules extends Construct {
 
   /**
    * The schedule of one enabled job. Its input is the schedule event (functions/protocol/schedule-event.ts): the
-   * key, the worker, and the two settings the trigger needs, so the trigger reads no settings of its own.
+   * key, the worker, and the three settings the trigger needs, so the trigger reads no settings of its own.
    */
   addJob(job: ResolvedJobConfig, worker: string): void {
     if (!job.enabled) return;
@@ -56,6 +58,7 @@ export class JobSchedules extends Construct {
       worker,
       deadlineSeconds: settings.retry.deadlineSeconds,
       retentionDays: settings.retentionDays,
+      catchupWindowSeconds: catchupWindowSecondsOf(settings),
     };
     const schedule = new Schedule(this, `Schedule-${settings.id}`, {
       // Named by the job, so that `occurrences` finds a job's schedule (and its input) by the job id.

@@ -39,6 +39,8 @@ export const DEFAULT_JOB_SETTINGS = {
   leaseSafetyMarginSeconds: 15,
   timeoutSeconds: 300,
   retentionDays: 90,
+  // Temporal's default: an occurrence due while the previous one runs is recorded as SKIPPED, not run beside it.
+  overlap: 'skip' as OverlapPolicy,
 };
 
 /** Job settings that do not validate, every problem at once, each naming its field. Kept beside its schema. */
@@ -83,6 +85,17 @@ export function strictFields<Shape extends z.core.$ZodLooseShape>(
 }
 
 const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
+
+/**
+ * Between occurrences of one job (Temporal's schedule overlap policies, same meanings): `skip` (the default) records
+ * an occurrence due while another runs as SKIPPED; `bufferOne` keeps at most one waiting; `bufferAll` keeps every one
+ * and starts them in scheduled-time order; `cancelOther` cancels the running one and starts; `allowAll` runs them
+ * side by side.
+ */
+export const OVERLAP_POLICIES = ['skip', 'bufferOne', 'bufferAll', 'cancelOther', 'allowAll'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+/** The bounds of catchupWindowSeconds, which the schedule event carries to the trigger too. */
+export const CATCHUP_WINDOW_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
 /** The bounds of retry.deadlineSeconds and retentionDays, which the schedule event carries to the trigger too. */
 export const DEADLINE_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
 export const RETENTION_DAYS_RANGE = { min: 1, max: 3650 } as const;
@@ -143,6 +156,20 @@ const jobSettingsShape = {
   ),
   id: z.string({ error: jobIdError }).check(z.regex(JOB_ID_PATTERN, { error: jobIdError })),
   retry: z._default(retryPolicySchema, () => ({ ...DEFAULT_RETRY_POLICY })),
+  /** What an occurrence does when another occurrence of the same job holds the running slot (docs/schedule-policies.md). */
+  overlap: z._default(
+    z.enum(OVERLAP_POLICIES, {
+      error: (iss) => `must be one of ${OVERLAP_POLICIES.join(', ')}, got ${quoteValue(iss.input)}`,
+    }),
+    DEFAULT_JOB_SETTINGS.overlap,
+  ),
+  /**
+   * An occurrence first recorded later than this after its scheduled time is SKIPPED as missed instead of run.
+   * Absent: the retry deadline (retry.deadlineSeconds), past which it could not run anyway.
+   */
+  catchupWindowSeconds: z.optional(wholeNumber(CATCHUP_WINDOW_SECONDS_RANGE.min, CATCHUP_WINDOW_SECONDS_RANGE.max)),
+  /** After this many FAILED occurrences in a row the job pauses itself. Absent: never. */
+  pauseAfterFailures: z.optional(wholeNumber(1, 1000)),
 };
 
 /** Lease, time limit, retry policy and retention of one job, every default applied. */
@@ -209,7 +236,19 @@ const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
         ? undefined
         : `rows must outlive the retry deadline (${s.retry.deadlineSeconds} s), got ${s.retentionDays} days`,
   },
+  {
+    // Past the deadline no attempt may start: a longer window would record occurrences that then fail unrun.
+    reads: ['retry', 'retry.deadlineSeconds', 'catchupWindowSeconds'],
+    field: 'catchupWindowSeconds',
+    problem: (s) =>
+      s.catchupWindowSeconds === undefined || s.catchupWindowSeconds <= s.retry.deadlineSeconds
+        ? undefined
+        : `must be at most retry.deadlineSeconds (${s.retry.deadlineSeconds}), got ${s.catchupWindowSeconds}`,
+  },
 ];
+
+/** The catch-up window in effect: the configured one, else the retry deadline. */
+export const catchupWindowSecondsOf = (s: JobSettings): number => s.catchupWindowSeconds ?? s.retry.deadlineSeconds;
 
 const isObject = (value: unknown): value is object =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -28,6 +28,16 @@ export const MetricName = {
   OccurrencesRequeued: 'OccurrencesRequeued',
   /** SUCCEEDED occurrences the stream notifier never recorded as announced, announced by the reconciler. */
   ReportsReannounced: 'ReportsReannounced',
+  /** Occurrences recorded SKIPPED because they were first recorded after the job's catch-up window. */
+  OccurrencesMissed: 'OccurrencesMissed',
+  /** Occurrences recorded SKIPPED because another occurrence of the job held its running slot (overlap). */
+  OccurrencesSkipped: 'OccurrencesSkipped',
+  /** Occurrences recorded BUFFERED to wait for the job's running slot. */
+  OccurrencesBuffered: 'OccurrencesBuffered',
+  /** Running occurrences cancelled by a later one (overlap cancelOther). */
+  OccurrencesCancelled: 'OccurrencesCancelled',
+  /** The job paused itself after pauseAfterFailures FAILED occurrences in a row. */
+  JobsPausedOnFailures: 'JobsPausedOnFailures',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -44,4 +54,9 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnit>> = {
   JobDuration: 'Milliseconds',
   OccurrencesRequeued: 'Count',
   ReportsReannounced: 'Count',
+  OccurrencesMissed: 'Count',
+  OccurrencesSkipped: 'Count',
+  OccurrencesBuffered: 'Count',
+  OccurrencesCancelled: 'Count',
+  JobsPausedOnFailures: 'Count',
 };

@@ -2,6 +2,7 @@
  * The occurrence: one scheduled run of one job, identified by (jobId, scheduledTime).
  * Its row in the store is the single source of truth about progress.
  */
+import type { OverlapPolicy } from './job-settings';
 import { quoteValue } from './quote-value';
 
 export const OccurrenceStatus = {
@@ -15,10 +16,28 @@ export const OccurrenceStatus = {
   SUCCEEDED: 'SUCCEEDED',
   /** Out of attempts or past the deadline; `lastError` says why. Terminal. */
   FAILED: 'FAILED',
+  /**
+   * Not run, and never will be: `skipReason` says why (overlap: `yieldedTo` is the occurrence it yielded to; missed:
+   * first recorded after the job's catch-up window; paused: delivered while the job was paused). Terminal.
+   */
+  SKIPPED: 'SKIPPED',
+  /** Waiting for the job's running slot (overlap bufferOne or bufferAll); started in scheduled-time order. */
+  BUFFERED: 'BUFFERED',
+  /** Stopped by a later occurrence under overlap cancelOther (`cancelledBy`); its lease was revoked. Terminal. */
+  CANCELLED: 'CANCELLED',
 } as const;
 export type OccurrenceStatus = (typeof OccurrenceStatus)[keyof typeof OccurrenceStatus];
 
-export const TERMINAL_STATUSES: readonly OccurrenceStatus[] = [OccurrenceStatus.SUCCEEDED, OccurrenceStatus.FAILED];
+export const TERMINAL_STATUSES: readonly OccurrenceStatus[] = [
+  OccurrenceStatus.SUCCEEDED,
+  OccurrenceStatus.FAILED,
+  OccurrenceStatus.SKIPPED,
+  OccurrenceStatus.CANCELLED,
+];
+
+/** Why an occurrence was SKIPPED. */
+export const SkipReason = { overlap: 'overlap', missed: 'missed', paused: 'paused' } as const;
+export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];
 
 export interface OccurrenceKey {
   readonly jobId: string;
@@ -73,6 +92,22 @@ export interface Occurrence extends OccurrenceKey {
    * status (table-schema.ts); absent on rows written before the index was sharded.
    */
   readonly statusShard?: string;
+  /** SKIPPED: why. */
+  readonly skipReason?: SkipReason;
+  /** SKIPPED for overlap: the scheduled time of the occurrence of the same job it yielded to. */
+  readonly yieldedTo?: string;
+  /** CANCELLED: the scheduled time of the occurrence that cancelled it (overlap cancelOther). */
+  readonly cancelledBy?: string;
+  /** When it was SKIPPED, BUFFERED or CANCELLED. */
+  readonly skippedAt?: string;
+  readonly bufferedAt?: string;
+  readonly cancelledAt?: string;
+  /** Recorded by an operator (`occurrences run` or `backfill`), not by the schedule: who asked. */
+  readonly requestedBy?: string;
+  /** `run`: an occurrence now at an operator's request; `backfill`: a past time recorded by an operator. */
+  readonly origin?: 'run' | 'backfill';
+  /** This occurrence's own overlap policy, when an operator gave one (`run --overlap`, `backfill --overlap`). */
+  readonly overlap?: OverlapPolicy;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }

@@ -160,3 +160,9 @@ export interface JobDefinition {
   readonly reportExtension: string;
   run(occurrence: Occurrence, context: JobContext): Promise<ReportBody>;
 }
+
+/** A job's Scheduler schedule, switched on and off with its definition kept (pause and resume). */
+export interface ScheduleSwitch {
+  /** `DISABLED` stops the schedule firing; `ENABLED` starts it again. Setting the state it already has is a no-op. */
+  setState(jobId: string, state: 'ENABLED' | 'DISABLED'): Promise<void>;
+}

@@ -8,7 +8,8 @@
  */
 import { encodeEnvelope } from './envelope';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, OccurrenceStatus } from './occurrence';
+import type { OverlapPolicy } from './job-settings';
+import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './ports';
 import { decodeScheduleEvent } from './schedule-event';
 
@@ -22,7 +23,7 @@ export interface TriggerDeps {
   readonly metrics?: Metrics;
 }
 
-export type TriggerResult = 'recorded' | 'pending-re-enqueued' | 'duplicate-suppressed';
+export type TriggerResult = 'recorded' | 'pending-re-enqueued' | 'duplicate-suppressed' | 'recorded-missed';
 
 export interface RecordOptions {
   /**
@@ -32,6 +33,11 @@ export interface RecordOptions {
    * would record it FAILED without running it, and its TTL could delete the row while it runs.
    */
   readonly countFrom?: number;
+  /**
+   * Recorded at an operator's request (`occurrences run` or `backfill`): the row says who asked and how, and the
+   * catch-up window does not apply (the operator asked for this time now).
+   */
+  readonly requested?: { readonly by: string; readonly origin: 'run' | 'backfill'; readonly overlap?: OverlapPolicy };
 }
 
 /** Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting. */
@@ -40,24 +46,48 @@ export async function recordOccurrence(
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const { worker, deadlineSeconds, retentionDays, ...key } = decodeScheduleEvent(event, new Set(deps.queues.keys()));
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, ...key } = decodeScheduleEvent(
+    event,
+    new Set(deps.queues.keys()),
+  );
   const queue = deps.queues.get(worker);
   // decodeScheduleEvent accepts only the workers of deps.queues.
   if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);
   const now = deps.clock.now();
   const scheduledAt = Date.parse(key.scheduledTime);
   const countFrom = Math.max(scheduledAt, options.countFrom ?? scheduledAt);
+  const { requested } = options;
+  // A Scheduler retry after an outage, or a delivery held back for longer than the job allows: record why it did not
+  // run instead of running it late. The window counts from the scheduled time, as Scheduler's own retries do.
+  const missed = requested === undefined && now - scheduledAt > (catchupWindowSeconds ?? deadlineSeconds) * 1000;
   const occurrence: Occurrence = {
     ...key,
-    status: OccurrenceStatus.PENDING,
+    status: missed ? OccurrenceStatus.SKIPPED : OccurrenceStatus.PENDING,
     attempt: 0,
     worker,
     createdAt: iso(now),
     deadlineAt: iso(countFrom + deadlineSeconds * 1000),
     ttl: Math.floor(countFrom / 1000) + retentionDays * 86_400,
+    ...(missed ? { skipReason: SkipReason.missed, skippedAt: iso(now) } : {}),
+    ...(requested === undefined
+      ? {}
+      : {
+          requestedBy: requested.by,
+          origin: requested.origin,
+          ...(requested.overlap === undefined ? {} : { overlap: requested.overlap }),
+        }),
   };
   const created = await deps.store.create(occurrence);
   const fields = { jobId: key.jobId, scheduledTime: key.scheduledTime };
+  if (missed && created.created) {
+    deps.logger.warn('occurrence recorded as SKIPPED: first recorded after its catch-up window', {
+      ...fields,
+      lateSeconds: Math.round((now - scheduledAt) / 1000),
+      catchupWindowSeconds: catchupWindowSeconds ?? deadlineSeconds,
+    });
+    deps.metrics?.add(MetricName.OccurrencesMissed, 1, key.jobId);
+    return 'recorded-missed';
+  }
   // Without the old row we cannot tell whether it was claimed; enqueueing again is the harmless choice.
   const existingStatus = created.created ? undefined : created.existing?.status;
   if (existingStatus !== undefined && existingStatus !== OccurrenceStatus.PENDING) {

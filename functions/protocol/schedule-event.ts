@@ -8,7 +8,12 @@
 import * as z from 'zod/mini';
 import { scheduledTimeSchema } from './envelope';
 import { InvalidInputError } from './errors';
-import { DEADLINE_SECONDS_RANGE, JOB_ID_PATTERN, RETENTION_DAYS_RANGE } from './job-settings';
+import {
+  CATCHUP_WINDOW_SECONDS_RANGE,
+  DEADLINE_SECONDS_RANGE,
+  JOB_ID_PATTERN,
+  RETENTION_DAYS_RANGE,
+} from './job-settings';
 import { describe, type OccurrenceKey } from './occurrence';
 import { quoteValue } from './quote-value';
 
@@ -20,6 +25,11 @@ export interface JobRoute {
   readonly deadlineSeconds: number;
   /** The row is deleted by TTL this long after its scheduled time (the job's retentionDays). */
   readonly retentionDays: number;
+  /**
+   * An occurrence first recorded later than this after its scheduled time is SKIPPED as missed (the job's
+   * catchupWindowSeconds). Absent (schedules deployed before the catch-up window existed): deadlineSeconds.
+   */
+  readonly catchupWindowSeconds?: number;
 }
 
 export type ScheduleEvent = OccurrenceKey & JobRoute;
@@ -32,6 +42,7 @@ export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEv
     worker: route.worker,
     deadlineSeconds: route.deadlineSeconds,
     retentionDays: route.retentionDays,
+    ...(route.catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds: route.catchupWindowSeconds }),
   };
 }
 
@@ -64,6 +75,7 @@ function scheduleEventSchema(knownWorkers: ReadonlySet<string>) {
       ),
       deadlineSeconds: wholeField('deadlineSeconds', DEADLINE_SECONDS_RANGE),
       retentionDays: wholeField('retentionDays', RETENTION_DAYS_RANGE),
+      catchupWindowSeconds: z.optional(wholeField('catchupWindowSeconds', CATCHUP_WINDOW_SECONDS_RANGE)),
     },
     { error: notAnObject },
   );
@@ -77,12 +89,19 @@ export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<st
       'schedule event',
       result.error.issues.map((issue) => issue.message),
     );
-  const { jobId, scheduledTime, worker, deadlineSeconds, retentionDays } = result.data;
+  const { jobId, scheduledTime, worker, deadlineSeconds, retentionDays, catchupWindowSeconds } = result.data;
   // Rows must outlive the deadline (the settings' own rule): a row deleted while its retries wait would be recorded
   // again by a late trigger and run twice.
   if (retentionDays * 86_400 <= deadlineSeconds)
     throw new InvalidInputError('schedule event', [
       `retentionDays (${retentionDays}) must outlive deadlineSeconds (${deadlineSeconds})`,
     ]);
-  return { jobId, scheduledTime, worker, deadlineSeconds, retentionDays };
+  return {
+    jobId,
+    scheduledTime,
+    worker,
+    deadlineSeconds,
+    retentionDays,
+    ...(catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds }),
+  };
 }

@@ -26,7 +26,7 @@ describe('cdk synth of bin/app.ts', () => {
     const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as TemplateResource[];
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
     // One schedule per enabled job of bin/jobs.ts, named by the job, each sending its schedule event: the job id,
-    // the nominal scheduled time, the job's worker (its own: each sample job has an entry), deadline and retention.
+    // the nominal scheduled time, the job's worker (its own: each sample job has an entry), deadline, retention and catch-up window.
     const enabled = sampleJobs.filter((j) => j.enabled !== false);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(
@@ -41,6 +41,7 @@ describe('cdk synth of bin/app.ts', () => {
             worker: j.id,
             deadlineSeconds: j.retry?.deadlineSeconds ?? 21_600,
             retentionDays: j.retentionDays ?? 90,
+            catchupWindowSeconds: j.catchupWindowSeconds ?? j.retry?.deadlineSeconds ?? 21_600,
           },
         }))
         .sort(byName),

@@ -169,7 +169,7 @@ describe('schedules', () => {
     expect(jobs.schedules.schedules.has(PAUSED.id)).toBe(false);
   });
 
-  it("invokes the trigger with the schedule event: the key, the job's worker, its deadline and retention", () => {
+  it("invokes the trigger with the schedule event: the key, the job's worker, its deadline, retention and catch-up window", () => {
     const triggerId = logicalId(jobs.triggerFunction);
     const inputs = Object.fromEntries(
       Object.entries(byJob()).map(([name, props]) => {
@@ -183,6 +183,8 @@ describe('schedules', () => {
       worker,
       deadlineSeconds,
       retentionDays,
+      // No catch-up window configured: the deadline, past which no attempt could start anyway.
+      catchupWindowSeconds: deadlineSeconds,
     });
     expect(inputs).toEqual({
       [WEEKLY.id]: event(WEEKLY.id, 'exports', 21_600, 90),

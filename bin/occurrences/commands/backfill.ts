@@ -224,7 +224,10 @@ async function recordAll(
   const countFrom = ctx.clock.now();
   const record = async (scheduledTime: string): Promise<void> => {
     const event = scheduleEventOf({ jobId, scheduledTime }, route);
-    const result = await recordOccurrence(triggerDeps, event, { countFrom });
+    const result = await recordOccurrence(triggerDeps, event, {
+      countFrom,
+      requested: { by: 'occurrences backfill', origin: 'backfill' },
+    });
     results[result] = (results[result] ?? 0) + 1;
     progress.increment();
   };
@@ -304,6 +307,7 @@ const RESULT_WORDS: Record<TriggerResult, string> = {
   recorded: 'recorded and enqueued',
   'pending-re-enqueued': 'already recorded but still PENDING, enqueued again (harmless: claims are conditional)',
   'duplicate-suppressed': 'already recorded and claimed or finished, left alone',
+  'recorded-missed': 'recorded as SKIPPED (missed: after the catch-up window)',
 };
 
 function describeResults(results: Partial<Record<TriggerResult, number>>): string {
