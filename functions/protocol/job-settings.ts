@@ -5,23 +5,24 @@
  * functions as JSON; the functions validate them again at cold start with the same code.
  */
 import * as z from 'zod/mini';
-import { ScheduledJobsError } from './errors';
 import { quoteValue } from './quote-value';
+import {
+  CATCHUP_WINDOW_SECONDS_RANGE,
+  DEADLINE_SECONDS_RANGE,
+  issuesAsProblems,
+  JOB_ID_PATTERN,
+  JobSettingsError,
+  LAMBDA_MAX_TIMEOUT_SECONDS,
+  OUTCOME_RESERVE_SECONDS,
+  OVERLAP_POLICIES,
+  type OverlapPolicy,
+  parseJsonVariable,
+  RETENTION_DAYS_RANGE,
+  SQS_MAX_VISIBILITY_SECONDS,
+  wholeNumber,
+} from './setting-basics';
 
-/** Lambda's hard limit on one invocation. */
-export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
-/** Time kept back from the job so the worker can record its outcome before Lambda stops it. */
-export const OUTCOME_RESERVE_SECONDS = 30;
-/** SQS ChangeMessageVisibility cannot hide a message for more than 12 h after it was received. */
-export const SQS_MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
-/** The job queue keeps messages for the SQS maximum of 14 days. */
-export const QUEUE_RETENTION_SECONDS = 14 * 24 * 60 * 60;
-
-/**
- * A job id: 1-64 letters, digits, '-' or '_', starting with a letter or digit. The one pattern for job ids, in the
- * settings, at synth and in the CLI's arguments.
- */
-export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export * from './setting-basics';
 
 export const DEFAULT_RETRY_POLICY = {
   // Enough attempts that the deadline, not the count, ends a long outage: attempt 20 starts 4.5 to 5.7 h in.
@@ -41,26 +42,6 @@ export const DEFAULT_JOB_SETTINGS = {
   retentionDays: 90,
   // Temporal's default: an occurrence due while the previous one runs is recorded as SKIPPED, not run beside it.
   overlap: 'skip' as OverlapPolicy,
-};
-
-/** Job settings that do not validate, every problem at once, each naming its field. Kept beside its schema. */
-export class JobSettingsError extends ScheduledJobsError {
-  override readonly name = 'JobSettingsError';
-
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid job settings:\n  - ${problems.join('\n  - ')}`);
-  }
-}
-
-/**
- * A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). One
- * refinement rather than z.int() and range checks: z.int() aborts the parse on a fraction, and an aborted parse
- * skips the rules between fields (jobSettingsSchema), which must still report what they find.
- */
-export const wholeNumber = (min: number, max: number) => {
-  const error = (iss: { input?: unknown }) =>
-    `must be a whole number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
-  return z.number({ error }).check(z.refine((n) => Number.isInteger(n) && n >= min && n <= max, { error }));
 };
 
 const aNumber = (min: number, max: number) => {
@@ -85,20 +66,6 @@ export function strictFields<Shape extends z.core.$ZodLooseShape>(
 }
 
 const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS;
-
-/**
- * Between occurrences of one job (Temporal's schedule overlap policies, same meanings): `skip` (the default) records
- * an occurrence due while another runs as SKIPPED; `bufferOne` keeps at most one waiting; `bufferAll` keeps every one
- * and starts them in scheduled-time order; `cancelOther` cancels the running one and starts; `allowAll` runs them
- * side by side.
- */
-export const OVERLAP_POLICIES = ['skip', 'bufferOne', 'bufferAll', 'cancelOther', 'allowAll'] as const;
-export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
-/** The bounds of catchupWindowSeconds, which the schedule event carries to the trigger too. */
-export const CATCHUP_WINDOW_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
-/** The bounds of retry.deadlineSeconds and retentionDays, which the schedule event carries to the trigger too. */
-export const DEADLINE_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
-export const RETENTION_DAYS_RANGE = { min: 1, max: 3650 } as const;
 
 /**
  * A waiting retry is an SQS message hidden by ChangeMessageVisibility, which reaches 12 h after receipt: the Lambda's
@@ -282,16 +249,6 @@ export function jobSettingsSchemaKnowing(alsoKnown: readonly string[]) {
 
 export const jobSettingsSchema = jobSettingsSchemaKnowing([]);
 
-/** zod issues as `where.path: message`, in the schema's field order; an unknown field is one problem per field. */
-export function issuesAsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
-  return issues.flatMap((issue) => {
-    const at = [where, ...issue.path.map(String)];
-    if (issue.code === 'unrecognized_keys')
-      return issue.keys.map((key) => `${[...at, key].join('.')}: ${issue.message}`);
-    return [`${at.join('.')}: ${issue.message}`];
-  });
-}
-
 /**
  * The issues that say the settings have the wrong shape: not an object, a retry policy that is not an object, an
  * unknown field. Settings with any get only those problems: the other fields of a misspelt object are most likely
@@ -322,16 +279,6 @@ export function withDefaults(input: JobSettingsInput): JobSettings {
 export function jobSettingsProblems(input: unknown, where: string): string[] {
   const parsed = jobSettingsSchema.safeParse(input);
   return parsed.success ? [] : settingsProblems(parsed.error.issues, where);
-}
-
-/** The JSON of an environment variable the stack sets; throws JobSettingsError when it is unset or not JSON. */
-export function parseJsonVariable(json: string | undefined, source: string): unknown {
-  if (json === undefined || json.trim() === '') throw new JobSettingsError([`${source} is not set`]);
-  try {
-    return JSON.parse(json);
-  } catch (e) {
-    throw new JobSettingsError([`${source} is not valid JSON: ${(e as Error).message}`]);
-  }
 }
 
 /** Parse and validate the JSON list of job settings the stack hands to the functions, applying the defaults. */

@@ -8,14 +8,14 @@
 import * as z from 'zod/mini';
 import { scheduledTimeSchema } from './envelope';
 import { InvalidInputError } from './errors';
+import { describe, type OccurrenceKey } from './occurrence';
+import { quoteValue } from './quote-value';
 import {
   CATCHUP_WINDOW_SECONDS_RANGE,
   DEADLINE_SECONDS_RANGE,
   JOB_ID_PATTERN,
   RETENTION_DAYS_RANGE,
-} from './job-settings';
-import { describe, type OccurrenceKey } from './occurrence';
-import { quoteValue } from './quote-value';
+} from './setting-basics';
 
 /** What the writers other than the worker (trigger, backfill, retry) need to know of one job. */
 export interface JobRoute {

@@ -6,7 +6,7 @@
  * refuses one more), before CloudFormation's 500 resources would stop them at about 32 (docs/design.md).
  */
 import * as z from 'zod/mini';
-import { issuesAsProblems, JOB_ID_PATTERN, JobSettingsError, parseJsonVariable, wholeNumber } from './job-settings';
+import { issuesAsProblems, JOB_ID_PATTERN, JobSettingsError, parseJsonVariable, wholeNumber } from './setting-basics';
 
 export interface WorkerRoute {
   readonly queueUrl: string;
