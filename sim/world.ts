@@ -18,6 +18,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
 import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
+import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
 import { S3ReportStore } from '../functions/aws/report-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
@@ -254,6 +255,7 @@ export class World implements NetworkHost {
         jobs: { [JOB_ID]: job },
         settings,
         store: this.variant.workerStore?.(doc, TABLE) ?? store,
+        slots: new DynamoJobSlotStore(doc, TABLE),
         reports: new S3ReportStore(s3, BUCKET),
         queue,
         clock,

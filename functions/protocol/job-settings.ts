@@ -95,7 +95,10 @@ const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS
 export const OVERLAP_POLICIES = ['skip', 'bufferOne', 'bufferAll', 'cancelOther', 'allowAll'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 /** The bounds of catchupWindowSeconds, which the schedule event carries to the trigger too. */
-export const CATCHUP_WINDOW_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
+export const CATCHUP_WINDOW_SECONDS_RANGE = {
+  min: 60,
+  max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS,
+} as const;
 /** The bounds of retry.deadlineSeconds and retentionDays, which the schedule event carries to the trigger too. */
 export const DEADLINE_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
 export const RETENTION_DAYS_RANGE = { min: 1, max: 3650 } as const;

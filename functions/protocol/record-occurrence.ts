@@ -7,8 +7,8 @@
  * for it. A second message for the same occurrence is harmless, because claims are conditional.
  */
 import { encodeEnvelope } from './envelope';
-import { MetricName } from './metric-names';
 import type { OverlapPolicy } from './job-settings';
+import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './ports';
 import { decodeScheduleEvent } from './schedule-event';

@@ -38,6 +38,9 @@ class MemoryStore implements OccurrenceStore {
   fail = notUsed('fail');
   failUnheld = notUsed('failUnheld');
   completeUnheld = notUsed('completeUnheld');
+  skipClaimed = notUsed('skipClaimed');
+  bufferClaimed = notUsed('bufferClaimed');
+  revoke = notUsed('revoke');
   markNotified = notUsed('markNotified');
   get = notUsed('get');
 }

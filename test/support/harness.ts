@@ -9,6 +9,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
+import { DynamoJobSlotStore } from '../../functions/aws/job-slot-store';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { S3ReportStore } from '../../functions/aws/report-store';
@@ -123,6 +124,7 @@ export function makeHarness(options: {
     jobs: options.jobs,
     settings,
     store,
+    slots: new DynamoJobSlotStore(doc, 'occurrences'),
     reports,
     queue,
     logger,
