@@ -16,7 +16,7 @@ import { S3ReportStore } from '../../functions/aws/report-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
-import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
+import type { JobDefinition, Logger, Metrics, ScheduleSwitch } from '../../functions/protocol/ports';
 import type { ReconcileThresholds, ReconcileWorker } from '../../functions/protocol/reconcile';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
@@ -92,6 +92,8 @@ export function makeHarness(options: {
   stuckAfterSeconds?: number;
   /** The workers the reconciler knows, instead of the harness's one (TEST_WORKER on the fake queue). */
   reconcileWorkers?: ReadonlyMap<string, ReconcileWorker>;
+  /** The worker's schedule switch (the pause after failures); default none. */
+  schedules?: ScheduleSwitch;
 }): Harness {
   const aws = new FakeAws();
   const logs: LogLine[] = [];
@@ -125,6 +127,7 @@ export function makeHarness(options: {
     settings,
     store,
     slots: new DynamoJobSlotStore(doc, 'occurrences'),
+    schedules: options.schedules,
     reports,
     queue,
     logger,
