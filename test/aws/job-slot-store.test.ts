@@ -217,12 +217,8 @@ describe('DynamoOccurrenceStore.revoke', () => {
   });
 
   it('cancel: a holder waiting for its retry, unless it was claimed since; a lost response counts as done', async () => {
-    const waiting = {
-      ...holder,
-      status: 'RETRY_WAIT' as const,
-      leaseExpiresAt: undefined,
-      nextAttemptAt: iso(NOW + MINUTE),
-    };
+    const { leaseExpiresAt: _released, ...rest } = holder;
+    const waiting = { ...rest, status: 'RETRY_WAIT' as const, nextAttemptAt: iso(NOW + MINUTE) };
     seedRow({ ...waiting, attempt: 2 });
     expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: waiting }, NOW)).toBe(false);
     seedRow(waiting);
