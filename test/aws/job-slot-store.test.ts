@@ -30,7 +30,8 @@ afterEach(() => aws.restore());
 const state = () => aws.row(JOB, '#job');
 const seedState = (fields: Record<string, unknown>) =>
   aws.table.set(`${JOB}|#job`, { jobId: JOB, scheduledTime: '#job', version: 5, ...fields });
-const seedRow = (row: Occurrence) => aws.table.set(`${row.jobId}|${row.scheduledTime}`, indexed(row));
+const seedRow = (row: Occurrence) =>
+  aws.table.set(`${row.jobId}|${row.scheduledTime}`, indexed(row) as unknown as Record<string, unknown>);
 
 describe('DynamoJobSlotStore.tryTake (the fast path)', () => {
   it('creates the job-state row with the slot when there is none', async () => {

@@ -11,6 +11,7 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { LeaseLostError } from '../../functions/protocol/errors';
 import type { JobSettingsInput } from '../../functions/protocol/job-settings';
 import type { JobDefinition, ScheduleSwitch } from '../../functions/protocol/ports';
+import { faults } from '../../sim/fakes/fake-aws';
 import { indexed } from '../aws/fixtures';
 import { type Harness, makeHarness, SEED_TIMING, startDelivery, T0 } from '../support/harness';
 
@@ -56,8 +57,18 @@ function jobOf(durations: Record<string, number>, failing: ReadonlySet<string> =
   return { definition, started, aborted };
 }
 
-function harness(job: JobDefinition, settings: Partial<JobSettingsInput> = {}, schedules?: ScheduleSwitch) {
-  h = makeHarness({ jobs: { report: job }, settings: [{ id: 'report', ...SEED_TIMING, ...settings }], schedules });
+function harness(
+  job: JobDefinition,
+  settings: Partial<JobSettingsInput> = {},
+  schedules?: ScheduleSwitch,
+  stuckAfterSeconds?: number,
+) {
+  h = makeHarness({
+    jobs: { report: job },
+    settings: [{ id: 'report', ...SEED_TIMING, ...settings }],
+    schedules,
+    stuckAfterSeconds,
+  });
   return h;
 }
 
@@ -186,6 +197,35 @@ describe('overlap bufferAll', () => {
     expect(row(B)?.lastError).toMatch(/deadline/);
     expect(jobState()?.buffer).toBeUndefined();
     expect(job.started).toEqual([A]);
+  });
+});
+
+describe('the reconciler and BUFFERED occurrences', () => {
+  it('re-enqueues a BUFFERED occurrence whose wake was lost, once the slot is not live, and not before', async () => {
+    const job = jobOf({ [A]: 60_000 });
+    harness(job.definition, { overlap: 'bufferAll' }, undefined, 30);
+    await record(A, B);
+    const triggered = h.aws.sent.length;
+    const a = startDelivery(h, message(A));
+    await vi.advanceTimersByTimeAsync(1_000);
+    await h.deliver(message(B));
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect((await h.reconciler()).fixed).toEqual([]);
+
+    h.aws.failAlways('SendMessage', faults.unavailable);
+    await vi.advanceTimersByTimeAsync(20_000);
+    await a.promise;
+    h.aws.clearFaults();
+    expect(sentAfter(triggered)).toEqual([]);
+    expect(h.logs.some((l) => l.message.startsWith('could not wake the first BUFFERED occurrence'))).toBe(true);
+
+    const report = await h.reconciler();
+    expect(report.fixed).toEqual([
+      { jobId: 'report', scheduledTime: B, status: 'BUFFERED', action: 'requeued', reason: 'buffered-slot-free' },
+    ]);
+    expect(sentAfter(triggered)).toEqual([message(B)]);
+    await deliverRunning(B);
+    expect(row(B)?.status).toBe('SUCCEEDED');
   });
 });
 
