@@ -13,6 +13,11 @@ export const ENV = {
   workers: 'WORKERS',
   /** JSON ReconcileThresholds (functions/protocol/reconcile.ts), for the reconciler. */
   reconcileThresholds: 'RECONCILE_THRESHOLDS',
+  /**
+   * The Scheduler schedule group of the worker's jobs' schedules: set on a worker that has a job with
+   * pauseAfterFailures, which disables its schedule when it pauses itself.
+   */
+  scheduleGroup: 'SCHEDULE_GROUP',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;

@@ -11,12 +11,23 @@ import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
+import { DynamoJobSlotStore } from './aws/job-slot-store';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { DeliveryNotAcknowledged, messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
-import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStore, WorkQueue } from './protocol/ports';
+import type {
+  Clock,
+  JobDefinition,
+  JobSlotStore,
+  Logger,
+  Metrics,
+  OccurrenceStore,
+  ReportStore,
+  ScheduleSwitch,
+  WorkQueue,
+} from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import type { DeliveryOutcome, DeliveryResult, WorkerDeps } from './protocol/process-delivery';
 import { processDelivery, registerJobs } from './protocol/process-delivery';
@@ -31,6 +42,10 @@ export interface WorkerOptions {
   /** Defaults to the JOB_SETTINGS the stack sets: the settings of this worker's jobs. */
   readonly settings?: ReadonlyMap<string, JobSettings>;
   readonly store?: OccurrenceStore;
+  /** The job-state rows (overlap policies, pause after failures); default: on the occurrence table. */
+  readonly slots?: JobSlotStore;
+  /** Default: Scheduler, on the group in SCHEDULE_GROUP, where a job of the worker has pauseAfterFailures. */
+  readonly schedules?: ScheduleSwitch;
   readonly reports?: ReportStore;
   readonly queue?: WorkQueue;
   readonly clock?: Clock;
@@ -58,6 +73,8 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: workerDimension() })),
     jobs: registerJobs(settings, options.jobs, logger),
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
+    slots: options.slots ?? new DynamoJobSlotStore(documentClient(), requireEnv(ENV.tableName)),
+    schedules: options.schedules ?? scheduleSwitchFor(settings),
     reports: options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName)),
     queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
     newLeaseId: options.newLeaseId ?? randomUUID,
@@ -101,4 +118,29 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
 function workerDimension(): Record<string, string> | undefined {
   const worker = process.env[ENV.workerId];
   return worker === undefined || worker === '' ? undefined : { worker };
+}
+
+/**
+ * The switch that disables a job's schedule when it pauses after failures: only for a worker that has such a job,
+ * and the Scheduler client is loaded (dynamic import) the first time a job pauses, not with every cold start.
+ */
+function scheduleSwitchFor(settings: ReadonlyMap<string, JobSettings>): ScheduleSwitch | undefined {
+  if (![...settings.values()].some((s) => s.pauseAfterFailures !== undefined)) return undefined;
+  const group = process.env[ENV.scheduleGroup];
+  // Without it the pause still holds (deliveries are SKIPPED as paused); the worker logs that the schedule fires on.
+  if (group === undefined || group === '') return undefined;
+  let loaded: Promise<ScheduleSwitch> | undefined;
+  const load = async (): Promise<ScheduleSwitch> => {
+    const [{ SchedulerClient }, { SchedulerScheduleSwitch }] = await Promise.all([
+      import('@aws-sdk/client-scheduler'),
+      import('./aws/schedule-switch.js'),
+    ]);
+    return new SchedulerScheduleSwitch(new SchedulerClient({}), group);
+  };
+  return {
+    setState: async (jobId, state) => {
+      loaded ??= load();
+      return (await loaded).setState(jobId, state);
+    },
+  };
 }

@@ -31,7 +31,7 @@ export interface DesignFigures {
   readonly requestsPerRetry: number;
 }
 
-/** The first worker's extends (its calls 2, 3, ...: after the claim; a first attempt does no report look-up) fail `k` times in a row. */
+/** The first worker's extends (its calls 3, 4, ...: after the claim and the take of the running slot; a first attempt does no report look-up) fail `k` times in a row. */
 function failedExtends(k: number, extra: Partial<FaultPlan> = {}): FaultPlan {
   return calmPlan({
     jobMs: FIGURE_JOB_MS,
@@ -39,7 +39,7 @@ function failedExtends(k: number, extra: Partial<FaultPlan> = {}): FaultPlan {
     callFaults: Array.from({ length: k }, (_, i) => ({
       actor: 'worker' as const,
       invocation: 1,
-      call: 2 + i,
+      call: 3 + i,
       fault: { kind: 'transient' as const },
     })),
     ...extra,

@@ -17,11 +17,13 @@
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
+import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
 import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
+import { isJobStateKey } from '../functions/protocol/job-state';
 import type { OccurrenceKey, OccurrenceStatus } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { scheduleEventOf } from '../functions/protocol/schedule-event';
@@ -254,6 +256,7 @@ export class World implements NetworkHost {
         jobs: { [JOB_ID]: job },
         settings,
         store: this.variant.workerStore?.(doc, TABLE) ?? store,
+        slots: new DynamoJobSlotStore(doc, TABLE),
         reports: new S3ReportStore(s3, BUCKET),
         queue,
         clock,
@@ -399,6 +402,8 @@ export class World implements NetworkHost {
 
   /** The stack's event source filter: only the write that makes a row SUCCEEDED reaches the notifier. */
   private rowChanged(before: Row | undefined, after: Row): void {
+    // The job-state row (the running slot) has no status and no index key: the stream filter never passes it.
+    if (isJobStateKey(after as unknown as OccurrenceKey)) return;
     this.observer.rowWritten(after);
     // The reconciler and the CLI find a row by its status only through this key: it must move with every status.
     const expected = statusShardOf(after as unknown as OccurrenceKey, after.status as OccurrenceStatus);

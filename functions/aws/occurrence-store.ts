@@ -17,6 +17,7 @@ import {
   OccurrenceStatus,
 } from '../protocol/occurrence';
 import type {
+  ClaimedSkip,
   ClaimRequest,
   ClaimResult,
   CreateResult,
@@ -24,6 +25,7 @@ import type {
   OccurrenceStore,
   RequeueExpectation,
   RequeueStore,
+  Revocation,
 } from '../protocol/ports';
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { statusShardOf } from '../protocol/table-schema';
@@ -55,11 +57,17 @@ const NAMES = {
   '#history': 'history',
   '#requeueId': 'requeueId',
   '#retryMessageId': 'retryMessageId',
+  '#skipReason': 'skipReason',
+  '#yieldedTo': 'yieldedTo',
+  '#skippedAt': 'skippedAt',
+  '#bufferedAt': 'bufferedAt',
+  '#cancelledBy': 'cancelledBy',
+  '#cancelledAt': 'cancelledAt',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
 
-const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
+const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, SKIPPED, BUFFERED, CANCELLED } = OccurrenceStatus;
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 
 export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
@@ -99,7 +107,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
           // isClaimable() in protocol/claimability.ts, as one atomic condition.
           ConditionExpression:
             'attribute_exists(#jobId) AND #attempt < :maxAttempts AND #deadlineAt > :now AND (' +
-            '#status = :pending OR (#status = :retryWait AND #nextAttemptAt <= :now) OR ' +
+            '#status IN (:pending, :buffered) OR (#status = :retryWait AND #nextAttemptAt <= :now) OR ' +
             '(#status = :running AND #leaseExpiresAt < :now))',
           ExpressionAttributeNames: names(
             '#jobId',
@@ -118,6 +126,7 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
             ':running': RUNNING,
             ':statusShard': statusShardOf(key, RUNNING),
             ':pending': PENDING,
+            ':buffered': BUFFERED,
             ':retryWait': RETRY_WAIT,
             ':leaseId': r.leaseId,
             ':owner': r.owner,
@@ -212,6 +221,54 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
         ...historyEntry(lease, 'failed', now, lastError),
       },
     });
+  }
+
+  async skipClaimed(lease: Lease, skip: ClaimedSkip, now: number): Promise<void> {
+    const yielded = skip.yieldedTo === undefined ? '' : ', #yieldedTo = :yieldedTo';
+    await this.fenced('record occurrence SKIPPED', lease, SKIPPED, {
+      UpdateExpression: `SET #status = :skipped, #statusShard = :statusShard, #skipReason = :reason${yielded}, #skippedAt = :now, ${UNDO_CLAIM}`,
+      names: [
+        '#statusShard',
+        '#skipReason',
+        '#skippedAt',
+        ...UNDO_CLAIM_NAMES,
+        ...(yielded ? ['#yieldedTo' as const] : []),
+      ],
+      values: {
+        ':skipped': SKIPPED,
+        ':statusShard': statusShardOf(lease.key, SKIPPED),
+        ':reason': skip.reason,
+        ':now': iso(now),
+        ':one': 1,
+        ...(skip.yieldedTo === undefined ? {} : { ':yieldedTo': skip.yieldedTo }),
+      },
+    });
+  }
+
+  async bufferClaimed(lease: Lease, now: number): Promise<void> {
+    await this.fenced('record occurrence BUFFERED', lease, BUFFERED, {
+      UpdateExpression: `SET #status = :buffered, #statusShard = :statusShard, #bufferedAt = :now, ${UNDO_CLAIM}`,
+      names: ['#statusShard', '#bufferedAt', ...UNDO_CLAIM_NAMES],
+      values: {
+        ':buffered': BUFFERED,
+        ':statusShard': statusShardOf(lease.key, BUFFERED),
+        ':now': iso(now),
+        ':one': 1,
+      },
+    });
+  }
+
+  async revoke(key: OccurrenceKey, r: Revocation, now: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({ TableName: this.tableName, Key: keyOf(key), ...revocationUpdate(key, r, now) }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('revoke the slot holder', error);
+      // The SDK retried a revocation that had succeeded (its response was lost): the row carries our revocation id.
+      return oldItem(error)?.leaseId === r.revocationId;
+    }
   }
 
   async failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean> {
@@ -322,11 +379,12 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
           Key: keyOf(key),
           UpdateExpression: update.UpdateExpression,
           ConditionExpression:
-            'attribute_exists(#jobId) AND #status IN (:pending, :retryWait, :running) AND ' +
+            'attribute_exists(#jobId) AND #status IN (:pending, :buffered, :retryWait, :running) AND ' +
             '(#status <> :running OR #leaseExpiresAt < :now)',
           ExpressionAttributeNames: names('#jobId', '#status', '#leaseExpiresAt', ...update.names),
           ExpressionAttributeValues: {
             ':pending': PENDING,
+            ':buffered': BUFFERED,
             ':retryWait': RETRY_WAIT,
             ':running': RUNNING,
             ':now': iso(now),
@@ -383,6 +441,60 @@ interface Update {
   UpdateExpression: string;
   names: Name[];
   values: Record<string, unknown>;
+}
+
+/**
+ * Undo the claim a SKIPPED or BUFFERED start made: it ran nothing, so it gives its attempt back, and its lease ends
+ * (the expiry and owner go; the lease id stays, so that a retried request recognises its own write).
+ */
+const UNDO_CLAIM = '#attempt = #attempt - :one REMOVE #leaseExpiresAt, #leaseOwner';
+const UNDO_CLAIM_NAMES: Name[] = ['#attempt', '#leaseExpiresAt', '#leaseOwner'];
+
+/** The UpdateItem of a revocation (see Revocation): its expression, condition and values. */
+function revocationUpdate(key: OccurrenceKey, r: Revocation, now: number) {
+  const held =
+    r.observed.status === RUNNING
+      ? '#status = :running AND #leaseId = :held'
+      : '#status = :retryWait AND #attempt = :attempt';
+  const observed =
+    r.observed.status === RUNNING
+      ? { ':running': RUNNING, ':held': r.observed.leaseId }
+      : { ':retryWait': RETRY_WAIT, ':attempt': r.observed.attempt };
+  const heldNames: Name[] =
+    r.observed.status === RUNNING ? ['#status', '#leaseId'] : ['#status', '#attempt', '#leaseId'];
+  if (r.mode === 'expired') {
+    if (r.observed.status !== RUNNING) throw new Error('revoke: only a RUNNING holder has a lease to expire');
+    return {
+      UpdateExpression: 'SET #leaseId = :revocation',
+      ConditionExpression: `${held} AND #leaseExpiresAt < :now`,
+      ExpressionAttributeNames: names(...heldNames, '#leaseExpiresAt'),
+      ExpressionAttributeValues: { ...observed, ':revocation': r.revocationId, ':now': iso(now) },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+  }
+  return {
+    UpdateExpression:
+      'SET #status = :cancelled, #statusShard = :statusShard, #cancelledBy = :by, #cancelledAt = :now, #leaseId = :revocation ' +
+      'REMOVE #leaseExpiresAt, #nextAttemptAt',
+    ConditionExpression: held,
+    ExpressionAttributeNames: names(
+      ...heldNames,
+      '#statusShard',
+      '#cancelledBy',
+      '#cancelledAt',
+      '#leaseExpiresAt',
+      '#nextAttemptAt',
+    ),
+    ExpressionAttributeValues: {
+      ...observed,
+      ':cancelled': CANCELLED,
+      ':statusShard': statusShardOf(key, CANCELLED),
+      ':by': r.by,
+      ':now': iso(now),
+      ':revocation': r.revocationId,
+    },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+  };
 }
 
 /** One entry appended to the row's attempt history, in the same write that records the outcome. */

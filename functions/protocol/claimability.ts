@@ -8,7 +8,9 @@ export function isClaimable(o: Occurrence, now: number, maxAttempts: number): bo
   const at = iso(now);
   if (o.attempt >= maxAttempts || o.deadlineAt <= at) return false;
   switch (o.status) {
+    // BUFFERED: its message was acknowledged; it waits for the job's running slot and is started by a new one.
     case OccurrenceStatus.PENDING:
+    case OccurrenceStatus.BUFFERED:
       return true;
     // As in DynamoDB, a comparison with a missing attribute is false.
     case OccurrenceStatus.RETRY_WAIT:
@@ -23,7 +25,7 @@ export function isClaimable(o: Occurrence, now: number, maxAttempts: number): bo
 export type RefusedClaim =
   /** No row: the message names an occurrence that was never recorded (or was deleted). */
   | { action: 'missing' }
-  /** SUCCEEDED or FAILED: nothing to do. */
+  /** SUCCEEDED, FAILED, SKIPPED or CANCELLED (TERMINAL_STATUSES): nothing to do. */
   | { action: 'finished' }
   /** A live lease elsewhere; that worker's own message comes back if it dies, so this one can go. */
   | { action: 'held-elsewhere' }

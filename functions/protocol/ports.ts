@@ -2,8 +2,9 @@
  * What the protocol needs from the world. The AWS adapters in functions/aws implement these; tests and the
  * simulation plug in their own.
  */
+import type { JobState, PauseCause } from './job-state';
 import type { MetricName } from './metric-names';
-import type { Occurrence, OccurrenceKey, OccurrenceStatus } from './occurrence';
+import type { Occurrence, OccurrenceKey, OccurrenceStatus, SkipReason } from './occurrence';
 import type { IndexedOccurrence } from './table-schema';
 
 export interface Clock {
@@ -65,9 +66,90 @@ export interface OccurrenceStore {
   failUnheld(key: OccurrenceKey, lastError: string, now: number): Promise<boolean>;
   /** SUCCEEDED for a row that nobody holds, whose report an earlier attempt committed. False if it changed meanwhile. */
   completeUnheld(key: OccurrenceKey, reportKey: string, now: number): Promise<boolean>;
+  /**
+   * SKIPPED (or BUFFERED) instead of running: the overlap policy refused the start this lease claimed. Fenced by the
+   * lease; the claim is undone (attempt back to its value before it, the lease's expiry and owner removed), so a
+   * BUFFERED occurrence later starts at the attempt it would have had. See job-slot.ts.
+   */
+  skipClaimed(lease: Lease, skip: ClaimedSkip, now: number): Promise<void>;
+  bufferClaimed(lease: Lease, now: number): Promise<void>;
+  /**
+   * Take the lease `observedLeaseId` away from another occurrence of the job (the slot's holder); true when written
+   * (or already written by this very revocation), false when the row is no longer as observed. See job-slot.ts.
+   */
+  revoke(key: OccurrenceKey, revocation: Revocation, now: number): Promise<boolean>;
   /** Record the announcement once; false when it was already recorded. */
   markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean>;
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
+}
+
+export interface ClaimedSkip {
+  readonly reason: SkipReason;
+  /** overlap: the scheduled time of the occurrence it yielded to. */
+  readonly yieldedTo?: string;
+}
+
+/**
+ * `expired`: the holder is RUNNING under an expired lease; only its lease id is replaced, so its late extend or
+ * complete fails, and it stays claimable. `cancel`: the holder is RUNNING (any lease expiry) or RETRY_WAIT, and ends
+ * CANCELLED by `by`.
+ */
+export interface Revocation {
+  readonly mode: 'expired' | 'cancel';
+  /** The status and lease id (RUNNING) or attempt (RETRY_WAIT) the holder's row was read with. */
+  readonly observed: Pick<Occurrence, 'status' | 'leaseId' | 'attempt'>;
+  /** The lease id written in place of the holder's: names the revoking occurrence and its lease. */
+  readonly revocationId: string;
+  /** cancel: the scheduled time of the occurrence that cancels it. */
+  readonly by: string;
+}
+
+/** The change a start decision makes to the job-state row (besides version + 1). */
+export interface SlotWrite {
+  /** The new holder of the slot; absent: the slot is left as it is. */
+  readonly slot?: { readonly slotTime: string; readonly slotLeaseId: string };
+  /** The buffer as it must be after the write (empty: removed). */
+  readonly buffer: readonly string[];
+}
+
+export interface SelfPause {
+  readonly pausedAt: number;
+  readonly pausedBy: string;
+  readonly pauseCause: PauseCause;
+  readonly pauseNote: string;
+}
+
+/** Refused writes return the row as it was (ALL_OLD), so the caller decides again without another read. */
+export type SlotWriteResult = { written: true } | { written: false; state: JobState | undefined };
+
+/**
+ * The worker's writes of the job-state row (job-state.ts): the running slot, the buffer, the run of failures and
+ * the pause after failures. Failures other than a refused condition are thrown as DependencyError.
+ */
+export interface JobSlotStore {
+  /**
+   * The fast path: one write that takes the slot for `slotTime` under `slotLeaseId` when it is free in the row (or
+   * already names slotTime), the job is not paused and nothing is buffered.
+   */
+  tryTake(jobId: string, slotTime: string, slotLeaseId: string): Promise<SlotWriteResult>;
+  /** A compare-and-swap on `version` (undefined: the row must not exist yet). */
+  writeIfVersion(jobId: string, version: number | undefined, write: SlotWrite): Promise<SlotWriteResult>;
+  /**
+   * Free the slot held under `slotLeaseId`, and count the run's end in the same write when `failures` says so
+   * (`failed`: +1, `succeeded`: back to 0). The row after the write, or `{ released: false }` with the row as it was
+   * when the slot is no longer held under that lease.
+   */
+  release(
+    jobId: string,
+    slotLeaseId: string,
+    failures: 'failed' | 'succeeded' | undefined,
+  ): Promise<{ released: true; state: JobState } | { released: false; state: JobState | undefined }>;
+  /** allowAll's count of failures, without a slot: the row after the write. */
+  countFailures(jobId: string, outcome: 'failed' | 'succeeded'): Promise<JobState>;
+  /** Set the paused fields if the row is still at `version` and not paused; false otherwise. */
+  pauseIfVersion(jobId: string, version: number, pause: SelfPause): Promise<boolean>;
+  /** `consistent: false` for allowAll's one look at whether the job is paused. */
+  read(jobId: string, consistent: boolean): Promise<JobState | undefined>;
 }
 
 /** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */

@@ -2,10 +2,12 @@
  * What the worker does with one queue message: claim the occurrence, run its job under the lease, commit the
  * report write-once, and record the outcome. Every write after the claim is fenced by the lease id.
  *
- *   claim ─▶ report already committed? ─yes─────────────────────────┐
+ *   claim ─▶ overlap policy: take the job's running slot, or SKIPPED / BUFFERED (job-slot.ts; not for allowAll)
+ *         ─▶ report already committed? ─yes─────────────────────────┐
  *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
  *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
+ *   SUCCEEDED or FAILED ─▶ release the slot, wake the first BUFFERED one; pause after N failures in a row
  *
  * The "report ready" notification is not sent here: it follows the row's transition to SUCCEEDED
  * (announce-report.ts), so a worker that dies anywhere after the commit can neither lose it nor send it twice.
@@ -14,13 +16,15 @@ import { whyRefused } from './claimability';
 import { decodeEnvelope } from './envelope';
 import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
+import { endUnderPolicy, leaveBuffer, type SlotDeps, startUnderPolicy } from './job-slot';
 import { runUnderLease } from './lease-guard';
 import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
+import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus, reportKeyOf } from './occurrence';
 import {
   type Clock,
   type JobDefinition,
+  type JobSlotStore,
   type Lease,
   type Logger,
   type Metrics,
@@ -28,6 +32,7 @@ import {
   type OccurrenceStore,
   type ReportBody,
   type ReportStore,
+  type ScheduleSwitch,
   type WorkQueue,
 } from './ports';
 import { decideRetry } from './retry-policy';
@@ -64,6 +69,10 @@ export function registerJobs(
 
 export interface WorkerDeps {
   readonly store: OccurrenceStore;
+  /** The job-state rows: the running slot of the overlap policies, the buffer, the failures in a row. */
+  readonly slots: JobSlotStore;
+  /** Disables a job's schedule when it pauses after failures; absent where no job of the worker has that setting. */
+  readonly schedules?: ScheduleSwitch;
   readonly reports: ReportStore;
   readonly queue: WorkQueue;
   readonly clock: Clock;
@@ -97,12 +106,16 @@ export type DeliveryResult =
   | 'failed'
   | 'lease-lost'
   | 'invalid-message'
-  | 'outcome-not-recorded';
+  | 'outcome-not-recorded'
+  | 'skipped'
+  | 'buffered';
 
 export interface DeliveryOutcome {
   /** False: report the message as a batch item failure so SQS delivers it again. */
   readonly ack: boolean;
   readonly result: DeliveryResult;
+  /** failed: the error recorded (the pause after failures quotes it). */
+  readonly lastError?: string;
 }
 
 const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
@@ -113,6 +126,8 @@ const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
   'duplicate-of-waiting-retry',
   'failed',
   'lease-lost',
+  'skipped',
+  'buffered',
 ]);
 const outcome = (result: DeliveryResult): DeliveryOutcome => ({ ack: ACK_RESULTS.has(result), result });
 
@@ -161,11 +176,52 @@ export async function processDelivery(
   }
 
   const occurrence = claim.occurrence;
+  const started = await startClaimed(deps, job, occurrence, leaseId, log);
+  if (started !== 'run') return outcome(started);
   if (occurrence.attempt === 1) metricsOf(deps).add(MetricName.OccurrencesStarted, 1, key.jobId);
   const attempted = await runClaimedAttempt(deps, delivery, job, occurrence, leaseId, mustFinishBy, log);
   countOutcome(deps, key.jobId, attempted.result);
   metricsOf(deps).add(MetricName.JobDuration, deps.clock.now() - now, key.jobId);
+  const ended = RUN_ENDS[attempted.result];
+  if (ended !== undefined) {
+    await endUnderPolicy(
+      slotDeps(deps),
+      settings,
+      occurrence,
+      leaseId,
+      { outcome: ended, lastError: attempted.lastError },
+      log,
+    );
+  }
   return attempted;
+}
+
+/** The results that end a run (the row is SUCCEEDED or FAILED under this lease): the slot is released then. */
+const RUN_ENDS: Partial<Record<DeliveryResult, 'succeeded' | 'failed'>> = {
+  succeeded: 'succeeded',
+  'adopted-committed-report': 'succeeded',
+  failed: 'failed',
+};
+
+const slotDeps = (deps: WorkerDeps): SlotDeps => ({ ...deps, metrics: metricsOf(deps) });
+
+/** The overlap policy's answer for the claimed occurrence; a lease lost meanwhile ends the delivery like any other. */
+async function startClaimed(
+  deps: WorkerDeps,
+  job: RegisteredJob,
+  occurrence: Occurrence,
+  leaseId: string,
+  log: Logger,
+): Promise<'run' | 'skipped' | 'buffered' | 'lease-lost'> {
+  const lease: Lease = { key: { jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime }, leaseId };
+  try {
+    return await startUnderPolicy(slotDeps(deps), job.settings, occurrence, lease, childLogger(log, { leaseId }));
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+    log.warn('lease lost before the start was decided; stopping without writing', { error: error.message });
+    metricsOf(deps).add(MetricName.LeasesLost, 1, occurrence.jobId);
+    return 'lease-lost';
+  }
 }
 
 /** Run the claimed attempt, commit, and record its outcome, every write fenced by the lease. */
@@ -276,11 +332,14 @@ async function onRefusedClaim(
       if (await reportCommitted(deps, reportKey)) {
         const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
         log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
+        if (adopted && current?.status === OccurrenceStatus.BUFFERED) await leaveBuffer(slotDeps(deps), key, log);
         // Not recorded: another delivery finished it first; count the outcome once, where it was recorded.
         return outcome(adopted ? 'adopted-committed-report' : 'already-finished');
       }
       const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
       log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
+      // It waited in the buffer past its deadline: it leaves it, and the next one may start.
+      if (changed && current?.status === OccurrenceStatus.BUFFERED) await leaveBuffer(slotDeps(deps), key, log);
       return outcome(changed ? 'failed' : 'already-finished');
     }
   }
@@ -392,7 +451,7 @@ async function recordFailedAttempt(
       }
       await deps.store.fail(lease, `${lastError} (${decision.reason})`, now);
       log.error('occurrence FAILED', { error: lastError, reason: decision.reason });
-      return outcome('failed');
+      return { ...outcome('failed'), lastError };
     }
     await deps.store.release(lease, decision.nextAttemptAt, lastError, now, delivery.messageId);
   } catch (recordError) {

@@ -12,6 +12,10 @@
  * entry is a candidate once it was claimed longer ago than the stuck period, and its row decides. The worker then claims
  * it, or, when its attempts or deadline are used up, records it FAILED (or SUCCEEDED, if a report was committed).
  *
+ * A BUFFERED row waits for its job's running slot: the release of the slot's holder wakes it. Should that message be
+ * lost, the reconciler re-enqueues the first BUFFERED row of a job whose slot is not live (overlap-policy.ts), read
+ * from the job-state row and the holder's row (BatchGetItem, once per job and run).
+ *
  * It also announces SUCCEEDED rows that were never announced (no `notifiedAt`), through the notifier's own path
  * (announce-report.ts: read the row, publish with the occurrence key as deduplication id, record `notifiedAt`).
  * It waits `unannouncedAfterSeconds` after the success, longer than the table stream keeps the record (24 h), so
@@ -20,11 +24,19 @@
  */
 import { type AnnounceDeps, announceReport } from './announce-report';
 import { messageOf } from './errors';
+import { type JobState, jobStateKeyOf } from './job-state';
 import { MetricName } from './metric-names';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
+import { holderToRead, isHolderLive } from './overlap-policy';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
-import { REQUEUEABLE_STATUSES, requeueOccurrence, STUCK_SINCE_ATTRIBUTE, stuckSince } from './requeue-occurrence';
+import {
+  isRequeueable,
+  REQUEUEABLE_STATUSES,
+  requeueOccurrence,
+  STUCK_SINCE_ATTRIBUTE,
+  stuckSince,
+} from './requeue-occurrence';
 import type { IndexedOccurrence } from './table-schema';
 import type { WorkerRoute } from './worker-routes';
 
@@ -57,12 +69,13 @@ export interface ReconcileDeps {
   readonly thresholds: ReconcileThresholds;
 }
 
-export type StuckReason = 'never-claimed' | 'lease-expired' | 'retry-overdue';
+export type StuckReason = 'never-claimed' | 'lease-expired' | 'retry-overdue' | 'buffered-slot-free';
 
 const REASON: Readonly<Record<(typeof REQUEUEABLE_STATUSES)[number], StuckReason>> = {
   PENDING: 'never-claimed',
   RUNNING: 'lease-expired',
   RETRY_WAIT: 'retry-overdue',
+  BUFFERED: 'buffered-slot-free',
 };
 
 export interface Fix {
@@ -89,13 +102,7 @@ export interface ReconcileReport {
 
 /** Why this row needs a message, or undefined when it does not (not stuck, or not stuck for long enough). */
 export function stuckReason(o: Occurrence, now: number, stuckAfterSeconds: number): StuckReason | undefined {
-  if (
-    o.status !== OccurrenceStatus.PENDING &&
-    o.status !== OccurrenceStatus.RUNNING &&
-    o.status !== OccurrenceStatus.RETRY_WAIT
-  ) {
-    return undefined;
-  }
+  if (!isRequeueable(o.status)) return undefined;
   const since = stuckSince(o);
   if (since === undefined || since >= now - stuckAfterSeconds * 1000) return undefined;
   return REASON[o.status];
@@ -105,15 +112,13 @@ export function stuckReason(o: Occurrence, now: number, stuckAfterSeconds: numbe
  * From an index entry alone: whether its row may be stuck, so that it is worth reading in full. Exact for PENDING
  * (createdAt) and RETRY_WAIT (nextAttemptAt). For RUNNING the lease expiry is not projected, but a lease expires
  * after its claim, so a row claimed within the stuck period cannot have a lease that expired before it. An entry
- * without the time is a candidate: its row is read, and judged (or reported) there.
+ * without the time is a candidate: its row is read, and judged (or reported) there; so is every BUFFERED entry (the
+ * index's projection, fixed once deployed, leaves out bufferedAt).
  */
 export function mayBeStuck(e: IndexedOccurrence, now: number, stuckAfterSeconds: number): boolean {
-  if (
-    e.status !== OccurrenceStatus.PENDING &&
-    e.status !== OccurrenceStatus.RUNNING &&
-    e.status !== OccurrenceStatus.RETRY_WAIT
-  )
-    return false;
+  // The index does not project bufferedAt: every BUFFERED entry is read in full, and judged there.
+  if (e.status === OccurrenceStatus.BUFFERED) return true;
+  if (!isRequeueable(e.status)) return false;
   const reference = e.status === OccurrenceStatus.RUNNING ? e.claimedAt : e[STUCK_SINCE_ATTRIBUTE[e.status]];
   const since = reference === undefined ? Number.NaN : Date.parse(reference);
   if (Number.isNaN(since)) return true;
@@ -159,6 +164,8 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
 /** What the two jobs of a run share: the time it started, its budget of fixes, and its tally. */
 class ReconcileRun {
   readonly fixed: Fix[] = [];
+  /** Per job, whether its running slot is free (read once per run, for its BUFFERED rows). */
+  private readonly slotsFree = new Map<string, Promise<{ free: boolean; buffer: readonly string[] }>>();
   examined = 0;
   changedMeanwhile = 0;
   skipped = 0;
@@ -203,6 +210,34 @@ class ReconcileRun {
         error: messageOf(error),
       });
       return [];
+    }
+  }
+
+  /**
+   * Whether this BUFFERED row waits in vain: its job's slot is not live, and it is the buffer's head (or not in the
+   * buffer at all: its delivery decides again). A failed read is counted and logged, and reads as not.
+   */
+  async waitsInVain(row: Occurrence): Promise<boolean> {
+    let slot = this.slotsFree.get(row.jobId);
+    if (slot === undefined) {
+      slot = this.readSlot(row.jobId);
+      this.slotsFree.set(row.jobId, slot);
+    }
+    const { free, buffer } = await slot;
+    return free && (buffer[0] === row.scheduledTime || !buffer.includes(row.scheduledTime));
+  }
+
+  private async readSlot(jobId: string): Promise<{ free: boolean; buffer: readonly string[] }> {
+    try {
+      // The job-state row has the occurrence table's key: the same batch read reads it.
+      const [state] = (await this.deps.index.readRows([jobStateKeyOf(jobId)])) as unknown as (JobState | undefined)[];
+      const holderKey = holderToRead(state, '');
+      const [holder] = holderKey === undefined ? [] : await this.deps.index.readRows([holderKey]);
+      return { free: !isHolderLive(holder, this.now), buffer: state?.buffer ?? [] };
+    } catch (error) {
+      this.errors++;
+      this.deps.logger.error('reconciler could not read the job state', { jobId, error: messageOf(error) });
+      return { free: false, buffer: [] };
     }
   }
 
@@ -256,6 +291,7 @@ async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
         }
         continue;
       }
+      if (row.status === OccurrenceStatus.BUFFERED && !(await run.waitsInVain(row))) continue;
       if (!run.hasRoom()) break;
       await requeueStuckOccurrence(run, row, worker, reason, since);
     }

@@ -35,6 +35,8 @@ export const REQUEUEABLE_STATUSES = [
   OccurrenceStatus.PENDING,
   OccurrenceStatus.RUNNING,
   OccurrenceStatus.RETRY_WAIT,
+  // Waiting for its job's running slot: the reconciler sends it only when the slot is free (reconcile.ts).
+  OccurrenceStatus.BUFFERED,
 ] as const;
 export type RequeueableStatus = (typeof REQUEUEABLE_STATUSES)[number];
 
@@ -43,6 +45,7 @@ export const STUCK_SINCE_ATTRIBUTE = {
   PENDING: 'createdAt',
   RUNNING: 'leaseExpiresAt',
   RETRY_WAIT: 'nextAttemptAt',
+  BUFFERED: 'bufferedAt',
 } as const satisfies Record<RequeueableStatus, keyof Occurrence>;
 
 export const isRequeueable = (status: OccurrenceStatus): status is RequeueableStatus =>

@@ -131,7 +131,7 @@ describe('DynamoOccurrenceStore.claim', () => {
     expect(condition).toContain('attribute_exists(#jobId)');
     expect(condition).toContain('#attempt < :maxAttempts');
     expect(condition).toContain('#deadlineAt > :now');
-    expect(condition).toContain('#status = :pending');
+    expect(condition).toContain('#status IN (:pending, :buffered)');
     expect(condition).toContain('(#status = :retryWait AND #nextAttemptAt <= :now)');
     expect(condition).toContain('(#status = :running AND #leaseExpiresAt < :now)');
     expect(input.ExpressionAttributeNames).toMatchObject({

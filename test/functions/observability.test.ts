@@ -222,6 +222,7 @@ describe('the Powertools adapters', () => {
         settings,
         logger: captureLogger(logs),
         store: {} as never,
+        slots: {} as never,
         reports: {} as never,
         queue: { send: async () => {}, hide: async () => {} },
       });

@@ -182,7 +182,8 @@ describe('poison messages', () => {
 
   it('sends a malformed message to the DLQ after maxReceiveCount receives while the good messages of its batches succeed', async () => {
     const job = countingJob();
-    const settings = testSettings({ retry: { maxAttempts: 1 } });
+    // allowAll: the good messages are occurrences of one job, run in parallel, not one at a time by a policy.
+    const settings = testSettings({ overlap: 'allowAll', retry: { maxAttempts: 1 } });
     const p = await pipeline(emulator, {
       jobs: { [JOB_ID]: job },
       settings: [settings],

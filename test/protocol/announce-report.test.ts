@@ -48,6 +48,9 @@ function fakeStore(current: Occurrence | undefined, markNotifiedError?: Error) {
     complete: notUsed('complete'),
     release: notUsed('release'),
     fail: notUsed('fail'),
+    skipClaimed: notUsed('skipClaimed'),
+    bufferClaimed: notUsed('bufferClaimed'),
+    revoke: notUsed('revoke'),
     failUnheld: notUsed('failUnheld'),
     completeUnheld: notUsed('completeUnheld'),
   };

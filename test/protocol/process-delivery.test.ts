@@ -464,9 +464,10 @@ describe('processDelivery: failures and retries', () => {
     await recordOccurrence();
     const before = h.aws.calls.length;
     expect(await h.deliver(MESSAGE)).toEqual(['msg-1']);
-    // A failed first attempt costs three requests: claim, release, visibility change (no report look-up: nothing can
-    // have committed one before the first claim). Later attempts add the look-up.
-    expect(h.aws.calls.slice(before)).toEqual(['UpdateItem', 'UpdateItem', 'ChangeMessageVisibility']);
+    // A failed first attempt costs four requests: claim, take the running slot, release (RETRY_WAIT; the slot is kept
+    // across the retry), visibility change (no report look-up: nothing can have committed one before the first
+    // claim). Later attempts add the look-up.
+    expect(h.aws.calls.slice(before)).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem', 'ChangeMessageVisibility']);
     const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
     expect(row).toMatchObject({ status: 'RETRY_WAIT', attempt: 1, nextAttemptAt: new Date(T0 + 4_000).toISOString() });
     expect(row.leaseExpiresAt).toBeUndefined();

@@ -38,6 +38,9 @@ class MemoryStore implements OccurrenceStore {
   fail = notUsed('fail');
   failUnheld = notUsed('failUnheld');
   completeUnheld = notUsed('completeUnheld');
+  skipClaimed = notUsed('skipClaimed');
+  bufferClaimed = notUsed('bufferClaimed');
+  revoke = notUsed('revoke');
   markNotified = notUsed('markNotified');
   get = notUsed('get');
 }
@@ -244,4 +247,62 @@ describe('recordOccurrence at the ends of the scheduled-time range (issue 14)', 
       expect(row.ttl).toBe(Date.parse(scheduledTime) / 1000 + 3650 * 86_400);
     },
   );
+});
+
+describe('recordOccurrence: the catch-up window', () => {
+  /** The trigger runs `lateMs` after the scheduled time, for a job with a 10-minute catch-up window. */
+  function lateTrigger(lateMs: number) {
+    const t = trigger();
+    const deps: TriggerDeps = { ...t.deps, clock: { now: () => Date.parse(KEY.scheduledTime) + lateMs } };
+    return { ...t, deps, event: { ...event, catchupWindowSeconds: 600 } };
+  }
+
+  it('an occurrence first recorded later than the window is recorded SKIPPED as missed, and no message is sent', async () => {
+    const { store, queue, deps, event: late } = lateTrigger(600_001);
+
+    await expect(recordOccurrence(deps, late)).resolves.toBe('recorded-missed');
+
+    expect(store.rows.get(keyString(KEY))).toMatchObject({
+      status: OccurrenceStatus.SKIPPED,
+      skipReason: 'missed',
+      skippedAt: new Date(Date.parse(KEY.scheduledTime) + 600_001).toISOString(),
+      attempt: 0,
+    });
+    expect(queue.sent).toEqual([]);
+  });
+
+  it('one recorded within the window (at its edge) is PENDING and enqueued', async () => {
+    const { store, queue, deps, event: late } = lateTrigger(600_000);
+
+    await expect(recordOccurrence(deps, late)).resolves.toBe('recorded');
+
+    expect(store.rows.get(keyString(KEY))?.status).toBe(OccurrenceStatus.PENDING);
+    expect(store.rows.get(keyString(KEY))?.skipReason).toBeUndefined();
+    expect(queue.sent.map((b) => decodeEnvelope(b, new Set([JOB_ID])))).toEqual([KEY]);
+  });
+
+  it('without a window in the event, the retry deadline is the window', async () => {
+    const { store, deps } = lateTrigger(0);
+    const lateDeps = { ...deps, clock: { now: () => Date.parse(KEY.scheduledTime) + 2 * 3600_000 + 1 } };
+
+    await expect(recordOccurrence(lateDeps, event)).resolves.toBe('recorded-missed');
+
+    expect(store.rows.get(keyString(KEY))?.status).toBe(OccurrenceStatus.SKIPPED);
+  });
+
+  it("an operator's request is never missed, however late: PENDING, enqueued, with who asked and how", async () => {
+    const { store, queue, deps, event: late } = lateTrigger(86_400_000);
+
+    await expect(
+      recordOccurrence(deps, late, { requested: { by: 'ops@example.com', origin: 'backfill', overlap: 'bufferAll' } }),
+    ).resolves.toBe('recorded');
+
+    expect(store.rows.get(keyString(KEY))).toMatchObject({
+      status: OccurrenceStatus.PENDING,
+      requestedBy: 'ops@example.com',
+      origin: 'backfill',
+      overlap: 'bufferAll',
+    });
+    expect(queue.sent).toHaveLength(1);
+  });
 });

@@ -44,7 +44,7 @@ describe('a deliberately broken protocol is caught', () => {
     // Worker call 2 of the first attempt is its PutObject; the process dies right after it is applied.
     const commitThenDie = calmPlan({
       jobMs: 20_000,
-      callFaults: [{ actor: 'worker', call: 2, fault: { kind: 'crash-after' } }],
+      callFaults: [{ actor: 'worker', call: 3, fault: { kind: 'crash-after' } }],
     });
     const broken = await simulateOne(commitThenDie, BROKEN_NEVER_LOOKS);
     expect(broken.checked.violations.map((v) => v.invariant)).toEqual([6]);

@@ -26,7 +26,7 @@ describe('timing figures by simulation', () => {
     expect(ours.lossToAbortS).toBeLessThanOrEqual(-15);
     expect(ours.twoHoldersS).toBe(0);
     expect(ours.outage.wakeUps).toBeLessThanOrEqual(10);
-    expect(ours.requestsHappyPath).toBe(9);
-    expect(ours.requestsPerRetry).toBe(4);
+    expect(ours.requestsHappyPath).toBe(11);
+    expect(ours.requestsPerRetry).toBe(5);
   });
 });

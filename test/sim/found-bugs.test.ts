@@ -34,14 +34,14 @@ describe("retry hidden by a slow clock: hidden by one worker's clock, found not 
 });
 
 describe('FAILED beside a committed report: the last attempt fails to see the report', () => {
-  /** Attempt 1 commits its report and dies (its calls: claim, commit); attempt 2 is the last (maxAttempts 2). */
+  /** Attempt 1 commits its report and dies (its calls: claim, take the slot, commit); attempt 2 is the last (maxAttempts 2). */
   const commitThenDie = {
     jobMs: 5_000,
     maxAttempts: 2,
-    callFaults: [{ actor: 'worker' as const, invocation: 1, call: 2, fault: { kind: 'crash-after' as const } }],
+    callFaults: [{ actor: 'worker' as const, invocation: 1, call: 3, fault: { kind: 'crash-after' as const } }],
   };
-  /** ... and attempt 2's look-up of the committed report (its second call, HeadObject) fails transiently. */
-  const lookUpFails = { actor: 'worker' as const, invocation: 2, call: 2, fault: { kind: 'transient' as const } };
+  /** ... and attempt 2's look-up of the committed report (its third call, after claim and take: HeadObject) fails transiently. */
+  const lookUpFails = { actor: 'worker' as const, invocation: 2, call: 3, fault: { kind: 'transient' as const } };
 
   it('commit-then-die before the last attempt: the last attempt adopts the report', async () => {
     const { outcome, checked } = await simulateOne(calmPlan(commitThenDie));

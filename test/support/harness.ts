@@ -9,13 +9,14 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
+import { DynamoJobSlotStore } from '../../functions/aws/job-slot-store';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { S3ReportStore } from '../../functions/aws/report-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
-import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
+import type { JobDefinition, Logger, Metrics, ScheduleSwitch } from '../../functions/protocol/ports';
 import type { ReconcileThresholds, ReconcileWorker } from '../../functions/protocol/reconcile';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
@@ -91,6 +92,8 @@ export function makeHarness(options: {
   stuckAfterSeconds?: number;
   /** The workers the reconciler knows, instead of the harness's one (TEST_WORKER on the fake queue). */
   reconcileWorkers?: ReadonlyMap<string, ReconcileWorker>;
+  /** The worker's schedule switch (the pause after failures); default none. */
+  schedules?: ScheduleSwitch;
 }): Harness {
   const aws = new FakeAws();
   const logs: LogLine[] = [];
@@ -123,6 +126,8 @@ export function makeHarness(options: {
     jobs: options.jobs,
     settings,
     store,
+    slots: new DynamoJobSlotStore(doc, 'occurrences'),
+    schedules: options.schedules,
     reports,
     queue,
     logger,

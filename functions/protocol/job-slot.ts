@@ -1,0 +1,258 @@
+/**
+ * The overlap policies and the pause after failures, as the worker applies them around an attempt it claimed
+ * (docs/schedule-policies.md):
+ *
+ *   claimed ─▶ allowAll: one look at the job-state row (paused? SKIPPED) ─────────────────────────────▶ run
+ *          └─▶ take the slot (fast path) ─refused─▶ decideStart (overlap-policy.ts) ─▶ write it (CAS on version)
+ *                 ─▶ take (revoke the holder first if asked) ─▶ run · buffer ─▶ BUFFERED · skip ─▶ SKIPPED
+ *   run ended SUCCEEDED or FAILED ─▶ release the slot (+ count failures) ─▶ wake the buffer's head
+ *                                  ─▶ N failures in a row: pause the job and disable its schedule
+ *
+ * A start that ends SKIPPED or BUFFERED ran nothing: its write undoes the claim (fenced by the lease), and its
+ * message is acknowledged.
+ */
+import { encodeEnvelope } from './envelope';
+import { DependencyError, messageOf } from './errors';
+import type { JobSettings } from './job-settings';
+import type { JobState } from './job-state';
+import { MetricName } from './metric-names';
+import type { Occurrence, OccurrenceKey } from './occurrence';
+import { decideStart, effectivePolicyOf, holderToRead, type StartDecision } from './overlap-policy';
+import type { Clock, JobSlotStore, Lease, Logger, Metrics, OccurrenceStore, ScheduleSwitch, WorkQueue } from './ports';
+import { withTransientRetries } from './transient-retry';
+
+export interface SlotDeps {
+  readonly store: OccurrenceStore;
+  readonly slots: JobSlotStore;
+  /** The worker's own queue: a buffered occurrence is woken on it (every occurrence of a job is on its worker's). */
+  readonly queue: WorkQueue;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  /** The job's schedule, disabled by the pause after failures; absent where no job of the worker has that setting. */
+  readonly schedules?: ScheduleSwitch;
+}
+
+/** `run`: the attempt may run (holding the slot, unless allowAll). Otherwise it was recorded as said. */
+export type StartOutcome = 'run' | 'skipped' | 'buffered';
+
+/** Compare-and-swap rounds before the start is given up as contended (transient: the message comes back). */
+export const MAX_DECISION_ROUNDS = 5;
+
+/** Apply the policy to the occurrence this lease just claimed. */
+export async function startUnderPolicy(
+  deps: SlotDeps,
+  settings: JobSettings,
+  occurrence: Occurrence,
+  lease: Lease,
+  log: Logger,
+): Promise<StartOutcome> {
+  const policy = effectivePolicyOf(occurrence, settings.overlap);
+  const { jobId, scheduledTime } = occurrence;
+  if (policy === 'allowAll') {
+    // No slot: one eventually consistent read, to skip a start of a paused job.
+    const state = await deps.slots.read(jobId, false);
+    if (state?.pausedAt === undefined) return 'run';
+    return recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log);
+  }
+  const fast = await deps.slots.tryTake(jobId, scheduledTime, lease.leaseId);
+  if (fast.written) return 'run';
+  let state = fast.state;
+  for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
+    // Our own take, whose response was lost and whose retry found it done.
+    if (state?.slotTime === scheduledTime && state.slotLeaseId === lease.leaseId) return 'run';
+    const holderKey = holderToRead(state, scheduledTime);
+    const holder = holderKey === undefined ? undefined : await deps.store.get(holderKey);
+    const decision = decideStart({ state, holder, scheduledTime, policy, now: deps.clock.now() });
+    const applied = await apply(deps, decision, state, lease, log, holder);
+    if (applied !== 'again') return applied;
+    state = await deps.slots.read(jobId, true);
+  }
+  throw new DependencyError(
+    'transient',
+    'take the running slot',
+    new Error(`the job state changed under ${MAX_DECISION_ROUNDS} decisions in a row`),
+  );
+}
+
+/** Write a decision; 'again' when the row changed under it (decide afresh from the row as it is now). */
+async function apply(
+  deps: SlotDeps,
+  decision: StartDecision,
+  state: JobState | undefined,
+  lease: Lease,
+  log: Logger,
+  holder?: Occurrence,
+): Promise<StartOutcome | 'again'> {
+  const { jobId, scheduledTime } = lease.key;
+  const now = deps.clock.now();
+  switch (decision.action) {
+    case 'skip':
+      return recordSkip(deps, lease, decision, log);
+    case 'buffer': {
+      if (!sameList(decision.buffer, state?.buffer ?? [])) {
+        const written = await deps.slots.writeIfVersion(jobId, state?.version, { buffer: decision.buffer });
+        if (!written.written) return 'again';
+      }
+      await deps.store.bufferClaimed(lease, now);
+      log.info('occurrence BUFFERED until the running slot is free', {
+        slotTime: state?.slotTime,
+        buffer: decision.buffer,
+      });
+      deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
+      await wake(deps, jobId, decision.wake, log);
+      return 'buffered';
+    }
+    case 'take': {
+      if (decision.revoke !== undefined && holder !== undefined) {
+        const revoked = await deps.store.revoke(
+          { jobId, scheduledTime: holder.scheduledTime },
+          {
+            mode: decision.revoke,
+            observed: holder,
+            revocationId: `revoked-by-${scheduledTime}-${lease.leaseId}`,
+            by: scheduledTime,
+          },
+          now,
+        );
+        if (!revoked) return 'again';
+        log.warn(
+          decision.revoke === 'cancel'
+            ? 'CANCELLED the running occurrence (overlap cancelOther)'
+            : 'revoked the expired lease of the slot holder',
+          {
+            holder: holder.scheduledTime,
+            holderLeaseId: holder.leaseId,
+          },
+        );
+        if (decision.revoke === 'cancel') deps.metrics.add(MetricName.OccurrencesCancelled, 1, jobId);
+      }
+      const slot = { slotTime: scheduledTime, slotLeaseId: lease.leaseId };
+      const written = await deps.slots.writeIfVersion(jobId, state?.version, { slot, buffer: decision.buffer });
+      return written.written ? 'run' : 'again';
+    }
+  }
+}
+
+async function recordSkip(
+  deps: SlotDeps,
+  lease: Lease,
+  decision: Extract<StartDecision, { action: 'skip' }>,
+  log: Logger,
+): Promise<'skipped'> {
+  const yieldedTo = decision.reason === 'overlap' ? decision.yieldedTo : undefined;
+  await deps.store.skipClaimed(lease, { reason: decision.reason, ...(yieldedTo && { yieldedTo }) }, deps.clock.now());
+  log.info(
+    decision.reason === 'paused' ? 'occurrence SKIPPED: the job is paused' : 'occurrence SKIPPED by its overlap policy',
+    {
+      skipReason: decision.reason,
+      yieldedTo,
+    },
+  );
+  deps.metrics.add(MetricName.OccurrencesSkipped, 1, lease.key.jobId);
+  if (decision.reason === 'overlap') await wake(deps, lease.key.jobId, decision.wake, log);
+  return 'skipped';
+}
+
+/**
+ * After the run's terminal write (SUCCEEDED or FAILED): free the slot, counting the run's end where the job pauses
+ * after failures, wake the buffer's head, and pause the job when the failures reached its limit. Never throws: the
+ * outcome is recorded already, and a slot left held costs latency only (it is not live once the row is terminal).
+ */
+export async function endUnderPolicy(
+  deps: SlotDeps,
+  settings: JobSettings,
+  occurrence: Occurrence,
+  leaseId: string,
+  ended: { readonly outcome: 'succeeded' | 'failed'; readonly lastError?: string },
+  log: Logger,
+): Promise<void> {
+  const counted = settings.pauseAfterFailures === undefined ? undefined : ended.outcome;
+  try {
+    let state: JobState | undefined;
+    if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') {
+      if (counted === undefined) return;
+      state = await deps.slots.countFailures(occurrence.jobId, counted);
+    } else {
+      const released = await deps.slots.release(occurrence.jobId, leaseId, counted);
+      state = released.state;
+      // Refused: the slot was taken over (this run was cancelled, or its lease expired). Wake the head anyway when
+      // nobody holds it: our own release whose response was lost looks the same, and a needless wake costs a claim.
+      if (released.released || state?.slotTime === undefined)
+        await wake(deps, occurrence.jobId, state?.buffer?.[0], log);
+      if (!released.released) return;
+    }
+    if (counted === 'failed' && state !== undefined) await pauseOnFailures(deps, settings, state, ended.lastError, log);
+  } catch (error) {
+    log.error('could not release the running slot; the next start takes it over', { error: messageOf(error) });
+  }
+}
+
+async function pauseOnFailures(
+  deps: SlotDeps,
+  settings: JobSettings,
+  state: JobState,
+  lastError: string | undefined,
+  log: Logger,
+): Promise<void> {
+  const limit = settings.pauseAfterFailures;
+  if (limit === undefined || (state.consecutiveFailures ?? 0) < limit || state.pausedAt !== undefined) return;
+  const pauseNote = `paused after ${limit} FAILED occurrences in a row; last: ${lastError ?? 'unknown'}`.slice(0, 1000);
+  const paused = await deps.slots.pauseIfVersion(settings.id, state.version, {
+    pausedAt: deps.clock.now(),
+    pausedBy: 'pauseAfterFailures',
+    pauseCause: 'failures',
+    pauseNote,
+  });
+  // Refused: the row changed (another failure paused it first, or an operator acted): theirs is the decision.
+  if (!paused) return;
+  deps.metrics.add(MetricName.JobsPausedOnFailures, 1, settings.id);
+  log.error('job PAUSED after failures in a row; resume it with `occurrences resume`', { pauseNote });
+  if (deps.schedules === undefined) {
+    log.error('no schedule switch (SCHEDULE_GROUP unset): the schedule keeps firing and its occurrences are SKIPPED');
+    return;
+  }
+  try {
+    const schedules = deps.schedules;
+    await withTransientRetries(() => schedules.setState(settings.id, 'DISABLED'), { attempts: 3, firstDelayMs: 200 });
+  } catch (error) {
+    log.error('job paused, but its schedule could not be disabled: it keeps firing, and each occurrence is SKIPPED', {
+      error: messageOf(error),
+    });
+  }
+}
+
+/** Enqueue the buffer's head again: its delivery takes the slot by the rules above. A lost send is the reconciler's. */
+async function wake(deps: SlotDeps, jobId: string, head: string | undefined, log: Logger): Promise<void> {
+  if (head === undefined) return;
+  const key: OccurrenceKey = { jobId, scheduledTime: head };
+  try {
+    await deps.queue.send(encodeEnvelope(key));
+    log.info('woke the first BUFFERED occurrence', { head });
+  } catch (error) {
+    log.warn('could not wake the first BUFFERED occurrence; the reconciler will', { head, error: messageOf(error) });
+  }
+}
+
+/**
+ * A BUFFERED occurrence that ended FAILED without running (its deadline passed while it waited) leaves the buffer,
+ * and the next one is woken when nobody holds the slot. Never throws: the reconciler wakes what this leaves waiting.
+ */
+export async function leaveBuffer(deps: SlotDeps, key: OccurrenceKey, log: Logger): Promise<void> {
+  try {
+    for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
+      const state = await deps.slots.read(key.jobId, true);
+      if (state === undefined || !(state.buffer ?? []).includes(key.scheduledTime)) return;
+      const buffer = (state.buffer ?? []).filter((t) => t !== key.scheduledTime);
+      const written = await deps.slots.writeIfVersion(key.jobId, state.version, { buffer });
+      if (written.written) {
+        if (state.slotTime === undefined) await wake(deps, key.jobId, buffer[0], log);
+        return;
+      }
+    }
+  } catch (error) {
+    log.warn('could not remove the FAILED occurrence from the buffer', { error: messageOf(error) });
+  }
+}
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((t, i) => t === b[i]);

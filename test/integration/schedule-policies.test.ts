@@ -1,0 +1,224 @@
+/**
+ * The schedule policies against moto's DynamoDB (the real condition expressions of the slot, the compare-and-swap
+ * writes, the fenced SKIPPED/BUFFERED/CANCELLED writes) and moto's Scheduler API (the pause after failures), through
+ * the real trigger, worker and notifier handlers of scripts/local.
+ */
+import {
+  CreateScheduleCommand,
+  CreateScheduleGroupCommand,
+  GetScheduleCommand,
+  SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeaseLostError } from '../../functions/protocol/errors';
+import type { JobSettings } from '../../functions/protocol/job-settings';
+import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
+import { ENV } from '../../functions/runtime-env';
+import { LOCAL_REGION } from '../../scripts/local/local-aws';
+import type { LocalPipeline } from '../../scripts/local/pipeline';
+import { type CountingJob, JOB_ID, pipeline, testSettings, useMoto } from './emulator';
+
+const emulator = useMoto();
+const SETTLE_MS = 30_000;
+afterEach(() => {
+  delete process.env[ENV.scheduleGroup];
+});
+
+/** Three whole-second scheduled times of the job, a second apart and a little in the past: A < B < C. */
+function times(): [OccurrenceKey, OccurrenceKey, OccurrenceKey] {
+  const base = Math.floor(Date.now() / 1000) * 1000 - 10_000;
+  const at = (i: number) => ({
+    jobId: JOB_ID,
+    scheduledTime: new Date(base + i * 1000).toISOString().replace('.000Z', 'Z'),
+  });
+  return [at(0), at(1), at(2)];
+}
+
+/** A job that works for ms[scheduledTime] (default 200 ms), honours its signal, and fails for the times in `failing`. */
+function jobByTime(ms: Record<string, number>, failing: ReadonlySet<string> = new Set()): CountingJob {
+  const runs: string[] = [];
+  const aborted: string[] = [];
+  const abortReasons: unknown[] = [];
+  return {
+    runs,
+    aborted,
+    abortReasons,
+    reportExtension: 'txt',
+    async run(occurrence, { signal }) {
+      runs.push(occurrence.scheduledTime);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms[occurrence.scheduledTime] ?? 200);
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            aborted.push(occurrence.scheduledTime);
+            abortReasons.push(signal.reason);
+            reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+          },
+          { once: true },
+        );
+      });
+      if (failing.has(occurrence.scheduledTime)) throw new Error(`upstream down for ${occurrence.scheduledTime}`);
+      return { body: `report of ${occurrence.scheduledTime}`, contentType: 'text/plain' };
+    },
+  };
+}
+
+async function start(job: CountingJob, settings: JobSettings): Promise<LocalPipeline> {
+  const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, settings: [settings] });
+  p.start();
+  return p;
+}
+
+/** Poll until the row is in one of these statuses (bounded). */
+async function waitForStatus(p: LocalPipeline, key: OccurrenceKey, statuses: string[]): Promise<Occurrence> {
+  for (let i = 0; i < 200; i++) {
+    const [row] = await p.rows([key]);
+    if (row !== undefined && statuses.includes(row.status)) return row;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${key.scheduledTime} never reached ${statuses.join(' or ')}`);
+}
+
+async function jobState(p: LocalPipeline): Promise<Record<string, unknown> | undefined> {
+  const out = await p.clients.documents.send(
+    new GetCommand({
+      TableName: p.resources.tableName,
+      Key: { jobId: JOB_ID, scheduledTime: '#job' },
+      ConsistentRead: true,
+    }),
+  );
+  return out.Item;
+}
+
+describe('two occurrences of one job', () => {
+  it('skip: the second, fired while the first runs, is SKIPPED for overlap and runs nothing', async () => {
+    const [a, b] = times();
+    const job = jobByTime({ [a.scheduledTime]: 3_000 });
+    const p = await start(job, testSettings({ overlap: 'skip' }));
+    await p.fire([a]);
+    await waitForStatus(p, a, ['RUNNING']);
+    await p.fire([b]);
+    const [rowA, rowB] = await p.waitUntilSettled([a, b], SETTLE_MS);
+    await p.stop();
+
+    expect(rowA).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
+    expect(rowB).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', yieldedTo: a.scheduledTime, attempt: 0 });
+    expect(job.runs).toEqual([a.scheduledTime]);
+    expect((await jobState(p))?.slotTime).toBeUndefined();
+  });
+
+  it('bufferAll: fired while the first runs, in reverse order, they start one at a time in scheduled-time order', async () => {
+    const [a, b, c] = times();
+    const job = jobByTime({ [a.scheduledTime]: 3_000 });
+    const p = await start(job, testSettings({ overlap: 'bufferAll' }));
+    await p.fire([a]);
+    await waitForStatus(p, a, ['RUNNING']);
+    await p.fire([c]);
+    await waitForStatus(p, c, ['BUFFERED']);
+    await p.fire([b]);
+    await waitForStatus(p, b, ['BUFFERED']);
+    expect((await jobState(p))?.buffer).toEqual([b.scheduledTime, c.scheduledTime]);
+    const rows = await p.waitUntilSettled([a, b, c], SETTLE_MS);
+    await p.stop();
+
+    expect(rows.map((r) => r?.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(job.runs).toEqual([a.scheduledTime, b.scheduledTime, c.scheduledTime]);
+    expect(await jobState(p)).not.toHaveProperty('buffer');
+  });
+
+  it('cancelOther: the later one cancels a job that never stops on its own; the abort reaches it through its signal', async () => {
+    const [a, b] = times();
+    const job = jobByTime({ [a.scheduledTime]: 600_000 });
+    const p = await start(job, testSettings({ overlap: 'cancelOther' }));
+    await p.fire([a]);
+    await waitForStatus(p, a, ['RUNNING']);
+    await p.fire([b]);
+    const [rowA, rowB] = await p.waitUntilSettled([a, b], SETTLE_MS);
+    // A's heartbeat (every 2 s) finds its lease revoked and aborts the job.
+    for (let i = 0; i < 100 && job.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await p.stop();
+
+    expect(rowA).toMatchObject({ status: 'CANCELLED', cancelledBy: b.scheduledTime });
+    expect(rowB).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
+    expect(job.aborted).toEqual([a.scheduledTime]);
+    expect(job.abortReasons[0]).toBeInstanceOf(LeaseLostError);
+    expect(await p.reportKeys()).toEqual([`reports/${JOB_ID}/${b.scheduledTime}.txt`]);
+  });
+});
+
+describe('a paused job', () => {
+  it('a delivery is SKIPPED as paused when the job-state row says so; the claim is undone', async () => {
+    const [a] = times();
+    const job = jobByTime({});
+    const p = await start(job, testSettings());
+    await p.clients.documents.send(
+      new PutCommand({
+        TableName: p.resources.tableName,
+        Item: {
+          jobId: JOB_ID,
+          scheduledTime: '#job',
+          version: 1,
+          pausedAt: new Date().toISOString(),
+          pausedBy: 'test',
+          pauseCause: 'operator',
+        },
+      }),
+    );
+    await p.fire([a]);
+    const [row] = await p.waitUntilSettled([a], SETTLE_MS);
+    await p.stop();
+
+    expect(row).toMatchObject({ status: 'SKIPPED', skipReason: 'paused', attempt: 0 });
+    expect(job.runs).toEqual([]);
+  });
+});
+
+describe('pauseAfterFailures', () => {
+  it("disables the job's schedule on moto's Scheduler after N FAILED occurrences in a row", async () => {
+    const scheduler = new SchedulerClient({
+      endpoint: emulator.moto.endpoint,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const group = 'itest-jobs';
+    await scheduler.send(new CreateScheduleGroupCommand({ Name: group }));
+    await scheduler.send(
+      new CreateScheduleCommand({
+        Name: JOB_ID,
+        GroupName: group,
+        ScheduleExpression: 'rate(1 hour)',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        State: 'ENABLED',
+        Target: {
+          Arn: 'arn:aws:lambda:eu-central-1:123456789012:function:trigger',
+          RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+        },
+      }),
+    );
+    process.env[ENV.scheduleGroup] = group;
+    const [a, b] = times();
+    const failing = new Set([a.scheduledTime, b.scheduledTime]);
+    const p = await start(jobByTime({}, failing), testSettings({ pauseAfterFailures: 2, retry: { maxAttempts: 1 } }));
+    await p.fire([a]);
+    await p.waitUntilSettled([a], SETTLE_MS);
+    expect((await scheduler.send(new GetScheduleCommand({ Name: JOB_ID, GroupName: group }))).State).toBe('ENABLED');
+    await p.fire([b]);
+    const [rowB] = await p.waitUntilSettled([b], SETTLE_MS);
+    let state = await jobState(p);
+    for (let i = 0; i < 50 && state?.pausedAt === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await jobState(p);
+    }
+    await p.stop();
+
+    expect(rowB?.status).toBe('FAILED');
+    expect(state).toMatchObject({ consecutiveFailures: 2, pausedBy: 'pauseAfterFailures', pauseCause: 'failures' });
+    expect(String(state?.pauseNote)).toMatch(/^paused after 2 FAILED occurrences in a row; last: attempt 1: /);
+    const schedule = await scheduler.send(new GetScheduleCommand({ Name: JOB_ID, GroupName: group }));
+    expect(schedule.State).toBe('DISABLED');
+    expect(schedule.ScheduleExpression).toBe('rate(1 hour)');
+  });
+});
