@@ -19,8 +19,8 @@ import {
   wholeNumber,
 } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { scheduleExpressionProblem } from '../functions/protocol/schedule-expression';
 import { JobConfigError } from './errors';
-import { scheduleExpressionProblem } from './schedule-expression';
 
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const MAX_FLEXIBLE_WINDOW_MINUTES = 1440;

@@ -22,7 +22,7 @@ import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/o
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import { scheduleEventOf } from '../../../functions/protocol/schedule-event';
-import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
+import { ScheduleError, scheduleTimesBetween } from '../../../functions/protocol/schedule-times';
 import { jobIdArgument, parseArguments, timeArgument, wholeNumberArgument } from '../arguments';
 import { type DeployedJob, type JobCatalogue, unknownJobMessage } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
