@@ -13,6 +13,11 @@ export const ENV = {
   workers: 'WORKERS',
   /** JSON ReconcileThresholds (functions/protocol/reconcile.ts), for the reconciler. */
   reconcileThresholds: 'RECONCILE_THRESHOLDS',
+  /**
+   * The schedule group of the worker's jobs (each schedule is named by its job id), set on a worker with a job that
+   * has pauseAfterFailures: the worker disables that job's schedule when it pauses it.
+   */
+  scheduleGroup: 'SCHEDULE_GROUP',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;
