@@ -193,6 +193,13 @@ describe('describe', () => {
     ]);
   });
 
+  it('names the argument and the jobs the group has when the job has no schedule (exit 2)', async () => {
+    const result = await cli(['describe', 'nope']);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`<jobId>: job "nope" has no schedule in group ${GROUP}`);
+    expect(result.err).toContain('schedules for: hourly-report, other-report');
+  });
+
   it('lists the newest occurrences and counts skipped-for-overlap, missed and failed among them', async () => {
     const now = Date.parse('2026-12-01T12:00:00Z');
     const base = {
@@ -245,6 +252,7 @@ describe('backfill --overlap', () => {
     const now = Date.now();
     const result = await cli(['backfill', ...range(now), '--by', 'alice']);
     expect(result.code).toBe(0);
+    expect(result.out).toContain('the new ones have overlap bufferAll: the worker starts them one at a time');
     const expected = [3, 2, 1, 0].map((h) => isoSeconds(Math.floor(now / HOUR) * HOUR - h * HOUR));
     const rows = await jobRows(HOURLY);
     expect(rows.map((r) => r.scheduledTime)).toEqual(expected);

@@ -135,10 +135,13 @@ export function checkRange(from: number, to: number, now: number): void {
   }
 }
 
-/** The job `--job` names, as deployed; a UsageError naming the group's jobs when it has no schedule. */
-export async function deployedJob(catalogue: JobCatalogue, jobId: string): Promise<DeployedJob> {
+/**
+ * The job an argument names (`--job` here, `<jobId>` in the job commands), as deployed; a UsageError naming the
+ * group's jobs when it has no schedule.
+ */
+export async function deployedJob(catalogue: JobCatalogue, jobId: string, argument = '--job'): Promise<DeployedJob> {
   const job = await catalogue.job(jobId);
-  if (job === undefined) throw new UsageError(`--job: ${await unknownJobMessage(catalogue, jobId)}`);
+  if (job === undefined) throw new UsageError(`${argument}: ${await unknownJobMessage(catalogue, jobId)}`);
   return job;
 }
 
@@ -252,7 +255,7 @@ export async function runBackfill(
     throw failure ?? new BackfillInterruptedError(done, plan.times.length);
   }
   if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.id, ...summary }, null, 2));
-  else printBackfilled(ctx, plan, results, countFrom);
+  else printBackfilled(ctx, plan, results, countFrom, options.overlap ?? 'bufferAll');
   return summary;
 }
 
@@ -346,12 +349,14 @@ function printBackfilled(
   plan: BackfillPlan,
   results: Partial<Record<TriggerResult, number>>,
   countFrom: number,
+  overlap: OverlapPolicy,
 ): void {
   const jobId = plan.job.id;
   ctx.io.out(
     `backfilled ${jobId} from ${rangeOf(plan)}: ${plan.times.length} occurrence(s) in the schedule; ` +
       `${describeResults(results)}.`,
   );
+  if ((results.recorded ?? 0) > 0) ctx.io.out(`the new ones have overlap ${overlap}: ${OVERLAP_WORDS[overlap]}.`);
   if ((results.recorded ?? 0) > 0) {
     const until = isoSeconds(countFrom + plan.job.route.deadlineSeconds * 1000);
     ctx.io.out(`new occurrences may be retried until ${until} (the retry deadline counts from this backfill).`);
@@ -378,6 +383,14 @@ function rangeOf(plan: BackfillPlan): string {
 function total(counts: Partial<Record<string, number>>): number {
   return Object.values(counts).reduce((a: number, b) => a + (b ?? 0), 0);
 }
+
+const OVERLAP_WORDS: Record<OverlapPolicy, string> = {
+  bufferAll: 'the worker starts them one at a time, in scheduled-time order',
+  allowAll: 'they ran side by side, at most --concurrency at once',
+  skip: 'one runs, and those due while it runs are SKIPPED',
+  bufferOne: 'one runs and one waits; the others are SKIPPED',
+  cancelOther: 'each one cancels the one running before it',
+};
 
 const RESULT_WORDS: Record<TriggerResult, string> = {
   recorded: 'recorded and enqueued',

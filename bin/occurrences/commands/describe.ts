@@ -28,7 +28,7 @@ export function registerDescribe(program: Command, setup: CommandSetup): void {
         ['jobId'],
       );
       const target = await setup.connect(cmd, { jobs: true });
-      const job = await deployedJob(catalogueOf(target), o.jobId);
+      const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
       const deps = { states: target.states, clock: setup.deps.clock, history: historyOf(target) };
       const description = await describeJob(deps, job, { rows: o.rows });
       if (o.json) setup.deps.io.out(JSON.stringify(description, null, 2));

@@ -30,7 +30,7 @@ export function registerPause(program: Command, setup: CommandSetup): void {
         ['jobId'],
       );
       const target = await setup.connect(cmd, { jobs: true });
-      const job = await deployedJob(catalogueOf(target), o.jobId);
+      const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
       const deps = { states: target.states, clock: setup.deps.clock, schedules: schedulesOf(target) };
       const result = await pauseJob(deps, job.id, { note: o.note, by: o.by ?? defaultBy(setup.deps.env) });
       printPause(setup.deps, job.id, result, o.json);

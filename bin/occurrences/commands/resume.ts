@@ -33,7 +33,7 @@ export function registerResume(program: Command, setup: CommandSetup): void {
         ['jobId'],
       );
       const target = await setup.connect(cmd, { jobs: true, queues: true });
-      const job = await deployedJob(catalogueOf(target), o.jobId);
+      const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
       const clock = setup.deps.clock;
       const queues = queuesOf(target).byWorker;
       const result = await resumeJob(

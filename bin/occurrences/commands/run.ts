@@ -39,7 +39,7 @@ export function registerRun(program: Command, setup: CommandSetup): void {
         ['jobId'],
       );
       const target = await setup.connect(cmd, { jobs: true, queues: true });
-      const job = await deployedJob(catalogueOf(target), o.jobId);
+      const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
       const queues = queuesOf(target);
       queueFor(queues, job); // an unknown queue is refused here, before anything is written
       const clock = setup.deps.clock;
