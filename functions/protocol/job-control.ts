@@ -16,7 +16,7 @@
 import { DependencyError, InvalidInputError } from './errors';
 import type { OverlapPolicy } from './job-settings';
 import type { JobState } from './job-state';
-import { isoSeconds, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
+import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, ScheduleSwitch } from './ports';
 import { recordOccurrence, type TriggerDeps, type TriggerResult } from './record-occurrence';
 import { type JobRoute, scheduleEventOf } from './schedule-event';
@@ -129,7 +129,7 @@ export async function pauseJob(
 ): Promise<PauseResult> {
   const note = checkText('pause note', request.note, MAX_NOTE_CHARS);
   const by = checkText('pause by', request.by, MAX_BY_CHARS);
-  const pausedAt = isoSeconds(deps.clock.now());
+  const pausedAt = iso(deps.clock.now());
   await deps.schedules.setState(jobId, 'DISABLED');
   const { changed, state } = await writeState(deps.states, jobId, (current) =>
     isPaused(current)
@@ -174,7 +174,7 @@ export interface ResumeDeps extends JobControlDeps {
 
 /** The row's paused fields, cleared; the resume itself recorded. */
 const resumeChange = (by: string, now: number): JobStateChange => ({
-  set: { resumedAt: isoSeconds(now), resumedBy: by, consecutiveFailures: 0 },
+  set: { resumedAt: iso(now), resumedBy: by, consecutiveFailures: 0 },
   remove: ['pausedAt', 'pausedBy', 'pauseNote', 'pauseCause'],
 });
 

@@ -180,7 +180,7 @@ describe('describe', () => {
     const result = await cli(['describe', OTHER], clock);
     expect(result.code).toBe(0);
     expect(result.out).toContain('cron(30 6 * * ? *) in Europe/Berlin (Scheduler: DISABLED)');
-    expect(result.out).toContain('PAUSED since 2027-03-25T12:00:00Z by alice: release freeze');
+    expect(result.out).toContain('PAUSED since 2027-03-25T12:00:00.000Z by alice: release freeze');
     // 06:30 in Berlin: 05:30Z in CET, 04:30Z from 28 March (CEST).
     expect(result.out).toMatch(/2027-03-27T05:30:00Z\s*│\s*2027-03-27 06:30 GMT\+1/);
     expect(result.out).toMatch(/2027-03-28T04:30:00Z\s*│\s*2027-03-28 06:30 GMT\+2/);

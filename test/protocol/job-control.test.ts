@@ -139,7 +139,7 @@ describe('Function: pauseJob', () => {
     expect(result.outcome).toBe('paused');
     expect(states.rows.get(JOB)).toMatchObject({
       version: 1,
-      pausedAt: '2026-11-20T00:30:00Z',
+      pausedAt: '2026-11-20T00:30:00.400Z',
       pausedBy: 'alice',
       pauseNote: 'upstream API down',
       pauseCause: 'operator',
@@ -203,7 +203,7 @@ describe('Function: resumeJob', () => {
     expect(row).toMatchObject({
       version: 2,
       resumedBy: 'bob',
-      resumedAt: '2026-11-22T12:30:00Z',
+      resumedAt: '2026-11-22T12:30:00.000Z',
       consecutiveFailures: 0,
     });
     expect(row?.pausedAt).toBeUndefined();
@@ -267,7 +267,7 @@ describe('Function: resumeJob', () => {
     expect(error).toBeInstanceOf(DependencyError);
     expect(error.kind).toBe('transient');
     expect(error.message).toContain('run resume again');
-    expect(error.message).toContain('backfill --from 2026-11-20T00:30:00Z');
+    expect(error.message).toContain('backfill --from 2026-11-20T00:30:00.400Z');
     expect(sent).toEqual([]);
   });
 
