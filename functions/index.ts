@@ -1,5 +1,6 @@
 /**
- * The runtime API (`<package>/runtime`): what a worker's entry file imports to define its jobs.
+ * The runtime API (`<package>/runtime`): what a worker's entry file imports to define its jobs, and the operator
+ * actions on a job (pauseJob, resumeJob, runJobNow, describeJob) with their AWS adapters.
  *
  *   // one job, one worker of its own: addJob({ id, schedule, entry: 'src/jobs/daily-digest.ts' })
  *   export const handler = defineJob({ reportExtension: 'md', async run(occurrence, { signal, logger }) { ... } });
@@ -16,8 +17,31 @@ import type { JobDefinition } from './protocol/ports';
 import { ENV } from './runtime-env';
 import { createWorkerHandler, type WorkerHandler } from './worker';
 
+// The operator actions (job-control.ts) and the adapters they run on, for an operator's own tooling: the same
+// functions the occurrences CLI calls. A worker's bundle leaves them out (nothing of a worker imports them).
+export { DynamoJobStateStore } from './aws/job-control-store';
+export { DynamoOccurrenceStore } from './aws/occurrence-store';
+export { SchedulerScheduleSwitch } from './aws/schedule-switch';
+export { SqsWorkQueue } from './aws/work-queue';
+export {
+  type CatchUp,
+  describeJob,
+  type JobDescription,
+  type JobStateStore,
+  type OccurrenceHistory,
+  type PauseResult,
+  pauseJob,
+  type ResumeResult,
+  type RunResult,
+  resumeJob,
+  runJobNow,
+  type ScheduledJob,
+} from './protocol/job-control';
+export type { JobState } from './protocol/job-state';
 export type { Occurrence, OccurrenceKey } from './protocol/occurrence';
 export type { JobContext, JobDefinition, Logger, ReportBody } from './protocol/ports';
+export { systemClock } from './protocol/ports';
+export type { TriggerDeps } from './protocol/record-occurrence';
 export { createWorkerHandler, type WorkerHandler, type WorkerOptions } from './worker';
 
 /** A worker's Lambda handler that is also one job's definition, so defineWorker can take it as one of its jobs. */

@@ -10,6 +10,7 @@
 
 import * as z from 'zod/mini';
 import {
+  catchupWindowSecondsOf,
   issuesAsProblems,
   type JobSettings,
   type JobSettingsInput,
@@ -19,11 +20,19 @@ import {
   wholeNumber,
 } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { scheduleExpressionProblem } from '../functions/protocol/schedule-expression';
 import { JobConfigError } from './errors';
-import { scheduleExpressionProblem } from './schedule-expression';
 
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const MAX_FLEXIBLE_WINDOW_MINUTES = 1440;
+/**
+ * What the catch-up window must leave beyond the flexible window. Scheduler may start an occurrence anywhere in its
+ * flexible window, and then hands it to the trigger within seconds; a minute more absorbs that hand-over, the
+ * trigger's cold start and Scheduler's first few quick retries of a throttled invocation. A delivery later than that
+ * is a retry after a real failure, which is what the window is there to catch. A minute is also the settings' own
+ * least window (CATCHUP_WINDOW_SECONDS_RANGE), so a job without a flexible window keeps every window it could have.
+ */
+export const CATCHUP_MARGIN_SECONDS = 60;
 export const SCHEDULER_RETRY_LIMITS = {
   maximumRetryAttempts: { min: 0, max: 185, default: 185 },
   maximumEventAgeSeconds: { min: 60, max: 86_400, default: 86_400 },
@@ -146,8 +155,31 @@ function resolveProblems(config: ScheduledJobConfig, where: string): { problems:
       `${where}.leaseSeconds: must be less than ${LAMBDA_MAX_TIMEOUT_SECONDS}, got ${settings.data.leaseSeconds}`,
     );
   }
+  if (settings.success && schedule.success) {
+    const problem = catchupWindowProblem(settings.data, schedule.data.flexibleWindowMinutes);
+    if (problem !== undefined) problems.push(`${where}.catchupWindowSeconds: ${problem}`);
+  }
   if (!settings.success || !schedule.success || problems.length > 0) return { problems };
   return { problems, job: { settings: settings.data, ...schedule.data } };
+}
+
+/**
+ * The rule between the catch-up window (settings half) and the flexible window (schedule half): an occurrence that
+ * Scheduler delivers late on purpose must not be recorded as missed. Checked on the window in effect, so a default
+ * window (the retry deadline) shorter than the flexible window is reported too.
+ */
+function catchupWindowProblem(settings: JobSettings, flexibleWindowMinutes: number): string | undefined {
+  const window = catchupWindowSecondsOf(settings);
+  const least = flexibleWindowMinutes * 60 + CATCHUP_MARGIN_SECONDS;
+  if (window >= least) return undefined;
+  const given =
+    settings.catchupWindowSeconds === undefined
+      ? `it is not set, so it is retry.deadlineSeconds (${window})`
+      : `got ${window}`;
+  return (
+    `must be at least flexibleWindowMinutes x 60 (${flexibleWindowMinutes * 60}) + ${CATCHUP_MARGIN_SECONDS} = ${least}, ` +
+    `or occurrences Scheduler starts late within the flexible window would be recorded as missed; ${given}`
+  );
 }
 
 /** The runtime settings half of a job's configuration: what its worker reads (JOB_SETTINGS). */

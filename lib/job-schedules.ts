@@ -7,6 +7,7 @@
 import { Duration, TimeZone } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import {
+  type CfnSchedule,
   ContextAttribute,
   Schedule,
   ScheduleExpression,
@@ -21,6 +22,13 @@ import { catchupWindowSecondsOf } from '../functions/protocol/job-settings';
 import type { ScheduleEvent } from '../functions/protocol/schedule-event';
 import type { ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
+
+/** A job's schedule as the worker's pause switch needs it: the schedule, and the role its target is invoked with. */
+export interface JobSchedule {
+  readonly scheduleArn: string;
+  /** UpdateSchedule passes this role to Scheduler again (iam:PassRole). */
+  readonly targetRoleArn: string;
+}
 
 export interface JobSchedulesProps {
   readonly trigger: lambda.IFunction;
@@ -49,8 +57,8 @@ export class JobSchedules extends Construct {
    * The schedule of one enabled job. Its input is the schedule event (functions/protocol/schedule-event.ts): the
    * key, the worker, and the three settings the trigger needs, so the trigger reads no settings of its own.
    */
-  addJob(job: ResolvedJobConfig, worker: string): void {
-    if (!job.enabled) return;
+  addJob(job: ResolvedJobConfig, worker: string): JobSchedule | undefined {
+    if (!job.enabled) return undefined;
     const { settings } = job;
     const input: ScheduleEvent = {
       jobId: settings.id,
@@ -78,5 +86,8 @@ export class JobSchedules extends Construct {
       }),
     });
     this.byJob.set(settings.id, schedule);
+    // The role aws-scheduler-targets made for the target (one per stack and target): the Schedule does not expose it.
+    const target = (schedule.node.defaultChild as CfnSchedule).target as CfnSchedule.TargetProperty;
+    return { scheduleArn: schedule.scheduleArn, targetRoleArn: target.roleArn };
   }
 }

@@ -8,7 +8,7 @@
  * Jobs are added to it after it is built (ScheduledJobs.addJob), so what depends on them (the timeout when none is
  * given, the visibility timeout, the redrive limit, the settings in JOB_SETTINGS) is a Lazy value resolved at synth.
  */
-import { Duration, Lazy } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -34,6 +34,7 @@ import {
 import { ENV } from '../functions/runtime-env';
 import { JobConfigError } from './errors';
 import { allow, jobFunction } from './job-function';
+import type { JobSchedule } from './job-schedules';
 import { secureQueue } from './secure-queue';
 
 /** How a worker's function is built; everything but `entry` has a default. */
@@ -79,6 +80,9 @@ export const WORKER_ENVIRONMENT_BUDGET_BYTES = 4096 - 700;
  * added to a worker behind ScheduledJobs' back (without its schedule, its duplicate check and its thresholds).
  */
 export const ADD_JOB: unique symbol = Symbol('JobWorker.addJob');
+
+/** How ScheduledJobs lets a worker pause a job of its own after its failures; not exported either, as ADD_JOB. */
+export const ALLOW_PAUSE: unique symbol = Symbol('JobWorker.allowPause');
 
 /** What decides whether a worker can take one more job. */
 export interface WorkerCapacity {
@@ -134,6 +138,11 @@ export class JobWorker extends Construct implements iam.IGrantable {
   private readonly reportBucket: s3.IBucket;
   /** Get/Put on reports/<jobId>/*, one resource per job as jobs are added. */
   private readonly reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
+  /** Get/UpdateSchedule on the schedules of its jobs with pauseAfterFailures, added with the first such job. */
+  private scheduleSwitch: iam.PolicyStatement | undefined;
+  private readonly passedRoles = new Set<string>();
+  /** The ids of its jobs that pause themselves after failures (pauseAfterFailures). */
+  private readonly pausingJobIds: string[] = [];
 
   constructor(scope: Construct, workerId: string, options: JobWorkerOptions, resources: WorkerResources) {
     super(scope, workerId);
@@ -151,6 +160,8 @@ export class JobWorker extends Construct implements iam.IGrantable {
     this.function = this.workerFunction(options, resources);
     this.grantPrincipal = this.function.grantPrincipal;
     this.grantOwnRowsAndReports(resources.table);
+    // The release of the running slot sends the buffered head's message to this queue (docs/schedule-policies.md).
+    allow(this.function, ['sqs:SendMessage'], [this.queue.queueArn]);
     // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
     this.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
@@ -191,10 +202,11 @@ export class JobWorker extends Construct implements iam.IGrantable {
 
   /** The claim protocol's writes, on this worker's own jobs' rows and reports only. */
   private grantOwnRowsAndReports(table: dynamodb.ITable): void {
-    // The table's partition key is the job id.
+    // The table's partition key is the job id. GetItem: the running slot's holder and the job-state row, read by the
+    // worker that decides an occurrence's overlap policy.
     this.function.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
         resources: [table.tableArn],
         conditions: {
           'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': Lazy.list({ produce: () => this.jobIds }) },
@@ -223,6 +235,40 @@ export class JobWorker extends Construct implements iam.IGrantable {
     this.jobSettings.push(settings);
     this.jobIds.push(settings.id);
     this.reportObjects.addResources(this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${settings.id}/*`));
+  }
+
+  /** The ids of its jobs that pause themselves after pauseAfterFailures FAILED occurrences in a row. */
+  get pausingJobs(): readonly string[] {
+    return this.pausingJobIds;
+  }
+
+  /**
+   * Lets the worker pause a job of its own after its failures (ScheduledJobs.addJob, for a job with
+   * pauseAfterFailures): it disables the job's schedule in `group`, by reading it and writing it back (GetSchedule,
+   * UpdateSchedule, which passes the target's role again). `schedule`: undefined for a job without one (disabled in
+   * the app), whose pause only records the job-state row.
+   */
+  [ALLOW_PAUSE](jobId: string, group: string, schedule: JobSchedule | undefined): void {
+    if (this.pausingJobIds.length === 0) this.function.addEnvironment(ENV.scheduleGroup, group);
+    this.pausingJobIds.push(jobId);
+    if (schedule === undefined) return;
+    if (this.scheduleSwitch === undefined) {
+      this.scheduleSwitch = new iam.PolicyStatement({ actions: ['scheduler:GetSchedule', 'scheduler:UpdateSchedule'] });
+      this.function.addToRolePolicy(this.scheduleSwitch);
+    }
+    this.scheduleSwitch.addResources(schedule.scheduleArn);
+    const role = Stack.of(this).resolve(schedule.targetRoleArn);
+    const key = JSON.stringify(role);
+    if (this.passedRoles.has(key)) return;
+    this.passedRoles.add(key);
+    // UpdateSchedule hands the target's role to Scheduler again; only to Scheduler.
+    this.function.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [schedule.targetRoleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
   }
 
   /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. */

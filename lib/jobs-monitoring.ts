@@ -99,6 +99,20 @@ export class JobsMonitoring extends Construct {
     this.dashboard.addWidgets(...this.workerWidgets(worker));
   }
 
+  /**
+   * The alarm of a worker with a job that pauses itself after its failures (pauseAfterFailures): the first pause
+   * needs a person, who finds the job and the last error with `occurrences describe`, and resumes it.
+   */
+  addPauseAlarm(worker: JobWorker): void {
+    const id = worker.workerId;
+    this.alarm(
+      `paused-on-failures-${id}`,
+      this.workerMetric(MetricName.JobsPausedOnFailures, id),
+      `A job of worker ${id} paused itself after pauseAfterFailures FAILED occurrences in a row; its schedule is disabled. ` +
+        'occurrences describe <job> shows the note with the last error; fix the cause, then occurrences resume <job>.',
+    );
+  }
+
   /** The reconciler's failed runs and repairs, and a message in any shared dead-letter queue. */
   private addSharedAlarms(props: JobsMonitoringProps): void {
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
@@ -172,7 +186,10 @@ export class JobsMonitoring extends Construct {
     });
   }
 
-  /** A heading and three graphs per worker: its occurrences, its retries and leases, its function. */
+  /**
+   * A heading and four graphs per worker: its occurrences, its retries and leases, its function, and what its
+   * schedule policies did (skipped, buffered, cancelled, paused after failures; missed is the trigger's, by job).
+   */
   private workerWidgets(worker: JobWorker): cloudwatch.IWidget[] {
     const id = worker.workerId;
     const metric = (name: MetricName, statistic?: string) => this.workerMetric(name, id, statistic);
@@ -183,13 +200,13 @@ export class JobsMonitoring extends Construct {
         left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map((m) =>
           metric(m),
         ),
-        width: 8,
+        width: 6,
       }),
       new cloudwatch.GraphWidget({
         title: `${id}: retries, leases, job duration (ms)`,
         left: [MetricName.RetriesScheduled, MetricName.ExtendFailures, MetricName.LeasesLost].map((m) => metric(m)),
         right: [metric(MetricName.JobDuration, cloudwatch.Stats.MAXIMUM)],
-        width: 8,
+        width: 6,
       }),
       new cloudwatch.GraphWidget({
         title: `${id}: invocations, errors, throttles, dead letters`,
@@ -197,7 +214,15 @@ export class JobsMonitoring extends Construct {
         right: [
           worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
         ],
-        width: 8,
+        width: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: `${id}: skipped, buffered, cancelled, paused`,
+        left: [MetricName.OccurrencesSkipped, MetricName.OccurrencesBuffered, MetricName.OccurrencesCancelled].map(
+          (m) => metric(m),
+        ),
+        right: [metric(MetricName.JobsPausedOnFailures)],
+        width: 6,
       }),
     ];
   }
@@ -211,9 +236,9 @@ function sharedWidgets(
   return [
     new cloudwatch.TextWidget({ markdown: '## Every job, and the shared functions and queues', width: 24, height: 1 }),
     new cloudwatch.GraphWidget({
-      title: 'occurrences succeeded and failed, by job',
+      title: 'occurrences succeeded, failed and missed (catch-up window), by job',
       left: [byJob(MetricName.OccurrencesSucceeded, 'succeeded')],
-      right: [byJob(MetricName.OccurrencesFailed, 'failed')],
+      right: [byJob(MetricName.OccurrencesFailed, 'failed'), byJob(MetricName.OccurrencesMissed, 'missed')],
       width: 8,
     }),
     new cloudwatch.GraphWidget({

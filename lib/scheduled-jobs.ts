@@ -35,7 +35,14 @@ import { JobConfigError } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow } from './job-function';
 import { JobSchedules } from './job-schedules';
-import { ADD_JOB, environmentBytes, JobWorker, type JobWorkerOptions, workerJobProblems } from './job-worker';
+import {
+  ADD_JOB,
+  ALLOW_PAUSE,
+  environmentBytes,
+  JobWorker,
+  type JobWorkerOptions,
+  workerJobProblems,
+} from './job-worker';
 import { JobsMonitoring } from './jobs-monitoring';
 import {
   acknowledgeNagFindings,
@@ -127,6 +134,10 @@ export class ScheduledJobs extends Construct {
   private readonly singleJobWorkers = new Set<string>();
   private readonly jobsById = new Map<string, AddedJob>();
   private readonly workersScope: Construct;
+  /** Given grantOperateJobs: each worker's queue is granted to them as it is added. */
+  private readonly operators: iam.IGrantable[] = [];
+  /** The role the schedules invoke the trigger with, once a schedule exists. */
+  private scheduleTargetRoleArn: string | undefined;
   private readonly defaultWorkerOptions: Omit<JobWorkerOptions, 'entry'>;
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps = {}) {
@@ -259,6 +270,7 @@ export class ScheduledJobs extends Construct {
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
     allow(this.triggerFunction, ['sqs:SendMessage'], [worker.queue.queueArn]);
     allow(this.reconcilerFunction, ['sqs:SendMessage'], [worker.queue.queueArn]);
+    for (const operator of this.operators) grantSend(operator, worker);
     this.monitoring.addWorker(worker);
     this.workersById.set(workerId, worker);
     stackOutput(this, `${STACK_OUTPUTS.workerQueuePrefix}${this.workersById.size}`, worker.queue.queueUrl, workerId);
@@ -278,7 +290,15 @@ export class ScheduledJobs extends Construct {
       throw new JobConfigError([`${where}.id: a job with the id ${quoteValue(jobId)} exists already`]);
     const worker = this.workerFor(workerRef, entry, resolved.settings, where);
     worker[ADD_JOB](resolved.settings, where);
-    this.schedules.addJob(resolved, worker.workerId);
+    const schedule = this.schedules.addJob(resolved, worker.workerId);
+    if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
+      this.scheduleTargetRoleArn = schedule.targetRoleArn;
+      for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
+    }
+    if (resolved.settings.pauseAfterFailures !== undefined) {
+      if (worker.pausingJobs.length === 0) this.monitoring.addPauseAlarm(worker);
+      worker[ALLOW_PAUSE](jobId, this.schedules.group.scheduleGroupName, schedule);
+    }
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
     const added: AddedJob = { ...resolved, worker };
@@ -304,6 +324,46 @@ export class ScheduledJobs extends Construct {
         resourceArns: [this.table.tableArn],
       }),
     );
+  }
+
+  /**
+   * Lets an operator run `occurrences pause`, `resume`, `run` and `describe` on this stack's jobs (docs/cli.md lists
+   * what each needs). Workers and schedules added later are covered too: their queues and the schedules' role are
+   * granted as they are added (the returned Grant holds what was granted by this call).
+   *
+   * @example
+   * const oncall = new iam.Role(this, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() });
+   * jobs.grantOperateJobs(oncall);
+   */
+  grantOperateJobs(grantee: iam.IGrantable): iam.Grant {
+    this.operators.push(grantee);
+    const stack = Stack.of(this);
+    const schedules = stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.schedules.group.scheduleGroupName}/*`,
+    });
+    const grants = [
+      // Every command reads the job's schedule (its worker, deadline, window); pause and resume switch it.
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['scheduler:GetSchedule', 'scheduler:UpdateSchedule'],
+        resourceArns: [schedules],
+      }),
+      // The group's jobs, named when a job id is unknown; ListSchedules has no resource-level permissions.
+      iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:ListSchedules'], resourceArns: ['*'] }),
+      // The job-state row (read, compare-and-swap), the occurrences run and resume record, describe's key query.
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+        resourceArns: [this.table.tableArn],
+      }),
+      // The stack's outputs name the table, the schedule group and the worker queues.
+      iam.Grant.addToPrincipal({ grantee, actions: ['cloudformation:DescribeStacks'], resourceArns: [stack.stackId] }),
+      ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
+    ];
+    if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
+    return grants.reduce((all, grant) => all.combine(grant));
   }
 
   private workerFor(
@@ -371,6 +431,21 @@ export class ScheduledJobs extends Construct {
       ]),
     );
   }
+}
+
+/** run and resume enqueue on the job's worker queue. */
+function grantSend(grantee: iam.IGrantable, worker: JobWorker): iam.Grant {
+  return iam.Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [worker.queue.queueArn] });
+}
+
+/** UpdateSchedule (pause, resume) hands the schedule's target role to Scheduler again; only to Scheduler. */
+function grantPassRole(grantee: iam.IGrantable, roleArn: string): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['iam:PassRole'],
+    resourceArns: [roleArn],
+    conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+  });
 }
 
 /** A stack output with a fixed key, built in the stack itself so its key is not prefixed by the construct path. */

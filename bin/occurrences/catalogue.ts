@@ -13,7 +13,12 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { z } from 'zod';
 import { asDependencyError } from '../../functions/aws/classify-error';
-import { DEADLINE_SECONDS_RANGE, JOB_ID_PATTERN, RETENTION_DAYS_RANGE } from '../../functions/protocol/job-settings';
+import {
+  CATCHUP_WINDOW_SECONDS_RANGE,
+  DEADLINE_SECONDS_RANGE,
+  JOB_ID_PATTERN,
+  RETENTION_DAYS_RANGE,
+} from '../../functions/protocol/job-settings';
 import { describe } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import type { JobRoute } from '../../functions/protocol/schedule-event';
@@ -119,6 +124,8 @@ const scheduleInputSchema = z.object({
   worker: idField('worker'),
   deadlineSeconds: wholeField('deadlineSeconds', DEADLINE_SECONDS_RANGE),
   retentionDays: wholeField('retentionDays', RETENTION_DAYS_RANGE),
+  // Absent from schedules deployed before the catch-up window existed: the trigger then uses deadlineSeconds.
+  catchupWindowSeconds: wholeField('catchupWindowSeconds', CATCHUP_WINDOW_SECONDS_RANGE).optional(),
 });
 
 /** A schedule as a deployed job; throws ScheduleInputError naming every problem of its input. */
@@ -154,7 +161,7 @@ function routeOf(input: string | undefined, name: string): Parsed<JobRoute> {
   }
   const result = scheduleInputSchema.safeParse(parsed);
   if (!result.success) return { ok: false, error: result.error.issues.map((i) => i.message).join('; ') };
-  const { jobId, worker, deadlineSeconds, retentionDays } = result.data;
+  const { jobId, worker, deadlineSeconds, retentionDays, catchupWindowSeconds } = result.data;
   const problems: string[] = [];
   if (jobId !== name) problems.push(`jobId ${quoteValue(jobId)} is not the schedule's name ${quoteValue(name)}`);
   // The trigger's own rule (schedule-event.ts): a row deleted while its retries wait could be recorded again.
@@ -162,7 +169,8 @@ function routeOf(input: string | undefined, name: string): Parsed<JobRoute> {
     problems.push(`retentionDays (${retentionDays}) must outlive deadlineSeconds (${deadlineSeconds})`);
   }
   if (problems.length > 0) return { ok: false, error: problems.join('; ') };
-  return { ok: true, value: { worker, deadlineSeconds, retentionDays } };
+  const window = catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds };
+  return { ok: true, value: { worker, deadlineSeconds, retentionDays, ...window } };
 }
 
 function describeValue(value: unknown): string {

@@ -8,8 +8,12 @@ import { z } from 'zod';
 import { DependencyError, messageOf, ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
 import { nameArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
+import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
+import { registerPause } from './commands/pause';
+import { registerResume } from './commands/resume';
 import { registerRetry } from './commands/retry';
+import { registerRun } from './commands/run';
 import { registerShow } from './commands/show';
 import { registerWatch } from './commands/watch';
 import type { CliDeps, CommandSetup, Output } from './context';
@@ -32,6 +36,10 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerRetry(program, setup);
   registerBackfill(program, setup);
   registerWatch(program, setup);
+  registerDescribe(program, setup);
+  registerPause(program, setup);
+  registerResume(program, setup);
+  registerRun(program, setup);
   const activeCommand = followActiveCommand(program);
   showUsageAfterErrors(program);
 
@@ -49,7 +57,9 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
-    .description('Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences.')
+    .description(
+      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs.',
+    )
     .option(
       '--stack <name>',
       'CloudFormation stack whose outputs name the table, bucket, schedule group and worker queues',

@@ -17,10 +17,14 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { asDependencyError } from '../../functions/aws/classify-error';
+import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { SchedulerScheduleSwitch } from '../../functions/aws/schedule-switch';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import type { WorkQueue } from '../../functions/protocol/ports';
+import type { JobStateStore, OccurrenceHistory } from '../../functions/protocol/job-control';
+import { SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
+import type { ScheduleSwitch, WorkQueue } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { STACK_OUTPUTS } from '../../lib/stack-outputs';
 import { type DeployedJob, type JobCatalogue, SchedulerJobCatalogue } from './catalogue';
@@ -54,8 +58,12 @@ export interface Target {
   readonly bucketName?: string;
   readonly reader: OperatorOccurrenceReader;
   readonly store: OperatorOccurrenceStore;
-  /** The deployed jobs; only when the command needs them (retry, backfill). */
+  /** The job-state rows (pause, resume, run, describe). */
+  readonly states: JobStateStore;
+  /** The deployed jobs; only when the command needs them (retry, backfill, the operator actions). */
   readonly jobs?: JobCatalogue;
+  /** Turns the jobs' schedules off and on (pause, resume); with the jobs. */
+  readonly schedules?: ScheduleSwitch;
   /** Only when the command needs them (retry, backfill without --dry-run). */
   readonly queues?: WorkerQueues;
   readonly where: string;
@@ -80,15 +88,16 @@ export async function resolveTarget(
   const dynamo = new DynamoDBClient(config);
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const sqs = needs.queues ? new SQSClient(config) : undefined;
+  const scheduler = needs.jobs && names.scheduleGroup !== undefined ? new SchedulerClient(config) : undefined;
   return {
     tableName: names.table,
     bucketName: names.bucket,
     reader: new OperatorOccurrenceReader(documents, names.table),
     store: new OperatorOccurrenceStore(documents, names.table),
-    jobs:
-      needs.jobs && names.scheduleGroup !== undefined
-        ? new SchedulerJobCatalogue(new SchedulerClient(config), names.scheduleGroup)
-        : undefined,
+    states: new DynamoJobStateStore(documents, names.table),
+    jobs: scheduler && names.scheduleGroup ? new SchedulerJobCatalogue(scheduler, names.scheduleGroup) : undefined,
+    schedules:
+      scheduler && names.scheduleGroup ? new SchedulerScheduleSwitch(scheduler, names.scheduleGroup) : undefined,
     queues:
       sqs && names.queues
         ? {
@@ -107,6 +116,18 @@ export async function resolveTarget(
 export function catalogueOf(target: Target): JobCatalogue {
   if (target.jobs === undefined) throw new Error(`no job catalogue in the target for ${target.where}`);
   return target.jobs;
+}
+
+/** The schedule switch of a target resolved with `{ jobs: true }`; see catalogueOf. */
+export function schedulesOf(target: Target): ScheduleSwitch {
+  if (target.schedules === undefined) throw new Error(`no schedule switch in the target for ${target.where}`);
+  return target.schedules;
+}
+
+/** One job's newest occurrences over the whole key range, which never includes its job-state row ('#job'). */
+export function historyOf(target: Target): OccurrenceHistory {
+  const { earliest: from, latest: to } = SCHEDULED_TIME_RANGE;
+  return { newestFirst: (jobId, limit) => target.reader.listJobNewestFirst(jobId, { from, to, limit }) };
 }
 
 /** The queues of a target resolved with `{ queues: true }`; see catalogueOf. */

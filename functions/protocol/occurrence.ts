@@ -139,7 +139,7 @@ const SCHEDULED_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,
 /**
  * The scheduled times an occurrence may have, in UTC: EventBridge Scheduler's cron years, 1970-2199. Inside them a
  * key has four-digit years, so keys, and times derived from them (a deadline at most 13.5 days later), sort as
- * strings in time order. The schedule evaluator (lib/schedule-times.ts) yields no time outside them either.
+ * strings in time order. The schedule evaluator (schedule-times.ts) yields no time outside them either.
  */
 export const SCHEDULED_TIME_RANGE = {
   earliest: '1970-01-01T00:00:00Z',

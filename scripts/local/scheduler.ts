@@ -1,14 +1,14 @@
 /**
  * Plays EventBridge Scheduler for the local run: works out each job's fire times from its expression and time zone
- * (lib/schedule-times.ts) and invokes the trigger with the input the deployed schedule sends (the schedule event:
+ * (functions/protocol/schedule-times.ts) and invokes the trigger with the input the deployed schedule sends (the schedule event:
  * `{ jobId, scheduledTime: <aws.scheduler.scheduled-time>, worker, deadlineSeconds, retentionDays }`). Scheduler invokes Lambda asynchronously, and Lambda
  * retries a failed asynchronous invocation (twice, as the stack sets it); so does this, without Lambda's minutes of delay.
  */
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
 import type { ScheduleEvent } from '../../functions/protocol/schedule-event';
+import { previousScheduleTimes, scheduleTimes } from '../../functions/protocol/schedule-times';
 import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../../functions/protocol/worker-limits';
 import type { ResolvedJobConfig } from '../../lib/job-config';
-import { previousScheduleTimes, scheduleTimes } from '../../lib/schedule-times';
 
 export interface ScheduledFire {
   readonly jobId: string;

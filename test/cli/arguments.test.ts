@@ -24,7 +24,7 @@ describe('bad arguments', () => {
     [
       'an unknown status',
       ['list', '--status', 'DONE'],
-      /^error: --status: must be one or more of PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED separated by commas; got "DONE"\nUsage: occurrences list \[options\]/,
+      /^error: --status: must be one or more of PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, SKIPPED, BUFFERED, CANCELLED separated by commas; got "DONE"\nUsage: occurrences list \[options\]/,
     ],
     [
       'a time that is not a time',

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { DeployedJob, JobCatalogue } from '../../bin/occurrences/catalogue';
 import type { CliDeps, CommandContext } from '../../bin/occurrences/context';
 import type { Target, WorkerQueues } from '../../bin/occurrences/target';
+import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
@@ -94,6 +95,7 @@ export function targetOf(clients: LocalClients, resources: LocalResources): Targ
     bucketName: resources.bucketName,
     reader: new OperatorOccurrenceReader(clients.documents, resources.tableName),
     store: new OperatorOccurrenceStore(clients.documents, resources.tableName),
+    states: new DynamoJobStateStore(clients.documents, resources.tableName),
     jobs: memoryCatalogue(),
     queues,
     where: `table ${resources.tableName}`,

@@ -153,6 +153,60 @@ describe('resolveJobConfigs', () => {
     expect(error.message).toContain('jobs[1].schedule');
   });
 
+  it.each([
+    ['sometimes', /must be one of skip, bufferOne, bufferAll, cancelOther, allowAll, got "sometimes"/],
+    ['Skip', /must be one of .*got "Skip"/],
+    [1, /must be one of .*got 1/],
+  ])('rejects the overlap %j, naming jobs[i].overlap', (overlap, message) => {
+    const problems = problemsOf([{ ...valid, overlap: overlap as never }]);
+    expect(problems).toEqual([expect.stringMatching(/^jobs\[0\]\.overlap: /)]);
+    expect(problems[0]).toMatch(message);
+  });
+
+  it.each([0, 1001, 2.5, -1, '3'])('rejects pauseAfterFailures %j, naming jobs[i].pauseAfterFailures', (n) => {
+    expect(problemsOf([{ ...valid, pauseAfterFailures: n as number }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.pauseAfterFailures: must be a whole number from 1 to 1000/),
+    ]);
+  });
+
+  it.each([59, 90.5, '600'])('rejects catchupWindowSeconds %j outside its range, naming the field', (n) => {
+    expect(problemsOf([{ ...valid, catchupWindowSeconds: n as number }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.catchupWindowSeconds: must be a whole number from 60 to /),
+    ]);
+  });
+
+  it('rejects a catch-up window longer than the retry deadline, naming catchupWindowSeconds', () => {
+    expect(problemsOf([{ ...valid, catchupWindowSeconds: 3601, retry: { deadlineSeconds: 3600 } }])).toEqual([
+      'jobs[0].catchupWindowSeconds: must be at most retry.deadlineSeconds (3600), got 3601',
+    ]);
+  });
+
+  it('rejects a catch-up window that the flexible window plus the 60 s margin does not fit in', () => {
+    expect(problemsOf([{ ...valid, flexibleWindowMinutes: 15, catchupWindowSeconds: 959 }])).toEqual([
+      expect.stringMatching(
+        /^jobs\[0\]\.catchupWindowSeconds: must be at least flexibleWindowMinutes x 60 \(900\) \+ 60 = 960, .*got 959$/,
+      ),
+    ]);
+    const [job] = resolveJobConfigs([{ ...valid, flexibleWindowMinutes: 15, catchupWindowSeconds: 960 }]);
+    expect(job.settings.catchupWindowSeconds).toBe(960);
+  });
+
+  it('checks the default window (the retry deadline) against the flexible window too', () => {
+    const problems = problemsOf([{ ...valid, flexibleWindowMinutes: 60, retry: { deadlineSeconds: 3600 } }]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^jobs\[0\]\.catchupWindowSeconds: .*3660.*not set, so it is retry\.deadlineSeconds \(3600\)$/,
+      ),
+    ]);
+  });
+
+  it('accepts the policy settings and keeps them in the settings handed to the functions', () => {
+    const [{ settings }] = resolveJobConfigs([
+      { ...valid, overlap: 'bufferAll', catchupWindowSeconds: 600, pauseAfterFailures: 3 },
+    ]);
+    expect(settings).toMatchObject({ overlap: 'bufferAll', catchupWindowSeconds: 600, pauseAfterFailures: 3 });
+  });
+
   it('rejects an empty job list', () => {
     expect(problemsOf([])).toEqual(['jobs: at least one job is needed']);
   });

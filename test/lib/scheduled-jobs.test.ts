@@ -445,15 +445,24 @@ describe('trigger and reconciler', () => {
     ]);
   });
 
-  it('only the trigger may put rows, and only the trigger and the reconciler may send to the worker queues', () => {
-    const workerQueues = new Set(WORKER_IDS.map((id) => JSON.stringify(getAttArn(logicalId(workers[id].queue)))));
+  it("only the trigger may put rows; only the trigger, the reconciler and the queue's own worker may send to a worker queue", () => {
+    const queueOwner = new Map(
+      WORKER_IDS.map((id) => [
+        JSON.stringify(getAttArn(logicalId(workers[id].queue))),
+        logicalId(workers[id].function.role),
+      ]),
+    );
     for (const [id, policy] of ofType('AWS::IAM::Policy')) {
       const roleId = policy.Properties.Roles[0].Ref;
       for (const statement of policy.Properties.PolicyDocument.Statement) {
         const actions = actionsOf(statement);
         if (actions.includes('dynamodb:PutItem')) expect(roleId, id).toBe(logicalId(jobs.triggerFunction.role));
-        if (actions.includes('sqs:SendMessage') && workerQueues.has(JSON.stringify(statement.Resource)))
-          expect([logicalId(jobs.triggerFunction.role), logicalId(jobs.reconcilerFunction.role)], id).toContain(roleId);
+        const owner = queueOwner.get(JSON.stringify(statement.Resource));
+        // The worker sends the buffered head's message to its own queue when it releases a job's running slot.
+        if (actions.includes('sqs:SendMessage') && owner !== undefined)
+          expect([logicalId(jobs.triggerFunction.role), logicalId(jobs.reconcilerFunction.role), owner], id).toContain(
+            roleId,
+          );
       }
     }
   });
@@ -654,7 +663,9 @@ describe('least privilege', () => {
 
   /** What every worker's role may do: its jobs' rows, its jobs' reports, its own queue. */
   const workerGrants = (id: WorkerId) => [
+    `dynamodb:GetItem on ${tableArn()}`,
     `dynamodb:UpdateItem on ${tableArn()}`,
+    `sqs:SendMessage on ${queueArn(id)}`,
     ...EXPECTED[id].jobs.flatMap((job) => [
       `s3:GetObject on ${bucketArn()}/reports/${job}/*`,
       `s3:PutObject on ${bucketArn()}/reports/${job}/*`,
@@ -663,9 +674,13 @@ describe('least privilege', () => {
     ...CONSUME.map((a) => `${a} on ${queueArn(id)}`),
   ];
 
-  it("a worker may update only its own jobs' rows (LeadingKeys), and the table only", () => {
+  it("a worker may read and update only its own jobs' rows (LeadingKeys), and the table only", () => {
     for (const id of WORKER_IDS) {
       const updates = grantStatements(workers[id].function).filter((s) => actionsOf(s).includes('dynamodb:UpdateItem'));
+      expect(
+        updates.map((s) => actionsOf(s)),
+        id,
+      ).toEqual([['dynamodb:GetItem', 'dynamodb:UpdateItem']]);
       expect(
         updates.map((s) => ({ Resource: s.Resource, Condition: s.Condition })),
         id,

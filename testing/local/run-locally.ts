@@ -19,8 +19,8 @@ import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { type Occurrence, type OccurrenceKey, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
+import { scheduleTimes } from '../../functions/protocol/schedule-times';
 import { ENV } from '../../functions/runtime-env';
-import { scheduleTimes } from '../../lib/schedule-times';
 import { LOCAL_REGION, type LocalClients, localClients } from '../../scripts/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { type LambdaContext, lambdaContext, SqsEventSource } from '../../scripts/local/sqs-event-source';
@@ -423,7 +423,7 @@ async function fireSchedules(
   );
 }
 
-/** The schedule's next `count` times at or after `from`, within its start and end dates (lib/schedule-times.ts). */
+/** The schedule's next `count` times at or after `from`, within its start and end dates (functions/protocol/schedule-times.ts). */
 export function fireTimes(schedule: ScheduleSpec, from: Date, count: number): string[] {
   const start =
     schedule.startDate === undefined ? from : new Date(Math.max(from.getTime(), Date.parse(schedule.startDate)));

@@ -14,20 +14,40 @@
  * (and the retention) from the time it runs instead (`countFrom`), giving each backfilled occurrence the job's full
  * retry window. Ranges that reach into the future are refused: the Scheduler fires those, and recording them early
  * would run the job before its time.
+ *
+ * The overlap policy (`--overlap`, default bufferAll) is written on each row, and the worker applies it as for any
+ * occurrence: under bufferAll the occurrences are recorded one at a time in scheduled-time order, and start one at a
+ * time in that order. Under allowAll they run side by side, at most `--concurrency` at once: the backfill waits for
+ * one to end (or pass its deadline) before it records the next.
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
-import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
+import type { OverlapPolicy } from '../../../functions/protocol/job-settings';
+import {
+  isoSeconds,
+  type OccurrenceKey,
+  type OccurrenceStatus,
+  TERMINAL_STATUSES,
+} from '../../../functions/protocol/occurrence';
 import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
 import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
 import { scheduleEventOf } from '../../../functions/protocol/schedule-event';
-import { ScheduleError, scheduleTimesBetween } from '../../../lib/schedule-times';
-import { jobIdArgument, parseArguments, timeArgument, wholeNumberArgument } from '../arguments';
+import { ScheduleError, scheduleTimesBetween } from '../../../functions/protocol/schedule-times';
+import {
+  byArgument,
+  defaultBy,
+  jobIdArgument,
+  overlapArgument,
+  parseArguments,
+  timeArgument,
+  wholeNumberArgument,
+} from '../arguments';
 import { type DeployedJob, type JobCatalogue, unknownJobMessage } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
 import { catalogueOf, queueFor, queuesOf } from '../target';
+import { sleep } from './watch';
 
 export function registerBackfill(program: Command, setup: CommandSetup): void {
   program
@@ -37,11 +57,26 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
     .requiredOption('--from <time>', 'first scheduled time to consider: ISO date/time with zone, or a time ago (7d)')
     .option('--to <time>', 'end of the range, exclusive (not in the future)', 'now')
     .option('--max <n>', 'refuse a range with more occurrences than this, 1-100000', '1000')
+    .option(
+      '--overlap <policy>',
+      "the occurrences' overlap policy, written on each row: bufferAll (one at a time, in order), allowAll " +
+        '(side by side, up to --concurrency), skip, bufferOne or cancelOther',
+      'bufferAll',
+    )
+    .option(
+      '--concurrency <n>',
+      `with --overlap allowAll: how many run at once, 1-100 (default ${BACKFILL_CONCURRENCY})`,
+    )
+    .option('--by <who>', 'who asks, recorded on each row (default: the OS user name @ host)')
     .option('--dry-run', 'say what would be recorded; write nothing')
     .option('--json', 'the summary as JSON')
     .action(async (raw, cmd: Command) => {
       const o = parseArguments(backfillArguments(setup.now), raw);
       checkRange(o.from, o.to, setup.deps.clock.now());
+      if (o.concurrency !== undefined && o.overlap !== 'allowAll')
+        throw new UsageError(
+          `--concurrency: applies to --overlap allowAll only; under ${o.overlap} the worker starts them one at a time`,
+        );
       const target = await setup.connect(cmd, { jobs: true, queues: !o.dryRun });
       const job = await deployedJob(catalogueOf(target), o.job);
       const plan = planBackfill(job, o.from, o.to, o.max);
@@ -53,6 +88,10 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
           json: o.json,
           progress: setup.deps.progress,
           signal: setup.deps.signal,
+          overlap: o.overlap,
+          concurrency: o.concurrency ?? BACKFILL_CONCURRENCY,
+          by: o.by ?? defaultBy(setup.deps.env),
+          sleep: setup.deps.sleep ?? sleep,
         });
       }
     });
@@ -64,6 +103,9 @@ function backfillArguments(now: number) {
     from: timeArgument(now),
     to: timeArgument(now),
     max: wholeNumberArgument(1, 100_000),
+    overlap: overlapArgument,
+    concurrency: wholeNumberArgument(1, 100).optional(),
+    by: byArgument.optional(),
     dryRun: z.boolean().default(false),
     json: z.boolean().default(false),
   });
@@ -77,8 +119,10 @@ export interface BackfillPlan {
   readonly times: readonly string[];
 }
 
-/** Requests in flight at once: a large range goes faster, and DynamoDB on demand and SQS take it easily. */
+/** allowAll's default: occurrences running at once. */
 export const BACKFILL_CONCURRENCY = 8;
+/** How often an allowAll backfill reads the rows it waits for. */
+export const BACKFILL_POLL_MS = 5_000;
 
 /** A range must end no later than now: the Scheduler fires the occurrences after that. Checked before connecting. */
 export function checkRange(from: number, to: number, now: number): void {
@@ -91,10 +135,13 @@ export function checkRange(from: number, to: number, now: number): void {
   }
 }
 
-/** The job `--job` names, as deployed; a UsageError naming the group's jobs when it has no schedule. */
-export async function deployedJob(catalogue: JobCatalogue, jobId: string): Promise<DeployedJob> {
+/**
+ * The job an argument names (`--job` here, `<jobId>` in the job commands), as deployed; a UsageError naming the
+ * group's jobs when it has no schedule.
+ */
+export async function deployedJob(catalogue: JobCatalogue, jobId: string, argument = '--job'): Promise<DeployedJob> {
   const job = await catalogue.job(jobId);
-  if (job === undefined) throw new UsageError(`--job: ${await unknownJobMessage(catalogue, jobId)}`);
+  if (job === undefined) throw new UsageError(`${argument}: ${await unknownJobMessage(catalogue, jobId)}`);
   return job;
 }
 
@@ -129,6 +176,14 @@ export interface BackfillDeps {
 
 export interface BackfillOptions {
   readonly json: boolean;
+  /** Written on each row. Default bufferAll. */
+  readonly overlap?: OverlapPolicy;
+  /** allowAll: occurrences running at once. Default BACKFILL_CONCURRENCY. */
+  readonly concurrency?: number;
+  /** Who asks. Default 'occurrences backfill'. */
+  readonly by?: string;
+  /** Waits between reads of the rows an allowAll backfill waits for. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly progress?: ProgressFactory;
   /** Ctrl-C: no new occurrence is started; the ones in flight finish. */
   readonly signal?: AbortSignal;
@@ -177,7 +232,8 @@ function printDryRun(ctx: CommandContext, plan: BackfillPlan, summary: BackfillS
 }
 
 /**
- * Records the plan's occurrences, BACKFILL_CONCURRENCY at a time, and says what happened. A failure or Ctrl-C stops
+ * Records the plan's occurrences (in order, or up to `concurrency` running at once under allowAll), and says what
+ * happened. A failure or Ctrl-C stops
  * it (the occurrences in flight finish): it says how far it got, and throws the failure or a
  * BackfillInterruptedError.
  */
@@ -199,7 +255,7 @@ export async function runBackfill(
     throw failure ?? new BackfillInterruptedError(done, plan.times.length);
   }
   if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.id, ...summary }, null, 2));
-  else printBackfilled(ctx, plan, results, countFrom);
+  else printBackfilled(ctx, plan, results, countFrom, options.overlap ?? 'bufferAll');
   return summary;
 }
 
@@ -222,20 +278,43 @@ async function recordAll(
   const progress = (options.progress ?? noProgress)(plan.times.length);
   const triggerDeps = { store: deps.store, queues: deps.queues, clock: ctx.clock, logger: quiet };
   const countFrom = ctx.clock.now();
+  const overlap = options.overlap ?? 'bufferAll';
+  const requested = { by: options.by ?? 'occurrences backfill', origin: 'backfill' as const, overlap };
+  const parallel = overlap === 'allowAll';
   const record = async (scheduledTime: string): Promise<void> => {
     const event = scheduleEventOf({ jobId, scheduledTime }, route);
-    const result = await recordOccurrence(triggerDeps, event, {
-      countFrom,
-      requested: { by: 'occurrences backfill', origin: 'backfill' },
-    });
+    const result = await recordOccurrence(triggerDeps, event, { countFrom, requested });
     results[result] = (results[result] ?? 0) + 1;
     progress.increment();
+    if (parallel && result !== 'duplicate-suppressed' && result !== 'recorded-missed')
+      await untilEnded(deps.store, { jobId, scheduledTime }, () => ctx.clock.now(), options);
   };
   try {
-    const failure = await inParallel(plan.times, BACKFILL_CONCURRENCY, record, options.signal);
+    // One at a time in order unless allowAll: the worker's slot starts them in scheduled-time order anyway.
+    const concurrency = parallel ? (options.concurrency ?? BACKFILL_CONCURRENCY) : 1;
+    const failure = await inParallel(plan.times, concurrency, record, options.signal);
     return { results, failure, countFrom };
   } finally {
     progress.stop();
+  }
+}
+
+/**
+ * Waits until the occurrence's row is terminal, or past its deadline (no attempt starts after it, so it no longer
+ * runs for long), or the signal aborts: an allowAll backfill keeps at most `concurrency` running this way.
+ */
+async function untilEnded(
+  store: OccurrenceStore,
+  key: OccurrenceKey,
+  now: () => number,
+  options: BackfillOptions,
+): Promise<void> {
+  const signal = options.signal ?? new AbortController().signal;
+  const wait = options.sleep ?? sleep;
+  while (!signal.aborted) {
+    const row = await store.get(key);
+    if (row === undefined || TERMINAL_STATUSES.includes(row.status) || Date.parse(row.deadlineAt) < now()) return;
+    await wait(BACKFILL_POLL_MS, signal);
   }
 }
 
@@ -270,12 +349,14 @@ function printBackfilled(
   plan: BackfillPlan,
   results: Partial<Record<TriggerResult, number>>,
   countFrom: number,
+  overlap: OverlapPolicy,
 ): void {
   const jobId = plan.job.id;
   ctx.io.out(
     `backfilled ${jobId} from ${rangeOf(plan)}: ${plan.times.length} occurrence(s) in the schedule; ` +
       `${describeResults(results)}.`,
   );
+  if ((results.recorded ?? 0) > 0) ctx.io.out(`the new ones have overlap ${overlap}: ${OVERLAP_WORDS[overlap]}.`);
   if ((results.recorded ?? 0) > 0) {
     const until = isoSeconds(countFrom + plan.job.route.deadlineSeconds * 1000);
     ctx.io.out(`new occurrences may be retried until ${until} (the retry deadline counts from this backfill).`);
@@ -302,6 +383,14 @@ function rangeOf(plan: BackfillPlan): string {
 function total(counts: Partial<Record<string, number>>): number {
   return Object.values(counts).reduce((a: number, b) => a + (b ?? 0), 0);
 }
+
+const OVERLAP_WORDS: Record<OverlapPolicy, string> = {
+  bufferAll: 'the worker starts them one at a time, in scheduled-time order',
+  allowAll: 'they ran side by side, at most --concurrency at once',
+  skip: 'one runs, and those due while it runs are SKIPPED',
+  bufferOne: 'one runs and one waits; the others are SKIPPED',
+  cancelOther: 'each one cancels the one running before it',
+};
 
 const RESULT_WORDS: Record<TriggerResult, string> = {
   recorded: 'recorded and enqueued',

@@ -1,6 +1,7 @@
 /**
  * The times an EventBridge Scheduler expression fires, computed the way Scheduler documents them, for the places
- * where nothing fires schedules for us: the local run (`npm run local`) and backfills.
+ * where nothing fires schedules for us: the local run (`npm run local`), backfills, and the operator actions (a
+ * resume's missed times, describe's next ones: job-control.ts). Pure, so it lives with the protocol; lib/ reads it.
  *
  * - `cron(min hour dom month dow year)` is read in the schedule's time zone. croner matches the pattern (ranges,
  *   steps, names, `?`, `L`, `W`, `#`, years); this module maps each matching wall-clock time to an instant with
@@ -13,9 +14,9 @@
  * Times are whole seconds in UTC, as `<aws.scheduler.scheduled-time>` gives them.
  */
 import { Cron } from 'croner';
-import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
-import { quoteValue } from '../functions/protocol/quote-value';
-import { LibError } from './errors';
+import { ScheduledJobsError } from './errors';
+import { SCHEDULED_TIME_RANGE } from './occurrence';
+import { quoteValue } from './quote-value';
 import { CRON_FIELDS, scheduleExpressionProblem } from './schedule-expression';
 
 const MINUTE_MS = 60_000;
@@ -32,7 +33,8 @@ const LATEST_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
 const DAY_OF_WEEK = 4;
 const YEAR = 5;
 
-export class ScheduleError extends LibError {
+/** An expression or time zone the evaluator cannot read, or a range with more fire times than asked for. */
+export class ScheduleError extends ScheduledJobsError {
   override readonly name = 'ScheduleError';
 }
 

@@ -1,7 +1,7 @@
 /**
  * Validation of EventBridge Scheduler schedule expressions: cron(...) with its six fields, rate(...) and at(...).
  */
-import { quoteValue } from '../functions/protocol/quote-value';
+import { quoteValue } from './quote-value';
 
 const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
 const AT = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;

@@ -3,12 +3,12 @@
  * what scheduleExpressionProblem accepts, scheduleTimes evaluates without throwing, and the times it yields are the
  * ones a brute-force reference of Scheduler's cron rules matches (none missed between them, when they are close);
  * what synth rejects, the evaluator rejects with the same message, naming the field.
- * More runs: CRON_RUNS=15000 npx vitest run test/lib/schedule-expression.property.test.ts
+ * More runs: CRON_RUNS=15000 npx vitest run test/protocol/schedule-expression.property.test.ts
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scheduleExpressionProblem } from '../../lib/schedule-expression';
-import { ScheduleError, scheduleTimes } from '../../lib/schedule-times';
+import { scheduleExpressionProblem } from '../../functions/protocol/schedule-expression';
+import { ScheduleError, scheduleTimes } from '../../functions/protocol/schedule-times';
 
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 const WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { ScheduledJobsError } from '../../functions/protocol/errors';
 import {
   instantOfWallTime,
   previousScheduleTimes,
   ScheduleError,
   scheduleTimes,
   scheduleTimesBetween,
-} from '../../lib/schedule-times';
+} from '../../functions/protocol/schedule-times';
 
 const iso = (d: Date): string => d.toISOString().replace('.000Z', 'Z');
 function first(schedule: string, from: string, count: number, timeZone?: string): string[] {
@@ -215,6 +216,7 @@ describe('bad schedules', () => {
 
   it('rejects an invalid expression with the problem named', () => {
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(ScheduleError);
+    expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(ScheduledJobsError);
     expect(() => first('cron(0 6 * * *)', '2026-12-01T00:00:00Z', 1)).toThrow(/cron needs exactly 6 fields/);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleExpressionProblem } from '../../lib/schedule-expression';
+import { scheduleExpressionProblem } from '../../functions/protocol/schedule-expression';
 
 describe('scheduleExpressionProblem', () => {
   it.each([
