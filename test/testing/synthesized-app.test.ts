@@ -87,6 +87,7 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       worker: 'occurrence-digest',
       deadlineSeconds: 21_600,
       retentionDays: 90,
+      catchupWindowSeconds: 21_600,
     });
   });
 

@@ -4,7 +4,7 @@
  * from their assets with the environment the template gives them (resolved against the local resources), and the
  * three things the emulator does not run played here, as `npm run local` plays them for this repository:
  *
- *   schedule ──(Target.Input, each occurrence fired twice at once)──▶ trigger ──▶ table, worker queue
+ *   schedule ──(Target.Input, each occurrence fired twice at once, one fire time after the other)──▶ trigger ──▶ …
  *   worker queue ──(receive in batches, delete on success, batchItemFailures left)──▶ worker ──▶ table, report bucket
  *   table stream ──(FilterCriteria)──▶ notifier ──▶ report-ready topic ──▶ its queue
  *
@@ -40,7 +40,10 @@ export interface RunLocallyOptions {
   readonly stackName?: string;
   /** An emulator that is already running (moto_server, http://127.0.0.1:PORT); default: one started for the run. */
   readonly endpoint?: string;
-  /** Fire the occurrences at or after this time. Default: now. They are fired at once, not at their time. */
+  /**
+   * Fire the occurrences at or after this time. Default: now. They are fired without waiting for their time, one fire
+   * time after the other: the next when the last one's rows have settled.
+   */
   readonly from?: Date | string;
   /** Occurrences per schedule, 1-50. Default 1. */
   readonly count?: number;
@@ -168,10 +171,14 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
     const sources = startSources(app, context, clients, functions, pollers);
     stopSources = sources.stop;
     const started = performance.now();
-    const fired = await fireSchedules(schedules, functions, { from, count, copies });
-    const keys = uniqueKeys(fired.map((f) => f.key));
     const announcing = app.streamSources.length > 0;
-    const { rows, timedOut } = await waitUntilSettled(read, keys, announcing, timeoutSeconds * 1000);
+    const { fired, rows, timedOut } = await fireInRounds(schedules, functions, {
+      plan: { from, count, copies },
+      read,
+      announcing,
+      deadline: started + timeoutSeconds * 1000,
+    });
+    const keys = uniqueKeys(fired.map((f) => f.key));
     const settleMs = performance.now() - started;
     await sources.stop();
     stopSources = async () => undefined;
@@ -392,17 +399,50 @@ interface Fired {
   readonly outcome: string;
 }
 
-/** Every occurrence of the schedules, each delivered `copies` times at once to its trigger (Lambda async retries). */
-async function fireSchedules(
+/**
+ * The schedules' next `count` times, one round at a time as time would bring them: round k fires every schedule's
+ * k-th time, and the next round starts when the round's rows have settled. Fired all at once, the occurrences of one
+ * job would overlap, and its overlap policy (default skip) would rightly skip all but one of them.
+ */
+async function fireInRounds(
   schedules: readonly ScheduleSpec[],
   functions: ReadonlyMap<string, LoadedFunction>,
-  plan: { from: Date; count: number; copies: number },
+  run: {
+    plan: { from: Date; count: number; copies: number };
+    read: (key: OccurrenceKey) => Promise<Occurrence | undefined>;
+    announcing: boolean;
+    deadline: number;
+  },
+): Promise<{ fired: Fired[]; rows: (Occurrence | undefined)[]; timedOut: boolean }> {
+  const fired: Fired[] = [];
+  const timesOf = new Map(schedules.map((s) => [s, fireTimes(s, run.plan.from, run.plan.count)]));
+  for (let round = 0; round < run.plan.count; round++) {
+    const due = schedules.flatMap((s) => {
+      const time = timesOf.get(s)?.[round];
+      return time === undefined ? [] : [{ schedule: s, time }];
+    });
+    if (due.length === 0) break;
+    const roundFired = await fireSchedules(due, functions, run.plan.copies);
+    fired.push(...roundFired);
+    const settled = await waitUntilSettled(
+      run.read,
+      uniqueKeys(roundFired.map((f) => f.key)),
+      run.announcing,
+      run.deadline - performance.now(),
+    );
+    if (settled.timedOut) break;
+  }
+  const keys = uniqueKeys(fired.map((f) => f.key));
+  return { fired, ...(await waitUntilSettled(run.read, keys, run.announcing, run.deadline - performance.now())) };
+}
+
+/** One round of occurrences, each delivered `copies` times at once to its trigger (Lambda async retries). */
+async function fireSchedules(
+  due: readonly { schedule: ScheduleSpec; time: string }[],
+  functions: ReadonlyMap<string, LoadedFunction>,
+  copies: number,
 ): Promise<Fired[]> {
-  const deliveries = schedules.flatMap((schedule) =>
-    fireTimes(schedule, plan.from, plan.count).flatMap((time) =>
-      Array.from({ length: plan.copies }, () => ({ schedule, time })),
-    ),
-  );
+  const deliveries = due.flatMap((d) => Array.from({ length: copies }, () => d));
   return Promise.all(
     deliveries.map(async ({ schedule, time }) => {
       const trigger = functions.get(schedule.target) as LoadedFunction;
