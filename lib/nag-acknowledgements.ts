@@ -4,8 +4,9 @@
  * without an acknowledgement here. docs/operating.md (Security) lists the same reasons.
  */
 import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { IConstruct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import type { JobWorker } from './job-worker';
 import type { ScheduledJobs } from './scheduled-jobs';
@@ -56,6 +57,32 @@ export function acknowledgeSchedulerRoleFindings(jobs: ScheduledJobs): void {
         'versions and aliases (<trigger ARN>:*); it names no other function.',
     });
   }
+}
+
+/**
+ * The two wildcards of grantOperateJobs, on the grantee when it is a construct of the app (a role it defines); a
+ * principal from elsewhere has no policy in this stack to check.
+ */
+export function acknowledgeOperatorFindings(jobs: ScheduledJobs, grantee: iam.IGrantable): void {
+  const principal = grantee.grantPrincipal;
+  if (!Construct.isConstruct(principal)) return;
+  const group = Stack.of(jobs).resolve(jobs.schedules.group.scheduleGroupName) as unknown;
+  const groupName = typeof group === 'string' ? group : `<${(group as { Ref: string }).Ref}>`;
+  acknowledge(
+    principal,
+    {
+      id: wildcard(`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupName}/*`),
+      reason:
+        "The operator commands act on any of the stack's jobs, each a schedule named by its job id in the stack's own " +
+        'group; GetSchedule and UpdateSchedule are limited to that group.',
+    },
+    {
+      id: wildcard('*'),
+      reason:
+        'Resource * is scheduler:ListSchedules, which has no resource-level permissions; the CLI lists the group to ' +
+        'name its jobs when a job id is unknown.',
+    },
+  );
 }
 
 export function acknowledgeNagFindings(jobs: ScheduledJobs): void {

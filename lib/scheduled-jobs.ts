@@ -46,6 +46,7 @@ import {
 import { JobsMonitoring } from './jobs-monitoring';
 import {
   acknowledgeNagFindings,
+  acknowledgeOperatorFindings,
   acknowledgeSchedulerRoleFindings,
   acknowledgeWorkerReportFindings,
 } from './nag-acknowledgements';
@@ -337,6 +338,7 @@ export class ScheduledJobs extends Construct {
    */
   grantOperateJobs(grantee: iam.IGrantable): iam.Grant {
     this.operators.push(grantee);
+    acknowledgeOperatorFindings(this, grantee);
     const stack = Stack.of(this);
     const schedules = stack.formatArn({
       service: 'scheduler',

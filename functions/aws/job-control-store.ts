@@ -9,6 +9,7 @@ import type { JobStateChange, JobStateStore, JobStateWrite } from '../protocol/j
 import { type JobState, jobStateKeyOf } from '../protocol/job-state';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
+/** The job-state rows of one occurrence table (JobStateStore). */
 export class DynamoJobStateStore implements JobStateStore {
   constructor(
     private readonly documents: DynamoDBDocumentClient,

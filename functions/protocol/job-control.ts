@@ -208,7 +208,18 @@ export async function resumeJob(
     );
   }
   if (!changed) return { outcome: 'not-paused', state };
-  const catchUp = await catchUpSince(deps, job, Date.parse(paused.pausedAt as string));
+  let catchUp: CatchUp;
+  try {
+    catchUp = await catchUpSince(deps, job, Date.parse(paused.pausedAt as string));
+  } catch (error) {
+    // The job runs again already; what is left is recording the missed times, which a backfill does idempotently.
+    throw new DependencyError(
+      error instanceof DependencyError ? error.kind : 'fatal',
+      `record the fire times ${job.id} missed while paused (the job is resumed and its schedule enabled: ` +
+        `backfill --from ${paused.pausedAt} records the rest)`,
+      error,
+    );
+  }
   return { outcome: 'resumed', paused, state: state as JobState, catchUp };
 }
 

@@ -5,13 +5,24 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../bin/jobs';
+import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
-import { buildTestStack } from './fixtures/test-stack';
+import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
+
+/** A job that pauses itself after failures, and an operator role given grantOperateJobs. */
+function policiesStack(app: App): void {
+  const stack = new Stack(app, 'Policies');
+  const jobs = new ScheduledJobs(stack, 'Jobs');
+  const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
+  jobs.addJob({ id: 'nightly', schedule: 'cron(0 2 * * ? *)', worker, pauseAfterFailures: 3, overlap: 'bufferAll' });
+  jobs.grantOperateJobs(new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() }));
+}
 
 const outdir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -39,12 +50,13 @@ function synthWithNag(app: App): { error?: Error; violations: Violation[] } {
 }
 
 describe('cdk-nag AwsSolutions', () => {
-  it('finds nothing that is not acknowledged with a reason, in the sample stack and in a stack of several workers', () => {
+  it('finds nothing that is not acknowledged with a reason, in the sample stack, a stack of several workers and one with the schedule policies', () => {
     // Skip bundling the functions: the rules read the template, not the code.
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'oncall@example.com' } });
     new ScheduledJobsStack(app, 'ScheduledJobs', { jobs: sampleJobs });
     // Workers shared by two jobs, a job's own, one with a paused job only (test/lib/fixtures/test-stack.ts).
     const { jobs } = buildTestStack(app, 'Workers');
+    policiesStack(app);
     const { error, violations } = synthWithNag(app);
     expect(
       violations.map((v) => `${v.ruleName}: ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`),

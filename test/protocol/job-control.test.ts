@@ -271,6 +271,18 @@ describe('Function: resumeJob', () => {
     expect(sent).toEqual([]);
   });
 
+  it('says how to finish by hand when recording the missed times fails after the job was resumed', async () => {
+    await pauseJob(deps(), JOB, { note: 'n', by: 'alice' });
+    clock.set('2026-11-20T03:30:00Z');
+    trigger = { ...trigger, store: { create: () => Promise.reject(new Error('DynamoDB is down')) } as never };
+    const error = await resumeJob(deps(), HOURLY, { by: 'bob' }).catch((e) => e);
+    expect(error).toBeInstanceOf(DependencyError);
+    expect(error.message).toContain('the job is resumed and its schedule enabled');
+    expect(error.message).toContain('backfill --from 2026-11-20T00:30:00.400Z');
+    expect(schedules.calls.at(-1)).toBe(`${JOB}:ENABLED`);
+    expect(states.rows.get(JOB)?.pausedAt).toBeUndefined();
+  });
+
   it('catches up a rate(...) schedule at the phase its own occurrences show', async () => {
     const rate: ScheduledJob = { ...HOURLY, schedule: 'rate(1 hour)' };
     await occurrences.create({ jobId: JOB, scheduledTime: '2026-11-20T00:17:00Z', status: 'SUCCEEDED' } as Occurrence);

@@ -87,6 +87,7 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       worker: 'occurrence-digest',
       deadlineSeconds: 21_600,
       retentionDays: 90,
+      // Not configured: the retry deadline (job-settings.ts, catchupWindowSecondsOf).
       catchupWindowSeconds: 21_600,
     });
   });

@@ -76,22 +76,22 @@ function resumedNote(state: JobState | undefined): string {
 const count = (results: Partial<Record<TriggerResult, number>>) =>
   Object.values(results).reduce((a: number, b) => a + (b ?? 0), 0);
 
+/** ` (n were recorded already)`: times the schedule (or an earlier resume) had recorded; their rows were left alone. */
+function alreadyRecorded(results: Partial<Record<TriggerResult, number>>): string {
+  const n = (results['duplicate-suppressed'] ?? 0) + (results['pending-re-enqueued'] ?? 0);
+  return n > 0 ? ` (${n} were recorded already)` : '';
+}
+
 /** What the catch-up did: the times run, the times recorded as missed, the times only counted. */
-export function catchUpLines(catchUp: CatchUp, window: string, retentionDays: number): string[] {
+function catchUpLines(catchUp: CatchUp, window: string, retentionDays: number): string[] {
   const { inWindow, missed } = catchUp;
-  const runs = catchUp.runTimes.length;
   const lines = [
-    `inside the catch-up window (${window}): ${runs} fire time(s)` +
-      (runs === 0
-        ? ''
-        : `, ${inWindow.recorded ?? 0} recorded and enqueued, the job's overlap policy decides how they run`) +
-      (runs - (inWindow.recorded ?? 0) > 0 ? ` (${runs - (inWindow.recorded ?? 0)} were recorded already)` : ''),
+    `inside the catch-up window (${window}): ${catchUp.runTimes.length} fire time(s), ` +
+      `${inWindow.recorded ?? 0} recorded and enqueued${alreadyRecorded(inWindow)}; ` +
+      "the job's overlap policy decides how they run",
     ...catchUp.runTimes.map((t) => `  ${t}`),
     `older, inside the retention (${retentionDays} day(s)): ${count(missed)} fire time(s), ` +
-      `${missed['recorded-missed'] ?? 0} recorded as SKIPPED (missed)` +
-      (count(missed) - (missed['recorded-missed'] ?? 0) > 0
-        ? ` (${count(missed) - (missed['recorded-missed'] ?? 0)} were recorded already)`
-        : ''),
+      `${missed['recorded-missed'] ?? 0} recorded as SKIPPED (missed)${alreadyRecorded(missed)}`,
   ];
   if (catchUp.olderThanRetention > 0)
     lines.push(
