@@ -32,8 +32,15 @@ export interface SlotDeps {
   readonly schedules?: ScheduleSwitch;
 }
 
-/** `run`: the attempt may run (holding the slot, unless allowAll). Otherwise it was recorded as said. */
-export type StartOutcome = 'run' | 'skipped' | 'buffered';
+/**
+ * `run`: the attempt may run (holding the slot, unless allowAll), but not before `notBefore` (epoch ms) when it
+ * cancelled a running occurrence: that one's worker learns of it at its next heartbeat, and may work on until its
+ * lease expires. Otherwise it was recorded as said.
+ */
+export interface Start {
+  readonly outcome: 'run' | 'skipped' | 'buffered';
+  readonly notBefore?: number;
+}
 
 /** Compare-and-swap rounds before the start is given up as contended (transient: the message comes back). */
 export const MAX_DECISION_ROUNDS = 5;
@@ -45,26 +52,29 @@ export async function startUnderPolicy(
   occurrence: Occurrence,
   lease: Lease,
   log: Logger,
-): Promise<StartOutcome> {
+): Promise<Start> {
   const policy = effectivePolicyOf(occurrence, settings.overlap);
   const { jobId, scheduledTime } = occurrence;
   if (policy === 'allowAll') {
     // No slot: one eventually consistent read, to skip a start of a paused job.
     const state = await deps.slots.read(jobId, false);
-    if (state?.pausedAt === undefined) return 'run';
-    return recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log);
+    if (state?.pausedAt === undefined) return { outcome: 'run' };
+    return { outcome: await recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log) };
   }
   const fast = await deps.slots.tryTake(jobId, scheduledTime, lease.leaseId);
-  if (fast.written) return 'run';
+  if (fast.written) return { outcome: 'run' };
   let state = fast.state;
+  // Kept across rounds: a cancelled holder may still be working even if a later round takes the slot without it.
+  const waits: { notBefore?: number } = {};
+  const leaseMs = settings.leaseSeconds * 1000;
   for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
     // Our own take, whose response was lost and whose retry found it done.
-    if (state?.slotTime === scheduledTime && state.slotLeaseId === lease.leaseId) return 'run';
+    if (state?.slotTime === scheduledTime && state.slotLeaseId === lease.leaseId) return { outcome: 'run', ...waits };
     const holderKey = holderToRead(state, scheduledTime);
     const holder = holderKey === undefined ? undefined : await deps.store.get(holderKey);
     const decision = decideStart({ state, holder, scheduledTime, policy, now: deps.clock.now() });
-    const applied = await apply(deps, decision, state, lease, log, holder);
-    if (applied !== 'again') return applied;
+    const applied = await apply(deps, decision, state, lease, log, { holder, leaseMs, waits });
+    if (applied !== 'again') return { outcome: applied, ...(applied === 'run' ? waits : {}) };
     state = await deps.slots.read(jobId, true);
   }
   throw new DependencyError(
@@ -81,8 +91,9 @@ async function apply(
   state: JobState | undefined,
   lease: Lease,
   log: Logger,
-  holder?: Occurrence,
-): Promise<StartOutcome | 'again'> {
+  context: { readonly holder?: Occurrence; readonly leaseMs: number; readonly waits: { notBefore?: number } },
+): Promise<Start['outcome'] | 'again'> {
+  const { holder } = context;
   const { jobId, scheduledTime } = lease.key;
   const now = deps.clock.now();
   switch (decision.action) {
@@ -114,7 +125,12 @@ async function apply(
           },
           now,
         );
-        if (!revoked) return 'again';
+        if (!revoked.revoked) return 'again';
+        if (decision.revoke === 'cancel' && holder.status === 'RUNNING') {
+          // Its worker stops at its next heartbeat at the latest, and never works past its lease: wait that out.
+          const until = revoked.unknown ? now + context.leaseMs : Date.parse(revoked.leaseExpiresAt ?? '');
+          if (!Number.isNaN(until)) context.waits.notBefore = Math.max(context.waits.notBefore ?? 0, until);
+        }
         log.warn(
           decision.revoke === 'cancel'
             ? 'CANCELLED the running occurrence (overlap cancelOther)'
@@ -234,23 +250,33 @@ async function wake(deps: SlotDeps, jobId: string, head: string | undefined, log
 }
 
 /**
- * A BUFFERED occurrence that ended FAILED without running (its deadline passed while it waited) leaves the buffer,
- * and the next one is woken when nobody holds the slot. Never throws: the reconciler wakes what this leaves waiting.
+ * An occurrence closed without a run (FAILED or SUCCEEDED by the unheld writes: its attempts or deadline were used up
+ * between runs, maybe while BUFFERED) leaves the buffer, and the buffer's head is woken when the slot is free or names
+ * this occurrence (its row is terminal now, so the slot is not live). Never throws: the reconciler wakes what this
+ * leaves waiting.
  */
-export async function leaveBuffer(deps: SlotDeps, key: OccurrenceKey, log: Logger): Promise<void> {
+export async function afterUnheldEnd(
+  deps: SlotDeps,
+  settings: JobSettings,
+  occurrence: Occurrence,
+  log: Logger,
+): Promise<void> {
+  if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') return;
+  const { jobId, scheduledTime } = occurrence;
   try {
     for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
-      const state = await deps.slots.read(key.jobId, true);
-      if (state === undefined || !(state.buffer ?? []).includes(key.scheduledTime)) return;
-      const buffer = (state.buffer ?? []).filter((t) => t !== key.scheduledTime);
-      const written = await deps.slots.writeIfVersion(key.jobId, state.version, { buffer });
-      if (written.written) {
-        if (state.slotTime === undefined) await wake(deps, key.jobId, buffer[0], log);
-        return;
+      const state = await deps.slots.read(jobId, true);
+      if (state === undefined) return;
+      const buffer = (state.buffer ?? []).filter((t) => t !== scheduledTime);
+      if (buffer.length !== (state.buffer ?? []).length) {
+        const written = await deps.slots.writeIfVersion(jobId, state.version, { buffer });
+        if (!written.written) continue;
       }
+      if (state.slotTime === undefined || state.slotTime === scheduledTime) await wake(deps, jobId, buffer[0], log);
+      return;
     }
   } catch (error) {
-    log.warn('could not remove the FAILED occurrence from the buffer', { error: messageOf(error) });
+    log.warn('could not update the buffer after closing the occurrence', { error: messageOf(error) });
   }
 }
 
