@@ -12,7 +12,9 @@
  *   P4 every occurrence ends SUCCEEDED, FAILED, SKIPPED or CANCELLED by the end of the run
  *   P5 every row tells the truth: SUCCEEDED ⇒ its report exists; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒
  *      yieldedTo); CANCELLED ⇒ cancelledBy; every write keeps the status index key and the worker
- *   P6 bufferAll: an occurrence BUFFERED before a later one first ran starts before it
+ *   P6 bufferAll: the BUFFERED occurrences start in scheduled-time order: one BUFFERED before a later BUFFERED one
+ *      first ran starts before it (an occurrence that took the free slot before an earlier one was recorded or
+ *      delivered runs first: the buffer orders waiting occurrences, not arrivals)
  */
 import fc from 'fast-check';
 import { OVERLAP_POLICIES } from '../functions/protocol/job-settings';
@@ -30,7 +32,7 @@ export const POLICY_INVARIANTS: Readonly<Record<PolicyInvariantId, string>> = {
   P3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound (across occurrences too, unless allowAll)',
   P4: 'every occurrence ends SUCCEEDED, FAILED, SKIPPED or CANCELLED',
   P5: 'every row tells the truth: SUCCEEDED ⇒ report; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒ yieldedTo); CANCELLED ⇒ cancelledBy; index key and worker kept after every write',
-  P6: 'bufferAll: an occurrence BUFFERED before a later one first ran starts before it',
+  P6: 'bufferAll: the BUFFERED occurrences start in scheduled-time order (one BUFFERED before a later BUFFERED one first ran starts before it)',
 };
 
 export interface PolicyViolation {
@@ -131,7 +133,7 @@ function bufferOrderProblems(o: WorldOutcome, times: readonly string[]): string[
     if (bufferedAt === undefined || xRan === undefined) continue;
     for (const y of times) {
       const yRan = firstRun(y);
-      if (y > x && yRan !== undefined && bufferedAt < yRan && xRan > yRan)
+      if (y > x && o.firstBufferedAt.has(y) && yRan !== undefined && bufferedAt < yRan && xRan > yRan)
         problems.push(`${x} was BUFFERED before ${y} first ran, but ran after it`);
     }
   }

@@ -141,6 +141,9 @@ async function apply(
           },
         );
         if (decision.revoke === 'cancel') deps.metrics.add(MetricName.OccurrencesCancelled, 1, jobId);
+        // An expired holder stays RUNNING, and its worker, finding its lease gone, acknowledges its message: send it
+        // one, so that it is claimed again (and meets the policy) rather than waiting for the reconciler.
+        else await wake(deps, jobId, holder.scheduledTime, log);
       }
       const slot = { slotTime: scheduledTime, slotLeaseId: lease.leaseId };
       const written = await deps.slots.writeIfVersion(jobId, state?.version, { slot, buffer: decision.buffer });
@@ -237,7 +240,7 @@ async function pauseOnFailures(
   }
 }
 
-/** Enqueue the buffer's head again: its delivery takes the slot by the rules above. A lost send is the reconciler's. */
+/** Enqueue an occurrence of the job again (the buffer's head, or a revoked holder): its delivery meets the policy. A lost send is the reconciler's. */
 async function wake(deps: SlotDeps, jobId: string, head: string | undefined, log: Logger): Promise<void> {
   if (head === undefined) return;
   const key: OccurrenceKey = { jobId, scheduledTime: head };
