@@ -55,6 +55,8 @@ export interface WorldOutcome {
   readonly jobState: Row | undefined;
   /** When each occurrence was first recorded BUFFERED (true time), by scheduled time. */
   readonly firstBufferedAt: ReadonlyMap<string, number>;
+  /** When a worker first started an attempt of each occurrence (past its overlap policy), by scheduled time. */
+  readonly firstStartedAt: ReadonlyMap<string, number>;
   /** The scheduled time of every announcement the subscribers received. */
   readonly announcedTimes: readonly string[];
   readonly objects: ReadonlyMap<string, { body: string; metadata?: Record<string, string> }>;

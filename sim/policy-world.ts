@@ -13,7 +13,7 @@
  *   P5 every row tells the truth: SUCCEEDED ⇒ its report exists; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒
  *      yieldedTo); CANCELLED ⇒ cancelledBy; every write keeps the status index key and the worker
  *   P6 bufferAll: the BUFFERED occurrences start in scheduled-time order: one BUFFERED before a later BUFFERED one
- *      first ran starts before it (an occurrence that took the free slot before an earlier one was recorded or
+ *      first started starts before it (an occurrence that took the free slot before an earlier one was recorded or
  *      delivered runs first: the buffer orders waiting occurrences, not arrivals)
  */
 import fc from 'fast-check';
@@ -32,7 +32,7 @@ export const POLICY_INVARIANTS: Readonly<Record<PolicyInvariantId, string>> = {
   P3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound (across occurrences too, unless allowAll)',
   P4: 'every occurrence ends SUCCEEDED, FAILED, SKIPPED or CANCELLED',
   P5: 'every row tells the truth: SUCCEEDED ⇒ report; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒ yieldedTo); CANCELLED ⇒ cancelledBy; index key and worker kept after every write',
-  P6: 'bufferAll: the BUFFERED occurrences start in scheduled-time order (one BUFFERED before a later BUFFERED one first ran starts before it)',
+  P6: 'bufferAll: the BUFFERED occurrences start in scheduled-time order (one BUFFERED before a later BUFFERED one first started starts before it)',
 };
 
 export interface PolicyViolation {
@@ -125,7 +125,8 @@ function overlaps(o: WorldOutcome, acrossOccurrences: boolean): string[] {
 }
 
 function bufferOrderProblems(o: WorldOutcome, times: readonly string[]): string[] {
-  const firstRun = (time: string) => o.sideEffects.find((e) => e.scheduledTime === time)?.at;
+  // Started: past the policy, with the slot (a failed attempt's retry is the same run).
+  const firstRun = (time: string) => o.firstStartedAt.get(time);
   const problems: string[] = [];
   for (const x of times) {
     const bufferedAt = o.firstBufferedAt.get(x);
@@ -134,7 +135,7 @@ function bufferOrderProblems(o: WorldOutcome, times: readonly string[]): string[
     for (const y of times) {
       const yRan = firstRun(y);
       if (y > x && o.firstBufferedAt.has(y) && yRan !== undefined && bufferedAt < yRan && xRan > yRan)
-        problems.push(`${x} was BUFFERED before ${y} first ran, but ran after it`);
+        problems.push(`${x} was BUFFERED before ${y} first started, but started after it`);
     }
   }
   return problems;

@@ -145,6 +145,8 @@ export class World implements NetworkHost {
   private maxFreezeMs = 0;
   /** When each occurrence was first recorded BUFFERED (true time). */
   private readonly firstBufferedAt = new Map<string, number>();
+  /** When a worker first started an attempt of each occurrence (its "claimed occurrence" line, past the policy). */
+  private readonly firstStartedAt = new Map<string, number>();
   private triggerEventsDropped = 0;
   /** Faults beyond the bounds, skipped. */
   private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
@@ -312,6 +314,9 @@ export class World implements NetworkHost {
     const leaseId = fields.leaseId as string | undefined;
     this.note(actor?.name ?? '?', `log: ${message}${fields.error ? ` (${String(fields.error).slice(0, 140)})` : ''}`);
     if (actor !== undefined && leaseId !== undefined) this.beliefs.onLog(actor, leaseId, message, this.vt.now);
+    const time = fields.scheduledTime as string | undefined;
+    if (message === 'claimed occurrence' && time !== undefined && !this.firstStartedAt.has(time))
+      this.firstStartedAt.set(time, this.vt.now);
   }
 
   // ---- the trigger, invoked by the Scheduler ----------------------------------------------------------------------
@@ -516,6 +521,7 @@ export class World implements NetworkHost {
       rows: scenarioTimes(this.scenario).map((t) => this.aws.row(JOB_ID, t)),
       jobState: this.aws.row(JOB_ID, '#job'),
       firstBufferedAt: this.firstBufferedAt,
+      firstStartedAt: this.firstStartedAt,
       announcedTimes: this.aws.delivered.map((m) =>
         String((JSON.parse(m.Message) as { scheduledTime?: unknown }).scheduledTime),
       ),

@@ -70,7 +70,8 @@ export async function startUnderPolicy(
   for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
     // Our own take, whose response was lost and whose retry found it done.
     if (state?.slotTime === scheduledTime && state.slotLeaseId === lease.leaseId) return { outcome: 'run', ...waits };
-    const holderKey = holderToRead(state, scheduledTime);
+    // A paused job's start is SKIPPED whoever holds the slot: no need to read the holder.
+    const holderKey = state?.pausedAt === undefined ? holderToRead(state, scheduledTime) : undefined;
     const holder = holderKey === undefined ? undefined : await deps.store.get(holderKey);
     const decision = decideStart({ state, holder, scheduledTime, policy, now: deps.clock.now() });
     const applied = await apply(deps, decision, state, lease, log, { holder, leaseMs, waits });
