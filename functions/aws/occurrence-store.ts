@@ -486,16 +486,10 @@ function revocationUpdate(key: OccurrenceKey, r: Revocation, now: number) {
   return {
     UpdateExpression:
       'SET #status = :cancelled, #statusShard = :statusShard, #cancelledBy = :by, #cancelledAt = :now, #leaseId = :revocation ' +
-      'REMOVE #leaseExpiresAt, #nextAttemptAt',
+      // leaseExpiresAt stays: until then its worker may still be working, and whoever takes the slot waits for it.
+      'REMOVE #nextAttemptAt',
     ConditionExpression: held,
-    ExpressionAttributeNames: names(
-      ...heldNames,
-      '#statusShard',
-      '#cancelledBy',
-      '#cancelledAt',
-      '#leaseExpiresAt',
-      '#nextAttemptAt',
-    ),
+    ExpressionAttributeNames: names(...heldNames, '#statusShard', '#cancelledBy', '#cancelledAt', '#nextAttemptAt'),
     ExpressionAttributeValues: {
       ...observed,
       ':cancelled': CANCELLED,

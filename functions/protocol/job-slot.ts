@@ -146,6 +146,11 @@ async function apply(
         // one, so that it is claimed again (and meets the policy) rather than waiting for the reconciler.
         else await wake(deps, jobId, holder.scheduledTime, log);
       }
+      // A holder cancelled before (by this start's earlier try, or another's) may work until its lease expires.
+      if (holder?.status === 'CANCELLED' && holder.leaseExpiresAt !== undefined) {
+        const until = Date.parse(holder.leaseExpiresAt);
+        if (until > now) context.waits.notBefore = Math.max(context.waits.notBefore ?? 0, until);
+      }
       const slot = { slotTime: scheduledTime, slotLeaseId: lease.leaseId };
       const written = await deps.slots.writeIfVersion(jobId, state?.version, { slot, buffer: decision.buffer });
       return written.written ? 'run' : 'again';
