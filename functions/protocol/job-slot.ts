@@ -85,6 +85,13 @@ export async function startUnderPolicy(
   );
 }
 
+interface DecisionContext {
+  readonly holder?: Occurrence;
+  readonly leaseMs: number;
+  /** When the job may start at the earliest: kept across rounds (see Start). */
+  readonly waits: { notBefore?: number };
+}
+
 /** Write a decision; 'again' when the row changed under it (decide afresh from the row as it is now). */
 async function apply(
   deps: SlotDeps,
@@ -92,70 +99,90 @@ async function apply(
   state: JobState | undefined,
   lease: Lease,
   log: Logger,
-  context: { readonly holder?: Occurrence; readonly leaseMs: number; readonly waits: { notBefore?: number } },
+  context: DecisionContext,
 ): Promise<Start['outcome'] | 'again'> {
-  const { holder } = context;
-  const { jobId, scheduledTime } = lease.key;
-  const now = deps.clock.now();
   switch (decision.action) {
     case 'skip':
       return recordSkip(deps, lease, decision, log);
-    case 'buffer': {
-      if (!sameList(decision.buffer, state?.buffer ?? [])) {
-        const written = await deps.slots.writeIfVersion(jobId, state?.version, { buffer: decision.buffer });
-        if (!written.written) return 'again';
-      }
-      await deps.store.bufferClaimed(lease, now);
-      log.info('occurrence BUFFERED until the running slot is free', {
-        slotTime: state?.slotTime,
-        buffer: decision.buffer,
-      });
-      deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
-      await wake(deps, jobId, decision.wake, log);
-      return 'buffered';
-    }
+    case 'buffer':
+      return recordBuffer(deps, decision, state, lease, log);
     case 'take': {
+      const { holder } = context;
       if (decision.revoke !== undefined && holder !== undefined) {
-        const revoked = await deps.store.revoke(
-          { jobId, scheduledTime: holder.scheduledTime },
-          {
-            mode: decision.revoke,
-            observed: holder,
-            revocationId: `revoked-by-${scheduledTime}-${lease.leaseId}`,
-            by: scheduledTime,
-          },
-          now,
-        );
-        if (!revoked.revoked) return 'again';
-        if (decision.revoke === 'cancel' && holder.status === 'RUNNING') {
-          // Its worker stops at its next heartbeat at the latest, and never works past its lease: wait that out.
-          const until = revoked.unknown ? now + context.leaseMs : Date.parse(revoked.leaseExpiresAt ?? '');
-          if (!Number.isNaN(until)) context.waits.notBefore = Math.max(context.waits.notBefore ?? 0, until);
-        }
-        log.warn(
-          decision.revoke === 'cancel'
-            ? 'CANCELLED the running occurrence (overlap cancelOther)'
-            : 'revoked the expired lease of the slot holder',
-          {
-            holder: holder.scheduledTime,
-            holderLeaseId: holder.leaseId,
-          },
-        );
-        if (decision.revoke === 'cancel') deps.metrics.add(MetricName.OccurrencesCancelled, 1, jobId);
-        // An expired holder stays RUNNING, and its worker, finding its lease gone, acknowledges its message: send it
-        // one, so that it is claimed again (and meets the policy) rather than waiting for the reconciler.
-        else await wake(deps, jobId, holder.scheduledTime, log);
+        if (!(await revokeHolder(deps, decision.revoke, holder, lease, log, context))) return 'again';
       }
       // A holder cancelled before (by this start's earlier try, or another's) may work until its lease expires.
       if (holder?.status === 'CANCELLED' && holder.leaseExpiresAt !== undefined) {
-        const until = Date.parse(holder.leaseExpiresAt);
-        if (until > now) context.waits.notBefore = Math.max(context.waits.notBefore ?? 0, until);
+        waitUntil(context, Date.parse(holder.leaseExpiresAt));
       }
-      const slot = { slotTime: scheduledTime, slotLeaseId: lease.leaseId };
-      const written = await deps.slots.writeIfVersion(jobId, state?.version, { slot, buffer: decision.buffer });
+      const slot = { slotTime: lease.key.scheduledTime, slotLeaseId: lease.leaseId };
+      const written = await deps.slots.writeIfVersion(lease.key.jobId, state?.version, {
+        slot,
+        buffer: decision.buffer,
+      });
       return written.written ? 'run' : 'again';
     }
   }
+}
+
+const waitUntil = (context: DecisionContext, until: number): void => {
+  if (!Number.isNaN(until)) context.waits.notBefore = Math.max(context.waits.notBefore ?? 0, until);
+};
+
+async function recordBuffer(
+  deps: SlotDeps,
+  decision: Extract<StartDecision, { action: 'buffer' }>,
+  state: JobState | undefined,
+  lease: Lease,
+  log: Logger,
+): Promise<'buffered' | 'again'> {
+  const { jobId } = lease.key;
+  if (!sameList(decision.buffer, state?.buffer ?? [])) {
+    const written = await deps.slots.writeIfVersion(jobId, state?.version, { buffer: decision.buffer });
+    if (!written.written) return 'again';
+  }
+  await deps.store.bufferClaimed(lease, deps.clock.now());
+  log.info('occurrence BUFFERED until the running slot is free', {
+    slotTime: state?.slotTime,
+    buffer: decision.buffer,
+  });
+  deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
+  await wake(deps, jobId, decision.wake, log);
+  return 'buffered';
+}
+
+/** Take the slot's holder's lease (docs/schedule-policies.md, "Revoking"); false when its row changed meanwhile. */
+async function revokeHolder(
+  deps: SlotDeps,
+  mode: 'expired' | 'cancel',
+  holder: Occurrence,
+  lease: Lease,
+  log: Logger,
+  context: DecisionContext,
+): Promise<boolean> {
+  const { jobId, scheduledTime } = lease.key;
+  const now = deps.clock.now();
+  const revocationId = `revoked-by-${scheduledTime}-${lease.leaseId}`;
+  const revoked = await deps.store.revoke(
+    { jobId, scheduledTime: holder.scheduledTime },
+    { mode, observed: holder, revocationId, by: scheduledTime },
+    now,
+  );
+  if (!revoked.revoked) return false;
+  const fields = { holder: holder.scheduledTime, holderLeaseId: holder.leaseId };
+  if (mode === 'cancel') {
+    log.warn('CANCELLED the running occurrence (overlap cancelOther)', fields);
+    deps.metrics.add(MetricName.OccurrencesCancelled, 1, jobId);
+    // Its worker stops at its next heartbeat at the latest, and never works past its lease: wait that out.
+    if (holder.status === 'RUNNING')
+      waitUntil(context, revoked.unknown ? now + context.leaseMs : Date.parse(revoked.leaseExpiresAt ?? ''));
+    return true;
+  }
+  log.warn('revoked the expired lease of the slot holder', fields);
+  // It stays RUNNING, and its worker, finding its lease gone, acknowledges its message: send it one, so that it is
+  // claimed again (and meets the policy) rather than waiting for the reconciler.
+  await wake(deps, jobId, holder.scheduledTime, log);
+  return true;
 }
 
 async function recordSkip(
@@ -246,15 +273,21 @@ async function pauseOnFailures(
   }
 }
 
-/** Enqueue an occurrence of the job again (the buffer's head, or a revoked holder): its delivery meets the policy. A lost send is the reconciler's. */
+/**
+ * Enqueue an occurrence of the job again (the buffer's head, or a revoked holder): its delivery meets the policy.
+ * A lost send is the reconciler's.
+ */
 async function wake(deps: SlotDeps, jobId: string, head: string | undefined, log: Logger): Promise<void> {
   if (head === undefined) return;
   const key: OccurrenceKey = { jobId, scheduledTime: head };
   try {
     await deps.queue.send(encodeEnvelope(key));
-    log.info('woke the first BUFFERED occurrence', { head });
+    log.info('enqueued an occurrence of the job again (woken)', { woken: head });
   } catch (error) {
-    log.warn('could not wake the first BUFFERED occurrence; the reconciler will', { head, error: messageOf(error) });
+    log.warn('could not enqueue an occurrence of the job again; the reconciler will', {
+      woken: head,
+      error: messageOf(error),
+    });
   }
 }
 

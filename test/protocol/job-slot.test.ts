@@ -217,7 +217,7 @@ describe('the reconciler and BUFFERED occurrences', () => {
     await a.promise;
     h.aws.clearFaults();
     expect(sentAfter(triggered)).toEqual([]);
-    expect(h.logs.some((l) => l.message.startsWith('could not wake the first BUFFERED occurrence'))).toBe(true);
+    expect(h.logs.some((l) => l.message.startsWith('could not enqueue an occurrence of the job again'))).toBe(true);
 
     const report = await h.reconciler();
     expect(report.fixed).toEqual([
