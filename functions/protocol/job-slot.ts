@@ -148,6 +148,13 @@ async function recordBuffer(
   });
   deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
   await wake(deps, jobId, decision.wake, log);
+  // The holder may have released the slot between the buffer's write and ours, and its wake found this occurrence
+  // still RUNNING under our claim (a live lease elsewhere: dropped). Whoever takes the slot next wakes the head; if
+  // nobody holds it now and we are the head, nobody would.
+  const after = await deps.slots.read(jobId, true);
+  if (after?.slotTime === undefined && after?.buffer?.[0] === lease.key.scheduledTime) {
+    await wake(deps, jobId, lease.key.scheduledTime, log);
+  }
   return 'buffered';
 }
 
