@@ -3,12 +3,18 @@
  * the shrunk plan and its trace when an invariant breaks.
  *
  *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-original-timing|original|broken-...]
+ *                  [--world all|classic|policies]
+ *
+ * `classic`: one occurrence per run (sim/world.ts); `policies`: several occurrences of one job under an overlap
+ * policy (sim/policy-world.ts, our protocol only); `all` (the default, with --protocol ours): both, `--runs` each.
  */
 import { parseArgs } from 'node:util';
+import { formatPolicyReport, simulatePolicies } from '../sim/policy-world';
 import { formatReport, simulateMany } from '../sim/simulate';
 import { VARIANTS } from '../sim/variants';
 
-const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}]`;
+const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}] [--world all|classic|policies]`;
+const WORLDS = ['all', 'classic', 'policies'];
 
 function usageError(message: string): never {
   console.error(`sim: ${message}`);
@@ -23,6 +29,7 @@ function parseOptions() {
         runs: { type: 'string', default: '1000' },
         seed: { type: 'string' },
         protocol: { type: 'string', default: 'ours' },
+        world: { type: 'string', default: 'all' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -55,13 +62,42 @@ function parse() {
   const variant = VARIANTS[values.protocol];
   if (variant === undefined)
     usageError(`--protocol must be one of ${Object.keys(VARIANTS).join(', ')}, got ${JSON.stringify(values.protocol)}`);
-  return { runs, seed, variant, protocol: values.protocol };
+  if (!WORLDS.includes(values.world))
+    usageError(`--world must be one of ${WORLDS.join(', ')}, got ${JSON.stringify(values.world)}`);
+  // The policy world runs our protocol: the other variants are the single occurrence's.
+  const world = values.protocol === 'ours' ? values.world : 'classic';
+  return { runs, seed, variant, protocol: values.protocol, world };
 }
 
 async function main(): Promise<void> {
-  const { runs, seed, variant, protocol } = parse();
-  console.error(`simulating ${runs} fault plans with seed ${seed} (${variant.name})…`);
+  const { runs, seed, variant, protocol, world } = parse();
   const step = Math.max(100, Math.round(runs / 10));
+  const replay = `npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol} --world ${world}`;
+  if (world !== 'policies') await classic(runs, seed, variant, step, replay);
+  if (world === 'classic') return;
+  console.error(`simulating ${runs} policy plans with seed ${seed}…`);
+  const policies = await simulatePolicies({
+    runs,
+    seed,
+    onRun: (done) => {
+      if (done % step === 0 && done < runs) console.error(`  ${done} runs`);
+    },
+  });
+  console.log(formatPolicyReport(policies));
+  if (policies.failure) {
+    console.error(`\nFAILED: seed ${seed}. Replay with: ${replay}`);
+    process.exit(1);
+  }
+}
+
+async function classic(
+  runs: number,
+  seed: number,
+  variant: (typeof VARIANTS)[string],
+  step: number,
+  replay: string,
+): Promise<void> {
+  console.error(`simulating ${runs} fault plans with seed ${seed} (${variant.name})…`);
   const report = await simulateMany({
     runs,
     seed,
@@ -72,9 +108,7 @@ async function main(): Promise<void> {
   });
   console.log(formatReport(report));
   if (report.failure) {
-    console.error(
-      `\nFAILED: seed ${seed}. Replay with: npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol}`,
-    );
+    console.error(`\nFAILED: seed ${seed}. Replay with: ${replay}`);
     process.exit(1);
   }
 }

@@ -11,7 +11,14 @@ import type { VirtualTime } from './virtual-time';
 /** How often the job touches its upstream: each step is one side effect. */
 const JOB_STEP_MS = 10_000;
 
-export function modelJob(plan: FaultPlan, vt: VirtualTime, t0: number, sideEffects: SideEffect[]): JobDefinition {
+/** `jobMsOf`: how long the occurrence of this scheduled time works (the policy world's occurrences differ). */
+export function modelJob(
+  plan: FaultPlan,
+  vt: VirtualTime,
+  t0: number,
+  sideEffects: SideEffect[],
+  jobMsOf: (scheduledTime: string) => number = () => plan.jobMs,
+): JobDefinition {
   const upstreamDown = (t: number) =>
     plan.outage !== undefined && t >= t0 + plan.outage.fromMs && t < t0 + plan.outage.fromMs + plan.outage.forMs;
   return {
@@ -19,12 +26,13 @@ export function modelJob(plan: FaultPlan, vt: VirtualTime, t0: number, sideEffec
     async run(occurrence, { signal }) {
       const leaseId = occurrence.leaseId;
       if (leaseId === undefined) throw new Error('the model job ran without a lease');
-      const steps = Math.max(1, Math.ceil(plan.jobMs / JOB_STEP_MS));
+      const jobMs = jobMsOf(occurrence.scheduledTime);
+      const steps = Math.max(1, Math.ceil(jobMs / JOB_STEP_MS));
       for (let i = 0; i < steps; i++) {
         signal.throwIfAborted();
         if (upstreamDown(vt.now)) throw new Error('upstream unavailable');
-        sideEffects.push({ leaseId, at: vt.now });
-        await sleep(Math.min(JOB_STEP_MS, plan.jobMs - i * JOB_STEP_MS), signal);
+        sideEffects.push({ leaseId, at: vt.now, scheduledTime: occurrence.scheduledTime });
+        await sleep(Math.min(JOB_STEP_MS, jobMs - i * JOB_STEP_MS), signal);
       }
       signal.throwIfAborted();
       return { body: `report of ${occurrence.scheduledTime} by ${occurrence.leaseId}`, contentType: 'text/plain' };

@@ -15,6 +15,8 @@ export interface TraceLine {
 export interface SideEffect {
   readonly leaseId: string;
   readonly at: number;
+  /** The occurrence it ran for (the policy world has several). */
+  readonly scheduledTime?: string;
 }
 
 /** A worker's belief that it holds the occurrence: from its claim to the moment it learns otherwise or stops. */
@@ -47,6 +49,16 @@ export interface WorldOutcome {
   readonly limits: WorkerLimits;
   readonly trace: TraceLine[];
   readonly row: Row | undefined;
+  /** Every occurrence's row, the first one's first (one unless the world ran a policy scenario). */
+  readonly rows: readonly (Row | undefined)[];
+  /** The job-state row: the running slot, the buffer. */
+  readonly jobState: Row | undefined;
+  /** When each occurrence was first recorded BUFFERED (true time), by scheduled time. */
+  readonly firstBufferedAt: ReadonlyMap<string, number>;
+  /** When a worker first started an attempt of each occurrence (past its overlap policy), by scheduled time. */
+  readonly firstStartedAt: ReadonlyMap<string, number>;
+  /** The scheduled time of every announcement the subscribers received. */
+  readonly announcedTimes: readonly string[];
   readonly objects: ReadonlyMap<string, { body: string; metadata?: Record<string, string> }>;
   readonly overwrites: TraceLine[];
   /** When the report object was first written (true time). */

@@ -22,9 +22,9 @@ import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
-import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
+import { type JobSettings, type OverlapPolicy, withDefaults } from '../functions/protocol/job-settings';
 import { isJobStateKey } from '../functions/protocol/job-state';
-import type { OccurrenceKey, OccurrenceStatus } from '../functions/protocol/occurrence';
+import { isoSeconds, type OccurrenceKey, type OccurrenceStatus } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import { statusShardOf } from '../functions/protocol/table-schema';
@@ -70,6 +70,20 @@ export interface WorldOptions {
   readonly jitter?: () => number;
   /** Replaces the model job (sim/model-job.ts: plan.jobMs in steps of JOB_STEP_MS, each one side effect). */
   readonly job?: JobDefinition;
+  /** More occurrences of the job under an overlap policy (sim/policy-world.ts); the plan's faults apply to all. */
+  readonly scenario?: PolicyScenario;
+}
+
+/** The job's overlap policy, and its other occurrences: each scheduled (and fired once) `afterMs` after the first. */
+export interface PolicyScenario {
+  readonly overlap: OverlapPolicy;
+  readonly others: readonly { readonly afterMs: number; readonly jobMs: number }[];
+}
+
+/** The scheduled times of a scenario's occurrences, the first one's first. */
+export function scenarioTimes(scenario: PolicyScenario | undefined): string[] {
+  const others = (scenario?.others ?? []).map((o) => isoSeconds(T0 + Math.round(o.afterMs / 1000) * 1000));
+  return [SCHEDULED_TIME, ...others];
 }
 
 /**
@@ -129,19 +143,28 @@ export class World implements NetworkHost {
   /** Writes after which the row's status index key was not its status's shard (invariant 5). */
   private readonly indexKeyMismatches: string[] = [];
   private maxFreezeMs = 0;
+  /** When each occurrence was first recorded BUFFERED (true time). */
+  private readonly firstBufferedAt = new Map<string, number>();
+  /** When a worker first started an attempt of each occurrence (its "claimed occurrence" line, past the policy). */
+  private readonly firstStartedAt = new Map<string, number>();
   private triggerEventsDropped = 0;
   /** Faults beyond the bounds, skipped. */
   private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
 
+  private readonly scenario: PolicyScenario | undefined;
+
   constructor(plan: FaultPlan, options: WorldOptions = {}) {
     this.plan = plan;
     this.variant = options.variant ?? OURS;
-    const base = withDefaults({ id: JOB_ID, ...this.variant.settings });
+    this.scenario = options.scenario;
+    const overlap = options.scenario === undefined ? {} : { overlap: options.scenario.overlap };
+    const base = withDefaults({ id: JOB_ID, ...this.variant.settings, ...overlap });
     this.settings =
       plan.maxAttempts === undefined ? base : { ...base, retry: { ...base.retry, maxAttempts: plan.maxAttempts } };
     this.limits = workerLimits([this.settings]);
     this.deadlineAt = T0 + this.settings.retry.deadlineSeconds * 1000;
-    this.horizon = options.horizon ?? this.deadlineAt + finishBoundMs(this.limits);
+    const lastAfterMs = Math.max(0, ...(options.scenario?.others ?? []).map((o) => o.afterMs));
+    this.horizon = options.horizon ?? this.deadlineAt + lastAfterMs + finishBoundMs(this.limits);
     this.random = seededRandom(plan.seed);
     this.aws = sharedFakeAws(this.vt);
     this.observer = new ServiceObserver(this.aws, this.vt, T0, (who, what) => this.note(who, what));
@@ -169,6 +192,12 @@ export class World implements NetworkHost {
   async run(): Promise<WorldOutcome> {
     for (const [i, offset] of this.plan.schedulerDeliveries.entries())
       this.vt.scheduleSystem(offset, () => this.invokeTrigger(i + 1, 1));
+    // The scenario's other occurrences: one Scheduler delivery each, at its scheduled time.
+    const times = scenarioTimes(this.scenario);
+    for (let i = 1; i < times.length; i++) {
+      const at = Date.parse(times[i]) - T0;
+      this.vt.scheduleSystem(at, () => this.invokeTrigger(1000 + i, 1, times[i]));
+    }
     const uninstall = this.vt.install();
     try {
       await this.vt.runUntil(this.horizon);
@@ -245,7 +274,12 @@ export class World implements NetworkHost {
       warn: (m, f) => this.onLog(m, f),
       error: (m, f) => this.onLog(m, f),
     };
-    const job = options.job ?? modelJob(this.plan, this.vt, T0, this.sideEffects);
+    const times = scenarioTimes(options.scenario);
+    const jobMs = new Map(
+      times.map((t, i) => [t, i === 0 ? this.plan.jobMs : (options.scenario?.others[i - 1]?.jobMs ?? 0)]),
+    );
+    const job =
+      options.job ?? modelJob(this.plan, this.vt, T0, this.sideEffects, (t) => jobMs.get(t) ?? this.plan.jobMs);
     const settings = new Map([[JOB_ID, this.settings]]);
     const store = new DynamoOccurrenceStore(doc, TABLE);
     const queue = new SqsWorkQueue(sqs, QUEUE_URL);
@@ -280,22 +314,25 @@ export class World implements NetworkHost {
     const leaseId = fields.leaseId as string | undefined;
     this.note(actor?.name ?? '?', `log: ${message}${fields.error ? ` (${String(fields.error).slice(0, 140)})` : ''}`);
     if (actor !== undefined && leaseId !== undefined) this.beliefs.onLog(actor, leaseId, message, this.vt.now);
+    const time = fields.scheduledTime as string | undefined;
+    if (message === 'claimed occurrence' && time !== undefined && !this.firstStartedAt.has(time))
+      this.firstStartedAt.set(time, this.vt.now);
   }
 
   // ---- the trigger, invoked by the Scheduler ----------------------------------------------------------------------
 
-  private invokeTrigger(delivery: number, tryNo: number): void {
+  private invokeTrigger(delivery: number, tryNo: number, scheduledTime = SCHEDULED_TIME): void {
     const invocation: Invocation = { actor: this.newActor('trigger'), settled: false };
     const { actor } = invocation;
     this.triggerDeliveryOf.set(actor, delivery);
     this.note(actor.name, `invoked (Scheduler delivery ${delivery}, try ${tryNo})`);
-    const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why);
+    const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why, scheduledTime);
     this.vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
     this.vt
       .runAs(actor, () =>
         this.handlers.trigger(
           scheduleEventOf(
-            { jobId: JOB_ID, scheduledTime: SCHEDULED_TIME },
+            { jobId: JOB_ID, scheduledTime },
             {
               worker: WORKER_ID,
               deadlineSeconds: this.settings.retry.deadlineSeconds,
@@ -318,7 +355,13 @@ export class World implements NetworkHost {
   }
 
   /** Lambda retries a failed asynchronous invocation twice, then sends the event to the trigger's DLQ. */
-  private triggerFailed(invocation: Invocation, delivery: number, tryNo: number, why: string): void {
+  private triggerFailed(
+    invocation: Invocation,
+    delivery: number,
+    tryNo: number,
+    why: string,
+    scheduledTime: string,
+  ): void {
     if (invocation.settled) return;
     invocation.settled = true;
     this.kill(invocation.actor, why);
@@ -328,7 +371,7 @@ export class World implements NetworkHost {
       this.triggerEventsDropped++;
       this.note('lambda', `trigger event of delivery ${delivery} sent to the trigger DLQ after ${tryNo} tries`);
     } else {
-      this.vt.scheduleSystem(retryIn, () => this.invokeTrigger(delivery, tryNo + 1));
+      this.vt.scheduleSystem(retryIn, () => this.invokeTrigger(delivery, tryNo + 1, scheduledTime));
     }
   }
 
@@ -405,6 +448,8 @@ export class World implements NetworkHost {
     // The job-state row (the running slot) has no status and no index key: the stream filter never passes it.
     if (isJobStateKey(after as unknown as OccurrenceKey)) return;
     this.observer.rowWritten(after);
+    const time = String(after.scheduledTime);
+    if (after.status === 'BUFFERED' && !this.firstBufferedAt.has(time)) this.firstBufferedAt.set(time, this.vt.now);
     // The reconciler and the CLI find a row by its status only through this key: it must move with every status.
     const expected = statusShardOf(after as unknown as OccurrenceKey, after.status as OccurrenceStatus);
     if (after.statusShard !== expected) {
@@ -473,6 +518,13 @@ export class World implements NetworkHost {
       limits: this.limits,
       trace: this.trace,
       row: this.row(),
+      rows: scenarioTimes(this.scenario).map((t) => this.aws.row(JOB_ID, t)),
+      jobState: this.aws.row(JOB_ID, '#job'),
+      firstBufferedAt: this.firstBufferedAt,
+      firstStartedAt: this.firstStartedAt,
+      announcedTimes: this.aws.delivered.map((m) =>
+        String((JSON.parse(m.Message) as { scheduledTime?: unknown }).scheduledTime),
+      ),
       objects: this.aws.objects,
       published: this.aws.published.length,
       delivered: this.aws.delivered.length,

@@ -26,6 +26,7 @@ import type {
   RequeueExpectation,
   RequeueStore,
   Revocation,
+  RevokeResult,
 } from '../protocol/ports';
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { statusShardOf } from '../protocol/table-schema';
@@ -258,16 +259,26 @@ export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
     });
   }
 
-  async revoke(key: OccurrenceKey, r: Revocation, now: number): Promise<boolean> {
+  async revoke(key: OccurrenceKey, r: Revocation, now: number): Promise<RevokeResult> {
     try {
-      await this.client.send(
-        new UpdateCommand({ TableName: this.tableName, Key: keyOf(key), ...revocationUpdate(key, r, now) }),
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(key),
+          ...revocationUpdate(key, r, now),
+          // The lease expiry as it was: the holder's worker may still run until then (a heartbeat may have moved it).
+          ReturnValues: 'ALL_OLD',
+        }),
       );
-      return true;
+      const before = out.Attributes as Occurrence | undefined;
+      return {
+        revoked: true,
+        ...(before?.leaseExpiresAt === undefined ? {} : { leaseExpiresAt: before.leaseExpiresAt }),
+      };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('revoke the slot holder', error);
       // The SDK retried a revocation that had succeeded (its response was lost): the row carries our revocation id.
-      return oldItem(error)?.leaseId === r.revocationId;
+      return oldItem(error)?.leaseId === r.revocationId ? { revoked: true, unknown: true } : { revoked: false };
     }
   }
 
@@ -475,16 +486,10 @@ function revocationUpdate(key: OccurrenceKey, r: Revocation, now: number) {
   return {
     UpdateExpression:
       'SET #status = :cancelled, #statusShard = :statusShard, #cancelledBy = :by, #cancelledAt = :now, #leaseId = :revocation ' +
-      'REMOVE #leaseExpiresAt, #nextAttemptAt',
+      // leaseExpiresAt stays: until then its worker may still be working, and whoever takes the slot waits for it.
+      'REMOVE #nextAttemptAt',
     ConditionExpression: held,
-    ExpressionAttributeNames: names(
-      ...heldNames,
-      '#statusShard',
-      '#cancelledBy',
-      '#cancelledAt',
-      '#leaseExpiresAt',
-      '#nextAttemptAt',
-    ),
+    ExpressionAttributeNames: names(...heldNames, '#statusShard', '#cancelledBy', '#cancelledAt', '#nextAttemptAt'),
     ExpressionAttributeValues: {
       ...observed,
       ':cancelled': CANCELLED,

@@ -32,8 +32,15 @@ export interface SlotDeps {
   readonly schedules?: ScheduleSwitch;
 }
 
-/** `run`: the attempt may run (holding the slot, unless allowAll). Otherwise it was recorded as said. */
-export type StartOutcome = 'run' | 'skipped' | 'buffered';
+/**
+ * `run`: the attempt may run (holding the slot, unless allowAll), but not before `notBefore` (epoch ms) when it
+ * cancelled a running occurrence: that one's worker learns of it at its next heartbeat, and may work on until its
+ * lease expires. Otherwise it was recorded as said.
+ */
+export interface Start {
+  readonly outcome: 'run' | 'skipped' | 'buffered';
+  readonly notBefore?: number;
+}
 
 /** Compare-and-swap rounds before the start is given up as contended (transient: the message comes back). */
 export const MAX_DECISION_ROUNDS = 5;
@@ -45,26 +52,30 @@ export async function startUnderPolicy(
   occurrence: Occurrence,
   lease: Lease,
   log: Logger,
-): Promise<StartOutcome> {
+): Promise<Start> {
   const policy = effectivePolicyOf(occurrence, settings.overlap);
   const { jobId, scheduledTime } = occurrence;
   if (policy === 'allowAll') {
     // No slot: one eventually consistent read, to skip a start of a paused job.
     const state = await deps.slots.read(jobId, false);
-    if (state?.pausedAt === undefined) return 'run';
-    return recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log);
+    if (state?.pausedAt === undefined) return { outcome: 'run' };
+    return { outcome: await recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log) };
   }
   const fast = await deps.slots.tryTake(jobId, scheduledTime, lease.leaseId);
-  if (fast.written) return 'run';
+  if (fast.written) return { outcome: 'run' };
   let state = fast.state;
+  // Kept across rounds: a cancelled holder may still be working even if a later round takes the slot without it.
+  const waits: { notBefore?: number } = {};
+  const leaseMs = settings.leaseSeconds * 1000;
   for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
     // Our own take, whose response was lost and whose retry found it done.
-    if (state?.slotTime === scheduledTime && state.slotLeaseId === lease.leaseId) return 'run';
-    const holderKey = holderToRead(state, scheduledTime);
+    if (state?.slotTime === scheduledTime && state.slotLeaseId === lease.leaseId) return { outcome: 'run', ...waits };
+    // A paused job's start is SKIPPED whoever holds the slot: no need to read the holder.
+    const holderKey = state?.pausedAt === undefined ? holderToRead(state, scheduledTime) : undefined;
     const holder = holderKey === undefined ? undefined : await deps.store.get(holderKey);
     const decision = decideStart({ state, holder, scheduledTime, policy, now: deps.clock.now() });
-    const applied = await apply(deps, decision, state, lease, log, holder);
-    if (applied !== 'again') return applied;
+    const applied = await apply(deps, decision, state, lease, log, { holder, leaseMs, waits });
+    if (applied !== 'again') return { outcome: applied, ...(applied === 'run' ? waits : {}) };
     state = await deps.slots.read(jobId, true);
   }
   throw new DependencyError(
@@ -74,6 +85,13 @@ export async function startUnderPolicy(
   );
 }
 
+interface DecisionContext {
+  readonly holder?: Occurrence;
+  readonly leaseMs: number;
+  /** When the job may start at the earliest: kept across rounds (see Start). */
+  readonly waits: { notBefore?: number };
+}
+
 /** Write a decision; 'again' when the row changed under it (decide afresh from the row as it is now). */
 async function apply(
   deps: SlotDeps,
@@ -81,56 +99,97 @@ async function apply(
   state: JobState | undefined,
   lease: Lease,
   log: Logger,
-  holder?: Occurrence,
-): Promise<StartOutcome | 'again'> {
-  const { jobId, scheduledTime } = lease.key;
-  const now = deps.clock.now();
+  context: DecisionContext,
+): Promise<Start['outcome'] | 'again'> {
   switch (decision.action) {
     case 'skip':
       return recordSkip(deps, lease, decision, log);
-    case 'buffer': {
-      if (!sameList(decision.buffer, state?.buffer ?? [])) {
-        const written = await deps.slots.writeIfVersion(jobId, state?.version, { buffer: decision.buffer });
-        if (!written.written) return 'again';
+    case 'buffer':
+      return recordBuffer(deps, decision, state, lease, log);
+    case 'take': {
+      const { holder } = context;
+      if (decision.revoke !== undefined && holder !== undefined) {
+        if (!(await revokeHolder(deps, decision.revoke, holder, lease, log, context))) return 'again';
       }
-      await deps.store.bufferClaimed(lease, now);
-      log.info('occurrence BUFFERED until the running slot is free', {
-        slotTime: state?.slotTime,
+      // A holder cancelled before (by this start's earlier try, or another's) may work until its lease expires.
+      if (holder?.status === 'CANCELLED' && holder.leaseExpiresAt !== undefined) {
+        waitUntil(context, Date.parse(holder.leaseExpiresAt));
+      }
+      const slot = { slotTime: lease.key.scheduledTime, slotLeaseId: lease.leaseId };
+      const written = await deps.slots.writeIfVersion(lease.key.jobId, state?.version, {
+        slot,
         buffer: decision.buffer,
       });
-      deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
-      await wake(deps, jobId, decision.wake, log);
-      return 'buffered';
-    }
-    case 'take': {
-      if (decision.revoke !== undefined && holder !== undefined) {
-        const revoked = await deps.store.revoke(
-          { jobId, scheduledTime: holder.scheduledTime },
-          {
-            mode: decision.revoke,
-            observed: holder,
-            revocationId: `revoked-by-${scheduledTime}-${lease.leaseId}`,
-            by: scheduledTime,
-          },
-          now,
-        );
-        if (!revoked) return 'again';
-        log.warn(
-          decision.revoke === 'cancel'
-            ? 'CANCELLED the running occurrence (overlap cancelOther)'
-            : 'revoked the expired lease of the slot holder',
-          {
-            holder: holder.scheduledTime,
-            holderLeaseId: holder.leaseId,
-          },
-        );
-        if (decision.revoke === 'cancel') deps.metrics.add(MetricName.OccurrencesCancelled, 1, jobId);
-      }
-      const slot = { slotTime: scheduledTime, slotLeaseId: lease.leaseId };
-      const written = await deps.slots.writeIfVersion(jobId, state?.version, { slot, buffer: decision.buffer });
       return written.written ? 'run' : 'again';
     }
   }
+}
+
+const waitUntil = (context: DecisionContext, until: number): void => {
+  if (!Number.isNaN(until)) context.waits.notBefore = Math.max(context.waits.notBefore ?? 0, until);
+};
+
+async function recordBuffer(
+  deps: SlotDeps,
+  decision: Extract<StartDecision, { action: 'buffer' }>,
+  state: JobState | undefined,
+  lease: Lease,
+  log: Logger,
+): Promise<'buffered' | 'again'> {
+  const { jobId } = lease.key;
+  if (!sameList(decision.buffer, state?.buffer ?? [])) {
+    const written = await deps.slots.writeIfVersion(jobId, state?.version, { buffer: decision.buffer });
+    if (!written.written) return 'again';
+  }
+  await deps.store.bufferClaimed(lease, deps.clock.now());
+  log.info('occurrence BUFFERED until the running slot is free', {
+    slotTime: state?.slotTime,
+    buffer: decision.buffer,
+  });
+  deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
+  await wake(deps, jobId, decision.wake, log);
+  // The holder may have released the slot between the buffer's write and ours, and its wake found this occurrence
+  // still RUNNING under our claim (a live lease elsewhere: dropped). Whoever takes the slot next wakes the head; if
+  // nobody holds it now and we are the head, nobody would.
+  const after = await deps.slots.read(jobId, true);
+  if (after?.slotTime === undefined && after?.buffer?.[0] === lease.key.scheduledTime) {
+    await wake(deps, jobId, lease.key.scheduledTime, log);
+  }
+  return 'buffered';
+}
+
+/** Take the slot's holder's lease (docs/schedule-policies.md, "Revoking"); false when its row changed meanwhile. */
+async function revokeHolder(
+  deps: SlotDeps,
+  mode: 'expired' | 'cancel',
+  holder: Occurrence,
+  lease: Lease,
+  log: Logger,
+  context: DecisionContext,
+): Promise<boolean> {
+  const { jobId, scheduledTime } = lease.key;
+  const now = deps.clock.now();
+  const revocationId = `revoked-by-${scheduledTime}-${lease.leaseId}`;
+  const revoked = await deps.store.revoke(
+    { jobId, scheduledTime: holder.scheduledTime },
+    { mode, observed: holder, revocationId, by: scheduledTime },
+    now,
+  );
+  if (!revoked.revoked) return false;
+  const fields = { holder: holder.scheduledTime, holderLeaseId: holder.leaseId };
+  if (mode === 'cancel') {
+    log.warn('CANCELLED the running occurrence (overlap cancelOther)', fields);
+    deps.metrics.add(MetricName.OccurrencesCancelled, 1, jobId);
+    // Its worker stops at its next heartbeat at the latest, and never works past its lease: wait that out.
+    if (holder.status === 'RUNNING')
+      waitUntil(context, revoked.unknown ? now + context.leaseMs : Date.parse(revoked.leaseExpiresAt ?? ''));
+    return true;
+  }
+  log.warn('revoked the expired lease of the slot holder', fields);
+  // It stays RUNNING, and its worker, finding its lease gone, acknowledges its message: send it one, so that it is
+  // claimed again (and meets the policy) rather than waiting for the reconciler.
+  await wake(deps, jobId, holder.scheduledTime, log);
+  return true;
 }
 
 async function recordSkip(
@@ -221,36 +280,52 @@ async function pauseOnFailures(
   }
 }
 
-/** Enqueue the buffer's head again: its delivery takes the slot by the rules above. A lost send is the reconciler's. */
+/**
+ * Enqueue an occurrence of the job again (the buffer's head, or a revoked holder): its delivery meets the policy.
+ * A lost send is the reconciler's.
+ */
 async function wake(deps: SlotDeps, jobId: string, head: string | undefined, log: Logger): Promise<void> {
   if (head === undefined) return;
   const key: OccurrenceKey = { jobId, scheduledTime: head };
   try {
     await deps.queue.send(encodeEnvelope(key));
-    log.info('woke the first BUFFERED occurrence', { head });
+    log.info('enqueued an occurrence of the job again (woken)', { woken: head });
   } catch (error) {
-    log.warn('could not wake the first BUFFERED occurrence; the reconciler will', { head, error: messageOf(error) });
+    log.warn('could not enqueue an occurrence of the job again; the reconciler will', {
+      woken: head,
+      error: messageOf(error),
+    });
   }
 }
 
 /**
- * A BUFFERED occurrence that ended FAILED without running (its deadline passed while it waited) leaves the buffer,
- * and the next one is woken when nobody holds the slot. Never throws: the reconciler wakes what this leaves waiting.
+ * An occurrence closed without a run (FAILED or SUCCEEDED by the unheld writes: its attempts or deadline were used up
+ * between runs, maybe while BUFFERED) leaves the buffer, and the buffer's head is woken when the slot is free or names
+ * this occurrence (its row is terminal now, so the slot is not live). Never throws: the reconciler wakes what this
+ * leaves waiting.
  */
-export async function leaveBuffer(deps: SlotDeps, key: OccurrenceKey, log: Logger): Promise<void> {
+export async function afterUnheldEnd(
+  deps: SlotDeps,
+  settings: JobSettings,
+  occurrence: Occurrence,
+  log: Logger,
+): Promise<void> {
+  if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') return;
+  const { jobId, scheduledTime } = occurrence;
   try {
     for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
-      const state = await deps.slots.read(key.jobId, true);
-      if (state === undefined || !(state.buffer ?? []).includes(key.scheduledTime)) return;
-      const buffer = (state.buffer ?? []).filter((t) => t !== key.scheduledTime);
-      const written = await deps.slots.writeIfVersion(key.jobId, state.version, { buffer });
-      if (written.written) {
-        if (state.slotTime === undefined) await wake(deps, key.jobId, buffer[0], log);
-        return;
+      const state = await deps.slots.read(jobId, true);
+      if (state === undefined) return;
+      const buffer = (state.buffer ?? []).filter((t) => t !== scheduledTime);
+      if (buffer.length !== (state.buffer ?? []).length) {
+        const written = await deps.slots.writeIfVersion(jobId, state.version, { buffer });
+        if (!written.written) continue;
       }
+      if (state.slotTime === undefined || state.slotTime === scheduledTime) await wake(deps, jobId, buffer[0], log);
+      return;
     }
   } catch (error) {
-    log.warn('could not remove the FAILED occurrence from the buffer', { error: messageOf(error) });
+    log.warn('could not update the buffer after closing the occurrence', { error: messageOf(error) });
   }
 }
 

@@ -74,10 +74,10 @@ export interface OccurrenceStore {
   skipClaimed(lease: Lease, skip: ClaimedSkip, now: number): Promise<void>;
   bufferClaimed(lease: Lease, now: number): Promise<void>;
   /**
-   * Take the lease `observedLeaseId` away from another occurrence of the job (the slot's holder); true when written
-   * (or already written by this very revocation), false when the row is no longer as observed. See job-slot.ts.
+   * Take the lease away from another occurrence of the job (the slot's holder), as observed; `revoked: false` when the
+   * row is no longer as observed. See job-slot.ts.
    */
-  revoke(key: OccurrenceKey, revocation: Revocation, now: number): Promise<boolean>;
+  revoke(key: OccurrenceKey, revocation: Revocation, now: number): Promise<RevokeResult>;
   /** Record the announcement once; false when it was already recorded. */
   markNotified(key: OccurrenceKey, notificationId: string, now: number): Promise<boolean>;
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
@@ -103,6 +103,14 @@ export interface Revocation {
   /** cancel: the scheduled time of the occurrence that cancels it. */
   readonly by: string;
 }
+
+/**
+ * `leaseExpiresAt`: the holder's lease expiry just before the revocation (its worker may run until then), when the
+ * row had one; `unknown`: written by an earlier try of this very request whose response was lost.
+ */
+export type RevokeResult =
+  | { readonly revoked: false }
+  | { readonly revoked: true; readonly leaseExpiresAt?: string; readonly unknown?: true };
 
 /** The change a start decision makes to the job-state row (besides version + 1). */
 export interface SlotWrite {

@@ -16,11 +16,11 @@ import { whyRefused } from './claimability';
 import { decodeEnvelope } from './envelope';
 import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
-import { endUnderPolicy, leaveBuffer, type SlotDeps, startUnderPolicy } from './job-slot';
+import { afterUnheldEnd, endUnderPolicy, type SlotDeps, type Start, startUnderPolicy } from './job-slot';
 import { runUnderLease } from './lease-guard';
 import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus, reportKeyOf } from './occurrence';
+import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
 import {
   type Clock,
   type JobDefinition,
@@ -36,7 +36,7 @@ import {
   type WorkQueue,
 } from './ports';
 import { decideRetry } from './retry-policy';
-import { withTransientRetries } from './transient-retry';
+import { pause, withTransientRetries } from './transient-retry';
 
 export interface RegisteredJob {
   readonly settings: JobSettings;
@@ -87,6 +87,12 @@ export interface WorkerDeps {
   readonly poisonRetrySeconds: number;
   /** Default: none recorded. */
   readonly metrics?: Metrics;
+}
+
+/** When the attempt must have recorded its outcome (epoch ms), and when it may start its job at the earliest. */
+interface AttemptTiming {
+  readonly mustFinishBy: number;
+  readonly notBefore?: number;
 }
 
 export interface Delivery {
@@ -177,9 +183,16 @@ export async function processDelivery(
 
   const occurrence = claim.occurrence;
   const started = await startClaimed(deps, job, occurrence, leaseId, log);
-  if (started !== 'run') return outcome(started);
+  if (started.outcome !== 'run') return outcome(started.outcome);
   if (occurrence.attempt === 1) metricsOf(deps).add(MetricName.OccurrencesStarted, 1, key.jobId);
-  const attempted = await runClaimedAttempt(deps, delivery, job, occurrence, leaseId, mustFinishBy, log);
+  const attempted = await runClaimedAttempt(
+    deps,
+    delivery,
+    job,
+    occurrence,
+    { leaseId, mustFinishBy, ...started },
+    log,
+  );
   countOutcome(deps, key.jobId, attempted.result);
   metricsOf(deps).add(MetricName.JobDuration, deps.clock.now() - now, key.jobId);
   const ended = RUN_ENDS[attempted.result];
@@ -212,7 +225,7 @@ async function startClaimed(
   occurrence: Occurrence,
   leaseId: string,
   log: Logger,
-): Promise<'run' | 'skipped' | 'buffered' | 'lease-lost'> {
+): Promise<Start | { outcome: 'lease-lost' }> {
   const lease: Lease = { key: { jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime }, leaseId };
   try {
     return await startUnderPolicy(slotDeps(deps), job.settings, occurrence, lease, childLogger(log, { leaseId }));
@@ -220,7 +233,7 @@ async function startClaimed(
     if (!(error instanceof LeaseLostError)) throw error;
     log.warn('lease lost before the start was decided; stopping without writing', { error: error.message });
     metricsOf(deps).add(MetricName.LeasesLost, 1, occurrence.jobId);
-    return 'lease-lost';
+    return { outcome: 'lease-lost' };
   }
 }
 
@@ -230,10 +243,10 @@ async function runClaimedAttempt(
   delivery: Delivery,
   job: RegisteredJob,
   occurrence: Occurrence,
-  leaseId: string,
-  mustFinishBy: number,
+  attempt: AttemptTiming & { readonly leaseId: string },
   log: Logger,
 ): Promise<DeliveryOutcome> {
+  const { leaseId } = attempt;
   const key = { jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime };
   const lease: Lease = { key, leaseId, attempt: occurrence.attempt };
   // Every line of this attempt carries jobId, scheduledTime, leaseId and attempt (the batch runs concurrently, so
@@ -244,7 +257,7 @@ async function runClaimedAttempt(
 
   let result: DeliveryResult;
   try {
-    result = await runAttempt(deps, job, occurrence, lease, reportKey, mustFinishBy, attemptLog);
+    result = await runAttempt(deps, job, occurrence, lease, reportKey, attempt, attemptLog);
   } catch (error) {
     if (error instanceof LeaseLostError) {
       attemptLog.warn('lease lost; stopping without writing', { error: error.message });
@@ -332,14 +345,14 @@ async function onRefusedClaim(
       if (await reportCommitted(deps, reportKey)) {
         const adopted = await deps.store.completeUnheld(key, reportKey, deps.clock.now());
         log.info('occurrence SUCCEEDED with the report its last attempt committed', { reportKey, recorded: adopted });
-        if (adopted && current?.status === OccurrenceStatus.BUFFERED) await leaveBuffer(slotDeps(deps), key, log);
+        if (adopted && current !== undefined) await afterUnheldEnd(slotDeps(deps), job.settings, current, log);
         // Not recorded: another delivery finished it first; count the outcome once, where it was recorded.
         return outcome(adopted ? 'adopted-committed-report' : 'already-finished');
       }
       const changed = await deps.store.failUnheld(key, refused.reason, deps.clock.now());
       log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
-      // It waited in the buffer past its deadline: it leaves it, and the next one may start.
-      if (changed && current?.status === OccurrenceStatus.BUFFERED) await leaveBuffer(slotDeps(deps), key, log);
+      // It may have waited in the buffer past its deadline, or held the slot: the next one may start.
+      if (changed && current !== undefined) await afterUnheldEnd(slotDeps(deps), job.settings, current, log);
       return outcome(changed ? 'failed' : 'already-finished');
     }
   }
@@ -351,7 +364,7 @@ async function runAttempt(
   occurrence: Occurrence,
   lease: Lease,
   reportKey: string,
-  mustFinishBy: number,
+  { mustFinishBy, notBefore }: AttemptTiming,
   log: Logger,
 ): Promise<DeliveryResult> {
   // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
@@ -366,6 +379,9 @@ async function runAttempt(
   if (claimedAt === undefined || leaseExpiresAt === undefined) {
     throw new Error(`claimed occurrence without claimedAt or leaseExpiresAt (attempt ${occurrence.attempt})`);
   }
+  // The occurrence it cancelled may work until its lease runs out (cancelOther): the job starts after it, with its
+  // time limit counted from then.
+  const waitMs = Math.max(0, (notBefore ?? 0) - deps.clock.now());
   return runUnderLease({
     timing: {
       leaseMs: settings.leaseSeconds * 1000,
@@ -375,7 +391,7 @@ async function runAttempt(
     clock: deps.clock,
     logger: log,
     leaseExpiresAt: Date.parse(leaseExpiresAt),
-    deadlineAt: Math.min(Date.parse(claimedAt) + settings.timeoutSeconds * 1000, mustFinishBy),
+    deadlineAt: Math.min(Date.parse(claimedAt) + waitMs + settings.timeoutSeconds * 1000, mustFinishBy),
     extend: async (expiresAt, now, signal) => {
       try {
         await deps.store.extend(lease, expiresAt, now, signal);
@@ -385,6 +401,10 @@ async function runAttempt(
       }
     },
     work: async (signal) => {
+      if (waitMs > 0) {
+        log.info('waiting for the cancelled occurrence to stop before running', { waitMs });
+        await pause(waitMs, signal);
+      }
       const report = await job.definition.run(occurrence, { signal, logger: log });
       signal.throwIfAborted();
       return commitReport(deps, lease, reportKey, report, signal, log);

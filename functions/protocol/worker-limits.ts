@@ -46,7 +46,11 @@ export interface WorkerLimits {
  * job's plus the time to record an outcome. A worker without jobs yet gets the limits of one default job.
  */
 export function workerLimits(jobs: readonly JobSettings[], functionTimeout?: number): WorkerLimits {
-  const timeouts = jobs.length === 0 ? [DEFAULT_JOB_SETTINGS.timeoutSeconds] : jobs.map((j) => j.timeoutSeconds);
+  // A cancelOther start waits until the lease of the run it cancelled runs out (job-slot.ts), then runs its job.
+  const timeouts =
+    jobs.length === 0
+      ? [DEFAULT_JOB_SETTINGS.timeoutSeconds]
+      : jobs.map((j) => j.timeoutSeconds + (j.overlap === 'cancelOther' ? j.leaseSeconds : 0));
   const leases = jobs.length === 0 ? [DEFAULT_JOB_SETTINGS.leaseSeconds] : jobs.map((j) => j.leaseSeconds);
   const attempts = jobs.length === 0 ? [DEFAULT_RETRY_POLICY.maxAttempts] : jobs.map((j) => j.retry.maxAttempts);
   const functionTimeoutSeconds =

@@ -227,7 +227,8 @@ export class FakeAws {
     this.table.set(key, updated);
     this.statusIndex.written(existing, updated);
     this.onRowChange?.(existing, updated);
-    return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(updated) } : {};
+    if (input.ReturnValues === 'ALL_NEW') return { Attributes: structuredClone(updated) };
+    return input.ReturnValues === 'ALL_OLD' && existing !== undefined ? { Attributes: structuredClone(existing) } : {};
   }
 
   /**

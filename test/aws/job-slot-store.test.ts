@@ -196,35 +196,50 @@ describe('DynamoOccurrenceStore.revoke', () => {
 
   it('expired: replaces the lease id of a RUNNING holder whose lease ran out, and leaves it RUNNING', async () => {
     seedRow(holder);
-    expect(await store.revoke(holderKey, { ...revocation, mode: 'expired', observed: holder }, NOW)).toBe(true);
+    expect(await store.revoke(holderKey, { ...revocation, mode: 'expired', observed: holder }, NOW)).toEqual({
+      revoked: true,
+      leaseExpiresAt: holder.leaseExpiresAt,
+    });
     expect(aws.row(JOB, H)).toMatchObject({ status: 'RUNNING', leaseId: 'revoked-by-O' });
   });
 
   it('expired: refused while the lease is still live', async () => {
     const live = { ...holder, leaseExpiresAt: iso(NOW + MINUTE) };
     seedRow(live);
-    expect(await store.revoke(holderKey, { ...revocation, mode: 'expired', observed: live }, NOW)).toBe(false);
+    expect(await store.revoke(holderKey, { ...revocation, mode: 'expired', observed: live }, NOW)).toEqual({
+      revoked: false,
+    });
     expect(aws.row(JOB, H)?.leaseId).toBe('h');
   });
 
   it('cancel: a RUNNING holder ends CANCELLED by the canceller, its lease replaced', async () => {
     const live = { ...holder, leaseExpiresAt: iso(NOW + MINUTE) };
     seedRow(live);
-    expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: live }, NOW)).toBe(true);
+    // With the lease expiry as it was: its worker may work on until then.
+    expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: live }, NOW)).toEqual({
+      revoked: true,
+      leaseExpiresAt: live.leaseExpiresAt,
+    });
     const row = aws.row(JOB, H);
     expect(row).toMatchObject({ status: 'CANCELLED', cancelledBy: O, cancelledAt: iso(NOW), leaseId: 'revoked-by-O' });
     expect(row?.statusShard).toMatch(/^CANCELLED#/);
-    expect(row?.leaseExpiresAt).toBeUndefined();
+    // Kept: whoever takes the slot later waits until then.
+    expect(row?.leaseExpiresAt).toBe(live.leaseExpiresAt);
   });
 
   it('cancel: a holder waiting for its retry, unless it was claimed since; a lost response counts as done', async () => {
     const { leaseExpiresAt: _released, ...rest } = holder;
     const waiting = { ...rest, status: 'RETRY_WAIT' as const, nextAttemptAt: iso(NOW + MINUTE) };
     seedRow({ ...waiting, attempt: 2 });
-    expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: waiting }, NOW)).toBe(false);
+    expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: waiting }, NOW)).toEqual({
+      revoked: false,
+    });
     seedRow(waiting);
     aws.loseResponseOf = 'UpdateItem';
-    expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: waiting }, NOW)).toBe(true);
+    expect(await store.revoke(holderKey, { ...revocation, mode: 'cancel', observed: waiting }, NOW)).toEqual({
+      revoked: true,
+      unknown: true,
+    });
     expect(aws.row(JOB, H)).toMatchObject({ status: 'CANCELLED', cancelledBy: O });
     expect(aws.row(JOB, H)?.nextAttemptAt).toBeUndefined();
   });

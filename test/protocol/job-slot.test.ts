@@ -217,7 +217,7 @@ describe('the reconciler and BUFFERED occurrences', () => {
     await a.promise;
     h.aws.clearFaults();
     expect(sentAfter(triggered)).toEqual([]);
-    expect(h.logs.some((l) => l.message.startsWith('could not wake the first BUFFERED occurrence'))).toBe(true);
+    expect(h.logs.some((l) => l.message.startsWith('could not enqueue an occurrence of the job again'))).toBe(true);
 
     const report = await h.reconciler();
     expect(report.fixed).toEqual([
@@ -257,28 +257,32 @@ describe('overlap bufferOne', () => {
 });
 
 describe('overlap cancelOther', () => {
-  it('cancels a job that never stops on its own: its row is CANCELLED, and the abort reaches it through the signal', async () => {
+  it('cancels a job that never stops on its own: its row is CANCELLED, the abort reaches it through the signal, and the new run starts once its lease has run out', async () => {
     const job = jobOf({ [A]: 10 * 86_400_000, [B]: 5_000 });
     harness(job.definition, { overlap: 'cancelOther' });
     await record(A, B);
     const a = startDelivery(h, message(A));
-    await vi.advanceTimersByTimeAsync(10_000);
+    await vi.advanceTimersByTimeAsync(50_000); // A's first heartbeat (45 s) extended its lease to T0 + 165 s
 
-    const b = startDelivery(h, message(B));
+    // The worker's function timeout leaves a cancelOther job its lease besides its time limit (workerLimits).
+    const b = startDelivery(h, message(B), 450_000);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(row(A)).toMatchObject({ status: 'CANCELLED', cancelledBy: B });
     expect(row(A)?.statusShard).toMatch(/^CANCELLED#/);
     expect(jobState()).toMatchObject({ slotTime: B, slotLeaseId: 'lease-2' });
-    await vi.advanceTimersByTimeAsync(5_000);
-    await b.promise;
-    expect(row(B)?.status).toBe('SUCCEEDED');
 
-    // A's next heartbeat (45 s) finds its lease revoked: the job is aborted, nothing written.
-    await vi.advanceTimersByTimeAsync(30_000);
+    // A's next heartbeat (90 s) finds its lease revoked: the job is aborted, nothing written.
+    await vi.advanceTimersByTimeAsync(40_000);
     expect(await a.promise).toEqual([]);
     expect(job.aborted).toHaveLength(1);
     expect(job.aborted[0].reason).toBeInstanceOf(LeaseLostError);
-    expect(job.aborted[0].at).toBeLessThanOrEqual(T0 + 46_000);
+    expect(job.aborted[0].at).toBeLessThanOrEqual(T0 + 91_000);
+    // B waits out the lease A's worker last confirmed, whatever that worker does meanwhile.
+    expect(job.started).toEqual([A]);
+    await vi.advanceTimersByTimeAsync(T0 + 165_000 - Date.now() + 5_000);
+    await b.promise;
+    expect(job.started).toEqual([A, B]);
+    expect(row(B)?.status).toBe('SUCCEEDED');
     expect(row(A)?.status).toBe('CANCELLED');
     expect(h.aws.objects.has(`reports/report/${A}.txt`)).toBe(false);
     expect(h.metrics.filter((m) => m.name === 'OccurrencesCancelled')).toHaveLength(1);

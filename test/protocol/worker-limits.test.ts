@@ -35,3 +35,12 @@ describe('workerLimits', () => {
     expect(workerLimits([withDefaults({ id: 'a', retry: { maxAttempts: 20 } })]).maxReceiveCount).toBe(25);
   });
 });
+
+describe('workerLimits: cancelOther', () => {
+  it("gives a cancelOther job's worker its lease on top of its time limit: the start waits out the cancelled run's lease", () => {
+    const plain = withDefaults({ id: 'a', timeoutSeconds: 300, leaseSeconds: 120 });
+    const cancelling = withDefaults({ id: 'b', timeoutSeconds: 300, leaseSeconds: 120, overlap: 'cancelOther' });
+    expect(workerLimits([plain]).functionTimeoutSeconds).toBe(330);
+    expect(workerLimits([plain, cancelling]).functionTimeoutSeconds).toBe(450);
+  });
+});
