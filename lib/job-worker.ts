@@ -101,10 +101,15 @@ export function environmentBytes(environment: Readonly<Record<string, string>> =
 export function workerJobProblems(worker: WorkerCapacity, settings: JobSettings, where: string): string[] {
   const problems: string[] = [];
   const timeout = worker.givenTimeoutSeconds;
-  if (timeout !== undefined && settings.timeoutSeconds + OUTCOME_RESERVE_SECONDS > timeout) {
+  // A cancelOther start waits until the lease of the run it cancelled runs out before its job runs (job-slot.ts).
+  const cancelWait = settings.overlap === 'cancelOther' ? settings.leaseSeconds : 0;
+  const needed = settings.timeoutSeconds + cancelWait + OUTCOME_RESERVE_SECONDS;
+  const limit = timeout ?? LAMBDA_MAX_TIMEOUT_SECONDS;
+  if (needed > limit) {
+    const wait = cancelWait > 0 ? ` plus leaseSeconds (${cancelWait} s, the wait of overlap cancelOther)` : '';
     problems.push(
-      `${where}.timeoutSeconds: ${settings.timeoutSeconds} s plus ${OUTCOME_RESERVE_SECONDS} s to record the outcome ` +
-        `exceeds the timeout of worker ${quoteValue(worker.workerId)} (${timeout} s); ` +
+      `${where}.timeoutSeconds: ${settings.timeoutSeconds} s${wait} plus ${OUTCOME_RESERVE_SECONDS} s to record the outcome ` +
+        `exceeds ${timeout === undefined ? "Lambda's maximum timeout" : 'the timeout'} of worker ${quoteValue(worker.workerId)} (${limit} s); ` +
         `shorten the job or give the worker a longer timeout`,
     );
   }

@@ -987,6 +987,23 @@ describe('synth errors', () => {
     expect(s.addJob({ ...WEEKLY, timeoutSeconds: 570, worker: exportsWorker }).settings.timeoutSeconds).toBe(570);
   });
 
+  it("a cancelOther job: its worker's timeout must also hold the wait for the cancelled run's lease", () => {
+    const { s, exportsWorker } = withExports();
+    const cancelling = { ...WEEKLY, overlap: 'cancelOther' as const, worker: exportsWorker }; // lease 300 s
+    expect(problem(() => s.addJob({ ...cancelling, timeoutSeconds: 271 }))).toContain(
+      'addJob(weekly-export).timeoutSeconds: 271 s plus leaseSeconds (300 s, the wait of overlap cancelOther) plus 30 s ' +
+        'to record the outcome exceeds the timeout of worker "exports" (600 s)',
+    );
+    expect(s.addJob({ ...cancelling, timeoutSeconds: 270 }).settings.timeoutSeconds).toBe(270);
+    // Without a timeout given, the worker's is derived, up to Lambda's 900 s.
+    expect(
+      problem(() => s.addJob({ ...DIGEST, overlap: 'cancelOther', timeoutSeconds: 800, entry: SAMPLE_DIGEST_ENTRY })),
+    ).toContain(
+      `addJob(${DIGEST.id}).timeoutSeconds: 800 s plus leaseSeconds (120 s, the wait of overlap cancelOther) plus 30 s ` +
+        "to record the outcome exceeds Lambda's maximum timeout",
+    );
+  });
+
   it('a job with both worker and entry, or with neither', () => {
     const { s } = withExports();
     expect(problem(() => s.addJob({ ...WEEKLY, worker: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
