@@ -41,6 +41,8 @@ export const DEFAULT_JOB_SETTINGS = {
   retentionDays: 90,
   // Temporal's default: an occurrence due while the previous one runs is recorded as SKIPPED, not run beside it.
   overlap: 'skip' as OverlapPolicy,
+  /** A resumable job's run, all segments together: six hours, as the default retry deadline. */
+  maxRunSeconds: 6 * 60 * 60,
 };
 
 /** Job settings that do not validate, every problem at once, each naming its field. Kept beside its schema. */
@@ -95,7 +97,10 @@ const MAX_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS - OUTCOME_RESERVE_SECONDS
 export const OVERLAP_POLICIES = ['skip', 'bufferOne', 'bufferAll', 'cancelOther', 'allowAll'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 /** The bounds of catchupWindowSeconds, which the schedule event carries to the trigger too. */
-export const CATCHUP_WINDOW_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
+export const CATCHUP_WINDOW_SECONDS_RANGE = {
+  min: 60,
+  max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS,
+} as const;
 /** The bounds of retry.deadlineSeconds and retentionDays, which the schedule event carries to the trigger too. */
 export const DEADLINE_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
 export const RETENTION_DAYS_RANGE = { min: 1, max: 3650 } as const;
@@ -170,6 +175,11 @@ const jobSettingsShape = {
   catchupWindowSeconds: z.optional(wholeNumber(CATCHUP_WINDOW_SECONDS_RANGE.min, CATCHUP_WINDOW_SECONDS_RANGE.max)),
   /** After this many FAILED occurrences in a row the job pauses itself. Absent: never. */
   pauseAfterFailures: z.optional(wholeNumber(1, 1000)),
+  /**
+   * A resumable job's whole run, over all its segments (invocations), from its first claim (docs/long-jobs.md).
+   * The retry deadline ends a run too: a segment is a claim, and no claim starts past it.
+   */
+  maxRunSeconds: z._default(wholeNumber(60, DEADLINE_SECONDS_RANGE.max), DEFAULT_JOB_SETTINGS.maxRunSeconds),
 };
 
 /** Lease, time limit, retry policy and retention of one job, every default applied. */
@@ -235,6 +245,15 @@ const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
       s.retentionDays * 86_400 > s.retry.deadlineSeconds
         ? undefined
         : `rows must outlive the retry deadline (${s.retry.deadlineSeconds} s), got ${s.retentionDays} days`,
+  },
+  {
+    // One segment is at most timeoutSeconds long; a run shorter than one segment would end every run early.
+    reads: ['timeoutSeconds', 'maxRunSeconds'],
+    field: 'maxRunSeconds',
+    problem: (s) =>
+      s.maxRunSeconds >= s.timeoutSeconds
+        ? undefined
+        : `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${s.maxRunSeconds}`,
   },
   {
     // Past the deadline no attempt may start: a longer window would record occurrences that then fail unrun.
