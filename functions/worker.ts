@@ -11,8 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
+import { S3MultipartUploads } from './aws/multipart-report-store';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
+import { DynamoRunStateStore } from './aws/run-state-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { DeliveryNotAcknowledged, messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
@@ -20,6 +22,7 @@ import type { Clock, JobDefinition, Logger, Metrics, OccurrenceStore, ReportStor
 import { noMetrics, systemClock } from './protocol/ports';
 import type { DeliveryOutcome, DeliveryResult, WorkerDeps } from './protocol/process-delivery';
 import { processDelivery, registerJobs } from './protocol/process-delivery';
+import type { MultipartUploads, RunStateStore } from './protocol/run-ports';
 import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -32,6 +35,9 @@ export interface WorkerOptions {
   readonly settings?: ReadonlyMap<string, JobSettings>;
   readonly store?: OccurrenceStore;
   readonly reports?: ReportStore;
+  /** Long jobs' checkpoints, progress and continuations, and their streamed reports. */
+  readonly runs?: RunStateStore;
+  readonly uploads?: MultipartUploads;
   readonly queue?: WorkQueue;
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -59,6 +65,12 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     jobs: registerJobs(settings, options.jobs, logger),
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
     reports: options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName)),
+    // With an injected store (a test, the simulation) the run's stores are what was injected too, if anything.
+    runs:
+      options.runs ??
+      (options.store ? undefined : new DynamoRunStateStore(documentClient(), requireEnv(ENV.tableName))),
+    uploads:
+      options.uploads ?? (options.reports ? undefined : new S3MultipartUploads(s3Client(), requireEnv(ENV.bucketName))),
     queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
     newLeaseId: options.newLeaseId ?? randomUUID,
     random: options.random ?? Math.random,

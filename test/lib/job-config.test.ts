@@ -40,6 +40,7 @@ describe('resolveJobConfigs', () => {
       'id',
       'leaseSafetyMarginSeconds',
       'leaseSeconds',
+      'maxRunSeconds',
       'overlap',
       'retentionDays',
       'retry',
