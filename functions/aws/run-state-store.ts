@@ -66,8 +66,15 @@ export class DynamoRunStateStore implements RunStateStore {
     );
   }
 
-  async continueRun(lease: Lease, runStartedAt: string, releasedLeaseExpiresAt: number, now: number): Promise<void> {
+  async continueRun(
+    lease: Lease,
+    runStartedAt: string,
+    releasedLeaseExpiresAt: number,
+    now: number,
+    progress: RunProgress | undefined,
+  ): Promise<void> {
     const released = continuedLeaseId(lease.leaseId);
+    const withProgress = progress === undefined ? '' : ', #progress = :progress';
     await this.fenced(
       'record continuation',
       lease,
@@ -76,13 +83,14 @@ export class DynamoRunStateStore implements RunStateStore {
         // it if the new message is lost. The attempt the claim counted is taken back: a segment is not an attempt.
         expression:
           'SET #leaseId = :released, #leaseExpiresAt = :expired, #continuedAt = :now, #attempt = #attempt - :one, ' +
-          '#segment = if_not_exists(#segment, :zero) + :one, #runStartedAt = if_not_exists(#runStartedAt, :runStartedAt)',
+          `#segment = if_not_exists(#segment, :zero) + :one, #runStartedAt = if_not_exists(#runStartedAt, :runStartedAt)${withProgress}`,
         names: {
           '#leaseExpiresAt': 'leaseExpiresAt',
           '#continuedAt': 'continuedAt',
           '#attempt': 'attempt',
           '#segment': 'segment',
           '#runStartedAt': 'runStartedAt',
+          ...(progress === undefined ? {} : { '#progress': 'progress' }),
         },
         values: {
           ':released': released,
@@ -91,6 +99,7 @@ export class DynamoRunStateStore implements RunStateStore {
           ':one': 1,
           ':zero': 0,
           ':runStartedAt': runStartedAt,
+          ...(progress === undefined ? {} : { ':progress': progress }),
         },
       },
       undefined,

@@ -196,7 +196,7 @@ async function runClaimedAttempt(
   attemptLog.info('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
   const reportKey = reportKeyOf(key, job.definition.reportExtension);
 
-  let result: DeliveryResult | 'yielded';
+  let result: DeliveryResult | { yielded: OpenSegment };
   const plan = planSegment(occurrence, job.settings, mustFinishBy, job.definition.resumable === true);
   try {
     result = await runAttempt(deps, job, occurrence, lease, reportKey, plan, attemptLog);
@@ -208,7 +208,9 @@ async function runClaimedAttempt(
     const finalRun = job.definition.resumable === true && runTimeUsedUp(plan, deps.clock.now());
     return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, reportKey, error, attemptLog, finalRun);
   }
-  if (result === 'yielded') return outcome(await continueSegment(deps, delivery, lease, plan, attemptLog));
+  if (typeof result === 'object') {
+    return outcome(await continueSegment(deps, delivery, lease, plan, result.yielded, attemptLog));
+  }
   try {
     await completeWithRetries(deps, lease, reportKey);
   } catch (error) {
@@ -307,7 +309,7 @@ async function runAttempt(
   reportKey: string,
   plan: SegmentPlan,
   log: Logger,
-): Promise<DeliveryResult | 'yielded'> {
+): Promise<DeliveryResult | { yielded: OpenSegment }> {
   // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
   // Skipped when no earlier attempt can exist (the first claim of a fresh occurrence): one request fewer. A
   // resumed run's first attempt may follow a segment that committed and died.
@@ -318,6 +320,7 @@ async function runAttempt(
   }
   const { settings } = job;
   const { claimedAt, leaseExpiresAt } = occurrence;
+  // The heartbeat sends the job's progress with its extend once the segment is open.
   let open: OpenSegment | undefined;
   // Both are written by every claim; without them there would be no lease to run under.
   if (claimedAt === undefined || leaseExpiresAt === undefined) {
@@ -342,9 +345,10 @@ async function runAttempt(
       }
     },
     work: async (signal) => {
-      open = openSegment(deps, occurrence, lease, plan, reportKey, job.definition, signal, log);
-      const end = await runResumableSegment(open, job.definition, occurrence, signal, log);
-      if (end.kind === 'yielded') return 'yielded';
+      const segment = openSegment(deps, occurrence, lease, plan, reportKey, job.definition, signal, log);
+      open = segment;
+      const end = await runResumableSegment(segment, job.definition, occurrence, signal, log);
+      if (end.kind === 'yielded') return { yielded: segment };
       if (end.kind === 'streamed') return commitStreamed(end.writer, reportKey, signal, log);
       return commitReport(deps, lease, reportKey, end.report, signal, log);
     },

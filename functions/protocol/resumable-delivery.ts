@@ -79,14 +79,16 @@ export async function continueSegment(
   delivery: Delivery,
   lease: Lease,
   plan: SegmentPlan,
+  open: OpenSegment | undefined,
   log: Logger,
 ): Promise<DeliveryResult> {
+  const progress = open?.segment.takeProgress();
   const now = deps.clock.now();
   // Given up into the past by the clock skew the protocol tolerates, so that no worker sees it live.
   const released = now - 1000 * safetyMarginSecondsOf(deps, lease);
   try {
     await withTransientRetries(
-      () => (deps.runs ?? absentRunState).continueRun(lease, plan.runStartedAt, released, deps.clock.now()),
+      () => (deps.runs ?? absentRunState).continueRun(lease, plan.runStartedAt, released, deps.clock.now(), progress),
       { attempts: 3, firstDelayMs: 200 },
     );
   } catch (error) {

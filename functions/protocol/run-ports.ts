@@ -25,9 +25,16 @@ export interface RunStateStore {
   ): Promise<void>;
   /**
    * End this segment: give the lease up (the row stays RUNNING with an expired lease, so the next delivery claims it
-   * at once), count the segment, and take back the attempt the claim counted. `runStartedAt` is kept if recorded.
+   * at once), count the segment, and take back the attempt the claim counted. `runStartedAt` is kept if recorded;
+   * `progress`, the job's latest, goes in the same write.
    */
-  continueRun(lease: Lease, runStartedAt: string, releasedLeaseExpiresAt: number, now: number): Promise<void>;
+  continueRun(
+    lease: Lease,
+    runStartedAt: string,
+    releasedLeaseExpiresAt: number,
+    now: number,
+    progress: RunProgress | undefined,
+  ): Promise<void>;
 }
 
 export interface PartUploadRequest {

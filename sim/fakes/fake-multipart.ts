@@ -26,6 +26,8 @@ interface FakeUpload {
   readonly metadata?: Record<string, string>;
   readonly parts: Map<number, { body: Buffer; etag: string }>;
   state: 'open' | 'completed' | 'aborted';
+  /** The part numbers the commit listed, in order. */
+  committedParts?: number[];
 }
 
 type Operation = 'CreateMultipartUpload' | 'UploadPart' | 'CompleteMultipartUpload' | 'AbortMultipartUpload';
@@ -112,6 +114,7 @@ export class FakeMultipart {
       return part.body;
     });
     open.state = 'completed';
+    open.committedParts = listed.map((p) => Number(p.PartNumber));
     this.aws.objects.set(open.key, {
       body: Buffer.concat(bodies).toString('utf8'),
       contentType: open.contentType,
