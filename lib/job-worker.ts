@@ -132,8 +132,13 @@ export class JobWorker extends Construct implements iam.IGrantable {
   readonly givenTimeoutSeconds?: number;
   readonly userEnvironmentBytes: number;
   private readonly reportBucket: s3.IBucket;
-  /** Get/Put on reports/<jobId>/*, one resource per job as jobs are added. */
-  private readonly reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
+  /**
+   * Get/Put on reports/<jobId>/*, one resource per job as jobs are added. PutObject also covers the multipart upload
+   * of a streamed report; AbortMultipartUpload lets a next holder abort the upload a lost lease left behind.
+   */
+  private readonly reportObjects = new iam.PolicyStatement({
+    actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+  });
 
   constructor(scope: Construct, workerId: string, options: JobWorkerOptions, resources: WorkerResources) {
     super(scope, workerId);
