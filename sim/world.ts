@@ -17,8 +17,10 @@
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
+import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
 import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
+import { DynamoRunStateStore } from '../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
@@ -32,6 +34,7 @@ import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
 import { Beliefs } from './beliefs';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';
+import { multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
 import { streamEvent } from './fakes/stream-event';
 import { JobQueue, type Received } from './job-queue';
 import { modelJob } from './model-job';
@@ -68,6 +71,8 @@ export interface WorldOptions {
   readonly jitter?: () => number;
   /** Replaces the model job (sim/model-job.ts: plan.jobMs in steps of JOB_STEP_MS, each one side effect). */
   readonly job?: JobDefinition;
+  /** Called once the world is set up, with its fakes and true time: sim/resumable-world.ts watches the row's writes. */
+  readonly observe?: (aws: FakeAws, now: () => number) => void;
 }
 
 /**
@@ -161,6 +166,8 @@ export class World implements NetworkHost {
       changeVisibility: (receiptHandle, seconds) => this.jobQueue.changeVisibility(receiptHandle, seconds),
     };
     this.aws.onRowChange = (before, after) => this.rowChanged(before, after);
+    multipartOf(this.aws, SIM_PART_BYTES.min);
+    options.observe?.(this.aws, () => this.vt.now);
   }
 
   /** Deliver the schedule as planned and run until nothing is left to happen or the horizon. */
@@ -255,6 +262,8 @@ export class World implements NetworkHost {
         settings,
         store: this.variant.workerStore?.(doc, TABLE) ?? store,
         reports: new S3ReportStore(s3, BUCKET),
+        runs: new DynamoRunStateStore(doc, TABLE),
+        uploads: new S3MultipartUploads(s3, BUCKET, SIM_PART_BYTES),
         queue,
         clock,
         logger,

@@ -17,9 +17,11 @@ import type { MultipartUploads, PartUploadRequest } from '../protocol/run-ports'
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
 export class S3MultipartUploads implements MultipartUploads {
+  /** `partBytes`: S3's limits unless a fake with smaller ones stands in (the simulation). */
   constructor(
     private readonly client: S3Client,
     private readonly bucketName: string,
+    readonly partBytes?: { readonly min: number; readonly target: number },
   ) {}
 
   async create(

@@ -51,7 +51,7 @@ export interface WriterOptions {
   readonly metadata: Record<string, string>;
   readonly signal: AbortSignal;
   readonly now: () => number;
-  /** Default DEFAULT_PART_BYTES; at least MIN_PART_BYTES. */
+  /** Default the uploads' target (DEFAULT_PART_BYTES for S3); at least their minimum. */
   readonly partBytes?: number;
 }
 
@@ -67,13 +67,18 @@ export class MultipartReportWriter implements ReportWriter {
   private ended = false;
   private abandoned: string | undefined;
   private readonly partBytes: number;
+  private readonly minPartBytes: number;
 
   /** Resume from the row as claimed: the last checkpoint's upload, above the last holder's reservation. */
   constructor(
     private readonly options: WriterOptions,
     row: RunFields,
   ) {
-    this.partBytes = Math.max(MIN_PART_BYTES, options.partBytes ?? DEFAULT_PART_BYTES);
+    this.minPartBytes = options.uploads.partBytes?.min ?? MIN_PART_BYTES;
+    this.partBytes = Math.max(
+      this.minPartBytes,
+      options.partBytes ?? options.uploads.partBytes?.target ?? DEFAULT_PART_BYTES,
+    );
     const covered = row.checkpoint?.upload;
     this.uploadId = covered?.uploadId;
     this.parts = [...(covered?.parts ?? [])];
@@ -130,7 +135,7 @@ export class MultipartReportWriter implements ReportWriter {
    */
   async boundary(): Promise<{ upload: UploadCheckpoint | undefined } | undefined> {
     return this.exclusive(async () => {
-      if (this.buffered >= MIN_PART_BYTES) await this.sendBuffer();
+      if (this.buffered >= this.minPartBytes) await this.sendBuffer();
       if (this.buffered > 0) return undefined;
       if (this.uploadId === undefined) return { upload: undefined };
       return { upload: { uploadId: this.uploadId, parts: [...this.parts], bytes: this.committedBytes } };

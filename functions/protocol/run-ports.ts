@@ -46,6 +46,11 @@ export interface PartUploadRequest {
 
 /** S3 multipart uploads of reports; the commit is write-once like putIfAbsent. */
 export interface MultipartUploads {
+  /**
+   * The smallest part the service takes but the last, and the part size to aim for. Default S3's: 5 MiB and 8 MiB
+   * (report-writer.ts); the simulation's fake takes smaller ones, so that thousands of runs stay cheap.
+   */
+  readonly partBytes?: { readonly min: number; readonly target: number };
   create(
     reportKey: string,
     contentType: string,

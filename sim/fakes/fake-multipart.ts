@@ -19,6 +19,8 @@ import {
 import type { FakeAws } from './fake-aws';
 
 const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
+/** The simulation's parts: 1 KiB at the least, 2 KiB aimed for, so that a run's report costs kilobytes, not megabytes. */
+export const SIM_PART_BYTES = { min: 1024, target: 2048 } as const;
 
 interface FakeUpload {
   readonly key: string;
@@ -41,7 +43,11 @@ export class FakeMultipart {
   afterComplete?: () => void;
   private nextUploadId = 1;
 
-  constructor(private readonly aws: FakeAws) {
+  /** `minPartBytes`: S3's 5 MiB unless told (the simulation takes smaller parts). */
+  constructor(
+    private readonly aws: FakeAws,
+    private readonly minPartBytes = S3_MIN_PART_BYTES,
+  ) {
     aws.s3
       .on(CreateMultipartUploadCommand)
       .callsFake((input) => this.run('CreateMultipartUpload', () => this.create(input)));
@@ -68,6 +74,7 @@ export class FakeMultipart {
 
   reset(): void {
     this.uploads.clear();
+    this.nextUploadId = 1;
     this.faults.clear();
     this.beforePart = undefined;
     this.afterComplete = undefined;
@@ -110,7 +117,7 @@ export class FakeMultipart {
       const part = open.parts.get(Number(p.PartNumber));
       if (part === undefined || `"${part.etag}"` !== p.ETag) throw s3Error('InvalidPart', 400);
       if (i > 0 && Number(p.PartNumber) <= Number(listed[i - 1].PartNumber)) throw s3Error('InvalidPartOrder', 400);
-      if (i < listed.length - 1 && part.body.byteLength < S3_MIN_PART_BYTES) throw s3Error('EntityTooSmall', 400);
+      if (i < listed.length - 1 && part.body.byteLength < this.minPartBytes) throw s3Error('EntityTooSmall', 400);
       return part.body;
     });
     open.state = 'completed';
@@ -135,6 +142,19 @@ export class FakeMultipart {
     if (upload === undefined || upload.state !== 'open') throw s3Error('NoSuchUpload', 404);
     return upload;
   }
+}
+
+const attached = new WeakMap<FakeAws, FakeMultipart>();
+
+/** The one FakeMultipart of a FakeAws (the simulation reuses one FakeAws for all its runs), reset for a new run. */
+export function multipartOf(aws: FakeAws, minPartBytes?: number): FakeMultipart {
+  let fake = attached.get(aws);
+  if (fake === undefined) {
+    fake = new FakeMultipart(aws, minPartBytes);
+    attached.set(aws, fake);
+  }
+  fake.reset();
+  return fake;
 }
 
 function s3Error(name: string, status: number): Error {
