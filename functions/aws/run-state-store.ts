@@ -72,9 +72,11 @@ export class DynamoRunStateStore implements RunStateStore {
     releasedLeaseExpiresAt: number,
     now: number,
     progress: RunProgress | undefined,
+    upload: OpenUpload | undefined,
   ): Promise<void> {
     const released = continuedLeaseId(lease.leaseId);
     const withProgress = progress === undefined ? '' : ', #progress = :progress';
+    const withUpload = upload === undefined ? '' : ', #openUpload = :upload';
     await this.fenced(
       'record continuation',
       lease,
@@ -83,7 +85,7 @@ export class DynamoRunStateStore implements RunStateStore {
         // it if the new message is lost. The attempt the claim counted is taken back: a segment is not an attempt.
         expression:
           'SET #leaseId = :released, #leaseExpiresAt = :expired, #continuedAt = :now, #attempt = #attempt - :one, ' +
-          `#segment = if_not_exists(#segment, :zero) + :one, #runStartedAt = if_not_exists(#runStartedAt, :runStartedAt)${withProgress}`,
+          `#segment = if_not_exists(#segment, :zero) + :one, #runStartedAt = if_not_exists(#runStartedAt, :runStartedAt)${withProgress}${withUpload}`,
         names: {
           '#leaseExpiresAt': 'leaseExpiresAt',
           '#continuedAt': 'continuedAt',
@@ -91,6 +93,7 @@ export class DynamoRunStateStore implements RunStateStore {
           '#segment': 'segment',
           '#runStartedAt': 'runStartedAt',
           ...(progress === undefined ? {} : { '#progress': 'progress' }),
+          ...(upload === undefined ? {} : { '#openUpload': 'openUpload' }),
         },
         values: {
           ':released': released,
@@ -100,6 +103,7 @@ export class DynamoRunStateStore implements RunStateStore {
           ':zero': 0,
           ':runStartedAt': runStartedAt,
           ...(progress === undefined ? {} : { ':progress': progress }),
+          ...(upload === undefined ? {} : { ':upload': upload }),
         },
       },
       undefined,

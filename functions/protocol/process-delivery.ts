@@ -6,6 +6,7 @@
  *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
  *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
+ *   resumable job out of invocation time ─▶ yield, checkpoint ─▶ continue in a fresh invocation (resumable-delivery.ts)
  *
  * The "report ready" notification is not sent here: it follows the row's transition to SUCCEEDED
  * (announce-report.ts), so a worker that dies anywhere after the commit can neither lose it nor send it twice.

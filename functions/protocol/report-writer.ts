@@ -66,6 +66,8 @@ export class MultipartReportWriter implements ReportWriter {
   private busy = false;
   private ended = false;
   private abandoned: string | undefined;
+  /** The highest part number this holder sent, if any. */
+  private highestSent: number | undefined;
   private readonly partBytes: number;
   private readonly minPartBytes: number;
 
@@ -142,6 +144,17 @@ export class MultipartReportWriter implements ReportWriter {
     });
   }
 
+  /**
+   * The reservation a clean yield leaves for the next holder: up to the last part this holder sent, since all its
+   * sends have been answered (nothing is in flight once the job stopped). Undefined when it sent none, or a write is
+   * still running: then the recorded reservation stands. Without this every segment would use up a block of 32 part
+   * numbers, and S3's 10,000 would end a run after about 300 segments.
+   */
+  settledReservation(): OpenUpload | undefined {
+    if (this.busy || this.highestSent === undefined || this.uploadId === undefined) return undefined;
+    return { uploadId: this.uploadId, reservedThrough: this.highestSent };
+  }
+
   /** Commit the ended report write-once. */
   async commit(signal: AbortSignal): Promise<'created' | 'existed'> {
     if (!this.ended || this.uploadId === undefined) throw new Error('report.commit before report.end');
@@ -156,6 +169,7 @@ export class MultipartReportWriter implements ReportWriter {
     const body = Buffer.concat(this.buffer, this.buffered);
     const part = await uploads.uploadPart({ reportKey, uploadId, partNumber, body }, signal);
     this.parts.push(part);
+    this.highestSent = partNumber;
     this.committedBytes += body.byteLength;
     this.nextPartNumber = partNumber + 1;
     this.buffer = [];

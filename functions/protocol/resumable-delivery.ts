@@ -83,12 +83,21 @@ export async function continueSegment(
   log: Logger,
 ): Promise<DeliveryResult> {
   const progress = open?.segment.takeProgress();
+  const upload = open?.segment.writer.settledReservation();
   const now = deps.clock.now();
   // Given up into the past by the clock skew the protocol tolerates, so that no worker sees it live.
   const released = now - 1000 * safetyMarginSecondsOf(deps, lease);
   try {
     await withTransientRetries(
-      () => (deps.runs ?? absentRunState).continueRun(lease, plan.runStartedAt, released, deps.clock.now(), progress),
+      () =>
+        (deps.runs ?? absentRunState).continueRun(
+          lease,
+          plan.runStartedAt,
+          released,
+          deps.clock.now(),
+          progress,
+          upload,
+        ),
       { attempts: 3, firstDelayMs: 200 },
     );
   } catch (error) {

@@ -26,7 +26,8 @@ export interface RunStateStore {
   /**
    * End this segment: give the lease up (the row stays RUNNING with an expired lease, so the next delivery claims it
    * at once), count the segment, and take back the attempt the claim counted. `runStartedAt` is kept if recorded;
-   * `progress`, the job's latest, goes in the same write.
+   * `progress`, the job's latest, goes in the same write, and so does `upload`, the part reservation narrowed to the
+   * parts this holder sent (report-writer.ts, settledReservation).
    */
   continueRun(
     lease: Lease,
@@ -34,6 +35,7 @@ export interface RunStateStore {
     releasedLeaseExpiresAt: number,
     now: number,
     progress: RunProgress | undefined,
+    upload: OpenUpload | undefined,
   ): Promise<void>;
 }
 
