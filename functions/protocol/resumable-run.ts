@@ -9,6 +9,7 @@
  *
  * A segment is not an attempt: only a failure costs one. `maxRunSeconds` bounds the run from its first claim.
  */
+import { setMaxListeners } from 'node:events';
 import {
   checkedProgress,
   encodeCheckpointState,
@@ -20,6 +21,7 @@ import {
 } from './checkpoint';
 import { CheckpointRejectedError, YieldRequestedError } from './errors';
 import type { JobSettings } from './job-settings';
+import { JOB_SIGNAL_MAX_LISTENERS } from './lease-guard';
 import { iso, type Occurrence } from './occurrence';
 import type { Clock, Lease, Logger, ReportBody } from './ports';
 import { isStreamedReport, MultipartReportWriter, type ReportWriter, type StreamedReport } from './report-writer';
@@ -116,6 +118,8 @@ export class Segment {
     );
     this.latest = row.progress;
     this.sent = row.progress;
+    // The job's signal now: it goes to as many requests as the guard's did (lease-guard.ts).
+    setMaxListeners(JOB_SIGNAL_MAX_LISTENERS, this.controller.signal);
   }
 
   /** The job's context: the guard's signal and a yield request both reach the job through one signal. */
@@ -172,7 +176,7 @@ export class Segment {
     const encoded = encodeCheckpointState(state);
     const boundary = await this.writer.boundary();
     if (boundary === undefined) {
-      this.deps.logger.info('checkpoint not recorded: the report has fewer than 5 MiB buffered since its last part', {
+      this.deps.logger.info('checkpoint not recorded: the report buffers less than a part since its last one', {
         bytesWritten: this.writer.bytesWritten,
       });
       return false;

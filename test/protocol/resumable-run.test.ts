@@ -314,6 +314,25 @@ describe('resumable run: crashes and lost leases', () => {
   });
 });
 
+describe('resumable run: the job signal', () => {
+  it('takes one listener per concurrent request of a busy job without a leak warning, as the guard signal did', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    setUp({
+      reportExtension: 'txt',
+      async run(_o, { signal }) {
+        for (let i = 0; i < 64; i++) signal.addEventListener('abort', () => undefined);
+        return { body: 'done', contentType: 'text/plain' };
+      },
+    });
+    await h.trigger(KEY);
+    await invoke();
+
+    expect(row().status).toBe('SUCCEEDED');
+    expect(warn.mock.calls.filter(([w]) => String(w).includes('MaxListeners'))).toEqual([]);
+    warn.mockRestore();
+  });
+});
+
 describe('resumable run: the fence', () => {
   it('grows with every claim: a continuation, a retry after a failure and a takeover each give a higher token', async () => {
     const tokens: string[] = [];
