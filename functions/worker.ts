@@ -12,8 +12,10 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoJobSlotStore } from './aws/job-slot-store';
+import { S3MultipartUploads } from './aws/multipart-report-store';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
+import { DynamoRunStateStore } from './aws/run-state-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { DeliveryNotAcknowledged, messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
@@ -31,6 +33,7 @@ import type {
 import { noMetrics, systemClock } from './protocol/ports';
 import type { DeliveryOutcome, DeliveryResult, WorkerDeps } from './protocol/process-delivery';
 import { processDelivery, registerJobs } from './protocol/process-delivery';
+import type { MultipartUploads, RunStateStore } from './protocol/run-ports';
 import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -47,6 +50,9 @@ export interface WorkerOptions {
   /** Default: Scheduler, on the group in SCHEDULE_GROUP, where a job of the worker has pauseAfterFailures. */
   readonly schedules?: ScheduleSwitch;
   readonly reports?: ReportStore;
+  /** Long jobs' checkpoints, progress and continuations, and their streamed reports. */
+  readonly runs?: RunStateStore;
+  readonly uploads?: MultipartUploads;
   readonly queue?: WorkQueue;
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -76,6 +82,12 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     slots: options.slots ?? new DynamoJobSlotStore(documentClient(), requireEnv(ENV.tableName)),
     schedules: options.schedules ?? scheduleSwitchFor(settings),
     reports: options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName)),
+    // With an injected store (a test, the simulation) the run's stores are what was injected too, if anything.
+    runs:
+      options.runs ??
+      (options.store ? undefined : new DynamoRunStateStore(documentClient(), requireEnv(ENV.tableName))),
+    uploads:
+      options.uploads ?? (options.reports ? undefined : new S3MultipartUploads(s3Client(), requireEnv(ENV.bucketName))),
     queue: options.queue ?? new SqsWorkQueue(sqsClient(), requireEnv(ENV.queueUrl)),
     newLeaseId: options.newLeaseId ?? randomUUID,
     random: options.random ?? Math.random,

@@ -141,8 +141,13 @@ export class JobWorker extends Construct implements iam.IGrantable {
   readonly givenTimeoutSeconds?: number;
   readonly userEnvironmentBytes: number;
   private readonly reportBucket: s3.IBucket;
-  /** Get/Put on reports/<jobId>/*, one resource per job as jobs are added. */
-  private readonly reportObjects = new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'] });
+  /**
+   * Get/Put on reports/<jobId>/*, one resource per job as jobs are added. PutObject also covers the multipart upload
+   * of a streamed report; AbortMultipartUpload lets a next holder abort the upload a lost lease left behind.
+   */
+  private readonly reportObjects = new iam.PolicyStatement({
+    actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+  });
   /** Get/UpdateSchedule on the schedules of its jobs with pauseAfterFailures, added with the first such job. */
   private scheduleSwitch: iam.PolicyStatement | undefined;
   private readonly passedRoles = new Set<string>();

@@ -6,7 +6,7 @@
  * Like the other pieces of ScheduledJobs, these build into the scope they are given rather than a scope of their
  * own: the logical IDs of the table and the bucket are part of the deployed stack's identity.
  */
-import type { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -48,5 +48,8 @@ export function reportBucket(scope: Construct, removalPolicy: RemovalPolicy): s3
     encryption: s3.BucketEncryption.S3_MANAGED,
     objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
     removalPolicy,
+    // A streamed report's upload that no holder completes or aborts (its worker died with no successor, or its
+    // abort failed) stops costing storage after this; a run's uploads live at most maxRunSeconds (13.5 days).
+    lifecycleRules: [{ id: 'abort-incomplete-report-uploads', abortIncompleteMultipartUploadAfter: Duration.days(15) }],
   });
 }

@@ -18,8 +18,10 @@
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
 import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
+import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
 import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
+import { DynamoRunStateStore } from '../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
 import { type JobSettings, type OverlapPolicy, withDefaults } from '../functions/protocol/job-settings';
@@ -34,6 +36,7 @@ import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
 import { Beliefs } from './beliefs';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';
+import { multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
 import { streamEvent } from './fakes/stream-event';
 import { JobQueue, type Received } from './job-queue';
 import { modelJob } from './model-job';
@@ -70,6 +73,8 @@ export interface WorldOptions {
   readonly jitter?: () => number;
   /** Replaces the model job (sim/model-job.ts: plan.jobMs in steps of JOB_STEP_MS, each one side effect). */
   readonly job?: JobDefinition;
+  /** Called once the world is set up, with its fakes and true time: sim/resumable-world.ts watches the row's writes. */
+  readonly observe?: (aws: FakeAws, now: () => number) => void;
   /** More occurrences of the job under an overlap policy (sim/policy-world.ts); the plan's faults apply to all. */
   readonly scenario?: PolicyScenario;
 }
@@ -186,6 +191,8 @@ export class World implements NetworkHost {
       changeVisibility: (receiptHandle, seconds) => this.jobQueue.changeVisibility(receiptHandle, seconds),
     };
     this.aws.onRowChange = (before, after) => this.rowChanged(before, after);
+    multipartOf(this.aws, SIM_PART_BYTES.min);
+    options.observe?.(this.aws, () => this.vt.now);
   }
 
   /** Deliver the schedule as planned and run until nothing is left to happen or the horizon. */
@@ -292,6 +299,8 @@ export class World implements NetworkHost {
         store: this.variant.workerStore?.(doc, TABLE) ?? store,
         slots: new DynamoJobSlotStore(doc, TABLE),
         reports: new S3ReportStore(s3, BUCKET),
+        runs: new DynamoRunStateStore(doc, TABLE),
+        uploads: new S3MultipartUploads(s3, BUCKET, SIM_PART_BYTES),
         queue,
         clock,
         logger,

@@ -10,6 +10,7 @@ import { JOB_SIGNAL_MAX_LISTENERS } from '../functions/protocol/lease-guard';
 import { iso, isoSeconds, type Occurrence } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger, ReportBody } from '../functions/protocol/ports';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { detachedRunContext } from '../functions/protocol/resumable-run';
 import { JobDidNotStopError } from './errors';
 import { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';
 import { type LogEntry, recordingLogger } from './recording-logger';
@@ -114,7 +115,7 @@ export async function testJob(job: JobDefinition | JobHandler, options: TestJobO
 
   // A run that throws before its first await is a rejection too, as it is for the worker.
   const settled = Promise.resolve()
-    .then(() => definition.run(occurrence, { signal: controller.signal, logger }))
+    .then(() => definition.run(occurrence, { ...detachedRunContext(), signal: controller.signal, logger }))
     .then(
       (value) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),

@@ -5,11 +5,11 @@
 
 import type { OccurrenceReader } from '../aws/occurrence-reader';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
-import type { JobDefinition } from '../protocol/ports';
+import type { JobDefinition, ReportBody } from '../protocol/ports';
 
 export const DIGEST_PERIOD_MS = 24 * 60 * 60 * 1000;
 
-export function occurrenceDigestJob(reader: () => OccurrenceReader): JobDefinition {
+export function occurrenceDigestJob(reader: () => OccurrenceReader): JobDefinition<ReportBody> {
   return {
     reportExtension: 'md',
     async run(occurrence, { signal, logger }) {

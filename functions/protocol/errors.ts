@@ -129,3 +129,30 @@ export function messageOf(error: unknown): string {
 export function isTransient(error: unknown): boolean {
   return error instanceof DependencyError && error.kind === 'transient';
 }
+
+/**
+ * The worker asks a resumable job to stop and checkpoint: its invocation's time is nearly spent, and a fresh
+ * invocation will resume it. The job's signal carries this as its reason; unlike a lost lease or the job's time
+ * limit, it is no failure and costs no attempt.
+ */
+export class YieldRequestedError extends ScheduledJobsError {
+  override readonly name = 'YieldRequestedError';
+
+  constructor(readonly continueBy: string) {
+    super(
+      `yield: the invocation ends soon; checkpoint and return (the worker records the continuation by ${continueBy})`,
+    );
+  }
+}
+
+/** A checkpoint or progress the job handed over that cannot be recorded as it is (too large, not JSON). */
+export class CheckpointRejectedError extends ScheduledJobsError {
+  override readonly name = 'CheckpointRejectedError';
+
+  constructor(
+    readonly what: string,
+    readonly problem: string,
+  ) {
+    super(`${what} rejected: ${problem}`);
+  }
+}

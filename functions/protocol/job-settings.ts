@@ -42,6 +42,8 @@ export const DEFAULT_JOB_SETTINGS = {
   retentionDays: 90,
   // Temporal's default: an occurrence due while the previous one runs is recorded as SKIPPED, not run beside it.
   overlap: 'skip' as OverlapPolicy,
+  /** A resumable job's run, all segments together: six hours, as the default retry deadline. */
+  maxRunSeconds: 6 * 60 * 60,
 };
 
 const aNumber = (min: number, max: number) => {
@@ -137,6 +139,11 @@ const jobSettingsShape = {
   catchupWindowSeconds: z.optional(wholeNumber(CATCHUP_WINDOW_SECONDS_RANGE.min, CATCHUP_WINDOW_SECONDS_RANGE.max)),
   /** After this many FAILED occurrences in a row the job pauses itself. Absent: never. */
   pauseAfterFailures: z.optional(wholeNumber(1, 1000)),
+  /**
+   * A resumable job's whole run, over all its segments (invocations), from its first claim (docs/long-jobs.md).
+   * The retry deadline ends a run too: a segment is a claim, and no claim starts past it.
+   */
+  maxRunSeconds: z._default(wholeNumber(60, DEADLINE_SECONDS_RANGE.max), DEFAULT_JOB_SETTINGS.maxRunSeconds),
 };
 
 /** Lease, time limit, retry policy and retention of one job, every default applied. */
@@ -202,6 +209,15 @@ const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
       s.retentionDays * 86_400 > s.retry.deadlineSeconds
         ? undefined
         : `rows must outlive the retry deadline (${s.retry.deadlineSeconds} s), got ${s.retentionDays} days`,
+  },
+  {
+    // One segment is at most timeoutSeconds long; a run shorter than one segment would end every run early.
+    reads: ['timeoutSeconds', 'maxRunSeconds'],
+    field: 'maxRunSeconds',
+    problem: (s) =>
+      s.maxRunSeconds >= s.timeoutSeconds
+        ? undefined
+        : `must be at least timeoutSeconds (${s.timeoutSeconds}), got ${s.maxRunSeconds}`,
   },
   {
     // Past the deadline no attempt may start: a longer window would record occurrences that then fail unrun.

@@ -35,6 +35,16 @@ export const TERMINAL_STATUSES: readonly OccurrenceStatus[] = [
   OccurrenceStatus.CANCELLED,
 ];
 
+/**
+ * The lease id a resumable job's continuation leaves in its RUNNING row when it gives its lease up between segments
+ * (functions/aws/run-state-store.ts): the run goes on in its next segment, under the next claim.
+ */
+export const CONTINUED_LEASE_PREFIX = 'continued:';
+
+/** A resumable run between two segments: nobody holds the lease, but the run is not over. */
+export const isContinuing = (o: Pick<Occurrence, 'status' | 'leaseId'>): boolean =>
+  o.status === OccurrenceStatus.RUNNING && o.leaseId?.startsWith(CONTINUED_LEASE_PREFIX) === true;
+
 /** Why an occurrence was SKIPPED. */
 export const SkipReason = { overlap: 'overlap', missed: 'missed', paused: 'paused' } as const;
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];

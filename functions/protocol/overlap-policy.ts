@@ -11,7 +11,7 @@
  */
 import type { OverlapPolicy } from './job-settings';
 import type { JobState } from './job-state';
-import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
+import { isContinuing, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 
 /** An occurrence's own policy (given by an operator) wins over its job's. */
 export const effectivePolicyOf = (occurrence: Pick<Occurrence, 'overlap'>, jobPolicy: OverlapPolicy): OverlapPolicy =>
@@ -25,12 +25,15 @@ export function holderToRead(state: JobState | undefined, scheduledTime: string)
 
 /**
  * Whether the holder's row still runs the slot: RUNNING with a lease that has not expired, or RETRY_WAIT before its
- * deadline (a failed attempt keeps the slot across its retries: the retry is the same run). Any lease id counts, not
+ * deadline (a failed attempt keeps the slot across its retries: the retry is the same run), or a resumable run between
+ * segments (RUNNING, its lease given up as `continued:…`) before its deadline. Any lease id counts, not
  * only the slot's: a holder whose retry was just claimed under a new lease is about to take its slot back.
  */
 export function isHolderLive(holder: Occurrence | undefined, now: number): boolean {
   if (holder === undefined) return false;
   const at = iso(now);
+  // A resumable run between segments gave its lease up, but its next segment is the same run (like a retry).
+  if (isContinuing(holder)) return holder.deadlineAt > at;
   if (holder.status === OccurrenceStatus.RUNNING)
     return holder.leaseExpiresAt !== undefined && holder.leaseExpiresAt >= at;
   if (holder.status === OccurrenceStatus.RETRY_WAIT) return holder.deadlineAt > at;
@@ -104,6 +107,7 @@ function holdsExpiredLease(holder: Occurrence | undefined, now: number): boolean
   return (
     holder?.status === OccurrenceStatus.RUNNING &&
     holder.leaseId !== undefined &&
+    !isContinuing(holder) &&
     (holder.leaseExpiresAt === undefined || holder.leaseExpiresAt < iso(now))
   );
 }

@@ -5,6 +5,8 @@
 import type { JobState, PauseCause } from './job-state';
 import type { MetricName } from './metric-names';
 import type { Occurrence, OccurrenceKey, OccurrenceStatus, SkipReason } from './occurrence';
+import type { StreamedReport } from './report-writer';
+import type { RunContext } from './resumable-run';
 import type { IndexedOccurrence } from './table-schema';
 
 export interface Clock {
@@ -239,16 +241,25 @@ export interface Announcer {
   publish(announcement: ReportAnnouncement): Promise<string>;
 }
 
-export interface JobContext {
+/** What a job gets: its signal and logger, and for long jobs checkpoint, progress, fence and report (RunContext). */
+export interface JobContext extends RunContext {
   readonly signal: AbortSignal;
   readonly logger: Logger;
 }
 
-/** A job: gets its occurrence, returns the report. It should stop when `signal` aborts. */
-export interface JobDefinition {
+/**
+ * A job: gets its occurrence, returns the report (a body, or `await context.report.end()` for a streamed one). It
+ * should stop when `signal` aborts.
+ */
+export interface JobDefinition<Report extends ReportBody | StreamedReport = ReportBody | StreamedReport> {
   /** File extension of the report, e.g. 'md' or 'json'; fixes the report key before the job runs. */
   readonly reportExtension: string;
-  run(occurrence: Occurrence, context: JobContext): Promise<ReportBody>;
+  /**
+   * True: the job may run over several invocations. Near the end of one the worker aborts its signal with a
+   * YieldRequestedError; the job checkpoints and stops, and the next invocation resumes it (docs/long-jobs.md).
+   */
+  readonly resumable?: boolean;
+  run(occurrence: Occurrence, context: JobContext): Promise<Report>;
 }
 
 /** A job's Scheduler schedule, switched on and off with its definition kept (pause and resume). */

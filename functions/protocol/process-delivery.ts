@@ -8,6 +8,7 @@
  *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
  *   SUCCEEDED or FAILED ─▶ release the slot, wake the first BUFFERED one; pause after N failures in a row
+ *   resumable job out of invocation time ─▶ yield, checkpoint ─▶ continue in a fresh invocation (resumable-delivery.ts)
  *
  * The "report ready" notification is not sent here: it follows the row's transition to SUCCEEDED
  * (announce-report.ts), so a worker that dies anywhere after the commit can neither lose it nor send it twice.
@@ -35,7 +36,10 @@ import {
   type ScheduleSwitch,
   type WorkQueue,
 } from './ports';
+import { continueSegment, type OpenSegment, openSegment, runResumableSegment } from './resumable-delivery';
+import { isResumedRun, planSegment, runTimeUsedUp, type SegmentPlan } from './resumable-run';
 import { decideRetry } from './retry-policy';
+import type { MultipartUploads, RunStateStore } from './run-ports';
 import { pause, withTransientRetries } from './transient-retry';
 
 export interface RegisteredJob {
@@ -87,6 +91,10 @@ export interface WorkerDeps {
   readonly poisonRetrySeconds: number;
   /** Default: none recorded. */
   readonly metrics?: Metrics;
+  /** Checkpoints, progress and continuations of long jobs (resumable-run.ts); absent: jobs get no run state. */
+  readonly runs?: RunStateStore;
+  /** Streamed reports; absent: `context.report` refuses writes. */
+  readonly uploads?: MultipartUploads;
 }
 
 /** When the attempt must have recorded its outcome (epoch ms), and when it may start its job at the earliest. */
@@ -111,6 +119,8 @@ export type DeliveryResult =
   | 'retry-scheduled'
   | 'failed'
   | 'lease-lost'
+  /** A resumable job yielded; the occurrence continues in a fresh invocation (resumable-delivery.ts). */
+  | 'continued'
   | 'invalid-message'
   | 'outcome-not-recorded'
   | 'skipped'
@@ -134,6 +144,7 @@ const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
   'lease-lost',
   'skipped',
   'buffered',
+  'continued',
 ]);
 const outcome = (result: DeliveryResult): DeliveryOutcome => ({ ack: ACK_RESULTS.has(result), result });
 
@@ -255,15 +266,32 @@ async function runClaimedAttempt(
   attemptLog.info('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
   const reportKey = reportKeyOf(key, job.definition.reportExtension);
 
-  let result: DeliveryResult;
+  let result: DeliveryResult | { yielded: OpenSegment };
+  const plan = planSegment(occurrence, job.settings, {
+    mustFinishBy: attempt.mustFinishBy,
+    notBefore: attempt.notBefore,
+    resumable: job.definition.resumable === true,
+  });
   try {
-    result = await runAttempt(deps, job, occurrence, lease, reportKey, attempt, attemptLog);
+    result = await runAttempt(
+      deps,
+      job,
+      occurrence,
+      lease,
+      reportKey,
+      { plan, notBefore: attempt.notBefore },
+      attemptLog,
+    );
   } catch (error) {
     if (error instanceof LeaseLostError) {
       attemptLog.warn('lease lost; stopping without writing', { error: error.message });
       return outcome('lease-lost');
     }
-    return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, reportKey, error, attemptLog);
+    const finalRun = job.definition.resumable === true && runTimeUsedUp(plan, deps.clock.now());
+    return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, reportKey, error, attemptLog, finalRun);
+  }
+  if (typeof result === 'object') {
+    return outcome(await continueSegment(deps, delivery, lease, plan, result.yielded, attemptLog));
   }
   try {
     await completeWithRetries(deps, lease, reportKey);
@@ -364,17 +392,21 @@ async function runAttempt(
   occurrence: Occurrence,
   lease: Lease,
   reportKey: string,
-  { mustFinishBy, notBefore }: AttemptTiming,
+  { plan, notBefore }: { readonly plan: SegmentPlan; readonly notBefore?: number },
   log: Logger,
-): Promise<DeliveryResult> {
+): Promise<DeliveryResult | { yielded: OpenSegment }> {
   // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
-  // Skipped when no earlier attempt can exist (the first claim of a fresh occurrence): one request fewer.
-  if (mayHaveCommittedReport(occurrence) && (await reportCommitted(deps, reportKey))) {
+  // Skipped when no earlier attempt can exist (the first claim of a fresh occurrence): one request fewer. A
+  // resumed run's first attempt may follow a segment that committed and died.
+  const lookFirst = mayHaveCommittedReport(occurrence) || isResumedRun(occurrence);
+  if (lookFirst && (await reportCommitted(deps, reportKey))) {
     log.info('report already committed by an earlier attempt; adopting it', { reportKey });
     return 'adopted-committed-report';
   }
   const { settings } = job;
   const { claimedAt, leaseExpiresAt } = occurrence;
+  // The heartbeat sends the job's progress with its extend once the segment is open.
+  let open: OpenSegment | undefined;
   // Both are written by every claim; without them there would be no lease to run under.
   if (claimedAt === undefined || leaseExpiresAt === undefined) {
     throw new Error(`claimed occurrence without claimedAt or leaseExpiresAt (attempt ${occurrence.attempt})`);
@@ -391,10 +423,10 @@ async function runAttempt(
     clock: deps.clock,
     logger: log,
     leaseExpiresAt: Date.parse(leaseExpiresAt),
-    deadlineAt: Math.min(Date.parse(claimedAt) + waitMs + settings.timeoutSeconds * 1000, mustFinishBy),
+    deadlineAt: plan.deadlineAt,
     extend: async (expiresAt, now, signal) => {
       try {
-        await deps.store.extend(lease, expiresAt, now, signal);
+        await (open?.extend(expiresAt, now, signal) ?? deps.store.extend(lease, expiresAt, now, signal));
       } catch (error) {
         metricsOf(deps).add(MetricName.ExtendFailures, 1, lease.key.jobId);
         throw error;
@@ -405,11 +437,28 @@ async function runAttempt(
         log.info('waiting for the cancelled occurrence to stop before running', { waitMs });
         await pause(waitMs, signal);
       }
-      const report = await job.definition.run(occurrence, { signal, logger: log });
-      signal.throwIfAborted();
-      return commitReport(deps, lease, reportKey, report, signal, log);
+      const segment = openSegment(deps, occurrence, lease, plan, reportKey, job.definition, signal, log);
+      open = segment;
+      const end = await runResumableSegment(segment, job.definition, occurrence, signal, log);
+      if (end.kind === 'yielded') return { yielded: segment };
+      if (end.kind === 'streamed') return commitStreamed(end.writer, reportKey, signal, log);
+      return commitReport(deps, lease, reportKey, end.report, signal, log);
     },
   });
+}
+
+/** Complete the streamed report's upload once (If-None-Match); a 412 is this occurrence's report, adopted. */
+async function commitStreamed(
+  writer: { commit(signal: AbortSignal): Promise<'created' | 'existed'> },
+  reportKey: string,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<DeliveryResult> {
+  const written = await withTransientRetries(() => writer.commit(signal), { attempts: 4, firstDelayMs: 200, signal });
+  log.info(written === 'created' ? 'streamed report committed' : 'report was already committed; adopting it', {
+    reportKey,
+  });
+  return written === 'created' ? 'succeeded' : 'adopted-committed-report';
 }
 
 /** Write the report once (If-None-Match); a report already at the key is this occurrence's, and is adopted. */
@@ -447,17 +496,21 @@ async function recordFailedAttempt(
   reportKey: string,
   error: unknown,
   log: Logger,
+  /** The run's maxRunSeconds are spent: a retry would stop at once, so the failure is final. */
+  finalRun = false,
 ): Promise<DeliveryOutcome> {
   const now = deps.clock.now();
   const lastError = `attempt ${occurrence.attempt}: ${messageOf(error)}`.slice(0, 1000);
-  const decision = decideRetry({
-    policy: settings.retry,
-    failedAttempt: occurrence.attempt,
-    now,
-    deadlineAt: Date.parse(occurrence.deadlineAt),
-    random: deps.random,
-    hiddenPastDueMs: settings.leaseSafetyMarginSeconds * 1000,
-  });
+  const decision = finalRun
+    ? ({ retry: false, reason: `the run used up maxRunSeconds (${settings.maxRunSeconds} s)` } as const)
+    : decideRetry({
+        policy: settings.retry,
+        failedAttempt: occurrence.attempt,
+        now,
+        deadlineAt: Date.parse(occurrence.deadlineAt),
+        random: deps.random,
+        hiddenPastDueMs: settings.leaseSafetyMarginSeconds * 1000,
+      });
   try {
     if (!decision.retry) {
       // Never FAILED beside a committed report: an earlier attempt may have committed it and died, and this attempt

@@ -3,6 +3,7 @@ import type { OccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DIGEST_PERIOD_MS, occurrenceDigestJob, renderDigest } from '../../functions/jobs/occurrence-digest';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Logger } from '../../functions/protocol/ports';
+import { detachedRunContext } from '../../functions/protocol/resumable-run';
 
 const FROM = '2026-11-29T06:00:00Z';
 const TO = '2026-11-30T06:00:00Z';
@@ -160,6 +161,7 @@ describe('occurrenceDigestJob', () => {
     const signal = new AbortController().signal;
 
     const report = await job.run(occ('occurrence-digest', TO, OccurrenceStatus.RUNNING), {
+      ...detachedRunContext(),
       signal,
       logger: quietLogger,
     });

@@ -40,6 +40,7 @@ describe('resolveJobConfigs', () => {
       'id',
       'leaseSafetyMarginSeconds',
       'leaseSeconds',
+      'maxRunSeconds',
       'overlap',
       'retentionDays',
       'retry',
@@ -111,6 +112,17 @@ describe('resolveJobConfigs', () => {
       expect.stringMatching(/^jobs\[0\]\.timeoutSeconds: /),
     ]);
     expect(() => resolveJobConfigs([{ ...valid, timeoutSeconds: 870 }])).not.toThrow();
+  });
+
+  it('validates maxRunSeconds at synth: at least timeoutSeconds, at least 60, at most 13.5 days; default 6 hours', () => {
+    expect(problemsOf([{ ...valid, timeoutSeconds: 300, maxRunSeconds: 120 }])).toEqual([
+      'jobs[0].maxRunSeconds: must be at least timeoutSeconds (300), got 120',
+    ]);
+    expect(problemsOf([{ ...valid, maxRunSeconds: 13.5 * 86_400 + 1 }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.maxRunSeconds: /),
+    ]);
+    expect(resolveJobConfigs([valid])[0].settings.maxRunSeconds).toBe(21_600);
+    expect(() => resolveJobConfigs([{ ...valid, maxRunSeconds: 7_200 }])).not.toThrow();
   });
 
   it('rejects flexible windows and Scheduler retry values outside their AWS bounds', () => {

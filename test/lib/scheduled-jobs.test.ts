@@ -669,6 +669,8 @@ describe('least privilege', () => {
     ...EXPECTED[id].jobs.flatMap((job) => [
       `s3:GetObject on ${bucketArn()}/reports/${job}/*`,
       `s3:PutObject on ${bucketArn()}/reports/${job}/*`,
+      // A next holder aborts the streamed-report upload a lost lease left behind (long jobs).
+      `s3:AbortMultipartUpload on ${bucketArn()}/reports/${job}/*`,
     ]),
     `s3:ListBucket on ${bucketArn()}`,
     ...CONSUME.map((a) => `${a} on ${queueArn(id)}`),

@@ -55,6 +55,11 @@ describe('isHolderLive: whether the occurrence the slot names still runs it', ()
     expect(isHolderLive(row({ status: 'RETRY_WAIT', leaseExpiresAt: undefined }), NOW)).toBe(true);
     expect(isHolderLive(row({ status: 'RETRY_WAIT', deadlineAt: at(0) }), NOW)).toBe(false);
   });
+  it('is live while a resumable run is between segments (its lease given up as continued:…), until its deadline', () => {
+    const between = { leaseId: 'continued:lease-1', leaseExpiresAt: at(-60_000) };
+    expect(isHolderLive(row(between), NOW)).toBe(true);
+    expect(isHolderLive(row({ ...between, deadlineAt: at(0) }), NOW)).toBe(false);
+  });
   it.each(['SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED', 'PENDING', 'BUFFERED'] as const)(
     'a %s holder is not live',
     (status) => {
@@ -149,6 +154,11 @@ describe('decideStart', () => {
         buffer: [],
         revoke: 'expired',
       });
+    });
+    it('a resumable run between segments keeps it: skip yields to it, and its row is never revoked', () => {
+      const between = row({ leaseId: 'continued:lease-1', leaseExpiresAt: at(-60_000) });
+      expect(decide({ holder: between })).toEqual({ action: 'skip', reason: 'overlap', yieldedTo: H });
+      expect(decide({ holder: between, policy: 'bufferAll' })).toMatchObject({ action: 'buffer' });
     });
     it('it is the head of the buffer: take it and leave the buffer', () => {
       expect(

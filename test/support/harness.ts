@@ -10,9 +10,11 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
 import { DynamoJobSlotStore } from '../../functions/aws/job-slot-store';
+import { S3MultipartUploads } from '../../functions/aws/multipart-report-store';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { S3ReportStore } from '../../functions/aws/report-store';
+import { DynamoRunStateStore } from '../../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
@@ -112,7 +114,8 @@ export function makeHarness(options: {
     new SQSClient(clientConfig),
     'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs',
   );
-  const reports = new S3ReportStore(new S3Client(clientConfig), 'reports-bucket');
+  const s3 = new S3Client(clientConfig);
+  const reports = new S3ReportStore(s3, 'reports-bucket');
   const recordOccurrence = createTriggerHandler({
     queues: new Map([[TEST_WORKER, queue]]),
     store,
@@ -129,6 +132,8 @@ export function makeHarness(options: {
     slots: new DynamoJobSlotStore(doc, 'occurrences'),
     schedules: options.schedules,
     reports,
+    runs: new DynamoRunStateStore(doc, 'occurrences'),
+    uploads: new S3MultipartUploads(s3, 'reports-bucket'),
     queue,
     logger,
     metrics: recordingMetrics,

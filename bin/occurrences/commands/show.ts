@@ -12,6 +12,7 @@ import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../argumen
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
 import { duration, fieldTable, plainTable, when } from '../format';
+import { continuedLeaseText, isContinued, runFields } from '../run-progress';
 
 export function registerShow(program: Command, setup: CommandSetup): void {
   program
@@ -86,6 +87,8 @@ function occurrenceFields(
     ['scheduled time', row.scheduledTime],
     ['status', row.status],
     ['attempt', attemptText(row)],
+    // A long job's run: progress, checkpoint age, segments (absent on other rows).
+    ...runFields(row, now),
     ['created', when(row.createdAt, now)],
     ['deadline', `${when(row.deadlineAt, now)}${pastDeadline}`],
     ['lease', row.status === 'RUNNING' ? leaseSummary(row, now) : undefined],
@@ -149,6 +152,7 @@ function historyText(row: ShownRow): string {
 
 /** The lease's age (since the claim) and how long it has left, or how long ago it expired. */
 function leaseSummary(row: Occurrence, now: number): string {
+  if (isContinued(row)) return continuedLeaseText(row, now);
   const parts: string[] = [];
   if (row.claimedAt) parts.push(`held for ${duration(now - Date.parse(row.claimedAt))}`);
   if (row.heartbeatAt) parts.push(`last extended ${duration(now - Date.parse(row.heartbeatAt))} ago`);

@@ -10,12 +10,14 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
+import type { ResumableOccurrence, RunProgress } from '../../../functions/protocol/checkpoint';
 import { isTransient } from '../../../functions/protocol/errors';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import type { OccurrenceStore } from '../../../functions/protocol/ports';
 import { parseArguments, wholeNumberArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { detail } from '../format';
+import { progressText, rateOf } from '../run-progress';
 import { type ListQuery, listOccurrences, rangeArguments, rangeOptions, toListQuery } from './list';
 
 export function registerWatch(program: Command, setup: CommandSetup): void {
@@ -96,6 +98,7 @@ export async function runWatch(
   options: WatchOptions,
 ): Promise<void> {
   let seen = new Map<string, Occurrence>();
+  const progressSeen = new Map<string, RunProgress>();
   let first = true;
   if (!options.json) {
     const statuses = query.statuses.length ? ` (${query.statuses.join('/')})` : '';
@@ -109,6 +112,7 @@ export async function runWatch(
       const changes = changesBetween(seen, [...rows].reverse(), now);
       const current = new Map(rows.map((o) => [keyOf(o), o]));
       changes.push(...(await departures(deps.store, seen, current, now)));
+      changes.push(...(await progressChanges(deps.store, rows, progressSeen, now)));
       for (const change of changes) ctx.io.out(options.json ? JSON.stringify(change) : formatChange(change, first));
       seen = current;
       first = false;
@@ -156,6 +160,38 @@ async function departures(
       to: row?.status ?? 'DELETED',
       attempt: row?.attempt,
       detail: row ? `${detail(row, now)} (no longer in this view)` : 'the row is gone (TTL)',
+    });
+  }
+  return changes;
+}
+
+/**
+ * A progress bar for each running occurrence whose job reported progress since the last poll, with the rate between
+ * the two readings and the time left at that rate. The list's queries do not return the progress (the status index
+ * does not project it), so each RUNNING row is read by its key: one read per running occurrence and poll.
+ */
+async function progressChanges(
+  store: Pick<OccurrenceStore, 'get'>,
+  rows: readonly Occurrence[],
+  seen: Map<string, RunProgress>,
+  now: number,
+): Promise<Change[]> {
+  const changes: Change[] = [];
+  for (const o of rows) {
+    if (o.status !== 'RUNNING') continue;
+    const row = (await store.get(o)) as ResumableOccurrence | undefined;
+    const progress = row?.progress;
+    const earlier = seen.get(keyOf(o));
+    if (row === undefined || progress === undefined || progress.at === earlier?.at) continue;
+    seen.set(keyOf(o), progress);
+    changes.push({
+      at: new Date(now).toISOString(),
+      jobId: o.jobId,
+      scheduledTime: o.scheduledTime,
+      from: 'RUNNING',
+      to: 'PROGRESS',
+      attempt: row.attempt,
+      detail: progressText(progress, rateOf(earlier, progress)),
     });
   }
   return changes;

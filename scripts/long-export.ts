@@ -1,0 +1,120 @@
+/**
+ * The sample export at full size on moto, for the figures in docs/long-jobs.md: a 200 MB NDJSON report streamed over
+ * several segments by the local pipeline's worker, its peak memory (RSS of this process, sampled every 50 ms, and
+ * process.memoryUsage's peak external and array-buffer bytes), the requests each segment made, and a SHA-256 check of the
+ * committed object against what the job meant to write.
+ *
+ *   npx tsx scripts/long-export.ts [--megabytes 200] [--segment-seconds 20]
+ */
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { documentClient, s3Client, sqsClient } from '../functions/aws/clients';
+import { exportLines, ndjsonExportJob } from '../functions/jobs/ndjson-export';
+import type { ResumableOccurrence } from '../functions/protocol/checkpoint';
+import { withDefaults } from '../functions/protocol/job-settings';
+import { isoSeconds } from '../functions/protocol/occurrence';
+import { startMotoServer } from './local/moto-server';
+import { LocalPipeline } from './local/pipeline';
+
+const { values } = parseArgs({
+  options: { megabytes: { type: 'string', default: '200' }, 'segment-seconds': { type: 'string', default: '20' } },
+});
+const totalBytes = Number(values.megabytes) * 1_000_000;
+const segmentSeconds = Number(values['segment-seconds']);
+
+/** Counts each handler request by operation (a middleware on the handlers' own clients). */
+function countRequests(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const client of [documentClient(), s3Client(), sqsClient()]) {
+    (client.middlewareStack as unknown as { add: (m: unknown, o: object) => void }).add(
+      (next: (a: unknown) => Promise<unknown>, context: { commandName?: string }) => (args: unknown) => {
+        const name = String(context.commandName).replace(/Command$/, '');
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countRequests', override: true },
+    );
+  }
+  return counts;
+}
+
+async function main(): Promise<void> {
+  const moto = await startMotoServer();
+  const settings = withDefaults({
+    id: 'export',
+    leaseSeconds: 60,
+    heartbeatSeconds: 10,
+    leaseSafetyMarginSeconds: 10,
+    timeoutSeconds: segmentSeconds,
+    maxRunSeconds: 3600,
+    retry: { maxAttempts: 3, deadlineSeconds: 7200 },
+  });
+  const pipeline = await LocalPipeline.create({
+    endpoint: moto.endpoint,
+    settings: [settings],
+    jobs: { export: ndjsonExportJob({ totalBytes }) },
+    workers: 1,
+    log: () => {},
+  });
+  const counts = countRequests();
+  const key = { jobId: 'export', scheduledTime: isoSeconds(Date.now()) };
+  const before = process.memoryUsage();
+  let peak = { rss: before.rss, external: before.external, arrayBuffers: before.arrayBuffers };
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peak = {
+      rss: Math.max(peak.rss, m.rss),
+      external: Math.max(peak.external, m.external),
+      arrayBuffers: Math.max(peak.arrayBuffers, m.arrayBuffers),
+    };
+  }, 50);
+  const started = Date.now();
+  try {
+    await pipeline.fire([key]);
+    pipeline.start();
+    const [row] = (await pipeline.waitUntilSettled([key], 60 * 60_000)) as ResumableOccurrence[];
+    const seconds = (Date.now() - started) / 1000;
+    clearInterval(sampler);
+    await pipeline.stop();
+    const object = await pipeline.clients.s3.send(
+      new GetObjectCommand({ Bucket: pipeline.resources.bucketName, Key: String(row.reportKey) }),
+    );
+    const actual = createHash('sha256');
+    let bytes = 0;
+    for await (const chunk of object.Body as AsyncIterable<Uint8Array>) {
+      actual.update(chunk);
+      bytes += chunk.byteLength;
+    }
+    const expected = createHash('sha256');
+    for (const line of exportLines(key, { totalBytes })) expected.update(line);
+    const invocations = (row.segment ?? 0) + row.attempt;
+    const mb = (n: number) => Math.round((n / 1_000_000) * 10) / 10;
+    console.log(
+      JSON.stringify(
+        {
+          status: row.status,
+          reportBytes: bytes,
+          checksumMatches: actual.digest('hex') === expected.digest('hex'),
+          seconds,
+          invocations,
+          segmentSeconds,
+          rssBeforeMB: mb(before.rss),
+          peakRssMB: mb(peak.rss),
+          peakExternalMB: mb(peak.external),
+          peakArrayBuffersMB: mb(peak.arrayBuffers),
+          requests: Object.fromEntries(counts),
+          requestsPerInvocation: Math.round(([...counts.values()].reduce((a, b) => a + b, 0) / invocations) * 10) / 10,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    clearInterval(sampler);
+    await pipeline.stop();
+    await moto.stop();
+  }
+}
+
+void main();

@@ -1,0 +1,195 @@
+/**
+ * The simulation of long jobs: the world of sim/world.ts running a two-hour resumable job (virtual time) that streams
+ * its report through the report writer across segments of 14 minutes, under the same fault plans, with the
+ * invariants a resumable run adds to the six of invariants.ts:
+ *
+ *   R1  a SUCCEEDED occurrence's report is exactly the job's output: every part once, in order
+ *   R2  at most one upload of the report is ever completed, and only for a SUCCEEDED (or succeeding) row
+ *   R3  the progress the row shows never goes backwards
+ *   R4  a checkpoint only ever extends the parts of the one before it on the same upload (none lost, none replaced)
+ *
+ *   npm run sim:resumable -- --runs 10000 --seed 1
+ */
+import fc from 'fast-check';
+import type { RunCheckpoint, RunProgress } from '../functions/protocol/checkpoint';
+import type { JobDefinition } from '../functions/protocol/ports';
+import type { StreamedReport } from '../functions/protocol/report-writer';
+import type { FakeAws } from './fakes/fake-aws';
+import { type FakeMultipart, multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
+import { checkInvariants, type Violation } from './invariants';
+import type { SideEffect, WorldOutcome } from './outcome';
+import { anyPlan, type FaultPlan } from './plan';
+import type { ProtocolVariant } from './variants';
+import { REPORT_KEY, runWorld, SCHEDULED_TIME, T0 } from './world';
+
+/** Two hours of work in steps of five minutes, each step 1 KiB of report and one side effect on the upstream. */
+export const RESUMABLE_RUN_MS = 2 * 60 * 60_000;
+const STEP_MS = 5 * 60_000;
+const STEPS = RESUMABLE_RUN_MS / STEP_MS;
+const LINES_PER_STEP = 4;
+const LINE_BYTES = 256;
+
+/** Segments of 14 minutes (Lambda's 15 less the outcome reserve), a lease of 5 minutes extended every 2. */
+export const RESUMABLE: ProtocolVariant = {
+  name: 'ours, a two-hour resumable job',
+  settings: { leaseSeconds: 300, heartbeatSeconds: 120, leaseSafetyMarginSeconds: 30, timeoutSeconds: 840 },
+};
+
+/** Line `n` of the report, exactly LINE_BYTES long: what every run of the job writes there. */
+export function reportLine(n: number): string {
+  const head = `{"scheduledTime":"${SCHEDULED_TIME}","line":${n},"pad":"`;
+  return `${head}${'x'.repeat(LINE_BYTES - head.length - 3)}"}\n`;
+}
+
+export const expectedReport = (): string =>
+  Array.from({ length: STEPS * LINES_PER_STEP }, (_, n) => reportLine(n)).join('');
+
+/** The two-hour job: checkpoints after every step, yields when asked, fails while the plan's upstream is down. */
+export function resumableModelJob(plan: FaultPlan, now: () => number, sideEffects: SideEffect[]): JobDefinition {
+  const upstreamDown = (t: number) =>
+    plan.outage !== undefined && t >= T0 + plan.outage.fromMs && t < T0 + plan.outage.fromMs + plan.outage.forMs;
+  return {
+    reportExtension: 'txt',
+    resumable: true,
+    async run(occurrence, { signal, report, checkpoint, progress, resumeFrom }): Promise<StreamedReport> {
+      const leaseId = occurrence.leaseId ?? 'no lease';
+      let step = (resumeFrom as { step: number } | undefined)?.step ?? 0;
+      while (step < STEPS) {
+        signal.throwIfAborted();
+        if (upstreamDown(now())) throw new Error('upstream unavailable');
+        sideEffects.push({ leaseId, at: now() });
+        for (let i = 0; i < LINES_PER_STEP; i++) await report.write(reportLine(step * LINES_PER_STEP + i));
+        step++;
+        progress({ done: step, total: STEPS, note: 'steps' });
+        await checkpoint({ step });
+        await wait(STEP_MS, signal);
+      }
+      return report.end();
+    },
+  };
+}
+
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** What the resumable world watched at the service side while it ran. */
+interface RunWatch {
+  readonly progress: number[];
+  readonly progressBackwards: string[];
+  readonly checkpointProblems: string[];
+  readonly segments: number;
+}
+
+/** Watch the row's writes: progress (R3) and each checkpoint against the one before it (R4). */
+function watchRow(aws: FakeAws, now: () => number): RunWatch {
+  const watch = {
+    progress: [] as number[],
+    progressBackwards: [] as string[],
+    checkpointProblems: [] as string[],
+    segments: 0,
+  };
+  const inner = aws.onRowChange;
+  aws.onRowChange = (before, after) => {
+    inner?.(before, after);
+    const at = `+${((now() - T0) / 1000).toFixed(3)} s`;
+    const was = before?.progress as RunProgress | undefined;
+    const is = after.progress as RunProgress | undefined;
+    if (is !== undefined) watch.progress.push(is.done);
+    if (was !== undefined && (is === undefined || is.done < was.done))
+      watch.progressBackwards.push(`progress went from ${was.done} to ${is?.done ?? '(none)'} at ${at}`);
+    const problem = checkpointProblem(
+      before?.checkpoint as RunCheckpoint | undefined,
+      after.checkpoint as RunCheckpoint | undefined,
+    );
+    if (problem !== undefined) watch.checkpointProblems.push(`${problem} at ${at}`);
+    watch.segments = Math.max(watch.segments, Number(after.segment ?? 0));
+  };
+  return watch;
+}
+
+/** R4: on one upload, a checkpoint's parts start with every part of the one before, unchanged. */
+export function checkpointProblem(was: RunCheckpoint | undefined, is: RunCheckpoint | undefined): string | undefined {
+  if (was?.upload === undefined) return undefined;
+  if (is?.upload === undefined)
+    return is === undefined ? 'the checkpoint was removed' : 'a checkpoint dropped its upload';
+  if (is.upload.uploadId !== was.upload.uploadId)
+    return `a checkpoint moved from upload ${was.upload.uploadId} to ${is.upload.uploadId}`;
+  const kept = was.upload.parts.every(
+    (p, i) => is.upload?.parts[i]?.partNumber === p.partNumber && is.upload.parts[i].etag === p.etag,
+  );
+  return kept ? undefined : 'a checkpoint lost or replaced a part of the one before';
+}
+
+export interface ResumableChecked {
+  readonly outcome: WorldOutcome;
+  readonly violations: Violation[];
+  readonly resumableViolations: string[];
+  readonly segments: number;
+}
+
+/** One plan through the world with the two-hour job, checked by the six invariants and R1-R4. */
+export async function simulateResumableOne(plan: FaultPlan): Promise<ResumableChecked> {
+  const sideEffects: SideEffect[] = [];
+  let watch: RunWatch | undefined;
+  let multipart: FakeMultipart | undefined;
+  let now = (): number => Number.NaN;
+  const outcome = await runWorld(plan, {
+    variant: RESUMABLE,
+    job: resumableModelJob(plan, () => now(), sideEffects),
+    observe: (aws, trueTime) => {
+      now = trueTime;
+      multipart = multipartOf(aws, SIM_PART_BYTES.min);
+      watch = watchRow(aws, trueTime);
+    },
+  });
+  const standard = checkInvariants({ ...outcome, sideEffects });
+  const problems: string[] = [...(watch?.progressBackwards ?? []), ...(watch?.checkpointProblems ?? [])];
+  const completed = [...(multipart?.uploads.values() ?? [])].filter((u) => u.state === 'completed');
+  if (completed.length > 1) problems.push(`R2: ${completed.length} uploads of the report completed`);
+  if (completed.length > 0 && outcome.row?.status !== 'SUCCEEDED')
+    problems.push(`R2: the report was completed but the row is ${String(outcome.row?.status)}`);
+  if (outcome.row?.status === 'SUCCEEDED' && outcome.objects.get(REPORT_KEY)?.body !== expectedReport())
+    problems.push(
+      `R1: the committed report is not the job's output (${outcome.objects.get(REPORT_KEY)?.body.length ?? 0} bytes)`,
+    );
+  return { outcome, violations: standard.violations, resumableViolations: problems, segments: watch?.segments ?? 0 };
+}
+
+export interface ResumableTally {
+  runs: number;
+  succeeded: number;
+  failed: number;
+  maxSegments: number;
+  /** Runs with more claims than segments + 1: resumed after a failed attempt, a crash or a lost lease. */
+  resumedAfterLoss: number;
+}
+
+/** Many seeded plans; stops at the first violation and returns it with its plan. */
+export async function simulateResumableMany(runs: number, seed: number) {
+  const tally: ResumableTally = { runs: 0, succeeded: 0, failed: 0, maxSegments: 0, resumedAfterLoss: 0 };
+  let failure: { plan: FaultPlan; problems: string[] } | undefined;
+  const property = fc.asyncProperty(anyPlan, async (plan) => {
+    const checked = await simulateResumableOne(plan);
+    const problems = [...checked.violations.map((v) => `${v.invariant}: ${v.message}`), ...checked.resumableViolations];
+    tally.runs++;
+    if (checked.outcome.row?.status === 'SUCCEEDED') tally.succeeded++;
+    if (checked.outcome.row?.status === 'FAILED') tally.failed++;
+    tally.maxSegments = Math.max(tally.maxSegments, checked.segments);
+    if (checked.outcome.claimsApplied.size > checked.segments + 1) tally.resumedAfterLoss++;
+    if (problems.length > 0 && failure === undefined) failure = { plan, problems };
+    return problems.length === 0;
+  });
+  await fc.check(property, { numRuns: runs, seed, endOnFailure: true });
+  return { tally, failure };
+}
