@@ -161,7 +161,7 @@ export interface PolicyReport {
 }
 
 export async function simulatePolicyPlan(p: PolicyPlan) {
-  const outcome = await runWorld(p.plan, { scenario: p.scenario });
+  const outcome = await runWorld(p.plan, { scenario: p.scenario, reconcile: true });
   return { outcome, violations: checkPolicyInvariants(outcome, p.scenario) };
 }
 

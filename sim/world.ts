@@ -19,6 +19,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
 import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
 import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
+import { DynamoOccurrenceReader } from '../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
 import { DynamoRunStateStore } from '../functions/aws/run-state-store';
@@ -30,7 +31,8 @@ import { isoSeconds, type OccurrenceKey, type OccurrenceStatus } from '../functi
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import { statusShardOf } from '../functions/protocol/table-schema';
-import { type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import { stuckAfterSeconds, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import { createReconcilerHandler } from '../functions/reconciler';
 import { createTriggerHandler } from '../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
 import { Beliefs } from './beliefs';
@@ -77,7 +79,16 @@ export interface WorldOptions {
   readonly observe?: (aws: FakeAws, now: () => number) => void;
   /** More occurrences of the job under an overlap policy (sim/policy-world.ts); the plan's faults apply to all. */
   readonly scenario?: PolicyScenario;
+  /**
+   * Run the reconciler every 5 minutes while an occurrence is BUFFERED (the policy world: a wake of a BUFFERED
+   * occurrence lost with its worker is the reconciler's to repair). The single-occurrence world leaves it out (tested
+   * on its own), and so do the other cases here: the plans' bounds keep them from needing it.
+   */
+  readonly reconcile?: boolean;
 }
+
+/** The stack's schedule of the reconciler (lib/scheduled-jobs.ts). */
+const RECONCILE_EVERY_MS = 5 * 60_000;
 
 /** The job's overlap policy, and its other occurrences: each scheduled (and fired once) `afterMs` after the first. */
 export interface PolicyScenario {
@@ -105,6 +116,7 @@ export function runWorld(plan: FaultPlan, options: WorldOptions = {}): Promise<W
 }
 
 interface Handlers {
+  readonly reconciler: ReturnType<typeof createReconcilerHandler>;
   readonly trigger: ReturnType<typeof createTriggerHandler>;
   readonly worker: WorkerHandler;
   readonly notifier: ReturnType<typeof createNotifierHandler>;
@@ -138,7 +150,7 @@ export class World implements NetworkHost {
   private readonly handlers: Handlers;
   private readonly jobQueue: JobQueue;
 
-  private readonly actorCounts: Record<ActorKind, number> = { trigger: 0, worker: 0, notifier: 0 };
+  private readonly actorCounts: Record<ActorKind, number> = { trigger: 0, worker: 0, notifier: 0, reconciler: 0 };
   private readonly workerSkews: number[] = [];
   private readonly triggerFailures = new Map<number, number>();
   private readonly triggerDeliveryOf = new Map<Actor, number>();
@@ -157,11 +169,13 @@ export class World implements NetworkHost {
   private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
 
   private readonly scenario: PolicyScenario | undefined;
+  private readonly reconcile: boolean;
 
   constructor(plan: FaultPlan, options: WorldOptions = {}) {
     this.plan = plan;
     this.variant = options.variant ?? OURS;
     this.scenario = options.scenario;
+    this.reconcile = options.reconcile ?? false;
     const overlap = options.scenario === undefined ? {} : { overlap: options.scenario.overlap };
     const base = withDefaults({ id: JOB_ID, ...this.variant.settings, ...overlap });
     this.settings =
@@ -205,6 +219,7 @@ export class World implements NetworkHost {
       const at = Date.parse(times[i]) - T0;
       this.vt.scheduleSystem(at, () => this.invokeTrigger(1000 + i, 1, times[i]));
     }
+    if (this.reconcile) this.vt.scheduleSystem(RECONCILE_EVERY_MS, () => this.invokeReconciler());
     const uninstall = this.vt.install();
     try {
       await this.vt.runUntil(this.horizon);
@@ -314,6 +329,16 @@ export class World implements NetworkHost {
         bucketName: BUCKET,
         announcer: new SnsAnnouncer(sns, TOPIC_ARN),
       }),
+      reconciler: createReconcilerHandler({
+        workers: new Map([[WORKER_ID, { queue, stuckAfterSeconds: stuckAfterSeconds(this.limits) }]]),
+        thresholds: { unannouncedAfterSeconds: 90_000, lookbackSeconds: 200_000, maxFixesPerRun: 100 },
+        store,
+        index: new DynamoOccurrenceReader(doc, TABLE),
+        announcer: new SnsAnnouncer(sns, TOPIC_ARN),
+        clock,
+        logger,
+        bucketName: BUCKET,
+      }),
     };
   }
 
@@ -382,6 +407,25 @@ export class World implements NetworkHost {
     } else {
       this.vt.scheduleSystem(retryIn, () => this.invokeTrigger(delivery, tryNo + 1, scheduledTime));
     }
+  }
+
+  /** One reconciler run, under its own actor (no plan faults it); a failed run is only noted (the next one retries). */
+  private invokeReconciler(): void {
+    // Every 5 minutes; it runs while an occurrence is BUFFERED, the one case the bounds do not keep from needing it (a
+    // wake lost with its worker), since a run of 320 index queries is the simulation's slowest part.
+    if (this.vt.now + RECONCILE_EVERY_MS < this.horizon)
+      this.vt.scheduleSystem(RECONCILE_EVERY_MS, () => this.invokeReconciler());
+    const buffered = scenarioTimes(this.scenario).some((t) => this.aws.row(JOB_ID, t)?.status === 'BUFFERED');
+    if (!buffered) return;
+    const actor = this.newActor('reconciler');
+    this.note(actor.name, 'invoked (every 5 minutes)');
+    this.vt
+      .runAs(actor, () => this.handlers.reconciler())
+      .then(
+        (report) => this.note(actor.name, `returned: ${report.fixed.length} fixed`),
+        (error) => this.note(actor.name, `threw ${String(error).slice(0, 120)}`),
+      )
+      .finally(() => this.ended(actor));
   }
 
   // ---- the job queue and the worker ---------------------------------------------------------------------------
