@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { documentClient, s3Client, snsClient, sqsClient } from '../../functions/aws/clients';
 import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
-import type { OccurrenceKey } from '../../functions/protocol/occurrence';
+import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { LocalPipeline, type PipelineOptions } from '../../scripts/local/pipeline';
@@ -75,6 +75,18 @@ export interface CountingJob extends JobDefinition {
 
 /** A job that takes `ms`, honours its AbortSignal and writes a report naming its occurrence and attempt. */
 export function countingJob(ms = 0): CountingJob {
+  return jobByTime({}, new Set(), ms);
+}
+
+/**
+ * A job that works for ms[scheduledTime] (default `defaultMs`), honours its AbortSignal, fails for the times in
+ * `failing`, and writes a report naming its occurrence and attempt.
+ */
+export function jobByTime(
+  ms: Readonly<Record<string, number>>,
+  failing: ReadonlySet<string> = new Set(),
+  defaultMs = 200,
+): CountingJob {
   const runs: string[] = [];
   const aborted: string[] = [];
   const abortReasons: unknown[] = [];
@@ -86,7 +98,7 @@ export function countingJob(ms = 0): CountingJob {
     async run(occurrence, { signal }) {
       runs.push(occurrence.scheduledTime);
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, ms);
+        const timer = setTimeout(resolve, ms[occurrence.scheduledTime] ?? defaultMs);
         signal.addEventListener(
           'abort',
           () => {
@@ -98,12 +110,27 @@ export function countingJob(ms = 0): CountingJob {
           { once: true },
         );
       });
+      if (failing.has(occurrence.scheduledTime)) throw new Error(`upstream down for ${occurrence.scheduledTime}`);
       return {
         body: `report of ${occurrence.jobId} at ${occurrence.scheduledTime}, attempt ${occurrence.attempt}`,
         contentType: 'text/plain',
       };
     },
   };
+}
+
+/** Poll until the row is in one of these statuses (bounded: 20 s). */
+export async function waitForStatus(
+  p: LocalPipeline,
+  key: OccurrenceKey,
+  statuses: readonly string[],
+): Promise<Occurrence> {
+  for (let i = 0; i < 200; i++) {
+    const [row] = await p.rows([key]);
+    if (row !== undefined && statuses.includes(row.status)) return row;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${key.scheduledTime} never reached ${statuses.join(' or ')}`);
 }
 
 export function pipeline(

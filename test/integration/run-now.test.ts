@@ -8,11 +8,10 @@ import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { runJobNow, type ScheduledJob } from '../../functions/protocol/job-control';
 import type { JobSettings, OverlapPolicy } from '../../functions/protocol/job-settings';
-import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import { type Clock, systemClock } from '../../functions/protocol/ports';
 import { LOCAL_WORKER } from '../../scripts/local/local-aws';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
-import { countingJob, JOB_ID, pipeline, testSettings, useMoto } from './emulator';
+import { countingJob, JOB_ID, pipeline, testSettings, useMoto, waitForStatus } from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 30_000;
@@ -50,25 +49,22 @@ async function runNow(p: LocalPipeline, settings: JobSettings, clock: Clock, ove
   return { jobId: JOB_ID, scheduledTime: result.scheduledTime };
 }
 
-async function waitForStatus(p: LocalPipeline, key: OccurrenceKey, status: string): Promise<Occurrence> {
-  for (let i = 0; i < 200; i++) {
-    const [row] = await p.rows([key]);
-    if (row?.status === status) return row;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${key.scheduledTime} never reached ${status}`);
-}
-
 const later = (ms: number): Clock => ({ now: () => systemClock.now() + ms });
+
+/** A job of 3 s under the policy skip, and a first `run` of it that is RUNNING. */
+async function firstRunRunning() {
+  const settings = testSettings({ overlap: 'skip' });
+  const job = countingJob(3_000);
+  const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, settings: [settings] });
+  p.start();
+  const first = await runNow(p, settings, systemClock);
+  await waitForStatus(p, first, ['RUNNING']);
+  return { settings, job, p, first };
+}
 
 describe('occurrences run, through the worker on moto', () => {
   it('obeys the job policy: a run while the previous run runs is SKIPPED, naming it, and runs nothing', async () => {
-    const settings = testSettings({ overlap: 'skip' });
-    const job = countingJob(3_000);
-    const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, settings: [settings] });
-    p.start();
-    const first = await runNow(p, settings, systemClock);
-    await waitForStatus(p, first, 'RUNNING');
+    const { settings, job, p, first } = await firstRunRunning();
     const second = await runNow(p, settings, later(1_000));
     const [a, b] = await p.waitUntilSettled([first, second], SETTLE_MS);
     await p.stop();
@@ -79,14 +75,9 @@ describe('occurrences run, through the worker on moto', () => {
   });
 
   it('--overlap allowAll runs it beside the running one, both to SUCCEEDED', async () => {
-    const settings = testSettings({ overlap: 'skip' });
-    const job = countingJob(3_000);
-    const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, settings: [settings] });
-    p.start();
-    const first = await runNow(p, settings, systemClock);
-    await waitForStatus(p, first, 'RUNNING');
+    const { settings, job, p, first } = await firstRunRunning();
     const second = await runNow(p, settings, later(1_000), 'allowAll');
-    await waitForStatus(p, second, 'RUNNING');
+    await waitForStatus(p, second, ['RUNNING']);
     const [a, b] = await p.waitUntilSettled([first, second], SETTLE_MS);
     await p.stop();
 

@@ -13,11 +13,11 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../functions/protocol/errors';
 import type { JobSettings } from '../../functions/protocol/job-settings';
-import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
+import type { OccurrenceKey } from '../../functions/protocol/occurrence';
 import { ENV } from '../../functions/runtime-env';
 import { LOCAL_REGION } from '../../scripts/local/local-aws';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
-import { type CountingJob, JOB_ID, pipeline, testSettings, useMoto } from './emulator';
+import { type CountingJob, JOB_ID, jobByTime, pipeline, testSettings, useMoto, waitForStatus } from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 30_000;
@@ -35,51 +35,10 @@ function times(): [OccurrenceKey, OccurrenceKey, OccurrenceKey] {
   return [at(0), at(1), at(2)];
 }
 
-/** A job that works for ms[scheduledTime] (default 200 ms), honours its signal, and fails for the times in `failing`. */
-function jobByTime(ms: Record<string, number>, failing: ReadonlySet<string> = new Set()): CountingJob {
-  const runs: string[] = [];
-  const aborted: string[] = [];
-  const abortReasons: unknown[] = [];
-  return {
-    runs,
-    aborted,
-    abortReasons,
-    reportExtension: 'txt',
-    async run(occurrence, { signal }) {
-      runs.push(occurrence.scheduledTime);
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, ms[occurrence.scheduledTime] ?? 200);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            aborted.push(occurrence.scheduledTime);
-            abortReasons.push(signal.reason);
-            reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-          },
-          { once: true },
-        );
-      });
-      if (failing.has(occurrence.scheduledTime)) throw new Error(`upstream down for ${occurrence.scheduledTime}`);
-      return { body: `report of ${occurrence.scheduledTime}`, contentType: 'text/plain' };
-    },
-  };
-}
-
 async function start(job: CountingJob, settings: JobSettings): Promise<LocalPipeline> {
   const p = await pipeline(emulator, { jobs: { [JOB_ID]: job }, settings: [settings] });
   p.start();
   return p;
-}
-
-/** Poll until the row is in one of these statuses (bounded). */
-async function waitForStatus(p: LocalPipeline, key: OccurrenceKey, statuses: string[]): Promise<Occurrence> {
-  for (let i = 0; i < 200; i++) {
-    const [row] = await p.rows([key]);
-    if (row !== undefined && statuses.includes(row.status)) return row;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${key.scheduledTime} never reached ${statuses.join(' or ')}`);
 }
 
 async function jobState(p: LocalPipeline): Promise<Record<string, unknown> | undefined> {
