@@ -2,7 +2,7 @@
  * When an occurrence may be claimed, and what a delivery does when its claim is refused.
  * The DynamoDB adapter encodes `isClaimable` as its condition expression; this is the readable statement of it.
  */
-import { iso, type Occurrence, OccurrenceStatus, TERMINAL_STATUSES } from './occurrence';
+import { iso, isRevokedLease, type Occurrence, OccurrenceStatus, TERMINAL_STATUSES } from './occurrence';
 
 export function isClaimable(o: Occurrence, now: number, maxAttempts: number): boolean {
   const at = iso(now);
@@ -29,6 +29,12 @@ export type RefusedClaim =
   | { action: 'finished' }
   /** A live lease elsewhere; that worker's own message comes back if it dies, so this one can go. */
   | { action: 'held-elsewhere' }
+  /**
+   * A lease revoked by another occurrence's start (overlap policies) that has not run out on this worker's clock. No
+   * holder's message will come back for it (the message in hand is the one the revoker sent): keep it, hidden until
+   * the lease has run out.
+   */
+  | { action: 'revoked'; dueAt: number }
   /** A retry that is not due yet: hide this message until it is. */
   | { action: 'not-due'; dueAt: number }
   /** Nobody holds it, but attempts or time are used up: record FAILED. */
@@ -45,6 +51,7 @@ export function whyRefused(current: Occurrence | undefined, now: number, maxAtte
     current.leaseExpiresAt !== undefined &&
     current.leaseExpiresAt >= at
   ) {
+    if (isRevokedLease(current)) return { action: 'revoked', dueAt: Date.parse(current.leaseExpiresAt) };
     return { action: 'held-elsewhere' };
   }
   if (current.deadlineAt <= at) {

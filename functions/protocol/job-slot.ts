@@ -16,7 +16,7 @@ import { DependencyError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import type { JobState } from './job-state';
 import { MetricName } from './metric-names';
-import type { Occurrence, OccurrenceKey } from './occurrence';
+import { type Occurrence, type OccurrenceKey, REVOKED_LEASE_PREFIX } from './occurrence';
 import { decideStart, effectivePolicyOf, holderToRead, type StartDecision } from './overlap-policy';
 import type { Clock, JobSlotStore, Lease, Logger, Metrics, OccurrenceStore, ScheduleSwitch, WorkQueue } from './ports';
 import { withTransientRetries } from './transient-retry';
@@ -169,7 +169,7 @@ async function revokeHolder(
 ): Promise<boolean> {
   const { jobId, scheduledTime } = lease.key;
   const now = deps.clock.now();
-  const revocationId = `revoked-by-${scheduledTime}-${lease.leaseId}`;
+  const revocationId = `${REVOKED_LEASE_PREFIX}${scheduledTime}-${lease.leaseId}`;
   const revoked = await deps.store.revoke(
     { jobId, scheduledTime: holder.scheduledTime },
     { mode, observed: holder, revocationId, by: scheduledTime },

@@ -41,6 +41,16 @@ export const TERMINAL_STATUSES: readonly OccurrenceStatus[] = [
  */
 export const CONTINUED_LEASE_PREFIX = 'continued:';
 
+/**
+ * The lease id a later occurrence's start writes over an expired lease it takes the job's running slot from
+ * (functions/protocol/job-slot.ts), so that the old holder's late extend fails: `revoked-by-<its time>-<its lease>`.
+ */
+export const REVOKED_LEASE_PREFIX = 'revoked-by-';
+
+/** A lease another occurrence revoked: nobody holds it, and no holder's message will come back for it. */
+export const isRevokedLease = (o: Pick<Occurrence, 'status' | 'leaseId'>): boolean =>
+  o.status === OccurrenceStatus.RUNNING && o.leaseId?.startsWith(REVOKED_LEASE_PREFIX) === true;
+
 /** A resumable run between two segments: nobody holds the lease, but the run is not over. */
 export const isContinuing = (o: Pick<Occurrence, 'status' | 'leaseId'>): boolean =>
   o.status === OccurrenceStatus.RUNNING && o.leaseId?.startsWith(CONTINUED_LEASE_PREFIX) === true;

@@ -353,6 +353,14 @@ async function onRefusedClaim(
         leaseOwner: current?.leaseOwner,
       });
       return outcome('held-elsewhere');
+    case 'revoked': {
+      // A worker whose clock is behind the revoker's still sees the revoked lease live. Dropping the message as a
+      // duplicate would leave the row with none until the reconciler: hide it past the lease and the skew instead.
+      const seconds = hideSecondsUntil(refused.dueAt + job.settings.leaseSafetyMarginSeconds * 1000, deps.clock.now());
+      log.info('revoked lease not run out yet on this clock; hiding the message until it has', { seconds });
+      await hideQuietly(deps, delivery, seconds);
+      return outcome('deferred-until-due');
+    }
     case 'not-due': {
       if (current?.retryMessageId !== undefined && current.retryMessageId !== delivery.messageId) {
         // Another message carries this retry, hidden until it is due. Keeping this copy too would cost both messages

@@ -77,6 +77,16 @@ describe('whyRefused', () => {
     });
   });
 
+  it('revoked, not held-elsewhere, for a lease another start revoked that has not run out on this clock: keep the message', () => {
+    // The revoker re-enqueues the holder; a worker whose clock is behind sees the lease still live, and nobody else's
+    // message would come back for it.
+    const revoked = running(NOW + 2 * S, { leaseId: 'revoked-by-2026-11-30T06:00:00Z-lease-b' });
+    expect(whyRefused(revoked, NOW, MAX_ATTEMPTS)).toEqual({ action: 'revoked', dueAt: NOW + 2 * S });
+    expect(whyRefused(running(NOW + 2 * S, { leaseId: 'lease-a' }), NOW, MAX_ATTEMPTS)).toEqual({
+      action: 'held-elsewhere',
+    });
+  });
+
   it('unclaimable, not a retry loop, for a row the claim condition can never accept (RUNNING without a lease expiry)', () => {
     const broken = row({ status: OccurrenceStatus.RUNNING, leaseId: 'x' });
     expect(isClaimable(broken, NOW, MAX_ATTEMPTS)).toBe(false);

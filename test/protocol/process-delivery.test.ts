@@ -489,6 +489,19 @@ describe('processDelivery: failures and retries', () => {
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.attempt).toBe(1);
   });
 
+  it('keeps the message of a revoked lease that has not run out on its clock: hidden past the lease and the skew, not dropped', async () => {
+    h = makeHarness({ jobs: { report: timedJob(0) } });
+    await recordOccurrence();
+    // Another occurrence's start revoked this row's expired lease on a clock 2 s ahead, and re-enqueued it.
+    leaveAsDiedWorker(T0 + 2_000);
+    const row = h.aws.row(KEY.jobId, KEY.scheduledTime)!;
+    h.aws.table.set(`report|${SCHEDULED}`, { ...row, leaseId: 'revoked-by-2026-11-30T07:00:00Z-lease-b' });
+    expect(await h.deliver(MESSAGE, { messageId: 'msg-revoker' })).toEqual(['msg-revoker']);
+    // 2 s to the lease's end plus the 15 s margin, rounded up plus one (hideSecondsUntil).
+    expect(h.aws.hidden.at(-1)).toEqual({ receiptHandle: 'rh-msg-revoker', seconds: 18 });
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)).toMatchObject({ status: 'RUNNING', attempt: 1 });
+  });
+
   it("drops another copy of the occurrence's message while a retry waits: one message carries the retry", async () => {
     h = makeHarness({ jobs: { report: failingJob('down') }, random: () => 0 });
     await recordOccurrence();
