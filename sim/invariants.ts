@@ -53,7 +53,7 @@ export function checkInvariants(o: WorldOutcome): Checked {
   for (const w of o.staleWrites)
     fail(3, `${w.who}'s ${w.what} changed a row it did not hold (${w.rowBefore}) at +${(w.t / 1000).toFixed(3)} s`);
   const overlaps = overlappingSideEffects(o);
-  const overlapChecked = o.maxFreezeMs + o.skewSpreadMs <= o.settings.leaseSafetyMarginSeconds * 1000;
+  const overlapChecked = isOverlapChecked(o);
   if (overlapChecked) for (const overlap of overlaps) fail(3, overlap);
 
   // 4. Ends, in time. Nothing sweeps a message in the DLQ or a dropped trigger event yet: the bounds keep the
@@ -123,14 +123,35 @@ function ranAfterCommit(o: WorldOutcome): string[] {
   return [...new Set(late)];
 }
 
-/** Each lease's side effects span [first, last]; two leases whose spans intersect ran the job at the same time. */
-function overlappingSideEffects(o: WorldOutcome): string[] {
-  const spans = new Map<string, { from: number; to: number }>();
+/** Overlap is required to be absent only when the freezes plus the clock skew stayed within the safety margin. */
+export const isOverlapChecked = (o: WorldOutcome): boolean =>
+  o.maxFreezeMs + o.skewSpreadMs <= o.settings.leaseSafetyMarginSeconds * 1000;
+
+export interface SideEffectSpan {
+  readonly from: number;
+  readonly to: number;
+  /** The scheduled time of the occurrence the lease ran ('' when the world did not record it). */
+  readonly time: string;
+}
+
+/** Each lease's job side effects, from the first to the last. */
+export function sideEffectSpans(o: WorldOutcome): Map<string, SideEffectSpan> {
+  const spans = new Map<string, SideEffectSpan>();
   for (const e of o.sideEffects) {
     const s = spans.get(e.leaseId);
-    spans.set(e.leaseId, s ? { from: Math.min(s.from, e.at), to: Math.max(s.to, e.at) } : { from: e.at, to: e.at });
+    spans.set(
+      e.leaseId,
+      s
+        ? { ...s, from: Math.min(s.from, e.at), to: Math.max(s.to, e.at) }
+        : { from: e.at, to: e.at, time: e.scheduledTime ?? '' },
+    );
   }
-  const list = [...spans.entries()];
+  return spans;
+}
+
+/** Each lease's side effects span [first, last]; two leases whose spans intersect ran the job at the same time. */
+function overlappingSideEffects(o: WorldOutcome): string[] {
+  const list = [...sideEffectSpans(o).entries()];
   const found: string[] = [];
   for (let i = 0; i < list.length; i++) {
     for (let j = i + 1; j < list.length; j++) {

@@ -41,7 +41,7 @@ export function modelJob(
 }
 
 /** setTimeout (virtual while a run executes) that rejects with the signal's reason when it aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);

@@ -19,6 +19,7 @@
 import fc from 'fast-check';
 import { OVERLAP_POLICIES } from '../functions/protocol/job-settings';
 import type { Row } from './fakes/dynamo-expressions';
+import { isOverlapChecked, sideEffectSpans } from './invariants';
 import type { WorldOutcome } from './outcome';
 import { anyPlan, type FaultPlan } from './plan';
 import { formatTrace } from './simulate';
@@ -74,7 +75,7 @@ export function checkPolicyInvariants(o: WorldOutcome, scenario: PolicyScenario)
   }
   for (const w of o.overwrites) fail('P1', `${w.who} ${w.what}`);
   for (const w of o.staleWrites) fail('P3', `${w.who}'s ${w.what} changed a row it did not hold (${w.rowBefore})`);
-  if (overlapChecked(o)) for (const overlap of overlaps(o, scenario.overlap !== 'allowAll')) fail('P3', overlap);
+  if (isOverlapChecked(o)) for (const overlap of overlaps(o, scenario.overlap !== 'allowAll')) fail('P3', overlap);
   for (const mismatch of o.indexKeyMismatches) fail('P5', mismatch);
   if (scenario.overlap === 'bufferAll') for (const problem of bufferOrderProblems(o, times)) fail('P6', problem);
   return violations;
@@ -94,21 +95,9 @@ function rowProblems(row: Row | undefined, o: WorldOutcome): string[] {
   return problems;
 }
 
-const overlapChecked = (o: WorldOutcome): boolean =>
-  o.maxFreezeMs + o.skewSpreadMs <= o.settings.leaseSafetyMarginSeconds * 1000;
-
 /** Each lease's side effects span [first, last]; two spans that intersect ran at once (same occurrence, or any). */
 function overlaps(o: WorldOutcome, acrossOccurrences: boolean): string[] {
-  const spans = new Map<string, { from: number; to: number; time: string }>();
-  for (const e of o.sideEffects) {
-    const s = spans.get(e.leaseId);
-    const time = e.scheduledTime ?? '';
-    spans.set(
-      e.leaseId,
-      s ? { ...s, from: Math.min(s.from, e.at), to: Math.max(s.to, e.at) } : { from: e.at, to: e.at, time },
-    );
-  }
-  const list = [...spans.entries()];
+  const list = [...sideEffectSpans(o).entries()];
   const found: string[] = [];
   for (let i = 0; i < list.length; i++) {
     for (let j = i + 1; j < list.length; j++) {
@@ -214,7 +203,7 @@ function count(t: PolicyTally, o: WorldOutcome, scenario: PolicyScenario): void 
     if (row?.status === 'SKIPPED') bump(t.skipReasons, String(row.skipReason));
   }
   t.buffered += o.firstBufferedAt.size;
-  if (!overlapChecked(o)) t.overlapNotChecked++;
+  if (!isOverlapChecked(o)) t.overlapNotChecked++;
 }
 
 export function formatPolicyReport(r: PolicyReport): string {

@@ -17,6 +17,7 @@ import type { StreamedReport } from '../functions/protocol/report-writer';
 import type { FakeAws } from './fakes/fake-aws';
 import { type FakeMultipart, multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
 import { checkInvariants, type Violation } from './invariants';
+import { sleep } from './model-job';
 import type { SideEffect, WorldOutcome } from './outcome';
 import { anyPlan, type FaultPlan } from './plan';
 import type { ProtocolVariant } from './variants';
@@ -62,25 +63,11 @@ export function resumableModelJob(plan: FaultPlan, now: () => number, sideEffect
         step++;
         progress({ done: step, total: STEPS, note: 'steps' });
         await checkpoint({ step });
-        await wait(STEP_MS, signal);
+        await sleep(STEP_MS, signal);
       }
       return report.end();
     },
   };
-}
-
-function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** What the resumable world watched at the service side while it ran. */
