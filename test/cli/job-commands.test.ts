@@ -12,11 +12,11 @@ import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/p
 import type { Clock } from '../../functions/protocol/ports';
 import {
   cliDeps,
+  deployedFlags,
   GROUP,
   HOURLY,
   messagesIn,
   OTHER,
-  OTHER_WORKER,
   putRows,
   schedulerClient,
   useCliEmulator,
@@ -26,18 +26,7 @@ import {
 const HOUR = 3600_000;
 const emulator = useCliEmulator({ deployed: true });
 
-const flags = () => [
-  '--table',
-  emulator.resources.tableName,
-  '--schedule-group',
-  GROUP,
-  '--worker-queue',
-  `${WORKER}=${emulator.resources.jobQueueUrl}`,
-  '--worker-queue',
-  `${OTHER_WORKER}=${emulator.otherQueueUrl}`,
-  '--endpoint',
-  emulator.moto.endpoint,
-];
+const flags = () => deployedFlags(emulator);
 
 async function cli(args: string[], clock: Clock = { now: () => Date.now() }, extra: object = {}) {
   const deps = { ...cliDeps(clock), env: { USER: 'tester' }, ...extra };

@@ -238,3 +238,19 @@ export function useCliEmulator(options: { deployed?: boolean } = {}): CliEmulato
   });
   return emulator;
 }
+
+/** The global options that point the CLI at a `deployed` emulator: its table, schedule group, both workers' queues. */
+export function deployedFlags(emulator: CliEmulator): string[] {
+  return [
+    '--table',
+    emulator.resources.tableName,
+    '--schedule-group',
+    GROUP,
+    '--worker-queue',
+    `${WORKER}=${emulator.resources.jobQueueUrl}`,
+    '--worker-queue',
+    `${OTHER_WORKER}=${emulator.otherQueueUrl}`,
+    '--endpoint',
+    emulator.moto.endpoint,
+  ];
+}

@@ -12,6 +12,7 @@ import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/p
 import { indexed } from '../aws/fixtures';
 import {
   cliDeps,
+  deployedFlags,
   GROUP,
   HOURLY,
   messagesIn,
@@ -30,18 +31,7 @@ const clock = { now: () => Date.now() };
 
 const emulator = useCliEmulator({ deployed: true });
 
-const flags = () => [
-  '--table',
-  emulator.resources.tableName,
-  '--schedule-group',
-  GROUP,
-  '--worker-queue',
-  `${WORKER}=${emulator.resources.jobQueueUrl}`,
-  '--worker-queue',
-  `${OTHER_WORKER}=${emulator.otherQueueUrl}`,
-  '--endpoint',
-  emulator.moto.endpoint,
-];
+const flags = () => deployedFlags(emulator);
 
 async function cli(args: string[], global = flags()) {
   const deps = cliDeps(clock);

@@ -2,7 +2,7 @@
  * What the handlers tell an operator: metrics per job, the attempt history in the row, and log lines that each
  * carry their occurrence's keys even when a batch runs several occurrences at once.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import { ATTEMPT_ERROR_MAX_CHARS } from '../../functions/protocol/occurrence';
@@ -21,17 +21,14 @@ import {
   sqsEvent,
   T0,
   timedJob,
+  useHarnessTime,
 } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
 
 let h: Harness;
-beforeEach(() => vi.useFakeTimers({ now: T0 }));
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 const row = () => h.aws.row(KEY.jobId, KEY.scheduledTime)!;
 const named = (name: string) => h.metrics.filter((m) => m.name === name);

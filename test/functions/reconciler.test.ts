@@ -3,21 +3,24 @@
  * ReconcileIncompleteError with its report, so that the invocation counts as an error. What a run repairs is
  * protocol/reconcile.ts, tested in test/protocol/reconcile.test.ts.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { STATUS_INDEX_SHARDS } from '../../functions/protocol/table-schema';
 import { ReconcileIncompleteError } from '../../functions/reconciler';
 import { faults } from '../../sim/fakes/fake-aws';
-import { type Harness, makeHarness, SCHEDULED, T0, TEST_STUCK_AFTER_SECONDS, timedJob } from '../support/harness';
+import {
+  type Harness,
+  makeHarness,
+  SCHEDULED,
+  TEST_STUCK_AFTER_SECONDS,
+  timedJob,
+  useHarnessTime,
+} from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const STUCK_MS = TEST_STUCK_AFTER_SECONDS * 1000;
 
 let h: Harness;
-beforeEach(() => vi.useFakeTimers({ now: T0 }));
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 describe('reconciler: a run with failed reads or writes', () => {
   it('goes on with the other rows when one re-enqueue fails, then throws so the run counts as an error', async () => {

@@ -2,10 +2,18 @@
  * The failure stories the project exists for, end to end through the real handlers: a doubled trigger, and
  * commit-then-die before and after the notification. Each ends with one run, one report, one notification.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { Row as Item } from '../../sim/fakes/dynamo-expressions';
-import { type Harness, lambdaContext, makeHarness, SCHEDULED, sqsEvent, T0, timedJob } from '../support/harness';
+import {
+  type Harness,
+  lambdaContext,
+  makeHarness,
+  SCHEDULED,
+  sqsEvent,
+  timedJob,
+  useHarnessTime,
+} from '../support/harness';
 
 const EVENT = { jobId: 'report', scheduledTime: SCHEDULED };
 const REPORT_KEY = `reports/report/${SCHEDULED}.txt`;
@@ -13,11 +21,7 @@ const REPORT_KEY = `reports/report/${SCHEDULED}.txt`;
 const VISIBILITY_MS = 900_000;
 
 let h: Harness;
-beforeEach(() => vi.useFakeTimers({ now: T0 }));
-afterEach(() => {
-  h.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 /** Every stream record the table would emit for transitions into SUCCEEDED, fed to the notifier. */
 async function announceTransitions(before: Item) {

@@ -3,7 +3,7 @@
  * outcome is recorded, the invocation's deadline, and a job without an implementation. What it does with one message
  * is protocol/process-delivery.ts, tested in test/protocol/process-delivery.test.ts.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { faults } from '../../sim/fakes/fake-aws';
 import {
@@ -16,6 +16,7 @@ import {
   startDelivery as startDeliveryOn,
   T0,
   timedJob,
+  useHarnessTime,
 } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
@@ -23,13 +24,7 @@ const MESSAGE = encodeEnvelope(KEY);
 
 let h: Harness;
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 const startDelivery = (body = MESSAGE, remainingMs?: number) => startDeliveryOn(h, body, remainingMs);
 const recordOccurrence = () => h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });

@@ -5,7 +5,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { LeaseLostError } from '../../functions/protocol/errors';
@@ -13,7 +13,7 @@ import type { JobSettingsInput } from '../../functions/protocol/job-settings';
 import type { JobDefinition, ScheduleSwitch } from '../../functions/protocol/ports';
 import { faults } from '../../sim/fakes/fake-aws';
 import { indexed } from '../aws/fixtures';
-import { type Harness, makeHarness, SEED_TIMING, startDelivery, T0 } from '../support/harness';
+import { type Harness, makeHarness, SEED_TIMING, startDelivery, T0, useHarnessTime } from '../support/harness';
 
 const A = '2026-11-30T06:00:00Z';
 const B = '2026-11-30T06:01:00Z';
@@ -22,13 +22,7 @@ const message = (scheduledTime: string) => encodeEnvelope({ jobId: 'report', sch
 const iso = (ms: number) => new Date(ms).toISOString();
 
 let h: Harness;
-beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 /** A job that works for durations[scheduledTime] ms (default 1 s) unless aborted, and fails for the times in `failing`. */
 function jobOf(durations: Record<string, number>, failing: ReadonlySet<string> = new Set()) {

@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { JobTimeoutError, LeaseExpiringError, LeaseLostError } from '../../functions/protocol/errors';
@@ -25,6 +25,7 @@ import {
   TEST_STUCK_AFTER_SECONDS,
   TEST_WORKER,
   timedJob,
+  useHarnessTime,
 } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
@@ -33,13 +34,7 @@ const REPORT_KEY = `reports/report/${SCHEDULED}.txt`;
 
 let h: Harness;
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 const startDelivery = (body = MESSAGE, remainingMs?: number) => startDeliveryOn(h, body, remainingMs);
 const recordOccurrence = () => h.trigger({ jobId: KEY.jobId, scheduledTime: KEY.scheduledTime });

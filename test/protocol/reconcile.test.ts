@@ -4,7 +4,7 @@
  * reconciler run and finished by the real worker. The runs go through the reconciler handler; what the handler
  * itself adds (a run with failures throws) is tested in test/functions/reconciler.test.ts.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { parseReconcileThresholds, stuckReason } from '../../functions/protocol/reconcile';
@@ -18,6 +18,7 @@ import {
   T0,
   TEST_STUCK_AFTER_SECONDS,
   timedJob,
+  useHarnessTime,
 } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
@@ -26,11 +27,7 @@ const STUCK_MS = TEST_STUCK_AFTER_SECONDS * 1000;
 const ROW = `report|${SCHEDULED}`;
 
 let h: Harness;
-beforeEach(() => vi.useFakeTimers({ now: T0 }));
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 const row = () => h.aws.row(KEY.jobId, KEY.scheduledTime)!;
 const messagesSent = () => h.aws.sent.length;

@@ -5,26 +5,20 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import { requeueOccurrence } from '../../functions/protocol/requeue-occurrence';
-import { type Harness, makeHarness, SCHEDULED, T0 } from '../support/harness';
+import { type Harness, makeHarness, SCHEDULED, useHarnessTime } from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const config = { region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } };
 
 let h: Harness;
 let deps: Parameters<typeof requeueOccurrence>[0];
-beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 /** A job that fails until `works` is set. */
 function switchableJob() {

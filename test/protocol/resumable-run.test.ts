@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { S3MultipartUploads } from '../../functions/aws/multipart-report-store';
 import { type ExportOptions, exportLineCount, exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import { CHECKPOINT_STATE_MAX_BYTES, type RunCheckpoint } from '../../functions/protocol/checkpoint';
@@ -17,7 +17,15 @@ import { MIN_PART_BYTES } from '../../functions/protocol/report-writer';
 import { pause } from '../../functions/protocol/transient-retry';
 import { faults } from '../../sim/fakes/fake-aws';
 import { FakeMultipart } from '../../sim/fakes/fake-multipart';
-import { type Harness, makeHarness, SCHEDULED, SEED_TIMING, startDelivery, T0 } from '../support/harness';
+import {
+  type Harness,
+  makeHarness,
+  SCHEDULED,
+  SEED_TIMING,
+  startDelivery,
+  T0,
+  useHarnessTime,
+} from '../support/harness';
 
 const KEY = { jobId: 'report', scheduledTime: SCHEDULED };
 const MESSAGE = encodeEnvelope(KEY);
@@ -30,13 +38,7 @@ const SEGMENT_SETTINGS = { id: 'report', ...SEED_TIMING, timeoutSeconds: 100 };
 let h: Harness;
 let s3: FakeMultipart;
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  h?.aws.restore();
-  vi.useRealTimers();
-});
+useHarnessTime();
 
 function setUp(job: JobDefinition, settings: Record<string, unknown> = {}) {
   h = makeHarness({ jobs: { report: job }, settings: [{ ...SEGMENT_SETTINGS, ...settings }] });

@@ -8,6 +8,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
 import { DynamoJobSlotStore } from '../../functions/aws/job-slot-store';
 import { S3MultipartUploads } from '../../functions/aws/multipart-report-store';
@@ -85,6 +86,23 @@ export const RECONCILE_TEST_THRESHOLDS: ReconcileThresholds = {
   maxFixesPerRun: 100,
 };
 
+/** The harnesses made since the last test ended, newest last: useHarnessTime restores their SDK mocks. */
+const madeInThisTest: FakeAws[] = [];
+
+/**
+ * For a test file that runs handlers over makeHarness: each test starts at T0 under fake timers, and after it the
+ * SDK mocks of every harness it made are restored (newest first) and the real timers are back.
+ */
+export function useHarnessTime(): void {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0 });
+  });
+  afterEach(() => {
+    for (const aws of madeInThisTest.splice(0).reverse()) aws.restore();
+    vi.useRealTimers();
+  });
+}
+
 export function makeHarness(options: {
   jobs: Record<string, JobDefinition>;
   settings?: JobSettingsInput[];
@@ -98,6 +116,7 @@ export function makeHarness(options: {
   schedules?: ScheduleSwitch;
 }): Harness {
   const aws = new FakeAws();
+  madeInThisTest.push(aws);
   const logs: LogLine[] = [];
   const metrics: Harness['metrics'] = [];
   const recordingMetrics: Metrics = { add: (name, value, jobId) => void metrics.push({ name, value, jobId }) };
