@@ -4,10 +4,10 @@
  * error makes Lambda keep the event in the trigger's dead-letter queue for inspection.
  */
 import { documentClient, sqsClient } from './aws/clients';
-import { DynamoOccurrenceStore } from './aws/occurrence-store';
+import { DynamoOccurrenceRecorder } from './aws/occurrence-recorder';
 import { SqsWorkQueue } from './aws/work-queue';
 import { messageOf } from './protocol/errors';
-import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './protocol/ports';
+import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { quoteValue } from './protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
@@ -19,7 +19,7 @@ import { ENV, requireEnv } from './runtime-env';
 export interface TriggerOptions {
   /** Each worker's job queue by worker id; default: the WORKERS the stack sets. */
   readonly queues?: ReadonlyMap<string, WorkQueue>;
-  readonly store?: OccurrenceStore;
+  readonly store?: OccurrenceRecorder;
   readonly clock?: Clock;
   readonly logger?: Logger;
   /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
@@ -36,7 +36,7 @@ export function createTriggerHandler(options: TriggerOptions = {}): (event: unkn
     logger,
     metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics()),
     clock: options.clock ?? systemClock,
-    store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
+    store: options.store ?? new DynamoOccurrenceRecorder(documentClient(), requireEnv(ENV.tableName)),
   };
   return async (event) => {
     try {

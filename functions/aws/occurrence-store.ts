@@ -3,9 +3,7 @@
  * conditioned on the lease id. Conditional failures come back as results (or LeaseLostError); everything else is
  * thrown as a classified DependencyError.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
 import type { ManualRetryFields, ReopenableStore, ReopenRequest, ReopenResult } from '../protocol/manual-retry';
 import {
@@ -20,7 +18,6 @@ import type {
   ClaimedSkip,
   ClaimRequest,
   ClaimResult,
-  CreateResult,
   Lease,
   OccurrenceStore,
   RequeueExpectation,
@@ -31,6 +28,7 @@ import type {
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { statusShardOf } from '../protocol/table-schema';
 import { asDependencyError, isConditionalFailure } from './classify-error';
+import { DynamoOccurrenceRecorder, oldItem } from './occurrence-recorder';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
 const NAMES = {
@@ -71,31 +69,8 @@ const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, SKIPPED, BUFFERED, CANCELLED } = OccurrenceStatus;
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 
-export class DynamoOccurrenceStore implements OccurrenceStore, RequeueStore {
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
-
-  async create(occurrence: Occurrence): Promise<CreateResult> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          // The index key goes in with the status it belongs to.
-          Item: { ...occurrence, statusShard: statusShardOf(occurrence, occurrence.status) },
-          ConditionExpression: 'attribute_not_exists(#jobId)',
-          ExpressionAttributeNames: names('#jobId'),
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { created: true };
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw asDependencyError('create occurrence', error);
-      return { created: false, existing: oldItem(error) };
-    }
-  }
-
+/** Every write and read of an occurrence row the worker, notifier and reconciler make; the trigger's one is create. */
+export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements OccurrenceStore, RequeueStore {
   async claim(key: OccurrenceKey, r: ClaimRequest): Promise<ClaimResult> {
     try {
       const out = await this.client.send(
@@ -518,34 +493,18 @@ function historyEntry(lease: Lease | undefined, outcome: AttemptRecord['outcome'
 
 const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.scheduledTime });
 
-/** The item a ReturnValuesOnConditionCheckFailure=ALL_OLD failure carries, in plain JSON. */
-function oldItem(error: unknown): Occurrence | undefined {
-  const item = (error as { Item?: Record<string, unknown> }).Item;
-  if (item === undefined || Object.keys(item).length === 0) return undefined;
-  // The document client does not unmarshall the item on an exception: it arrives as AttributeValues.
-  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
-  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as Occurrence;
-}
-
 /**
  * Additions for the occurrences CLI. A subclass rather than edits to the class above, so that the store the
  * functions use stays exactly as it is; the CLI constructs this one.
  */
 export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements ReopenableStore {
-  constructor(
-    private readonly documents: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {
-    super(documents, table);
-  }
-
   /** FAILED -> PENDING with a fresh attempt budget; see functions/protocol/manual-retry.ts. */
   async reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult> {
     const now = iso(request.now);
     try {
-      await this.documents.send(
+      await this.client.send(
         new UpdateCommand({
-          TableName: this.table,
+          TableName: this.tableName,
           Key: keyOf(key),
           UpdateExpression:
             'SET #status = :pending, #statusShard = :statusShard, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +

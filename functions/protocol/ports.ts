@@ -85,6 +85,9 @@ export interface OccurrenceStore {
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
 }
 
+/** What the trigger (and whatever records occurrences as it does: backfill, run, resume) needs of the store. */
+export type OccurrenceRecorder = Pick<OccurrenceStore, 'create'>;
+
 export interface ClaimedSkip {
   readonly reason: SkipReason;
   /** overlap: the scheduled time of the occurrence it yielded to. */

@@ -10,11 +10,11 @@ import { encodeEnvelope } from './envelope';
 import type { OverlapPolicy } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
-import type { Clock, Logger, Metrics, OccurrenceStore, WorkQueue } from './ports';
+import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './ports';
 import { decodeScheduleEvent } from './schedule-event';
 
 export interface TriggerDeps {
-  readonly store: OccurrenceStore;
+  readonly store: OccurrenceRecorder;
   /** Each worker's job queue, by worker id: the schedule event names the worker. */
   readonly queues: ReadonlyMap<string, WorkQueue>;
   readonly clock: Clock;

@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   aboveBaseline,
   BARE_ANCHOR,
+  bundle,
   esbuildOptionsFor,
   median,
   parseCallgrindTotal,
@@ -134,5 +138,20 @@ describe('Function: selectSubjects', () => {
 
   it('refuses an unknown name, listing the known ones', () => {
     expect(() => selectSubjects(['trigerr'])).toThrow(/unknown handler\(s\) trigerr; known: trigger, worker/);
+  });
+});
+
+describe('Function: bundle, on the trigger', () => {
+  it('carries only the recorder of the occurrence store, not the writes of the worker and the reconciler', async () => {
+    const outDir = mkdtempSync(join(tmpdir(), 'trigger-bundle-'));
+    try {
+      const trigger = SUBJECTS.find((s) => s.name === 'trigger');
+      const { breakdown } = await bundle(join(__dirname, '../..', trigger?.entry ?? ''), outDir);
+      const sources = breakdown.map((p) => p.source);
+      expect(sources).toContain('functions/aws/occurrence-recorder');
+      expect(sources).not.toContain('functions/aws/occurrence-store');
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
   });
 });

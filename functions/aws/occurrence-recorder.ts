@@ -1,0 +1,47 @@
+/**
+ * The trigger's one write of an occurrence row: the put with attribute_not_exists that makes a doubled trigger lose
+ * the race. A class of its own so that the trigger's bundle carries this and not every write of the row
+ * (occurrence-store.ts extends it with the rest).
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Occurrence } from '../protocol/occurrence';
+import type { CreateResult, OccurrenceRecorder } from '../protocol/ports';
+import { statusShardOf } from '../protocol/table-schema';
+import { asDependencyError, isConditionalFailure } from './classify-error';
+
+export class DynamoOccurrenceRecorder implements OccurrenceRecorder {
+  constructor(
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
+  ) {}
+
+  async create(occurrence: Occurrence): Promise<CreateResult> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          // The index key goes in with the status it belongs to.
+          Item: { ...occurrence, statusShard: statusShardOf(occurrence, occurrence.status) },
+          ConditionExpression: 'attribute_not_exists(#jobId)',
+          ExpressionAttributeNames: { '#jobId': 'jobId' },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { created: true };
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('create occurrence', error);
+      return { created: false, existing: oldItem(error) };
+    }
+  }
+}
+
+/** The row a refused conditional write returned (ReturnValuesOnConditionCheckFailure), if it returned one. */
+export function oldItem(error: unknown): Occurrence | undefined {
+  const item = (error as { Item?: Record<string, unknown> }).Item;
+  if (item === undefined || Object.keys(item).length === 0) return undefined;
+  // The document client does not unmarshall the item on an exception: it arrives as AttributeValues.
+  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as Occurrence;
+}
