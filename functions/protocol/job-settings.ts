@@ -9,7 +9,6 @@ import { quoteValue } from './quote-value';
 import {
   CATCHUP_WINDOW_SECONDS_RANGE,
   DEADLINE_SECONDS_RANGE,
-  issuesAsProblems,
   JOB_ID_PATTERN,
   JobSettingsError,
   LAMBDA_MAX_TIMEOUT_SECONDS,
@@ -19,10 +18,30 @@ import {
   parseJsonVariable,
   RETENTION_DAYS_RANGE,
   SQS_MAX_VISIBILITY_SECONDS,
-  wholeNumber,
 } from './setting-basics';
 
 export * from './setting-basics';
+
+/**
+ * A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). One
+ * refinement rather than z.int() and range checks: z.int() aborts the parse on a fraction, and an aborted parse
+ * skips the rules between fields (jobSettingsSchema), which must still report what they find.
+ */
+export const wholeNumber = (min: number, max: number) => {
+  const error = (iss: { input?: unknown }) =>
+    `must be a whole number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
+  return z.number({ error }).check(z.refine((n) => Number.isInteger(n) && n >= min && n <= max, { error }));
+};
+
+/** zod issues as `where.path: message`, in the schema's field order; an unknown field is one problem per field. */
+export function issuesAsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
+  return issues.flatMap((issue) => {
+    const at = [where, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => `${[...at, key].join('.')}: ${issue.message}`);
+    return [`${at.join('.')}: ${issue.message}`];
+  });
+}
 
 export const DEFAULT_RETRY_POLICY = {
   // Enough attempts that the deadline, not the count, ends a long outage: attempt 20 starts 4.5 to 5.7 h in.

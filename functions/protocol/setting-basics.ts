@@ -1,12 +1,10 @@
 /**
- * The light half of the job settings: limits, id pattern, ranges, the zod helper for whole numbers and the error and
- * parsing helpers. The trigger and the worker routes need only these; keeping them apart from job-settings.ts keeps
- * that module's schemas (built when the module loads) out of the trigger's cold start (docs/benchmarks.md, figure 4).
- * job-settings.ts re-exports all of it.
+ * The light half of the job settings: limits, id pattern, ranges and the error and parsing helpers, with no schema
+ * library. The trigger and the worker routes need only these; keeping them apart from job-settings.ts keeps that
+ * module's zod schemas (built when the module loads) and zod itself out of the trigger's cold start
+ * (docs/benchmarks.md, figure 4). job-settings.ts re-exports all of it.
  */
-import * as z from 'zod/mini';
 import { ScheduledJobsError } from './errors';
-import { quoteValue } from './quote-value';
 
 /** Lambda's hard limit on one invocation. */
 export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
@@ -47,27 +45,6 @@ export class JobSettingsError extends ScheduledJobsError {
   constructor(readonly problems: readonly string[]) {
     super(`invalid job settings:\n  - ${problems.join('\n  - ')}`);
   }
-}
-
-/**
- * A whole number in [min, max]; one message for every way to miss it (not a number, a fraction, out of range). One
- * refinement rather than z.int() and range checks: z.int() aborts the parse on a fraction, and an aborted parse
- * skips the rules between fields (jobSettingsSchema), which must still report what they find.
- */
-export const wholeNumber = (min: number, max: number) => {
-  const error = (iss: { input?: unknown }) =>
-    `must be a whole number from ${min} to ${max}, got ${quoteValue(iss.input)}`;
-  return z.number({ error }).check(z.refine((n) => Number.isInteger(n) && n >= min && n <= max, { error }));
-};
-
-/** zod issues as `where.path: message`, in the schema's field order; an unknown field is one problem per field. */
-export function issuesAsProblems(issues: readonly z.core.$ZodIssue[], where: string): string[] {
-  return issues.flatMap((issue) => {
-    const at = [where, ...issue.path.map(String)];
-    if (issue.code === 'unrecognized_keys')
-      return issue.keys.map((key) => `${[...at, key].join('.')}: ${issue.message}`);
-    return [`${at.join('.')}: ${issue.message}`];
-  });
 }
 
 /** The JSON of an environment variable the stack sets; throws JobSettingsError when it is unset or not JSON. */

@@ -129,9 +129,9 @@ describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
     );
     expect(e.where).toBe('schedule event');
     expect(e.problems).toEqual([
-      'jobId must be a job or worker id, got number',
+      'jobId must be a job or worker id, got 42',
       expect.stringMatching(/^scheduledTime must be ISO-8601 with a zone/),
-      expect.stringMatching(/^deadlineSeconds must be a whole number from 60 to \d+, got number/),
+      expect.stringMatching(/^deadlineSeconds must be a whole number from 60 to \d+, got 1\.5$/),
       expect.stringMatching(/^retentionDays must be a whole number from 1 to 3650, got "x"/),
     ]);
   });

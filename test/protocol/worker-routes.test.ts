@@ -26,9 +26,14 @@ describe('parseWorkerRoutes (WORKERS, for the trigger and the reconciler)', () =
     [
       'a threshold too short',
       JSON.stringify({ w: { queueUrl: 'u', stuckAfterSeconds: 5 } }),
-      /WORKERS\.w\.stuckAfterSeconds: must be a whole number from 60/,
+      /WORKERS\.w\.stuckAfterSeconds must be a whole number from 60 to 1209600, got 5/,
     ],
-    ['an unknown field', JSON.stringify({ w: { queueUrl: 'u', stuckAfterSeconds: 60, x: 1 } }), /WORKERS\.w/],
+    [
+      'an unknown field',
+      JSON.stringify({ w: { queueUrl: 'u', stuckAfterSeconds: 60, x: 1 } }),
+      /WORKERS\.w\.x is not a field/,
+    ],
+    ['a route that is not an object', JSON.stringify({ w: 'https://sqs/q1' }), /WORKERS\.w must be a JSON object/],
   ])('rejects %s, naming where', (_, json, message) => {
     expect(() => parseWorkerRoutes(json, 'WORKERS')).toThrow(JobSettingsError);
     expect(() => parseWorkerRoutes(json, 'WORKERS')).toThrow(message);
