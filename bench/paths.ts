@@ -4,6 +4,7 @@
  * a re-enqueue by the reconciler.
  */
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../functions/aws/clients';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
 import type { JobDefinition } from '../functions/protocol/ports';
@@ -211,7 +212,9 @@ export async function runReconcilerRequeue(session: BenchSession): Promise<Recon
         [
           LOCAL_WORKER,
           {
-            queue: new SqsWorkQueue(pipeline.clients.sqs, pipeline.resources.jobQueueUrl),
+            // The handlers' own SQS client, so that its SendMessage is counted as the reconciler's (the driver's
+            // client to the job queue is the event source's, which the figures count apart).
+            queue: new SqsWorkQueue(sqsClient(), pipeline.resources.jobQueueUrl),
             stuckAfterSeconds: BENCH_STUCK_AFTER_SECONDS,
           },
         ],
