@@ -364,6 +364,61 @@ describe('pauseAfterFailures', () => {
     expect(schedules.calls).toEqual([]);
   });
 
+  it('a pause write whose response was lost still pauses once and disables the schedule (read back: ours)', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#pausedAt = :at')) return;
+      h.aws.afterWrite = undefined;
+      throw faults.unavailable();
+    };
+    await deliverRunning(A);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures' });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+  });
+
+  it('a pause refused because another start wrote the row meanwhile is decided again, and pauses', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    // Right after the release that counted the failure, a woken start takes the slot (a write of its own).
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
+      h.aws.afterWrite = undefined;
+      const state = jobState() as Record<string, unknown>;
+      h.aws.table.set('report|#job', {
+        ...state,
+        slotTime: B,
+        slotLeaseId: 'other',
+        version: Number(state.version) + 1,
+      });
+    };
+    await deliverRunning(A);
+    expect(jobState()).toMatchObject({ slotTime: B, consecutiveFailures: 1, pauseCause: 'failures' });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+  });
+
+  it('allowAll: a count whose response was lost is not counted twice, so one failure does not pause a job of 2', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { overlap: 'allowAll', pauseAfterFailures: 2, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    // The next write after the one that records FAILED is the count: its response is lost and the SDK retries it.
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#lastError')) return;
+      h.aws.afterWrite = undefined;
+      h.aws.loseResponseOf = 'UpdateItem';
+    };
+    await deliverRunning(A);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1 });
+    expect(jobState()?.pausedAt).toBeUndefined();
+    expect(schedules.calls).toEqual([]);
+  });
+
   it('allowAll counts failures without a slot, in one write per run end', async () => {
     const job = jobOf({}, new Set([A, B]));
     const schedules = recordingSwitch();
