@@ -17,6 +17,7 @@
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
+import { DynamoJobStateStore } from '../functions/aws/job-control-store';
 import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
 import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
 import { DynamoOccurrenceReader } from '../functions/aws/occurrence-reader';
@@ -24,7 +25,6 @@ import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
 import { DynamoRunStateStore } from '../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
-import { DynamoJobStateStore } from '../functions/aws/job-control-store';
 import { createNotifierHandler } from '../functions/notifier';
 import {
   type PauseResult,
@@ -51,8 +51,8 @@ import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
 import { Beliefs } from './beliefs';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';
-import { FakeScheduleSwitch } from './fakes/fake-schedule-switch';
 import { multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
+import { FakeScheduleSwitch } from './fakes/fake-schedule-switch';
 import { streamEvent } from './fakes/stream-event';
 import { JobQueue, type Received } from './job-queue';
 import { modelJob } from './model-job';
@@ -155,7 +155,9 @@ export function scheduleOf(scenario: PolicyScenario | undefined): string {
   const minutes = scenarioTimes(scenario).map((t) => {
     const offset = Date.parse(t) - T0;
     if (offset % 60_000 !== 0 || offset >= 3_600_000)
-      throw new Error(`scenario time ${t} is not on a whole minute of the first one's hour: no cron fires exactly then`);
+      throw new Error(
+        `scenario time ${t} is not on a whole minute of the first one's hour: no cron fires exactly then`,
+      );
     return offset / 60_000;
   });
   const at = new Date(T0);
@@ -486,11 +488,7 @@ export class World implements NetworkHost {
     const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why, scheduledTime);
     this.vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
     this.vt
-      .runAs(actor, () =>
-        this.handlers.trigger(
-          scheduleEventOf({ jobId: JOB_ID, scheduledTime }, this.route),
-        ),
-      )
+      .runAs(actor, () => this.handlers.trigger(scheduleEventOf({ jobId: JOB_ID, scheduledTime }, this.route)))
       .then(
         (result) => this.triggerReturned(invocation, result),
         (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`),
@@ -597,7 +595,8 @@ export class World implements NetworkHost {
       leaseId !== undefined &&
       leaseId !== before?.leaseId &&
       !leaseId.startsWith(REVOKED_LEASE_PREFIX);
-    if (claimed && !this.leaseClaims.has(leaseId)) this.leaseClaims.set(leaseId, { scheduledTime: time, at: this.vt.now });
+    if (claimed && !this.leaseClaims.has(leaseId))
+      this.leaseClaims.set(leaseId, { scheduledTime: time, at: this.vt.now });
     if (TERMINAL.has(String(after.status)) && !this.terminalAt.has(time)) this.terminalAt.set(time, this.vt.now);
   }
 
