@@ -112,8 +112,14 @@ async function apply(
   context: DecisionContext,
 ): Promise<Start['outcome'] | 'again'> {
   switch (decision.action) {
-    case 'skip':
-      return recordSkip(deps, lease, decision, log);
+    case 'skip': {
+      const skipped = await recordSkip(deps, lease, decision, log);
+      // A BUFFERED occurrence woken while the job is paused: it leaves the buffer, and the next one is woken (and
+      // skipped in turn while the pause lasts). Left at the head, it would keep those behind it BUFFERED for good.
+      if (decision.reason === 'paused' && state?.buffer?.includes(lease.key.scheduledTime))
+        await leaveBuffer(deps, lease.key, log);
+      return skipped;
+    }
     case 'buffer':
       return recordBuffer(deps, decision, state, lease, log);
     case 'take': {
@@ -339,7 +345,15 @@ export async function afterUnheldEnd(
   log: Logger,
 ): Promise<void> {
   if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') return;
-  const { jobId, scheduledTime } = occurrence;
+  await leaveBuffer(deps, occurrence, log);
+}
+
+/**
+ * The occurrence, closed without running (its row is terminal), leaves the buffer, and the buffer's head is woken
+ * when the slot is free or names this occurrence. Never throws: the reconciler wakes what this leaves waiting.
+ */
+async function leaveBuffer(deps: SlotDeps, key: OccurrenceKey, log: Logger): Promise<void> {
+  const { jobId, scheduledTime } = key;
   try {
     for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
       const state = await deps.slots.read(jobId, true);

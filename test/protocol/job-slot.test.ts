@@ -321,6 +321,38 @@ describe('a paused job', () => {
   );
 });
 
+describe('a job paused while occurrences are BUFFERED', () => {
+  it('each buffered one, woken in turn, is SKIPPED as paused and leaves the buffer, waking the next', async () => {
+    const job = jobOf({ [A]: 100_000 });
+    harness(job.definition, { overlap: 'bufferAll' });
+    await record(A, B, C);
+    const a = startDelivery(h, message(A));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await h.deliver(message(B));
+    await h.deliver(message(C));
+    expect(jobState()).toMatchObject({ slotTime: A, buffer: [B, C] });
+    h.aws.table.set('report|#job', {
+      ...jobState(),
+      pausedAt: iso(T0 + 20_000),
+      pausedBy: 'ops',
+      pauseCause: 'operator',
+    });
+    const sent = h.aws.sent.length;
+    await vi.advanceTimersByTimeAsync(100_000);
+    await a.promise;
+    expect(sentAfter(sent)).toEqual([message(B)]);
+
+    await h.deliver(message(B));
+    expect(row(B)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
+    expect(jobState()).toMatchObject({ buffer: [C] });
+    expect(sentAfter(sent)).toEqual([message(B), message(C)]);
+    await h.deliver(message(C));
+    expect(row(C)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
+    expect(jobState()?.buffer).toBeUndefined();
+    expect(job.started).toEqual([A]);
+  });
+});
+
 describe('pauseAfterFailures', () => {
   function recordingSwitch() {
     const calls: [string, string][] = [];
