@@ -14,7 +14,8 @@
  *      yieldedTo); CANCELLED ⇒ cancelledBy; every write keeps the status index key and the worker
  *   P6 bufferAll: the BUFFERED occurrences start in scheduled-time order: one BUFFERED before a later BUFFERED one
  *      first started starts before it (an occurrence that took the free slot before an earlier one was recorded or
- *      delivered runs first: the buffer orders waiting occurrences, not arrivals)
+ *      delivered runs first: the buffer orders waiting occurrences, not arrivals). A start counts under a lease still
+ *      its own: not one logged by a worker that froze past its lease while the occurrence was claimed again
  * and, on the runs that generate them (a late delivery, a short catch-up window, the operator's pause and resume,
  * pauseAfterFailures), those of the catch-up window, the pause and the job-state row's second writer:
  *   P7 missed: an occurrence first recorded (its row's createdAt, read by the trigger or the resume that created it)
@@ -410,9 +411,30 @@ function overlaps(o: WorldOutcome, acrossOccurrences: boolean): string[] {
   return found;
 }
 
+/**
+ * When each occurrence first started under a lease still its own: a worker that froze after taking the slot may log
+ * its start after its lease expired and the occurrence was claimed again (it then stops without running the job).
+ */
+export function firstOwnStarts(o: WorldOutcome): Map<string, number> {
+  const claims = [...o.leaseClaims.entries()];
+  const superseded = (leaseId: string, at: number) => {
+    const own = o.leaseClaims.get(leaseId);
+    return claims.some(
+      ([id, c]) => id !== leaseId && c.scheduledTime === own?.scheduledTime && c.at > own.at && c.at < at,
+    );
+  };
+  const starts = new Map<string, number>();
+  for (const s of o.runStarts) {
+    if (superseded(s.leaseId, s.at)) continue;
+    if (!starts.has(s.scheduledTime) || (starts.get(s.scheduledTime) ?? 0) > s.at) starts.set(s.scheduledTime, s.at);
+  }
+  return starts;
+}
+
 function bufferOrderProblems(o: WorldOutcome, times: readonly string[]): string[] {
-  // Started: past the policy, with the slot (a failed attempt's retry is the same run).
-  const firstRun = (time: string) => o.firstStartedAt.get(time);
+  // Started: past the policy, with the slot (a failed attempt's retry is the same run), under a lease still its own.
+  const starts = firstOwnStarts(o);
+  const firstRun = (time: string) => starts.get(time);
   const problems: string[] = [];
   for (const x of times) {
     const bufferedAt = o.firstBufferedAt.get(x);
