@@ -28,9 +28,9 @@
  *   P9 the job-state row: every write raises its version by one; only the operator's resume lifts a pause; a pause's
  *      fields stand until then; each pause or resume the operator was told it wrote is in the row's history
  *   P10 pauseAfterFailures N: the worker pauses the job only after N FAILED run ends counted in a row (the count
- *      job-slot.ts keeps: releases in the order the table applied them, reset by a counted SUCCEEDED one or a resume)
- *      and N occurrences FAILED since the last resume, and then disables the schedule; a count that reaches N on a
- *      running job is followed by a pause or a reset, unless the worker that counted died first
+ *      job-slot.ts keeps: run ends in the order the table applied their counts, reset by a counted SUCCEEDED one or
+ *      a resume), with N occurrences FAILED by then, and then disables the schedule; a count that reaches N on a
+ *      running job is followed by a pause or a reset; both unless that worker died
  * Where a schedule was disabled, the fire times it held back have no row unless a resume that followed caught up on
  * them (P4 asks for a row there).
  */
@@ -56,7 +56,7 @@ export const POLICY_INVARIANTS: Readonly<Record<PolicyInvariantId, string>> = {
   P7: 'missed: an occurrence first recorded later than the catch-up window after its scheduled time is SKIPPED/missed and never runs (no job side effect, no report, not announced); one recorded within the window is not missed',
   P8: 'paused: no attempt claimed after a pause starts its job before the resume; no running slot is taken on a paused row; an occurrence claimed and closed within one pause ends SKIPPED/paused (or FAILED with its attempts or deadline used up)',
   P9: "job-state row: every write raises its version by one; only the operator's resume lifts a pause, whose fields stand until then; every pause and resume the operator was told it wrote is in the row's history",
-  P10: 'pauseAfterFailures N: the worker pauses the job only after N counted FAILED run ends in a row and N FAILED occurrences since the last resume, then disables the schedule; a count reaching N on a running job is followed by a pause or a reset unless its worker died',
+  P10: 'pauseAfterFailures N: the worker pauses the job only after N counted FAILED run ends in a row, with N occurrences FAILED by then, and disables the schedule; a count reaching N on a running job is followed by a pause or a reset; both unless that worker died',
 };
 
 export interface PolicyViolation {
@@ -336,12 +336,12 @@ function selfPauseProblems(o: WorldOutcome, times: readonly string[]): string[] 
     return writes.filter(selfPause).map((w) => `${w.who} paused the job at ${at(w.at)} without pauseAfterFailures`);
   const problems: string[] = [];
   for (const [i, w] of writes.entries()) {
-    if (selfPause(w)) problems.push(...selfPauseChecks(o, w, writes.slice(0, i), limit, times));
+    if (selfPause(w)) problems.push(...selfPauseChecks(o, w, limit, times));
     const counted = !liftsPause(w) && failuresOf(w.after) === failuresOf(w.before) + 1;
     if (!counted || failuresOf(w.after) < limit || isPausedAfter(w)) continue;
     const next = writes.slice(i + 1).find((x) => setsPause(x) || liftsPause(x) || failuresOf(x.after) === 0);
-    const died = o.killedAt.get(w.who);
-    if (next === undefined && (died === undefined || died < w.at))
+    // A worker that died (maybe before its count, sent earlier, was applied) cannot pause: the next failure does.
+    if (next === undefined && !o.killedAt.has(w.who))
       problems.push(
         `${w.who} counted failure ${failuresOf(w.after)} of ${limit} at ${at(w.at)}, and the job was never paused`,
       );
@@ -349,13 +349,7 @@ function selfPauseProblems(o: WorldOutcome, times: readonly string[]): string[] 
   return problems;
 }
 
-function selfPauseChecks(
-  o: WorldOutcome,
-  w: JobStateWriteRecord,
-  earlier: readonly JobStateWriteRecord[],
-  limit: number,
-  times: readonly string[],
-): string[] {
+function selfPauseChecks(o: WorldOutcome, w: JobStateWriteRecord, limit: number, times: readonly string[]): string[] {
   const problems: string[] = [];
   if (failuresOf(w.before) < limit)
     problems.push(`${w.who} paused the job at ${at(w.at)} after ${failuresOf(w.before)} counted failures of ${limit}`);
@@ -363,18 +357,16 @@ function selfPauseChecks(
     problems.push(
       `the pause at ${at(w.at)} does not say why: ${String(w.after.pausedBy)}, ${String(w.after.pauseNote)}`,
     );
-  const since = Math.max(T0, ...earlier.filter(liftsPause).map((x) => x.at));
+  // Counted in the order the table applied the counts: a failure that ended before a resume may be counted after it.
   const failed = times.filter((t, i) => {
     const ended = o.terminalAt.get(t);
-    return o.rows[i]?.status === 'FAILED' && ended !== undefined && ended > since && ended <= w.at;
+    return o.rows[i]?.status === 'FAILED' && ended !== undefined && ended <= w.at;
   });
   if (failed.length < limit)
-    problems.push(
-      `${w.who} paused the job at ${at(w.at)}, but only ${failed.length} occurrences FAILED since ${at(since)}`,
-    );
+    problems.push(`${w.who} paused the job at ${at(w.at)}, but only ${failed.length} occurrences had FAILED`);
   const disabled = o.scheduleChanges.some((c) => c.who === w.who && c.state === 'DISABLED' && c.at >= w.at);
-  const died = o.killedAt.get(w.who);
-  if (!disabled && (died === undefined || died < w.at))
+  // A worker that died (maybe before its pause, sent earlier, was applied) cannot disable the schedule.
+  if (!disabled && !o.killedAt.has(w.who))
     problems.push(`${w.who} paused the job at ${at(w.at)} but never disabled its schedule`);
   return problems;
 }
