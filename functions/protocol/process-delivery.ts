@@ -347,6 +347,9 @@ async function onRefusedClaim(
       return outcome('invalid-message');
     case 'finished':
       log.info('occurrence already finished; nothing to run', { status: current?.status });
+      // A finished occurrence may still be in the buffer (a start that buffered it lost its lease before recording it
+      // BUFFERED): at its head it would keep the others waiting for good, since only the head is woken.
+      if (current !== undefined) await afterUnheldEnd(slotDeps(deps), job.settings, current, log);
       return outcome('already-finished');
     case 'held-elsewhere':
       log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', {
