@@ -14,6 +14,12 @@
  *   (plan.sqsDuplicates).
  * - Table stream: every write that makes the row SUCCEEDED is delivered to the notifier, retried with backoff
  *   (2, 4, 8 ... 60 s) until it succeeds. The SNS FIFO topic drops a repeated deduplication id within 5 minutes.
+ * - Scheduler (policy world): each of the scenario's other occurrences fires at its scheduled time unless the
+ *   schedule is disabled then (sim/fakes/fake-schedule-switch.ts, the ScheduleSwitch of the worker's pause after
+ *   failures and of the operator's pause and resume), and its delivery arrives `lateMs` later (in flight: a disable
+ *   does not stop it). The first occurrence's deliveries (plan.schedulerDeliveries) fire before any pause.
+ * - The operator (policy world): pauseJob and resumeJob, the real functions over the real job-state adapter, each in
+ *   its own process at its time, racing the workers' writes of the job-state row; no plan faults it.
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
