@@ -321,6 +321,24 @@ describe('a paused job', () => {
   );
 });
 
+describe('a finished occurrence left in the buffer (its start lost its lease after the buffer write)', () => {
+  it('its next delivery, refused as finished, takes it out of the buffer and wakes the one behind it, which runs', async () => {
+    const job = jobOf({});
+    harness(job.definition, { overlap: 'bufferAll' });
+    await record(A, B);
+    h.aws.table.set(`report|${A}`, { ...row(A), status: 'FAILED', lastError: 'attempt 3: Error: upstream down' });
+    h.aws.table.set('report|#job', { jobId: 'report', scheduledTime: '#job', version: 3, buffer: [A, B] });
+    const sent = h.aws.sent.length;
+
+    expect(await h.deliver(message(A))).toEqual([]);
+    expect(jobState()).toMatchObject({ version: 4, buffer: [B] });
+    expect(sentAfter(sent)).toEqual([message(B)]);
+    await deliverRunning(B);
+    expect(row(B)?.status).toBe('SUCCEEDED');
+    expect(job.started).toEqual([B]);
+  });
+});
+
 describe('a job paused while occurrences are BUFFERED', () => {
   it('each buffered one, woken in turn, is SKIPPED as paused and leaves the buffer, waking the next', async () => {
     const job = jobOf({ [A]: 100_000 });

@@ -177,6 +177,52 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     expect(outcome.rows.every((r) => r !== undefined)).toBe(true);
   });
 
+  // P4 (seed 20261201, run 7954 of the 10,000): a start frozen between its decision and its BUFFERED write put its
+  // occurrence in the buffer after another worker had recorded it FAILED; its fenced write was refused, the FAILED one
+  // stayed at the head, and the one behind it stayed BUFFERED. A delivery refused as finished now leaves the buffer.
+  it('a finished occurrence at the head of the buffer leaves it on its next delivery, and the next one runs', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 1666367467,
+          jobMs: 58734,
+          schedulerDeliveries: [11],
+          callFaults: [
+            { actor: 'worker', call: 9, fault: { kind: 'slow', ms: 3115 } },
+            { actor: 'worker', call: 12, fault: { kind: 'pause-after', ms: 272424 } },
+            { actor: 'trigger', call: 6, fault: { kind: 'transient' } },
+            { actor: 'worker', call: 6, fault: { kind: 'slow', ms: 12510 } },
+            { actor: 'trigger', call: 1, fault: { kind: 'slow', ms: 13386 } },
+            { actor: 'trigger', call: 13, fault: { kind: 'slow', ms: 31779 } },
+            { actor: 'notifier', call: 6, fault: { kind: 'transient' } },
+            { actor: 'worker', call: 3, fault: { kind: 'slow', ms: 32121 } },
+          ],
+          crashes: [
+            { invocation: 4, atMs: 28639 },
+            { invocation: 4, atMs: 60963 },
+          ],
+          freezes: [{ invocation: 4, atMs: 46665, forMs: 7616 }],
+          sqsDuplicates: [110196, 354368],
+          skewsMs: [-4, 5241, 5365, 5461],
+          outage: { fromMs: 126236, forMs: 280189 },
+          maxAttempts: 3,
+        },
+        scenario: {
+          overlap: 'bufferAll',
+          others: [
+            { afterMs: 45982, jobMs: 137558 },
+            { afterMs: 274473, jobMs: 32017, lateMs: 231041 },
+            { afterMs: 187932, jobMs: 136673, lateMs: 662144 },
+          ],
+          catchupWindowSeconds: 293,
+          pauseAfterFailures: 3,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    expect(outcome.rows.map((r) => r?.status)).not.toContain('BUFFERED');
+  });
+
   // P3 (seed 16, plan 2842, an overlap-only plan): under cancelOther an occurrence retried after its worker died
   // having committed its report cancelled the running one, adopted the report at once and freed the slot; the next
   // start took it and ran beside the cancelled job, which works until its lease runs out. The adopter now waits too.
