@@ -55,7 +55,13 @@ export class Network {
   /** Every call, in the order it was sent. */
   readonly calls: CallRecord[] = [];
   private readonly faultsByCall = new Map<string, CallFault>();
-  private readonly callsByKind: Record<ActorKind, number> = { trigger: 0, worker: 0, notifier: 0, reconciler: 0 };
+  private readonly callsByKind: Record<ActorKind, number> = {
+    trigger: 0,
+    worker: 0,
+    notifier: 0,
+    reconciler: 0,
+    operator: 0,
+  };
   private readonly callsByActor = new Map<Actor, number>();
 
   constructor(

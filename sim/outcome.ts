@@ -2,6 +2,7 @@
 import type { JobSettings } from '../functions/protocol/job-settings';
 import type { WorkerLimits } from '../functions/protocol/worker-limits';
 import type { Row } from './fakes/dynamo-expressions';
+import type { ScheduleChange } from './fakes/fake-schedule-switch';
 import type { FaultPlan } from './plan';
 
 export interface TraceLine {
@@ -40,6 +41,35 @@ export interface CallRecord {
   readonly who: string;
   readonly op: string;
   readonly t: number;
+}
+
+/** One applied write of the job-state row (true time), by the process that sent it. */
+export interface JobStateWriteRecord {
+  readonly at: number;
+  readonly who: string;
+  readonly before: Row | undefined;
+  readonly after: Row;
+}
+
+/** One operator action of the policy world (sim/world.ts), as the operator saw it. */
+export interface OperatorRecord {
+  readonly action: 'pause' | 'resume';
+  /** True time it began and returned or threw. */
+  readonly at: number;
+  endedAt?: number;
+  /** pauseJob's or resumeJob's outcome ('paused', 'already-paused', 'resumed', 'not-paused'), or undefined if it threw. */
+  outcome?: string;
+  /** The job-state row the action wrote, or found, as the action returned it. */
+  state?: Row;
+  error?: string;
+  readonly note?: string;
+}
+
+/** One attempt that started its job: the worker's "claimed occurrence" line, past the overlap policy. */
+export interface RunStart {
+  readonly leaseId: string;
+  readonly scheduledTime: string;
+  readonly at: number;
 }
 
 export interface WorldOutcome {
@@ -90,4 +120,16 @@ export interface WorldOutcome {
   /** When each lease's claim was applied at the table (true time). */
   readonly claimsApplied: ReadonlyMap<string, number>;
   readonly events: number;
+  /** The job-state row's writes, the schedule's state changes and the fire times it held back (policy world). */
+  readonly jobStateWrites: readonly JobStateWriteRecord[];
+  readonly scheduleChanges: readonly ScheduleChange[];
+  readonly firesHeldBack: readonly { readonly scheduledTime: string; readonly at: number }[];
+  readonly operatorActions: readonly OperatorRecord[];
+  readonly runStarts: readonly RunStart[];
+  /** Each lease's claim as the table applied it (true time), and the occurrence it claimed. */
+  readonly leaseClaims: ReadonlyMap<string, { readonly scheduledTime: string; readonly at: number }>;
+  /** When each occurrence's row first became terminal (true time). */
+  readonly terminalAt: ReadonlyMap<string, number>;
+  /** When each process that died was killed (true time), by actor name. */
+  readonly killedAt: ReadonlyMap<string, number>;
 }

@@ -23,8 +23,8 @@ export type CallFault =
   /** The call is applied and the process dies before the response arrives (commit-then-die, for PutObject). */
   | { readonly kind: 'crash-after' };
 
-/** `reconciler`: only in the policy world (sim/policy-world.ts); no plan faults it. */
-export type ActorKind = 'trigger' | 'worker' | 'notifier' | 'reconciler';
+/** `reconciler` and `operator` (pause, resume): only in the policy world (sim/policy-world.ts); no plan faults them. */
+export type ActorKind = 'trigger' | 'worker' | 'notifier' | 'reconciler' | 'operator';
 
 export interface FaultPlan {
   /** Drives the retry jitter and the queue poller's delays. */

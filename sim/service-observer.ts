@@ -3,11 +3,12 @@
  * change of the occurrence row. From these the invariants learn of overwritten reports, writes by a worker that no
  * longer held the row, and when each lease was due to expire.
  */
+import { isJobStateKey } from '../functions/protocol/job-state';
 import { iso } from '../functions/protocol/occurrence';
 import type { SdkCommand } from './calls';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';
-import type { StaleWrite, TraceLine } from './outcome';
+import type { JobStateWriteRecord, StaleWrite, TraceLine } from './outcome';
 import type { Actor, VirtualTime } from './virtual-time';
 
 /** A request's result as the service produced it, before the network decides what the caller gets. */
@@ -29,6 +30,8 @@ export class ServiceObserver {
   readonly leaseExpiries = new Map<string, number>();
   /** When the row became SUCCEEDED or FAILED, true time. */
   finishedAt: number | undefined;
+  /** Every applied write of the job-state row, by whom, with the row before and after (the policy world's P8-P10). */
+  readonly jobStateWrites: JobStateWriteRecord[] = [];
 
   constructor(
     private readonly aws: FakeAws,
@@ -71,6 +74,11 @@ export class ServiceObserver {
   /** A fenced write by a worker must change nothing unless the worker held the row when it arrived. */
   private rowUpdated(actor: Actor, label: string, command: SdkCommand, rowBefore: Row | undefined): void {
     const input = command.input;
+    if (isJobStateKey(command.input.Key as { scheduledTime: string })) {
+      const after = this.rowOf(command);
+      if (after !== undefined) this.jobStateWrites.push({ at: this.vt.now, who: actor.name, before: rowBefore, after });
+      return;
+    }
     const leaseId = input.ExpressionAttributeValues?.[':leaseId'] as string | undefined;
     const isClaim = String(input.UpdateExpression).includes(CLAIM_UPDATE);
     if (isClaim) this.claims++;

@@ -14,9 +14,16 @@
  *   (plan.sqsDuplicates).
  * - Table stream: every write that makes the row SUCCEEDED is delivered to the notifier, retried with backoff
  *   (2, 4, 8 ... 60 s) until it succeeds. The SNS FIFO topic drops a repeated deduplication id within 5 minutes.
+ * - Scheduler (policy world): each of the scenario's other occurrences fires at its scheduled time unless the
+ *   schedule is disabled then (sim/fakes/fake-schedule-switch.ts, the ScheduleSwitch of the worker's pause after
+ *   failures and of the operator's pause and resume), and its delivery arrives `lateMs` later (in flight: a disable
+ *   does not stop it). The first occurrence's deliveries (plan.schedulerDeliveries) fire before any pause.
+ * - The operator (policy world): pauseJob and resumeJob, the real functions over the real job-state adapter, each in
+ *   its own process at its time, racing the workers' writes of the job-state row; no plan faults it.
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
+import { DynamoJobStateStore } from '../functions/aws/job-control-store';
 import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
 import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
 import { DynamoOccurrenceReader } from '../functions/aws/occurrence-reader';
@@ -25,11 +32,23 @@ import { S3ReportStore } from '../functions/aws/report-store';
 import { DynamoRunStateStore } from '../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
+import {
+  type PauseResult,
+  pauseJob,
+  type ResumeResult,
+  resumeJob,
+  type ScheduledJob,
+} from '../functions/protocol/job-control';
 import { type JobSettings, type OverlapPolicy, withDefaults } from '../functions/protocol/job-settings';
 import { isJobStateKey } from '../functions/protocol/job-state';
-import { isoSeconds, type OccurrenceKey, type OccurrenceStatus } from '../functions/protocol/occurrence';
+import {
+  isoSeconds,
+  type OccurrenceKey,
+  type OccurrenceStatus,
+  REVOKED_LEASE_PREFIX,
+} from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
-import { scheduleEventOf } from '../functions/protocol/schedule-event';
+import { type JobRoute, scheduleEventOf } from '../functions/protocol/schedule-event';
 import { statusShardOf } from '../functions/protocol/table-schema';
 import { stuckAfterSeconds, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
 import { createReconcilerHandler } from '../functions/reconciler';
@@ -39,11 +58,12 @@ import { Beliefs } from './beliefs';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';
 import { multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
+import { FakeScheduleSwitch } from './fakes/fake-schedule-switch';
 import { streamEvent } from './fakes/stream-event';
 import { JobQueue, type Received } from './job-queue';
 import { modelJob } from './model-job';
 import { Network, type NetworkHost, type SendingClient } from './network';
-import type { SideEffect, TraceLine, WorldOutcome } from './outcome';
+import type { OperatorRecord, RunStart, SideEffect, TraceLine, WorldOutcome } from './outcome';
 import { type ActorKind, BOUNDS, type CallFault, type FaultPlan, seededRandom } from './plan';
 import { type SdkClients, sdkClients, sharedFakeAws } from './sdk-clients';
 import { ServiceObserver } from './service-observer';
@@ -87,13 +107,67 @@ export interface WorldOptions {
   readonly reconcile?: boolean;
 }
 
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED']);
+
+/** The scenario's settings of the job, beside the variant's. */
+function scenarioSettings(scenario: PolicyScenario | undefined) {
+  if (scenario === undefined) return {};
+  const { overlap, catchupWindowSeconds, pauseAfterFailures } = scenario;
+  return {
+    overlap,
+    ...(catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds }),
+    ...(pauseAfterFailures === undefined ? {} : { pauseAfterFailures }),
+  };
+}
+
 /** The stack's schedule of the reconciler (lib/scheduled-jobs.ts). */
 const RECONCILE_EVERY_MS = 5 * 60_000;
 
-/** The job's overlap policy, and its other occurrences: each scheduled (and fired once) `afterMs` after the first. */
+/**
+ * The job's overlap policy, and its other occurrences: each scheduled (and fired once) `afterMs` after the first,
+ * its Scheduler delivery `lateMs` after that. The other fields are the job's catch-up window and pause after
+ * failures, and the operator's pauses and resumes; each is optional.
+ */
 export interface PolicyScenario {
   readonly overlap: OverlapPolicy;
-  readonly others: readonly { readonly afterMs: number; readonly jobMs: number }[];
+  readonly others: readonly { readonly afterMs: number; readonly jobMs: number; readonly lateMs?: number }[];
+  /** The job's catchupWindowSeconds (validated as the stack's settings are); absent: its retry deadline. */
+  readonly catchupWindowSeconds?: number;
+  /** The job's pauseAfterFailures. */
+  readonly pauseAfterFailures?: number;
+  /**
+   * The operator's pauseJob and resumeJob, each at `atMs` after the first scheduled time, in their own process.
+   * A resume catches up on the schedule's fire times, so every occurrence must then be on a whole minute (the
+   * schedule is the cron of those minutes: scheduleOf).
+   */
+  readonly operator?: readonly OperatorAction[];
+}
+
+export interface OperatorAction {
+  readonly atMs: number;
+  readonly action: 'pause' | 'resume';
+}
+
+/** The operator's pause note, unique per action so that the invariants can tell whose pause the row keeps. */
+export const pauseNoteOf = (index: number): string => `maintenance (operator action ${index})`;
+const OPERATOR = 'operator@sim';
+
+/**
+ * The Scheduler expression whose fire times are exactly the scenario's scheduled times: a cron of their minutes in
+ * the first one's hour. Throws when a time is not on a whole minute of that hour (a scenario with operator actions
+ * is generated on whole minutes).
+ */
+export function scheduleOf(scenario: PolicyScenario | undefined): string {
+  const minutes = scenarioTimes(scenario).map((t) => {
+    const offset = Date.parse(t) - T0;
+    if (offset % 60_000 !== 0 || offset >= 3_600_000)
+      throw new Error(
+        `scenario time ${t} is not on a whole minute of the first one's hour: no cron fires exactly then`,
+      );
+    return offset / 60_000;
+  });
+  const at = new Date(T0);
+  return `cron(${[...new Set(minutes)].join(',')} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} ? ${at.getUTCFullYear()})`;
 }
 
 /** The scheduled times of a scenario's occurrences, the first one's first. */
@@ -120,6 +194,8 @@ interface Handlers {
   readonly trigger: ReturnType<typeof createTriggerHandler>;
   readonly worker: WorkerHandler;
   readonly notifier: ReturnType<typeof createNotifierHandler>;
+  readonly pause: (note: string) => Promise<PauseResult>;
+  readonly resume: () => Promise<ResumeResult>;
 }
 
 /** One Lambda invocation the world retries when it fails: settled once it returned, failed or timed out. */
@@ -150,7 +226,13 @@ export class World implements NetworkHost {
   private readonly handlers: Handlers;
   private readonly jobQueue: JobQueue;
 
-  private readonly actorCounts: Record<ActorKind, number> = { trigger: 0, worker: 0, notifier: 0, reconciler: 0 };
+  private readonly actorCounts: Record<ActorKind, number> = {
+    trigger: 0,
+    worker: 0,
+    notifier: 0,
+    reconciler: 0,
+    operator: 0,
+  };
   private readonly workerSkews: number[] = [];
   private readonly triggerFailures = new Map<number, number>();
   private readonly triggerDeliveryOf = new Map<Actor, number>();
@@ -165,6 +247,15 @@ export class World implements NetworkHost {
   /** When a worker first started an attempt of each occurrence (its "claimed occurrence" line, past the policy). */
   private readonly firstStartedAt = new Map<string, number>();
   private triggerEventsDropped = 0;
+  /** The job's schedule in Scheduler: disabled by a pause, it holds back later fire times. */
+  private readonly schedule: FakeScheduleSwitch;
+  private readonly route: JobRoute;
+  private readonly firesHeldBack: { scheduledTime: string; at: number }[] = [];
+  private readonly operatorActions: OperatorRecord[] = [];
+  private readonly runStarts: RunStart[] = [];
+  private readonly leaseClaims = new Map<string, { scheduledTime: string; at: number }>();
+  private readonly terminalAt = new Map<string, number>();
+  private readonly killedAt = new Map<string, number>();
   /** Faults beyond the bounds, skipped. */
   private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
 
@@ -176,13 +267,28 @@ export class World implements NetworkHost {
     this.variant = options.variant ?? OURS;
     this.scenario = options.scenario;
     this.reconcile = options.reconcile ?? false;
-    const overlap = options.scenario === undefined ? {} : { overlap: options.scenario.overlap };
-    const base = withDefaults({ id: JOB_ID, ...this.variant.settings, ...overlap });
+    const base = withDefaults({ id: JOB_ID, ...this.variant.settings, ...scenarioSettings(options.scenario) });
     this.settings =
       plan.maxAttempts === undefined ? base : { ...base, retry: { ...base.retry, maxAttempts: plan.maxAttempts } };
     this.limits = workerLimits([this.settings]);
     this.deadlineAt = T0 + this.settings.retry.deadlineSeconds * 1000;
-    const lastAfterMs = Math.max(0, ...(options.scenario?.others ?? []).map((o) => o.afterMs));
+    this.route = {
+      worker: WORKER_ID,
+      deadlineSeconds: this.settings.retry.deadlineSeconds,
+      retentionDays: this.settings.retentionDays,
+      ...(this.settings.catchupWindowSeconds === undefined
+        ? {}
+        : { catchupWindowSeconds: this.settings.catchupWindowSeconds }),
+    };
+    this.schedule = new FakeScheduleSwitch(
+      () => this.vt.now,
+      () => VirtualTime.actor()?.name ?? 'system',
+    );
+    const lastAfterMs = Math.max(
+      0,
+      ...(options.scenario?.others ?? []).map((o) => o.afterMs + (o.lateMs ?? 0)),
+      ...(options.scenario?.operator ?? []).map((a) => a.atMs),
+    );
     this.horizon = options.horizon ?? this.deadlineAt + lastAfterMs + finishBoundMs(this.limits);
     this.random = seededRandom(plan.seed);
     this.aws = sharedFakeAws(this.vt);
@@ -213,12 +319,15 @@ export class World implements NetworkHost {
   async run(): Promise<WorldOutcome> {
     for (const [i, offset] of this.plan.schedulerDeliveries.entries())
       this.vt.scheduleSystem(offset, () => this.invokeTrigger(i + 1, 1));
-    // The scenario's other occurrences: one Scheduler delivery each, at its scheduled time.
+    // The scenario's other occurrences: each fires at its scheduled time (unless the schedule is disabled then), and
+    // its one Scheduler delivery arrives lateMs later.
     const times = scenarioTimes(this.scenario);
     for (let i = 1; i < times.length; i++) {
       const at = Date.parse(times[i]) - T0;
-      this.vt.scheduleSystem(at, () => this.invokeTrigger(1000 + i, 1, times[i]));
+      this.vt.scheduleSystem(at, () => this.fire(1000 + i, times[i], this.scenario?.others[i - 1]?.lateMs ?? 0));
     }
+    for (const [i, action] of (this.scenario?.operator ?? []).entries())
+      this.vt.scheduleSystem(action.atMs, () => this.invokeOperator(action, i + 1));
     if (this.reconcile) this.vt.scheduleSystem(RECONCILE_EVERY_MS, () => this.invokeReconciler());
     const uninstall = this.vt.install();
     try {
@@ -244,6 +353,7 @@ export class World implements NetworkHost {
   kill(actor: Actor, why: string): void {
     if (actor.dead) return;
     actor.dead = true;
+    this.killedAt.set(actor.name, this.vt.now);
     if (actor.kind === 'worker') this.workerCrashes++;
     this.beliefs.actorDied(actor, this.vt.now, why);
     this.note(actor.name, `DIES: ${why}`);
@@ -305,9 +415,27 @@ export class World implements NetworkHost {
     const settings = new Map([[JOB_ID, this.settings]]);
     const store = new DynamoOccurrenceStore(doc, TABLE);
     const queue = new SqsWorkQueue(sqs, QUEUE_URL);
+    const queues = new Map([[WORKER_ID, queue]]);
+    const states = new DynamoJobStateStore(doc, TABLE);
     let leases = 0;
     return {
-      trigger: createTriggerHandler({ queues: new Map([[WORKER_ID, queue]]), store, clock, logger }),
+      trigger: createTriggerHandler({ queues, store, clock, logger }),
+      pause: (note) => pauseJob({ states, clock, schedules: this.schedule }, JOB_ID, { note, by: OPERATOR }),
+      resume: () =>
+        resumeJob(
+          {
+            states,
+            clock,
+            schedules: this.schedule,
+            trigger: { store, queues, clock, logger },
+            // The schedule is a cron (scheduleOf): only a rate(...) schedule reads the history for its phase.
+            history: {
+              newestFirst: () => Promise.reject(new Error('the simulated schedule is a cron: resume reads no history')),
+            },
+          },
+          this.scheduledJob(),
+          { by: OPERATOR },
+        ),
       worker: createWorkerHandler({
         jobs: { [JOB_ID]: job },
         settings,
@@ -321,6 +449,8 @@ export class World implements NetworkHost {
         logger,
         random: options.jitter ?? this.random,
         newLeaseId: () => `lease-${++leases}`,
+        // As the stack does: a switch only for a worker with a job that pauses after failures.
+        ...(this.settings.pauseAfterFailures === undefined ? {} : { schedules: this.schedule }),
       }),
       notifier: createNotifierHandler({
         store,
@@ -349,8 +479,9 @@ export class World implements NetworkHost {
     this.note(actor?.name ?? '?', `log: ${message}${fields.error ? ` (${String(fields.error).slice(0, 140)})` : ''}`);
     if (actor !== undefined && leaseId !== undefined) this.beliefs.onLog(actor, leaseId, message, this.vt.now);
     const time = fields.scheduledTime as string | undefined;
-    if (message === 'claimed occurrence' && time !== undefined && !this.firstStartedAt.has(time))
-      this.firstStartedAt.set(time, this.vt.now);
+    if (message !== 'claimed occurrence' || time === undefined) return;
+    if (!this.firstStartedAt.has(time)) this.firstStartedAt.set(time, this.vt.now);
+    if (leaseId !== undefined) this.runStarts.push({ leaseId, scheduledTime: time, at: this.vt.now });
   }
 
   // ---- the trigger, invoked by the Scheduler ----------------------------------------------------------------------
@@ -363,18 +494,7 @@ export class World implements NetworkHost {
     const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why, scheduledTime);
     this.vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
     this.vt
-      .runAs(actor, () =>
-        this.handlers.trigger(
-          scheduleEventOf(
-            { jobId: JOB_ID, scheduledTime },
-            {
-              worker: WORKER_ID,
-              deadlineSeconds: this.settings.retry.deadlineSeconds,
-              retentionDays: this.settings.retentionDays,
-            },
-          ),
-        ),
-      )
+      .runAs(actor, () => this.handlers.trigger(scheduleEventOf({ jobId: JOB_ID, scheduledTime }, this.route)))
       .then(
         (result) => this.triggerReturned(invocation, result),
         (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`),
@@ -426,6 +546,64 @@ export class World implements NetworkHost {
         (error) => this.note(actor.name, `threw ${String(error).slice(0, 120)}`),
       )
       .finally(() => this.ended(actor));
+  }
+
+  // ---- the schedule and the operator -----------------------------------------------------------------------------
+
+  /** A fire time of the schedule: held back while the schedule is disabled, else delivered `lateMs` later. */
+  private fire(delivery: number, scheduledTime: string, lateMs: number): void {
+    if (!this.schedule.enabled) {
+      this.firesHeldBack.push({ scheduledTime, at: this.vt.now });
+      this.note('scheduler', `${scheduledTime} not fired: the schedule is disabled`);
+      return;
+    }
+    if (lateMs > 0) this.note('scheduler', `${scheduledTime} fired; its delivery is ${lateMs} ms late`);
+    this.vt.scheduleSystem(lateMs, () => this.invokeTrigger(delivery, 1, scheduledTime));
+  }
+
+  /** The deployed job as the operator's resume reads it from Scheduler. */
+  private scheduledJob(): ScheduledJob {
+    const state = this.schedule.enabled ? 'ENABLED' : 'DISABLED';
+    return { id: JOB_ID, schedule: scheduleOf(this.scenario), timeZone: 'UTC', state, route: this.route };
+  }
+
+  /** The operator's pause or resume, in its own process (no plan faults it), racing the workers' writes. */
+  private invokeOperator(action: OperatorAction, index: number): void {
+    const actor = this.newActor('operator');
+    const note = action.action === 'pause' ? pauseNoteOf(index) : undefined;
+    const record: OperatorRecord = { action: action.action, at: this.vt.now, ...(note && { note }) };
+    this.operatorActions.push(record);
+    this.note(actor.name, `invoked: ${action.action}`);
+    this.vt
+      .runAs(actor, () => (note === undefined ? this.handlers.resume() : this.handlers.pause(note)))
+      .then(
+        (result) => {
+          record.outcome = result.outcome;
+          record.state = result.state as Row | undefined;
+          this.note(actor.name, `returned ${result.outcome}`);
+        },
+        (error) => {
+          record.error = String(error).slice(0, 200);
+          this.note(actor.name, `threw ${record.error}`);
+        },
+      )
+      .finally(() => {
+        record.endedAt = this.vt.now;
+        this.ended(actor);
+      });
+  }
+
+  /** A write that claimed the occurrence under a new lease, and the first that made its row terminal. */
+  private noteClaimAndEnd(before: Row | undefined, after: Row, time: string): void {
+    const leaseId = after.leaseId as string | undefined;
+    const claimed =
+      after.status === 'RUNNING' &&
+      leaseId !== undefined &&
+      leaseId !== before?.leaseId &&
+      !leaseId.startsWith(REVOKED_LEASE_PREFIX);
+    if (claimed && !this.leaseClaims.has(leaseId))
+      this.leaseClaims.set(leaseId, { scheduledTime: time, at: this.vt.now });
+    if (TERMINAL.has(String(after.status)) && !this.terminalAt.has(time)) this.terminalAt.set(time, this.vt.now);
   }
 
   // ---- the job queue and the worker ---------------------------------------------------------------------------
@@ -503,6 +681,7 @@ export class World implements NetworkHost {
     this.observer.rowWritten(after);
     const time = String(after.scheduledTime);
     if (after.status === 'BUFFERED' && !this.firstBufferedAt.has(time)) this.firstBufferedAt.set(time, this.vt.now);
+    this.noteClaimAndEnd(before, after, time);
     // The reconciler and the CLI find a row by its status only through this key: it must move with every status.
     const expected = statusShardOf(after as unknown as OccurrenceKey, after.status as OccurrenceStatus);
     if (after.statusShard !== expected) {
@@ -602,6 +781,14 @@ export class World implements NetworkHost {
       claims: o.claims,
       claimsApplied: o.claimsApplied,
       skipped: this.skipped,
+      jobStateWrites: o.jobStateWrites,
+      scheduleChanges: this.schedule.changes,
+      firesHeldBack: this.firesHeldBack,
+      operatorActions: this.operatorActions,
+      runStarts: this.runStarts,
+      leaseClaims: this.leaseClaims,
+      terminalAt: this.terminalAt,
+      killedAt: this.killedAt,
     };
   }
 }

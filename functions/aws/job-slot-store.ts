@@ -25,6 +25,7 @@ const NAMES = {
   '#pauseCause': 'pauseCause',
   '#pauseNote': 'pauseNote',
   '#consecutiveFailures': 'consecutiveFailures',
+  '#countedLeaseId': 'countedLeaseId',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
@@ -78,7 +79,7 @@ export class DynamoJobSlotStore implements JobSlotStore {
   }
 
   async release(jobId: string, slotLeaseId: string, failures: 'failed' | 'succeeded' | undefined) {
-    const counted = failures === undefined ? '' : `, ${FAILURES[failures]}`;
+    const counted = failures === undefined ? '' : `, ${FAILURES[failures]}, #countedLeaseId = :slotLeaseId`;
     try {
       const out = await this.client.send(
         new UpdateCommand({
@@ -90,7 +91,7 @@ export class DynamoJobSlotStore implements JobSlotStore {
             '#slotTime',
             '#slotLeaseId',
             '#version',
-            ...(failures === undefined ? [] : ['#consecutiveFailures' as const]),
+            ...(failures === undefined ? [] : ['#consecutiveFailures' as const, '#countedLeaseId' as const]),
           ),
           ExpressionAttributeValues: { ':slotLeaseId': slotLeaseId, ':zero': 0, ':one': 1 },
           ReturnValues: 'ALL_NEW',
@@ -100,25 +101,34 @@ export class DynamoJobSlotStore implements JobSlotStore {
       return { released: true as const, state: out.Attributes as JobState };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('release the running slot', error);
-      return { released: false as const, state: oldState(error) };
+      const state = oldState(error);
+      // Our own counting release, applied, whose response was lost: the SDK's retry found the slot gone.
+      if (failures !== undefined && state?.countedLeaseId === slotLeaseId) return { released: true as const, state };
+      return { released: false as const, state };
     }
   }
 
-  async countFailures(jobId: string, outcome: 'failed' | 'succeeded'): Promise<JobState> {
+  async countFailures(jobId: string, outcome: 'failed' | 'succeeded', leaseId: string): Promise<JobState> {
     try {
       const out = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: jobStateKeyOf(jobId),
-          UpdateExpression: `SET ${NEXT_VERSION}, ${FAILURES[outcome]}`,
-          ExpressionAttributeNames: names('#version', '#consecutiveFailures'),
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+          UpdateExpression: `SET ${NEXT_VERSION}, ${FAILURES[outcome]}, #countedLeaseId = :leaseId`,
+          ConditionExpression: 'attribute_not_exists(#countedLeaseId) OR #countedLeaseId <> :leaseId',
+          ExpressionAttributeNames: names('#version', '#consecutiveFailures', '#countedLeaseId'),
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':leaseId': leaseId },
           ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return out.Attributes as JobState;
     } catch (error) {
-      throw asDependencyError('count the job failures', error);
+      if (!isConditionalFailure(error)) throw asDependencyError('count the job failures', error);
+      // Counted already: our own write, whose response was lost, refused the SDK's retry of it.
+      const state = oldState(error);
+      if (state === undefined) throw asDependencyError('count the job failures', error);
+      return state;
     }
   }
 

@@ -75,6 +75,13 @@ export const MAX_COUNTED_TIMES = 1_000_000;
 export const MAX_NOTE_CHARS = 500;
 /** The `by` of an action: a user name or an ARN. */
 export const MAX_BY_CHARS = 256;
+/**
+ * A resume catches up from this long before `pausedAt`: the time is read on the pauser's clock (a worker's, for a
+ * pause after failures, read before the schedule is disabled), which may run ahead of Scheduler's by up to the skew
+ * the protocol tolerates (leaseSafetyMarginSeconds' default). A time that fired in that span has its row already, and
+ * recording it again is a suppressed duplicate; one held back by the disabled schedule would otherwise be lost.
+ */
+export const CATCH_UP_CLOCK_MARGIN_MS = 15_000;
 /** Records in flight at once when a resume records its missed times. */
 const RECORD_CONCURRENCY = 8;
 
@@ -210,7 +217,7 @@ export async function resumeJob(
   if (!changed) return { outcome: 'not-paused', state };
   let catchUp: CatchUp;
   try {
-    catchUp = await catchUpSince(deps, job, Date.parse(paused.pausedAt as string));
+    catchUp = await catchUpSince(deps, job, Date.parse(paused.pausedAt as string) - CATCH_UP_CLOCK_MARGIN_MS);
   } catch (error) {
     // The job runs again already; what is left is recording the missed times, which a backfill does idempotently.
     throw new DependencyError(

@@ -16,9 +16,19 @@ import { DependencyError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import type { JobState } from './job-state';
 import { MetricName } from './metric-names';
-import { type Occurrence, type OccurrenceKey, REVOKED_LEASE_PREFIX } from './occurrence';
+import { iso, type Occurrence, type OccurrenceKey, REVOKED_LEASE_PREFIX } from './occurrence';
 import { decideStart, effectivePolicyOf, holderToRead, type StartDecision } from './overlap-policy';
-import type { Clock, JobSlotStore, Lease, Logger, Metrics, OccurrenceStore, ScheduleSwitch, WorkQueue } from './ports';
+import type {
+  Clock,
+  JobSlotStore,
+  Lease,
+  Logger,
+  Metrics,
+  OccurrenceStore,
+  ScheduleSwitch,
+  SelfPause,
+  WorkQueue,
+} from './ports';
 import { withTransientRetries } from './transient-retry';
 
 export interface SlotDeps {
@@ -102,8 +112,14 @@ async function apply(
   context: DecisionContext,
 ): Promise<Start['outcome'] | 'again'> {
   switch (decision.action) {
-    case 'skip':
-      return recordSkip(deps, lease, decision, log);
+    case 'skip': {
+      const skipped = await recordSkip(deps, lease, decision, log);
+      // A BUFFERED occurrence woken while the job is paused: it leaves the buffer, and the next one is woken (and
+      // skipped in turn while the pause lasts). Left at the head, it would keep those behind it BUFFERED for good.
+      if (decision.reason === 'paused' && state?.buffer?.includes(lease.key.scheduledTime))
+        await leaveBuffer(deps, lease.key, log);
+      return skipped;
+    }
     case 'buffer':
       return recordBuffer(deps, decision, state, lease, log);
     case 'take': {
@@ -230,7 +246,7 @@ export async function endUnderPolicy(
     let state: JobState | undefined;
     if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') {
       if (counted === undefined) return;
-      state = await deps.slots.countFailures(occurrence.jobId, counted);
+      state = await deps.slots.countFailures(occurrence.jobId, counted, leaseId);
     } else {
       const released = await deps.slots.release(occurrence.jobId, leaseId, counted);
       state = released.state;
@@ -249,21 +265,29 @@ export async function endUnderPolicy(
 async function pauseOnFailures(
   deps: SlotDeps,
   settings: JobSettings,
-  state: JobState,
+  counted: JobState,
   lastError: string | undefined,
   log: Logger,
 ): Promise<void> {
   const limit = settings.pauseAfterFailures;
-  if (limit === undefined || (state.consecutiveFailures ?? 0) < limit || state.pausedAt !== undefined) return;
   const pauseNote = `paused after ${limit} FAILED occurrences in a row; last: ${lastError ?? 'unknown'}`.slice(0, 1000);
-  const paused = await deps.slots.pauseIfVersion(settings.id, state.version, {
-    pausedAt: deps.clock.now(),
-    pausedBy: 'pauseAfterFailures',
-    pauseCause: 'failures',
-    pauseNote,
-  });
-  // Refused: the row changed (another failure paused it first, or an operator acted): theirs is the decision.
-  if (!paused) return;
+  let state: JobState | undefined = counted;
+  for (let round = 1; ; round++) {
+    // Paused already (by another failure, or an operator), or the count was reset (a success, a resume): not ours.
+    if (limit === undefined || state === undefined || (state.consecutiveFailures ?? 0) < limit) return;
+    if (state.pausedAt !== undefined) return;
+    if (round > MAX_DECISION_ROUNDS) {
+      log.error('could not pause the job after failures: its state changed under every try', { pauseNote });
+      return;
+    }
+    const pausedAt = deps.clock.now();
+    const pause = { pausedAt, pausedBy: 'pauseAfterFailures', pauseCause: 'failures', pauseNote } as const;
+    if (await pauseQuietly(deps, settings.id, state.version, pause)) break;
+    // Refused, or no answer: the row changed (a start took the slot, a failure or an operator paused it), or our
+    // write was applied and its response lost. Decide again from the row as it is.
+    state = await deps.slots.read(settings.id, true);
+    if (state?.pausedAt === iso(pausedAt) && state.pausedBy === pause.pausedBy) break;
+  }
   deps.metrics.add(MetricName.JobsPausedOnFailures, 1, settings.id);
   log.error('job PAUSED after failures in a row; resume it with `occurrences resume`', { pauseNote });
   if (deps.schedules === undefined) {
@@ -277,6 +301,16 @@ async function pauseOnFailures(
     log.error('job paused, but its schedule could not be disabled: it keeps firing, and each occurrence is SKIPPED', {
       error: messageOf(error),
     });
+  }
+}
+
+/** The pause write; false when it was refused or failed transiently (it may have been applied: the caller reads). */
+async function pauseQuietly(deps: SlotDeps, jobId: string, version: number, pause: SelfPause): Promise<boolean> {
+  try {
+    return await deps.slots.pauseIfVersion(jobId, version, pause);
+  } catch (error) {
+    if (error instanceof DependencyError && error.kind === 'transient') return false;
+    throw error;
   }
 }
 
@@ -311,7 +345,15 @@ export async function afterUnheldEnd(
   log: Logger,
 ): Promise<void> {
   if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') return;
-  const { jobId, scheduledTime } = occurrence;
+  await leaveBuffer(deps, occurrence, log);
+}
+
+/**
+ * The occurrence, closed without running (its row is terminal), leaves the buffer, and the buffer's head is woken
+ * when the slot is free or names this occurrence. Never throws: the reconciler wakes what this leaves waiting.
+ */
+async function leaveBuffer(deps: SlotDeps, key: OccurrenceKey, log: Logger): Promise<void> {
+  const { jobId, scheduledTime } = key;
   try {
     for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
       const state = await deps.slots.read(jobId, true);

@@ -41,6 +41,11 @@ export interface JobState {
   readonly buffer?: readonly string[];
   /** FAILED occurrences since the last SUCCEEDED one (pauseAfterFailures). */
   readonly consecutiveFailures?: number;
+  /**
+   * The lease whose run end was counted last: the count's write is conditioned on it, so that the SDK's retry of a
+   * count whose response was lost neither counts twice nor reads as refused.
+   */
+  readonly countedLeaseId?: string;
   /** Set while the job is paused. */
   readonly pausedAt?: string;
   readonly pausedBy?: string;

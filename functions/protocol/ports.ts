@@ -150,15 +150,19 @@ export interface JobSlotStore {
   /**
    * Free the slot held under `slotLeaseId`, and count the run's end in the same write when `failures` says so
    * (`failed`: +1, `succeeded`: back to 0). The row after the write, or `{ released: false }` with the row as it was
-   * when the slot is no longer held under that lease.
+   * when the slot is no longer held under that lease. A counting release whose response was lost, refused on the
+   * SDK's retry by its own write, is released (the row names it as the lease counted last).
    */
   release(
     jobId: string,
     slotLeaseId: string,
     failures: 'failed' | 'succeeded' | undefined,
   ): Promise<{ released: true; state: JobState } | { released: false; state: JobState | undefined }>;
-  /** allowAll's count of failures, without a slot: the row after the write. */
-  countFailures(jobId: string, outcome: 'failed' | 'succeeded'): Promise<JobState>;
+  /**
+   * allowAll's count of the run end of `leaseId`, without a slot: the row after the write. Counting the same lease
+   * again (the SDK's retry of a write whose response was lost) changes nothing and returns the row as it is.
+   */
+  countFailures(jobId: string, outcome: 'failed' | 'succeeded', leaseId: string): Promise<JobState>;
   /** Set the paused fields if the row is still at `version` and not paused; false otherwise. */
   pauseIfVersion(jobId: string, version: number, pause: SelfPause): Promise<boolean>;
   /** `consistent: false` for allowAll's one look at whether the job is paused. */

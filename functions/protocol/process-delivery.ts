@@ -347,6 +347,9 @@ async function onRefusedClaim(
       return outcome('invalid-message');
     case 'finished':
       log.info('occurrence already finished; nothing to run', { status: current?.status });
+      // A finished occurrence may still be in the buffer (a start that buffered it lost its lease before recording it
+      // BUFFERED): at its head it would keep the others waiting for good, since only the head is woken.
+      if (current !== undefined) await afterUnheldEnd(slotDeps(deps), job.settings, current, log);
       return outcome('already-finished');
     case 'held-elsewhere':
       log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', {
@@ -407,10 +410,10 @@ async function runAttempt(
   // Skipped when no earlier attempt can exist (the first claim of a fresh occurrence): one request fewer. A
   // resumed run's first attempt may follow a segment that committed and died.
   const lookFirst = mayHaveCommittedReport(occurrence) || isResumedRun(occurrence);
-  if (lookFirst && (await reportCommitted(deps, reportKey))) {
-    log.info('report already committed by an earlier attempt; adopting it', { reportKey });
-    return 'adopted-committed-report';
-  }
+  // The occurrence it cancelled may work until its lease runs out (cancelOther): nothing of this one happens before
+  // then, not even adopting a committed report, whose complete frees the slot for the next start to run beside it.
+  const waitMs = Math.max(0, (notBefore ?? 0) - deps.clock.now());
+  if (waitMs === 0 && lookFirst && (await adoptable(deps, reportKey, log))) return 'adopted-committed-report';
   const { settings } = job;
   const { claimedAt, leaseExpiresAt } = occurrence;
   // The heartbeat sends the job's progress with its extend once the segment is open.
@@ -419,9 +422,7 @@ async function runAttempt(
   if (claimedAt === undefined || leaseExpiresAt === undefined) {
     throw new Error(`claimed occurrence without claimedAt or leaseExpiresAt (attempt ${occurrence.attempt})`);
   }
-  // The occurrence it cancelled may work until its lease runs out (cancelOther): the job starts after it, with its
-  // time limit counted from then.
-  const waitMs = Math.max(0, (notBefore ?? 0) - deps.clock.now());
+  // After the wait, the job starts with its time limit counted from then.
   return runUnderLease({
     timing: {
       leaseMs: settings.leaseSeconds * 1000,
@@ -444,6 +445,7 @@ async function runAttempt(
       if (waitMs > 0) {
         log.info('waiting for the cancelled occurrence to stop before running', { waitMs });
         await pause(waitMs, signal);
+        if (lookFirst && (await adoptable(deps, reportKey, log))) return 'adopted-committed-report';
       }
       const segment = openSegment(deps, occurrence, lease, plan, reportKey, job.definition, signal, log);
       open = segment;
@@ -453,6 +455,13 @@ async function runAttempt(
       return commitReport(deps, lease, reportKey, end.report, signal, log);
     },
   });
+}
+
+/** Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again. */
+async function adoptable(deps: WorkerDeps, reportKey: string, log: Logger): Promise<boolean> {
+  if (!(await reportCommitted(deps, reportKey))) return false;
+  log.info('report already committed by an earlier attempt; adopting it', { reportKey });
+  return true;
 }
 
 /** Complete the streamed report's upload once (If-None-Match); a 412 is this occurrence's report, adopted. */

@@ -92,9 +92,25 @@ describe('DynamoJobSlotStore.release', () => {
     const released = await slots.release(JOB, 'L', 'failed');
     expect(released).toEqual({
       released: true,
-      state: { jobId: JOB, scheduledTime: '#job', version: 6, buffer: [H], consecutiveFailures: 2 },
+      state: {
+        jobId: JOB,
+        scheduledTime: '#job',
+        version: 6,
+        buffer: [H],
+        consecutiveFailures: 2,
+        countedLeaseId: 'L',
+      },
     });
     expect(state()).toEqual(released.state);
+  });
+
+  it('a counting release whose response was lost is released once: the SDK retry, refused by it, reads as released', async () => {
+    seedState({ slotTime: O, slotLeaseId: 'L', consecutiveFailures: 1 });
+    aws.loseResponseOf = 'UpdateItem';
+    const released = await slots.release(JOB, 'L', 'failed');
+    expect(released).toMatchObject({ released: true, state: { version: 6, consecutiveFailures: 2 } });
+    expect(state()).toMatchObject({ version: 6, consecutiveFailures: 2, countedLeaseId: 'L' });
+    expect(state()?.slotTime).toBeUndefined();
   });
 
   it('a success sets the failures back to 0; without counting, they are left alone', async () => {
@@ -115,8 +131,16 @@ describe('DynamoJobSlotStore.release', () => {
 
 describe('DynamoJobSlotStore: failures and the pause', () => {
   it('countFailures (allowAll) creates the row and counts', async () => {
-    expect(await slots.countFailures(JOB, 'failed')).toMatchObject({ version: 1, consecutiveFailures: 1 });
-    expect(await slots.countFailures(JOB, 'succeeded')).toMatchObject({ version: 2, consecutiveFailures: 0 });
+    expect(await slots.countFailures(JOB, 'failed', 'L1')).toMatchObject({ version: 1, consecutiveFailures: 1 });
+    expect(await slots.countFailures(JOB, 'succeeded', 'L2')).toMatchObject({ version: 2, consecutiveFailures: 0 });
+  });
+
+  it('countFailures counts a lease once: the SDK retry of a count whose response was lost changes nothing', async () => {
+    expect(await slots.countFailures(JOB, 'failed', 'L1')).toMatchObject({ consecutiveFailures: 1 });
+    aws.loseResponseOf = 'UpdateItem';
+    expect(await slots.countFailures(JOB, 'failed', 'L2')).toMatchObject({ version: 2, consecutiveFailures: 2 });
+    expect(state()).toMatchObject({ version: 2, consecutiveFailures: 2, countedLeaseId: 'L2' });
+    expect(await slots.countFailures(JOB, 'failed', 'L2')).toMatchObject({ version: 2, consecutiveFailures: 2 });
   });
 
   it('pauseIfVersion pauses once: refused when the row changed or is paused already', async () => {

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { DependencyError, InvalidInputError } from '../../functions/protocol/errors';
 import {
+  CATCH_UP_CLOCK_MARGIN_MS,
   describeJob,
   type JobStateChange,
   type JobStateStore,
@@ -258,6 +259,17 @@ describe('Function: resumeJob', () => {
     if (result.outcome !== 'resumed') throw new Error('not resumed');
     expect(result.catchUp.inWindow).toEqual({ 'duplicate-suppressed': 1, recorded: 1 });
     expect(sent).toEqual(['2026-11-20T02:00:00Z']);
+  });
+
+  it(`catches up from ${CATCH_UP_CLOCK_MARGIN_MS / 1000} s before pausedAt: a pauser's clock ahead of Scheduler's would lose a time held back`, async () => {
+    // The pauser's clock read 01:00:10 when Scheduler's was at 00:59:59.5: the 01:00 fire was held back.
+    clock.set('2026-11-20T01:00:10Z');
+    await pauseJob(deps(), JOB, { note: 'n', by: 'worker' });
+    clock.set('2026-11-20T01:30:00Z');
+    const result = await resumeJob(deps(), HOURLY, { by: 'bob' });
+    if (result.outcome !== 'resumed') throw new Error('not resumed');
+    expect(result.catchUp.runTimes).toEqual(['2026-11-20T01:00:00Z']);
+    expect(sent).toEqual(['2026-11-20T01:00:00Z']);
   });
 
   it('says how to finish by hand when enabling the schedule fails after the row was resumed', async () => {

@@ -315,6 +315,56 @@ describe('a paused job', () => {
   );
 });
 
+describe('a finished occurrence left in the buffer (its start lost its lease after the buffer write)', () => {
+  it('its next delivery, refused as finished, takes it out of the buffer and wakes the one behind it, which runs', async () => {
+    const job = jobOf({});
+    harness(job.definition, { overlap: 'bufferAll' });
+    await record(A, B);
+    h.aws.table.set(`report|${A}`, { ...row(A), status: 'FAILED', lastError: 'attempt 3: Error: upstream down' });
+    h.aws.table.set('report|#job', { jobId: 'report', scheduledTime: '#job', version: 3, buffer: [A, B] });
+    const sent = h.aws.sent.length;
+
+    expect(await h.deliver(message(A))).toEqual([]);
+    expect(jobState()).toMatchObject({ version: 4, buffer: [B] });
+    expect(sentAfter(sent)).toEqual([message(B)]);
+    await deliverRunning(B);
+    expect(row(B)?.status).toBe('SUCCEEDED');
+    expect(job.started).toEqual([B]);
+  });
+});
+
+describe('a job paused while occurrences are BUFFERED', () => {
+  it('each buffered one, woken in turn, is SKIPPED as paused and leaves the buffer, waking the next', async () => {
+    const job = jobOf({ [A]: 100_000 });
+    harness(job.definition, { overlap: 'bufferAll' });
+    await record(A, B, C);
+    const a = startDelivery(h, message(A));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await h.deliver(message(B));
+    await h.deliver(message(C));
+    expect(jobState()).toMatchObject({ slotTime: A, buffer: [B, C] });
+    h.aws.table.set('report|#job', {
+      ...jobState(),
+      pausedAt: iso(T0 + 20_000),
+      pausedBy: 'ops',
+      pauseCause: 'operator',
+    });
+    const sent = h.aws.sent.length;
+    await vi.advanceTimersByTimeAsync(100_000);
+    await a.promise;
+    expect(sentAfter(sent)).toEqual([message(B)]);
+
+    await h.deliver(message(B));
+    expect(row(B)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
+    expect(jobState()).toMatchObject({ buffer: [C] });
+    expect(sentAfter(sent)).toEqual([message(B), message(C)]);
+    await h.deliver(message(C));
+    expect(row(C)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
+    expect(jobState()?.buffer).toBeUndefined();
+    expect(job.started).toEqual([A]);
+  });
+});
+
 describe('pauseAfterFailures', () => {
   function recordingSwitch() {
     const calls: [string, string][] = [];
@@ -353,6 +403,61 @@ describe('pauseAfterFailures', () => {
     harness(job.definition, { pauseAfterFailures: 2, retry: { maxAttempts: 1 } }, schedules);
     await record(A, B, C);
     for (const t of [A, B, C]) await deliverRunning(t);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1 });
+    expect(jobState()?.pausedAt).toBeUndefined();
+    expect(schedules.calls).toEqual([]);
+  });
+
+  it('a pause write whose response was lost still pauses once and disables the schedule (read back: ours)', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#pausedAt = :at')) return;
+      h.aws.afterWrite = undefined;
+      throw faults.unavailable();
+    };
+    await deliverRunning(A);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures' });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+  });
+
+  it('a pause refused because another start wrote the row meanwhile is decided again, and pauses', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    // Right after the release that counted the failure, a woken start takes the slot (a write of its own).
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
+      h.aws.afterWrite = undefined;
+      const state = jobState() as Record<string, unknown>;
+      h.aws.table.set('report|#job', {
+        ...state,
+        slotTime: B,
+        slotLeaseId: 'other',
+        version: Number(state.version) + 1,
+      });
+    };
+    await deliverRunning(A);
+    expect(jobState()).toMatchObject({ slotTime: B, consecutiveFailures: 1, pauseCause: 'failures' });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+  });
+
+  it('allowAll: a count whose response was lost is not counted twice, so one failure does not pause a job of 2', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { overlap: 'allowAll', pauseAfterFailures: 2, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    // The next write after the one that records FAILED is the count: its response is lost and the SDK retries it.
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#lastError')) return;
+      h.aws.afterWrite = undefined;
+      h.aws.loseResponseOf = 'UpdateItem';
+    };
+    await deliverRunning(A);
     expect(jobState()).toMatchObject({ consecutiveFailures: 1 });
     expect(jobState()?.pausedAt).toBeUndefined();
     expect(schedules.calls).toEqual([]);

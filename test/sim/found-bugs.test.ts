@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { calmPlan } from '../../sim/plan';
+import { type PolicyPlan, simulatePolicyPlan } from '../../sim/policy-world';
 import { simulateOne } from '../../sim/simulate';
 
 /** A six-hour outage: every attempt fails and is retried until attempts or the deadline run out. */
@@ -60,5 +61,198 @@ describe('FAILED beside a committed report: the last attempt fails to see the re
     expect(outcome.row?.status).toBe('SUCCEEDED');
     expect(outcome.objects.size).toBe(1);
     expect(outcome.delivered).toBe(1);
+  });
+});
+
+/**
+ * Found by the policy world (sim/policy-world.ts) on plans of fc.sample(policyPlan, { seed, numRuns }); each plan is
+ * the generated one, kept whole so that the run replays exactly. Each failed before its fix with the invariant named.
+ */
+describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs found', () => {
+  const plan = (p: object) => p as unknown as PolicyPlan;
+
+  // P10 (seed 13, plan 364): allowAll's count of a failure was an unconditional increment; a lost response made the
+  // SDK retry it, and one FAILED occurrence paused a job of pauseAfterFailures 2. The count is now fenced by its lease.
+  it('a count whose response was lost counts once: no pause after fewer FAILED occurrences than pauseAfterFailures', async () => {
+    const { violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 138680556,
+          jobMs: 30355,
+          schedulerDeliveries: [20339],
+          callFaults: [
+            { actor: 'worker', call: 11, fault: { kind: 'lost-retried' } },
+            { actor: 'notifier', call: 13, fault: { kind: 'slow', ms: 3516 } },
+            { actor: 'notifier', call: 9, fault: { kind: 'transient' } },
+            { actor: 'worker', call: 1, fault: { kind: 'slow', ms: 35980 } },
+            { actor: 'worker', call: 14, fault: { kind: 'crash-after' } },
+          ],
+          crashes: [{ invocation: 4, atMs: 173950 }],
+          freezes: [{ invocation: 2, atMs: 101413, forMs: 365801 }],
+          sqsDuplicates: [137975],
+          skewsMs: [4696, 1319, 1935, 164],
+          outage: { fromMs: 299999, forMs: 1077014 },
+          maxAttempts: 1,
+        },
+        scenario: {
+          overlap: 'allowAll',
+          others: [
+            { afterMs: 248322, jobMs: 134575, lateMs: 171084 },
+            { afterMs: 193855, jobMs: 19190, lateMs: 426562 },
+            { afterMs: 38815, jobMs: 11066, lateMs: 568875 },
+          ],
+          catchupWindowSeconds: 899,
+          pauseAfterFailures: 2,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+  });
+
+  // P4 (seed 16, plan 2128): the buffer's head, woken after the job paused itself, was SKIPPED/paused but stayed at
+  // the head; the one behind it was never woken and stayed BUFFERED. A paused skip now leaves the buffer.
+  it('a buffered occurrence behind one SKIPPED as paused is woken, and ends', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 1346613841,
+          jobMs: 1000,
+          schedulerDeliveries: [25699, 4246],
+          callFaults: [{ actor: 'trigger', call: 4, fault: { kind: 'transient' } }],
+          crashes: [{ invocation: 1, atMs: 66331 }],
+          freezes: [{ invocation: 4, atMs: 62725, forMs: 201872 }],
+          sqsDuplicates: [3],
+          skewsMs: [-3953, -2406, -4014, -2761],
+          outage: { fromMs: 250046, forMs: 21928874 },
+        },
+        scenario: {
+          overlap: 'bufferAll',
+          others: [
+            { afterMs: 54273, jobMs: 126884, lateMs: 509242 },
+            { afterMs: 196505, jobMs: 21773, lateMs: 630514 },
+            { afterMs: 236154, jobMs: 48920, lateMs: 190298 },
+          ],
+          pauseAfterFailures: 1,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    expect(outcome.rows.map((r) => r?.status)).not.toContain('BUFFERED');
+  });
+
+  // P4 (seed 16, plan 2700): the worker that paused the job after failures read pausedAt on a clock 5.8 s ahead; the
+  // fire 1.6 s after the schedule was disabled was before that pausedAt, and the resume never recorded it.
+  it('a fire time held back just after a pause by a clock that runs ahead is recorded by the resume', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 1821314478,
+          jobMs: 86794,
+          schedulerDeliveries: [0],
+          callFaults: [{ actor: 'worker', call: 3, fault: { kind: 'pause-after', ms: 167843 } }],
+          crashes: [],
+          freezes: [],
+          sqsDuplicates: [119866, 116304],
+          skewsMs: [1894, 4530, 5782],
+          outage: { fromMs: 7287, forMs: 30000 },
+          maxAttempts: 1,
+        },
+        scenario: {
+          overlap: 'bufferAll',
+          others: [
+            { afterMs: 240000, jobMs: 94441, lateMs: 699748 },
+            { afterMs: 180000, jobMs: 111397, lateMs: 415449 },
+            { afterMs: 120000, jobMs: 90127, lateMs: 329683 },
+          ],
+          catchupWindowSeconds: 465,
+          pauseAfterFailures: 1,
+          operator: [
+            { atMs: 390800, action: 'pause' },
+            { atMs: 869169, action: 'resume' },
+          ],
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    expect(outcome.rows.every((r) => r !== undefined)).toBe(true);
+  });
+
+  // P4 (seed 20261201, run 7954 of the 10,000): a start frozen between its decision and its BUFFERED write put its
+  // occurrence in the buffer after another worker had recorded it FAILED; its fenced write was refused, the FAILED one
+  // stayed at the head, and the one behind it stayed BUFFERED. A delivery refused as finished now leaves the buffer.
+  it('a finished occurrence at the head of the buffer leaves it on its next delivery, and the next one runs', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 1666367467,
+          jobMs: 58734,
+          schedulerDeliveries: [11],
+          callFaults: [
+            { actor: 'worker', call: 9, fault: { kind: 'slow', ms: 3115 } },
+            { actor: 'worker', call: 12, fault: { kind: 'pause-after', ms: 272424 } },
+            { actor: 'trigger', call: 6, fault: { kind: 'transient' } },
+            { actor: 'worker', call: 6, fault: { kind: 'slow', ms: 12510 } },
+            { actor: 'trigger', call: 1, fault: { kind: 'slow', ms: 13386 } },
+            { actor: 'trigger', call: 13, fault: { kind: 'slow', ms: 31779 } },
+            { actor: 'notifier', call: 6, fault: { kind: 'transient' } },
+            { actor: 'worker', call: 3, fault: { kind: 'slow', ms: 32121 } },
+          ],
+          crashes: [
+            { invocation: 4, atMs: 28639 },
+            { invocation: 4, atMs: 60963 },
+          ],
+          freezes: [{ invocation: 4, atMs: 46665, forMs: 7616 }],
+          sqsDuplicates: [110196, 354368],
+          skewsMs: [-4, 5241, 5365, 5461],
+          outage: { fromMs: 126236, forMs: 280189 },
+          maxAttempts: 3,
+        },
+        scenario: {
+          overlap: 'bufferAll',
+          others: [
+            { afterMs: 45982, jobMs: 137558 },
+            { afterMs: 274473, jobMs: 32017, lateMs: 231041 },
+            { afterMs: 187932, jobMs: 136673, lateMs: 662144 },
+          ],
+          catchupWindowSeconds: 293,
+          pauseAfterFailures: 3,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    expect(outcome.rows.map((r) => r?.status)).not.toContain('BUFFERED');
+  });
+
+  // P3 (seed 16, plan 2842, an overlap-only plan): under cancelOther an occurrence retried after its worker died
+  // having committed its report cancelled the running one, adopted the report at once and freed the slot; the next
+  // start took it and ran beside the cancelled job, which works until its lease runs out. The adopter now waits too.
+  it('cancelOther: the start that cancelled a running job and adopts its own report waits out the cancelled lease', async () => {
+    const { violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 2111377829,
+          jobMs: 191225,
+          schedulerDeliveries: [0],
+          callFaults: [
+            { actor: 'worker', call: 3, fault: { kind: 'slow', ms: 22504 } },
+            { actor: 'worker', call: 12, fault: { kind: 'transient' } },
+          ],
+          crashes: [],
+          freezes: [{ invocation: 1, atMs: 192345, forMs: 88863 }],
+          sqsDuplicates: [341146],
+          skewsMs: [5683, 6983, 12],
+          storeBrownouts: [{ invocation: 1, fromMs: 108243, forMs: 187499 }],
+        },
+        scenario: {
+          overlap: 'cancelOther',
+          others: [
+            { afterMs: 270153, jobMs: 36330 },
+            { afterMs: 275588, jobMs: 3364 },
+            { afterMs: 245017, jobMs: 45378 },
+          ],
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
   });
 });

@@ -5,9 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { calmPlan } from '../../sim/plan';
 import { checkPolicyInvariants, simulatePolicies, simulatePolicyPlan } from '../../sim/policy-world';
-import type { PolicyScenario } from '../../sim/world';
+import { type PolicyScenario, pauseNoteOf, scheduleOf } from '../../sim/world';
 
 const statuses = (rows: readonly (Record<string, unknown> | undefined)[]) => rows.map((r) => r?.status);
+const ids = (violations: readonly { invariant: string }[]) => [...new Set(violations.map((v) => v.invariant))];
+const M1 = '2026-11-30T06:01:00Z';
+const M2 = '2026-11-30T06:02:00Z';
 
 describe('the policy world', () => {
   it('skip: a slow first occurrence makes the next one SKIPPED for overlap, yielding to it', async () => {
@@ -65,10 +68,177 @@ describe('the policy world', () => {
     expect(checkPolicyInvariants(unexplained, scenario).map((v) => v.invariant)).toEqual(['P5']);
   });
 
-  it('keeps every policy invariant over 60 generated plans (seed 20261201)', async () => {
+  it('keeps every policy invariant over 60 generated plans (seed 20261201), some with each new field', async () => {
     const report = await simulatePolicies({ runs: 60, seed: 20261201 });
     expect(report.failure?.violations).toBeUndefined();
     expect(report.tally.runs).toBe(60);
     expect(Object.keys(report.tally.byPolicy).length).toBeGreaterThanOrEqual(4);
+    const { withWindow, withOperator, withPauseAfterFailures, operatorPauses } = report.tally;
+    expect(Math.min(withWindow, withOperator, withPauseAfterFailures, operatorPauses)).toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe('the policy world: the catch-up window', () => {
+  const scenario: PolicyScenario = {
+    overlap: 'skip',
+    catchupWindowSeconds: 60,
+    others: [
+      { afterMs: 120_000, jobMs: 5_000, lateMs: 90_000 },
+      { afterMs: 240_000, jobMs: 5_000, lateMs: 30_000 },
+    ],
+  };
+
+  it('a delivery later than the window records the occurrence SKIPPED/missed and runs nothing; one within it runs', async () => {
+    const { outcome, violations } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['SUCCEEDED', 'SKIPPED', 'SUCCEEDED']);
+    expect(outcome.rows[1]).toMatchObject({ skipReason: 'missed' });
+    expect(outcome.sideEffects.some((e) => e.scheduledTime === '2026-11-30T06:02:00Z')).toBe(false);
+  });
+
+  it('P7 fails when a missed occurrence ran, or one recorded within the window is called missed', async () => {
+    const { outcome } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario });
+    const ran = {
+      ...outcome,
+      sideEffects: [
+        ...outcome.sideEffects,
+        { leaseId: 'x', at: outcome.horizon, scheduledTime: '2026-11-30T06:02:00Z' },
+      ],
+    };
+    expect(ids(checkPolicyInvariants(ran, scenario))).toEqual(['P7']);
+    const wronglyMissed = { ...outcome.rows[2], skipReason: 'missed' };
+    const called = { ...outcome, rows: [outcome.rows[0], outcome.rows[1], wronglyMissed] };
+    expect(ids(checkPolicyInvariants(called, scenario))).toEqual(['P7']);
+  });
+});
+
+describe('the policy world: pause and resume', () => {
+  // A pause at +70 s: the occurrence of 06:01 fired at +60 s and its delivery, 40 s late, arrives while paused.
+  const paused: PolicyScenario = {
+    overlap: 'skip',
+    others: [
+      { afterMs: 60_000, jobMs: 5_000, lateMs: 40_000 },
+      { afterMs: 120_000, jobMs: 5_000 },
+    ],
+    operator: [{ atMs: 70_000, action: 'pause' }],
+  };
+
+  it('the schedule is the cron of the scenario minutes (what a resume catches up on)', () => {
+    expect(scheduleOf(paused)).toBe('cron(0,1,2 6 30 11 ? 2026)');
+    expect(() => scheduleOf({ overlap: 'skip', others: [{ afterMs: 30_000, jobMs: 1 }] })).toThrow(/whole minute/);
+  });
+
+  it('a delivery in flight while paused is SKIPPED/paused, a later fire time is held back, and the pause stands', async () => {
+    const { outcome, violations } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario: paused });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['SUCCEEDED', 'SKIPPED', undefined]);
+    expect(outcome.rows[1]).toMatchObject({ skipReason: 'paused' });
+    expect(outcome.firesHeldBack.map((f) => f.scheduledTime)).toEqual([M2]);
+    expect(outcome.jobState).toMatchObject({ pauseNote: pauseNoteOf(1), pauseCause: 'operator' });
+    expect(outcome.scheduleChanges.map((c) => c.state)).toEqual(['DISABLED']);
+  });
+
+  it('a resume enables the schedule and records and runs the fire times held back inside the window', async () => {
+    const scenario: PolicyScenario = {
+      ...paused,
+      operator: [...(paused.operator ?? []), { atMs: 400_000, action: 'resume' }],
+    };
+    const { outcome, violations } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['SUCCEEDED', 'SKIPPED', 'SUCCEEDED']);
+    expect(outcome.operatorActions.map((a) => a.outcome)).toEqual(['paused', 'resumed']);
+    expect(outcome.scheduleChanges.map((c) => c.state)).toEqual(['DISABLED', 'ENABLED']);
+    expect(outcome.jobState?.pausedAt).toBeUndefined();
+  });
+
+  it('P8 fails when an attempt claimed while paused starts, or the slot is taken on a paused row; P4 when a held-back time was not caught up', async () => {
+    const { outcome } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario: paused });
+    const pausedAt = outcome.jobStateWrites.find((w) => w.after.pausedAt !== undefined)?.at ?? 0;
+    const started = {
+      ...outcome,
+      leaseClaims: new Map([...outcome.leaseClaims, ['late', { scheduledTime: M1, at: pausedAt + 1_000 }]]),
+      runStarts: [...outcome.runStarts, { leaseId: 'late', scheduledTime: M1, at: pausedAt + 1_100 }],
+    };
+    expect(ids(checkPolicyInvariants(started, paused))).toEqual(['P8']);
+    const before = outcome.jobState;
+    if (before === undefined) throw new Error('no job-state row');
+    const after = { ...before, slotTime: M1, slotLeaseId: 'late', version: Number(before.version) + 1 };
+    const takenWhilePaused = {
+      ...outcome,
+      jobStateWrites: [...outcome.jobStateWrites, { at: outcome.horizon, who: 'worker#9', before, after }],
+    };
+    expect(ids(checkPolicyInvariants(takenWhilePaused, paused))).toEqual(['P8']);
+    const resumed = {
+      ...outcome,
+      operatorActions: [{ action: 'resume' as const, at: 0, endedAt: outcome.horizon, outcome: 'resumed' }],
+    };
+    expect(ids(checkPolicyInvariants(resumed, paused))).toContain('P4');
+  });
+
+  it('P9 fails when a write skips a version, a worker lifts a pause, or a pause the operator was told of is not in the history', async () => {
+    const { outcome } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario: paused });
+    const writes = outcome.jobStateWrites;
+    const i = writes.findIndex((w) => w.after.pausedAt !== undefined);
+    const w = writes[i];
+    if (w === undefined) throw new Error('no pause write');
+    const skipped = {
+      ...outcome,
+      jobStateWrites: writes.map((x, j) => (j === i ? { ...x, after: { ...x.after, version: 99 } } : x)),
+    };
+    expect(ids(checkPolicyInvariants(skipped, paused))).toEqual(['P9']);
+    const { pausedAt: _, ...lifted } = w.after;
+    const byWorker = {
+      ...outcome,
+      jobStateWrites: [
+        ...writes,
+        {
+          at: outcome.horizon,
+          who: 'worker#9',
+          before: w.after,
+          after: { ...lifted, version: Number(w.after.version) + 1 },
+        },
+      ],
+    };
+    expect(ids(checkPolicyInvariants(byWorker, paused))).toContain('P9');
+    const lost = { ...outcome, jobStateWrites: writes.filter((_x, j) => j !== i) };
+    expect(ids(checkPolicyInvariants(lost, paused))).toContain('P9');
+  });
+});
+
+describe('the policy world: pauseAfterFailures', () => {
+  // The upstream is down for an hour and each occurrence has one attempt: every one FAILS.
+  const plan = calmPlan({ jobMs: 5_000, outage: { fromMs: 0, forMs: 3_600_000 }, maxAttempts: 1 });
+  const scenario: PolicyScenario = {
+    overlap: 'skip',
+    pauseAfterFailures: 2,
+    others: [
+      { afterMs: 60_000, jobMs: 5_000 },
+      { afterMs: 120_000, jobMs: 5_000 },
+    ],
+  };
+
+  it('after 2 FAILED occurrences in a row the worker pauses the job with a note and disables its schedule', async () => {
+    const { outcome, violations } = await simulatePolicyPlan({ plan, scenario });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['FAILED', 'FAILED', undefined]);
+    expect(outcome.jobState).toMatchObject({
+      pauseCause: 'failures',
+      pausedBy: 'pauseAfterFailures',
+      consecutiveFailures: 2,
+    });
+    expect(outcome.scheduleChanges).toMatchObject([{ state: 'DISABLED', who: expect.stringMatching(/^worker#/) }]);
+    expect(outcome.firesHeldBack.map((f) => f.scheduledTime)).toEqual([M2]);
+  });
+
+  it('P10 fails when the schedule was not disabled, the pause came before N counted failures, or a count of N was never followed by a pause', async () => {
+    const { outcome } = await simulatePolicyPlan({ plan, scenario });
+    expect(ids(checkPolicyInvariants({ ...outcome, scheduleChanges: [] }, scenario))).toEqual(['P10']);
+    const early = { ...outcome, settings: { ...outcome.settings, pauseAfterFailures: 3 } };
+    expect(ids(checkPolicyInvariants(early, scenario))).toEqual(['P10']);
+    const notPaused = {
+      ...outcome,
+      jobStateWrites: outcome.jobStateWrites.filter((w) => w.after.pauseCause === undefined),
+    };
+    expect(ids(checkPolicyInvariants(notPaused, scenario))).toEqual(['P10']);
+  });
 });
