@@ -7,6 +7,8 @@
  * does not know is listed here: the conditional failures (a retry library has no notion of them), and the transient
  * names and socket codes the SDK's own retries do not look for.
  */
+
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isRetryableByTrait, isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import type { FailureKind } from '../protocol/errors';
 import { DependencyError } from '../protocol/errors';
@@ -59,6 +61,18 @@ export function classifyAwsError(error: unknown): FailureKind {
 }
 
 export const isConditionalFailure = (error: unknown): boolean => classifyAwsError(error) === 'conditional';
+
+/**
+ * The item a refused conditional write returned (ReturnValuesOnConditionCheckFailure: ALL_OLD), in plain JSON, or
+ * undefined when there was none. The document client does not unmarshall the item on an exception: it arrives as
+ * AttributeValues.
+ */
+export function refusedItem<T>(error: unknown): T | undefined {
+  const item = (error as { Item?: Record<string, unknown> }).Item;
+  if (item === undefined || Object.keys(item).length === 0) return undefined;
+  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as T;
+}
 
 /** Rethrow a non-conditional failure as a DependencyError that says which call failed and how. */
 export function asDependencyError(operation: string, error: unknown): DependencyError {

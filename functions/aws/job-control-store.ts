@@ -4,10 +4,9 @@
  * the row as it is (ReturnValuesOnConditionCheckFailure: ALL_OLD), so the caller decides again without a read.
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { JobStateChange, JobStateStore, JobStateWrite } from '../protocol/job-control';
 import { type JobState, jobStateKeyOf } from '../protocol/job-state';
-import { asDependencyError, isConditionalFailure } from './classify-error';
+import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 
 /** The job-state rows of one occurrence table (JobStateStore). */
 export class DynamoJobStateStore implements JobStateStore {
@@ -41,8 +40,7 @@ export class DynamoJobStateStore implements JobStateStore {
       return { written: true, state: out.Attributes as JobState };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(`write the job-state row of ${jobId}`, error);
-      const item = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-      return { written: false, current: item === undefined ? undefined : (unmarshall(item) as JobState) };
+      return { written: false, current: refusedItem<JobState>(error) };
     }
   }
 }

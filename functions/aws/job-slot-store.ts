@@ -9,11 +9,10 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type JobState, jobStateKeyOf } from '../protocol/job-state';
 import { iso } from '../protocol/occurrence';
 import type { JobSlotStore, SelfPause, SlotWrite, SlotWriteResult } from '../protocol/ports';
-import { asDependencyError, isConditionalFailure } from './classify-error';
+import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 
 const NAMES = {
   '#version': 'version',
@@ -101,7 +100,7 @@ export class DynamoJobSlotStore implements JobSlotStore {
       return { released: true as const, state: out.Attributes as JobState };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('release the running slot', error);
-      const state = oldState(error);
+      const state = refusedItem<JobState>(error);
       // Our own counting release, applied, whose response was lost: the SDK's retry found the slot gone.
       if (failures !== undefined && state?.countedLeaseId === slotLeaseId) return { released: true as const, state };
       return { released: false as const, state };
@@ -126,7 +125,7 @@ export class DynamoJobSlotStore implements JobSlotStore {
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('count the job failures', error);
       // Counted already: our own write, whose response was lost, refused the SDK's retry of it.
-      const state = oldState(error);
+      const state = refusedItem<JobState>(error);
       if (state === undefined) throw asDependencyError('count the job failures', error);
       return state;
     }
@@ -175,15 +174,7 @@ export class DynamoJobSlotStore implements JobSlotStore {
       return { written: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
-      return { written: false, state: oldState(error) };
+      return { written: false, state: refusedItem<JobState>(error) };
     }
   }
-}
-
-/** The row a refused condition returned (ALL_OLD), in plain JSON: the document client leaves it marshalled. */
-function oldState(error: unknown): JobState | undefined {
-  const item = (error as { Item?: Record<string, unknown> }).Item;
-  if (item === undefined || Object.keys(item).length === 0) return undefined;
-  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
-  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as JobState;
 }

@@ -5,11 +5,10 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Occurrence } from '../protocol/occurrence';
 import type { CreateResult, OccurrenceRecorder } from '../protocol/ports';
 import { statusShardOf } from '../protocol/table-schema';
-import { asDependencyError, isConditionalFailure } from './classify-error';
+import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 
 export class DynamoOccurrenceRecorder implements OccurrenceRecorder {
   constructor(
@@ -32,16 +31,7 @@ export class DynamoOccurrenceRecorder implements OccurrenceRecorder {
       return { created: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('create occurrence', error);
-      return { created: false, existing: oldItem(error) };
+      return { created: false, existing: refusedItem<Occurrence>(error) };
     }
   }
-}
-
-/** The row a refused conditional write returned (ReturnValuesOnConditionCheckFailure), if it returned one. */
-export function oldItem(error: unknown): Occurrence | undefined {
-  const item = (error as { Item?: Record<string, unknown> }).Item;
-  if (item === undefined || Object.keys(item).length === 0) return undefined;
-  // The document client does not unmarshall the item on an exception: it arrives as AttributeValues.
-  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
-  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as Occurrence;
 }

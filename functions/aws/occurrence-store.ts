@@ -27,8 +27,8 @@ import type {
 } from '../protocol/ports';
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { statusShardOf } from '../protocol/table-schema';
-import { asDependencyError, isConditionalFailure } from './classify-error';
-import { DynamoOccurrenceRecorder, oldItem } from './occurrence-recorder';
+import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
+import { DynamoOccurrenceRecorder } from './occurrence-recorder';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
 const NAMES = {
@@ -118,7 +118,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       return { claimed: true, occurrence: out.Attributes as Occurrence };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('claim occurrence', error);
-      const current = oldItem(error);
+      const current = refusedItem<Occurrence>(error);
       // The SDK retried a claim that had succeeded (its response was lost): the lease in the row is ours.
       if (current?.status === RUNNING && current.leaseId === r.leaseId) return { claimed: true, occurrence: current };
       return { claimed: false, current };
@@ -253,7 +253,9 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('revoke the slot holder', error);
       // The SDK retried a revocation that had succeeded (its response was lost): the row carries our revocation id.
-      return oldItem(error)?.leaseId === r.revocationId ? { revoked: true, unknown: true } : { revoked: false };
+      return refusedItem<Occurrence>(error)?.leaseId === r.revocationId
+        ? { revoked: true, unknown: true }
+        : { revoked: false };
     }
   }
 
@@ -340,7 +342,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('mark occurrence re-enqueued', error);
       // The SDK retried a write that had succeeded (its response was lost): the mark in the row is this call's.
-      const current = oldItem(error);
+      const current = refusedItem<Occurrence>(error);
       return current?.requeueId === requeueId;
     }
   }
@@ -411,7 +413,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       );
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
-      const now = oldItem(error);
+      const now = refusedItem<Occurrence>(error);
       if (now?.leaseId === lease.leaseId && now.status === leaves && leaves !== RUNNING) return;
       throw new LeaseLostError(
         operation,
@@ -548,7 +550,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
       return { reopened: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('reopen failed occurrence', error);
-      const current = oldItem(error) as (Occurrence & ManualRetryFields) | undefined;
+      const current = refusedItem<Occurrence & ManualRetryFields>(error);
       // The SDK retried a reopen that had succeeded (its response was lost): the row shows this very reopening.
       if (current?.status === PENDING && current.manualRetryAt === now) return { reopened: true };
       return { reopened: false, current };

@@ -6,13 +6,12 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OpenUpload, RunCheckpoint, RunProgress } from '../protocol/checkpoint';
 import { LeaseLostError } from '../protocol/errors';
 import { CONTINUED_LEASE_PREFIX, iso, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
 import type { Lease } from '../protocol/ports';
 import type { RunStateStore } from '../protocol/run-ports';
-import { asDependencyError, isConditionalFailure } from './classify-error';
+import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 
@@ -138,7 +137,7 @@ export class DynamoRunStateStore implements RunStateStore {
       );
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
-      const row = oldItem(error);
+      const row = refusedItem<Occurrence>(error);
       if (row !== undefined && alreadyApplied?.(row)) return;
       throw new LeaseLostError(
         operation,
@@ -148,12 +147,4 @@ export class DynamoRunStateStore implements RunStateStore {
       );
     }
   }
-}
-
-/** The item a ReturnValuesOnConditionCheckFailure=ALL_OLD failure carries, in plain JSON. */
-function oldItem(error: unknown): Occurrence | undefined {
-  const item = (error as { Item?: Record<string, unknown> }).Item;
-  if (item === undefined || Object.keys(item).length === 0) return undefined;
-  const marshalled = Object.values(item).every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
-  return (marshalled ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item) as Occurrence;
 }

@@ -5,6 +5,7 @@
  * functions as JSON; the functions validate them again at cold start with the same code.
  */
 import * as z from 'zod/mini';
+import { isJsonObject } from './field-checks';
 import { quoteValue } from './quote-value';
 import {
   CATCHUP_WINDOW_SECONDS_RANGE,
@@ -252,9 +253,6 @@ const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
 /** The catch-up window in effect: the configured one, else the retry deadline. */
 export const catchupWindowSecondsOf = (s: JobSettings): number => s.catchupWindowSeconds ?? s.retry.deadlineSeconds;
 
-const isObject = (value: unknown): value is object =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * The rules between fields, reported after the fields' own problems. `when` makes zod run it even when some fields
  * have problems (it skips a check after any problem otherwise); each rule skips itself if a field it reads is bad.
@@ -268,7 +266,7 @@ const crossFieldRules = z.superRefine<object>(
       if (problem !== undefined) ctx.addIssue({ code: 'custom', path: rule.field.split('.'), message: problem });
     }
   },
-  { when: (payload) => isObject(payload.value) },
+  { when: (payload) => isJsonObject(payload.value) },
 );
 
 const notJobSettings = (input: unknown) =>

@@ -24,6 +24,7 @@
  */
 import { type AnnounceDeps, announceReport } from './announce-report';
 import { messageOf } from './errors';
+import { isJsonObject } from './field-checks';
 import { type JobState, jobStateKeyOf } from './job-state';
 import { MetricName } from './metric-names';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
@@ -385,9 +386,8 @@ const fieldsOf = (o: Pick<Occurrence, 'jobId' | 'scheduledTime' | 'status' | 'at
 
 /** Checks the thresholds the stack hands the reconciler; every problem names its field. */
 export function reconcileThresholdProblems(value: unknown, where: string): string[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return [`${where}: must be an object of reconcile thresholds`];
-  const t = value as Record<string, unknown>;
+  if (!isJsonObject(value)) return [`${where}: must be an object of reconcile thresholds`];
+  const t = value;
   const problems: string[] = [];
   const known = ['unannouncedAfterSeconds', 'lookbackSeconds', 'maxFixesPerRun'];
   for (const key of Object.keys(t))

@@ -35,7 +35,7 @@ function checkRoute(value: unknown, where: string): { route?: WorkerRoute; probl
 /** Parse the JSON object of worker routes the stack sets (WORKERS); throws JobSettingsError naming each problem. */
 export function parseWorkerRoutes(json: string | undefined, source: string): ReadonlyMap<string, WorkerRoute> {
   const parsed = parseJsonVariable(json, source);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length === 0)
+  if (!isJsonObject(parsed) || Object.keys(parsed).length === 0)
     throw new JobSettingsError([`${source} must be a JSON object with one entry per worker`]);
   const problems: string[] = [];
   const routes = new Map<string, WorkerRoute>();
