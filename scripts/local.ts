@@ -57,7 +57,7 @@ export function parseLocalArgs(argv: readonly string[], write = (text: string) =
     )
     .option('--from <time>', 'fire the occurrences due at or after this ISO date-time (default: now)', (value) => {
       const time = normaliseScheduledTime(value);
-      if (!time.ok) throw new InvalidArgumentError(`--from: ${time.error}`);
+      if (!time.ok) throw new InvalidArgumentError(`--from ${time.error.replace(/^scheduledTime /, '')}`);
       return time.value;
     })
     .option('--count <n>', `occurrences per job, 1-${LOCAL_RUN_LIMITS.maxCount}`, whole('--count', 50), 3)
@@ -93,7 +93,6 @@ export function parseLocalArgs(argv: readonly string[], write = (text: string) =
     if (error instanceof CommanderError) throw new LocalUsageError(error.message.replace(/^error: /, ''));
     throw error;
   }
-  if (program.args.length > 0) throw new LocalUsageError(`unexpected argument ${JSON.stringify(program.args[0])}`);
   return program.opts<LocalOptions>();
 }
 
