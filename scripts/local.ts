@@ -12,6 +12,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { normaliseScheduledTime } from '../functions/protocol/occurrence';
 import { AssemblyError } from '../testing/errors';
 import { formatLocalRun } from '../testing/local/format';
+import { waitForCtrlC } from '../testing/local/keep';
 import {
   type KeptLocalRun,
   LOCAL_RUN_LIMITS,
@@ -43,7 +44,10 @@ export interface LocalOptions {
 }
 
 /** The options, or a LocalUsageError naming the one that is wrong; `--help` prints the usage and exits 0. */
-export function parseLocalArgs(argv: readonly string[], write = (text: string) => process.stdout.write(text)) {
+export function parseLocalArgs(
+  argv: readonly string[],
+  write: (text: string) => void = (text) => process.stdout.write(text),
+) {
   const whole =
     (name: string, max: number) =>
     (value: string): number => {
@@ -150,7 +154,7 @@ async function main(argv: readonly string[]): Promise<number> {
   console.log(
     `reports: ${writeReports(run)}; the functions' log lines (JSON): ${path.relative(process.cwd(), logFile)}`,
   );
-  if (options.keep) await keepRunning(run as KeptLocalRun);
+  if (options.keep) return waitForCtrlC(run as KeptLocalRun, 'npm run -s occurrences --', console.log);
   return run.ok ? 0 : 1;
 }
 
@@ -175,29 +179,6 @@ function writeReports(run: LocalRun): string {
   }
   const bucket = run.resources.bucketName ?? 'the report bucket';
   return written === 0 ? 'none committed' : `s3://${bucket}/reports/, ${written} copied to .local/reports/`;
-}
-
-/** Prints the occurrences CLI pointed at the kept run, then waits for Ctrl-C. */
-async function keepRunning(run: KeptLocalRun): Promise<never> {
-  const flags = run.resources.cliOptions.map(shellWord).join(' ');
-  const job = run.rows[0]?.jobId ?? '<job>';
-  console.log(`\nmoto, the resources and the workers keep running at ${run.resources.endpoint}. In another terminal:`);
-  for (const command of ['list', `describe ${job}`, `run ${job}`, `pause ${job} --note "why"`, `resume ${job}`])
-    console.log(`  npm run -s occurrences -- ${flags} ${command}`);
-  console.log('Every command of the CLI works with these options (docs/cli.md). Press Ctrl-C to stop.');
-  const stop = () => {
-    run.stop().then(
-      () => process.exit(run.ok ? 0 : 1),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  return new Promise<never>(() => undefined);
-}
-
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 function step(text: string): void {

@@ -13,6 +13,7 @@ import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { isoSeconds, type Occurrence, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import { localClients } from '../../scripts/local/local-aws';
 import { type KeptLocalRun, runLocally } from '../../testing';
+import { keptRunCommands, writeLocalRunFile } from '../../testing/local/keep';
 import { FAILING_JOB, POLICY_JOBS, synthPoliciesApp } from '../testing/fixtures/policies-app';
 import { cliDeps } from './support';
 
@@ -111,6 +112,23 @@ describe('the occurrences CLI against a kept local run', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect.fail('the retried occurrence did not run again');
+  });
+
+  it('--local reads the file a kept run writes, and the commands it prints use it', async () => {
+    const file = path.join(assemblyDir, 'local-run.json');
+    writeLocalRunFile(run, file);
+    const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' } };
+    expect(await runCli(['--local', file, 'describe', JOB], deps)).toBe(0);
+    expect(deps.captured.out.join('\n')).toContain('cron(0 * * * ? *)');
+    expect(keptRunCommands(run, 'npx occurrences')[0]).toBe('npx occurrences --local .local/local-run.json list');
+  });
+
+  it('--local without a kept run says how to start one', async () => {
+    const deps = { ...cliDeps({ now: () => Date.now() }), env: {} };
+    expect(await runCli(['--local', path.join(assemblyDir, 'none.json'), 'list'], deps)).toBe(2);
+    expect(deps.captured.err.join('\n')).toMatch(
+      /--local: no kept local run at .*none\.json; start one with `npm run local -- --keep`/,
+    );
   });
 
   it('list shows the rows of the kept run', async () => {
