@@ -3,6 +3,7 @@
  * pasted) and times relative to the injected clock.
  */
 import Table from 'cli-table3';
+import type { JobState } from '../../functions/protocol/job-state';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 
 const PLAIN = { head: [] as string[], border: [] as string[] };
@@ -26,8 +27,14 @@ export function when(isoTime: string | undefined, now: number): string {
   return `${isoTime} (${t <= now ? `${duration(now - t)} ago` : `in ${duration(t - now)}`})`;
 }
 
-/** The one line that says most about a row: its error, its lease, its wait or its report. */
-export function detail(o: Occurrence, now: number): string {
+/**
+ * What a list knows of a job beyond its rows: its job-state row (the running slot a BUFFERED occurrence waits for,
+ * and the buffer's order), by job id. Absent: the detail says what the row alone says.
+ */
+export type JobStates = ReadonlyMap<string, JobState | undefined>;
+
+/** The one line that says most about a row: its error, its lease, its wait, its report, or why it did not run. */
+export function detail(o: Occurrence, now: number, states?: JobStates): string {
   switch (o.status) {
     case 'RUNNING':
       return o.leaseExpiresAt !== undefined && Date.parse(o.leaseExpiresAt) < now
@@ -41,9 +48,52 @@ export function detail(o: Occurrence, now: number): string {
       return truncate(o.lastError ?? '', 80);
     case 'SUCCEEDED':
       return o.reportKey ?? '';
+    case 'SKIPPED':
+      return skipDetail(o);
+    case 'BUFFERED':
+      return bufferDetail(o, states?.get(o.jobId));
+    case 'CANCELLED':
+      return `cancelled by ${o.cancelledBy ?? '? (not recorded)'}`;
     default:
       return '';
   }
+}
+
+/** `overlap, yielded to 2026-12-02T05:00:00Z`, `missed (recorded 3h 00m late)`, `paused`. */
+export function skipDetail(o: Occurrence): string {
+  switch (o.skipReason) {
+    case 'overlap':
+      return o.yieldedTo ? `overlap, yielded to ${o.yieldedTo}` : 'overlap';
+    case 'missed': {
+      const late = lateBy(o);
+      return late === undefined ? 'missed' : `missed (recorded ${duration(late)} late)`;
+    }
+    case 'paused':
+      return 'paused';
+    default:
+      return 'reason not recorded';
+  }
+}
+
+/** How long after its scheduled time a missed occurrence was first recorded. */
+export function lateBy(o: Occurrence): number | undefined {
+  const recorded = o.skippedAt ?? o.createdAt;
+  const late = Date.parse(recorded) - Date.parse(o.scheduledTime);
+  return Number.isNaN(late) ? undefined : late;
+}
+
+/**
+ * What a BUFFERED occurrence waits for: the occurrence holding the job's running slot, and its place in the buffer,
+ * from the job-state row; without it, only that it waits for the slot.
+ */
+export function bufferDetail(o: Occurrence, state: JobState | undefined): string {
+  if (state === undefined) return 'waiting for the running slot';
+  const holder = state.slotTime ? `waiting for ${state.slotTime}` : 'waiting to be woken (the slot is free)';
+  const place = state.buffer?.indexOf(o.scheduledTime) ?? -1;
+  const length = state.buffer?.length ?? 0;
+  return place < 0
+    ? `${holder} (not in the buffer: the reconciler wakes it)`
+    : `${holder} (${place + 1} of ${length} in the buffer)`;
 }
 
 /** The latest time anything was recorded in the row. */
@@ -56,12 +106,16 @@ export function lastChange(o: Occurrence): string {
     o.succeededAt,
     o.failedAt,
     o.notifiedAt,
+    o.skippedAt,
+    o.bufferedAt,
+    o.cancelledAt,
+    o.requeuedAt,
     (o as { manualRetryAt?: string }).manualRetryAt,
   ].filter((t): t is string => t !== undefined);
   return times.sort().at(-1) ?? '';
 }
 
-export function occurrenceTable(rows: readonly Occurrence[], now: number): string {
+export function occurrenceTable(rows: readonly Occurrence[], now: number, states?: JobStates): string {
   const table = new Table({
     head: ['job', 'scheduled time', 'status', 'attempt', 'last change', 'detail'],
     style: PLAIN,
@@ -74,7 +128,7 @@ export function occurrenceTable(rows: readonly Occurrence[], now: number): strin
       o.status,
       String(o.attempt),
       changed ? `${duration(now - Date.parse(changed))} ago` : '',
-      detail(o, now),
+      detail(o, now, states),
     ]);
   }
   return table.toString();
