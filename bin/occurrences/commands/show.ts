@@ -18,7 +18,7 @@ import {
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
-import { duration, fieldTable, lateBy, plainTable, skipDetail, when } from '../format';
+import { duration, fieldTable, lateBy, plainTable, when } from '../format';
 import { continuedLeaseText, isContinued, runFields } from '../run-progress';
 
 export function registerShow(program: Command, setup: CommandSetup): void {
@@ -156,7 +156,7 @@ function reportLocation(row: ShownRow, bucketName: string | undefined): string {
 function noReportReason(row: ShownRow): string | undefined {
   switch (row.status) {
     case 'SKIPPED':
-      return `none: the occurrence was skipped (${skipDetail(row)}), so the job did not run`;
+      return 'none: the occurrence was skipped, so the job did not run';
     case 'CANCELLED':
       return 'none: the run was cancelled before it committed one';
     case 'FAILED':
