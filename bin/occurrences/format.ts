@@ -88,7 +88,7 @@ export function lateBy(o: Occurrence): number | undefined {
  */
 export function bufferDetail(o: Occurrence, state: JobState | undefined): string {
   if (state === undefined) return 'waiting for the running slot';
-  const holder = state.slotTime ? `waiting for ${state.slotTime}` : 'waiting to be woken (the slot is free)';
+  const holder = state.slotTime ? `waiting for ${state.slotTime}` : 'waiting to be woken, the slot is free';
   const place = state.buffer?.indexOf(o.scheduledTime) ?? -1;
   const length = state.buffer?.length ?? 0;
   return place < 0
