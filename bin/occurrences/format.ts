@@ -79,7 +79,8 @@ export function skipDetail(o: Occurrence): string {
 export function lateBy(o: Occurrence): number | undefined {
   const recorded = o.skippedAt ?? o.createdAt;
   const late = Date.parse(recorded) - Date.parse(o.scheduledTime);
-  return Number.isNaN(late) ? undefined : late;
+  // A row recorded before its own scheduled time was not missed by this much: say nothing rather than a wrong delay.
+  return Number.isNaN(late) || late < 0 ? undefined : late;
 }
 
 /**

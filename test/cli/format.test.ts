@@ -43,6 +43,11 @@ describe('Function: detail', () => {
     expect(detail(skipped, NOW)).toBe('reason not recorded');
     expect(detail({ ...skipped, skipReason: 'overlap' }, NOW)).toBe('overlap');
     expect(detail(cancelled, NOW)).toBe('cancelled by ? (not recorded)');
+    // A missed row whose times do not give a delay (recorded before its scheduled time) gives none.
+    expect(detail({ ...skipped, skipReason: 'missed', skippedAt: '2026-11-30T07:00:00.000Z' }, NOW)).toBe('missed');
+    expect(detail({ ...skipped, skipReason: 'missed', skippedAt: '2026-11-30T09:30:00.000Z' }, NOW)).toBe(
+      'missed (recorded 1h 30m late)',
+    );
   });
 });
 

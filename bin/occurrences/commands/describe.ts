@@ -10,7 +10,7 @@ import { DESCRIBE_NEXT, describeJob, type JobDescription, pauseSummary } from '.
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import { jobIdArgument, parseArguments, wholeNumberArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
-import { fieldTable, plainTable } from '../format';
+import { fieldTable, plainTable, skipDetail } from '../format';
 import { catalogueOf, historyOf } from '../target';
 import { deployedJob } from './backfill';
 
@@ -74,7 +74,8 @@ function recentRow(o: Occurrence): string[] {
 
 function recentDetail(o: Occurrence): string {
   const parts = [
-    o.skipReason && `${o.skipReason}${o.yieldedTo ? ` (yielded to ${o.yieldedTo})` : ''}`,
+    // The same words as list's detail column.
+    o.status === 'SKIPPED' ? skipDetail(o) : undefined,
     o.cancelledBy && `cancelled by ${o.cancelledBy}`,
     o.origin && `${o.origin} by ${o.requestedBy ?? 'unknown'}`,
     o.status === 'FAILED' && o.lastError ? o.lastError.slice(0, 60) : undefined,
