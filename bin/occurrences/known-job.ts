@@ -5,7 +5,8 @@
  * Asked only when the query found nothing, so a list that finds rows costs nothing more. A job is known when the
  * table has an occurrence of it (in any range) or its job-state row, or, when a flag or the stack names the schedule
  * group, when the group has its schedule (a job deployed but not yet fired has only that). Otherwise the argument is
- * refused as a bad one (exit 2), as `backfill` refuses a job without a schedule.
+ * refused as a bad one (exit 2), as `backfill` refuses a job without a schedule. `show` of an occurrence that does not
+ * exist says the same of its job, after its own "no occurrence" (exit 4).
  */
 import type { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { messageOf } from '../../functions/protocol/errors';
@@ -33,20 +34,32 @@ export type JobEvidence =
 
 /** The evidence that `jobId` exists; a UsageError naming `argument` when there is none. */
 export async function requireKnownJob(sources: JobSources, jobId: string, argument = '--job'): Promise<JobEvidence> {
+  const found = await findJob(sources, jobId);
+  if (found.kind === 'unknown') throw new UsageError(`${argument}: ${found.why}`);
+  return found;
+}
+
+/** The evidence that `jobId` exists, or why it seems not to. */
+export async function findJob(
+  sources: JobSources,
+  jobId: string,
+): Promise<JobEvidence | { readonly kind: 'unknown'; readonly why: string }> {
   const { earliest: from, latest: to } = SCHEDULED_TIME_RANGE;
   const [newest] = await sources.reader.listJobNewestFirst(jobId, { from, to, limit: 1 });
   if (newest !== undefined) return { kind: 'occurrence', newest };
   if ((await sources.states?.read(jobId)) !== undefined) return { kind: 'job-state' };
   const inTable = `job ${quoteValue(jobId)} is not in ${sources.where ?? 'the table'}: it has no occurrence and no job-state row`;
   if (sources.jobs === undefined) {
-    throw new UsageError(
-      `${argument}: ${inTable} (a job deployed but never fired has none either: pass --schedule-group or --stack ` +
+    return {
+      kind: 'unknown',
+      why:
+        `${inTable} (a job deployed but never fired has none either: pass --schedule-group or --stack ` +
         'to look for its schedule)',
-    );
+    };
   }
   const schedule = await scheduleOf(sources.jobs, jobId);
   if (schedule.found) return { kind: 'schedule', group: sources.jobs.group };
-  throw new UsageError(`${argument}: ${inTable}, and ${schedule.why}`);
+  return { kind: 'unknown', why: `${inTable}, and ${schedule.why}` };
 }
 
 /** Whether the group has the job's schedule; a group that cannot be read leaves the table's word as the answer. */

@@ -517,6 +517,23 @@ describe('show', () => {
     );
 
     expect(code).toBe(4);
+    const where = `table ${emulator.resources.tableName} at ${emulator.moto.endpoint}`;
+    expect(deps.captured.err).toEqual([
+      `no occurrence ${HOURLY} ${hour(3)} in ${where}`,
+      // The job has no row at all: a misspelt id looks the same, so say so.
+      `<jobId>: job "${HOURLY}" is not in ${where}: it has no occurrence and no job-state row (a job deployed but ` +
+        'never fired has none either: pass --schedule-group or --stack to look for its schedule)',
+    ]);
+  });
+
+  it('says only "no occurrence" when the job has other occurrences', async () => {
+    await seed();
+    const deps = cliDeps(clock);
+    const flags = ['--table', emulator.resources.tableName, '--bucket', 'b', '--endpoint', emulator.moto.endpoint];
+
+    const code = await runCli(['show', HOURLY, hour(3), ...flags], deps);
+
+    expect(code).toBe(4);
     expect(deps.captured.err).toEqual([
       `no occurrence ${HOURLY} ${hour(3)} in table ${emulator.resources.tableName} at ${emulator.moto.endpoint}`,
     ]);

@@ -19,6 +19,7 @@ import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../argumen
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
 import { duration, fieldTable, lateBy, plainTable, when } from '../format';
+import { findJob } from '../known-job';
 import { continuedLeaseText, isContinued, runFields } from '../run-progress';
 
 export function registerShow(program: Command, setup: CommandSetup): void {
@@ -34,7 +35,7 @@ export function registerShow(program: Command, setup: CommandSetup): void {
         { jobId, scheduledTime, ...raw },
         ['jobId', 'scheduledTime'],
       );
-      const target = await setup.connect(cmd, { bucket: true });
+      const target = await setup.connect(cmd, { bucket: true, knownJobs: true });
       const row = await runShow(
         setup.deps,
         target.store,
@@ -43,6 +44,9 @@ export function registerShow(program: Command, setup: CommandSetup): void {
       );
       if (row === undefined) {
         setup.deps.io.err(`no occurrence ${o.jobId} ${o.scheduledTime} in ${target.where}`);
+        // A misspelt job id looks the same: say so when the job is nowhere either.
+        const job = await findJob(target, o.jobId);
+        if (job.kind === 'unknown') setup.deps.io.err(`<jobId>: ${job.why}`);
         setup.setExitCode(EXIT.notFound);
       }
     });
