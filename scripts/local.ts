@@ -1,272 +1,204 @@
 /**
- * `npm run local`: the whole pipeline on this machine against moto. Starts the emulator, creates the stack's data
- * resources, fires the configured jobs for a few occurrences (each fired twice, as an at-least-once Scheduler may),
- * runs the workers and the notifier, and prints a table of the occurrences and where the reports are.
+ * `npm run local`: this repository's sample app run the way a user's app runs on this machine. `cdk synth` writes the
+ * cloud assembly, then `runLocally` (the package's ./testing) creates the template's resources and schedules in
+ * moto, loads the bundled functions and fires the jobs' next occurrences. It prints each occurrence with why it is
+ * what it is, and exits 0 exactly when every occurrence ended as its job's policies dictate.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Table from 'cli-table3';
-import { Command, InvalidArgumentError } from 'commander';
-import { sampleJobs } from '../bin/jobs';
-import { UsageError } from '../bin/occurrences/errors';
-import { jobs as implementations } from '../functions/jobs';
-import type { Occurrence } from '../functions/protocol/occurrence';
-import { ScheduleError } from '../functions/protocol/schedule-times';
-import { JobConfigError } from '../lib/errors';
-import { type ResolvedJobConfig, resolveJobConfigs } from '../lib/job-config';
-import { type MotoServer, MotoUnavailableError, startMotoServer } from './local/moto-server';
-import { LocalPipeline } from './local/pipeline';
-import { type FireOutcome, planFires, type ScheduledFire } from './local/scheduler';
+import { promisify } from 'node:util';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { normaliseScheduledTime } from '../functions/protocol/occurrence';
+import { AssemblyError } from '../testing/errors';
+import { formatLocalRun } from '../testing/local/format';
+import { waitForCtrlC } from '../testing/local/keep';
+import {
+  type KeptLocalRun,
+  LOCAL_RUN_LIMITS,
+  type LocalRun,
+  type RunLocallyOptions,
+  runLocally,
+} from '../testing/local/run-locally';
+import { MotoUnavailableError } from './local/moto-server';
 
-const OUT_DIR = path.resolve(__dirname, '..', '.local');
-const MAX_COUNT = 50;
+const ROOT = path.resolve(__dirname, '..');
+const OUT_DIR = path.join(ROOT, '.local');
+const ASSEMBLY_DIR = path.join(OUT_DIR, 'cdk.out');
+/** The sample export is 200 MB deployed; locally 20 MB, so that the first command ends in seconds. */
+const LOCAL_EXPORT_BYTES = '20000000';
+const HELP_HINT = '(npm run local -- --help lists the options)';
 
-interface Options {
-  readonly from?: Date;
+export class LocalUsageError extends Error {
+  override readonly name = 'LocalUsageError';
+}
+
+export interface LocalOptions {
+  readonly from?: string;
   readonly count: number;
   readonly jobs?: string[];
-  readonly workers: number;
+  readonly inTurn: boolean;
+  readonly pollers: number;
   readonly timeout: number;
   readonly keep: boolean;
 }
 
-function parseArgs(argv: string[]): Options {
-  const positive =
+/** The options, or a LocalUsageError naming the one that is wrong; `--help` prints the usage and exits 0. */
+export function parseLocalArgs(
+  argv: readonly string[],
+  write: (text: string) => void = (text) => process.stdout.write(text),
+) {
+  const whole =
     (name: string, max: number) =>
     (value: string): number => {
-      const n = Number(value);
-      if (!Number.isInteger(n) || n < 1 || n > max)
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)
         throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
-      return n;
+      return Number(value);
     };
   const program = new Command('npm run local --')
-    .description('Run the scheduled-job pipeline locally against moto and print the occurrences.')
-    .option(
-      '--from <time>',
-      'fire the occurrences at or after this ISO time, at once (default: now)',
-      (value: string) => {
-        const t = new Date(value);
-        if (Number.isNaN(t.getTime()))
-          throw new InvalidArgumentError(
-            `--from must be an ISO date-time such as 2026-11-30T06:00:00Z, got ${JSON.stringify(value)}`,
-          );
-        return t;
-      },
+    .description(
+      "Synthesize the sample app, run its jobs on this machine against moto with runLocally, and print each occurrence with why it ended as it did. Exit 0 when every occurrence ended as its job's policies dictate, 1 when not, 2 for a bad option.",
     )
-    .option('--count <n>', `occurrences per job, 1-${MAX_COUNT}`, positive('--count', MAX_COUNT), 3)
-    .option('--jobs <ids>', 'comma-separated job ids (default: every enabled job)', (value: string) =>
+    .option('--from <time>', 'fire the occurrences due at or after this ISO date-time (default: now)', (value) => {
+      const time = normaliseScheduledTime(value);
+      if (!time.ok) throw new InvalidArgumentError(`--from ${time.error.replace(/^scheduledTime /, '')}`);
+      return time.value;
+    })
+    .option('--count <n>', `occurrences per job, 1-${LOCAL_RUN_LIMITS.maxCount}`, whole('--count', 50), 3)
+    .option('--jobs <ids>', 'comma-separated job ids (default: every scheduled job)', (value: string) =>
       value
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean),
     )
-    .option('--workers <n>', 'concurrent worker pollers, 1-20', positive('--workers', 20), 2)
+    .option(
+      '--in-turn',
+      "fire one time after the other, each when the last has settled (default: a job's occurrences at once, as Scheduler delivers a backlog, so that its overlap policy decides)",
+      false,
+    )
+    .option('--pollers <n>', 'concurrent pollers per worker queue, 1-20', whole('--pollers', 20), 2)
     .option(
       '--timeout <seconds>',
       'give up waiting for the occurrences after this long, 1-3600',
-      positive('--timeout', 3600),
+      whole('--timeout', 3600),
       120,
     )
-    .option('--keep', 'leave moto running afterwards and print how to inspect it', false)
-    .showHelpAfterError()
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
-  program.parse(argv, { from: 'user' });
-  return program.opts<Options>();
-}
-
-function selectJobs(all: readonly ResolvedJobConfig[], ids: string[] | undefined): ResolvedJobConfig[] {
-  if (ids === undefined) return all.filter((j) => j.enabled);
-  const unknown = ids.filter((id) => !all.some((j) => j.settings.id === id));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `--jobs: unknown job id(s) ${unknown.join(', ')}; the configured jobs are ${all.map((j) => j.settings.id).join(', ')}`,
-    );
+    .option(
+      '--keep',
+      'leave moto, the resources and the workers running, and print the occurrences CLI for them',
+      false,
+    )
+    .configureOutput({ writeOut: write, writeErr: () => undefined })
+    .exitOverride();
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError && error.exitCode === 0) return undefined; // --help
+    if (error instanceof CommanderError) throw new LocalUsageError(error.message.replace(/^error: /, ''));
+    throw error;
   }
-  return all.filter((j) => ids.includes(j.settings.id));
+  return program.opts<LocalOptions>();
 }
 
-async function main(): Promise<number> {
-  const options = parseArgs(process.argv.slice(2));
-  // Every sample job runs in the local run's one worker, from its implementation in functions/jobs/index.ts.
-  const resolved = resolveJobConfigs(sampleJobs.map(({ entry: _entry, ...config }) => config));
-  const selected = selectJobs(resolved, options.jobs);
-  // Accelerated: the next occurrences are fired now instead of at their time. Occurrences whose retry deadline
-  // (scheduled time + retry.deadlineSeconds) has passed are FAILED at once, as deployed.
-  const fires = planFires(selected, { from: options.from ?? new Date(), count: options.count, now: new Date() });
-  if (fires.length === 0)
-    throw new UsageError('no occurrences to fire: the selected schedules do not fire in that range');
+/** `cdk synth` of bin/app.ts into .local/cdk.out, as a user's app is synthesized before runLocally reads it. */
+async function synthesize(): Promise<number> {
+  const started = performance.now();
+  try {
+    await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '-o', ASSEMBLY_DIR], {
+      cwd: ROOT,
+      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
+    throw new AssemblyError(ASSEMBLY_DIR, [`cdk synth failed:\n${stderr || stdout || String(error)}`]);
+  }
+  return performance.now() - started;
+}
 
+export function runOptions(options: LocalOptions, log: (line: string) => void): RunLocallyOptions {
+  return {
+    assemblyDir: ASSEMBLY_DIR,
+    from: options.from,
+    count: options.count,
+    jobs: options.jobs,
+    fire: options.inTurn ? 'in-turn' : 'at-once',
+    redeliverLate: true,
+    pollers: options.pollers,
+    timeoutSeconds: options.timeout,
+    keep: options.keep,
+    environment: { 'ndjson-export': { SAMPLE_EXPORT_BYTES: LOCAL_EXPORT_BYTES } },
+    onLog: (line) => log(JSON.stringify(line)),
+  };
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const options = parseLocalArgs(argv);
+  if (options === undefined) return 0;
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
 
-  step('starting moto_server');
-  const moto = await startMotoServer({ log: (line) => console.log(line) });
-  console.log(`  emulator at ${moto.endpoint}`);
-  try {
-    const logLines: string[] = [];
-    step('creating the table, queues, bucket and topic from functions/protocol/table-schema.ts');
-    const pipeline = await LocalPipeline.create({
-      endpoint: moto.endpoint,
-      settings: resolved.map((j) => j.settings),
-      jobs: implementations,
-      workers: options.workers,
-      log: (line) => logLines.push(line),
-    });
-    const jobIds = selected.map((j) => j.settings.id).join(', ');
-    const rows = await fireTwiceThenLate(pipeline, fires, jobIds, options.timeout * 1000);
-    const ok = await printSummary(pipeline, fires, rows, logLines);
-    if (options.keep) await keepRunning(moto, pipeline);
-    return ok ? 0 : 1;
-  } finally {
-    if (!options.keep) await moto.stop();
-  }
-}
-
-type Row = Occurrence | undefined;
-
-/**
- * Fires every occurrence twice at once (an at-least-once Scheduler may), waits until all are finished and announced,
- * then fires each once more, late, and stops the pollers. Returns the rows as they were once settled.
- */
-async function fireTwiceThenLate(
-  pipeline: LocalPipeline,
-  fires: readonly ScheduledFire[],
-  jobIds: string,
-  timeoutMs: number,
-): Promise<Row[]> {
-  pipeline.start();
-  step(`firing ${fires.length} occurrence(s) of ${jobIds}, each twice at once`);
-  printOutcomes(await pipeline.fire(fires, 2));
-
-  step('running the workers and the notifier');
-  const rows = await pipeline.waitUntilSettled(fires, timeoutMs, progress());
-  process.stdout.write('\n');
-
-  step('firing every occurrence once more, late, as a redelivering Scheduler would');
-  printOutcomes(await pipeline.fire(fires, 1));
-  await pipeline.waitUntilSettled(fires, timeoutMs);
-  await pipeline.stop();
-  return rows;
-}
-
-/** The occurrence table, the counts, where the reports and logs are; true when every occurrence SUCCEEDED. */
-async function printSummary(
-  pipeline: LocalPipeline,
-  fires: readonly ScheduledFire[],
-  rows: readonly Row[],
-  logLines: readonly string[],
-): Promise<boolean> {
-  const announcements = await pipeline.drainAnnouncements();
-  const reportFiles = await pipeline.downloadReports(path.join(OUT_DIR));
+  step('synthesizing the sample app (bin/app.ts): npx cdk synth --quiet -o .local/cdk.out');
+  console.log(`  done in ${(((await synthesize()) / 1000) as number).toFixed(1)} s`);
   const logFile = path.join(OUT_DIR, 'handlers.log');
-  writeFileSync(logFile, `${logLines.join('\n')}\n`);
-
+  const log = createWriteStream(logFile);
+  const fireWhat = options.inTurn ? 'one fire time after the other' : "each job's at once, as after an outage";
+  step(
+    `runLocally: moto, the template's tables, queues, bucket, topic and schedules, the bundled functions; firing ${options.count} occurrence(s) per job, ${fireWhat}, each delivered twice, then once more late`,
+  );
+  const run = await runLocally(runOptions(options, (line) => log.write(`${line}\n`)));
+  log.end();
   console.log();
-  console.log(occurrenceTable(fires.map((f, i) => rows[i] ?? { ...f, status: 'MISSING' })));
-  for (const r of rows) {
-    if (r?.lastError !== undefined && r.status !== 'SUCCEEDED')
-      console.log(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
+  console.log(formatLocalRun(run));
+  console.log(lateLine(run));
+  console.log(
+    `reports: ${writeReports(run)}; the functions' log lines (JSON): ${path.relative(process.cwd(), logFile)}`,
+  );
+  if (options.keep) return waitForCtrlC(run as KeptLocalRun, 'npm run -s occurrences --', console.log);
+  return run.ok ? 0 : 1;
+}
+
+/** What the late redeliveries did: the trigger must have recorded nothing new. */
+function lateLine(run: LocalRun): string {
+  const late = run.fires.filter((f) => f.late);
+  if (late.length === 0) return 'late redeliveries: none (the run timed out first)';
+  const counts = new Map<string, number>();
+  for (const f of late) counts.set(f.outcome, (counts.get(f.outcome) ?? 0) + 1);
+  return `late redeliveries: ${[...counts].map(([outcome, n]) => `${n} × ${outcome}`).join(', ')}`;
+}
+
+/** Copies of the committed reports under .local/reports/, as the bucket holds them. */
+function writeReports(run: LocalRun): string {
+  let written = 0;
+  for (const row of run.rows) {
+    if (row.reportKey === undefined || row.report === undefined) continue;
+    const file = path.join(OUT_DIR, row.reportKey);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, row.report);
+    written += 1;
   }
-  console.log();
-  const totals = pipeline.workerSource.totals;
-  console.log(
-    `worker invocations ${totals.invocations}, messages received ${totals.received}, ` +
-      `announcements on the report-ready topic ${announcements.length}, messages in the job DLQ ${await pipeline.deadLetterCount()}`,
-  );
-  const copies = reportFiles.length > 0 ? `${path.relative(process.cwd(), path.dirname(reportFiles[0]))}/` : 'none';
-  console.log(`reports in the emulator: s3://${pipeline.resources.bucketName}/reports/ ; copies: ${copies}`);
-  console.log(`handler logs (JSON lines): ${path.relative(process.cwd(), logFile)}`);
-
-  const succeeded = rows.filter((r) => r?.status === 'SUCCEEDED').length;
-  const ok = succeeded === fires.length;
-  console.log(
-    ok
-      ? `\nall ${fires.length} occurrence(s) SUCCEEDED`
-      : `\n${fires.length - succeeded} of ${fires.length} occurrence(s) did not succeed; see the log`,
-  );
-  return ok;
+  const bucket = run.resources.bucketName ?? 'the report bucket';
+  return written === 0 ? 'none committed' : `s3://${bucket}/reports/, ${written} copied to .local/reports/`;
 }
-
-function occurrenceTable(
-  rows: ReadonlyArray<Occurrence | { jobId: string; scheduledTime: string; status: string }>,
-): string {
-  const table = new Table({
-    head: ['job', 'scheduled time', 'status', 'attempts', 'duration', 'report key'],
-    style: { head: [], border: [] }, // plain text: the output is often piped or pasted
-  });
-  for (const r of rows) {
-    const o = r as Partial<Occurrence> & { jobId: string; scheduledTime: string; status: string };
-    const end = o.succeededAt ?? o.failedAt;
-    const duration =
-      o.claimedAt !== undefined && end !== undefined
-        ? `${((Date.parse(end) - Date.parse(o.claimedAt)) / 1000).toFixed(2)} s`
-        : '';
-    table.push([o.jobId, o.scheduledTime, o.status, String(o.attempt ?? ''), duration, o.reportKey ?? '']);
-  }
-  return table.toString();
-}
-
-async function keepRunning(moto: MotoServer, pipeline: LocalPipeline): Promise<void> {
-  const r = pipeline.resources;
-  console.log(`\nmoto keeps running at ${moto.endpoint}. Inspect it with the AWS CLI (any credentials work):`);
-  console.log(`  aws --endpoint-url ${moto.endpoint} --region us-east-1 dynamodb scan --table-name ${r.tableName}`);
-  console.log(
-    `  aws --endpoint-url ${moto.endpoint} --region us-east-1 s3 ls s3://${r.bucketName}/reports/ --recursive`,
-  );
-  console.log(
-    `  aws --endpoint-url ${moto.endpoint} --region us-east-1 sqs get-queue-attributes --queue-url ${r.jobDeadLetterQueueUrl} --attribute-names All`,
-  );
-  console.log('Press Ctrl-C to stop it.');
-  await new Promise<never>(() => undefined); // moto-server.ts stops moto on Ctrl-C
-}
-
-function printOutcomes(outcomes: readonly FireOutcome[]): void {
-  const counts = countBy(outcomes.map((o) => (o.ok ? o.result : `trigger failed: ${o.error}`)));
-  for (const [result, n] of counts) console.log(`  ${String(n).padStart(3)} × ${result}${EXPLAIN[result] ?? ''}`);
-}
-
-const EXPLAIN: Record<string, string> = {
-  recorded: ' (the row was created and the occurrence enqueued)',
-  'pending-re-enqueued': ' (the row was still PENDING: enqueued again, harmless because the claim is conditional)',
-  'duplicate-suppressed': ' (the occurrence was already running or finished: nothing enqueued)',
-};
 
 function step(text: string): void {
   console.log(`▸ ${text}`);
 }
 
-/** One line rewritten in place on a terminal; only the last state when the output is piped. */
-function progress(): (settled: number, total: number) => void {
-  const started = Date.now();
-  return (settled, total) => {
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    const line = `  ${settled}/${total} occurrence(s) finished and announced (${seconds} s)`;
-    if (process.stdout.isTTY) process.stdout.write(`\r${line}`);
-    else if (settled === total) process.stdout.write(line);
-  };
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      if (error instanceof LocalUsageError) {
+        console.error(`error: ${error.message} ${HELP_HINT}`);
+        process.exit(2);
+      }
+      if (error instanceof TypeError || error instanceof AssemblyError || error instanceof MotoUnavailableError) {
+        console.error(`error: ${error.message}`);
+        process.exit(1);
+      }
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }
-
-function countBy(values: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return counts;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    if (
-      error instanceof UsageError ||
-      error instanceof JobConfigError ||
-      error instanceof ScheduleError ||
-      error instanceof MotoUnavailableError
-    ) {
-      console.error(
-        `error: ${error.message}${error instanceof UsageError ? ' (npm run local -- --help lists the options)' : ''}`,
-      );
-      process.exit(error instanceof UsageError ? 2 : 1);
-    }
-    console.error(error);
-    process.exit(1);
-  },
-);

@@ -31,9 +31,12 @@ export { describeApp, readLocalApp } from './local/app-model';
 export { listStacks, readStack, type StackArtifact } from './local/cloud-assembly';
 export { formatLocalRun } from './local/format';
 export {
+  type KeptLocalRun,
   LOCAL_RUN_LIMITS,
+  type LocalFireMode,
   type LocalFunctionStats,
   type LocalLogLine,
+  type LocalResourceNames,
   type LocalRun,
   type LocalRunRow,
   type RunLocallyOptions,

@@ -7,15 +7,17 @@
  *
  * Options: --assembly <dir> (cdk.out), --stack <name>, --from <ISO time> (now), --count <n> (1), --jobs <a,b>,
  * --timeout <seconds> (120), --endpoint <url> (a running moto_server; default: one is started), --logs <file> (the
- * functions' log lines, JSON; default: not written). Exit code 0 when every occurrence SUCCEEDED, 1 when not, 2 for
- * a usage error.
+ * functions' log lines, JSON; default: not written), --fire in-turn|at-once (in-turn), --keep (leave everything running
+ * and print the occurrences CLI for it, until Ctrl-C). Exit code 0 when every occurrence ended as its job's policies
+ * dictate, 1 when not, 2 for a usage error.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MotoUnavailableError } from '../scripts/local/moto-server';
 import { AssemblyError } from './errors';
 import { formatLocalRun } from './local/format';
-import { type RunLocallyOptions, runLocally } from './local/run-locally';
+import { waitForCtrlC } from './local/keep';
+import { type KeptLocalRun, type RunLocallyOptions, runLocally } from './local/run-locally';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let options: RunLocallyOptions;
@@ -32,6 +34,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         timeout: { type: 'string' },
         endpoint: { type: 'string' },
         logs: { type: 'string' },
+        fire: { type: 'string' },
+        keep: { type: 'boolean' },
       },
       strict: true,
     });
@@ -47,6 +51,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         .filter(Boolean),
       timeoutSeconds: values.timeout === undefined ? undefined : Number(values.timeout),
       endpoint: values.endpoint,
+      fire: values.fire as RunLocallyOptions['fire'],
+      keep: values.keep,
     };
   } catch (error) {
     console.error(`error: ${(error as Error).message}`);
@@ -59,6 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeFileSync(logFile, run.logs.map((l) => JSON.stringify(l)).join('\n'));
       console.log(`the functions' log lines: ${logFile}`);
     }
+    if (options.keep === true) return waitForCtrlC(run as KeptLocalRun, 'npx occurrences', console.log);
     return run.ok ? 0 : 1;
   } catch (error) {
     if (error instanceof TypeError || error instanceof AssemblyError || error instanceof MotoUnavailableError) {

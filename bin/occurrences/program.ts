@@ -18,6 +18,7 @@ import { registerShow } from './commands/show';
 import { registerWatch } from './commands/watch';
 import type { CliDeps, CommandSetup, Output } from './context';
 import { CliError, EXIT, UsageError } from './errors';
+import { LOCAL_RUN_FILE, readLocalTarget } from './local-target';
 import { DEFAULT_STACK, type Needs, resolveTarget, type Target, type TargetOptions } from './target';
 
 export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number> {
@@ -85,6 +86,10 @@ function withGlobalOptions(program: Command, io: Output): Command {
       'AWS endpoint for every service, such as the local emulator (default: AWS_ENDPOINT_URL)',
     )
     .option('--region <region>', "AWS region (default: the SDK's default chain)")
+    .option(
+      '--local <file>',
+      `a kept local run's emulator, table, bucket, schedule group and worker queues, from the file it wrote (${LOCAL_RUN_FILE} where it was started)`,
+    )
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride();
 }
@@ -101,15 +106,23 @@ const globalArguments = z.object({
     .optional(),
   endpoint: urlArgument.optional(),
   region: nameArgument.optional(),
+  local: z.string().min(1).optional(),
 });
 
 /** The target the global options of `cmd` name. */
 async function connect(cmd: Command, needs: Needs, deps: CliDeps): Promise<Target> {
-  const { workerQueue, queueUrl: _, ...options } = parseArguments(globalArguments, cmd.optsWithGlobals());
+  const { workerQueue, queueUrl: _, local, ...options } = parseArguments(globalArguments, cmd.optsWithGlobals());
   // The default --stack counts as unset: flags alone must not need CloudFormation.
   const stack = cmd.getOptionValueSourceWithGlobals('stack') === 'default' ? undefined : options.stack;
-  const target: TargetOptions = { ...options, stack, workerQueues: workerQueue };
+  const given: TargetOptions = { ...options, stack, workerQueues: workerQueue };
+  const target = local === undefined ? given : withFlagsFirst(readLocalTarget(local), given);
   return (deps.connect ?? ((o, n) => resolveTarget(o, n, deps.env)))(target, needs);
+}
+
+/** The kept local run's target, with every option also given as a flag taken from the flag. */
+function withFlagsFirst(local: TargetOptions, flags: TargetOptions): TargetOptions {
+  const defined = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
+  return { ...local, ...defined };
 }
 
 /** The command commander chose to run, so that an error in its action is followed by that command's usage line. */

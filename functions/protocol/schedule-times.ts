@@ -89,18 +89,6 @@ export function scheduleTimesBetween(spec: ScheduleSpec, from: Date, to: Date, l
   return times;
 }
 
-/** The last `count` fire times before `until` (exclusive), oldest first; fewer if the schedule has fewer. */
-export function previousScheduleTimes(spec: ScheduleSpec, until: Date, count: number, lookBackDays = 400): Date[] {
-  const from = new Date(until.getTime() - lookBackDays * DAY_MS);
-  const times: Date[] = [];
-  for (const t of scheduleTimes(spec, from)) {
-    if (t.getTime() >= until.getTime()) break;
-    times.push(t);
-    if (times.length > count) times.shift();
-  }
-  return times;
-}
-
 function* cronTimes(expression: string, timeZone: string, start: number): Generator<Date> {
   const fields = expression.slice('cron('.length, -1).trim().split(/\s+/);
   // croner's 7-part form has seconds first; Scheduler's day-of-week is 1 = Sunday (Quartz); `?` means "the other

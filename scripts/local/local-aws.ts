@@ -6,6 +6,7 @@
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -75,6 +76,7 @@ export interface LocalClients {
   readonly s3: S3Client;
   readonly sqs: SQSClient;
   readonly sns: SNSClient;
+  readonly scheduler: SchedulerClient;
 }
 
 /** Clients of the driver itself (set-up, event sources, inspection), separate from the handlers' clients. */
@@ -91,6 +93,7 @@ export function localClients(endpoint: string): LocalClients {
     s3,
     sqs: new SQSClient(config),
     sns: new SNSClient(config),
+    scheduler: new SchedulerClient(config),
   };
 }
 

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { ScheduledJobsError } from '../../functions/protocol/errors';
 import {
   instantOfWallTime,
-  previousScheduleTimes,
   ScheduleError,
   scheduleTimes,
   scheduleTimesBetween,
@@ -161,15 +160,6 @@ describe('ranges and look-back', () => {
         100,
       ),
     ).toThrow(/fires more than 100 times between 2026-12-01T00:00:00.000Z and 2026-12-02T00:00:00.000Z/);
-  });
-
-  it('finds the last n fire times before a moment, oldest first', () => {
-    const times = previousScheduleTimes(
-      { schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' },
-      new Date('2026-12-03T05:00:00Z'),
-      2,
-    );
-    expect(times.map(iso)).toEqual(['2026-12-01T05:00:00Z', '2026-12-02T05:00:00Z']);
   });
 });
 

@@ -2,43 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { withDefaults } from '../../functions/protocol/job-settings';
-import type { ResolvedJobConfig } from '../../lib/job-config';
 import { ensureMotoServer, MOTO_PIN, MotoUnavailableError } from '../../scripts/local/moto-server';
-import { fire, planFires } from '../../scripts/local/scheduler';
-
-const job = (id: string, schedule: string, timeZone = 'UTC'): ResolvedJobConfig => ({
-  settings: withDefaults({ id }),
-  schedule,
-  timeZone,
-  flexibleWindowMinutes: 0,
-  enabled: true,
-  schedulerRetry: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 },
-});
-
-describe('planFires (the Scheduler the local run plays)', () => {
-  it('fires the next n occurrences of each job from --from, oldest first across jobs', () => {
-    const fires = planFires([job('daily', 'cron(0 6 * * ? *)'), job('twice-daily', 'rate(12 hours)')], {
-      from: new Date('2026-12-01T00:00:00Z'),
-      count: 2,
-      now: new Date('2026-11-30T00:00:00Z'),
-    });
-    expect(fires).toEqual([
-      { jobId: 'twice-daily', scheduledTime: '2026-12-01T00:00:00Z' },
-      { jobId: 'daily', scheduledTime: '2026-12-01T06:00:00Z' },
-      { jobId: 'twice-daily', scheduledTime: '2026-12-01T12:00:00Z' },
-      { jobId: 'daily', scheduledTime: '2026-12-02T06:00:00Z' },
-    ]);
-  });
-
-  it('without --from, fires the n most recent occurrences before now', () => {
-    const fires = planFires([job('daily', 'cron(0 6 * * ? *)', 'Europe/Berlin')], {
-      count: 2,
-      now: new Date('2026-12-03T06:00:00Z'),
-    });
-    expect(fires.map((f) => f.scheduledTime)).toEqual(['2026-12-02T05:00:00Z', '2026-12-03T05:00:00Z']);
-  });
-});
+import { fire } from '../../scripts/local/scheduler';
 
 describe('fire (Scheduler invoking the trigger asynchronously)', () => {
   const EVENT = {

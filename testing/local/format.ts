@@ -1,31 +1,29 @@
 /**
- * A local run as text: the occurrences as a table, then what each function did and what the run left out.
+ * A local run as text: the occurrences as a table with why each is what it is, then what each function did, what the
+ * run left out, and the verdict: whether every occurrence ended as its job's policies dictate.
  */
 import Table from 'cli-table3';
-import type { LocalRun } from './run-locally';
+import type { LocalRun, LocalRunRow } from './run-locally';
 
 export function formatLocalRun(run: LocalRun): string {
   const table = new Table({
-    head: ['job', 'scheduled time', 'worker', 'status', 'attempts', 'announced', 'run', 'report key'],
+    head: ['job', 'scheduled time', 'status', 'why', 'attempts', 'run', 'report key'],
     style: { head: [], border: [] }, // plain text: the output is often piped or pasted
+    wordWrap: true,
+    colWidths: [null, null, null, 44, null, null, null] as unknown as number[],
   });
   for (const r of run.rows) {
     table.push([
       r.jobId,
       r.scheduledTime,
-      r.worker ?? '',
-      r.status,
+      r.expected ? r.status : `${r.status} (!)`,
+      r.why,
       r.attempt === undefined ? '' : String(r.attempt),
-      r.announced ? 'yes' : 'no',
       r.runMs === undefined ? '' : `${(r.runMs / 1000).toFixed(2)} s`,
       r.reportKey ?? '',
     ]);
   }
   const lines = [table.toString()];
-  for (const r of run.rows) {
-    if (r.status !== 'SUCCEEDED' && r.lastError !== undefined)
-      lines.push(`  ${r.jobId} ${r.scheduledTime}: ${r.lastError}`);
-  }
   for (const f of run.fires) {
     if (f.outcome.startsWith('trigger failed')) lines.push(`  ${f.jobId} ${f.scheduledTime}: ${f.outcome}`);
   }
@@ -36,12 +34,27 @@ export function formatLocalRun(run: LocalRun): string {
   for (const [worker, n] of dead) lines.push(`worker ${worker}: ${n} message(s) in its dead-letter queue`);
   lines.push(`announcements on the report topic's queue: ${run.announcements.length}`);
   for (const skipped of run.notRun) lines.push(`not run: ${skipped.logicalId}, ${skipped.why}`);
-  const succeeded = run.rows.filter((r) => r.status === 'SUCCEEDED').length;
-  lines.push(
-    '',
-    run.ok
-      ? `all ${run.rows.length} occurrence(s) SUCCEEDED in ${(run.settleMs / 1000).toFixed(1)} s`
-      : `${run.rows.length - succeeded} of ${run.rows.length} occurrence(s) did not succeed${run.timedOut ? ' before the timeout' : ''}; see the functions' logs`,
-  );
+  lines.push('', verdictLine(run));
   return lines.join('\n');
+}
+
+/** `6 occurrence(s) ended as their jobs' policies dictate (4 SUCCEEDED, 2 SKIPPED) in 12.3 s`, or what did not. */
+function verdictLine(run: LocalRun): string {
+  const tally = countStatuses(run.rows);
+  const seconds = `${(run.settleMs / 1000).toFixed(1)} s`;
+  if (run.ok) return `${run.rows.length} occurrence(s) ended as their jobs' policies dictate (${tally}) in ${seconds}`;
+  const unexpected = run.rows.filter((r) => !r.expected).length;
+  const failedFires = run.fires.filter((f) => f.outcome.startsWith('trigger failed')).length;
+  const problems = [
+    unexpected > 0 ? `${unexpected} of ${run.rows.length} occurrence(s) did not end as their policy dictates (!)` : '',
+    failedFires > 0 ? `${failedFires} trigger invocation(s) failed` : '',
+    run.timedOut ? `the run timed out after ${seconds}` : '',
+  ].filter(Boolean);
+  return `${problems.join('; ')} (${tally}); see the functions' logs`;
+}
+
+function countStatuses(rows: readonly LocalRunRow[]): string {
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
 }

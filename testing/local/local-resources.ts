@@ -7,11 +7,18 @@
  */
 import { CreateTableCommand, type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import {
+  CreateScheduleCommand,
+  type CreateScheduleCommandInput,
+  CreateScheduleGroupCommand,
+  type FlexibleTimeWindow,
+  type Target,
+} from '@aws-sdk/client-scheduler';
 import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { LOCAL_REGION, type LocalClients } from '../../scripts/local/local-aws';
 import type { LocalApp, QueueSpec } from './app-model';
-import { type PhysicalResource, type ResolveContext, resolveValue } from './intrinsics';
+import { type PhysicalResource, type ResolveContext, resolveString, resolveValue } from './intrinsics';
 
 /** moto's default account. */
 export const LOCAL_ACCOUNT = '123456789012';
@@ -146,19 +153,81 @@ export async function createResources(
     );
   }
 
-  // Names only: what a function's environment may name of another function or a schedule group.
+  // Names only: what a function's environment or a schedule's target may name of a function.
   for (const [id, r] of Object.entries(app.template.Resources ?? {})) {
     if (r.Type === 'AWS::Lambda::Function') {
       const name = `${id.slice(0, 50)}${suffix}`;
       const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
       resources.set(id, { type: r.Type, ref: name, attributes: { Arn: arn } });
-    } else if (r.Type === 'AWS::Scheduler::ScheduleGroup' && typeof r.Properties?.Name === 'string') {
-      const name = r.Properties.Name;
-      const arn = `arn:aws:scheduler:${LOCAL_REGION}:${LOCAL_ACCOUNT}:schedule-group/${name}`;
-      resources.set(id, { type: r.Type, ref: name, attributes: { Arn: arn } });
     }
   }
+  await createSchedules(app, clients, { context, resources, suffix });
   return context;
+}
+
+/**
+ * The schedule groups and the schedules, as Scheduler would hold them once deployed, so that what reads them (the
+ * `occurrences` CLI's describe, pause, resume, run, backfill, retry; a worker's pause after failures) works against a
+ * local run. moto stores them but fires nothing: the local run plays the schedules itself.
+ */
+async function createSchedules(
+  app: LocalApp,
+  clients: LocalClients,
+  local: { context: ResolveContext; resources: Map<string, PhysicalResource>; suffix: string },
+): Promise<void> {
+  const { context, resources, suffix } = local;
+  const groupNames = new Map<string, string>(); // the template's name -> the local one
+  for (const [id, r] of Object.entries(app.template.Resources ?? {})) {
+    if (r.Type !== 'AWS::Scheduler::ScheduleGroup') continue;
+    const base = typeof r.Properties?.Name === 'string' ? r.Properties.Name : id;
+    const name = `${base.slice(0, SCHEDULER_NAME_MAX - suffix.length)}${suffix}`;
+    const created = await clients.scheduler.send(new CreateScheduleGroupCommand({ Name: name }));
+    groupNames.set(base, name);
+    resources.set(id, { type: r.Type, ref: name, attributes: { Arn: created.ScheduleGroupArn ?? '' } });
+  }
+  for (const [id, r] of Object.entries(app.template.Resources ?? {})) {
+    if (r.Type !== 'AWS::Scheduler::Schedule') continue;
+    const p = r.Properties ?? {};
+    const group = resolveGroupName(p.GroupName, context, groupNames);
+    const name = typeof p.Name === 'string' ? p.Name : `${id.slice(0, SCHEDULER_NAME_MAX - suffix.length)}${suffix}`;
+    const target = (p.Target ?? {}) as Record<string, unknown>;
+    const created = await clients.scheduler.send(
+      new CreateScheduleCommand({
+        Name: name,
+        GroupName: group,
+        ScheduleExpression: resolveString(p.ScheduleExpression, context),
+        ScheduleExpressionTimezone: optionalString(p.ScheduleExpressionTimezone, context),
+        Description: optionalString(p.Description, context),
+        State: optionalString(p.State, context) as CreateScheduleCommandInput['State'],
+        StartDate: p.StartDate === undefined ? undefined : new Date(resolveString(p.StartDate, context)),
+        EndDate: p.EndDate === undefined ? undefined : new Date(resolveString(p.EndDate, context)),
+        FlexibleTimeWindow: resolveValue(p.FlexibleTimeWindow ?? { Mode: 'OFF' }, context) as FlexibleTimeWindow,
+        Target: {
+          Arn: resolveString(target.Arn, context),
+          // IAM is not emulated: the role only has to look like one, as UpdateSchedule passes it back.
+          RoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local-scheduler${suffix}`,
+          Input: optionalString(target.Input, context),
+          RetryPolicy: resolveValue(target.RetryPolicy, context) as Target['RetryPolicy'],
+          DeadLetterConfig: resolveValue(target.DeadLetterConfig, context) as Target['DeadLetterConfig'],
+        },
+      }),
+    );
+    resources.set(id, { type: r.Type, ref: name, attributes: { Arn: created.ScheduleArn ?? '' } });
+  }
+}
+
+/** Scheduler's limit for group and schedule names. */
+const SCHEDULER_NAME_MAX = 64;
+
+/** The local name of the group a schedule names: a Ref to a group of the template, or the template's literal name. */
+function resolveGroupName(value: unknown, context: ResolveContext, groupNames: ReadonlyMap<string, string>) {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return groupNames.get(value) ?? value;
+  return resolveString(value, context);
+}
+
+function optionalString(value: unknown, context: ResolveContext): string | undefined {
+  return value === undefined ? undefined : resolveString(value, context);
 }
 
 /** The template's table as CreateTable takes it: keys, attribute definitions, indexes, billing and stream. */

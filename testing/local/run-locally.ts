@@ -16,6 +16,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { type JobSettings, parseJobSettingsList } from '../../functions/protocol/job-settings';
 import { type Occurrence, type OccurrenceKey, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
@@ -32,6 +33,7 @@ import { type FunctionEnv, FunctionSandbox } from './function-sandbox';
 import { type ResolveContext, resolveString, UnresolvedReference } from './intrinsics';
 import { createResources, LOCAL_ACCOUNT } from './local-resources';
 import { RequestSerializer } from './request-serializer';
+import { judgeRow, type VerdictContext } from './verdict';
 
 export interface RunLocallyOptions {
   /** `cdk synth`'s output folder. Default `cdk.out`. */
@@ -51,6 +53,23 @@ export interface RunLocallyOptions {
   readonly jobs?: readonly string[];
   /** Deliveries of each occurrence to the trigger, at once: Scheduler delivers at least once. 1-5, default 2. */
   readonly copies?: number;
+  /**
+   * `in-turn` (the default): one fire time after the other, the next when the last one's rows have settled, as time
+   * would bring them to a job that finishes before its next time. `at-once`: every occurrence at once, as Scheduler
+   * delivers them after an outage: each job's overlap policy decides (under the default `skip`, one runs and the
+   * others are SKIPPED, naming it).
+   */
+  readonly fire?: LocalFireMode;
+  /**
+   * Once every occurrence has settled, deliver each once more, late, as a redelivering Scheduler would: the trigger
+   * must record nothing new. Default false.
+   */
+  readonly redeliverLate?: boolean;
+  /**
+   * Leave the emulator, its resources and the event sources running after the run, so that the `occurrences` CLI can
+   * work on them (the result's `resources.cliOptions`); the result's `stop()` ends them. Default false.
+   */
+  readonly keep?: boolean;
   /** Give up waiting for the occurrences after this long. Default 120. */
   readonly timeoutSeconds?: number;
   /** Overrides every queue's visibility timeout, so that a failed batch comes back in seconds. */
@@ -86,6 +105,10 @@ export interface LocalRunRow extends OccurrenceKey {
   readonly report?: string;
   /** The row as last read. */
   readonly row?: Occurrence;
+  /** It ended as its job's policies dictate (verdict.ts). */
+  readonly expected: boolean;
+  /** Why it is what it is (a skip's reason and what it yielded to, an error), and what was expected if not this. */
+  readonly why: string;
 }
 
 export interface LocalFunctionStats {
@@ -96,13 +119,42 @@ export interface LocalFunctionStats {
   readonly requests: number;
 }
 
+export type LocalFireMode = 'in-turn' | 'at-once';
+
+/** Where a local run's resources are in the emulator: what the `occurrences` CLI needs to work on them. */
+export interface LocalResourceNames {
+  /** The emulator: http://127.0.0.1:PORT. */
+  readonly endpoint: string;
+  readonly region: string;
+  /** The occurrences table of the fired jobs (the first, where a stack has several ScheduledJobs). */
+  readonly tableName: string;
+  readonly bucketName?: string;
+  /** The schedule group of the fired jobs' schedules. */
+  readonly scheduleGroupName?: string;
+  /** Each worker's job queue URL, by worker id. */
+  readonly workerQueues: Readonly<Record<string, string>>;
+  /** The `occurrences` CLI's global options that point it at these resources. */
+  readonly cliOptions: readonly string[];
+}
+
 export interface LocalRun {
   readonly stackName: string;
-  /** Every occurrence fired SUCCEEDED (and was announced, where the stack has a notifier), and no trigger failed. */
+  /**
+   * Every occurrence ended as its job's policies dictate (verdict.ts: SUCCEEDED and announced, or SKIPPED, BUFFERED
+   * then run, or CANCELLED as its overlap policy and catch-up window allow), no trigger failed, and nothing timed out.
+   */
   readonly ok: boolean;
   readonly rows: readonly LocalRunRow[];
-  /** Each trigger invocation's outcome (the trigger's result, or its error after Lambda's async retries). */
-  readonly fires: readonly { readonly jobId: string; readonly scheduledTime: string; readonly outcome: string }[];
+  /**
+   * Each trigger invocation's outcome (the trigger's result, or its error after Lambda's async retries); `late`: a
+   * redelivery after the rows settled (`redeliverLate`).
+   */
+  readonly fires: readonly {
+    readonly jobId: string;
+    readonly scheduledTime: string;
+    readonly outcome: string;
+    readonly late: boolean;
+  }[];
   /** What arrived on the queues subscribed to the stack's topics: one per announced report. */
   readonly announcements: readonly unknown[];
   /** Messages in each worker's dead-letter queue at the end, by worker id. */
@@ -113,6 +165,13 @@ export interface LocalRun {
   /** Real time from the first fire until the rows settled (or the timeout). */
   readonly settleMs: number;
   readonly timedOut: boolean;
+  readonly fireMode: LocalFireMode;
+  readonly resources: LocalResourceNames;
+}
+
+/** A run made with `keep: true`: everything still runs until `stop()`. */
+export interface KeptLocalRun extends LocalRun {
+  stop(): Promise<void>;
 }
 
 export const LOCAL_RUN_LIMITS = { maxCount: 50, maxCopies: 5, maxLogLines: 50_000 } as const;
@@ -126,18 +185,22 @@ interface LoadedFunction {
 }
 
 /**
- * Run the jobs of a synthesized app locally, end to end, and return the occurrences as they ended.
+ * Run the jobs of a synthesized app locally, end to end, and return the occurrences as they ended, each judged
+ * against its job's policies.
  *
  * @example
  * const run = await runLocally({ assemblyDir: 'cdk.out', count: 2 });
  * console.log(formatLocalRun(run));
  */
-export async function runLocally(options: RunLocallyOptions = {}): Promise<LocalRun> {
+export async function runLocally(options: RunLocallyOptions & { readonly keep: true }): Promise<KeptLocalRun>;
+export async function runLocally(options?: RunLocallyOptions): Promise<LocalRun>;
+export async function runLocally(options: RunLocallyOptions = {}): Promise<LocalRun | KeptLocalRun> {
   const assemblyDir = path.resolve(options.assemblyDir ?? 'cdk.out');
   const count = wholeInRange('count', options.count ?? 1, 1, LOCAL_RUN_LIMITS.maxCount);
   const copies = wholeInRange('copies', options.copies ?? 2, 1, LOCAL_RUN_LIMITS.maxCopies);
   const timeoutSeconds = wholeInRange('timeoutSeconds', options.timeoutSeconds ?? 120, 1, 3600);
   const pollers = wholeInRange('pollers', options.pollers ?? 2, 1, 20);
+  const fireMode = fireModeOf(options.fire);
   const from = startTime(options.from, options.clock);
   const app = readLocalApp(assemblyDir, options.stackName);
   const { stack } = app;
@@ -150,6 +213,15 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
   const logs: LocalLogLine[] = [];
   const sourceMaps = enableSourceMaps();
   let stopSources: () => Promise<void> = async () => undefined;
+  const stopAll = async () => {
+    await stopSources();
+    stopSources = async () => undefined;
+    await serializer.stop();
+    sandbox.close();
+    sourceMaps.restore();
+    await moto?.stop();
+  };
+  let kept = false;
   try {
     const clients = localClients(endpoint);
     const runId = randomBytes(3).toString('hex');
@@ -172,26 +244,34 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
     stopSources = sources.stop;
     const started = performance.now();
     const announcing = app.streamSources.length > 0;
-    const { fired, rows, timedOut } = await fireInRounds(schedules, functions, {
-      plan: { from, count, copies },
-      read,
-      announcing,
-      deadline: started + timeoutSeconds * 1000,
-    });
+    const run = { plan: { from, count, copies }, read, announcing, deadline: started + timeoutSeconds * 1000 };
+    const { fired, rows, timedOut } =
+      fireMode === 'in-turn'
+        ? await fireInTurn(schedules, functions, run)
+        : await fireAtOnce(schedules, functions, run);
     const keys = uniqueKeys(fired.map((f) => f.key));
     const settleMs = performance.now() - started;
-    await sources.stop();
-    stopSources = async () => undefined;
+    if (options.redeliverLate === true && !timedOut) {
+      const late = await fireSchedules(
+        keys.map((key) => ({ schedule: scheduleOf(schedules, key.jobId), time: key.scheduledTime })),
+        functions,
+        1,
+      );
+      fired.push(...late.map((f) => ({ ...f, late: true })));
+    }
+    if (options.keep !== true) {
+      await sources.stop();
+      stopSources = async () => undefined;
+    }
 
     const reports = await readReports(clients, functions, rows);
-    return {
+    const verdict = { settings: jobSettingsOf(functions), announcing, keys };
+    const judged = keys.map((key, i) => rowOf(key, rows[i], reports.get(i), verdict));
+    const result: LocalRun = {
       stackName: stack.stackName,
-      ok:
-        !timedOut &&
-        fired.every((f) => !f.outcome.startsWith('trigger failed')) &&
-        rows.every((r) => r?.status === 'SUCCEEDED' && (!announcing || r.notifiedAt !== undefined)),
-      rows: keys.map((key, i) => rowOf(key, rows[i], reports.get(i))),
-      fires: fired.map((f) => ({ ...f.key, outcome: f.outcome })),
+      ok: !timedOut && fired.every((f) => !f.outcome.startsWith('trigger failed')) && judged.every((r) => r.expected),
+      rows: judged,
+      fires: fired.map((f) => ({ ...f.key, outcome: f.outcome, late: f.late === true })),
       announcements: await drainSubscribedQueues(app, context, clients),
       deadLetters: await deadLetterCounts(app, context, clients),
       functions: [...functions.values()].map((f) => ({
@@ -204,14 +284,76 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       logs,
       settleMs,
       timedOut,
+      fireMode,
+      resources: resourceNames(app, context, functions, { endpoint, schedules }),
     };
+    if (options.keep !== true) return result;
+    kept = true;
+    return { ...result, stop: stopAll };
   } finally {
-    await stopSources();
-    await serializer.stop();
-    sandbox.close();
-    sourceMaps.restore();
-    await moto?.stop();
+    if (!kept) await stopAll();
   }
+}
+
+function fireModeOf(mode: unknown): LocalFireMode {
+  if (mode === undefined) return 'in-turn';
+  if (mode === 'in-turn' || mode === 'at-once') return mode;
+  throw new TypeError(`runLocally: fire must be 'in-turn' or 'at-once', got ${quoteValue(mode)}`);
+}
+
+function scheduleOf(schedules: readonly ScheduleSpec[], jobId: string): ScheduleSpec {
+  return schedules.find((s) => s.jobId === jobId) as ScheduleSpec;
+}
+
+/** Every job's settings, from the JOB_SETTINGS its worker was given: what the verdict judges each row by. */
+function jobSettingsOf(functions: ReadonlyMap<string, LoadedFunction>): Map<string, JobSettings> {
+  const settings = new Map<string, JobSettings>();
+  for (const fn of functions.values()) {
+    const json = fn.env[ENV.jobSettings];
+    if (json === undefined) continue;
+    for (const [id, s] of parseJobSettingsList(json, `${fn.label}'s ${ENV.jobSettings}`)) settings.set(id, s);
+  }
+  return settings;
+}
+
+/** The names the CLI needs, and its options that point at them. */
+function resourceNames(
+  app: LocalApp,
+  context: ResolveContext,
+  functions: ReadonlyMap<string, LoadedFunction>,
+  run: { endpoint: string; schedules: readonly ScheduleSpec[] },
+): LocalResourceNames {
+  const [first] = run.schedules;
+  const tableName = tableOf(app, functions, first);
+  const bucketName = [...functions.values()].map((f) => f.env[ENV.bucketName]).find((b) => b !== undefined);
+  const groupId = first.groupName;
+  const scheduleGroupName = [...context.resources.values()].find(
+    (r) => r.type === 'AWS::Scheduler::ScheduleGroup' && (groupId === undefined || r.ref.startsWith(groupId)),
+  )?.ref;
+  const workerQueues = Object.fromEntries(
+    app.workers.flatMap((w) => {
+      const url = context.resources.get(w.queue)?.ref;
+      return url === undefined ? [] : [[w.workerId, url]];
+    }),
+  );
+  const cliOptions = [
+    '--endpoint',
+    run.endpoint,
+    '--table',
+    tableName,
+    ...(bucketName === undefined ? [] : ['--bucket', bucketName]),
+    ...(scheduleGroupName === undefined ? [] : ['--schedule-group', scheduleGroupName]),
+    ...Object.entries(workerQueues).flatMap(([id, url]) => ['--worker-queue', `${id}=${url}`]),
+  ];
+  return {
+    endpoint: run.endpoint,
+    region: LOCAL_REGION,
+    tableName,
+    bucketName,
+    scheduleGroupName,
+    workerQueues,
+    cliOptions,
+  };
 }
 
 /** The schedules to fire: those of the named jobs, or every enabled one. */
@@ -397,22 +539,24 @@ function startSources(
 interface Fired {
   readonly key: OccurrenceKey;
   readonly outcome: string;
+  readonly late?: boolean;
+}
+
+interface FirePlan {
+  readonly plan: { from: Date; count: number; copies: number };
+  readonly read: (key: OccurrenceKey) => Promise<Occurrence | undefined>;
+  readonly announcing: boolean;
+  readonly deadline: number;
 }
 
 /**
  * The schedules' next `count` times, one round at a time as time would bring them: round k fires every schedule's
- * k-th time, and the next round starts when the round's rows have settled. Fired all at once, the occurrences of one
- * job would overlap, and its overlap policy (default skip) would rightly skip all but one of them.
+ * k-th time, and the next round starts when the round's rows have settled.
  */
-async function fireInRounds(
+async function fireInTurn(
   schedules: readonly ScheduleSpec[],
   functions: ReadonlyMap<string, LoadedFunction>,
-  run: {
-    plan: { from: Date; count: number; copies: number };
-    read: (key: OccurrenceKey) => Promise<Occurrence | undefined>;
-    announcing: boolean;
-    deadline: number;
-  },
+  run: FirePlan,
 ): Promise<{ fired: Fired[]; rows: (Occurrence | undefined)[]; timedOut: boolean }> {
   const fired: Fired[] = [];
   const timesOf = new Map(schedules.map((s) => [s, fireTimes(s, run.plan.from, run.plan.count)]));
@@ -432,6 +576,20 @@ async function fireInRounds(
     );
     if (settled.timedOut) break;
   }
+  const keys = uniqueKeys(fired.map((f) => f.key));
+  return { fired, ...(await waitUntilSettled(run.read, keys, run.announcing, run.deadline - performance.now())) };
+}
+
+/** Every schedule's next `count` times at once, as Scheduler delivers a backlog after an outage. */
+async function fireAtOnce(
+  schedules: readonly ScheduleSpec[],
+  functions: ReadonlyMap<string, LoadedFunction>,
+  run: FirePlan,
+): Promise<{ fired: Fired[]; rows: (Occurrence | undefined)[]; timedOut: boolean }> {
+  const due = schedules.flatMap((schedule) =>
+    fireTimes(schedule, run.plan.from, run.plan.count).map((time) => ({ schedule, time })),
+  );
+  const fired = await fireSchedules(due, functions, run.plan.copies);
   const keys = uniqueKeys(fired.map((f) => f.key));
   return { fired, ...(await waitUntilSettled(run.read, keys, run.announcing, run.deadline - performance.now())) };
 }
@@ -593,11 +751,18 @@ async function deadLetterCounts(
   return counts;
 }
 
-function rowOf(key: OccurrenceKey, row: Occurrence | undefined, report: string | undefined): LocalRunRow {
-  if (row === undefined) return { ...key, status: 'MISSING', announced: false };
+function rowOf(
+  key: OccurrenceKey,
+  row: Occurrence | undefined,
+  report: string | undefined,
+  verdict: VerdictContext,
+): LocalRunRow {
+  const judged = judgeRow(key, row, verdict);
+  if (row === undefined) return { ...key, status: 'MISSING', announced: false, ...judged };
   const end = row.succeededAt ?? row.failedAt;
   return {
     ...key,
+    ...judged,
     worker: row.worker,
     status: row.status,
     attempt: row.attempt,
@@ -623,8 +788,9 @@ function lineSplitter(fn: string, emit: (line: LocalLogLine) => void) {
 function uniqueKeys(keys: readonly OccurrenceKey[]): OccurrenceKey[] {
   const seen = new Map<string, OccurrenceKey>();
   for (const k of keys) seen.set(`${k.jobId}\u0000${k.scheduledTime}`, k);
+  // Each job's occurrences together, in time order: how the policies between them read.
   return [...seen.values()].sort(
-    (a, b) => a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId),
+    (a, b) => a.jobId.localeCompare(b.jobId) || a.scheduledTime.localeCompare(b.scheduledTime),
   );
 }
 
