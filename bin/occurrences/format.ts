@@ -5,6 +5,7 @@
 import Table from 'cli-table3';
 import type { JobState } from '../../functions/protocol/job-state';
 import type { Occurrence } from '../../functions/protocol/occurrence';
+import { statusReason } from '../../functions/protocol/status-reason';
 
 const PLAIN = { head: [] as string[], border: [] as string[] };
 
@@ -48,30 +49,15 @@ export function detail(o: Occurrence, now: number, states?: JobStates): string {
       return truncate(o.lastError ?? '', 80);
     case 'SUCCEEDED':
       return o.reportKey ?? '';
+    // Why it did not run: the words every reader of a row uses (statusReason), with what only the job-state row
+    // knows for a BUFFERED one.
     case 'SKIPPED':
-      return skipDetail(o);
+    case 'CANCELLED':
+      return statusReason(o);
     case 'BUFFERED':
       return bufferDetail(o, states?.get(o.jobId));
-    case 'CANCELLED':
-      return `cancelled by ${o.cancelledBy ?? '? (not recorded)'}`;
     default:
       return '';
-  }
-}
-
-/** `overlap, yielded to 2026-12-02T05:00:00Z`, `missed (recorded 3h 00m late)`, `paused`. */
-export function skipDetail(o: Occurrence): string {
-  switch (o.skipReason) {
-    case 'overlap':
-      return o.yieldedTo ? `overlap, yielded to ${o.yieldedTo}` : 'overlap';
-    case 'missed': {
-      const late = lateBy(o);
-      return late === undefined ? 'missed' : `missed (recorded ${duration(late)} late)`;
-    }
-    case 'paused':
-      return 'paused';
-    default:
-      return 'reason not recorded';
   }
 }
 
@@ -85,10 +71,10 @@ export function lateBy(o: Occurrence): number | undefined {
 
 /**
  * What a BUFFERED occurrence waits for: the occurrence holding the job's running slot, and its place in the buffer,
- * from the job-state row; without it, only that it waits for the slot.
+ * from the job-state row; without it (watch), statusReason's words: since when it waits.
  */
 export function bufferDetail(o: Occurrence, state: JobState | undefined): string {
-  if (state === undefined) return 'waiting for the running slot';
+  if (state === undefined) return statusReason(o);
   const holder = state.slotTime ? `waiting for ${state.slotTime}` : 'waiting to be woken, the slot is free';
   const place = state.buffer?.indexOf(o.scheduledTime) ?? -1;
   const length = state.buffer?.length ?? 0;

@@ -4,7 +4,7 @@
  * missing from the buffer; a skipped or cancelled row whose reason fields are absent.
  */
 import { describe, expect, it } from 'vitest';
-import { detail, lastChange } from '../../bin/occurrences/format';
+import { detail, lastChange, lateBy } from '../../bin/occurrences/format';
 import type { JobState } from '../../functions/protocol/job-state';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { row } from './support';
@@ -16,8 +16,8 @@ const buffered = row('j', '2026-11-30T11:00:00Z', OccurrenceStatus.BUFFERED, NOW
 const state = (extra: Partial<JobState>): JobState => ({ jobId: 'j', scheduledTime: '#job', version: 3, ...extra });
 
 describe('Function: detail', () => {
-  it('BUFFERED without the job-state row says only that it waits for the running slot', () => {
-    expect(detail(buffered, NOW)).toBe('waiting for the running slot');
+  it('BUFFERED without the job-state row (watch) says since when it waits for the running slot', () => {
+    expect(detail(buffered, NOW)).toBe("waiting for the job's running slot since 2026-11-30T11:00:01.000Z");
   });
 
   it('BUFFERED behind a holder says which occurrence holds the slot and its place in the buffer', () => {
@@ -37,17 +37,24 @@ describe('Function: detail', () => {
     );
   });
 
-  it('a skipped or cancelled row without its reason fields says so instead of an empty column', () => {
+  it("a skipped or cancelled row says why in statusReason's words, also without its reason fields", () => {
     const skipped = row('j', '2026-11-30T08:00:00Z', OccurrenceStatus.SKIPPED, NOW);
     const cancelled = row('j', '2026-11-30T08:00:00Z', OccurrenceStatus.CANCELLED, NOW);
-    expect(detail(skipped, NOW)).toBe('reason not recorded');
+    expect(detail(skipped, NOW)).toBe('skipped');
     expect(detail({ ...skipped, skipReason: 'overlap' }, NOW)).toBe('overlap');
-    expect(detail(cancelled, NOW)).toBe('cancelled by ? (not recorded)');
-    // A missed row whose times do not give a delay (recorded before its scheduled time) gives none.
-    expect(detail({ ...skipped, skipReason: 'missed', skippedAt: '2026-11-30T07:00:00.000Z' }, NOW)).toBe('missed');
-    expect(detail({ ...skipped, skipReason: 'missed', skippedAt: '2026-11-30T09:30:00.000Z' }, NOW)).toBe(
-      'missed (recorded 1h 30m late)',
+    expect(detail({ ...skipped, skipReason: 'paused' }, NOW)).toBe('paused: delivered while the job was paused');
+    expect(detail(cancelled, NOW)).toBe('cancelled');
+    expect(detail({ ...cancelled, cancelledBy: '2026-11-30T09:00:00Z' }, NOW)).toBe(
+      'cancelled by 2026-11-30T09:00:00Z (overlap cancelOther)',
     );
+  });
+});
+
+describe('Function: lateBy', () => {
+  it('is how long after its scheduled time a missed row was recorded, and nothing for a row recorded before it', () => {
+    const missed = row('j', '2026-11-30T08:00:00Z', OccurrenceStatus.SKIPPED, NOW, { skipReason: 'missed' });
+    expect(lateBy({ ...missed, skippedAt: '2026-11-30T09:30:00.000Z' })).toBe(90 * 60_000);
+    expect(lateBy({ ...missed, skippedAt: '2026-11-30T07:00:00.000Z' })).toBeUndefined();
   });
 });
 

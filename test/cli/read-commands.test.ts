@@ -244,9 +244,9 @@ describe('list: why a row did not run, or waits', () => {
 
     const line = (h: number) => ctx.captured.out[0].split('\n').find((l) => l.includes(hour(h))) ?? '';
     expect(line(1)).toMatch(/SKIPPED.*│ overlap, yielded to 2026-11-30T00:00:00Z\s*│/);
-    expect(line(2)).toMatch(/SKIPPED.*│ missed \(recorded 3h 00m late\)\s*│/);
-    expect(line(3)).toMatch(/SKIPPED.*│ paused\s*│/);
-    expect(line(4)).toMatch(/CANCELLED.*│ cancelled by 2026-11-30T05:00:00Z\s*│/);
+    expect(line(2)).toMatch(/SKIPPED.*│ missed: recorded 3 h after its time, past the job's catch-up window\s*│/);
+    expect(line(3)).toMatch(/SKIPPED.*│ paused: delivered while the job was paused\s*│/);
+    expect(line(4)).toMatch(/CANCELLED.*│ cancelled by 2026-11-30T05:00:00Z \(overlap cancelOther\)\s*│/);
     expect(line(6)).toMatch(/BUFFERED.*│ waiting for 2026-11-30T05:00:00Z \(1 of 2 in the buffer\)\s*│/);
     expect(line(7)).toMatch(/BUFFERED.*│ waiting for 2026-11-30T05:00:00Z \(2 of 2 in the buffer\)\s*│/);
     // The last change of a skipped row is its skip, not its creation.

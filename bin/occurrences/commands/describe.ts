@@ -8,9 +8,10 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { DESCRIBE_NEXT, describeJob, type JobDescription, pauseSummary } from '../../../functions/protocol/job-control';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
+import { statusReason } from '../../../functions/protocol/status-reason';
 import { jobIdArgument, parseArguments, wholeNumberArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
-import { fieldTable, plainTable, skipDetail } from '../format';
+import { fieldTable, plainTable } from '../format';
 import { catalogueOf, historyOf } from '../target';
 import { deployedJob } from './backfill';
 
@@ -75,8 +76,7 @@ function recentRow(o: Occurrence): string[] {
 function recentDetail(o: Occurrence): string {
   const parts = [
     // The same words as list's detail column.
-    o.status === 'SKIPPED' ? skipDetail(o) : undefined,
-    o.cancelledBy && `cancelled by ${o.cancelledBy}`,
+    o.status === 'SKIPPED' || o.status === 'CANCELLED' ? statusReason(o) : undefined,
     o.origin && `${o.origin} by ${o.requestedBy ?? 'unknown'}`,
     o.status === 'FAILED' && o.lastError ? o.lastError.slice(0, 60) : undefined,
   ];
