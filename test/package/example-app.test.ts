@@ -116,7 +116,7 @@ describe('the example app, run as its team would', () => {
       const rows = result.stdout.split('\n').filter((line) => /SUCCEEDED/.test(line));
       expect(rows.filter((line) => /weekly-export .*exports /.test(line))).toHaveLength(2);
       expect(rows.filter((line) => /daily-digest .*daily-digest /.test(line))).toHaveLength(2);
-      expect(result.stdout).toContain('all 4 occurrence(s) SUCCEEDED');
+      expect(result.stdout).toContain("4 occurrence(s) ended as their jobs' policies dictate (4 SUCCEEDED)");
     },
     SLOW,
   );

@@ -10,7 +10,7 @@ export function formatLocalRun(run: LocalRun): string {
     head: ['job', 'scheduled time', 'status', 'why', 'attempts', 'run', 'report key'],
     style: { head: [], border: [] }, // plain text: the output is often piped or pasted
     wordWrap: true,
-    colWidths: [null, null, null, 44, null, null, null] as unknown as number[],
+    colWidths: [null, null, null, 42, null, null, null] as unknown as number[],
   });
   for (const r of run.rows) {
     table.push([
