@@ -14,7 +14,21 @@ const STATUSES = Object.values(OccurrenceStatus);
 const DURATION = /^(\d+)(s|m|h|d)$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** An ISO-8601 date (UTC midnight) or date-time with a zone; sub-seconds are allowed in a range bound. */
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const EARLIEST_KEY_MS = Date.parse(SCHEDULED_TIME_RANGE.earliest);
 const LATEST_KEY_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
 
@@ -41,7 +55,13 @@ export function timeArgument(now: number) {
     if (value === 'now') return now;
     const duration = DURATION.exec(value);
     if (duration) return now - Number(duration[1]) * UNIT_MS[duration[2]];
-    const ms = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    const match = ISO_TIME.exec(value);
+    const impossible = match ? calendarProblem(match) : undefined;
+    if (impossible !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `${quoteValue(value)} is not a real date or time: ${impossible}` });
+      return z.NEVER;
+    }
+    const ms = match ? Date.parse(value) : Number.NaN;
     if (Number.isNaN(ms)) {
       ctx.addIssue({
         code: 'custom',
@@ -54,6 +74,34 @@ export function timeArgument(now: number) {
     return Math.min(Math.max(ms, EARLIEST_KEY_MS), LATEST_KEY_MS);
   });
 }
+
+/**
+ * What is impossible in a date or date-time that has the ISO form, or undefined. `Date.parse` rolls an impossible
+ * day over (2026-02-31 becomes 3 March) and reads 24:00 as the next midnight: a bound the operator did not mean.
+ */
+function calendarProblem(match: RegExpExecArray): string | undefined {
+  const part = (i: number): number | undefined => (match[i] === undefined ? undefined : Number(match[i]));
+  const [year, month, day] = [1, 2, 3].map((i) => Number(match[i]));
+  const [hour, minute, second, offsetHours, offsetMinutes] = [4, 5, 6, 7, 8].map(part);
+  if (month < 1 || month > 12) return `there is no month ${month}`;
+  const days = daysIn(year, month);
+  if (day < 1 || day > days) return `${MONTHS[month - 1]} ${year} has ${days} days`;
+  if (hour !== undefined && hour > 23) return `the hours go from 00 to 23 (midnight is 00:00 of the next day)`;
+  if (minute !== undefined && minute > 59) return 'the minutes go from 00 to 59';
+  if (second !== undefined && second > 59) return 'the seconds go from 00 to 59';
+  if (offsetHours !== undefined && (offsetHours > 23 || (offsetMinutes ?? 0) > 59))
+    return 'a zone offset goes from -23:59 to +23:59';
+  return undefined;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month !== 2) return [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return leap ? 29 : 28;
+}
+
+/** Every status an occurrence may have, as `--status` takes them: the help lists them from here. */
+export const STATUS_NAMES: readonly OccurrenceStatus[] = STATUSES;
 
 export const statusListArgument = z.string().transform((value, ctx) => {
   const parts = value

@@ -3,7 +3,9 @@
  * pasted) and times relative to the injected clock.
  */
 import Table from 'cli-table3';
+import type { JobState } from '../../functions/protocol/job-state';
 import type { Occurrence } from '../../functions/protocol/occurrence';
+import { statusReason } from '../../functions/protocol/status-reason';
 
 const PLAIN = { head: [] as string[], border: [] as string[] };
 
@@ -26,8 +28,14 @@ export function when(isoTime: string | undefined, now: number): string {
   return `${isoTime} (${t <= now ? `${duration(now - t)} ago` : `in ${duration(t - now)}`})`;
 }
 
-/** The one line that says most about a row: its error, its lease, its wait or its report. */
-export function detail(o: Occurrence, now: number): string {
+/**
+ * What a list knows of a job beyond its rows: its job-state row (the running slot a BUFFERED occurrence waits for,
+ * and the buffer's order), by job id. Absent: the detail says what the row alone says.
+ */
+export type JobStates = ReadonlyMap<string, JobState | undefined>;
+
+/** The one line that says most about a row: its error, its lease, its wait, its report, or why it did not run. */
+export function detail(o: Occurrence, now: number, states?: JobStates): string {
   switch (o.status) {
     case 'RUNNING':
       return o.leaseExpiresAt !== undefined && Date.parse(o.leaseExpiresAt) < now
@@ -41,9 +49,38 @@ export function detail(o: Occurrence, now: number): string {
       return truncate(o.lastError ?? '', 80);
     case 'SUCCEEDED':
       return o.reportKey ?? '';
+    // Why it did not run: the words every reader of a row uses (statusReason), with what only the job-state row
+    // knows for a BUFFERED one.
+    case 'SKIPPED':
+    case 'CANCELLED':
+      return statusReason(o);
+    case 'BUFFERED':
+      return bufferDetail(o, states?.get(o.jobId));
     default:
       return '';
   }
+}
+
+/** How long after its scheduled time a missed occurrence was first recorded. */
+export function lateBy(o: Occurrence): number | undefined {
+  const recorded = o.skippedAt ?? o.createdAt;
+  const late = Date.parse(recorded) - Date.parse(o.scheduledTime);
+  // A row recorded before its own scheduled time was not missed by this much: say nothing rather than a wrong delay.
+  return Number.isNaN(late) || late < 0 ? undefined : late;
+}
+
+/**
+ * What a BUFFERED occurrence waits for: the occurrence holding the job's running slot, and its place in the buffer,
+ * from the job-state row; without it (watch), statusReason's words: since when it waits.
+ */
+export function bufferDetail(o: Occurrence, state: JobState | undefined): string {
+  if (state === undefined) return statusReason(o);
+  const holder = state.slotTime ? `waiting for ${state.slotTime}` : 'waiting to be woken, the slot is free';
+  const place = state.buffer?.indexOf(o.scheduledTime) ?? -1;
+  const length = state.buffer?.length ?? 0;
+  return place < 0
+    ? `${holder} (not in the buffer: the reconciler wakes it)`
+    : `${holder} (${place + 1} of ${length} in the buffer)`;
 }
 
 /** The latest time anything was recorded in the row. */
@@ -56,12 +93,16 @@ export function lastChange(o: Occurrence): string {
     o.succeededAt,
     o.failedAt,
     o.notifiedAt,
+    o.skippedAt,
+    o.bufferedAt,
+    o.cancelledAt,
+    o.requeuedAt,
     (o as { manualRetryAt?: string }).manualRetryAt,
   ].filter((t): t is string => t !== undefined);
   return times.sort().at(-1) ?? '';
 }
 
-export function occurrenceTable(rows: readonly Occurrence[], now: number): string {
+export function occurrenceTable(rows: readonly Occurrence[], now: number, states?: JobStates): string {
   const table = new Table({
     head: ['job', 'scheduled time', 'status', 'attempt', 'last change', 'detail'],
     style: PLAIN,
@@ -74,7 +115,7 @@ export function occurrenceTable(rows: readonly Occurrence[], now: number): strin
       o.status,
       String(o.attempt),
       changed ? `${duration(now - Date.parse(changed))} ago` : '',
-      detail(o, now),
+      detail(o, now, states),
     ]);
   }
   return table.toString();

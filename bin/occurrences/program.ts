@@ -45,7 +45,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   showUsageAfterErrors(program);
 
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync(withoutHelpOfUnknown(program, argv), { from: 'user' });
     if (argv.length === 0) {
       program.outputHelp({ error: true });
       return EXIT.usage;
@@ -132,6 +132,17 @@ function followActiveCommand(program: Command): () => Command {
     active = actionCommand;
   });
   return () => active;
+}
+
+/**
+ * `help <name>` of a command that does not exist: commander prints the whole program help after no message, exit
+ * 2. Parsed as `<name>` alone, it gets the unknown command's message, the suggestion and the one-line pointer.
+ */
+function withoutHelpOfUnknown(program: Command, argv: readonly string[]): string[] {
+  const [first, name] = argv;
+  const known = (n: string) => program.commands.some((c) => c.name() === n || c.aliases().includes(n));
+  if (first === 'help' && name !== undefined && !name.startsWith('-') && !known(name)) return [name];
+  return [...argv];
 }
 
 /** Every command throws instead of exiting, and follows a parse error with its own usage line. */

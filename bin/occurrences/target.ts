@@ -76,6 +76,11 @@ export interface Needs {
   readonly queues?: boolean;
   /** Wanted to show where a report is; not worth failing for. */
   readonly bucket?: boolean;
+  /**
+   * The deployed jobs when a flag or the stack names the schedule group, to tell an unknown job from one that has not
+   * fired yet (list, watch); not worth failing for, nor worth reading a stack no flag names.
+   */
+  readonly knownJobs?: boolean;
 }
 
 export async function resolveTarget(
@@ -88,7 +93,8 @@ export async function resolveTarget(
   const dynamo = new DynamoDBClient(config);
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const sqs = needs.queues ? new SQSClient(config) : undefined;
-  const scheduler = needs.jobs && names.scheduleGroup !== undefined ? new SchedulerClient(config) : undefined;
+  const wantsJobs = needs.jobs || needs.knownJobs;
+  const scheduler = wantsJobs && names.scheduleGroup !== undefined ? new SchedulerClient(config) : undefined;
   return {
     tableName: names.table,
     bucketName: names.bucket,
@@ -97,7 +103,9 @@ export async function resolveTarget(
     states: new DynamoJobStateStore(documents, names.table),
     jobs: scheduler && names.scheduleGroup ? new SchedulerJobCatalogue(scheduler, names.scheduleGroup) : undefined,
     schedules:
-      scheduler && names.scheduleGroup ? new SchedulerScheduleSwitch(scheduler, names.scheduleGroup) : undefined,
+      needs.jobs && scheduler && names.scheduleGroup
+        ? new SchedulerScheduleSwitch(scheduler, names.scheduleGroup)
+        : undefined,
     queues:
       sqs && names.queues
         ? {
@@ -165,8 +173,12 @@ async function resolveNames(options: TargetOptions, needs: Needs, config: Client
   ].filter((flag): flag is string => typeof flag === 'string');
   const stack = options.stack ?? DEFAULT_STACK;
   const required = missing.length > 0;
+  // Optional names are looked up in a stack only when it is read anyway, or named by --stack.
+  const optional =
+    (needs.bucket && options.bucket === undefined) ||
+    (needs.knownJobs && options.scheduleGroup === undefined && options.stack !== undefined);
   const outputs =
-    required || (needs.bucket && options.bucket === undefined)
+    required || optional
       ? await stackOutputs(new CloudFormationClient(config), stack, {
           required: required || options.stack !== undefined,
           flags: missing,

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { timeArgument } from '../../bin/occurrences/arguments';
 import { runCli } from '../../bin/occurrences/program';
+import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { cliDeps } from './support';
 
 const clock = { now: () => Date.parse('2026-11-30T12:00:00Z') };
@@ -142,6 +143,108 @@ describe('bad arguments', () => {
     const result = await run('backfill', '--help');
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/^Usage: occurrences backfill \[options\][\s\S]*--dry-run/);
+  });
+});
+
+describe('dates that do not exist are refused, naming the option (issue 20)', () => {
+  it.each<[string, string[], string]>([
+    [
+      '31 February',
+      ['list', '--from', '2026-02-31'],
+      '--from: "2026-02-31" is not a real date or time: February 2026 has 28 days',
+    ],
+    [
+      '29 February of a common year',
+      ['watch', '--to', '2026-02-29T10:00:00Z'],
+      '--to: "2026-02-29T10:00:00Z" is not a real date or time: February 2026 has 28 days',
+    ],
+    ['month 13', ['list', '--to', '2026-13-01'], '--to: "2026-13-01" is not a real date or time: there is no month 13'],
+    [
+      'month 0',
+      ['list', '--from', '2026-00-10'],
+      '--from: "2026-00-10" is not a real date or time: there is no month 0',
+    ],
+    [
+      'day 0',
+      ['list', '--from', '2026-11-00'],
+      '--from: "2026-11-00" is not a real date or time: November 2026 has 30 days',
+    ],
+    [
+      '31 November',
+      ['backfill', '--job', 'hourly-report', '--from', '2026-11-31'],
+      '--from: "2026-11-31" is not a real date or time: November 2026 has 30 days',
+    ],
+    [
+      '24:00',
+      ['list', '--from', '2026-11-30T24:00Z'],
+      '--from: "2026-11-30T24:00Z" is not a real date or time: the hours go from 00 to 23 (midnight is 00:00 of the next day)',
+    ],
+    [
+      'minute 60',
+      ['backfill', '--job', 'hourly-report', '--from', '1d', '--to', '2026-11-30T10:60:00Z'],
+      '--to: "2026-11-30T10:60:00Z" is not a real date or time: the minutes go from 00 to 59',
+    ],
+    [
+      'second 60',
+      ['list', '--from', '2026-11-30T10:00:60+01:00'],
+      '--from: "2026-11-30T10:00:60+01:00" is not a real date or time: the seconds go from 00 to 59',
+    ],
+    [
+      'an offset of 24 hours',
+      ['list', '--from', '2026-11-30T10:00:00+24:00'],
+      '--from: "2026-11-30T10:00:00+24:00" is not a real date or time: a zone offset goes from -23:59 to +23:59',
+    ],
+  ])('%s', async (_, argv, message) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    expect(result.err.split('\n')[0]).toBe(`error: ${message}`);
+  });
+
+  it('keeps the dates that exist: 29 February of a leap year, the last second of a day, an offset', () => {
+    const bound = (value: string) => new Date(timeArgument(clock.now()).parse(value)).toISOString();
+    expect(bound('2028-02-29')).toBe('2028-02-29T00:00:00.000Z');
+    expect(bound('2000-02-29T12:00Z')).toBe('2000-02-29T12:00:00.000Z');
+    expect(bound('2026-12-31T23:59:59Z')).toBe('2026-12-31T23:59:59.000Z');
+    expect(bound('2026-11-30T00:30:00-01:00')).toBe('2026-11-30T01:30:00.000Z');
+  });
+
+  it('refuses 29 February 1900, which was not a leap year', async () => {
+    const result = await run('list', '--from', '1900-02-29');
+    expect(result.err).toContain('February 1900 has 28 days');
+  });
+});
+
+describe('the help names every status, from the protocol (issue 20)', () => {
+  it.each(['list', 'watch'])('%s --help', async (command) => {
+    const result = await run(command, '--help');
+    expect(result.code).toBe(0);
+    const help = result.out.replace(/\s+/g, ' ');
+    const listed = /--status <statuses> only these statuses, comma-separated: (\S+)/.exec(help)?.[1];
+    expect(listed?.split(',')).toEqual(Object.values(OccurrenceStatus));
+  });
+});
+
+describe('an error is not buried under help (issue 20)', () => {
+  it.each<[string, string[]]>([
+    ['a bad status', ['list', '--status', 'DONE']],
+    ['an impossible date', ['list', '--from', '2026-02-31']],
+    ['an unknown option', ['watch', '--bogus']],
+    ['a missing argument', ['show', 'hourly-report']],
+    ['help of an unknown command', ['help', 'lst']],
+    ['an unknown command', ['nosuch']],
+  ])('%s: the error first, then the usage line and a pointer to --help, not the options', async (_, argv) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    const lines = result.err.split('\n');
+    expect(lines[0]).toMatch(/^error: /);
+    expect(lines.at(-1)).toMatch(/^Run "occurrences( \w+)? --help" for the options\.$/);
+    expect(lines.length).toBeLessThanOrEqual(4);
+    expect(result.err).not.toContain('Options:');
+  });
+
+  it('help of an unknown command names it and suggests the one meant', async () => {
+    const result = await run('help', 'lst');
+    expect(result.err).toMatch(/^error: unknown command 'lst'\n\(Did you mean list\?\)\nUsage: occurrences/);
   });
 });
 

@@ -226,7 +226,7 @@ describe('describe', () => {
     expect(result.out).toMatch(
       /2026-12-01T11:00:00Z\s*│\s*2026-12-01T11:00:01.000Z\s*│\s*2026-12-01T11:00:09.000Z\s*│\s*SUCCEEDED/,
     );
-    expect(result.out).toContain('overlap (yielded to 2026-12-01T08:00:00Z)');
+    expect(result.out).toContain('overlap, yielded to 2026-12-01T08:00:00Z');
     expect(result.out).toContain('among the newest 4 occurrence(s): 1 skipped for overlap, 1 missed, 1 failed');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * list, show and watch against the emulator (moto), from rows written into the table as the functions write them.
  */
-import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { runList } from '../../bin/occurrences/commands/list';
 import { runShow } from '../../bin/occurrences/commands/show';
@@ -14,8 +14,11 @@ import { STATUS_INDEX_SHARDS, statusShardOf } from '../../functions/protocol/tab
 import {
   cliDeps,
   context,
+  createSchedules,
   createStack,
+  GROUP,
   HOURLY,
+  hourlyJob,
   OTHER,
   putRows,
   row,
@@ -24,7 +27,7 @@ import {
   WORKER,
 } from './support';
 
-const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
+const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, SKIPPED, BUFFERED, CANCELLED } = OccurrenceStatus;
 const NOW = Date.parse('2026-11-30T12:00:20.000Z');
 const clock = { now: () => NOW };
 const hour = (h: number) => `2026-11-30T${String(h).padStart(2, '0')}:00:00Z`;
@@ -73,7 +76,7 @@ describe('list', () => {
 
     const rows = await runList(
       ctx,
-      target.reader,
+      target,
       { jobId: HOURLY, statuses: [], from: Date.parse('2026-11-30T00:00:00Z'), to: NOW, limit: 50 },
       false,
     );
@@ -93,12 +96,7 @@ describe('list', () => {
     const target = targetOf(emulator.clients, emulator.resources);
     const sent = vi.spyOn(emulator.clients.documents, 'send');
 
-    const rows = await runList(
-      context(clock),
-      target.reader,
-      { statuses: [FAILED], from: 0, to: NOW, limit: 50 },
-      false,
-    );
+    const rows = await runList(context(clock), target, { statuses: [FAILED], from: 0, to: NOW, limit: 50 }, false);
 
     expect(rows.map((r) => [r.jobId, r.scheduledTime])).toEqual([
       [HOURLY, hour(7)],
@@ -115,7 +113,7 @@ describe('list', () => {
     const target = targetOf(emulator.clients, emulator.resources);
     const ctx = context(clock);
 
-    const rows = await runList(ctx, target.reader, { statuses: [], from: 0, to: NOW, limit: 3 }, false);
+    const rows = await runList(ctx, target, { statuses: [], from: 0, to: NOW, limit: 3 }, false);
 
     expect(rows.map((r) => r.scheduledTime)).toEqual([hour(12), hour(11), hour(8)]);
     expect(ctx.captured.text()).toContain('--limit 3 reached, there may be more');
@@ -127,7 +125,7 @@ describe('list', () => {
 
     const rows = await runList(
       context(clock),
-      target.reader,
+      target,
       { jobId: HOURLY, statuses: [FAILED, SUCCEEDED], from: Date.parse(hour(6)), to: Date.parse(hour(7)), limit: 50 },
       false,
     );
@@ -141,7 +139,7 @@ describe('list', () => {
 
     await runList(
       ctx,
-      targetOf(emulator.clients, emulator.resources).reader,
+      targetOf(emulator.clients, emulator.resources),
       { jobId: OTHER, statuses: [], from: 0, to: NOW, limit: 50 },
       true,
     );
@@ -193,6 +191,167 @@ describe('list', () => {
     expect(code).toBe(1);
     expect(deps.captured.err.join('\n')).toMatch(
       /^error: list occurrences failed \(fatal\): ResourceNotFoundException/,
+    );
+  });
+});
+
+/**
+ * Rows that did not run, or wait to, as the worker writes them (docs/schedule-policies.md, "What a row says"), and
+ * the job-state row that holds the running slot and the buffer.
+ */
+async function seedNotRun(): Promise<void> {
+  await putRows(emulator.clients, emulator.resources.tableName, [
+    row(HOURLY, hour(1), SKIPPED, NOW, {
+      skipReason: 'overlap',
+      yieldedTo: hour(0),
+      skippedAt: '2026-11-30T01:00:02.000Z',
+    }),
+    row(HOURLY, hour(2), SKIPPED, NOW, {
+      skipReason: 'missed',
+      createdAt: '2026-11-30T05:00:00.000Z',
+      skippedAt: '2026-11-30T05:00:00.000Z',
+    }),
+    row(HOURLY, hour(3), SKIPPED, NOW, { skipReason: 'paused', skippedAt: '2026-11-30T04:30:20.000Z' }),
+    row(HOURLY, hour(4), CANCELLED, NOW, {
+      cancelledBy: hour(5),
+      cancelledAt: '2026-11-30T05:00:01.000Z',
+      leaseId: `revoked-by-${hour(5)}-l5`,
+      leaseExpiresAt: '2026-11-30T05:00:30.000Z',
+    }),
+    row(HOURLY, hour(5), RUNNING, NOW, { leaseOwner: 'w5', leaseExpiresAt: iso(NOW + 30_000) }),
+    row(HOURLY, hour(6), BUFFERED, NOW, { bufferedAt: '2026-11-30T06:00:01.000Z' }),
+    row(HOURLY, hour(7), BUFFERED, NOW, { bufferedAt: '2026-11-30T07:00:01.000Z' }),
+  ]);
+  await emulator.clients.documents.send(
+    new PutCommand({
+      TableName: emulator.resources.tableName,
+      Item: { jobId: HOURLY, scheduledTime: '#job', version: 4, slotTime: hour(5), buffer: [hour(6), hour(7)] },
+    }),
+  );
+}
+
+describe('list: why a row did not run, or waits', () => {
+  it('says the skip reason, what a BUFFERED row waits for and who cancelled a row, in the detail column', async () => {
+    await seedNotRun();
+    const ctx = context(clock);
+
+    await runList(
+      ctx,
+      targetOf(emulator.clients, emulator.resources),
+      { jobId: HOURLY, statuses: [], from: 0, to: NOW, limit: 50 },
+      false,
+    );
+
+    const line = (h: number) => ctx.captured.out[0].split('\n').find((l) => l.includes(hour(h))) ?? '';
+    expect(line(1)).toMatch(/SKIPPED.*│ overlap, yielded to 2026-11-30T00:00:00Z\s*│/);
+    expect(line(2)).toMatch(/SKIPPED.*│ missed: recorded 3 h after its time, past the job's catch-up window\s*│/);
+    expect(line(3)).toMatch(/SKIPPED.*│ paused: delivered while the job was paused\s*│/);
+    expect(line(4)).toMatch(/CANCELLED.*│ cancelled by 2026-11-30T05:00:00Z \(overlap cancelOther\)\s*│/);
+    expect(line(6)).toMatch(/BUFFERED.*│ waiting for 2026-11-30T05:00:00Z \(1 of 2 in the buffer\)\s*│/);
+    expect(line(7)).toMatch(/BUFFERED.*│ waiting for 2026-11-30T05:00:00Z \(2 of 2 in the buffer\)\s*│/);
+    // The last change of a skipped row is its skip, not its creation.
+    expect(line(3)).toMatch(/│ 7h 30m ago\s*│/);
+  });
+
+  it('lists every status across jobs, including SKIPPED, BUFFERED and CANCELLED', async () => {
+    await seedNotRun();
+    const ctx = context(clock);
+
+    const rows = await runList(
+      ctx,
+      targetOf(emulator.clients, emulator.resources),
+      { statuses: [SKIPPED, BUFFERED, CANCELLED], from: 0, to: NOW, limit: 50 },
+      false,
+    );
+
+    expect(rows.map((r) => r.status)).toEqual([BUFFERED, BUFFERED, CANCELLED, SKIPPED, SKIPPED, SKIPPED]);
+    expect(ctx.captured.text()).toContain('waiting for 2026-11-30T05:00:00Z (1 of 2 in the buffer)');
+  });
+});
+
+describe('list and watch: a job the table does not know', () => {
+  const tableFlags = () => ['--table', emulator.resources.tableName, '--endpoint', emulator.moto.endpoint];
+
+  it('refuses --job of a job with no occurrence and no job-state row, naming --job (exit 2)', async () => {
+    await seed();
+    const deps = cliDeps(clock);
+
+    const code = await runCli(['list', '--job', 'nosuchjob', ...tableFlags()], deps);
+
+    expect(code).toBe(2);
+    expect(deps.captured.out).toEqual([]);
+    expect(deps.captured.err.join('\n')).toMatch(
+      new RegExp(
+        `^error: --job: job "nosuchjob" is not in table ${emulator.resources.tableName} at .*: it has no occurrence ` +
+          'and no job-state row \\(a job deployed but never fired has none either: pass --schedule-group or ' +
+          '--stack to look for its schedule\\)\\nUsage: occurrences list \\[options\\]\\nRun "occurrences list ' +
+          '--help" for the options\\.$',
+      ),
+    );
+  });
+
+  it('with the schedule group, names the jobs the group has', async () => {
+    await createSchedules(emulator.moto.endpoint, [hourlyJob]);
+    const deps = cliDeps(clock);
+
+    const code = await runCli(['list', '--job', 'nosuchjob', ...tableFlags(), '--schedule-group', GROUP], deps);
+
+    expect(code).toBe(2);
+    expect(deps.captured.err[0]).toMatch(
+      /: it has no occurrence and no job-state row, and job "nosuchjob" has no schedule in group test-jobs: it is disabled or not deployed \(the group has schedules for: hourly-report\)\n/,
+    );
+  });
+
+  it('accepts a job that only has its schedule, and says it has no occurrence yet', async () => {
+    await createSchedules(emulator.moto.endpoint, [hourlyJob]);
+    const deps = cliDeps(clock);
+
+    const code = await runCli(['list', '--job', HOURLY, ...tableFlags(), '--schedule-group', GROUP], deps);
+
+    expect(deps.captured.err).toEqual([]);
+    expect(code).toBe(0);
+    expect(deps.captured.text()).toContain(
+      `no occurrences (job ${HOURLY}, any status, scheduled 2026-11-23T12:00:20Z onwards); it has no occurrence ` +
+        `yet (its schedule is in group ${GROUP})`,
+    );
+  });
+
+  it('accepts a job whose rows are all outside the range, and says where its newest one is', async () => {
+    await seed();
+    const deps = cliDeps(clock);
+
+    const code = await runCli(['list', '--job', OTHER, '--from', '2026-12-01', ...tableFlags()], deps);
+
+    expect(code).toBe(0);
+    expect(deps.captured.text()).toContain(
+      `no occurrences (job ${OTHER}, any status, scheduled 2026-12-01T00:00:00Z onwards); its newest occurrence ` +
+        'is scheduled 2026-11-30T05:30:00Z (FAILED)',
+    );
+  });
+
+  it('accepts a job that has only its job-state row', async () => {
+    await emulator.clients.documents.send(
+      new PutCommand({
+        TableName: emulator.resources.tableName,
+        Item: { jobId: 'paused-job', scheduledTime: '#job', version: 1, pausedAt: '2026-11-30T00:00:00.000Z' },
+      }),
+    );
+    const deps = cliDeps(clock);
+
+    const code = await runCli(['list', '--job', 'paused-job', '--json', ...tableFlags()], deps);
+
+    expect(code).toBe(0);
+    expect(JSON.parse(deps.captured.text())).toEqual([]);
+  });
+
+  it('watch refuses it at its first poll', async () => {
+    const deps = { ...cliDeps(clock), sleep: async () => expect.fail('watch must stop before it waits') };
+
+    const code = await runCli(['watch', '--job', 'nosuchjob', ...tableFlags()], deps);
+
+    expect(code).toBe(2);
+    expect(deps.captured.err.join('\n')).toMatch(
+      /^watching nosuchjob.*\nerror: --job: job "nosuchjob" is not in table/,
     );
   });
 });
@@ -260,6 +419,85 @@ describe('show', () => {
     expect(text).toMatch(/│ 2\s*│ FAILED/);
   });
 
+  const shown = async (h: number) => {
+    const ctx = context(clock);
+    await runShow(
+      ctx,
+      targetOf(emulator.clients, emulator.resources).store,
+      { jobId: HOURLY, scheduledTime: hour(h) },
+      { json: false, bucketName: 'reports', states: targetOf(emulator.clients, emulator.resources).states },
+    );
+    return ctx.captured.text();
+  };
+
+  it('says when and why a row was skipped for overlap, what it yielded to, and why it has no report', async () => {
+    await seedNotRun();
+
+    const text = await shown(1);
+
+    expect(text).toMatch(/skipped\s*│ 2026-11-30T01:00:02.000Z \(11h 00m ago\)/);
+    expect(text).toMatch(
+      /why skipped\s*│ overlap: another occurrence of the job held \(or was waiting for\) the job's running slot/,
+    );
+    expect(text).toMatch(
+      /yielded to\s*│ the occurrence of 2026-11-30T00:00:00Z \(occurrences show hourly-report 2026-11-30T00:00:00Z\)/,
+    );
+    expect(text).toMatch(/report\s*│ none: the occurrence was skipped, so the job did not run/);
+    expect(text).not.toContain('none committed yet');
+  });
+
+  it('says how late a missed occurrence was recorded, and that a paused one was delivered while paused', async () => {
+    await seedNotRun();
+
+    expect(await shown(2)).toMatch(
+      /why skipped\s*│ missed: first recorded 3h 00m after its scheduled time, past the job's catch-up window; never enqueued/,
+    );
+    expect(await shown(3)).toMatch(/why skipped\s*│ paused: delivered while the job was paused/);
+  });
+
+  it('says since when a BUFFERED row waits, for which occurrence, and its place in the buffer', async () => {
+    await seedNotRun();
+
+    const text = await shown(7);
+
+    expect(text).toMatch(/buffered\s*│ 2026-11-30T07:00:01.000Z \(5h 00m ago\)/);
+    expect(text).toMatch(
+      /waiting for\s*│ the job's running slot, held by the occurrence of 2026-11-30T05:00:00Z; 2 of 2 in the buffer/,
+    );
+    expect(text).toMatch(/report\s*│ none committed yet; it will be under s3:\/\/reports\/reports\/hourly-report\//);
+  });
+
+  it('says when and by which occurrence a row was cancelled, and why it has no report', async () => {
+    await seedNotRun();
+
+    const text = await shown(4);
+
+    expect(text).toMatch(/cancelled\s*│ 2026-11-30T05:00:01.000Z \(7h 00m ago\)/);
+    expect(text).toMatch(
+      /cancelled by\s*│ the occurrence of 2026-11-30T05:00:00Z, under overlap cancelOther: this run's lease was revoked; its worker may have worked on until 2026-11-30T05:00:30.000Z/,
+    );
+    expect(text).toMatch(/report\s*│ none: the run was cancelled before it committed one/);
+  });
+
+  it("says who asked for an operator's occurrence, and its own overlap policy", async () => {
+    await putRows(emulator.clients, emulator.resources.tableName, [
+      row(HOURLY, hour(9), PENDING, NOW, { origin: 'run', requestedBy: 'alice@bastion', overlap: 'allowAll' }),
+    ]);
+
+    const text = await shown(9);
+
+    expect(text).toMatch(/requested by\s*│ alice@bastion \(occurrences run\)/);
+    expect(text).toMatch(/overlap policy\s*│ allowAll \(this occurrence's own, instead of the job's\)/);
+  });
+
+  it('says why a FAILED row has no report instead of "none committed yet"', async () => {
+    await seed();
+
+    const text = await shown(7);
+
+    expect(text).toMatch(/report\s*│ none: the occurrence failed before a report was committed; retry reopens it/);
+  });
+
   it('exits 4 with a message naming the occurrence when there is none', async () => {
     const deps = cliDeps(clock);
 
@@ -277,6 +515,23 @@ describe('show', () => {
       ],
       deps,
     );
+
+    expect(code).toBe(4);
+    const where = `table ${emulator.resources.tableName} at ${emulator.moto.endpoint}`;
+    expect(deps.captured.err).toEqual([
+      `no occurrence ${HOURLY} ${hour(3)} in ${where}`,
+      // The job has no row at all: a misspelt id looks the same, so say so.
+      `<jobId>: job "${HOURLY}" is not in ${where}: it has no occurrence and no job-state row (a job deployed but ` +
+        'never fired has none either: pass --schedule-group or --stack to look for its schedule)',
+    ]);
+  });
+
+  it('says only "no occurrence" when the job has other occurrences', async () => {
+    await seed();
+    const deps = cliDeps(clock);
+    const flags = ['--table', emulator.resources.tableName, '--bucket', 'b', '--endpoint', emulator.moto.endpoint];
+
+    const code = await runCli(['show', HOURLY, hour(3), ...flags], deps);
 
     expect(code).toBe(4);
     expect(deps.captured.err).toEqual([

@@ -188,6 +188,29 @@ describe('retry', () => {
 });
 
 describe('backfill', () => {
+  it('backfills [--from, --to): a fire time exactly at --to is left out, and the output says so (issue 20)', async () => {
+    const lastHour = Math.floor(Date.now() / HOUR) * HOUR;
+    const [from, to] = [lastHour - 3 * HOUR, lastHour - HOUR].map(isoSeconds);
+
+    const dry = await cli(['backfill', '--job', HOURLY, '--from', from, '--to', to, '--dry-run']);
+
+    expect(dry.code).toBe(0);
+    expect(dry.out).toContain(`fires 2 time(s) from ${from} up to ${to} (excluded);`);
+    expect(dry.out).toContain(`  ${from}\n  ${isoSeconds(lastHour - 2 * HOUR)}\nnothing was written.`);
+    expect(dry.out).not.toContain(`  ${to}`);
+
+    const done = await cli(['backfill', '--job', HOURLY, '--from', from, '--to', to]);
+    expect(done.out).toContain(`backfilled ${HOURLY} from ${from} up to ${to} (excluded): 2 occurrence(s)`);
+    expect((await jobRows(HOURLY)).map((r) => r.scheduledTime)).toEqual([from, isoSeconds(lastHour - 2 * HOUR)]);
+  });
+
+  it('says in its help that --from is included and --to excluded', async () => {
+    const help = (await cli(['backfill', '--help'], [])).out.replace(/\s+/g, ' ');
+    expect(help).toContain('--from <time> start of the range, included');
+    expect(help).toContain('the range is [--from, --to)');
+    expect(help).toContain('--to <time> end of the range, excluded: a time exactly at --to is not backfilled');
+  });
+
   it('records the missed hours once, with deadlines counted from the backfill; running it again changes nothing', async () => {
     const now = Date.now();
     const from = Math.floor(now / HOUR) * HOUR - 4 * HOUR; // five hourly occurrences, the oldest four hours old

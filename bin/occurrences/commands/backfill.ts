@@ -54,8 +54,16 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
     .command('backfill')
     .description("record and enqueue the occurrences a job's schedule would have produced in a time range (idempotent)")
     .requiredOption('--job <id>', "the job (its schedule's name in the schedule group)")
-    .requiredOption('--from <time>', 'first scheduled time to consider: ISO date/time with zone, or a time ago (7d)')
-    .option('--to <time>', 'end of the range, exclusive (not in the future)', 'now')
+    .requiredOption(
+      '--from <time>',
+      'start of the range, included: ISO date/time with zone, or a time ago (7d); the range is [--from, --to)',
+    )
+    .option(
+      '--to <time>',
+      'end of the range, excluded: a time exactly at --to is not backfilled (--to 2026-11-29 stops before that ' +
+        'day); not in the future',
+      'now',
+    )
     .option('--max <n>', 'refuse a range with more occurrences than this, 1-100000', '1000')
     .option(
       '--overlap <policy>',
@@ -376,8 +384,9 @@ async function countExisting(reader: OperatorOccurrenceReader, plan: BackfillPla
   return { planned: plan.times.length, results: {}, existing };
 }
 
+/** `[from, to)`, in words: the end is excluded, so that ranges that meet do not overlap. */
 function rangeOf(plan: BackfillPlan): string {
-  return `${isoSeconds(plan.from)} to ${isoSeconds(plan.to)}`;
+  return `${isoSeconds(plan.from)} up to ${isoSeconds(plan.to)} (excluded)`;
 }
 
 function total(counts: Partial<Record<string, number>>): number {

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { DESCRIBE_NEXT, describeJob, type JobDescription, pauseSummary } from '../../../functions/protocol/job-control';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
+import { statusReason } from '../../../functions/protocol/status-reason';
 import { jobIdArgument, parseArguments, wholeNumberArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { fieldTable, plainTable } from '../format';
@@ -74,8 +75,8 @@ function recentRow(o: Occurrence): string[] {
 
 function recentDetail(o: Occurrence): string {
   const parts = [
-    o.skipReason && `${o.skipReason}${o.yieldedTo ? ` (yielded to ${o.yieldedTo})` : ''}`,
-    o.cancelledBy && `cancelled by ${o.cancelledBy}`,
+    // The same words as list's detail column.
+    o.status === 'SKIPPED' || o.status === 'CANCELLED' ? statusReason(o) : undefined,
     o.origin && `${o.origin} by ${o.requestedBy ?? 'unknown'}`,
     o.status === 'FAILED' && o.lastError ? o.lastError.slice(0, 60) : undefined,
   ];

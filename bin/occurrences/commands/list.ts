@@ -5,11 +5,20 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
+import type { JobStateStore } from '../../../functions/protocol/job-control';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../../functions/protocol/occurrence';
-import { jobIdArgument, parseArguments, statusListArgument, timeArgument, wholeNumberArgument } from '../arguments';
+import {
+  jobIdArgument,
+  parseArguments,
+  STATUS_NAMES,
+  statusListArgument,
+  timeArgument,
+  wholeNumberArgument,
+} from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { UsageError } from '../errors';
-import { occurrenceTable } from '../format';
+import { type JobStates, occurrenceTable } from '../format';
+import { evidenceText, type JobSources, requireKnownJob } from '../known-job';
 
 export function registerList(program: Command, setup: CommandSetup): void {
   rangeOptions(program.command('list').description('occurrences newest first, as a table (or --json)'))
@@ -21,8 +30,8 @@ export function registerList(program: Command, setup: CommandSetup): void {
         raw,
       );
       const query = toListQuery(o, o.limit);
-      const target = await setup.connect(cmd, {});
-      await runList(setup.deps, target.reader, query, o.json);
+      const target = await setup.connect(cmd, { knownJobs: o.job !== undefined });
+      await runList(setup.deps, target, query, o.json);
     });
 }
 
@@ -32,7 +41,7 @@ const DEFAULT_LIST_FROM = '7d';
 export function rangeOptions(cmd: Command): Command {
   return cmd
     .option('--job <id>', 'only this job (a query on the table key)')
-    .option('--status <statuses>', 'only these statuses, comma-separated: PENDING,RUNNING,RETRY_WAIT,SUCCEEDED,FAILED')
+    .option('--status <statuses>', `only these statuses, comma-separated: ${STATUS_NAMES.join(',')}`)
     .option(
       '--from <time>',
       "scheduled at or after: ISO date/time with zone, 'now', or a time ago (90m, 6h, 7d)",
@@ -85,13 +94,18 @@ export function newestFirst(a: Occurrence, b: Occurrence): number {
   return b.scheduledTime.localeCompare(a.scheduledTime) || a.jobId.localeCompare(b.jobId);
 }
 
+/** What `list` reads: the rows, and for an empty answer or a BUFFERED row, the job-state rows and the schedules. */
+export type ListSources = JobSources;
+
 export async function runList(
   ctx: CommandContext,
-  reader: OperatorOccurrenceReader,
+  sources: ListSources,
   q: ListQuery,
   json: boolean,
 ): Promise<Occurrence[]> {
-  const rows = await listOccurrences(reader, q);
+  const rows = await listOccurrences(sources.reader, q);
+  // An unknown --job finds nothing too: refuse it rather than say "no occurrences".
+  const evidence = rows.length === 0 && q.jobId !== undefined ? await requireKnownJob(sources, q.jobId) : undefined;
   if (json) {
     ctx.io.out(JSON.stringify(rows, null, 2));
     return rows;
@@ -101,10 +115,11 @@ export async function runList(
     q.statuses.length > 0 ? q.statuses.join('/') : 'any status',
   ].join(', ');
   if (rows.length === 0) {
-    ctx.io.out(`no occurrences (${what}, scheduled ${describeRange(q)})`);
+    const known = evidence === undefined ? '' : `; ${evidenceText(evidence)}`;
+    ctx.io.out(`no occurrences (${what}, scheduled ${describeRange(q)})${known}`);
     return rows;
   }
-  ctx.io.out(occurrenceTable(rows, ctx.clock.now()));
+  ctx.io.out(occurrenceTable(rows, ctx.clock.now(), await bufferedJobStates(sources.states, rows)));
   const more =
     rows.length === q.limit
       ? `; --limit ${q.limit} reached, there may be more (narrow --from/--to or raise --limit)`
@@ -113,8 +128,21 @@ export async function runList(
   return rows;
 }
 
+/**
+ * The job-state rows of the jobs with a BUFFERED row among `rows`: what those wait for (the occurrence holding the
+ * running slot) and their place in the buffer are there. One read per such job; none when nothing is buffered.
+ */
+export async function bufferedJobStates(
+  states: JobStateStore | undefined,
+  rows: readonly Occurrence[],
+): Promise<JobStates | undefined> {
+  if (states === undefined) return undefined;
+  const jobs = [...new Set(rows.filter((o) => o.status === OccurrenceStatus.BUFFERED).map((o) => o.jobId))];
+  return new Map(await Promise.all(jobs.map(async (jobId) => [jobId, await states.read(jobId)] as const)));
+}
+
 export function describeRange(q: Pick<ListQuery, 'from' | 'to'>): string {
-  const to = q.to >= MAX_TIME ? 'onwards' : `until ${isoSeconds(q.to)}`;
+  const to = q.to >= MAX_TIME ? 'onwards' : `up to ${isoSeconds(q.to)} (excluded)`;
   return `${isoSeconds(q.from)} ${to}`;
 }
 

@@ -6,12 +6,20 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
+import type { JobStateStore } from '../../../functions/protocol/job-control';
+import type { JobState } from '../../../functions/protocol/job-state';
 import type { ManualRetryFields } from '../../../functions/protocol/manual-retry';
-import { type Occurrence, type OccurrenceKey, REPORT_KEY_PREFIX } from '../../../functions/protocol/occurrence';
+import {
+  type Occurrence,
+  type OccurrenceKey,
+  OccurrenceStatus,
+  REPORT_KEY_PREFIX,
+} from '../../../functions/protocol/occurrence';
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
-import { duration, fieldTable, plainTable, when } from '../format';
+import { duration, fieldTable, lateBy, plainTable, when } from '../format';
+import { findJob } from '../known-job';
 import { continuedLeaseText, isContinued, runFields } from '../run-progress';
 
 export function registerShow(program: Command, setup: CommandSetup): void {
@@ -27,15 +35,18 @@ export function registerShow(program: Command, setup: CommandSetup): void {
         { jobId, scheduledTime, ...raw },
         ['jobId', 'scheduledTime'],
       );
-      const target = await setup.connect(cmd, { bucket: true });
+      const target = await setup.connect(cmd, { bucket: true, knownJobs: true });
       const row = await runShow(
         setup.deps,
         target.store,
         { jobId: o.jobId, scheduledTime: o.scheduledTime },
-        { json: o.json, bucketName: target.bucketName },
+        { json: o.json, bucketName: target.bucketName, states: target.states },
       );
       if (row === undefined) {
         setup.deps.io.err(`no occurrence ${o.jobId} ${o.scheduledTime} in ${target.where}`);
+        // A misspelt job id looks the same: say so when the job is nowhere either.
+        const job = await findJob(target, o.jobId);
+        if (job.kind === 'unknown') setup.deps.io.err(`<jobId>: ${job.why}`);
         setup.setExitCode(EXIT.notFound);
       }
     });
@@ -59,7 +70,7 @@ export async function runShow(
   ctx: CommandContext,
   store: OperatorOccurrenceStore,
   key: OccurrenceKey,
-  options: { json: boolean; bucketName?: string },
+  options: { json: boolean; bucketName?: string; states?: JobStateStore },
 ): Promise<Occurrence | undefined> {
   const row = (await store.get(key)) as ShownRow | undefined;
   if (row === undefined) return undefined;
@@ -67,19 +78,27 @@ export async function runShow(
     ctx.io.out(JSON.stringify(row, null, 2));
     return row;
   }
-  ctx.io.out(describeOccurrence(ctx, row, options.bucketName));
+  // What a BUFFERED row waits for is in its job's job-state row: one more read, for that status only.
+  const state = row.status === OccurrenceStatus.BUFFERED ? await options.states?.read(row.jobId) : undefined;
+  ctx.io.out(describeOccurrence(ctx, row, options.bucketName, state));
   return row;
 }
 
-export function describeOccurrence(ctx: CommandContext, row: ShownRow, bucketName: string | undefined): string {
+export function describeOccurrence(
+  ctx: CommandContext,
+  row: ShownRow,
+  bucketName: string | undefined,
+  state?: JobState,
+): string {
   const now = ctx.clock.now();
-  return `${fieldTable(occurrenceFields(row, bucketName, now))}\n${historyText(row)}`;
+  return `${fieldTable(occurrenceFields(row, bucketName, now, state))}\n${historyText(row)}`;
 }
 
 function occurrenceFields(
   row: ShownRow,
   bucketName: string | undefined,
   now: number,
+  state: JobState | undefined,
 ): Array<readonly [string, string | undefined]> {
   const pastDeadline = Date.parse(row.deadlineAt) <= now ? ': no attempt starts after it' : '';
   return [
@@ -103,6 +122,10 @@ function occurrenceFields(
     ['succeeded', when(row.succeededAt, now)],
     ['failed', when(row.failedAt, now)],
     ['worker', row.worker],
+    // Why it did not run, or waits: SKIPPED, BUFFERED and CANCELLED rows (docs/schedule-policies.md).
+    ...notRunFields(row, now, state),
+    ['requested by', row.requestedBy && `${row.requestedBy} (occurrences ${row.origin ?? 'run'})`],
+    ['overlap policy', row.overlap && `${row.overlap} (this occurrence's own, instead of the job's)`],
     ['report', reportLocation(row, bucketName)],
     ['notified', notificationText(row, now)],
     ['manual retries', row.manualRetries ? `${row.manualRetries}, last ${when(row.manualRetryAt, now)}` : undefined],
@@ -129,7 +152,91 @@ function attemptText(row: ShownRow): string {
 function reportLocation(row: ShownRow, bucketName: string | undefined): string {
   const s3 = (key: string) => (bucketName ? `s3://${bucketName}/${key}` : key);
   if (row.reportKey !== undefined) return s3(row.reportKey);
-  return `none committed yet; it will be under ${s3(`${REPORT_KEY_PREFIX}${row.jobId}/`)}`;
+  const none = noReportReason(row);
+  return none ?? `none committed yet; it will be under ${s3(`${REPORT_KEY_PREFIX}${row.jobId}/`)}`;
+}
+
+/** Why a finished row has no report (none will come), or undefined while one may still be committed. */
+function noReportReason(row: ShownRow): string | undefined {
+  switch (row.status) {
+    case 'SKIPPED':
+      return 'none: the occurrence was skipped, so the job did not run';
+    case 'CANCELLED':
+      return 'none: the run was cancelled before it committed one';
+    case 'FAILED':
+      return 'none: the occurrence failed before a report was committed; retry reopens it';
+    case 'SUCCEEDED':
+      return 'none recorded in the row';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The fields of a row that did not run, or waits to: when and why it was SKIPPED (and what it yielded to), since when
+ * and for what it is BUFFERED, when and by which occurrence it was CANCELLED.
+ */
+function notRunFields(
+  row: ShownRow,
+  now: number,
+  state: JobState | undefined,
+): Array<readonly [string, string | undefined]> {
+  switch (row.status) {
+    case 'SKIPPED':
+      return [
+        ['skipped', when(row.skippedAt, now)],
+        ['why skipped', skipWords(row)],
+        [
+          'yielded to',
+          row.yieldedTo && `the occurrence of ${row.yieldedTo} (occurrences show ${row.jobId} ${row.yieldedTo})`,
+        ],
+      ];
+    case 'BUFFERED':
+      return [
+        ['buffered', when(row.bufferedAt, now)],
+        ['waiting for', waitWords(row, state)],
+      ];
+    case 'CANCELLED':
+      return [
+        ['cancelled', when(row.cancelledAt, now)],
+        ['cancelled by', cancelWords(row, now)],
+      ];
+    default:
+      return [];
+  }
+}
+
+function skipWords(row: ShownRow): string {
+  switch (row.skipReason) {
+    case 'overlap':
+      return "overlap: another occurrence of the job held (or was waiting for) the job's running slot, and the overlap policy skips a start then";
+    case 'missed': {
+      const late = lateBy(row);
+      const by = late === undefined ? '' : ` ${duration(late)} after its scheduled time`;
+      return `missed: first recorded${by}, past the job's catch-up window; never enqueued`;
+    }
+    case 'paused':
+      return 'paused: delivered while the job was paused (occurrences describe shows the pause)';
+    default:
+      return 'the row does not say (no skipReason)';
+  }
+}
+
+function waitWords(row: ShownRow, state: JobState | undefined): string {
+  const slot = state?.slotTime
+    ? `the job's running slot, held by the occurrence of ${state.slotTime}`
+    : "the job's running slot";
+  if (state === undefined) return `${slot}; it starts when the slot is released and it heads the buffer`;
+  const place = state.buffer?.indexOf(row.scheduledTime) ?? -1;
+  const free = state.slotTime ? '' : ' (free now: the release that frees it wakes the head of the buffer)';
+  if (place < 0) return `${slot}${free}; not in the job's buffer, so the reconciler re-enqueues it`;
+  return `${slot}${free}; ${place + 1} of ${state.buffer?.length} in the buffer, which starts in scheduled-time order`;
+}
+
+function cancelWords(row: ShownRow, now: number): string {
+  const by = row.cancelledBy ? `the occurrence of ${row.cancelledBy}` : 'a later occurrence (not recorded which)';
+  const lease = row.leaseExpiresAt ? `; its worker may have worked on until ${when(row.leaseExpiresAt, now)}` : '';
+  return `${by}, under overlap cancelOther: this run's lease was revoked${lease}`;
 }
 
 function notificationText(row: ShownRow, now: number): string | undefined {

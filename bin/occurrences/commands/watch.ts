@@ -17,6 +17,7 @@ import type { OccurrenceStore } from '../../../functions/protocol/ports';
 import { parseArguments, wholeNumberArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { detail } from '../format';
+import { type JobSources, requireKnownJob } from '../known-job';
 import { progressText, rateOf } from '../run-progress';
 import { type ListQuery, listOccurrences, rangeArguments, rangeOptions, toListQuery } from './list';
 
@@ -35,8 +36,8 @@ export function registerWatch(program: Command, setup: CommandSetup): void {
         raw,
       );
       const query = toListQuery(o, o.limit);
-      const target = await setup.connect(cmd, {});
-      await runWatch(setup.deps, { reader: target.reader, store: target.store }, query, {
+      const target = await setup.connect(cmd, { knownJobs: o.job !== undefined });
+      await runWatch(setup.deps, target, query, {
         intervalMs: o.interval * 1000,
         json: o.json,
         signal: setup.deps.signal ?? new AbortController().signal,
@@ -91,9 +92,12 @@ export function changesBetween(
   return changes;
 }
 
+/** What `watch` reads: the rows, each row that left the view, and (for an unknown --job) the job's other traces. */
+export type WatchSources = JobSources & { readonly store: Pick<OccurrenceStore, 'get'> };
+
 export async function runWatch(
   ctx: CommandContext,
-  deps: { reader: OperatorOccurrenceReader; store: Pick<OccurrenceStore, 'get'> },
+  deps: WatchSources,
   query: ListQuery,
   options: WatchOptions,
 ): Promise<void> {
@@ -108,6 +112,8 @@ export async function runWatch(
   while (!options.signal.aborted) {
     const rows = await poll(ctx, deps.reader, query, options.intervalMs);
     if (rows !== undefined) {
+      // An unknown --job finds nothing too: refuse it at the first poll rather than watch it forever.
+      if (first && rows.length === 0 && query.jobId !== undefined) await requireKnownJob(deps, query.jobId);
       const now = ctx.clock.now();
       const changes = changesBetween(seen, [...rows].reverse(), now);
       const current = new Map(rows.map((o) => [keyOf(o), o]));
