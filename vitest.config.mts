@@ -1,8 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { testTiers } from './test/tiers.mjs';
 
 // The two tiers (test/tiers.mts): `vitest run` runs both, `vitest run --project fast` the inner loop's.
-const tiers = testTiers(import.meta.dirname);
+const tiers = testTiers(fileURLToPath(new URL('.', import.meta.url)));
 
 const shared = {
   setupFiles: ['test/setup.ts'],
