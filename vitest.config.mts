@@ -1,15 +1,33 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { testTiers } from './test/tiers.mjs';
+
+// The two tiers (test/tiers.mts): `vitest run` runs both, `vitest run --project fast` the inner loop's.
+const tiers = testTiers(fileURLToPath(new URL('.', import.meta.url)));
+
+const shared = {
+  setupFiles: ['test/setup.ts'],
+  environment: 'node',
+  // Synthesizing the stack bundles three functions with esbuild; give those tests room on a shared machine.
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  restoreMocks: true,
+  // The SDK warns once per worker thread that its 2027 releases need Node 22; the README says so once instead.
+  env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    setupFiles: ['test/setup.ts'],
-    environment: 'node',
-    // Synthesizing the stack bundles three functions with esbuild; give those tests room on a shared machine.
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    restoreMocks: true,
-    // The SDK warns once per worker thread that its 2027 releases need Node 22; the README says so once instead.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'fast',
+          include: tiers.fast,
+          setupFiles: [...shared.setupFiles, 'test/fast-tier-setup.ts'],
+        },
+      },
+      { test: { ...shared, name: 'slow', include: tiers.slow } },
+    ],
   },
 });

@@ -13,6 +13,7 @@ import { parseJobSettingsList } from '../../functions/protocol/job-settings';
 import { ENV } from '../../functions/runtime-env';
 import {
   ensureMotoServer,
+  type MotoCommand,
   type MotoServer,
   MotoUnavailableError,
   startMotoServer,
@@ -206,7 +207,7 @@ function digestWorker() {
 }
 
 /** moto_server's command, or undefined (with the reason printed) when it cannot be had: the end-to-end part is skipped. */
-function motoOrSkip(): string | undefined {
+function motoOrSkip(): MotoCommand | undefined {
   try {
     return ensureMotoServer();
   } catch (error) {
