@@ -16,6 +16,7 @@ describe('the test tiers (test/tiers.mts)', () => {
     expect(needsOf('test/bench/requests-on-moto.test.ts')).toEqual(['moto']); // through the BenchSession
     expect(needsOf('test/package/pack.test.ts')).toEqual(['a packed tarball']);
     expect(needsOf('test/lib/app-synth.test.ts')).toEqual(['the cdk CLI']);
+    expect(needsOf('test/cli/local-run.test.ts')).toEqual(['moto']); // runLocally starts one when given none
     // Importing the moto module (for a type, or for ensureMotoServer) is not starting moto.
     expect(needsOf('test/scripts/local-driver.test.ts')).toEqual([]);
   });

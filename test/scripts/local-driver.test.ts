@@ -1,8 +1,4 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ensureMotoServer, MOTO_PIN, MotoUnavailableError } from '../../scripts/local/moto-server';
 import { fire } from '../../scripts/local/scheduler';
 
 describe('fire (Scheduler invoking the trigger asynchronously)', () => {
@@ -34,19 +30,5 @@ describe('fire (Scheduler invoking the trigger asynchronously)', () => {
       error: 'table missing',
       attempts: 3,
     });
-  });
-});
-
-describe('ensureMotoServer', () => {
-  it('says what to install when moto_server is not on the PATH and no venv can be made', () => {
-    const venv = path.join(mkdtempSync(path.join(tmpdir(), 'no-moto-')), '.venv');
-    let error: unknown;
-    try {
-      ensureMotoServer(() => undefined, { env: { PATH: '/nonexistent' }, venv });
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(MotoUnavailableError);
-    expect((error as Error).message).toContain(`pip install "${MOTO_PIN}"`);
   });
 });
