@@ -28,6 +28,11 @@ const progressBar: ProgressFactory = (total) => {
 };
 
 async function main(): Promise<number> {
+  // `occurrences list | head`: once the reader has closed the pipe, stop quietly, as Unix tools do.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   // The first Ctrl-C stops `watch` and `backfill` cleanly (a backfill finishes the occurrences in flight and says
   // how far it got); a second one, or a command still running two seconds later, ends the process.
   const stop = new AbortController();

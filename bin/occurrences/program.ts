@@ -121,8 +121,9 @@ async function connect(cmd: Command, needs: Needs, deps: CliDeps): Promise<Targe
 
 /** The kept local run's target, with every option also given as a flag taken from the flag. */
 function withFlagsFirst(local: TargetOptions, flags: TargetOptions): TargetOptions {
-  const defined = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
-  return { ...local, ...defined };
+  // No --worker-queue parses to an empty map: it must not hide the run's queues.
+  const given = ([, v]: [string, unknown]) => v !== undefined && !(v instanceof Map && v.size === 0);
+  return { ...local, ...Object.fromEntries(Object.entries(flags).filter(given)) };
 }
 
 /** The command commander chose to run, so that an error in its action is followed by that command's usage line. */

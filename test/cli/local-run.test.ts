@@ -120,6 +120,11 @@ describe('the occurrences CLI against a kept local run', () => {
     const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' } };
     expect(await runCli(['--local', file, 'describe', JOB], deps)).toBe(0);
     expect(deps.captured.out.join('\n')).toContain('cron(0 * * * ? *)');
+    // The commands that enqueue find the worker queues in the file too.
+    const runNow = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' } };
+    expect(await runCli(['--local', file, 'run', JOB, '--json', '--overlap', 'allowAll'], runNow)).toBe(0);
+    const { scheduledTime } = JSON.parse(runNow.captured.out.join('\n')) as { scheduledTime: string };
+    expect((await settled(JOB, scheduledTime))?.status).toBe('SUCCEEDED');
     expect(keptRunCommands(run, 'npx occurrences')[0]).toBe('npx occurrences --local .local/local-run.json list');
   });
 
