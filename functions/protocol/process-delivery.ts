@@ -36,7 +36,13 @@ import {
   type ScheduleSwitch,
   type WorkQueue,
 } from './ports';
-import { continueSegment, type OpenSegment, openSegment, runResumableSegment } from './resumable-delivery';
+import {
+  continueSegment,
+  type OpenSegment,
+  openSegment,
+  overdueYield,
+  runResumableSegment,
+} from './resumable-delivery';
 import { isResumedRun, planSegment, runTimeUsedUp, type SegmentPlan } from './resumable-run';
 import { decideRetry } from './retry-policy';
 import type { MultipartUploads, RunStateStore } from './run-ports';
@@ -423,7 +429,7 @@ async function runAttempt(
     throw new Error(`claimed occurrence without claimedAt or leaseExpiresAt (attempt ${occurrence.attempt})`);
   }
   // After the wait, the job starts with its time limit counted from then.
-  return runUnderLease({
+  const guarded = runUnderLease({
     timing: {
       leaseMs: settings.leaseSeconds * 1000,
       heartbeatMs: settings.heartbeatSeconds * 1000,
@@ -454,6 +460,12 @@ async function runAttempt(
       if (end.kind === 'streamed') return commitStreamed(end.writer, reportKey, signal, log);
       return commitReport(deps, lease, reportKey, end.report, signal, log);
     },
+  });
+  // A job asked to yield that is still running when its segment ends is continued, not failed (resumable-delivery.ts).
+  return guarded.catch((error: unknown) => {
+    const late = overdueYield(open, error);
+    if (late === undefined) throw error;
+    return { yielded: late };
   });
 }
 

@@ -7,9 +7,15 @@
  *
  * A new message rather than this one made visible again: every receive counts towards the queue's redrive limit
  * (maxAttempts + 5), and a run of many segments would otherwise reach the DLQ although no attempt failed.
+ *
+ * A job asked to yield that has not stopped when the segment ends (a late yield: a slow part upload, a starved CPU)
+ * is stopped by the guard and the segment is continued all the same, from the last checkpoint the row holds: only the
+ * work since that checkpoint is lost, no attempt. The guard's stop has closed the report writer and every fenced write
+ * of the old lease fails once the continuation is recorded, so the job, still running in this process, can add
+ * nothing to the row or the report after it.
  */
 import type { ResumableOccurrence } from './checkpoint';
-import { messageOf } from './errors';
+import { JobTimeoutError, messageOf } from './errors';
 import { iso, type Occurrence } from './occurrence';
 import type { JobDefinition, Lease, Logger } from './ports';
 import type { Delivery, DeliveryResult, WorkerDeps } from './process-delivery';
@@ -73,6 +79,15 @@ export async function runResumableSegment(
   return runSegmentJob(open.segment, (context) => definition.run(occurrence, { ...context, logger: log }), guardSignal);
 }
 
+/**
+ * The segment to continue after the guard stopped its job with `error`, when that is a late yield: the job was asked
+ * to yield and the segment's end came first. Undefined for anything else (a lost lease, a failure, a job that was not
+ * asked to yield), which ends the attempt as before.
+ */
+export function overdueYield(open: OpenSegment | undefined, error: unknown): OpenSegment | undefined {
+  return error instanceof JobTimeoutError && open?.segment.yieldOverdue === true ? open : undefined;
+}
+
 /** Record the continuation and hand the occurrence to a fresh invocation. */
 export async function continueSegment(
   deps: WorkerDeps,
@@ -85,6 +100,12 @@ export async function continueSegment(
   const progress = open?.segment.takeProgress();
   const upload = open?.segment.writer.settledReservation();
   const now = deps.clock.now();
+  if (open?.segment.yieldOverdue === true) {
+    log.warn('the job did not stop within its yield grace: the segment continues from its last recorded checkpoint', {
+      checkpointAt: open.segment.lastCheckpointAt,
+      segmentEndedAt: iso(plan.deadlineAt),
+    });
+  }
   // Given up into the past by the clock skew the protocol tolerates, so that no worker sees it live.
   const released = now - 1000 * safetyMarginSecondsOf(deps, lease);
   try {

@@ -19,7 +19,7 @@ import {
   type RunProgress,
   resumeStateOf,
 } from './checkpoint';
-import { CheckpointRejectedError, YieldRequestedError } from './errors';
+import { CheckpointRejectedError, JobTimeoutError, YieldRequestedError } from './errors';
 import type { JobSettings } from './job-settings';
 import { JOB_SIGNAL_MAX_LISTENERS } from './lease-guard';
 import { iso, type Occurrence } from './occurrence';
@@ -105,6 +105,8 @@ export class Segment {
   readonly controller = new AbortController();
   readonly writer: MultipartReportWriter;
   private latest: RunProgress | undefined;
+  /** When the run's last checkpoint was recorded (by this segment or an earlier one); undefined: none yet. */
+  private checkpointAt: string | undefined;
   private sent: RunProgress | undefined;
   private yieldTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -123,6 +125,7 @@ export class Segment {
     );
     this.latest = row.progress;
     this.sent = row.progress;
+    this.checkpointAt = row.checkpoint?.at;
     // The job's signal now: it goes to as many requests as the guard's did (lease-guard.ts).
     setMaxListeners(JOB_SIGNAL_MAX_LISTENERS, this.controller.signal);
   }
@@ -154,8 +157,20 @@ export class Segment {
     return this.controller.signal.reason instanceof YieldRequestedError;
   }
 
+  /**
+   * Whether the job was asked to yield and had not stopped when the guard's deadline, the segment's end, stopped it:
+   * the segment then ends as a yield with its last recorded checkpoint, not as a failed attempt (resumable-delivery.ts).
+   */
+  get yieldOverdue(): boolean {
+    return this.yieldRequested && this.guardSignal.reason instanceof JobTimeoutError;
+  }
+
   stop(): void {
     clearTimeout(this.yieldTimer);
+  }
+
+  get lastCheckpointAt(): string | undefined {
+    return this.checkpointAt;
   }
 
   /** The progress to send with the next extend, if it changed since the last one sent. */
@@ -193,6 +208,7 @@ export class Segment {
       firstDelayMs: 200,
       signal: this.guardSignal,
     });
+    this.checkpointAt = at;
     return true;
   }
 }
