@@ -80,13 +80,14 @@ export async function runResumableSegment(
 }
 
 /**
- * The segment to continue after the guard stopped its job with `error`, when that is a late yield: the job was asked
- * to yield and the segment's end came first. Undefined for anything else (a lost lease, a failure, a job that was not
- * asked to yield), which ends the attempt as before.
+ * Whether the guard stopped a segment that was to be continued at its end because that end came (`error` is its
+ * deadline): a late yield. The job was asked to yield and had not stopped, or the segment's time ran out before the
+ * job was even asked (its start was slow); either way no failure of the job was seen, and the segment is continued
+ * from the last recorded checkpoint. Anything else (a lost lease, a failure, the run's own limit, which plans no
+ * yield) ends the attempt as before.
  */
-export function overdueYield(open: OpenSegment | undefined, error: unknown): OpenSegment | undefined {
-  return error instanceof JobTimeoutError && open?.segment.yieldOverdue === true ? open : undefined;
-}
+export const isLateYield = (plan: SegmentPlan, error: unknown): boolean =>
+  plan.yieldAt !== undefined && error instanceof JobTimeoutError;
 
 /** Record the continuation and hand the occurrence to a fresh invocation. */
 export async function continueSegment(
@@ -96,13 +97,15 @@ export async function continueSegment(
   plan: SegmentPlan,
   open: OpenSegment | undefined,
   log: Logger,
+  /** The guard stopped the segment at its end (isLateYield): the job may still be running. */
+  late = false,
 ): Promise<DeliveryResult> {
   const progress = open?.segment.takeProgress();
   const upload = open?.segment.writer.settledReservation();
   const now = deps.clock.now();
-  if (open?.segment.yieldOverdue === true) {
+  if (late) {
     log.warn('the job did not stop within its yield grace: the segment continues from its last recorded checkpoint', {
-      checkpointAt: open.segment.lastCheckpointAt,
+      checkpointAt: open?.segment.lastCheckpointAt,
       segmentEndedAt: iso(plan.deadlineAt),
     });
   }

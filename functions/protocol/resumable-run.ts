@@ -19,7 +19,7 @@ import {
   type RunProgress,
   resumeStateOf,
 } from './checkpoint';
-import { CheckpointRejectedError, JobTimeoutError, YieldRequestedError } from './errors';
+import { CheckpointRejectedError, YieldRequestedError } from './errors';
 import type { JobSettings } from './job-settings';
 import { JOB_SIGNAL_MAX_LISTENERS } from './lease-guard';
 import { iso, type Occurrence } from './occurrence';
@@ -157,18 +157,11 @@ export class Segment {
     return this.controller.signal.reason instanceof YieldRequestedError;
   }
 
-  /**
-   * Whether the job was asked to yield and had not stopped when the guard's deadline, the segment's end, stopped it:
-   * the segment then ends as a yield with its last recorded checkpoint, not as a failed attempt (resumable-delivery.ts).
-   */
-  get yieldOverdue(): boolean {
-    return this.yieldRequested && this.guardSignal.reason instanceof JobTimeoutError;
-  }
-
   stop(): void {
     clearTimeout(this.yieldTimer);
   }
 
+  /** When the checkpoint a continuation now would resume from was recorded; undefined: the run has none yet. */
   get lastCheckpointAt(): string | undefined {
     return this.checkpointAt;
   }

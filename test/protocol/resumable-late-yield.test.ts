@@ -5,6 +5,7 @@
  * attempt. Through the worker handler over the real adapters, FakeAws and FakeMultipart, on fake timers.
  */
 import { createHash } from 'node:crypto';
+import { HeadObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
 import { exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import type { RunCheckpoint } from '../../functions/protocol/checkpoint';
@@ -148,6 +149,37 @@ describe('a late yield: the job asked to yield has not stopped when its segment 
     expect(seen).toEqual([undefined, { step: 10 }]);
     expect(row()).toMatchObject({ status: 'SUCCEEDED', attempt: 1, segment: 1 });
     expect((row().history as { outcome: string }[]).map((e) => e.outcome)).toEqual(['succeeded']);
+  });
+
+  it('continues a segment whose time ran out before the job was even asked to yield (a slow start), at no attempt', async () => {
+    const stoppedBy: string[] = [];
+    setUp({
+      reportExtension: 'ndjson',
+      resumable: true,
+      async run(_o, { signal, checkpoint }) {
+        await checkpoint({ step: stoppedBy.length + 1 });
+        await pause(10 * 60_000, signal).catch(() => undefined);
+        stoppedBy.push((signal.reason as Error).name);
+        throw signal.reason;
+      },
+    });
+    await h.trigger(KEY);
+    await invoke(); // yields cleanly at 80 s
+    // The resumed segment first looks for a committed report; the look-up takes 101 s of its 100 (a starved CPU).
+    h.aws.s3.on(HeadObjectCommand).callsFake(async () => {
+      await pause(101_000);
+      throw new S3ServiceException({ name: 'NotFound', $fault: 'client', $metadata: { httpStatusCode: 404 } });
+    });
+    const failures = await invoke(h.aws.sent[1]);
+
+    expect(failures).toEqual([]);
+    expect(stoppedBy).toEqual(['YieldRequestedError', 'JobTimeoutError']); // the second run was never asked to yield
+    expect(row()).toMatchObject({ status: 'RUNNING', attempt: 0, segment: 2, leaseId: 'continued:lease-2' });
+    expect(row().lastError).toBeUndefined();
+    expect(stateOf(row())).toEqual({ step: 2 }); // recorded as it started, while the lease was still its own
+    expect(h.aws.sent).toHaveLength(3);
+    expect(h.aws.hidden).toEqual([]);
+    expect(h.logs.filter((l) => l.message === LATE_WARNING)).toHaveLength(1);
   });
 
   it('keeps a part in flight at the segment end out of the report: the next holder numbers its parts above the reservation, and the report is exact', async () => {
