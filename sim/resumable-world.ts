@@ -79,7 +79,10 @@ interface LateYieldCounts {
 /** A timer the job does not let its signal cut short: the slow part of a late yield. */
 const unheeded = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The two-hour job: checkpoints after every step, yields when asked (late in `late.segments`), fails while the plan's upstream is down. */
+/**
+ * The two-hour job: checkpoints after every step, yields when asked (late in `late.segments`), fails while the plan's
+ * upstream is down.
+ */
 export function resumableModelJob(
   plan: FaultPlan,
   now: () => number,
@@ -185,7 +188,10 @@ export interface ResumableChecked {
   readonly lateYields: LateYieldCounts;
 }
 
-/** One plan through the world with the two-hour job, late to yield in `late.segments`, checked by the six invariants and R1-R5. */
+/**
+ * One plan through the world with the two-hour job, late to yield in `late.segments`, checked by the six invariants
+ * and R1-R5.
+ */
 export async function simulateResumableOne(
   plan: FaultPlan,
   late: LateYields = NO_LATE_YIELDS,

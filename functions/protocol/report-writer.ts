@@ -152,8 +152,8 @@ export class MultipartReportWriter implements ReportWriter {
   /**
    * The reservation a clean yield leaves for the next holder: up to the last part this holder sent, since all its
    * sends have been answered (nothing is in flight once the job stopped). Undefined when it sent none, a write is
-   * still running, or the guard stopped the writer: then the recorded reservation stands. Without this every segment would use up a block of 32 part
-   * numbers, and S3's 10,000 would end a run after about 300 segments.
+   * still running, or the guard stopped the writer: then the recorded reservation stands. Without this every segment
+   * would use up a block of 32 part numbers, and S3's 10,000 would end a run after about 300 segments.
    */
   settledReservation(): OpenUpload | undefined {
     // Stopped by the guard, a part may have been in flight: an aborted request can still land at S3 under its number.
