@@ -4,7 +4,11 @@
  * process.memoryUsage's peak external and array-buffer bytes), the requests each segment made, and a SHA-256 check of the
  * committed object against what the job meant to write.
  *
+ * It also tallies the worker's warnings and errors and its continuations from the handlers' log lines (`events`):
+ * a segment that missed its yield grace shows there, with the outcome it had.
+ *
  *   npx tsx scripts/long-export.ts [--megabytes 200] [--segment-seconds 20]
+ *   stress-ng --cpu 8 --timeout 300s & npx tsx scripts/long-export.ts --segment-seconds 4   # under a CPU hog
  */
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -23,6 +27,17 @@ const { values } = parseArgs({
 const totalBytes = Number(values.megabytes) * 1_000_000;
 const segmentSeconds = Number(values['segment-seconds']);
 
+/** The worker's log lines worth counting: every warning and error (with the error's name), and each continuation. */
+function tallyEvents(events: Map<string, number>): (line: string) => void {
+  return (line) => {
+    const entry = JSON.parse(line) as { level: string; fn: string; message: string; reason?: string; error?: string };
+    if (entry.fn !== 'worker' || (entry.level === 'INFO' && !entry.message.startsWith('segment yielded'))) return;
+    const cause = /\b(\w+Error)\b/.exec(entry.reason ?? entry.error ?? '')?.[1];
+    const name = `${entry.level} ${entry.message}${cause === undefined ? '' : ` (${cause})`}`;
+    events.set(name, (events.get(name) ?? 0) + 1);
+  };
+}
+
 /** Counts each handler request by operation (a middleware on the handlers' own clients). */
 function countRequests(): Map<string, number> {
   const counts = new Map<string, number>();
@@ -39,8 +54,25 @@ function countRequests(): Map<string, number> {
   return counts;
 }
 
+/** The committed report's size, and whether its SHA-256 equals that of the lines the job meant to write. */
+async function checkReport(pipeline: LocalPipeline, reportKey: string, key: { jobId: string; scheduledTime: string }) {
+  const object = await pipeline.clients.s3.send(
+    new GetObjectCommand({ Bucket: pipeline.resources.bucketName, Key: reportKey }),
+  );
+  const actual = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of object.Body as AsyncIterable<Uint8Array>) {
+    actual.update(chunk);
+    bytes += chunk.byteLength;
+  }
+  const expected = createHash('sha256');
+  for (const line of exportLines(key, { totalBytes })) expected.update(line);
+  return { bytes, checksumMatches: actual.digest('hex') === expected.digest('hex') };
+}
+
 async function main(): Promise<void> {
   const moto = await startMotoServer();
+  const events = new Map<string, number>();
   const settings = withDefaults({
     id: 'export',
     leaseSeconds: 60,
@@ -55,7 +87,7 @@ async function main(): Promise<void> {
     settings: [settings],
     jobs: { export: ndjsonExportJob({ totalBytes }) },
     workers: 1,
-    log: () => {},
+    log: tallyEvents(events),
   });
   const counts = countRequests();
   const key = { jobId: 'export', scheduledTime: isoSeconds(Date.now()) };
@@ -77,35 +109,28 @@ async function main(): Promise<void> {
     const seconds = (Date.now() - started) / 1000;
     clearInterval(sampler);
     await pipeline.stop();
-    const object = await pipeline.clients.s3.send(
-      new GetObjectCommand({ Bucket: pipeline.resources.bucketName, Key: String(row.reportKey) }),
-    );
-    const actual = createHash('sha256');
-    let bytes = 0;
-    for await (const chunk of object.Body as AsyncIterable<Uint8Array>) {
-      actual.update(chunk);
-      bytes += chunk.byteLength;
-    }
-    const expected = createHash('sha256');
-    for (const line of exportLines(key, { totalBytes })) expected.update(line);
+    const report = row.status === 'SUCCEEDED' ? await checkReport(pipeline, String(row.reportKey), key) : undefined;
     const invocations = (row.segment ?? 0) + row.attempt;
     const mb = (n: number) => Math.round((n / 1_000_000) * 10) / 10;
     console.log(
       JSON.stringify(
         {
           status: row.status,
-          reportBytes: bytes,
-          checksumMatches: actual.digest('hex') === expected.digest('hex'),
+          reportBytes: report?.bytes ?? 0,
+          checksumMatches: report?.checksumMatches ?? false,
+          lastError: row.lastError,
           seconds,
           invocations,
           attempt: row.attempt,
           segments: row.segment ?? 0,
+          progress: row.progress === undefined ? undefined : `${row.progress.done} of ${row.progress.total} lines`,
           history: row.history?.map((h) => `${h.attempt}: ${h.outcome}${h.error ? ` (${h.error.slice(0, 80)})` : ''}`),
           segmentSeconds,
           rssBeforeMB: mb(before.rss),
           peakRssMB: mb(peak.rss),
           peakExternalMB: mb(peak.external),
           peakArrayBuffersMB: mb(peak.arrayBuffers),
+          events: Object.fromEntries(events),
           requests: Object.fromEntries(counts),
           requestsPerInvocation: Math.round(([...counts.values()].reduce((a, b) => a + b, 0) / invocations) * 10) / 10,
         },

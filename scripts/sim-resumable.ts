@@ -1,6 +1,6 @@
 /**
- * The long-jobs simulation (sim/resumable-world.ts): a two-hour resumable job under the fault plans, with the six
- * invariants and R1-R4. Exits 1 with the failing plan and what broke.
+ * The long-jobs simulation (sim/resumable-world.ts): a two-hour resumable job under the fault plans and late yields,
+ * with the six invariants and R1-R5. Exits 1 with the failing plan and what broke.
  *
  *   npm run sim:resumable -- [--runs 10000] [--seed <int>]
  */
@@ -21,13 +21,16 @@ async function main(): Promise<void> {
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
     `resumable: ${tally.runs} runs (seed ${seed}) in ${seconds} s: ${tally.succeeded} SUCCEEDED, ${tally.failed} FAILED; ` +
-      `up to ${tally.maxSegments} segments in a run; ${tally.resumedAfterLoss} runs resumed after a failed attempt, a crash or a lost lease`,
+      `up to ${tally.maxSegments} segments in a run; ${tally.resumedAfterLoss} runs resumed after a failed attempt, a crash or a lost lease; ` +
+      `${tally.lateYields} yields the job overran, ${tally.lateYieldsPastGrace} of them past the grace`,
   );
   if (failure === undefined) {
     console.log('violations: 0');
     return;
   }
-  console.log(`VIOLATION:\n  ${failure.problems.join('\n  ')}\nplan: ${JSON.stringify(failure.plan)}`);
+  console.log(
+    `VIOLATION:\n  ${failure.problems.join('\n  ')}\nplan: ${JSON.stringify(failure.plan)}\nlate yields: ${JSON.stringify(failure.late)}`,
+  );
   process.exitCode = 1;
 }
 

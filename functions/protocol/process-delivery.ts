@@ -36,7 +36,7 @@ import {
   type ScheduleSwitch,
   type WorkQueue,
 } from './ports';
-import { continueSegment, type OpenSegment, openSegment, runResumableSegment } from './resumable-delivery';
+import { continueSegment, isLateYield, type OpenSegment, openSegment, runResumableSegment } from './resumable-delivery';
 import { isResumedRun, planSegment, runTimeUsedUp, type SegmentPlan } from './resumable-run';
 import { decideRetry } from './retry-policy';
 import type { MultipartUploads, RunStateStore } from './run-ports';
@@ -95,6 +95,13 @@ export interface WorkerDeps {
   readonly runs?: RunStateStore;
   /** Streamed reports; absent: `context.report` refuses writes. */
   readonly uploads?: MultipartUploads;
+}
+
+/** A resumable segment that ended to be continued; `late`: the guard stopped it at its end (isLateYield). */
+interface SegmentYielded {
+  /** Undefined when the segment's end came before the job's segment was opened. */
+  readonly yielded: OpenSegment | undefined;
+  readonly late?: boolean;
 }
 
 /** When the attempt must have recorded its outcome (epoch ms), and when it may start its job at the earliest. */
@@ -266,7 +273,7 @@ async function runClaimedAttempt(
   attemptLog.info('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
   const reportKey = reportKeyOf(key, job.definition.reportExtension);
 
-  let result: DeliveryResult | { yielded: OpenSegment };
+  let result: DeliveryResult | SegmentYielded;
   const plan = planSegment(occurrence, job.settings, {
     mustFinishBy: attempt.mustFinishBy,
     notBefore: attempt.notBefore,
@@ -291,7 +298,7 @@ async function runClaimedAttempt(
     return recordFailedAttempt(deps, delivery, job.settings, occurrence, lease, reportKey, error, attemptLog, finalRun);
   }
   if (typeof result === 'object') {
-    return outcome(await continueSegment(deps, delivery, lease, plan, result.yielded, attemptLog));
+    return outcome(await continueSegment(deps, delivery, lease, plan, result.yielded, attemptLog, result.late));
   }
   try {
     await completeWithRetries(deps, lease, reportKey);
@@ -405,7 +412,7 @@ async function runAttempt(
   reportKey: string,
   { plan, notBefore }: { readonly plan: SegmentPlan; readonly notBefore?: number },
   log: Logger,
-): Promise<DeliveryResult | { yielded: OpenSegment }> {
+): Promise<DeliveryResult | SegmentYielded> {
   // Commit-then-die: an earlier attempt stored the report but never recorded it. Observe it, do not run again.
   // Skipped when no earlier attempt can exist (the first claim of a fresh occurrence): one request fewer. A
   // resumed run's first attempt may follow a segment that committed and died.
@@ -423,7 +430,7 @@ async function runAttempt(
     throw new Error(`claimed occurrence without claimedAt or leaseExpiresAt (attempt ${occurrence.attempt})`);
   }
   // After the wait, the job starts with its time limit counted from then.
-  return runUnderLease({
+  const guarded = runUnderLease({
     timing: {
       leaseMs: settings.leaseSeconds * 1000,
       heartbeatMs: settings.heartbeatSeconds * 1000,
@@ -454,6 +461,11 @@ async function runAttempt(
       if (end.kind === 'streamed') return commitStreamed(end.writer, reportKey, signal, log);
       return commitReport(deps, lease, reportKey, end.report, signal, log);
     },
+  });
+  // A job asked to yield that is still running when its segment ends is continued, not failed (resumable-delivery.ts).
+  return guarded.catch((error: unknown) => {
+    if (!isLateYield(plan, error)) throw error;
+    return { yielded: open, late: true };
   });
 }
 

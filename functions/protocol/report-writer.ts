@@ -9,6 +9,11 @@
  * the bytes after them once, in order. Part numbers are reserved in the row before a holder uses them, and a next
  * holder starts above the reservation: a stale holder's late UploadPart can only land on a number no checkpoint
  * names, never replace a part of the report. An upload opened but never checkpointed is aborted by the next holder.
+ *
+ * The writer works only while its signal (the lease guard's) vouches for the lease: once it aborts (a lost lease, the
+ * segment's end, a yield the job did not honour in time) every write, checkpoint boundary and end is refused, and no
+ * new request is sent. A job still running in the background after its segment was recorded as continued cannot
+ * add to the upload (docs/long-jobs.md, "A late yield").
  */
 import type { OpenUpload, RunFields, UploadCheckpoint, UploadedPart } from './checkpoint';
 import type { Lease } from './ports';
@@ -146,12 +151,14 @@ export class MultipartReportWriter implements ReportWriter {
 
   /**
    * The reservation a clean yield leaves for the next holder: up to the last part this holder sent, since all its
-   * sends have been answered (nothing is in flight once the job stopped). Undefined when it sent none, or a write is
-   * still running: then the recorded reservation stands. Without this every segment would use up a block of 32 part
-   * numbers, and S3's 10,000 would end a run after about 300 segments.
+   * sends have been answered (nothing is in flight once the job stopped). Undefined when it sent none, a write is
+   * still running, or the guard stopped the writer: then the recorded reservation stands. Without this every segment
+   * would use up a block of 32 part numbers, and S3's 10,000 would end a run after about 300 segments.
    */
   settledReservation(): OpenUpload | undefined {
-    if (this.busy || this.highestSent === undefined || this.uploadId === undefined) return undefined;
+    // Stopped by the guard, a part may have been in flight: an aborted request can still land at S3 under its number.
+    if (this.options.signal.aborted || this.busy || this.highestSent === undefined || this.uploadId === undefined)
+      return undefined;
     return { uploadId: this.uploadId, reservedThrough: this.highestSent };
   }
 
@@ -166,6 +173,8 @@ export class MultipartReportWriter implements ReportWriter {
     const uploadId = await this.openUpload();
     const partNumber = this.nextPartNumber;
     await this.reserve(partNumber);
+    // The reservation's write takes no signal: the guard may have stopped the writer while it was on its way.
+    signal.throwIfAborted();
     const body = Buffer.concat(this.buffer, this.buffered);
     const part = await uploads.uploadPart({ reportKey, uploadId, partNumber, body }, signal);
     this.parts.push(part);
@@ -200,8 +209,9 @@ export class MultipartReportWriter implements ReportWriter {
     this.reservedThrough = upload.reservedThrough;
   }
 
-  /** One operation at a time: a part's bytes and number must not interleave with another's. */
+  /** One operation at a time, and none once the guard stopped the writer (its signal carries why). */
   private async exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    this.options.signal.throwIfAborted();
     if (this.busy) throw new Error('report writes overlap: await each report.write before the next');
     this.busy = true;
     try {

@@ -7,9 +7,15 @@
  *
  * A new message rather than this one made visible again: every receive counts towards the queue's redrive limit
  * (maxAttempts + 5), and a run of many segments would otherwise reach the DLQ although no attempt failed.
+ *
+ * A job asked to yield that has not stopped when the segment ends (a late yield: a slow part upload, a starved CPU)
+ * is stopped by the guard and the segment is continued all the same, from the last checkpoint the row holds: only the
+ * work since that checkpoint is lost, no attempt. The guard's stop has closed the report writer and every fenced write
+ * of the old lease fails once the continuation is recorded, so the job, still running in this process, can add
+ * nothing to the row or the report after it.
  */
 import type { ResumableOccurrence } from './checkpoint';
-import { messageOf } from './errors';
+import { JobTimeoutError, messageOf } from './errors';
 import { iso, type Occurrence } from './occurrence';
 import type { JobDefinition, Lease, Logger } from './ports';
 import type { Delivery, DeliveryResult, WorkerDeps } from './process-delivery';
@@ -73,6 +79,16 @@ export async function runResumableSegment(
   return runSegmentJob(open.segment, (context) => definition.run(occurrence, { ...context, logger: log }), guardSignal);
 }
 
+/**
+ * Whether the guard stopped a segment that was to be continued at its end because that end came (`error` is its
+ * deadline): a late yield. The job was asked to yield and had not stopped, or the segment's time ran out before the
+ * job was even asked (its start was slow); either way no failure of the job was seen, and the segment is continued
+ * from the last recorded checkpoint. Anything else (a lost lease, a failure, the run's own limit, which plans no
+ * yield) ends the attempt as before.
+ */
+export const isLateYield = (plan: SegmentPlan, error: unknown): boolean =>
+  plan.yieldAt !== undefined && error instanceof JobTimeoutError;
+
 /** Record the continuation and hand the occurrence to a fresh invocation. */
 export async function continueSegment(
   deps: WorkerDeps,
@@ -81,10 +97,18 @@ export async function continueSegment(
   plan: SegmentPlan,
   open: OpenSegment | undefined,
   log: Logger,
+  /** The guard stopped the segment at its end (isLateYield): the job may still be running. */
+  late = false,
 ): Promise<DeliveryResult> {
   const progress = open?.segment.takeProgress();
   const upload = open?.segment.writer.settledReservation();
   const now = deps.clock.now();
+  if (late) {
+    log.warn('the job did not stop within its yield grace: the segment continues from its last recorded checkpoint', {
+      checkpointAt: open?.segment.lastCheckpointAt,
+      segmentEndedAt: iso(plan.deadlineAt),
+    });
+  }
   // Given up into the past by the clock skew the protocol tolerates, so that no worker sees it live.
   const released = now - 1000 * safetyMarginSecondsOf(deps, lease);
   try {

@@ -105,6 +105,8 @@ export class Segment {
   readonly controller = new AbortController();
   readonly writer: MultipartReportWriter;
   private latest: RunProgress | undefined;
+  /** When the run's last checkpoint was recorded (by this segment or an earlier one); undefined: none yet. */
+  private checkpointAt: string | undefined;
   private sent: RunProgress | undefined;
   private yieldTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -123,6 +125,7 @@ export class Segment {
     );
     this.latest = row.progress;
     this.sent = row.progress;
+    this.checkpointAt = row.checkpoint?.at;
     // The job's signal now: it goes to as many requests as the guard's did (lease-guard.ts).
     setMaxListeners(JOB_SIGNAL_MAX_LISTENERS, this.controller.signal);
   }
@@ -156,6 +159,11 @@ export class Segment {
 
   stop(): void {
     clearTimeout(this.yieldTimer);
+  }
+
+  /** When the checkpoint a continuation now would resume from was recorded; undefined: the run has none yet. */
+  get lastCheckpointAt(): string | undefined {
+    return this.checkpointAt;
   }
 
   /** The progress to send with the next extend, if it changed since the last one sent. */
@@ -193,6 +201,7 @@ export class Segment {
       firstDelayMs: 200,
       signal: this.guardSignal,
     });
+    this.checkpointAt = at;
     return true;
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Long jobs on moto: the sample export with a shortened invocation budget runs over several invocations, a worker
  * process is killed (SIGKILL) mid-segment, and the committed object is byte for byte the report the job meant,
- * committed once and announced once.
+ * committed once and announced once. And the export when it is slow to stop at every yield (a starved CPU): each such
+ * segment is continued from its last checkpoint at no attempt, and the report is still exact.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import { GetObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s
 import { describe, expect, it } from 'vitest';
 import { type ExportOptions, exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import type { ResumableOccurrence } from '../../functions/protocol/checkpoint';
+import { YieldRequestedError } from '../../functions/protocol/errors';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
 import { pause } from '../../functions/protocol/transient-retry';
 import { JOB_ID, occurrences, pipeline, testSettings, useMoto } from './emulator';
@@ -27,6 +29,10 @@ const SETTINGS = testSettings({
   leaseSafetyMarginSeconds: 2,
 });
 const WORKER_SCRIPT = path.join(__dirname, '..', '..', 'scripts', 'local', 'export-worker-process.ts');
+
+/** What the worker logs when it ends a segment whose job did not stop within its yield grace. */
+const LATE_YIELD =
+  'the job did not stop within its yield grace: the segment continues from its last recorded checkpoint';
 
 function sha256OfExpected(key: OccurrenceKey): string {
   const hash = createHash('sha256');
@@ -104,6 +110,45 @@ describe('long jobs on moto', () => {
       expect(await p.deadLetterCount()).toBe(0);
     } finally {
       worker.child.kill('SIGKILL');
+      await p.stop();
+    }
+  }, 180_000);
+
+  it('continues the export from its last checkpoint, at no attempt, when it is slow to stop at every yield, and commits the exact report once', async () => {
+    // Asked to yield, the job goes on for 1.5 s without looking at its signal (a starved CPU): past its grace of 1 s.
+    const slowToStop = async (signal: AbortSignal) => {
+      await pause(PACE_MS, signal).catch(() => undefined);
+      if (signal.reason instanceof YieldRequestedError) await pause(1_500);
+    };
+    const p = await pipeline(emulator, {
+      settings: [SETTINGS],
+      jobs: { [JOB_ID]: ndjsonExportJob({ ...EXPORT, pace: slowToStop }) },
+      workers: 1,
+    });
+    const [key] = occurrences(1);
+    try {
+      await p.fire([key]);
+      p.start();
+      const [row] = (await p.waitUntilSettled([key], 90_000)) as ResumableOccurrence[];
+      await p.stop();
+
+      expect(row).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
+      expect(row.history?.map((h) => h.outcome)).toEqual(['succeeded']); // no attempt failed
+      const late = emulator.logs.filter((line) => line.includes(`"message":"${LATE_YIELD}"`));
+      expect(late.length).toBeGreaterThanOrEqual(1);
+      expect(row.segment).toBeGreaterThanOrEqual(late.length);
+      const object = await p.clients.s3.send(
+        new GetObjectCommand({ Bucket: p.resources.bucketName, Key: String(row.reportKey) }),
+      );
+      const hash = createHash('sha256');
+      for await (const chunk of object.Body as AsyncIterable<Uint8Array>) hash.update(chunk);
+      expect(hash.digest('hex')).toBe(sha256OfExpected(key));
+      expect(await p.reportKeys()).toEqual([row.reportKey]);
+      const open = await p.clients.s3.send(new ListMultipartUploadsCommand({ Bucket: p.resources.bucketName }));
+      expect(open.Uploads ?? []).toEqual([]);
+      expect(await p.drainAnnouncements()).toHaveLength(1);
+      expect(await p.deadLetterCount()).toBe(0);
+    } finally {
       await p.stop();
     }
   }, 180_000);

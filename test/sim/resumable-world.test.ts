@@ -1,5 +1,5 @@
 /**
- * sim/resumable-world.ts: the two-hour resumable job in the simulated world, and the invariants it adds (R1-R4).
+ * sim/resumable-world.ts: the two-hour resumable job in the simulated world, and the invariants it adds (R1-R5).
  */
 import { describe, expect, it } from 'vitest';
 import { calmPlan } from '../../sim/plan';
@@ -32,13 +32,33 @@ describe('resumable world', () => {
     expect(checked.outcome.delivered).toBe(1);
   });
 
-  it('holds the six invariants and R1-R4 over 40 seeded fault plans', async () => {
+  it('holds the six invariants and R1-R5 over 40 seeded fault plans with late yields', async () => {
     const { tally, failure } = await simulateResumableMany(40, 7);
 
     expect(failure).toBeUndefined();
     expect(tally.runs).toBe(40);
     expect(tally.succeeded).toBeGreaterThan(0);
     expect(tally.resumedAfterLoss).toBeGreaterThan(0);
+    expect(tally.lateYieldsPastGrace).toBeGreaterThan(0);
+  });
+
+  it('a late yield costs no attempt: a job that overruns its grace in two segments still finishes on attempt 1, its report exact', async () => {
+    const checked = await simulateResumableOne(calmPlan(), { segments: [0, 2], overrunMs: 90_000 });
+
+    expect(checked.resumableViolations).toEqual([]);
+    expect(checked.violations).toEqual([]);
+    expect(checked.lateYields).toEqual({ overran: 2, pastGrace: 2 });
+    expect(checked.outcome.row).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
+    expect(checked.outcome.objects.get(REPORT_KEY)?.body).toBe(expectedReport());
+  });
+
+  it('a yield within the grace is an ordinary one: the last writes of the job are recorded, the report exact', async () => {
+    const checked = await simulateResumableOne(calmPlan(), { segments: [1], overrunMs: 10_000 });
+
+    expect(checked.resumableViolations).toEqual([]);
+    expect(checked.lateYields).toEqual({ overran: 1, pastGrace: 0 });
+    expect(checked.outcome.objects.get(REPORT_KEY)?.body).toBe(expectedReport());
+    expect(checked.outcome.row).toMatchObject({ status: 'SUCCEEDED', attempt: 1 });
   });
 
   it('R4 flags a checkpoint that replaced or lost a part, or moved to another upload, and accepts one that extends', () => {
