@@ -114,8 +114,11 @@ describe('the example app, run as its team would', () => {
       );
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
       const rows = result.stdout.split('\n').filter((line) => /SUCCEEDED/.test(line));
-      expect(rows.filter((line) => /weekly-export .*exports /.test(line))).toHaveLength(2);
-      expect(rows.filter((line) => /daily-digest .*daily-digest /.test(line))).toHaveLength(2);
+      expect(rows.filter((line) => /weekly-export .*SUCCEEDED/.test(line))).toHaveLength(2);
+      expect(rows.filter((line) => /daily-digest .*SUCCEEDED/.test(line))).toHaveLength(2);
+      // Each job on its own worker: both workers were invoked.
+      expect(result.stdout).toMatch(/^worker exports: [1-9]\d* invocation\(s\)/m);
+      expect(result.stdout).toMatch(/^worker daily-digest: [1-9]\d* invocation\(s\)/m);
       expect(result.stdout).toContain("4 occurrence(s) ended as their jobs' policies dictate (4 SUCCEEDED)");
     },
     SLOW,
