@@ -223,6 +223,43 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     expect(outcome.rows.map((r) => r?.status)).not.toContain('BUFFERED');
   });
 
+  // P10 (seed 1967791534, run 89 of 2000, shrunk): the pause after one failure was applied but its response lost; the
+  // SDK's retry was refused by that very write, and the read that should have recognised it timed out after the
+  // request was sent. The worker gave up before disabling the schedule, which kept firing. The refused write now
+  // returns the row (ours: the pause is recognised without a read), and a read after no answer is retried.
+  it('a pause whose response was lost and whose read-back fails still disables the schedule', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 0,
+          jobMs: 90001,
+          schedulerDeliveries: [0],
+          callFaults: [
+            { actor: 'worker', call: 14, fault: { kind: 'lost-error' } },
+            { actor: 'worker', call: 13, fault: { kind: 'lost-retried' } },
+          ],
+          crashes: [],
+          freezes: [],
+          sqsDuplicates: [93640],
+          skewsMs: [0],
+          storeBrownouts: [],
+          outage: { fromMs: 80302, forMs: 30000 },
+          maxAttempts: 2,
+        },
+        scenario: {
+          overlap: 'skip',
+          others: [{ afterMs: 60000, jobMs: 1000, lateMs: 34107 }],
+          operator: [{ atMs: 94163, action: 'pause' }],
+          pauseAfterFailures: 1,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    const selfPause = outcome.jobStateWrites.find((w) => w.after.pauseCause === 'failures');
+    expect(selfPause).toBeDefined();
+    expect(outcome.scheduleChanges).toContainEqual(expect.objectContaining({ who: selfPause?.who, state: 'DISABLED' }));
+  });
+
   // P3 (seed 16, plan 2842, an overlap-only plan): under cancelOther an occurrence retried after its worker died
   // having committed its report cancelled the running one, adopted the report at once and freed the slot; the next
   // start took it and ran beside the cancelled job, which works until its lease runs out. The adopter now waits too.
