@@ -64,6 +64,34 @@ describe('FAILED beside a committed report: the last attempt fails to see the re
   });
 });
 
+describe('a row left RUNNING with its message in the DLQ: the world did not run the reconciler that repairs it', () => {
+  // Invariant 4 (seed 90210, run 6,811 of 10,000, shrunk): with maxAttempts 1 the queue's redrive limit is 6 receives;
+  // a crash after the claim, then failed claims (a transient failUnheld, a lost claim, two transient claims) and a
+  // crash after one used them all, the message went to the job DLQ and the row stayed RUNNING. The deployed
+  // reconciler re-enqueues such a row, but the single-occurrence world did not run it; every world now does, every
+  // 5 minutes with the stack's thresholds, and invariant 4's bound counts its repair.
+  it('with maxAttempts 1 and every receive used up, the reconciler re-enqueues the row and it ends FAILED in time', async () => {
+    const { outcome, checked } = await simulateOne(
+      calmPlan({
+        seed: 0,
+        jobMs: 1000,
+        callFaults: [
+          { actor: 'worker', call: 4, fault: { kind: 'transient' } },
+          { actor: 'worker', call: 5, fault: { kind: 'lost-error' } },
+          { actor: 'worker', call: 7, fault: { kind: 'transient' } },
+          { actor: 'worker', call: 6, fault: { kind: 'transient' } },
+          { actor: 'worker', call: 8, fault: { kind: 'crash-after' } },
+        ],
+        crashes: [{ invocation: 1, atMs: 0 }],
+        maxAttempts: 1,
+      }),
+    );
+    expect(checked.violations).toEqual([]);
+    expect(outcome.row).toMatchObject({ status: 'FAILED', attempt: 1 });
+    expect(outcome.reconcilerRequeues).toBeGreaterThan(0);
+  });
+});
+
 /**
  * Found by the policy world (sim/policy-world.ts) on plans of fc.sample(policyPlan, { seed, numRuns }); each plan is
  * the generated one, kept whole so that the run replays exactly. Each failed before its fix with the invariant named.
