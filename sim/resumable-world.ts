@@ -20,6 +20,7 @@ import { checkInvariants, type Violation } from './invariants';
 import { sleep } from './model-job';
 import type { SideEffect, WorldOutcome } from './outcome';
 import { anyPlan, type FaultPlan } from './plan';
+import { type TimeBounds, timeBoundsOf } from './simulate';
 import type { ProtocolVariant } from './variants';
 import { REPORT_KEY, runWorld, SCHEDULED_TIME, T0 } from './world';
 
@@ -160,11 +161,25 @@ export interface ResumableTally {
   maxSegments: number;
   /** Runs with more claims than segments + 1: resumed after a failed attempt, a crash or a lost lease. */
   resumedAfterLoss: number;
+  /** The reconciler (every world runs it): ticks, runs in full, re-enqueues; and the time bounds of the runs. */
+  reconcilerTicks: number;
+  reconcilerRuns: number;
+  reconcilerRequeues: number;
+  bounds?: TimeBounds;
 }
 
 /** Many seeded plans; stops at the first violation and returns it with its plan. */
 export async function simulateResumableMany(runs: number, seed: number) {
-  const tally: ResumableTally = { runs: 0, succeeded: 0, failed: 0, maxSegments: 0, resumedAfterLoss: 0 };
+  const tally: ResumableTally = {
+    runs: 0,
+    succeeded: 0,
+    failed: 0,
+    maxSegments: 0,
+    resumedAfterLoss: 0,
+    reconcilerTicks: 0,
+    reconcilerRuns: 0,
+    reconcilerRequeues: 0,
+  };
   let failure: { plan: FaultPlan; problems: string[] } | undefined;
   const property = fc.asyncProperty(anyPlan, async (plan) => {
     const checked = await simulateResumableOne(plan);
@@ -174,6 +189,10 @@ export async function simulateResumableMany(runs: number, seed: number) {
     if (checked.outcome.row?.status === 'FAILED') tally.failed++;
     tally.maxSegments = Math.max(tally.maxSegments, checked.segments);
     if (checked.outcome.claimsApplied.size > checked.segments + 1) tally.resumedAfterLoss++;
+    tally.reconcilerTicks += checked.outcome.reconcilerTicks;
+    tally.reconcilerRuns += checked.outcome.reconcilerRuns;
+    tally.reconcilerRequeues += checked.outcome.reconcilerRequeues;
+    tally.bounds ??= timeBoundsOf(checked.outcome);
     if (problems.length > 0 && failure === undefined) failure = { plan, problems };
     return problems.length === 0;
   });
