@@ -288,6 +288,33 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     expect(outcome.scheduleChanges).toContainEqual(expect.objectContaining({ who: selfPause?.who, state: 'DISABLED' }));
   });
 
+  // P3 (seed 73104, run 7,116 of the policy world's 10,000, shrunk): an extend sent slow, given up by its worker,
+  // reached the table after the worker's next extend and set the lease's expiry back 27 s. The worker still believed
+  // the later expiry; a cancelOther start that cancelled it waited only for the expiry in the row, and ran its job
+  // beside the cancelled one's last seconds. An extend now never moves the expiry back.
+  it('cancelOther: a late extend that arrives after a newer one does not shorten the lease the canceller waits out', async () => {
+    const { violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 0,
+          jobMs: 200001,
+          schedulerDeliveries: [0],
+          callFaults: [
+            { actor: 'worker', call: 5, fault: { kind: 'lost-retried' } },
+            { actor: 'worker', call: 4, fault: { kind: 'slow', ms: 26667 } },
+          ],
+          crashes: [],
+          freezes: [],
+          sqsDuplicates: [106778],
+          skewsMs: [0, 10],
+          storeBrownouts: [{ invocation: 1, fromMs: 72814, forMs: 114188 }],
+        },
+        scenario: { overlap: 'cancelOther', others: [{ afterMs: 106500, jobMs: 1000 }] },
+      }),
+    );
+    expect(violations).toEqual([]);
+  });
+
   // P3 (seed 16, plan 2842, an overlap-only plan): under cancelOther an occurrence retried after its worker died
   // having committed its report cancelled the running one, adopted the report at once and freed the slot; the next
   // start took it and ran beside the cancelled job, which works until its lease runs out. The adopter now waits too.
