@@ -23,7 +23,10 @@ export interface Tally {
   workerCrashes: number;
   freezes: number;
   sqsDuplicates: number;
-  /** Writes by a worker that no longer held the row, all refused by their condition (a violation otherwise). */
+  /**
+   * Writes by a worker that no longer held the row, all refused by their condition (a violation otherwise), and late
+   * extends refused because a newer one had set a later expiry (the trace does not tell the two apart).
+   */
   staleWritesRefused: number;
   lateUncontestedWrites: number;
   overlapNotChecked: number;
@@ -245,7 +248,7 @@ export function formatReport(r: SimulationReport): string {
       `${t.adoptedCommittedReport} runs adopted a committed report instead of running the job again`,
     `runs again: in ${t.ranAfterCommit} runs a worker claimed before the commit ran the job on after the report was committed ` +
       `(it cannot know: it had looked before the commit, or it was the first claim); never one claimed after it (invariant 6)`,
-    `fencing: ${t.staleWritesRefused} writes by workers that had lost their lease, all refused by their condition; ` +
+    `fencing: ${t.staleWritesRefused} writes by workers that had lost their lease (or extends that arrived after a newer one), all refused by their condition; ` +
       `${t.lateUncontestedWrites} writes accepted after the writer's lease had expired with nobody else claiming (still its lease: by design)`,
     `notify once: in ${t.dedupAbsorbed} runs the notifier published twice and the SNS FIFO deduplication id (modelled: same id within 5 min is dropped) kept it to one`,
     `overlap of job side effects: required when a freeze + clock skew spread stays within leaseSafetyMarginSeconds (15 s); ` +
