@@ -251,7 +251,7 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     expect(outcome.rows.map((r) => r?.status)).not.toContain('BUFFERED');
   });
 
-  // P10 (seed 1967791534, run 89 of 2000, shrunk): the pause after one failure was applied but its response lost; the
+  // P10 (seed 1967791534, run 88 of 2000, shrunk): the pause after one failure was applied but its response lost; the
   // SDK's retry was refused by that very write, and the read that should have recognised it timed out after the
   // request was sent. The worker gave up before disabling the schedule, which kept firing. The refused write now
   // returns the row (ours: the pause is recognised without a read), and a read after no answer is retried.
@@ -288,7 +288,7 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     expect(outcome.scheduleChanges).toContainEqual(expect.objectContaining({ who: selfPause?.who, state: 'DISABLED' }));
   });
 
-  // P3 (seed 73104, run 7,116 of the policy world's 10,000, shrunk): an extend sent slow, given up by its worker,
+  // P3 (seed 73104, run 7,115 of the policy world's 10,000, shrunk): an extend sent slow, given up by its worker,
   // reached the table after the worker's next extend and set the lease's expiry back 27 s. The worker still believed
   // the later expiry; a cancelOther start that cancelled it waited only for the expiry in the row, and ran its job
   // beside the cancelled one's last seconds. An extend now never moves the expiry back.
