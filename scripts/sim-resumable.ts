@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { simulateResumableMany } from '../sim/resumable-world';
+import { boundsLines } from '../sim/simulate';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -23,6 +24,12 @@ async function main(): Promise<void> {
     `resumable: ${tally.runs} runs (seed ${seed}) in ${seconds} s: ${tally.succeeded} SUCCEEDED, ${tally.failed} FAILED; ` +
       `up to ${tally.maxSegments} segments in a run; ${tally.resumedAfterLoss} runs resumed after a failed attempt, a crash or a lost lease; ` +
       `${tally.lateYields} yields the job overran, ${tally.lateYieldsPastGrace} of them past the grace`,
+  );
+  console.log(
+    boundsLines(
+      tally.bounds,
+      `${tally.reconcilerTicks} ticks, ${tally.reconcilerRuns} of them with a row stuck by its own test (run in full), ${tally.reconcilerRequeues} occurrences re-enqueued`,
+    ).join('\n'),
   );
   if (failure === undefined) {
     console.log('violations: 0');

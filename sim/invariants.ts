@@ -56,8 +56,9 @@ export function checkInvariants(o: WorldOutcome): Checked {
   const overlapChecked = isOverlapChecked(o);
   if (overlapChecked) for (const overlap of overlaps) fail(3, overlap);
 
-  // 4. Ends, in time. Nothing sweeps a message in the DLQ or a dropped trigger event yet: the bounds keep the
-  // plan out of those (see plan.ts), and if one still happens it is reported here, not hidden.
+  // 4. Ends, in time. A row whose message went to the job DLQ (or was never sent) is the reconciler's, which runs in
+  // every world as deployed; the bound includes its repair (world.ts finishBoundMs). A trigger that failed before it
+  // recorded the row leaves nothing to repair: the bounds keep the plan out of that (plan.ts), and it is reported.
   if (row === undefined) {
     fail(4, `no occurrence row (trigger events dropped: ${o.triggerEventsDropped})`);
   } else if (row.status !== 'SUCCEEDED' && row.status !== 'FAILED') {

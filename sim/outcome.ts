@@ -110,6 +110,13 @@ export interface WorldOutcome {
   readonly horizon: number;
   readonly messagesInDlq: number;
   readonly triggerEventsDropped: number;
+  /**
+   * The reconciler's 5-minute ticks within the horizon, the runs among them that had something to fix (the others
+   * are left out: they would read and write nothing), and the occurrences those re-enqueued.
+   */
+  readonly reconcilerTicks: number;
+  readonly reconcilerRuns: number;
+  readonly reconcilerRequeues: number;
   readonly workerCrashes: number;
   readonly skipped: { crashes: number; triggerFaults: number; notifierFaults: number };
   /** Largest freeze of a worker, and the spread of worker clock offsets, in ms: the overlap check's preconditions. */

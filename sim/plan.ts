@@ -23,7 +23,7 @@ export type CallFault =
   /** The call is applied and the process dies before the response arrives (commit-then-die, for PutObject). */
   | { readonly kind: 'crash-after' };
 
-/** `reconciler` and `operator` (pause, resume): only in the policy world (sim/policy-world.ts); no plan faults them. */
+/** `reconciler` (every world) and `operator` (pause, resume; the policy world only): no plan faults them. */
 export type ActorKind = 'trigger' | 'worker' | 'notifier' | 'reconciler' | 'operator';
 
 export interface FaultPlan {
@@ -65,13 +65,15 @@ export interface FaultPlan {
 export const BOUNDS = {
   /**
    * Worker processes killed per occurrence (crash faults, timed kills, Lambda timeouts). Every crash costs one
-   * receive of the job message; with maxAttempts 20 and maxReceiveCount 25 a few crashes keep the message out of
-   * the DLQ, which nothing sweeps yet (no reconciler on this branch).
+   * receive of the job message, and each comes back after a visibility timeout: the finish bound of invariant 4
+   * counts them (world.ts finishBoundMs). A message that still runs out of receives goes to the job DLQ, and the
+   * reconciler re-enqueues its row.
    */
   maxWorkerCrashes: 3,
   /**
    * Failed invocations of the trigger per Scheduler delivery: Lambda retries an async invocation twice, then the
-   * event goes to the trigger's DLQ, which nothing sweeps yet. So at most two of the three tries may fail.
+   * event goes to the trigger's DLQ. A row recorded before that is the reconciler's (PENDING, never claimed); one that
+   * never was has nothing to repair, so at most two of the three tries may fail.
    */
   maxTriggerFailuresPerDelivery: 2,
   /**

@@ -41,7 +41,7 @@ import type { Row } from './fakes/dynamo-expressions';
 import { isOverlapChecked, sideEffectSpans } from './invariants';
 import type { JobStateWriteRecord, WorldOutcome } from './outcome';
 import { anyPlan, type FaultPlan } from './plan';
-import { formatTrace } from './simulate';
+import { boundsLines, formatTrace, type TimeBounds, timeBoundsOf } from './simulate';
 import { JOB_ID, type OperatorAction, type PolicyScenario, runWorld, scenarioTimes, T0, WORKER_ID } from './world';
 
 export type PolicyInvariantId = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P9' | 'P10';
@@ -458,6 +458,10 @@ export interface PolicyTally {
   operatorResumes: number;
   selfPauses: number;
   firesHeldBack: number;
+  reconcilerTicks: number;
+  reconcilerRuns: number;
+  reconcilerRequeues: number;
+  bounds?: TimeBounds;
 }
 
 export interface PolicyReport {
@@ -469,7 +473,7 @@ export interface PolicyReport {
 }
 
 export async function simulatePolicyPlan(p: PolicyPlan) {
-  const outcome = await runWorld(p.plan, { scenario: p.scenario, reconcile: true });
+  const outcome = await runWorld(p.plan, { scenario: p.scenario });
   return { outcome, violations: checkPolicyInvariants(outcome, p.scenario) };
 }
 
@@ -495,6 +499,9 @@ export async function simulatePolicies(options: {
     operatorResumes: 0,
     selfPauses: 0,
     firesHeldBack: 0,
+    reconcilerTicks: 0,
+    reconcilerRuns: 0,
+    reconcilerRequeues: 0,
   };
   const started = performance.now();
   let failing = false;
@@ -538,6 +545,12 @@ function count(t: PolicyTally, o: WorldOutcome, scenario: PolicyScenario): void 
   t.operatorResumes += o.operatorActions.filter((a) => a.outcome === 'resumed').length;
   t.selfPauses += o.jobStateWrites.filter(selfPause).length;
   t.firesHeldBack += o.firesHeldBack.length;
+  t.reconcilerTicks += o.reconcilerTicks;
+  t.reconcilerRuns += o.reconcilerRuns;
+  t.reconcilerRequeues += o.reconcilerRequeues;
+  // The horizon differs per scenario (its spread of occurrences): keep the longest.
+  const bounds = timeBoundsOf(o);
+  if (t.bounds === undefined || bounds.horizonS > t.bounds.horizonS) t.bounds = bounds;
 }
 
 export function formatPolicyReport(r: PolicyReport): string {
@@ -568,6 +581,11 @@ export function formatPolicyReport(r: PolicyReport): string {
     `faults: ${t.workerCrashes} worker crashes; ${t.overlapNotChecked} runs froze a worker past the margin (overlap measured, not required)`,
     `catch-up and pauses: ${t.withWindow} runs with a catch-up window or late deliveries, ${t.withOperator} with operator actions, ${t.withPauseAfterFailures} with pauseAfterFailures; ` +
       `${t.operatorPauses} operator pauses and ${t.operatorResumes} resumes written, ${t.selfPauses} pauses after failures, ${t.firesHeldBack} fire times held back by a disabled schedule`,
+    ...boundsLines(
+      t.bounds,
+      `${t.reconcilerTicks} ticks, ${t.reconcilerRuns} of them with a row stuck by its own test (run in full), ${t.reconcilerRequeues} occurrences re-enqueued`,
+      "the longest of the runs: a run's horizon adds its scenario's last fire time or operator action",
+    ),
   );
   return lines.join('\n');
 }

@@ -25,6 +25,7 @@ import { checkInvariants, type Violation } from './invariants';
 import { sleep } from './model-job';
 import type { SideEffect, WorldOutcome } from './outcome';
 import { anyPlan, type FaultPlan } from './plan';
+import { type TimeBounds, timeBoundsOf } from './simulate';
 import type { ProtocolVariant } from './variants';
 import { REPORT_KEY, runWorld, SCHEDULED_TIME, T0 } from './world';
 
@@ -243,6 +244,11 @@ export interface ResumableTally {
   /** Yields the job overran (LateYields), and those it overran by more than the grace: the worker ended them. */
   lateYields: number;
   lateYieldsPastGrace: number;
+  /** The reconciler (every world runs it): ticks, runs in full, re-enqueues; and the time bounds of the runs. */
+  reconcilerTicks: number;
+  reconcilerRuns: number;
+  reconcilerRequeues: number;
+  bounds?: TimeBounds;
 }
 
 /** Many seeded plans; stops at the first violation and returns it with its plan. */
@@ -255,6 +261,9 @@ export async function simulateResumableMany(runs: number, seed: number) {
     resumedAfterLoss: 0,
     lateYields: 0,
     lateYieldsPastGrace: 0,
+    reconcilerTicks: 0,
+    reconcilerRuns: 0,
+    reconcilerRequeues: 0,
   };
   let failure: { plan: FaultPlan; late: LateYields; problems: string[] } | undefined;
   const property = fc.asyncProperty(anyPlan, lateYieldsArb, async (plan, late) => {
@@ -267,6 +276,10 @@ export async function simulateResumableMany(runs: number, seed: number) {
     if (checked.outcome.claimsApplied.size > checked.segments + 1) tally.resumedAfterLoss++;
     tally.lateYields += checked.lateYields.overran;
     tally.lateYieldsPastGrace += checked.lateYields.pastGrace;
+    tally.reconcilerTicks += checked.outcome.reconcilerTicks;
+    tally.reconcilerRuns += checked.outcome.reconcilerRuns;
+    tally.reconcilerRequeues += checked.outcome.reconcilerRequeues;
+    tally.bounds ??= timeBoundsOf(checked.outcome);
     if (problems.length > 0 && failure === undefined) failure = { plan, late, problems };
     return problems.length === 0;
   });

@@ -3,11 +3,12 @@
  * is reproducible from the seed, and a failing plan is shrunk to a small one whose trace is printed.
  */
 import fc from 'fast-check';
+import { stuckAfterSeconds } from '../functions/protocol/worker-limits';
 import { checkInvariants, INVARIANTS, type Violation } from './invariants';
 import type { TraceLine, WorldOutcome } from './outcome';
 import { anyPlan, BOUNDS, type FaultPlan } from './plan';
 import { OURS, type ProtocolVariant } from './variants';
-import { runWorld } from './world';
+import { finishBoundMs, RECONCILE_EVERY_MS, repairBoundMs, runWorld, T0 } from './world';
 
 export interface Tally {
   runs: number;
@@ -22,7 +23,10 @@ export interface Tally {
   workerCrashes: number;
   freezes: number;
   sqsDuplicates: number;
-  /** Writes by a worker that no longer held the row, all refused by their condition (a violation otherwise). */
+  /**
+   * Writes by a worker that no longer held the row, all refused by their condition (a violation otherwise), and late
+   * extends refused because a newer one had set a later expiry (the trace does not tell the two apart).
+   */
   staleWritesRefused: number;
   lateUncontestedWrites: number;
   overlapNotChecked: number;
@@ -31,6 +35,48 @@ export interface Tally {
   skipped: { crashes: number; triggerFaults: number; notifierFaults: number };
   /** Latest finish relative to the deadline, s (negative: before it). */
   latestFinishVsDeadlineS: number;
+  reconcilerTicks: number;
+  reconcilerRuns: number;
+  reconcilerRequeues: number;
+  /** Runs in which the reconciler re-enqueued the occurrence (its row had no message left). */
+  repairedByReconciler: number;
+  /** The time bounds of the runs (the same for every run of one variant), from the first run. */
+  bounds?: TimeBounds;
+}
+
+/** How long a run is simulated, and the parts of the bound invariant 4 holds the finish to, in seconds. */
+export interface TimeBounds {
+  readonly deadlineS: number;
+  readonly visibilityS: number;
+  readonly stuckAfterS: number;
+  readonly repairS: number;
+  readonly finishS: number;
+  /** The run's horizon after the scheduled time: deadline + finish bound (+ the scenario's spread in the policy world). */
+  readonly horizonS: number;
+}
+
+export function timeBoundsOf(o: WorldOutcome): TimeBounds {
+  return {
+    deadlineS: o.settings.retry.deadlineSeconds,
+    visibilityS: o.limits.queueVisibilityTimeoutSeconds,
+    stuckAfterS: stuckAfterSeconds(o.limits),
+    repairS: repairBoundMs(o.limits) / 1000,
+    finishS: finishBoundMs(o.limits) / 1000,
+    horizonS: (o.horizon - T0) / 1000,
+  };
+}
+
+/** The summary's lines on the time simulated and on the reconciler. */
+export function boundsLines(b: TimeBounds | undefined, reconciler: string, horizonNote = ''): string[] {
+  if (b === undefined) return [];
+  const h = (s: number) => `${(s / 3600).toFixed(2)} h`;
+  return [
+    `time simulated: each run until nothing is left to happen or its horizon, ${h(b.horizonS)} after the first scheduled time${horizonNote ? ` (${horizonNote})` : ''}: ` +
+      `the deadline (${h(b.deadlineS)}) plus the finish bound (${h(b.finishS)}: ${BOUNDS.maxWorkerCrashes + 2} visibility timeouts of ` +
+      `${b.visibilityS} s, and the reconciler's repair, ${b.repairS} s: stuck after ${b.stuckAfterS} s, then its next run)`,
+    `reconciler: as deployed, every ${RECONCILE_EVERY_MS / 60_000} minutes (its first tick at a phase drawn per plan) until the horizon, ` +
+      `with the stack's thresholds (functions/protocol/worker-limits.ts); ${reconciler}`,
+  ];
 }
 
 export interface SimulationReport {
@@ -68,6 +114,10 @@ export function emptyTally(): Tally {
     reportWithFailedRow: 0,
     skipped: { crashes: 0, triggerFaults: 0, notifierFaults: 0 },
     latestFinishVsDeadlineS: -Infinity,
+    reconcilerTicks: 0,
+    reconcilerRuns: 0,
+    reconcilerRequeues: 0,
+    repairedByReconciler: 0,
   };
 }
 
@@ -162,6 +212,11 @@ function add(t: Tally, o: WorldOutcome, checked: ReturnType<typeof checkInvarian
   t.skipped.notifierFaults += o.skipped.notifierFaults;
   if (o.finishedAt !== undefined)
     t.latestFinishVsDeadlineS = Math.max(t.latestFinishVsDeadlineS, (o.finishedAt - o.deadlineAt) / 1000);
+  t.reconcilerTicks += o.reconcilerTicks;
+  t.reconcilerRuns += o.reconcilerRuns;
+  t.reconcilerRequeues += o.reconcilerRequeues;
+  if (o.reconcilerRequeues > 0) t.repairedByReconciler++;
+  t.bounds ??= timeBoundsOf(o);
 }
 
 export function formatTrace(trace: readonly TraceLine[]): string {
@@ -193,7 +248,7 @@ export function formatReport(r: SimulationReport): string {
       `${t.adoptedCommittedReport} runs adopted a committed report instead of running the job again`,
     `runs again: in ${t.ranAfterCommit} runs a worker claimed before the commit ran the job on after the report was committed ` +
       `(it cannot know: it had looked before the commit, or it was the first claim); never one claimed after it (invariant 6)`,
-    `fencing: ${t.staleWritesRefused} writes by workers that had lost their lease, all refused by their condition; ` +
+    `fencing: ${t.staleWritesRefused} writes by workers that had lost their lease (or extends that arrived after a newer one), all refused by their condition; ` +
       `${t.lateUncontestedWrites} writes accepted after the writer's lease had expired with nobody else claiming (still its lease: by design)`,
     `notify once: in ${t.dedupAbsorbed} runs the notifier published twice and the SNS FIFO deduplication id (modelled: same id within 5 min is dropped) kept it to one`,
     `overlap of job side effects: required when a freeze + clock skew spread stays within leaseSafetyMarginSeconds (15 s); ` +
@@ -201,8 +256,11 @@ export function formatReport(r: SimulationReport): string {
     `bounds assumed (faults beyond them skipped, and counted): at most ${BOUNDS.maxWorkerCrashes} worker crashes per occurrence ` +
       `(skipped ${t.skipped.crashes}), ${BOUNDS.maxTriggerFailuresPerDelivery} failed trigger tries per Scheduler delivery (skipped ${t.skipped.triggerFaults}), ` +
       `${BOUNDS.maxNotifierFailures} failed notifier tries (skipped ${t.skipped.notifierFaults}), worker clocks within ±${BOUNDS.skewBoundMs / 2000} s`,
-    `not modelled: the reconciler (it sweeps a trigger event left in the trigger DLQ or a job message in the job DLQ ` +
-      `every 5 minutes, tested on its own); the bounds keep plans out of both DLQs, and a run that still ends there fails invariant 4`,
+    ...boundsLines(
+      t.bounds,
+      `${t.reconcilerTicks} ticks, ${t.reconcilerRuns} of them with a row stuck by its own test (run in full; the others would read and write nothing); ` +
+        `in ${t.repairedByReconciler} runs it re-enqueued the occurrence (${t.reconcilerRequeues} re-enqueues)`,
+    ),
   );
   if (t.reportWithFailedRow > 0)
     lines.push(

@@ -43,14 +43,22 @@ import { type JobSettings, type OverlapPolicy, withDefaults } from '../functions
 import { isJobStateKey } from '../functions/protocol/job-state';
 import {
   isoSeconds,
+  type Occurrence,
   type OccurrenceKey,
   type OccurrenceStatus,
   REVOKED_LEASE_PREFIX,
 } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
+import { isUnannounced, stuckReason } from '../functions/protocol/reconcile';
 import { type JobRoute, scheduleEventOf } from '../functions/protocol/schedule-event';
 import { statusShardOf } from '../functions/protocol/table-schema';
-import { stuckAfterSeconds, type WorkerLimits, workerLimits } from '../functions/protocol/worker-limits';
+import {
+  RECONCILE_EVERY_MINUTES,
+  reconcileThresholds,
+  stuckAfterSeconds,
+  type WorkerLimits,
+  workerLimits,
+} from '../functions/protocol/worker-limits';
 import { createReconcilerHandler } from '../functions/reconciler';
 import { createTriggerHandler } from '../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../functions/worker';
@@ -99,12 +107,6 @@ export interface WorldOptions {
   readonly observe?: (aws: FakeAws, now: () => number) => void;
   /** More occurrences of the job under an overlap policy (sim/policy-world.ts); the plan's faults apply to all. */
   readonly scenario?: PolicyScenario;
-  /**
-   * Run the reconciler every 5 minutes while an occurrence is BUFFERED (the policy world: a wake of a BUFFERED
-   * occurrence lost with its worker is the reconciler's to repair). The single-occurrence world leaves it out (tested
-   * on its own), and so do the other cases here: the plans' bounds keep them from needing it.
-   */
-  readonly reconcile?: boolean;
 }
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED']);
@@ -120,8 +122,15 @@ function scenarioSettings(scenario: PolicyScenario | undefined) {
   };
 }
 
-/** The stack's schedule of the reconciler (lib/scheduled-jobs.ts). */
-const RECONCILE_EVERY_MS = 5 * 60_000;
+/** The stack's schedule of the reconciler (lib/scheduled-jobs.ts: every RECONCILE_EVERY_MINUTES). */
+export const RECONCILE_EVERY_MS = RECONCILE_EVERY_MINUTES * 60_000;
+
+/**
+ * When the reconciler first runs, ms after the first scheduled time: its rule's phase is not the job's, so each plan
+ * draws one in [0, 5 min) from its seed (without touching the seeded jitter the rest of the run draws from).
+ */
+export const reconcilePhaseMs = (plan: FaultPlan): number =>
+  Math.floor(seededRandom(plan.seed ^ 0x5eed)() * RECONCILE_EVERY_MS);
 
 /**
  * The job's overlap policy, and its other occurrences: each scheduled (and fired once) `afterMs` after the first,
@@ -177,11 +186,21 @@ export function scenarioTimes(scenario: PolicyScenario | undefined): string[] {
 }
 
 /**
+ * How long the reconciler may take to get a row moving that has no message left (its message went to the job DLQ, or
+ * its trigger's send failed for good): the row must wait stuckAfterSeconds, the deployed threshold, and the next run
+ * (every 5 minutes) re-enqueues it.
+ */
+export function repairBoundMs(limits: WorkerLimits): number {
+  return stuckAfterSeconds(limits) * 1000 + RECONCILE_EVERY_MS;
+}
+
+/**
  * How long after its deadline an occurrence may still be finishing: a message can come back once per worker crash,
- * each after the queue's visibility timeout, and the last delivery needs one more to record the outcome.
+ * each after the queue's visibility timeout, and the last delivery needs one more to record the outcome; and a row
+ * left without a message waits for the reconciler's repair.
  */
 export function finishBoundMs(limits: WorkerLimits): number {
-  return (BOUNDS.maxWorkerCrashes + 2) * limits.queueVisibilityTimeoutSeconds * 1000;
+  return (BOUNDS.maxWorkerCrashes + 2) * limits.queueVisibilityTimeoutSeconds * 1000 + repairBoundMs(limits);
 }
 
 /** Run one plan through a new world. */
@@ -247,6 +266,11 @@ export class World implements NetworkHost {
   /** When a worker first started an attempt of each occurrence (its "claimed occurrence" line, past the policy). */
   private readonly firstStartedAt = new Map<string, number>();
   private triggerEventsDropped = 0;
+  /** The reconciler's 5-minute ticks, and the runs among them that had something to fix (run in full). */
+  private reconcilerTicks = 0;
+  private reconcilerRuns = 0;
+  /** Occurrences the reconciler re-enqueued (a row left without a message). */
+  private reconcilerRequeues = 0;
   /** The job's schedule in Scheduler: disabled by a pause, it holds back later fire times. */
   private readonly schedule: FakeScheduleSwitch;
   private readonly route: JobRoute;
@@ -260,13 +284,11 @@ export class World implements NetworkHost {
   private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
 
   private readonly scenario: PolicyScenario | undefined;
-  private readonly reconcile: boolean;
 
   constructor(plan: FaultPlan, options: WorldOptions = {}) {
     this.plan = plan;
     this.variant = options.variant ?? OURS;
     this.scenario = options.scenario;
-    this.reconcile = options.reconcile ?? false;
     const base = withDefaults({ id: JOB_ID, ...this.variant.settings, ...scenarioSettings(options.scenario) });
     this.settings =
       plan.maxAttempts === undefined ? base : { ...base, retry: { ...base.retry, maxAttempts: plan.maxAttempts } };
@@ -328,7 +350,7 @@ export class World implements NetworkHost {
     }
     for (const [i, action] of (this.scenario?.operator ?? []).entries())
       this.vt.scheduleSystem(action.atMs, () => this.invokeOperator(action, i + 1));
-    if (this.reconcile) this.vt.scheduleSystem(RECONCILE_EVERY_MS, () => this.invokeReconciler());
+    this.vt.scheduleSystem(reconcilePhaseMs(this.plan), () => this.invokeReconciler());
     const uninstall = this.vt.install();
     try {
       await this.vt.runUntil(this.horizon);
@@ -461,7 +483,7 @@ export class World implements NetworkHost {
       }),
       reconciler: createReconcilerHandler({
         workers: new Map([[WORKER_ID, { queue, stuckAfterSeconds: stuckAfterSeconds(this.limits) }]]),
-        thresholds: { unannouncedAfterSeconds: 90_000, lookbackSeconds: 200_000, maxFixesPerRun: 100 },
+        thresholds: reconcileThresholds([this.settings]),
         store,
         index: new DynamoOccurrenceReader(doc, TABLE),
         announcer: new SnsAnnouncer(sns, TOPIC_ARN),
@@ -529,23 +551,46 @@ export class World implements NetworkHost {
     }
   }
 
-  /** One reconciler run, under its own actor (no plan faults it); a failed run is only noted (the next one retries). */
+  /**
+   * One reconciler run, as deployed (every 5 minutes, the stack's thresholds), under its own actor (no plan faults
+   * it); a failed run is only noted (the next one retries).
+   */
   private invokeReconciler(): void {
-    // Every 5 minutes; it runs while an occurrence is BUFFERED, the one case the bounds do not keep from needing it (a
-    // wake lost with its worker), since a run of 320 index queries is the simulation's slowest part.
-    if (this.vt.now + RECONCILE_EVERY_MS < this.horizon)
+    if (this.vt.now + RECONCILE_EVERY_MS <= this.horizon)
       this.vt.scheduleSystem(RECONCILE_EVERY_MS, () => this.invokeReconciler());
-    const buffered = scenarioTimes(this.scenario).some((t) => this.aws.row(JOB_ID, t)?.status === 'BUFFERED');
-    if (!buffered) return;
+    // A run is 320 index queries through the SDK, the simulation's slowest part: it runs in full only when it has
+    // something to fix, judged by its own tests on the rows as they are now (the same clock, the same thresholds).
+    // A run left out would have read the index, found no row stuck for long enough and nothing unannounced, and
+    // written nothing.
+    this.reconcilerTicks++;
+    if (!this.reconcilerHasWork()) return;
+    this.reconcilerRuns++;
     const actor = this.newActor('reconciler');
     this.note(actor.name, 'invoked (every 5 minutes)');
     this.vt
       .runAs(actor, () => this.handlers.reconciler())
       .then(
-        (report) => this.note(actor.name, `returned: ${report.fixed.length} fixed`),
+        (report) => {
+          this.reconcilerRequeues += report.fixed.filter((f) => f.action === 'requeued').length;
+          this.note(actor.name, `returned: ${report.fixed.length} fixed`);
+        },
         (error) => this.note(actor.name, `threw ${String(error).slice(0, 120)}`),
       )
       .finally(() => this.ended(actor));
+  }
+
+  /** Whether a reconciler run now would re-enqueue or announce an occurrence of the scenario (reconcile.ts's tests). */
+  private reconcilerHasWork(): boolean {
+    const now = this.vt.now;
+    const stuckAfter = stuckAfterSeconds(this.limits);
+    const { unannouncedAfterSeconds } = reconcileThresholds([this.settings]);
+    return scenarioTimes(this.scenario).some((t) => {
+      const row = this.aws.row(JOB_ID, t) as unknown as Occurrence | undefined;
+      return (
+        row !== undefined &&
+        (stuckReason(row, now, stuckAfter) !== undefined || isUnannounced(row, now, unannouncedAfterSeconds))
+      );
+    });
   }
 
   // ---- the schedule and the operator -----------------------------------------------------------------------------
@@ -778,6 +823,9 @@ export class World implements NetworkHost {
       workerCrashes: this.workerCrashes,
       maxFreezeMs: this.maxFreezeMs,
       triggerEventsDropped: this.triggerEventsDropped,
+      reconcilerTicks: this.reconcilerTicks,
+      reconcilerRuns: this.reconcilerRuns,
+      reconcilerRequeues: this.reconcilerRequeues,
       claims: o.claims,
       claimsApplied: o.claimsApplied,
       skipped: this.skipped,

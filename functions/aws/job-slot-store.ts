@@ -131,8 +131,8 @@ export class DynamoJobSlotStore implements JobSlotStore {
     }
   }
 
-  async pauseIfVersion(jobId: string, version: number, pause: SelfPause): Promise<boolean> {
-    const result = await this.conditional('pause the job', jobId, {
+  pauseIfVersion(jobId: string, version: number, pause: SelfPause): Promise<SlotWriteResult> {
+    return this.conditional('pause the job', jobId, {
       UpdateExpression: `SET ${NEXT_VERSION}, #pausedAt = :at, #pausedBy = :by, #pauseCause = :cause, #pauseNote = :note`,
       ConditionExpression: '#version = :read AND attribute_not_exists(#pausedAt)',
       ExpressionAttributeNames: names('#version', '#pausedAt', '#pausedBy', '#pauseCause', '#pauseNote'),
@@ -146,7 +146,6 @@ export class DynamoJobSlotStore implements JobSlotStore {
         ':note': pause.pauseNote,
       },
     });
-    return result.written;
   }
 
   async read(jobId: string, consistent: boolean): Promise<JobState | undefined> {

@@ -125,15 +125,24 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
     }
   }
 
+  /**
+   * Never moves the expiry back: an extend the worker gave up on (aborted as too slow) may still reach the table after
+   * its next one, and would shorten the lease the worker believes it has, which a revoker waits out. Refused for that
+   * reason, the lease runs at least as long as asked: the extend did what it had to.
+   */
   async extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void> {
+    const expires = iso(leaseExpiresAt);
     await this.fenced(
       'extend lease',
       lease,
       RUNNING,
       {
         UpdateExpression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now',
+        condition: '(attribute_not_exists(#leaseExpiresAt) OR #leaseExpiresAt <= :expires)',
         names: ['#leaseExpiresAt', '#heartbeatAt'],
-        values: { ':expires': iso(leaseExpiresAt), ':now': iso(now) },
+        values: { ':expires': expires, ':now': iso(now) },
+        stillHeld: (row) =>
+          row.status === RUNNING && row.leaseId === lease.leaseId && (row.leaseExpiresAt ?? '') > expires,
       },
       signal,
     );
@@ -404,7 +413,8 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
           TableName: this.tableName,
           Key: keyOf(lease.key),
           UpdateExpression: update.UpdateExpression,
-          ConditionExpression: HELD_BY_LEASE,
+          ConditionExpression:
+            update.condition === undefined ? HELD_BY_LEASE : `${HELD_BY_LEASE} AND ${update.condition}`,
           ExpressionAttributeNames: names('#status', '#leaseId', ...update.names),
           ExpressionAttributeValues: { ':running': RUNNING, ':leaseId': lease.leaseId, ...update.values },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -415,6 +425,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
       const now = refusedItem<Occurrence>(error);
       if (now?.leaseId === lease.leaseId && now.status === leaves && leaves !== RUNNING) return;
+      if (now !== undefined && update.stillHeld?.(now)) return;
       throw new LeaseLostError(
         operation,
         now === undefined
@@ -427,8 +438,12 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
 
 interface Update {
   UpdateExpression: string;
+  /** A condition beside the lease's. */
+  condition?: string;
   names: Name[];
   values: Record<string, unknown>;
+  /** A refused row that still means success (the lease is ours and what the write asked for holds already). */
+  stillHeld?: (row: Occurrence) => boolean;
 }
 
 /**

@@ -27,6 +27,7 @@ import type {
   OccurrenceStore,
   ScheduleSwitch,
   SelfPause,
+  SlotWriteResult,
   WorkQueue,
 } from './ports';
 import { withTransientRetries } from './transient-retry';
@@ -282,10 +283,12 @@ async function pauseOnFailures(
     }
     const pausedAt = deps.clock.now();
     const pause = { pausedAt, pausedBy: 'pauseAfterFailures', pauseCause: 'failures', pauseNote } as const;
-    if (await pauseQuietly(deps, settings.id, state.version, pause)) break;
-    // Refused, or no answer: the row changed (a start took the slot, a failure or an operator paused it), or our
-    // write was applied and its response lost. Decide again from the row as it is.
-    state = await deps.slots.read(settings.id, true);
+    const written = await pauseQuietly(deps, settings.id, state.version, pause);
+    if (written.written) break;
+    // Refused: the row changed (a start took the slot, a failure or an operator paused it), or our write was applied,
+    // its response lost, and the SDK's retry refused by it: the refusal returns the row, which then shows our pause.
+    // No answer: the same, unknown until the row is read. Either way, decide again from the row as it is.
+    state = 'state' in written ? written.state : await readAfterNoAnswer(deps, settings.id);
     if (state?.pausedAt === iso(pausedAt) && state.pausedBy === pause.pausedBy) break;
   }
   deps.metrics.add(MetricName.JobsPausedOnFailures, 1, settings.id);
@@ -304,14 +307,30 @@ async function pauseOnFailures(
   }
 }
 
-/** The pause write; false when it was refused or failed transiently (it may have been applied: the caller reads). */
-async function pauseQuietly(deps: SlotDeps, jobId: string, version: number, pause: SelfPause): Promise<boolean> {
+/**
+ * The pause write: written, refused (with the row as it was), or `{ written: false }` without a row when it failed
+ * transiently (it may have been applied: the caller reads).
+ */
+async function pauseQuietly(
+  deps: SlotDeps,
+  jobId: string,
+  version: number,
+  pause: SelfPause,
+): Promise<SlotWriteResult | { written: false }> {
   try {
     return await deps.slots.pauseIfVersion(jobId, version, pause);
   } catch (error) {
-    if (error instanceof DependencyError && error.kind === 'transient') return false;
+    if (error instanceof DependencyError && error.kind === 'transient') return { written: false };
     throw error;
   }
+}
+
+/**
+ * The row after a pause write that got no answer, retried like the write: a pause applied but unconfirmed must still
+ * be recognised as ours, or its schedule is never disabled and keeps firing.
+ */
+function readAfterNoAnswer(deps: SlotDeps, jobId: string): Promise<JobState | undefined> {
+  return withTransientRetries(() => deps.slots.read(jobId, true), { attempts: 3, firstDelayMs: 200 });
 }
 
 /**

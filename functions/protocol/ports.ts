@@ -163,8 +163,11 @@ export interface JobSlotStore {
    * again (the SDK's retry of a write whose response was lost) changes nothing and returns the row as it is.
    */
   countFailures(jobId: string, outcome: 'failed' | 'succeeded', leaseId: string): Promise<JobState>;
-  /** Set the paused fields if the row is still at `version` and not paused; false otherwise. */
-  pauseIfVersion(jobId: string, version: number, pause: SelfPause): Promise<boolean>;
+  /**
+   * Set the paused fields if the row is still at `version` and not paused; refused: the row as it was (after a lost
+   * response, the SDK's retry is refused by the write itself, and the row returned shows that pause).
+   */
+  pauseIfVersion(jobId: string, version: number, pause: SelfPause): Promise<SlotWriteResult>;
   /** `consistent: false` for allowAll's one look at whether the job is paused. */
   read(jobId: string, consistent: boolean): Promise<JobState | undefined>;
 }

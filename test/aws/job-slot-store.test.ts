@@ -143,13 +143,26 @@ describe('DynamoJobSlotStore: failures and the pause', () => {
     expect(await slots.countFailures(JOB, 'failed', 'L2')).toMatchObject({ version: 2, consecutiveFailures: 2 });
   });
 
-  it('pauseIfVersion pauses once: refused when the row changed or is paused already', async () => {
+  it('pauseIfVersion pauses once: refused when the row changed or is paused already, with the row as it was', async () => {
     seedState({ consecutiveFailures: 3 });
     const pause = { pausedAt: NOW, pausedBy: 'pauseAfterFailures', pauseCause: 'failures' as const, pauseNote: 'n' };
-    expect(await slots.pauseIfVersion(JOB, 4, pause)).toBe(false);
-    expect(await slots.pauseIfVersion(JOB, 5, pause)).toBe(true);
+    expect(await slots.pauseIfVersion(JOB, 4, pause)).toEqual({
+      written: false,
+      state: expect.objectContaining({ version: 5, consecutiveFailures: 3 }),
+    });
+    expect(await slots.pauseIfVersion(JOB, 5, pause)).toEqual({ written: true });
     expect(state()).toMatchObject({ version: 6, pausedAt: iso(NOW), pausedBy: 'pauseAfterFailures', pauseNote: 'n' });
-    expect(await slots.pauseIfVersion(JOB, 6, pause)).toBe(false);
+    expect(await slots.pauseIfVersion(JOB, 6, pause)).toMatchObject({ written: false, state: { version: 6 } });
+  });
+
+  it('pauseIfVersion whose response was lost: the SDK retry is refused by the pause itself, and returns it', async () => {
+    seedState({ consecutiveFailures: 3 });
+    const pause = { pausedAt: NOW, pausedBy: 'pauseAfterFailures', pauseCause: 'failures' as const, pauseNote: 'n' };
+    aws.loseResponseOf = 'UpdateItem';
+    expect(await slots.pauseIfVersion(JOB, 5, pause)).toEqual({
+      written: false,
+      state: expect.objectContaining({ version: 6, pausedAt: iso(NOW), pausedBy: 'pauseAfterFailures' }),
+    });
   });
 });
 

@@ -356,9 +356,9 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
       expect(input).toMatchObject({
         TableName: TABLE,
         Key: { jobId: KEY.jobId, scheduledTime: KEY.scheduledTime },
-        ConditionExpression: '#status = :running AND #leaseId = :leaseId',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       });
+      expect(input.ConditionExpression).toMatch(/^#status = :running AND #leaseId = :leaseId( AND |$)/);
       expect(input.ExpressionAttributeNames).toMatchObject({ '#status': 'status', '#leaseId': 'leaseId' });
       expect(input.ExpressionAttributeValues).toMatchObject({ ':running': RUNNING, ':leaseId': 'lease-ours' });
       expectValidPlaceholders(input);
@@ -429,6 +429,26 @@ describe('DynamoOccurrenceStore fenced transitions (extend, complete, release, f
       ddbMock.on(UpdateCommand).rejects(validationError());
       await expect(run(store)).rejects.toMatchObject({ name: 'DependencyError', kind: 'fatal', operation });
     });
+  });
+
+  // The simulation's P3 (seed 73104): an extend the worker had given up on reached the table after its next one and
+  // set the expiry back, below what the worker believed; a cancelOther start waited out only the shorter one.
+  it('extend never moves the expiry back: refused where the lease already runs later, allowed to repeat itself', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+    await store.extend(lease, NOW + 5 * MINUTE, NOW);
+    const input = updateInput();
+    expectValidPlaceholders(input);
+    expect(holds(input, { ...heldRow, leaseExpiresAt: iso(NOW + 6 * MINUTE) })).toBe(false);
+    expect(holds(input, { ...heldRow, leaseExpiresAt: iso(NOW + 5 * MINUTE) })).toBe(true);
+    expect(holds(input, heldRow)).toBe(true);
+  });
+
+  it('extend refused because our own lease already runs later succeeds: the lease is at least as long as asked', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed({ ...heldRow, leaseExpiresAt: iso(NOW + 6 * MINUTE) }));
+    await expect(store.extend(lease, NOW + 5 * MINUTE, NOW)).resolves.toBeUndefined();
+    ddbMock.reset();
+    ddbMock.on(UpdateCommand).rejects(conditionFailed({ ...stolenRow, leaseExpiresAt: iso(NOW + 6 * MINUTE) }));
+    await expect(store.extend(lease, NOW + 5 * MINUTE, NOW)).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('extend passes the abort signal to the SDK call', async () => {

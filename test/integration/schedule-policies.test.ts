@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
+import { documentClient } from '../../functions/aws/clients';
 import { LeaseLostError } from '../../functions/protocol/errors';
 import type { JobSettings } from '../../functions/protocol/job-settings';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
@@ -136,13 +137,13 @@ describe('a paused job', () => {
 });
 
 describe('pauseAfterFailures', () => {
-  it("disables the job's schedule on moto's Scheduler after N FAILED occurrences in a row", async () => {
+  /** moto's Scheduler, with the job's schedule ENABLED in a new group named in the worker's SCHEDULE_GROUP. */
+  async function enabledSchedule(group: string): Promise<SchedulerClient> {
     const scheduler = new SchedulerClient({
       endpoint: emulator.moto.endpoint,
       region: LOCAL_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    const group = 'itest-jobs';
     await scheduler.send(new CreateScheduleGroupCommand({ Name: group }));
     await scheduler.send(
       new CreateScheduleCommand({
@@ -158,6 +159,21 @@ describe('pauseAfterFailures', () => {
       }),
     );
     process.env[ENV.scheduleGroup] = group;
+    return scheduler;
+  }
+
+  async function pausedState(p: LocalPipeline): Promise<Record<string, unknown> | undefined> {
+    let state = await jobState(p);
+    for (let i = 0; i < 50 && state?.pausedAt === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await jobState(p);
+    }
+    return state;
+  }
+
+  it("disables the job's schedule on moto's Scheduler after N FAILED occurrences in a row", async () => {
+    const group = 'itest-jobs';
+    const scheduler = await enabledSchedule(group);
     const [a, b] = times();
     const failing = new Set([a.scheduledTime, b.scheduledTime]);
     const p = await start(jobByTime({}, failing), testSettings({ pauseAfterFailures: 2, retry: { maxAttempts: 1 } }));
@@ -166,11 +182,7 @@ describe('pauseAfterFailures', () => {
     expect((await scheduler.send(new GetScheduleCommand({ Name: JOB_ID, GroupName: group }))).State).toBe('ENABLED');
     await p.fire([b]);
     const [rowB] = await p.waitUntilSettled([b], SETTLE_MS);
-    let state = await jobState(p);
-    for (let i = 0; i < 50 && state?.pausedAt === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      state = await jobState(p);
-    }
+    const state = await pausedState(p);
     await p.stop();
 
     expect(rowB?.status).toBe('FAILED');
@@ -180,4 +192,72 @@ describe('pauseAfterFailures', () => {
     expect(schedule.State).toBe('DISABLED');
     expect(schedule.ScheduleExpression).toBe('rate(1 hour)');
   });
+
+  // The simulation's P10 (seed 1967791534): the pause is applied, its response lost; the SDK's retry is refused by the
+  // pause itself, and a read-back of the row times out. The worker still disables the schedule: the refusal returns
+  // the row, which shows its own pause.
+  it('disables the schedule when the pause was applied, its response lost and its retry refused by itself', async () => {
+    const group = 'itest-lost-pause';
+    const scheduler = await enabledSchedule(group);
+    const [a] = times();
+    const p = await start(
+      jobByTime({}, new Set([a.scheduledTime])),
+      testSettings({ pauseAfterFailures: 1, retry: { maxAttempts: 1 } }),
+    );
+    const lost = loseThePauseResponse();
+    let rowA: Awaited<ReturnType<LocalPipeline['rows']>>[number];
+    let state: Record<string, unknown> | undefined;
+    try {
+      await p.fire([a]);
+      [rowA] = await p.waitUntilSettled([a], SETTLE_MS);
+      state = await pausedState(p);
+    } finally {
+      await p.stop();
+      lost.uninstall();
+    }
+
+    expect(rowA?.status).toBe('FAILED');
+    expect(lost).toMatchObject({ pauseSent: 2, readsFailed: 0 });
+    expect(state).toMatchObject({ consecutiveFailures: 1, pausedBy: 'pauseAfterFailures', pauseCause: 'failures' });
+    expect((await scheduler.send(new GetScheduleCommand({ Name: JOB_ID, GroupName: group }))).State).toBe('DISABLED');
+  });
 });
+
+/**
+ * On the handlers' DynamoDB client: the pause after failures is sent, applied and its response dropped, then sent
+ * again as the SDK would (moto refuses it: the row is paused by the first); after that, the next read of the
+ * job-state row times out. Counts what happened.
+ */
+function loseThePauseResponse(): { pauseSent: number; readsFailed: number; uninstall: () => void } {
+  const NAME = 'loseThePauseResponse';
+  const stack = documentClient().middlewareStack as unknown as {
+    remove(name: string): boolean;
+    add(
+      middleware: (
+        next: (args: { request?: { body?: unknown } }) => Promise<unknown>,
+      ) => (args: { request?: { body?: unknown } }) => Promise<unknown>,
+      options: object,
+    ): void;
+  };
+  const seen = { pauseSent: 0, readsFailed: 0, uninstall: () => void stack.remove(NAME) };
+  let armedRead = false;
+  stack.add(
+    (next) => async (args) => {
+      const raw = args.request?.body;
+      const body = raw instanceof Uint8Array ? new TextDecoder().decode(raw) : String(raw ?? '');
+      if (armedRead && body.includes('"#job"') && !body.includes('UpdateExpression')) {
+        armedRead = false;
+        seen.readsFailed++;
+        throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
+      }
+      if (seen.pauseSent > 0 || !body.includes('#pausedAt = :at')) return next(args);
+      seen.pauseSent++;
+      await next(args);
+      armedRead = true;
+      seen.pauseSent++;
+      return next(args);
+    },
+    { step: 'build', name: NAME, override: true },
+  );
+  return seen;
+}

@@ -424,6 +424,43 @@ describe('pauseAfterFailures', () => {
     expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
   });
 
+  // The simulation's P10 (seed 1967791534): the SDK's retry of a pause whose response was lost is refused by that
+  // pause; the worker read the row to find out, the read timed out, and the schedule was never disabled.
+  it('a pause refused by its own write (response lost, SDK retry) is recognised from the refused row, with no read', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
+      // The release counted the failure: the next UpdateItem is the pause, whose response is lost; a read now fails.
+      h.aws.afterWrite = undefined;
+      h.aws.loseResponseOf = 'UpdateItem';
+      h.aws.failNext('GetItem', faults.unavailable);
+    };
+    await deliverRunning(A);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures', version: 3 });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+  });
+
+  it('a pause that got no answer, whose first read-back fails too, reads again, finds its pause and disables the schedule', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#pausedAt = :at')) return;
+      h.aws.afterWrite = undefined;
+      h.aws.failNext('GetItem', faults.unavailable);
+      throw faults.unavailable();
+    };
+    await deliverRunning(A, 5_000);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures' });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+  });
+
   it('a pause refused because another start wrote the row meanwhile is decided again, and pauses', async () => {
     const job = jobOf({}, new Set([A]));
     const schedules = recordingSwitch();

@@ -64,6 +64,34 @@ describe('FAILED beside a committed report: the last attempt fails to see the re
   });
 });
 
+describe('a row left RUNNING with its message in the DLQ: the world did not run the reconciler that repairs it', () => {
+  // Invariant 4 (seed 90210, run 6,811 of 10,000, shrunk): with maxAttempts 1 the queue's redrive limit is 6 receives;
+  // a crash after the claim, then failed claims (a transient failUnheld, a lost claim, two transient claims) and a
+  // crash after one used them all, the message went to the job DLQ and the row stayed RUNNING. The deployed
+  // reconciler re-enqueues such a row, but the single-occurrence world did not run it; every world now does, every
+  // 5 minutes with the stack's thresholds, and invariant 4's bound counts its repair.
+  it('with maxAttempts 1 and every receive used up, the reconciler re-enqueues the row and it ends FAILED in time', async () => {
+    const { outcome, checked } = await simulateOne(
+      calmPlan({
+        seed: 0,
+        jobMs: 1000,
+        callFaults: [
+          { actor: 'worker', call: 4, fault: { kind: 'transient' } },
+          { actor: 'worker', call: 5, fault: { kind: 'lost-error' } },
+          { actor: 'worker', call: 7, fault: { kind: 'transient' } },
+          { actor: 'worker', call: 6, fault: { kind: 'transient' } },
+          { actor: 'worker', call: 8, fault: { kind: 'crash-after' } },
+        ],
+        crashes: [{ invocation: 1, atMs: 0 }],
+        maxAttempts: 1,
+      }),
+    );
+    expect(checked.violations).toEqual([]);
+    expect(outcome.row).toMatchObject({ status: 'FAILED', attempt: 1 });
+    expect(outcome.reconcilerRequeues).toBeGreaterThan(0);
+  });
+});
+
 /**
  * Found by the policy world (sim/policy-world.ts) on plans of fc.sample(policyPlan, { seed, numRuns }); each plan is
  * the generated one, kept whole so that the run replays exactly. Each failed before its fix with the invariant named.
@@ -221,6 +249,70 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     );
     expect(violations).toEqual([]);
     expect(outcome.rows.map((r) => r?.status)).not.toContain('BUFFERED');
+  });
+
+  // P10 (seed 1967791534, run 88 of 2000, shrunk): the pause after one failure was applied but its response lost; the
+  // SDK's retry was refused by that very write, and the read that should have recognised it timed out after the
+  // request was sent. The worker gave up before disabling the schedule, which kept firing. The refused write now
+  // returns the row (ours: the pause is recognised without a read), and a read after no answer is retried.
+  it('a pause whose response was lost and whose read-back fails still disables the schedule', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 0,
+          jobMs: 90001,
+          schedulerDeliveries: [0],
+          callFaults: [
+            { actor: 'worker', call: 14, fault: { kind: 'lost-error' } },
+            { actor: 'worker', call: 13, fault: { kind: 'lost-retried' } },
+          ],
+          crashes: [],
+          freezes: [],
+          sqsDuplicates: [93640],
+          skewsMs: [0],
+          storeBrownouts: [],
+          outage: { fromMs: 80302, forMs: 30000 },
+          maxAttempts: 2,
+        },
+        scenario: {
+          overlap: 'skip',
+          others: [{ afterMs: 60000, jobMs: 1000, lateMs: 34107 }],
+          operator: [{ atMs: 94163, action: 'pause' }],
+          pauseAfterFailures: 1,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    const selfPause = outcome.jobStateWrites.find((w) => w.after.pauseCause === 'failures');
+    expect(selfPause).toBeDefined();
+    expect(outcome.scheduleChanges).toContainEqual(expect.objectContaining({ who: selfPause?.who, state: 'DISABLED' }));
+  });
+
+  // P3 (seed 73104, run 7,115 of the policy world's 10,000, shrunk): an extend sent slow, given up by its worker,
+  // reached the table after the worker's next extend and set the lease's expiry back 27 s. The worker still believed
+  // the later expiry; a cancelOther start that cancelled it waited only for the expiry in the row, and ran its job
+  // beside the cancelled one's last seconds. An extend now never moves the expiry back.
+  it('cancelOther: a late extend that arrives after a newer one does not shorten the lease the canceller waits out', async () => {
+    const { violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 0,
+          jobMs: 200001,
+          schedulerDeliveries: [0],
+          callFaults: [
+            { actor: 'worker', call: 5, fault: { kind: 'lost-retried' } },
+            { actor: 'worker', call: 4, fault: { kind: 'slow', ms: 26667 } },
+          ],
+          crashes: [],
+          freezes: [],
+          sqsDuplicates: [106778],
+          skewsMs: [0, 10],
+          storeBrownouts: [{ invocation: 1, fromMs: 72814, forMs: 114188 }],
+        },
+        scenario: { overlap: 'cancelOther', others: [{ afterMs: 106500, jobMs: 1000 }] },
+      }),
+    );
+    expect(violations).toEqual([]);
   });
 
   // P3 (seed 16, plan 2842, an overlap-only plan): under cancelOther an occurrence retried after its worker died
