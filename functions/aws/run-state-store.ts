@@ -20,6 +20,8 @@ export const continuedLeaseId = (leaseId: string): string => `${CONTINUED_LEASE_
 
 interface Update {
   readonly expression: string;
+  /** A condition beside the lease's. */
+  readonly condition?: string;
   readonly names: Record<string, string>;
   readonly values: Record<string, unknown>;
 }
@@ -46,6 +48,10 @@ export class DynamoRunStateStore implements RunStateStore {
     });
   }
 
+  /**
+   * Never moves the expiry back, as DynamoOccurrenceStore.extend: an extend the worker gave up on may reach the table
+   * after its next one. Refused only because our own lease already runs later, it did what it had to.
+   */
   async extendWithProgress(
     lease: Lease,
     leaseExpiresAt: number,
@@ -53,15 +59,21 @@ export class DynamoRunStateStore implements RunStateStore {
     progress: RunProgress,
     signal?: AbortSignal,
   ): Promise<void> {
+    const expires = iso(leaseExpiresAt);
     await this.fenced(
       'extend lease',
       lease,
       {
         expression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now, #progress = :progress',
+        condition: '(attribute_not_exists(#leaseExpiresAt) OR #leaseExpiresAt <= :expires)',
         names: { '#leaseExpiresAt': 'leaseExpiresAt', '#heartbeatAt': 'heartbeatAt', '#progress': 'progress' },
-        values: { ':expires': iso(leaseExpiresAt), ':now': iso(now), ':progress': progress },
+        values: { ':expires': expires, ':now': iso(now), ':progress': progress },
       },
       signal,
+      (row) =>
+        row.status === OccurrenceStatus.RUNNING &&
+        row.leaseId === lease.leaseId &&
+        (row.leaseExpiresAt ?? '') > expires,
     );
   }
 
@@ -124,7 +136,8 @@ export class DynamoRunStateStore implements RunStateStore {
           TableName: this.tableName,
           Key: { jobId: lease.key.jobId, scheduledTime: lease.key.scheduledTime },
           UpdateExpression: update.expression,
-          ConditionExpression: HELD_BY_LEASE,
+          ConditionExpression:
+            update.condition === undefined ? HELD_BY_LEASE : `${HELD_BY_LEASE} AND ${update.condition}`,
           ExpressionAttributeNames: { '#status': 'status', '#leaseId': 'leaseId', ...update.names },
           ExpressionAttributeValues: {
             ':running': OccurrenceStatus.RUNNING,
