@@ -24,6 +24,12 @@ export default defineConfig({
           ...shared,
           name: 'fast',
           include: tiers.fast,
+          // Vitest's default is one worker fewer than the cores: on two cores, one file at a time. The fast tier's
+          // files keep no state outside their worker and time nothing against the wall, so both cores run them.
+          maxWorkers: 2,
+          // Synth without bundling (every App reads the context from here): the fast tier checks templates, not
+          // bundles; the slow tier's cdk synth and package tests bundle every function.
+          env: { ...shared.env, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) },
           setupFiles: [...shared.setupFiles, 'test/fast-tier-setup.ts'],
         },
       },
