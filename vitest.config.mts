@@ -27,13 +27,15 @@ export default defineConfig({
           // Vitest's default is one worker fewer than the cores: on two cores, one file at a time. The fast tier's
           // files keep no state outside their worker and time nothing against the wall, so both cores run them.
           maxWorkers: 2,
+          // Vitest runs projects with different worker counts as groups, one after the other: the fast one first.
+          sequence: { groupOrder: 0 },
           // Synth without bundling (every App reads the context from here): the fast tier checks templates, not
           // bundles; the slow tier's cdk synth and package tests bundle every function.
           env: { ...shared.env, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) },
           setupFiles: [...shared.setupFiles, 'test/fast-tier-setup.ts'],
         },
       },
-      { test: { ...shared, name: 'slow', include: tiers.slow } },
+      { test: { ...shared, name: 'slow', include: tiers.slow, sequence: { groupOrder: 1 } } },
     ],
   },
 });
