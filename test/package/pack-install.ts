@@ -37,6 +37,8 @@ export interface PackedTarball {
 export const REQUIRED_FILES: readonly string[] = [
   'package.json',
   'README.md',
+  // The license package.json names (Apache-2.0); npm packs it whatever `files` says.
+  'LICENSE',
   'bin/occurrences/bin.cjs',
   'dist/lib/index.js',
   'dist/lib/index.d.ts',
