@@ -139,7 +139,7 @@ async function main(argv: readonly string[]): Promise<number> {
   mkdirSync(OUT_DIR, { recursive: true });
 
   step('synthesizing the sample app (bin/app.ts): npx cdk synth --quiet -o .local/cdk.out');
-  console.log(`  done in ${(((await synthesize()) / 1000) as number).toFixed(1)} s`);
+  console.log(`  done in ${((await synthesize()) / 1000).toFixed(1)} s`);
   const logFile = path.join(OUT_DIR, 'handlers.log');
   const log = createWriteStream(logFile);
   const fireWhat = options.inTurn ? 'one fire time after the other' : "each job's at once, as after an outage";

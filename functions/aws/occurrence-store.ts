@@ -3,6 +3,7 @@
  * conditioned on the lease id. Conditional failures come back as results (or LeaseLostError); everything else is
  * thrown as a classified DependencyError.
  */
+
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
 import type { ManualRetryFields, ReopenableStore, ReopenRequest, ReopenResult } from '../protocol/manual-retry';
@@ -28,6 +29,7 @@ import type {
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
 import { statusShardOf } from '../protocol/table-schema';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
+import { EXPIRY_NOT_LATER, runsLaterUnder } from './lease-expiry';
 import { DynamoOccurrenceRecorder } from './occurrence-recorder';
 
 // Every attribute goes through a name placeholder: several (status, ttl, ...) are DynamoDB reserved words.
@@ -125,11 +127,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
     }
   }
 
-  /**
-   * Never moves the expiry back: an extend the worker gave up on (aborted as too slow) may still reach the table after
-   * its next one, and would shorten the lease the worker believes it has, which a revoker waits out. Refused for that
-   * reason, the lease runs at least as long as asked: the extend did what it had to.
-   */
+  /** Never moves the expiry back (lease-expiry.ts). */
   async extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void> {
     const expires = iso(leaseExpiresAt);
     await this.fenced(
@@ -138,11 +136,10 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       RUNNING,
       {
         UpdateExpression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now',
-        condition: '(attribute_not_exists(#leaseExpiresAt) OR #leaseExpiresAt <= :expires)',
+        condition: EXPIRY_NOT_LATER,
         names: ['#leaseExpiresAt', '#heartbeatAt'],
         values: { ':expires': expires, ':now': iso(now) },
-        stillHeld: (row) =>
-          row.status === RUNNING && row.leaseId === lease.leaseId && (row.leaseExpiresAt ?? '') > expires,
+        stillHeld: runsLaterUnder(lease, expires),
       },
       signal,
     );

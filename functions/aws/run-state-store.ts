@@ -4,6 +4,7 @@
  * so that the claim protocol's store stays as it is; it writes only the run's own attributes (checkpoint.ts) and,
  * for a continuation, the lease fields.
  */
+
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { OpenUpload, RunCheckpoint, RunProgress } from '../protocol/checkpoint';
@@ -12,6 +13,7 @@ import { CONTINUED_LEASE_PREFIX, iso, type Occurrence, OccurrenceStatus } from '
 import type { Lease } from '../protocol/ports';
 import type { RunStateStore } from '../protocol/run-ports';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
+import { EXPIRY_NOT_LATER, runsLaterUnder } from './lease-expiry';
 
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 
@@ -48,10 +50,7 @@ export class DynamoRunStateStore implements RunStateStore {
     });
   }
 
-  /**
-   * Never moves the expiry back, as DynamoOccurrenceStore.extend: an extend the worker gave up on may reach the table
-   * after its next one. Refused only because our own lease already runs later, it did what it had to.
-   */
+  /** Never moves the expiry back (lease-expiry.ts). */
   async extendWithProgress(
     lease: Lease,
     leaseExpiresAt: number,
@@ -65,15 +64,12 @@ export class DynamoRunStateStore implements RunStateStore {
       lease,
       {
         expression: 'SET #leaseExpiresAt = :expires, #heartbeatAt = :now, #progress = :progress',
-        condition: '(attribute_not_exists(#leaseExpiresAt) OR #leaseExpiresAt <= :expires)',
+        condition: EXPIRY_NOT_LATER,
         names: { '#leaseExpiresAt': 'leaseExpiresAt', '#heartbeatAt': 'heartbeatAt', '#progress': 'progress' },
         values: { ':expires': expires, ':now': iso(now), ':progress': progress },
       },
       signal,
-      (row) =>
-        row.status === OccurrenceStatus.RUNNING &&
-        row.leaseId === lease.leaseId &&
-        (row.leaseExpiresAt ?? '') > expires,
+      runsLaterUnder(lease, expires),
     );
   }
 
