@@ -1,10 +1,10 @@
 /**
- * The errors of the CDK side: one family, each class setting `name`, so that `instanceof LibError` tells a problem
- * found at synth from a bug, and the name survives in logs and stack traces.
+ * The errors of the CDK side: one family, each class setting `name`, so that `instanceof ScheduledJobsError` tells a
+ * problem found at synth from a bug, and the name survives in logs and stack traces.
  */
 
-/** The base of every error lib/ throws on purpose. */
-export abstract class LibError extends Error {
+/** The base of every error the constructs throw on purpose. */
+export abstract class ScheduledJobsError extends Error {
   constructor(message: string) {
     super(message);
     // The subclass's name by default; each subclass also declares its own, which survives minification.
@@ -12,11 +12,41 @@ export abstract class LibError extends Error {
   }
 }
 
-/** A job configuration that would not deploy or would not run: every problem at once, each naming `jobs[i].field`. */
-export class JobConfigError extends LibError {
-  override readonly name = 'JobConfigError';
+/**
+ * A configuration that would not deploy or would not run, found while the app builds its constructs and before any
+ * function is bundled. It lists every problem at once, each naming the call and the property, for example
+ * `addJob(weekly-export).timeout: ...`. Named as the CDK's own validation errors are, so it reads as one.
+ *
+ * @example
+ * try {
+ *   jobs.addJob('weekly-export', { schedule, entry: 'src/jobs/weekly-export.ts', timeout: Duration.hours(1) });
+ * } catch (error) {
+ *   if (error instanceof ValidationError) console.error(error.problems.join('\n'));
+ *   throw error;
+ * }
+ */
+export class ValidationError extends ScheduledJobsError {
+  override readonly name = 'ValidationError';
 
+  /** @param problems - each problem as `where.property: what is wrong, got <value>`. */
   constructor(readonly problems: readonly string[]) {
-    super(`invalid job configuration:\n  - ${problems.join('\n  - ')}`);
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/**
+ * Runs `build` for the public method `method`, and when it throws a ValidationError, restarts the error's stack
+ * trace at the app's call of `method`: the frames inside this package say nothing to a user, and their files may not
+ * ship.
+ */
+export function validatedCall<T>(
+  method: ((...args: never[]) => unknown) | (abstract new (...args: never[]) => unknown),
+  build: () => T,
+): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof ValidationError) Error.captureStackTrace(error, method);
+    throw error;
   }
 }

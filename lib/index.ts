@@ -1,15 +1,23 @@
 /**
- * The construct library (`<package>` and `<package>/cdk`): what a CDK app imports to deploy scheduled jobs.
+ * The construct library (`scheduled-jobs-stack` and `scheduled-jobs-stack/cdk`): what a CDK app imports to deploy
+ * scheduled jobs that run once per occurrence. Start with {@link ScheduledJobs}.
  *
- *   const jobs = new ScheduledJobs(this, 'Jobs', { alarmEmail: 'ops@example.com' });
- *   const exports = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048 });
- *   jobs.addJob({ id: 'weekly-export', schedule: 'cron(0 3 ? * MON *)', worker: exports });
+ * What a job's or a worker's own file imports is `scheduled-jobs-stack/runtime`; operator actions are in
+ * `scheduled-jobs-stack/operations`, test helpers in `scheduled-jobs-stack/testing`.
  *
- * The runtime a worker's entry file imports is `<package>/runtime` (functions/index.ts).
+ * @packageDocumentation
  */
-export { JobConfigError, LibError } from './errors';
-export type { ResolvedJobConfig, ScheduledJobConfig, SchedulerRetryConfig } from './job-config';
-export { JobWorker, type JobWorkerOptions, WORKER_ENVIRONMENT_BUDGET_BYTES } from './job-worker';
+export { ScheduledJobsError, ValidationError } from './errors';
+export {
+  type JobInSharedWorkerProps,
+  type JobOptions,
+  type JobProps,
+  type JobRetryOptions,
+  type JobWithOwnWorkerProps,
+  OverlapPolicy,
+  type SchedulerRetryOptions,
+} from './job-props';
+export { JobWorker, type JobWorkerOptions, type JobWorkerProps } from './job-worker';
 export { JobsMonitoring } from './jobs-monitoring';
-export { type AddedJob, type JobProps, ScheduledJobs, type ScheduledJobsProps } from './scheduled-jobs';
-export { STACK_OUTPUTS } from './stack-outputs';
+export { ScheduledJob } from './scheduled-job';
+export { ScheduledJobs, type ScheduledJobsProps } from './scheduled-jobs';

@@ -21,7 +21,7 @@ import {
 } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { scheduleExpressionProblem } from '../functions/protocol/schedule-expression';
-import { JobConfigError } from './errors';
+import { ValidationError } from './errors';
 
 export const DEFAULT_TIME_ZONE = 'UTC';
 export const MAX_FLEXIBLE_WINDOW_MINUTES = 1440;
@@ -109,22 +109,22 @@ export type ScheduledJobConfig = JobSettingsInput & z.input<typeof scheduleSchem
 export type ResolvedJobConfig = { readonly settings: JobSettings } & Readonly<z.output<typeof scheduleSchema>>;
 
 /**
- * Apply defaults and validate one job; throws one JobConfigError listing every problem, each naming `where.field`
+ * Apply defaults and validate one job; throws one ValidationError listing every problem, each naming `where.field`
  * (for example `addJob(weekly-export).timeoutSeconds`).
  */
 export function resolveJobConfig(config: ScheduledJobConfig, where: string): ResolvedJobConfig {
   const problems = resolveProblems(config, where);
-  if (problems.problems.length > 0 || problems.job === undefined) throw new JobConfigError(problems.problems);
+  if (problems.problems.length > 0 || problems.job === undefined) throw new ValidationError(problems.problems);
   return problems.job;
 }
 
 /**
  * Apply defaults and validate a list of jobs (the CLI's and the local run's view of bin/jobs.ts); throws one
- * JobConfigError listing every problem, each naming `jobs[i].field`, duplicate ids included.
+ * ValidationError listing every problem, each naming `jobs[i].field`, duplicate ids included.
  */
 export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): ResolvedJobConfig[] {
   if (!Array.isArray(configs) || configs.length === 0) {
-    throw new JobConfigError(['jobs: at least one job is needed']);
+    throw new ValidationError(['jobs: at least one job is needed']);
   }
   const problems: string[] = [];
   const seen = new Map<string, number>();
@@ -137,7 +137,7 @@ export function resolveJobConfigs(configs: readonly ScheduledJobConfig[]): Resol
     else seen.set(config.id, i);
     return resolved.job;
   });
-  if (problems.length > 0) throw new JobConfigError(problems);
+  if (problems.length > 0) throw new ValidationError(problems);
   return jobs as ResolvedJobConfig[];
 }
 

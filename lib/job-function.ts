@@ -38,8 +38,15 @@ export const JOB_FUNCTION_BUNDLING = {
 } satisfies nodejs.BundlingOptions;
 
 export interface JobFunctionProps
-  extends Omit<nodejs.NodejsFunctionProps, 'entry' | 'runtime' | 'bundling' | 'logGroup' | 'timeout' | 'role'> {
+  extends Omit<
+    nodejs.NodejsFunctionProps,
+    'entry' | 'runtime' | 'bundling' | 'logGroup' | 'logRetention' | 'timeout' | 'role'
+  > {
   readonly entry: string;
+  /** The user's log group; default: one of the function's own, kept for `logRetention`. */
+  readonly logGroup?: logs.ILogGroup;
+  /** Default LOG_RETENTION. Not through the deprecated logRetention of Function, which adds a custom resource. */
+  readonly logRetention?: logs.RetentionDays;
   /** Seconds; may be a token (a worker's timeout is derived from the jobs added to it later). */
   readonly timeoutSeconds: number;
   readonly logRemovalPolicy?: RemovalPolicy;
@@ -48,11 +55,10 @@ export interface JobFunctionProps
 }
 
 export function jobFunction(scope: Construct, id: string, props: JobFunctionProps): nodejs.NodejsFunction {
-  const { entry, timeoutSeconds, logRemovalPolicy, environment, bundling, architecture, ...rest } = props;
-  const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
-    retention: LOG_RETENTION,
-    removalPolicy: logRemovalPolicy,
-  });
+  const { entry, timeoutSeconds, logRemovalPolicy, environment, bundling, architecture, logRetention, ...rest } = props;
+  const logGroup =
+    props.logGroup ??
+    new logs.LogGroup(scope, `${id}Logs`, { retention: logRetention ?? LOG_RETENTION, removalPolicy: logRemovalPolicy });
   // A role of its own instead of AWSLambdaBasicExecutionRole, whose log permissions reach every log group in the
   // account: this one may write only to the function's own log group, which exists before the function does.
   const role = new iam.Role(scope, `${id}Role`, {
@@ -65,6 +71,23 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
       resources: [logGroup.logGroupArn],
     }),
   );
+  if (props.vpc !== undefined) {
+    // What AWSLambdaVPCAccessExecutionRole grants, without its logs:* on every log group: the function's network
+    // interfaces in the VPC. These actions have no resource-level permissions.
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: [
+          'ec2:CreateNetworkInterface',
+          'ec2:DescribeNetworkInterfaces',
+          'ec2:DescribeSubnets',
+          'ec2:DeleteNetworkInterface',
+          'ec2:AssignPrivateIpAddresses',
+          'ec2:UnassignPrivateIpAddresses',
+        ],
+        resources: ['*'],
+      }),
+    );
+  }
   return new nodejs.NodejsFunction(scope, id, {
     role,
     memorySize: 256,
@@ -75,13 +98,19 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     architecture: architecture ?? FUNCTION_ARCHITECTURE,
     timeout: Duration.seconds(timeoutSeconds),
     logGroup,
-    environment: {
-      ...environment,
-      // Stack traces point into the TypeScript sources through the bundled source map.
-      NODE_OPTIONS: '--enable-source-maps',
-    },
+    environment: { ...environment, NODE_OPTIONS: withSourceMaps(environment?.NODE_OPTIONS) },
     bundling: withStackBundling(bundling),
   });
+}
+
+/**
+ * The user's NODE_OPTIONS with `--enable-source-maps` added, so that stack traces point into the TypeScript sources
+ * through the bundled source map and the user's own options (a heap size, say) are kept.
+ */
+export function withSourceMaps(nodeOptions: string | undefined): string {
+  const given = nodeOptions?.trim() ?? '';
+  if (given.split(/\s+/).includes('--enable-source-maps')) return given;
+  return given === '' ? '--enable-source-maps' : `${given} --enable-source-maps`;
 }
 
 /**

@@ -9,11 +9,13 @@
  * given, the visibility timeout, the redrive limit, the settings in JOB_SETTINGS) is a Lazy value resolved at synth.
  */
 import { Duration, Lazy, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -23,6 +25,7 @@ import {
   OUTCOME_RESERVE_SECONDS,
   withoutDefaults,
 } from '../functions/protocol/job-settings';
+import { MetricName } from '../functions/protocol/metric-names';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import {
@@ -32,35 +35,92 @@ import {
   workerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
-import { JobConfigError } from './errors';
+import { ValidationError } from './errors';
 import { allow, jobFunction } from './job-function';
 import type { JobSchedule } from './job-schedules';
+import { workerMetric } from './metrics';
 import { secureQueue } from './secure-queue';
 
-/** How a worker's function is built; everything but `entry` has a default. */
-export interface JobWorkerOptions {
+/**
+ * How a worker's function is built. Every member has a default; what is not listed here (the runtime, the handler,
+ * the role) the stack sets, because the worker protocol depends on it.
+ */
+export interface JobWorkerOptions
+  extends Pick<
+    nodejs.NodejsFunctionProps,
+    | 'vpc'
+    | 'vpcSubnets'
+    | 'securityGroups'
+    | 'allowPublicSubnet'
+    | 'layers'
+    | 'tracing'
+    | 'environmentEncryption'
+    | 'ephemeralStorageSize'
+    | 'reservedConcurrentExecutions'
+  > {
   /**
-   * The worker's entry file (TypeScript or JavaScript, bundled by NodejsFunction in your app). It must export
-   * `handler`: `defineWorker({ jobs: { ... } })` for several jobs, or `defineJob({ ... })` for one (`<package>/runtime`).
+   * The function's memory, in MiB.
+   *
+   * @default 256
    */
-  readonly entry: string;
-  /** Default 256 MB. */
   readonly memorySize?: number;
   /**
-   * The function timeout. Default: the longest job's timeoutSeconds plus 30 s to record the outcome. When given, each
-   * job's timeoutSeconds must leave those 30 s.
+   * The function's timeout. Each job's `timeout` must leave 30 s of it to record the outcome.
+   *
+   * @default the longest job's timeout plus 30 s
    */
   readonly timeout?: Duration;
-  /** Default ARM_64 (Graviton). */
+  /**
+   * The processor architecture.
+   *
+   * @default lambda.Architecture.ARM_64 (Graviton)
+   */
   readonly architecture?: lambda.Architecture;
-  /** Your own variables, beside the ones the stack sets. */
+  /**
+   * Your own environment variables, beside the ones the stack sets. A `NODE_OPTIONS` of yours is kept, with
+   * `--enable-source-maps` added.
+   *
+   * @default none
+   */
   readonly environment?: Readonly<Record<string, string>>;
-  /** Laid over the stack's bundling options (minified, source maps, the SDK bundled). */
+  /**
+   * Laid over the stack's bundling options (minified, source maps, the AWS SDK bundled); esbuild's `--conditions`
+   * are added to the stack's.
+   *
+   * @default the stack's bundling options
+   */
   readonly bundling?: nodejs.BundlingOptions;
+  /**
+   * The function's description.
+   *
+   * @default 'Runs the jobs of worker <workerId> under a lease'
+   */
   readonly description?: string;
-  /** Caps concurrent invocations of this worker; default: unreserved. */
-  readonly reservedConcurrentExecutions?: number;
+  /**
+   * The function's log group. Give one to share a group, encrypt it or stream it elsewhere.
+   *
+   * @default a log group of the function's own, kept for `logRetention`
+   */
+  readonly logGroup?: logs.ILogGroup;
+  /**
+   * How long the function's own log group keeps its events; not with `logGroup`.
+   *
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
 }
+
+/** A worker: its entry file and how its function is built. */
+export interface JobWorkerProps extends JobWorkerOptions {
+  /**
+   * The worker's entry file (TypeScript or JavaScript, bundled by NodejsFunction in your app). It exports `handler`:
+   * `defineWorker({ jobs: { ... } })` from `scheduled-jobs-stack/runtime` for several jobs, or `defineJob({ ... })`
+   * for one.
+   */
+  readonly entry: string;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
 
 /** What every worker of a ScheduledJobs works on; built by ScheduledJobs. */
 export interface WorkerResources {
@@ -97,6 +157,29 @@ export function environmentBytes(environment: Readonly<Record<string, string>> =
   return Object.entries(environment).reduce((sum, [k, v]) => sum + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
 }
 
+/** The problems of a worker's own props, before it is built (and bundled). */
+export function workerPropsProblems(props: JobWorkerProps, where: string): string[] {
+  if (typeof props !== 'object' || props === null) return [`${where}: the worker's props must be an object`];
+  const problems: string[] = [];
+  if (typeof props.entry !== 'string' || props.entry === '')
+    problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(props.entry)}`);
+  if (props.timeout !== undefined) {
+    if (!(props.timeout instanceof Duration))
+      problems.push(`${where}.timeout: must be a Duration such as Duration.minutes(10), got ${quoteValue(props.timeout)}`);
+    else if (props.timeout.toSeconds({ integral: false }) > LAMBDA_MAX_TIMEOUT_SECONDS)
+      problems.push(
+        `${where}.timeout: must be at most ${LAMBDA_MAX_TIMEOUT_SECONDS} s (Lambda's limit), got ${props.timeout.toSeconds({ integral: false })} s`,
+      );
+  }
+  if (props.memorySize !== undefined && !(Number.isInteger(props.memorySize) && props.memorySize >= 128 && props.memorySize <= 10_240))
+    problems.push(`${where}.memorySize: must be a whole number of MiB from 128 to 10240, got ${quoteValue(props.memorySize)}`);
+  if (props.logGroup !== undefined && props.logRetention !== undefined)
+    problems.push(`${where}.logRetention: give logRetention or logGroup, not both (a given log group keeps its own retention)`);
+  if (props.vpc === undefined && (props.vpcSubnets !== undefined || props.securityGroups !== undefined))
+    problems.push(`${where}.vpcSubnets: vpcSubnets and securityGroups need vpc`);
+  return problems;
+}
+
 /** What keeps a worker from running one more job: its given timeout, its environment budget. */
 export function workerJobProblems(worker: WorkerCapacity, settings: JobSettings, where: string): string[] {
   const problems: string[] = [];
@@ -129,16 +212,37 @@ function settingsJson(settings: readonly JobSettings[]): string {
   return JSON.stringify(settings.map(withoutDefaults));
 }
 
+/**
+ * A worker: one Lambda function with its own queue, dead-letter queue, role and alarms, that runs the jobs added to
+ * it. Built by `ScheduledJobs.addWorker` (shared by several jobs) or by `addJob` with an `entry` (the job's own).
+ * It is `iam.IGrantable`: grant it what its jobs read, and only its function gets the access.
+ *
+ * @example
+ * const exportsWorker = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048 });
+ * dataBucket.grantRead(exportsWorker);
+ * new cloudwatch.Alarm(this, 'ExportsLeasesLost', {
+ *   metric: exportsWorker.metricLeasesLost(),
+ *   threshold: 1,
+ *   evaluationPeriods: 1,
+ * });
+ */
 export class JobWorker extends Construct implements iam.IGrantable {
   /** The worker id: the `worker` of its occurrences' rows, and its dimension in the alarms' metrics. */
   readonly workerId: string;
+  /** The worker's function. */
   readonly function: nodejs.NodejsFunction;
+  /** The worker's queue: the trigger, the reconciler and the operator actions send its occurrences here. */
   readonly queue: sqs.Queue;
+  /** Where a message of this worker that failed every receive is parked; its alarm needs a person. */
   readonly deadLetterQueue: sqs.Queue;
+  /** The function's role. */
   readonly grantPrincipal: iam.IPrincipal;
+  private readonly metricsNamespace: string;
   private readonly jobSettings: JobSettings[] = [];
   private readonly jobIds: string[] = [];
+  /** @internal */
   readonly givenTimeoutSeconds?: number;
+  /** @internal */
   readonly userEnvironmentBytes: number;
   private readonly reportBucket: s3.IBucket;
   /**
@@ -154,20 +258,17 @@ export class JobWorker extends Construct implements iam.IGrantable {
   /** The ids of its jobs that pause themselves after failures (pauseAfterFailures). */
   private readonly pausingJobIds: string[] = [];
 
-  constructor(scope: Construct, workerId: string, options: JobWorkerOptions, resources: WorkerResources) {
+  /** @internal Built by ScheduledJobs, which validates the props first. */
+  constructor(scope: Construct, workerId: string, props: JobWorkerProps, resources: WorkerResources) {
     super(scope, workerId);
     this.workerId = workerId;
     this.reportBucket = resources.reportBucket;
-    this.givenTimeoutSeconds = options.timeout?.toSeconds();
-    if (this.givenTimeoutSeconds !== undefined && this.givenTimeoutSeconds > LAMBDA_MAX_TIMEOUT_SECONDS) {
-      throw new JobConfigError([
-        `addWorker(${workerId}).timeout: must be at most ${LAMBDA_MAX_TIMEOUT_SECONDS} s (Lambda's limit), got ${this.givenTimeoutSeconds} s`,
-      ]);
-    }
-    this.userEnvironmentBytes = environmentBytes(options.environment);
+    this.metricsNamespace = resources.metricsNamespace;
+    this.givenTimeoutSeconds = props.timeout?.toSeconds();
+    this.userEnvironmentBytes = environmentBytes(props.environment);
     this.deadLetterQueue = secureQueue(this, 'DeadLetterQueue');
     this.queue = this.jobQueue();
-    this.function = this.workerFunction(options, resources);
+    this.function = this.workerFunction(props, resources);
     this.grantPrincipal = this.function.grantPrincipal;
     this.grantOwnRowsAndReports(resources.table);
     // The release of the running slot sends the buffered head's message to this queue (docs/schedule-policies.md).
@@ -189,17 +290,16 @@ export class JobWorker extends Construct implements iam.IGrantable {
     });
   }
 
-  private workerFunction(options: JobWorkerOptions, resources: WorkerResources): nodejs.NodejsFunction {
+  private workerFunction(props: JobWorkerProps, resources: WorkerResources): nodejs.NodejsFunction {
+    const { entry, description, memorySize, environment, timeout: _timeout, ...passed } = props;
     return jobFunction(this, 'Function', {
-      entry: options.entry,
-      description: options.description ?? `Runs the jobs of worker ${this.workerId} under a lease`,
+      ...passed,
+      entry,
+      description: description ?? `Runs the jobs of worker ${this.workerId} under a lease`,
       timeoutSeconds: Lazy.number({ produce: () => this.limits().functionTimeoutSeconds }),
-      memorySize: options.memorySize ?? 256,
-      architecture: options.architecture,
-      bundling: options.bundling,
-      reservedConcurrentExecutions: options.reservedConcurrentExecutions,
+      memorySize: memorySize ?? 256,
       environment: {
-        ...options.environment,
+        ...environment,
         [ENV.tableName]: resources.table.tableName,
         [ENV.queueUrl]: this.queue.queueUrl,
         [ENV.bucketName]: resources.reportBucket.bucketName,
@@ -228,7 +328,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
     allow(this.function, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
   }
 
-  /** The settings of its jobs, in the order they were added. */
+  /** The settings of its jobs, in the order they were added. @internal */
   get settings(): readonly JobSettings[] {
     return this.jobSettings;
   }
@@ -238,16 +338,16 @@ export class JobWorker extends Construct implements iam.IGrantable {
     return this.jobIds;
   }
 
-  /** Adds a job's settings (ScheduledJobs.addJob); throws JobConfigError naming the field when it cannot run it. */
+  /** Adds a job's settings (ScheduledJobs.addJob); throws ValidationError naming the field when it cannot run it. @internal */
   [ADD_JOB](settings: JobSettings, where: string): void {
     const problems = workerJobProblems(this, settings, where);
-    if (problems.length > 0) throw new JobConfigError(problems);
+    if (problems.length > 0) throw new ValidationError(problems);
     this.jobSettings.push(settings);
     this.jobIds.push(settings.id);
     this.reportObjects.addResources(this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${settings.id}/*`));
   }
 
-  /** The ids of its jobs that pause themselves after pauseAfterFailures FAILED occurrences in a row. */
+  /** The ids of its jobs that pause themselves after pauseAfterFailures FAILED occurrences in a row. @internal */
   get pausingJobs(): readonly string[] {
     return this.pausingJobIds;
   }
@@ -257,6 +357,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
    * pauseAfterFailures): it disables the job's schedule in `group`, by reading it and writing it back (GetSchedule,
    * UpdateSchedule, which passes the target's role again). `schedule`: undefined for a job without one (disabled in
    * the app), whose pause only records the job-state row.
+   * @internal
    */
   [ALLOW_PAUSE](jobId: string, group: string, schedule: JobSchedule | undefined): void {
     if (this.pausingJobIds.length === 0) this.function.addEnvironment(ENV.scheduleGroup, group);
@@ -281,12 +382,57 @@ export class JobWorker extends Construct implements iam.IGrantable {
     );
   }
 
-  /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. */
+  /**
+   * One of the metrics the jobs of this worker emit, over all of them ({ service, worker }): what the worker's
+   * alarms watch.
+   *
+   * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
+   * @default statistic Sum (Maximum for JobDuration), period 5 minutes
+   */
+  metric(metricName: MetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return workerMetric(this.metricsNamespace, this.workerId, metricName, props);
+  }
+
+  /** Occurrences of this worker's jobs recorded FAILED (out of attempts or past the deadline). */
+  metricFailedOccurrences(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesFailed, props);
+  }
+
+  /** Occurrences of this worker's jobs recorded SUCCEEDED. */
+  metricSucceededOccurrences(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesSucceeded, props);
+  }
+
+  /** Leases this worker lost to another (it stopped without writing). */
+  metricLeasesLost(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.LeasesLost, props);
+  }
+
+  /** Invocations of this worker's function that failed (crash, timeout, out of memory). */
+  metricErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, ...props });
+  }
+
+  /** Invocations of this worker's function that were throttled. */
+  metricThrottles(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, ...props });
+  }
+
+  /** Messages parked in this worker's dead-letter queue (the most seen in the period). */
+  metricDeadLetters(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: FIVE_MINUTES,
+      ...props,
+    });
+  }
+
+  /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. @internal */
   limits(): WorkerLimits {
     return workerLimits(this.jobSettings, this.givenTimeoutSeconds);
   }
 
-  /** How long the reconciler lets an occurrence of this worker wait before it re-enqueues it. */
+  /** How long the reconciler lets an occurrence of this worker wait before it re-enqueues it. @internal */
   stuckAfterSeconds(): number {
     return stuckAfterSeconds(this.limits());
   }

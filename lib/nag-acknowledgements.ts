@@ -43,6 +43,16 @@ export function acknowledgeWorkerReportFindings(jobs: ScheduledJobs, worker: Job
   });
 }
 
+/** A worker in a VPC manages its network interfaces, whose EC2 actions have no resource-level permissions. */
+export function acknowledgeVpcAccessFindings(worker: JobWorker): void {
+  acknowledge(roleOf(worker.function), {
+    id: wildcard('*'),
+    reason:
+      'A worker in a VPC creates, describes and deletes its network interfaces; these EC2 actions take no ' +
+      'resource-level permissions (the same grant as AWSLambdaVPCAccessExecutionRole, without its logs:* on every group).',
+  });
+}
+
 /**
  * The role aws-scheduler-targets creates for the schedules, one per stack and target function: it exists once the
  * first schedule does, so this is called as each job is added (acknowledging twice is harmless).

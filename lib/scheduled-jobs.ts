@@ -2,11 +2,6 @@
  * ScheduledJobs: everything a set of scheduled jobs needs, with least-privilege wiring, as a construct for your own
  * stack. Add workers (a function, a queue, a role, alarms) and jobs (a schedule each) to it:
  *
- *   const jobs = new ScheduledJobs(this, 'Jobs', { alarmEmail: 'ops@example.com' });
- *   const exports = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048 });
- *   jobs.addJob({ id: 'weekly-export', schedule: 'cron(0 3 ? * MON *)', worker: exports });
- *   jobs.addJob({ id: 'daily-digest', schedule: 'cron(0 6 * * ? *)', entry: 'src/jobs/daily-digest.ts' });
- *
  *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + the job's worker queue ─▶ worker ─▶ report in S3, SUCCEEDED
  *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
  *   every 5 min: reconciler ─▶ re-enqueue stuck rows on their worker's queue, announce reports never announced
@@ -17,12 +12,14 @@
  * job: each schedule carries what the trigger needs of its job, each worker reads its own jobs' settings, and the
  * trigger and the reconciler read one entry per worker (docs/design.md, "Workers").
  */
-import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -31,8 +28,10 @@ import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
-import { JobConfigError } from './errors';
+import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
+import { type JobProps, jobConfigOf, publicProblems } from './job-props';
 import { allow } from './job-function';
 import { JobSchedules } from './job-schedules';
 import {
@@ -41,13 +40,17 @@ import {
   environmentBytes,
   JobWorker,
   type JobWorkerOptions,
+  type JobWorkerProps,
   workerJobProblems,
+  workerPropsProblems,
 } from './job-worker';
-import { JobsMonitoring } from './jobs-monitoring';
+import { type JobsAlarmsOptions, JobsMonitoring } from './jobs-monitoring';
+import { reconcilerRepairs } from './metrics';
 import {
   acknowledgeNagFindings,
   acknowledgeOperatorFindings,
   acknowledgeSchedulerRoleFindings,
+  acknowledgeVpcAccessFindings,
   acknowledgeWorkerReportFindings,
 } from './nag-acknowledgements';
 import {
@@ -56,7 +59,8 @@ import {
   reconcilerFunction,
   triggerFunction,
 } from './occurrence-functions';
-import { reportAnnouncements } from './occurrence-queues';
+import { reportAnnouncements } from './report-announcements';
+import { ScheduledJob } from './scheduled-job';
 import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { STACK_OUTPUTS } from './stack-outputs';
 
@@ -84,74 +88,147 @@ export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
 const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
 
+/**
+ * A ScheduledJobs: the shared table, bucket, trigger, notifier, reconciler and alarms of a set of jobs.
+ *
+ * @example
+ * const jobs = new ScheduledJobs(this, 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });
+ */
 export interface ScheduledJobsProps {
-  /** For the occurrences table and the reports bucket. Default RETAIN: deleting the stack keeps the history. */
-  readonly removalPolicy?: RemovalPolicy;
-  /** Where alarms are e-mailed; without it, subscribe to `monitoring.alarmTopic` yourself. */
-  readonly alarmEmail?: string;
-  /** How the worker of a job that gives only `entry` is built (memory, bundling, ...). Default: 256 MB. */
-  readonly defaultWorkerOptions?: Omit<JobWorkerOptions, 'entry'>;
-}
-
-/** One job: its settings and schedule (ScheduledJobConfig), and what runs it. */
-export interface JobProps extends ScheduledJobConfig {
-  /** The worker that runs the job: one from addWorker, or its id. */
-  readonly worker?: JobWorker | string;
   /**
-   * Instead of `worker`: the job's own entry file (it exports `handler = defineJob(...)`); the job gets a small
-   * worker of its own, with the job's id (built with `defaultWorkerOptions`).
+   * What happens to the occurrences table and the reports bucket when the stack is deleted.
+   *
+   * @default RemovalPolicy.RETAIN: deleting the stack keeps the history and the reports
    */
-  readonly entry?: string;
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * The alarms: where they go, their thresholds, or none at all.
+   *
+   * @default every alarm, at its first occurrence, to a new SNS topic without subscriptions
+   */
+  readonly alarms?: JobsAlarmsOptions;
+  /**
+   * How the worker of a job that gives only `entry` is built; a job's own `workerOptions` are laid over these.
+   *
+   * @default 256 MB, ARM_64, the job's timeout plus 30 s
+   */
+  readonly defaultWorkerOptions?: JobWorkerOptions;
+  /**
+   * The stack outputs the `occurrences` CLI reads (the table, the bucket, the schedule group, each worker's
+   * queue) are named with this prefix, so that several ScheduledJobs fit in one stack: give each its own and pass it
+   * to the CLI as `--output-prefix`.
+   *
+   * @default '' (the outputs are `OccurrenceTableName`, `ReportBucketName`, ...)
+   */
+  readonly outputPrefix?: string;
+  /**
+   * Whether to add the stack outputs at all. Without them the CLI cannot find the stack's resources by its name.
+   *
+   * @default true
+   */
+  readonly stackOutputs?: boolean;
 }
 
-/** A job as added: validated, with its defaults, and the worker that runs it. */
-export interface AddedJob extends ResolvedJobConfig {
-  readonly worker: JobWorker;
+/** The functions, queues, schedules and alarms every job shares: built with the first worker, not before. */
+interface SharedPieces {
+  readonly trigger: { readonly fn: nodejs.NodejsFunction; readonly deadLetterQueue: sqs.Queue };
+  readonly notifier: { readonly fn: nodejs.NodejsFunction; readonly failureQueue: sqs.Queue };
+  readonly reconciler: { readonly fn: nodejs.NodejsFunction; readonly rule: events.Rule };
+  readonly schedules: JobSchedules;
+  readonly monitoring: JobsMonitoring;
+  readonly workersScope: Construct;
 }
 
+/** A job as added: its public handle and its checked configuration. */
+interface AddedJob {
+  readonly job: ScheduledJob;
+  readonly config: ResolvedJobConfig;
+}
+
+/**
+ * Scheduled jobs that run once per occurrence: EventBridge Scheduler, a trigger that records each occurrence once,
+ * a queue and a leased worker per worker, write-once reports in S3, an announcement per report, alarms and a
+ * dashboard. Add workers (`addWorker`) and jobs (`addJob`) to it.
+ *
+ * Nothing is bundled until the first worker is added, and every job is validated before its worker is built, so a
+ * configuration error arrives at once, as a {@link ValidationError} naming the call and the property.
+ *
+ * @example
+ * const jobs = new ScheduledJobs(this, 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });
+ * jobs.addJob('daily-digest', {
+ *   schedule: ScheduleExpression.cron({ minute: '0', hour: '6', timeZone: TimeZone.EUROPE_BERLIN }),
+ *   entry: path.join(__dirname, 'jobs', 'daily-digest.ts'),
+ *   timeout: Duration.minutes(2),
+ * });
+ */
 export class ScheduledJobs extends Construct {
+  /** The occurrence rows: one per job and scheduled time, plus each job's running slot and state. */
   readonly table: dynamodb.Table;
+  /** The reports, written once each at `reports/<jobId>/<scheduledTime>.<ext>`. */
   readonly reportBucket: s3.Bucket;
+  /** Announces each report once (FIFO); subscribe your own SQS FIFO queue, or read `reportReadyQueue`. */
   readonly reportReadyTopic: sns.Topic;
   /** Subscribed to the topic with raw delivery, so announcements are kept even before anyone else subscribes. */
   readonly reportReadyQueue: sqs.Queue;
-  readonly triggerFunction: nodejs.NodejsFunction;
-  /** Scheduler invocations the trigger failed after its async retries. */
-  readonly triggerDeadLetterQueue: sqs.Queue;
-  readonly notifierFunction: nodejs.NodejsFunction;
-  /** Where the stream event source puts descriptions of batches the notifier failed for good. */
-  readonly notifierFailureQueue: sqs.Queue;
-  readonly schedules: JobSchedules;
-  /** Re-enqueues stuck occurrences and announces unannounced reports, every RECONCILE_EVERY_MINUTES. */
-  readonly reconcilerFunction: nodejs.NodejsFunction;
-  readonly reconcilerRule: events.Rule;
-  /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
+  /** The CloudWatch namespace of the functions' metrics: `ScheduledJobs/<stack name>`. */
   readonly metricsNamespace: string;
-  /** Alarms, their SNS topic, and the dashboard. */
-  readonly monitoring: JobsMonitoring;
 
+  private readonly props: ScheduledJobsProps;
+  private readonly outputPrefix: string;
   private readonly workersById = new Map<string, JobWorker>();
   /** The workers built from a job's own entry (defineJob): they run that one job. */
   private readonly singleJobWorkers = new Set<string>();
   private readonly jobsById = new Map<string, AddedJob>();
-  private readonly workersScope: Construct;
   /** Given grantOperateJobs: each worker's queue is granted to them as it is added. */
   private readonly operators: iam.IGrantable[] = [];
   /** The role the schedules invoke the trigger with, once a schedule exists. */
   private scheduleTargetRoleArn: string | undefined;
-  private readonly defaultWorkerOptions: Omit<JobWorkerOptions, 'entry'>;
+  private built: SharedPieces | undefined;
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps = {}) {
     super(scope, id);
+    this.props = props;
+    this.outputPrefix = props.outputPrefix ?? '';
+    validatedCall(ScheduledJobs, () => this.checkProps());
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    this.defaultWorkerOptions = props.defaultWorkerOptions ?? {};
-
     this.table = occurrenceTable(this, removalPolicy);
     this.reportBucket = reportBucket(this, removalPolicy);
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
-
     // One namespace per stack, so that two deployments in one account do not add up each other's counts.
     this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
+    this.node.addValidation({
+      validate: () => [
+        ...(this.jobsById.size === 0 ? [`ScheduledJobs ${this.node.path}: add at least one job (addJob)`] : []),
+        ...[...this.workersById.values()]
+          .filter((w) => w.jobs.length === 0)
+          .map((w) => `addWorker(${w.workerId}): the worker runs no job; add one with addJob({ worker }) or remove it`),
+      ],
+    });
+    if (props.stackOutputs !== false) this.addStackOutputs();
+  }
+
+  /** The props' own problems, before anything is built. */
+  private checkProps(): void {
+    const prefix = this.outputPrefix;
+    if (typeof prefix !== 'string' || !/^[A-Za-z0-9]{0,64}$/.test(prefix))
+      throw new ValidationError([
+        `ScheduledJobs ${this.node.path}.outputPrefix: must be up to 64 letters or digits (a CloudFormation output name), got ${quoteValue(prefix)}`,
+      ]);
+    const other = Stack.of(this).node.tryFindChild(`${prefix}${STACK_OUTPUTS.table}`);
+    if (this.props.stackOutputs !== false && other !== undefined)
+      throw new ValidationError([
+        `ScheduledJobs ${this.node.path}.outputPrefix: the stack has outputs named with the prefix ${quoteValue(prefix)} already ` +
+          '(another ScheduledJobs); give each ScheduledJobs of a stack its own outputPrefix',
+      ]);
+  }
+
+  /** The shared functions, schedules and alarms, built on first use (the first worker, or a property read). */
+  private shared(): SharedPieces {
+    this.built ??= this.buildShared();
+    return this.built;
+  }
+
+  private buildShared(): SharedPieces {
     const resources: OccurrenceResources = {
       table: this.table,
       reportBucket: this.reportBucket,
@@ -159,64 +236,122 @@ export class ScheduledJobs extends Construct {
       workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
     };
-    ({ fn: this.triggerFunction, deadLetterQueue: this.triggerDeadLetterQueue } = triggerFunction(this, resources));
-    ({ fn: this.notifierFunction, failureQueue: this.notifierFailureQueue } = notifierFunction(this, resources));
-    this.schedules = new JobSchedules(this, 'Schedules', { trigger: this.triggerFunction });
-    ({ fn: this.reconcilerFunction, rule: this.reconcilerRule } = reconcilerFunction(
+    const trigger = triggerFunction(this, resources);
+    const notifier = notifierFunction(this, resources);
+    const schedules = new JobSchedules(this, 'Schedules', { trigger: trigger.fn });
+    const reconciler = reconcilerFunction(
       this,
       resources,
       Lazy.string({
         produce: () => {
-          // Without jobs there are no thresholds, and the synth fails on the validation below; the synth resolves
-          // the tokens before it validates, so throwing here would hide that message.
+          // Without jobs there are no thresholds, and the synth fails on the validation; the synth resolves the
+          // tokens before it validates, so throwing here would hide that message.
           if (this.jobsById.size === 0) return '';
-          return JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.settings)));
+          return JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.config.settings)));
         },
       }),
-    ));
-    this.workersScope = new Construct(this, 'Workers');
-
+    );
     const sharedQueues: Record<(typeof SHARED_QUEUE_NAMES)[number], sqs.IQueue> = {
-      TriggerDeadLetterQueue: this.triggerDeadLetterQueue,
-      SchedulerDeadLetterQueue: this.schedules.deadLetterQueue,
-      NotifierFailureQueue: this.notifierFailureQueue,
+      TriggerDeadLetterQueue: trigger.deadLetterQueue,
+      SchedulerDeadLetterQueue: schedules.deadLetterQueue,
+      NotifierFailureQueue: notifier.failureQueue,
     };
-    this.monitoring = new JobsMonitoring(this, 'Monitoring', {
+    const monitoring = new JobsMonitoring(this, 'Monitoring', {
       metricsNamespace: this.metricsNamespace,
-      reconciler: this.reconcilerFunction,
+      reconciler: reconciler.fn,
       deadLetterQueues: sharedQueues,
-      alarmEmail: props.alarmEmail,
+      alarms: this.props.alarms,
     });
-    this.node.addValidation({
-      validate: () => [
-        ...(this.jobsById.size === 0 ? ['ScheduledJobs: add at least one job (addJob)'] : []),
-        ...[...this.workersById.values()]
-          .filter((w) => w.jobs.length === 0)
-          .map((w) => `addWorker(${w.workerId}): the worker runs no job; add one with addJob({ worker }) or remove it`),
-      ],
-    });
+    const pieces = { trigger, notifier, reconciler, schedules, monitoring, workersScope: new Construct(this, 'Workers') };
+    this.built = pieces;
     acknowledgeNagFindings(this);
-    this.addStackOutputs();
+    if (this.props.stackOutputs !== false) this.addSharedStackOutputs(pieces);
+    return pieces;
+  }
+
+  /** Invoked by every schedule; records the occurrence once and enqueues it on its worker's queue. */
+  get triggerFunction(): nodejs.NodejsFunction {
+    return this.shared().trigger.fn;
+  }
+
+  /** Scheduler invocations the trigger failed after its async retries. */
+  get triggerDeadLetterQueue(): sqs.Queue {
+    return this.shared().trigger.deadLetterQueue;
+  }
+
+  /** Reads the table's stream and announces each report once. */
+  get notifierFunction(): nodejs.NodejsFunction {
+    return this.shared().notifier.fn;
+  }
+
+  /** Where the stream event source puts descriptions of batches the notifier failed for good. */
+  get notifierFailureQueue(): sqs.Queue {
+    return this.shared().notifier.failureQueue;
+  }
+
+  /** Re-enqueues stuck occurrences and announces unannounced reports, every five minutes. */
+  get reconcilerFunction(): nodejs.NodejsFunction {
+    return this.shared().reconciler.fn;
+  }
+
+  /** The rule that runs the reconciler. */
+  get reconcilerRule(): events.Rule {
+    return this.shared().reconciler.rule;
+  }
+
+  /** The schedule group and the jobs' schedules. @internal */
+  get schedules(): JobSchedules {
+    return this.shared().schedules;
+  }
+
+  /** The schedule group of the jobs' schedules (one per ScheduledJobs). */
+  get scheduleGroup(): ScheduleGroup {
+    return this.shared().schedules.group;
+  }
+
+  /** The alarms, their topic, and the dashboard. */
+  get monitoring(): JobsMonitoring {
+    return this.shared().monitoring;
   }
 
   /**
-   * The names `occurrences` (the CLI) reads from the stack: fixed output keys (STACK_OUTPUTS), so one ScheduledJobs
-   * per stack; each worker's queue is an output of its own whose description is the worker id.
+   * Repairs the reconciler made (stuck occurrences re-enqueued, reports announced late): each means something
+   * upstream dropped an occurrence.
+   */
+  metricReconcilerRepairs(props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
+    return reconcilerRepairs(this.metricsNamespace, props);
+  }
+
+  /** Reconciler invocations that failed. */
+  metricReconcilerErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.reconcilerFunction.metricErrors({
+      statistic: cloudwatch.Stats.SUM,
+      period: Duration.minutes(5),
+      ...props,
+    });
+  }
+
+  /**
+   * The names `occurrences` (the CLI) reads from the stack (STACK_OUTPUTS, after the outputPrefix); each worker's
+   * queue is an output of its own whose description is the worker id.
    */
   private addStackOutputs(): void {
-    const stack = Stack.of(this);
-    const other = stack.node.tryFindChild(STACK_OUTPUTS.table);
-    if (other !== undefined)
-      throw new JobConfigError([
-        `ScheduledJobs ${this.node.path}: a stack holds one ScheduledJobs (its outputs are what the occurrences CLI reads); put the other in a stack of its own`,
-      ]);
-    stackOutput(this, STACK_OUTPUTS.table, this.table.tableName);
-    stackOutput(this, STACK_OUTPUTS.bucket, this.reportBucket.bucketName);
-    stackOutput(this, STACK_OUTPUTS.scheduleGroup, this.schedules.group.scheduleGroupName);
-    stackOutput(this, STACK_OUTPUTS.reportReadyTopic, this.reportReadyTopic.topicArn);
-    stackOutput(this, STACK_OUTPUTS.reportReadyQueue, this.reportReadyQueue.queueUrl);
-    stackOutput(this, STACK_OUTPUTS.alarmTopic, this.monitoring.alarmTopic.topicArn);
-    stackOutput(this, STACK_OUTPUTS.dashboard, this.monitoring.dashboard.dashboardName);
+    this.stackOutput(STACK_OUTPUTS.table, this.table.tableName);
+    this.stackOutput(STACK_OUTPUTS.bucket, this.reportBucket.bucketName);
+    this.stackOutput(STACK_OUTPUTS.reportReadyTopic, this.reportReadyTopic.topicArn);
+    this.stackOutput(STACK_OUTPUTS.reportReadyQueue, this.reportReadyQueue.queueUrl);
+  }
+
+  private addSharedStackOutputs(pieces: SharedPieces): void {
+    this.stackOutput(STACK_OUTPUTS.scheduleGroup, pieces.schedules.group.scheduleGroupName);
+    const topic = pieces.monitoring.alarmTopic;
+    if (topic !== undefined) this.stackOutput(STACK_OUTPUTS.alarmTopic, topic.topicArn);
+    this.stackOutput(STACK_OUTPUTS.dashboard, pieces.monitoring.dashboard.dashboardName);
+  }
+
+  /** A stack output built in the stack itself, so its key is the prefix and the name, not the construct path. */
+  private stackOutput(key: string, value: string, description?: string): void {
+    new CfnOutput(Stack.of(this), `${this.outputPrefix}${key}`, { value, description });
   }
 
   /** The workers by id, in the order they were added. */
@@ -225,24 +360,32 @@ export class ScheduledJobs extends Construct {
   }
 
   /** The jobs by id, in the order they were added. */
-  get jobs(): ReadonlyMap<string, AddedJob> {
-    return this.jobsById;
+  get jobs(): ReadonlyMap<string, ScheduledJob> {
+    return new Map([...this.jobsById].map(([id, added]) => [id, added.job]));
   }
 
   /**
    * A worker: one function (sized and permitted as you say) with its own queue, dead-letter queue, role and alarms,
-   * for the jobs that name it. Grant it what its jobs need: `bucket.grantRead(worker)`.
+   * for the jobs that name it (`addJob(id, { worker })`). Grant it what its jobs need: `bucket.grantRead(worker)`.
+   *
+   * @param workerId - 1 to 64 letters, digits, '-' or '_': the `worker` of its occurrences' rows and its metrics'
+   *   dimension.
+   * @example
+   * const exportsWorker = jobs.addWorker('exports', {
+   *   entry: path.join(__dirname, 'workers', 'exports.ts'), // export const handler = defineWorker({ jobs: { ... } })
+   *   memorySize: 2048,
+   *   timeout: Duration.minutes(15),
+   * });
+   * dataBucket.grantRead(exportsWorker);
    */
-  addWorker(workerId: string, options: JobWorkerOptions): JobWorker {
-    return this.newWorker(
-      workerId,
-      options,
-      `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`,
+  addWorker(workerId: string, props: JobWorkerProps): JobWorker {
+    return validatedCall(this.addWorker, () =>
+      this.newWorker(workerId, props, `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`),
     );
   }
 
   /** addWorker, with its problems named `where` (a job's own worker names the job's `entry`). */
-  private newWorker(workerId: string, options: JobWorkerOptions, where: string): JobWorker {
+  private newWorker(workerId: string, props: JobWorkerProps, where: string): JobWorker {
     const problems: string[] = [];
     if (typeof workerId !== 'string' || !JOB_ID_PATTERN.test(workerId))
       problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
@@ -256,55 +399,99 @@ export class ScheduledJobs extends Construct {
         problems.push(
           `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
             `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${WORKER_ROUTES_BUDGET_BYTES} ` +
-            `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob({ worker }))`,
+            `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob(id, { worker }))`,
         );
     }
-    if (typeof options?.entry !== 'string' || options.entry === '')
-      problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(options?.entry)}`);
-    if (problems.length > 0) throw new JobConfigError(problems);
+    problems.push(...workerPropsProblems(props, where));
+    if (problems.length > 0) throw new ValidationError(problems);
 
-    const worker = new JobWorker(this.workersScope, workerId, options, {
+    const shared = this.shared();
+    const worker = new JobWorker(shared.workersScope, workerId, props, {
       table: this.table,
       reportBucket: this.reportBucket,
       metricsNamespace: this.metricsNamespace,
     });
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
-    allow(this.triggerFunction, ['sqs:SendMessage'], [worker.queue.queueArn]);
-    allow(this.reconcilerFunction, ['sqs:SendMessage'], [worker.queue.queueArn]);
+    allow(shared.trigger.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
+    allow(shared.reconciler.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
     for (const operator of this.operators) grantSend(operator, worker);
-    this.monitoring.addWorker(worker);
+    shared.monitoring.addWorker(worker);
+    if (props.vpc !== undefined) acknowledgeVpcAccessFindings(worker);
     this.workersById.set(workerId, worker);
-    stackOutput(this, `${STACK_OUTPUTS.workerQueuePrefix}${this.workersById.size}`, worker.queue.queueUrl, workerId);
+    if (this.props.stackOutputs !== false)
+      this.stackOutput(`${STACK_OUTPUTS.workerQueuePrefix}${this.workersById.size}`, worker.queue.queueUrl, workerId);
     return worker;
   }
 
   /**
-   * A job: validated at once (a JobConfigError names every wrong field as `addJob(id).field`), scheduled when
-   * enabled, and run by the worker it names, or by a worker of its own built from its `entry`.
+   * A job: validated at once (a {@link ValidationError} names every wrong property as `addJob(id).property`),
+   * scheduled when enabled, and run by the shared `worker` it names or by a worker of its own built from its `entry`.
+   *
+   * @param jobId - 1 to 64 letters, digits, '-' or '_': the job's schedule name, the partition of its rows, the
+   *   prefix of its reports.
+   * @example
+   * const weekly = jobs.addJob('weekly-export', {
+   *   schedule: ScheduleExpression.cron({ minute: '0', hour: '3', weekDay: 'MON', timeZone: TimeZone.EUROPE_BERLIN }),
+   *   worker: exportsWorker,
+   *   timeout: Duration.minutes(9),
+   *   overlap: OverlapPolicy.BUFFER_ONE,
+   * });
+   * new cloudwatch.Alarm(this, 'WeeklyExportFailed', { metric: weekly.metricFailed(), threshold: 1, evaluationPeriods: 1 });
    */
-  addJob(props: JobProps): AddedJob {
-    const { worker: workerRef, entry, ...config } = props;
-    const where = `addJob(${typeof config.id === 'string' ? config.id : quoteValue(config.id)})`;
-    const resolved = resolveJobConfig(config, where);
-    const jobId = resolved.settings.id;
+  addJob(jobId: string, props: JobProps): ScheduledJob {
+    return validatedCall(this.addJob, () => this.newJob(jobId, props));
+  }
+
+  private newJob(jobId: string, props: JobProps): ScheduledJob {
+    const where = `addJob(${typeof jobId === 'string' ? jobId : quoteValue(jobId)})`;
+    const translated = jobConfigOf(jobId, props, where);
+    if (translated.problems !== undefined) throw new ValidationError(translated.problems);
+    const resolved = this.resolve(translated.config, where);
     if (this.jobsById.has(jobId))
-      throw new JobConfigError([`${where}.id: a job with the id ${quoteValue(jobId)} exists already`]);
-    const worker = this.workerFor(workerRef, entry, resolved.settings, where);
+      throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
+    const worker = this.workerFor(props, resolved.settings, where);
+    const problems = workerJobProblems(worker, resolved.settings, where);
+    if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
     worker[ADD_JOB](resolved.settings, where);
-    const schedule = this.schedules.addJob(resolved, worker.workerId);
+    const schedules = this.shared().schedules;
+    const schedule = schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
       if (worker.pausingJobs.length === 0) this.monitoring.addPauseAlarm(worker);
-      worker[ALLOW_PAUSE](jobId, this.schedules.group.scheduleGroupName, schedule);
+      worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, schedule);
     }
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
-    const added: AddedJob = { ...resolved, worker };
-    this.jobsById.set(jobId, added);
-    return added;
+    const job = new ScheduledJob({
+      jobId,
+      worker,
+      schedule: schedules.schedules.get(jobId),
+      metricsNamespace: this.metricsNamespace,
+      reportBucket: this.reportBucket,
+    });
+    this.jobsById.set(jobId, { job, config: resolved });
+    return job;
+  }
+
+  /** The job configuration checked and with its defaults, its problems named by the props' own names. */
+  private resolve(config: ScheduledJobConfig, where: string): ResolvedJobConfig {
+    try {
+      return resolveJobConfig(config, where);
+    } catch (error) {
+      if (error instanceof ValidationError) throw new ValidationError(publicProblems(error.problems, where));
+      throw error;
+    }
+  }
+
+  /**
+   * Lets `grantee` read the reports of every job (GetObject on `reports/*`), as a consumer of the report-ready
+   * announcements does.
+   */
+  grantReadReports(grantee: iam.IGrantable): iam.Grant {
+    return this.reportBucket.grantRead(grantee, `${REPORT_KEY_PREFIX}*`);
   }
 
   /**
@@ -368,21 +555,18 @@ export class ScheduledJobs extends Construct {
     return grants.reduce((all, grant) => all.combine(grant));
   }
 
-  private workerFor(
-    ref: JobWorker | string | undefined,
-    entry: string | undefined,
-    settings: JobSettings,
-    where: string,
-  ) {
+  private workerFor(props: JobProps, settings: JobSettings, where: string): JobWorker {
     const jobId = settings.id;
+    const { worker: ref, entry } = props as { worker?: unknown; entry?: unknown };
     if (ref !== undefined && entry !== undefined)
-      throw new JobConfigError([`${where}: give either worker or entry, not both`]);
+      throw new ValidationError([`${where}: give either worker or entry, not both`]);
     if (ref === undefined) {
-      if (entry === undefined)
-        throw new JobConfigError([
-          `${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)`,
+      if (typeof entry !== 'string' || entry === '')
+        throw new ValidationError([
+          `${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)` +
+            (entry === undefined ? '' : `; entry must be a file path, got ${quoteValue(entry)}`),
         ]);
-      const options = { ...this.defaultWorkerOptions, entry };
+      const options: JobWorkerProps = { ...this.props.defaultWorkerOptions, ...props.workerOptions, entry };
       // Checked before the worker is built: a rejected job leaves no worker behind.
       const problems = workerJobProblems(
         {
@@ -394,22 +578,21 @@ export class ScheduledJobs extends Construct {
         settings,
         where,
       );
-      if (problems.length > 0) throw new JobConfigError(problems);
+      if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
       const own = this.newWorker(jobId, options, `${where}.entry`);
       this.singleJobWorkers.add(jobId);
       return own;
     }
-    const id = typeof ref === 'string' ? ref : ref.workerId;
-    const worker = this.workersById.get(id);
-    if (worker === undefined || (typeof ref !== 'string' && worker !== ref)) {
+    const worker = ref instanceof JobWorker ? this.workersById.get(ref.workerId) : undefined;
+    if (worker === undefined || worker !== ref) {
       const known = [...this.workersById.keys()].join(', ') || 'none';
-      throw new JobConfigError([
-        `${where}.worker: no worker ${quoteValue(id)} in this ScheduledJobs (it has: ${known}); add it with addWorker first`,
+      throw new ValidationError([
+        `${where}.worker: must be a worker of this ScheduledJobs (it has: ${known}), from addWorker; got ${ref instanceof JobWorker ? `worker ${quoteValue(ref.workerId)} of another ScheduledJobs` : quoteValue(ref)}`,
       ]);
     }
-    if (this.singleJobWorkers.has(id))
-      throw new JobConfigError([
-        `${where}.worker: worker ${quoteValue(id)} was built from job ${quoteValue(id)}'s own entry, and defineJob runs ` +
+    if (this.singleJobWorkers.has(worker.workerId))
+      throw new ValidationError([
+        `${where}.worker: worker ${quoteValue(worker.workerId)} was built from job ${quoteValue(worker.workerId)}'s own entry, and defineJob runs ` +
           'one job; give this job an entry of its own, or put both in a worker from addWorker (defineWorker)',
       ]);
     return worker;
@@ -450,7 +633,4 @@ function grantPassRole(grantee: iam.IGrantable, roleArn: string): iam.Grant {
   });
 }
 
-/** A stack output with a fixed key, built in the stack itself so its key is not prefixed by the construct path. */
-function stackOutput(jobs: ScheduledJobs, key: string, value: string, description?: string): void {
-  new CfnOutput(Stack.of(jobs), key, { value, description });
-}
+

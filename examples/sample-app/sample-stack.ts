@@ -1,20 +1,33 @@
 /**
- * The stack this repository deploys: the sample job on the public API, as a user's app would build it
- * (bin/app.ts). A user's own stack does the same with their jobs; see the README, "Use it in your app".
+ * The stack this repository deploys and runs locally (`npm run local`): the sample jobs on the public API, as a
+ * user's app builds them (bin/app.ts). A user's own stack does the same with their jobs; see the README.
  */
 import * as path from 'node:path';
 import { type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { quoteValue } from '../functions/protocol/quote-value';
-import type { ScheduledJobConfig } from './job-config';
-import { ScheduledJobs } from './scheduled-jobs';
+import { quoteValue } from '../../functions/protocol/quote-value';
+import { type JobWithOwnWorkerProps, ScheduledJobs } from '../../lib';
+
+/** One sample job: its id and its props, with the entry of its own worker. */
+export interface SampleJob {
+  readonly id: string;
+  readonly props: JobWithOwnWorkerProps;
+}
 
 export interface SampleJobsStackProps extends StackProps {
   /** The sample's jobs; each runs in a worker of its own built from its entry. */
-  readonly jobs: readonly (ScheduledJobConfig & { readonly entry: string })[];
-  /** For the occurrences table and the reports bucket. Default RETAIN. */
+  readonly jobs: readonly SampleJob[];
+  /**
+   * For the occurrences table and the reports bucket.
+   *
+   * @default RemovalPolicy.RETAIN
+   */
   readonly removalPolicy?: RemovalPolicy;
-  /** Where alarms are e-mailed; default: the CDK context value `alarmEmail` (`cdk deploy -c alarmEmail=you@example.com`). */
+  /**
+   * Where alarms are e-mailed.
+   *
+   * @default the CDK context value `alarmEmail` (`cdk deploy -c alarmEmail=you@example.com`), else nobody
+   */
   readonly alarmEmail?: string;
 }
 
@@ -23,12 +36,13 @@ export class ScheduledJobsStack extends Stack {
 
   constructor(scope: Construct, id: string, props: SampleJobsStackProps) {
     super(scope, id, props);
+    const alarmEmail = props.alarmEmail ?? contextString(this, 'alarmEmail');
     const jobs = new ScheduledJobs(this, 'ScheduledJobs', {
       removalPolicy: props.removalPolicy,
-      alarmEmail: props.alarmEmail ?? contextString(this, 'alarmEmail'),
+      alarms: { emailAddresses: alarmEmail === undefined ? [] : [alarmEmail] },
     });
     for (const job of props.jobs) {
-      const { worker } = jobs.addJob(job);
+      const { worker } = jobs.addJob(job.id, job.props);
       // The sample digest reads the occurrences of every job.
       jobs.grantReadOccurrences(worker);
     }
@@ -36,10 +50,10 @@ export class ScheduledJobsStack extends Stack {
   }
 }
 
-/** The sample job's entry in this repository. */
-export const SAMPLE_DIGEST_ENTRY = path.join(__dirname, '..', 'functions', 'jobs', 'digest-worker.ts');
+/** The sample digest job's entry in this repository. */
+export const SAMPLE_DIGEST_ENTRY = path.join(__dirname, 'jobs', 'digest-worker.ts');
 /** The sample long job's entry: the NDJSON export, resumable across invocations. */
-export const SAMPLE_EXPORT_ENTRY = path.join(__dirname, '..', 'functions', 'jobs', 'export-worker.ts');
+export const SAMPLE_EXPORT_ENTRY = path.join(__dirname, 'jobs', 'export-worker.ts');
 
 function contextString(scope: Construct, key: string): string | undefined {
   const value: unknown = scope.node.tryGetContext(key);

@@ -1,0 +1,98 @@
+/**
+ * ScheduledJob: the handle `ScheduledJobs.addJob` returns, for what an app does with one job after adding it: its
+ * metrics (for alarms and dashboards of its own) and read access to its reports.
+ */
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Schedule } from 'aws-cdk-lib/aws-scheduler';
+import { MetricName } from '../functions/protocol/metric-names';
+import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import type { JobWorker } from './job-worker';
+import { jobMetric } from './metrics';
+
+/** What ScheduledJobs hands a job's handle. */
+export interface ScheduledJobParts {
+  readonly jobId: string;
+  readonly worker: JobWorker;
+  readonly schedule: Schedule | undefined;
+  readonly metricsNamespace: string;
+  readonly reportBucket: s3.IBucket;
+}
+
+/**
+ * One job of a ScheduledJobs, as `addJob` returns it.
+ *
+ * @example
+ * const weekly = jobs.addJob('weekly-export', { schedule, worker: exportsWorker });
+ * new cloudwatch.Alarm(this, 'WeeklyExportFailed', {
+ *   metric: weekly.metricFailed(),
+ *   threshold: 1,
+ *   evaluationPeriods: 1,
+ * });
+ * weekly.grantReadReports(reportsReader);
+ */
+export class ScheduledJob {
+  /** The job id: its schedule's name, the partition of its rows, the prefix of its reports. */
+  readonly jobId: string;
+  /** The worker that runs it: a shared one, or the job's own. */
+  readonly worker: JobWorker;
+  /** Its schedule; undefined when the job is added with `enabled: false`. */
+  readonly schedule: Schedule | undefined;
+  private readonly metricsNamespace: string;
+  private readonly reportBucket: s3.IBucket;
+
+  /** Built by `ScheduledJobs.addJob`. */
+  constructor(parts: ScheduledJobParts) {
+    this.jobId = parts.jobId;
+    this.worker = parts.worker;
+    this.schedule = parts.schedule;
+    this.metricsNamespace = parts.metricsNamespace;
+    this.reportBucket = parts.reportBucket;
+  }
+
+  /**
+   * One of the metrics the functions emit for this job ({ service, jobId }).
+   *
+   * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
+   * @default statistic Sum (Maximum for JobDuration), period 5 minutes
+   */
+  metric(metricName: MetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return jobMetric(this.metricsNamespace, this.jobId, metricName, props);
+  }
+
+  /** Occurrences that started their first attempt. */
+  metricStarted(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesStarted, props);
+  }
+
+  /** Occurrences recorded SUCCEEDED (a report committed). */
+  metricSucceeded(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesSucceeded, props);
+  }
+
+  /** Occurrences recorded FAILED (out of attempts or past the deadline). */
+  metricFailed(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesFailed, props);
+  }
+
+  /** Occurrences SKIPPED as missed: first recorded later than the catch-up window. */
+  metricMissed(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesMissed, props);
+  }
+
+  /** Occurrences SKIPPED because an earlier one was running (overlap). */
+  metricSkipped(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.OccurrencesSkipped, props);
+  }
+
+  /** Milliseconds from an attempt's claim to its recorded outcome. @default statistic Maximum */
+  metricDuration(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(MetricName.JobDuration, props);
+  }
+
+  /** Lets `grantee` read this job's reports (GetObject on `reports/<jobId>/*`). */
+  grantReadReports(grantee: iam.IGrantable): iam.Grant {
+    return this.reportBucket.grantRead(grantee, `${REPORT_KEY_PREFIX}${this.jobId}/*`);
+  }
+}
