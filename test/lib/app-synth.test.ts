@@ -3,10 +3,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sampleJobs } from '../../bin/jobs';
+import { Duration } from 'aws-cdk-lib';
+import { sampleJobs } from '../../examples/sample-app/sample-jobs';
 import type { TemplateResource } from './template-json';
 
 const projectRoot = path.join(__dirname, '..', '..');
+const seconds = (d: Duration | undefined) => d?.toSeconds();
 const outDir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-synth-'));
 
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
@@ -27,7 +29,7 @@ describe('cdk synth of bin/app.ts', () => {
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
     // One schedule per enabled job of bin/jobs.ts, named by the job, each sending its schedule event: the job id,
     // the nominal scheduled time, the job's worker (its own: each sample job has an entry), deadline, retention and catch-up window.
-    const enabled = sampleJobs.filter((j) => j.enabled !== false);
+    const enabled = sampleJobs.filter((j) => j.props.enabled !== false);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(
       schedules.map((s) => ({ name: s.Properties.Name, input: JSON.parse(s.Properties.Target.Input) })).sort(byName),
@@ -39,9 +41,9 @@ describe('cdk synth of bin/app.ts', () => {
             jobId: j.id,
             scheduledTime: '<aws.scheduler.scheduled-time>',
             worker: j.id,
-            deadlineSeconds: j.retry?.deadlineSeconds ?? 21_600,
-            retentionDays: j.retentionDays ?? 90,
-            catchupWindowSeconds: j.catchupWindowSeconds ?? j.retry?.deadlineSeconds ?? 21_600,
+            deadlineSeconds: seconds(j.props.retry?.deadline) ?? 21_600,
+            retentionDays: j.props.retention?.toDays() ?? 90,
+            catchupWindowSeconds: seconds(j.props.catchupWindow) ?? seconds(j.props.retry?.deadline) ?? 21_600,
           },
         }))
         .sort(byName),

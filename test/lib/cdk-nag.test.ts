@@ -8,11 +8,13 @@ import * as path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sampleJobs } from '../../bin/jobs';
+import { sampleJobs } from '../../examples/sample-app/sample-jobs';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
-import { ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
+import { ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
+import { OverlapPolicy } from '../../lib/job-props';
 import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
 
 /** A job that pauses itself after failures, and an operator role given grantOperateJobs. */
@@ -20,7 +22,12 @@ function policiesStack(app: App): void {
   const stack = new Stack(app, 'Policies');
   const jobs = new ScheduledJobs(stack, 'Jobs');
   const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
-  jobs.addJob({ id: 'nightly', schedule: 'cron(0 2 * * ? *)', worker, pauseAfterFailures: 3, overlap: 'bufferAll' });
+  jobs.addJob('nightly', {
+    schedule: ScheduleExpression.expression('cron(0 2 * * ? *)'),
+    worker,
+    pauseAfterFailures: 3,
+    overlap: OverlapPolicy.BUFFER_ALL,
+  });
   jobs.grantOperateJobs(new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() }));
 }
 

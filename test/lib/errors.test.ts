@@ -1,19 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { JobConfigError, LibError } from '../../lib/errors';
+import { ScheduledJobsError, ValidationError, validatedCall } from '../../lib/errors';
 
-describe('Class: LibError', () => {
-  it.each([['JobConfigError', new JobConfigError(['jobs[0].id: bad'])]])(
-    'is the base of %s, which keeps its own name',
-    (name, error) => {
-      expect(error).toBeInstanceOf(LibError);
-      expect(error).toBeInstanceOf(Error);
-      expect(error.name).toBe(name);
-    },
-  );
+describe('Class: ScheduledJobsError', () => {
+  it('is the base of ValidationError, which is named as the CDK names its own validation errors', () => {
+    const error = new ValidationError(['addJob(x).timeout: bad']);
+    expect(error).toBeInstanceOf(ScheduledJobsError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('ValidationError');
+  });
 
-  it('JobConfigError lists every problem in its message', () => {
-    const error = new JobConfigError(['a: x', 'b: y']);
+  it('ValidationError lists every problem in its message', () => {
+    const error = new ValidationError(['a: x', 'b: y']);
     expect(error.problems).toEqual(['a: x', 'b: y']);
-    expect(error.message).toBe('invalid job configuration:\n  - a: x\n  - b: y');
+    expect(error.message).toBe('invalid configuration:\n  - a: x\n  - b: y');
+  });
+});
+
+describe('Function: validatedCall', () => {
+  function publicMethod(): never {
+    return validatedCall(publicMethod, () => {
+      throw new ValidationError(['publicMethod(x).y: bad']);
+    });
+  }
+
+  it("starts a ValidationError's stack trace at the caller of the public method, without the package's frames", () => {
+    let stack = '';
+    try {
+      publicMethod();
+    } catch (error) {
+      stack = (error as Error).stack ?? '';
+    }
+    const frames = stack.split('\n').filter((line) => line.trimStart().startsWith('at '));
+    expect(frames.length).toBeGreaterThan(0);
+    expect(stack).not.toMatch(/at (publicMethod|validatedCall)\b/);
+    expect(frames[0]).toContain('errors.test.ts');
+  });
+
+  it('passes other errors through with their own stack', () => {
+    expect(() =>
+      validatedCall(publicMethod, () => {
+        throw new TypeError('a bug');
+      }),
+    ).toThrow(TypeError);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { sampleJobs } from '../../bin/jobs';
-import { JobConfigError } from '../../lib/errors';
+import { sampleJobs } from '../../examples/sample-app/sample-jobs';
+import { ValidationError } from '../../lib/errors';
 import { DEFAULT_TIME_ZONE, resolveJobConfigs, type ScheduledJobConfig } from '../../lib/job-config';
+import { configOf } from './fixtures/test-stack';
 
 const valid: ScheduledJobConfig = { id: 'daily', schedule: 'cron(0 6 * * ? *)', timeZone: 'Europe/Berlin' };
 
@@ -10,15 +11,15 @@ function problemsOf(configs: ScheduledJobConfig[]): readonly string[] {
   try {
     resolveJobConfigs(configs);
   } catch (e) {
-    expect(e).toBeInstanceOf(JobConfigError);
-    return (e as JobConfigError).problems;
+    expect(e).toBeInstanceOf(ValidationError);
+    return (e as ValidationError).problems;
   }
   throw new Error('expected the configuration to be rejected');
 }
 
 describe('resolveJobConfigs', () => {
   it('accepts the sample jobs and the original timing of lease 120 s / heartbeat 45 s', () => {
-    expect(() => resolveJobConfigs(sampleJobs.map(({ entry: _entry, ...job }) => job))).not.toThrow();
+    expect(() => resolveJobConfigs(sampleJobs.map((job) => configOf({ id: job.id, ...job.props })))).not.toThrow();
     const [{ settings }] = resolveJobConfigs([{ ...valid, leaseSeconds: 120, heartbeatSeconds: 45 }]);
     expect(settings).toMatchObject({ leaseSeconds: 120, heartbeatSeconds: 45 });
   });
@@ -153,7 +154,7 @@ describe('resolveJobConfigs', () => {
           { ...valid, id: 'b', schedule: 'cron(0 6 * * *)', heartbeatSeconds: 60 },
         ]);
       } catch (e) {
-        return e as JobConfigError;
+        return e as ValidationError;
       }
       throw new Error('expected the configuration to be rejected');
     })();

@@ -7,12 +7,16 @@
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OverlapPolicy } from '../../lib/job-props';
 import type { JobWorker } from '../../lib/job-worker';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { WORKER_ENTRY } from './fixtures/test-stack';
 import { rendered, type TemplateNode, type TemplateResource } from './template-json';
+
+const expression = (text: string) => ScheduleExpression.expression(text);
 
 let stack: Stack;
 let jobs: ScheduledJobs;
@@ -27,16 +31,16 @@ beforeAll(() => {
   jobs = new ScheduledJobs(stack, 'Jobs');
   pausing = jobs.addWorker('exports', { entry: WORKER_ENTRY });
   plain = jobs.addWorker('plain', { entry: WORKER_ENTRY });
-  jobs.addJob({ id: 'nightly', schedule: 'cron(0 2 * * ? *)', worker: pausing, pauseAfterFailures: 3 });
-  jobs.addJob({ id: 'hourly', schedule: 'rate(1 hour)', worker: pausing, overlap: 'bufferAll' });
+  jobs.addJob('nightly', { schedule: expression('cron(0 2 * * ? *)'), worker: pausing, pauseAfterFailures: 3 });
+  jobs.addJob('hourly', { schedule: expression('rate(1 hour)'), worker: pausing, overlap: OverlapPolicy.BUFFER_ALL });
   // Disabled in the app: no schedule to switch, so no Scheduler grant for it.
-  jobs.addJob({ id: 'manual', schedule: 'rate(1 day)', worker: pausing, pauseAfterFailures: 2, enabled: false });
-  jobs.addJob({ id: 'daily', schedule: 'cron(0 6 * * ? *)', worker: plain, overlap: 'allowAll' });
+  jobs.addJob('manual', { schedule: expression('rate(1 day)'), worker: pausing, pauseAfterFailures: 2, enabled: false });
+  jobs.addJob('daily', { schedule: expression('cron(0 6 * * ? *)'), worker: plain, overlap: OverlapPolicy.ALLOW_ALL });
   operator = new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() });
   jobs.grantOperateJobs(operator);
   // Added after the grant: the operator may still enqueue on its queue.
   late = jobs.addWorker('late', { entry: WORKER_ENTRY });
-  jobs.addJob({ id: 'weekly', schedule: 'cron(0 3 ? * MON *)', worker: late, pauseAfterFailures: 1 });
+  jobs.addJob('weekly', { schedule: expression('cron(0 3 ? * MON *)'), worker: late, pauseAfterFailures: 1 });
   resources = Template.fromStack(stack).toJSON().Resources;
 });
 

@@ -4,12 +4,16 @@
  * resource per job, or grows an environment with the number of jobs, fails here.
  */
 import * as path from 'node:path';
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, Duration, Stack, TimeZone } from 'aws-cdk-lib';
+import { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JobConfigError } from '../../lib/errors';
+import { SAMPLE_DIGEST_ENTRY } from '../../examples/sample-app/sample-stack';
+import { ValidationError } from '../../lib/errors';
+import type { JobOptions, JobProps } from '../../lib/job-props';
 import type { JobWorker } from '../../lib/job-worker';
-import { type JobProps, ScheduledJobs } from '../../lib/scheduled-jobs';
-import { SAMPLE_DIGEST_ENTRY } from '../../lib/scheduled-jobs-stack';
+import { ScheduledJobs } from '../../lib/scheduled-jobs';
+
+const HOURLY = ScheduleExpression.expression('rate(1 hour)');
 import { environmentBytes, type TemplateNode, type TemplateResource } from './template-json';
 
 const WORKER_ENTRY = path.join(__dirname, 'fixtures', 'exports-worker.ts');
@@ -52,20 +56,21 @@ function longestEnvironment(template: Template): { bytes: number; function: stri
  * The settings of job `i` of a worker, varied: timeout, lease and heartbeat, attempts and deadline, retention,
  * expression, time zone, flexible window, Scheduler retries; every tenth is paused.
  */
-function variedJob(id: string, i: number, longestTimeout: number): JobProps {
+function variedJob(i: number, longestTimeout: number): JobOptions {
   const leaseSeconds = 60 + (i % 5) * 60;
   return {
-    id,
-    schedule: i % 3 === 0 ? `cron(${i % 60} ${i % 24} * * ? *)` : `rate(${2 + (i % 12)} hours)`,
-    timeZone: ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][i % 4],
-    flexibleWindowMinutes: i % 4 === 1 ? 15 : 0,
-    schedulerRetry: i % 5 === 2 ? { maximumRetryAttempts: 10, maximumEventAgeSeconds: 3600 } : undefined,
+    schedule: ScheduleExpression.expression(
+      i % 3 === 0 ? `cron(${i % 60} ${i % 24} * * ? *)` : `rate(${2 + (i % 12)} hours)`,
+      TimeZone.of(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][i % 4]),
+    ),
+    timeWindow: i % 4 === 1 ? TimeWindow.flexible(Duration.minutes(15)) : TimeWindow.off(),
+    schedulerRetry: i % 5 === 2 ? { retryAttempts: 10, maxEventAge: Duration.hours(1) } : undefined,
     enabled: i % 10 !== 9,
-    timeoutSeconds: 30 + ((i * 37) % (longestTimeout - 30)),
-    leaseSeconds,
-    heartbeatSeconds: Math.floor((leaseSeconds - 16) / 3),
-    retry: { maxAttempts: 1 + (i % 10), deadlineSeconds: 3600 * (1 + (i % 6)) },
-    retentionDays: i % 2 === 0 ? 30 : 90,
+    timeout: Duration.seconds(30 + ((i * 37) % (longestTimeout - 30))),
+    leaseDuration: Duration.seconds(leaseSeconds),
+    heartbeatInterval: Duration.seconds(Math.floor((leaseSeconds - 16) / 3)),
+    retry: { maxAttempts: 1 + (i % 10), deadline: Duration.hours(1 + (i % 6)) },
+    retention: Duration.days(i % 2 === 0 ? 30 : 90),
   };
 }
 
@@ -89,10 +94,13 @@ describe('100 jobs in one stack', () => {
     for (const { id, jobs: count, options } of SHARED) {
       const worker = jobs.addWorker(id, { entry: WORKER_ENTRY, ...options });
       const longest = options.timeout === undefined ? 600 : options.timeout.toSeconds() - 30;
-      for (let i = 0; i < count; i++) jobs.addJob({ ...variedJob(`${id}-${i}`, i, longest), worker });
+      for (let i = 0; i < count; i++) jobs.addJob(`${id}-${i}`, { ...variedJob(i, longest), worker });
     }
     for (const id of OWN_ENTRY) {
-      const { worker } = jobs.addJob({ id, schedule: 'cron(0 6 * * ? *)', entry: SAMPLE_DIGEST_ENTRY });
+      const { worker } = jobs.addJob(id, {
+        schedule: ScheduleExpression.expression('cron(0 6 * * ? *)'),
+        entry: SAMPLE_DIGEST_ENTRY,
+      });
       jobs.grantReadOccurrences(worker);
     }
     template = synth(app, stack);
@@ -101,7 +109,7 @@ describe('100 jobs in one stack', () => {
   it('synthesizes with fewer than 500 resources: one schedule per enabled job, no other resource per job', () => {
     expect(jobs.jobs.size).toBe(100);
     const { total, byType } = census(template);
-    const enabled = [...jobs.jobs.values()].filter((j) => j.enabled).length;
+    const enabled = [...jobs.jobs.values()].filter((j) => j.schedule !== undefined).length;
     console.log(
       `100 jobs (${enabled} enabled) in ${jobs.workers.size} workers: ${total} resources (${byType['AWS::Scheduler::Schedule']} schedules, ${byType['AWS::CloudWatch::Alarm']} alarms)`,
     );
@@ -120,7 +128,7 @@ describe('100 jobs in one stack', () => {
 
 describe('what one more job or worker costs', () => {
   /** A stack of `workers` workers with `jobsPerWorker` jobs each (the first has one more with `extraJob`). */
-  function stackWith(shape: { workers: number; jobsPerWorker: number; extraJob?: Partial<JobProps> }) {
+  function stackWith(shape: { workers: number; jobsPerWorker: number; extraJob?: Partial<JobOptions> & { entry?: string } }) {
     const app = unbundledApp();
     const stack = new Stack(app, 'Growth');
     const jobs = new ScheduledJobs(stack, 'Jobs');
@@ -129,10 +137,13 @@ describe('what one more job or worker costs', () => {
       const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
       workers.push(worker);
       for (let j = 0; j < shape.jobsPerWorker; j++)
-        jobs.addJob({ id: `job-${w}-${j}`, schedule: 'rate(1 hour)', worker });
+        jobs.addJob(`job-${w}-${j}`, { schedule: HOURLY, worker });
     }
-    if (shape.extraJob !== undefined)
-      jobs.addJob({ id: 'one-more', schedule: 'rate(1 hour)', worker: workers[0], ...shape.extraJob });
+    if (shape.extraJob !== undefined) {
+      const { entry, ...extra } = shape.extraJob;
+      const where: Pick<JobProps, 'worker' | 'entry'> = entry === undefined ? { worker: workers[0] } : { entry };
+      jobs.addJob('one-more', { schedule: HOURLY, ...extra, ...where } as JobProps);
+    }
     return census(synth(app, stack));
   }
 
@@ -171,7 +182,7 @@ describe('what one more job or worker costs', () => {
   });
 
   it('a job with an entry of its own adds its worker and its schedule: 15', () => {
-    const oneMore = stackWith({ ...N, extraJob: { worker: undefined, entry: SAMPLE_DIGEST_ENTRY } });
+    const oneMore = stackWith({ ...N, extraJob: { entry: SAMPLE_DIGEST_ENTRY } });
     expect(oneMore.total - base.total).toBe(15);
     const shared = base.total - N.workers * (14 + N.jobsPerWorker);
     console.log(`the shared part of a stack: ${shared} resources`);
@@ -187,12 +198,12 @@ describe('at the limits of the environment', () => {
     for (let w = 0; w < 40 && refused === undefined; w++) {
       try {
         const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
-        jobs.addJob({ id: `job-${w}`, schedule: 'rate(1 hour)', worker });
+        jobs.addJob(`job-${w}`, { schedule: HOURLY, worker });
       } catch (error) {
         refused = error;
       }
     }
-    expect(refused).toBeInstanceOf(JobConfigError);
+    expect(refused).toBeInstanceOf(ValidationError);
     const n = jobs.workers.size;
     expect((refused as Error).message).toContain(`addWorker(worker-${n}): with worker "worker-${n}", the WORKERS`);
     const template = synth(app, stack);
@@ -203,7 +214,7 @@ describe('at the limits of the environment', () => {
     expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
     expect(total).toBeLessThan(STACK_RESOURCE_LIMIT);
     // A job with its own entry is a worker too: refused the same way, naming the job.
-    expect(() => jobs.addJob({ id: 'one-more', schedule: 'rate(1 hour)', entry: SAMPLE_DIGEST_ENTRY })).toThrow(
+    expect(() => jobs.addJob('one-more', { schedule: HOURLY, entry: SAMPLE_DIGEST_ENTRY })).toThrow(
       'addJob(one-more).entry: with worker "one-more", the WORKERS',
     );
   });
@@ -219,12 +230,12 @@ describe('at the limits of the environment', () => {
     let refused: unknown;
     for (let i = 0; i < 100 && refused === undefined; i++) {
       try {
-        jobs.addJob({ ...variedJob(`a-job-with-a-long-descriptive-id-${i}`, i, 600), worker });
+        jobs.addJob(`a-job-with-a-long-descriptive-id-${i}`, { ...variedJob(i, 600), worker });
       } catch (error) {
         refused = error;
       }
     }
-    expect(refused).toBeInstanceOf(JobConfigError);
+    expect(refused).toBeInstanceOf(ValidationError);
     expect((refused as Error).message).toContain(
       `addJob(a-job-with-a-long-descriptive-id-${worker.jobs.length}).worker`,
     );

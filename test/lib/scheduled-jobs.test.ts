@@ -13,23 +13,34 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { sampleJobs } from '../../bin/jobs';
+import { sampleJobs } from '../../examples/sample-app/sample-jobs';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { parseJobSettingsList, withDefaults } from '../../functions/protocol/job-settings';
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { parseWorkerRoutes } from '../../functions/protocol/worker-routes';
-import { JobConfigError } from '../../lib/errors';
-import type { ScheduledJobConfig } from '../../lib/job-config';
+import { ValidationError } from '../../lib/errors';
 import type { JobWorker } from '../../lib/job-worker';
+import { OverlapPolicy } from '../../lib/job-props';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
-import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../lib/scheduled-jobs-stack';
+import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
 import { STACK_OUTPUTS } from '../../lib/stack-outputs';
 import { type FakeAws, faults } from '../../sim/fakes/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
 import { exportJobs } from './fixtures/exports-worker';
-import { ALL_JOBS, buildTestStack, DIGEST, HOURLY, PAUSED, WEEKLY, WORKER_ENTRY } from './fixtures/test-stack';
+import {
+  ALL_JOBS,
+  addJobTo,
+  buildTestStack,
+  configOf,
+  DIGEST,
+  type FixtureJob,
+  HOURLY,
+  PAUSED,
+  WEEKLY,
+  WORKER_ENTRY,
+} from './fixtures/test-stack';
 import { rendered, type TemplateNode, type TemplateResource } from './template-json';
 
 /**
@@ -73,25 +84,20 @@ const WORKER_IDS = Object.keys(EXPECTED) as WorkerId[];
 type Statement = TemplateNode;
 
 /** A job's runtime settings with their defaults: its configuration without the schedule half. */
-const settingsOf = ({
-  schedule,
-  timeZone,
-  flexibleWindowMinutes,
-  description,
-  enabled,
-  schedulerRetry,
-  ...settings
-}: ScheduledJobConfig) => withDefaults(settings);
+const settingsOf = (job: FixtureJob) => {
+  const { schedule, timeZone, flexibleWindowMinutes, description, enabled, schedulerRetry, ...settings } = configOf(job);
+  return withDefaults(settings);
+};
 
-/** The JobConfigError the function throws, as its message. */
+/** The ValidationError the function throws, as its message. */
 function problem(fn: () => unknown): string {
   try {
     fn();
   } catch (error) {
-    expect(error).toBeInstanceOf(JobConfigError);
-    return (error as JobConfigError).message;
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).message;
   }
-  throw new Error('no JobConfigError was thrown');
+  throw new Error('no ValidationError was thrown');
 }
 
 let stack: Stack;
@@ -205,7 +211,7 @@ describe('schedules', () => {
     });
     expect(schedules[HOURLY.id]).toMatchObject({
       ScheduleExpression: 'rate(1 hour)',
-      ScheduleExpressionTimezone: 'UTC',
+      ScheduleExpressionTimezone: 'Etc/UTC',
       FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 },
       Target: { RetryPolicy: { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600 } },
     });
@@ -365,7 +371,7 @@ describe('workers', () => {
       POWERTOOLS_METRICS_NAMESPACE: 'ScheduledJobs/Test',
     });
     const settings = parseJobSettingsList(env.JOB_SETTINGS, 'JOB_SETTINGS');
-    const own: ScheduledJobConfig[] = ALL_JOBS.filter((j) => (EXPECTED[id].jobs as readonly string[]).includes(j.id));
+    const own = ALL_JOBS.filter((j) => (EXPECTED[id].jobs as readonly string[]).includes(j.id));
     expect([...settings.values()]).toEqual(own.map(settingsOf));
   });
 
@@ -871,7 +877,7 @@ describe('alarms and dashboard', () => {
 
   it('subscribe the e-mail address given (as a prop, or as CDK context in the sample stack), and refuse one that is not an address', () => {
     const withProp = new Stack(unbundledApp(), 'WithEmail');
-    new ScheduledJobs(withProp, 'Jobs', { alarmEmail: 'oncall@example.com' }).addJob({
+    addJobTo(new ScheduledJobs(withProp, 'Jobs', { alarms: { emailAddresses: ['oncall@example.com'] } }), {
       ...DIGEST,
       entry: SAMPLE_DIGEST_ENTRY,
     });
@@ -887,7 +893,7 @@ describe('alarms and dashboard', () => {
       Endpoint: 'oncall@example.com',
     });
     expect(() => new ScheduledJobsStack(unbundledApp({ alarmEmail: 'oncall' }), 'Bad', { jobs: sampleJobs })).toThrow(
-      'alarmEmail (-c alarmEmail=...): not an e-mail address: "oncall"',
+      /alarms\.emailAddresses\[0\].*"oncall"/,
     );
   });
 
@@ -933,11 +939,31 @@ describe('outputs', () => {
     });
   });
 
-  it('a second ScheduledJobs in the same stack is a clear error', () => {
+  it('a second ScheduledJobs in the same stack needs an outputPrefix of its own', () => {
     const other = new Stack(unbundledApp(), 'Twice');
-    new ScheduledJobs(other, 'Jobs').addJob({ ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
+    addJobTo(new ScheduledJobs(other, 'Jobs'), { ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
     expect(problem(() => new ScheduledJobs(other, 'MoreJobs'))).toMatch(
-      /ScheduledJobs Twice\/MoreJobs: a stack holds one ScheduledJobs .*put the other in a stack of its own/,
+      /ScheduledJobs Twice\/MoreJobs\.outputPrefix: the stack has outputs named with the prefix "" already/,
+    );
+  });
+
+  it('two ScheduledJobs in one stack, each with its prefixed outputs, and one without outputs', () => {
+    const twice = new Stack(unbundledApp(), 'Twice');
+    const billing = new ScheduledJobs(twice, 'Billing', { outputPrefix: 'Billing' });
+    const reports = new ScheduledJobs(twice, 'Reports', { outputPrefix: 'Reports' });
+    const quiet = new ScheduledJobs(twice, 'Quiet', { stackOutputs: false });
+    for (const s of [billing, reports, quiet]) addJobTo(s, { ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
+    const outputs = Template.fromStack(twice).toJSON().Outputs;
+    const names = Object.keys(outputs);
+    for (const prefix of ['Billing', 'Reports']) {
+      expect(names).toContain(`${prefix}OccurrenceTableName`);
+      expect(names).toContain(`${prefix}WorkerQueue1`);
+      expect(outputs[`${prefix}WorkerQueue1`].Description).toBe(DIGEST.id);
+    }
+    expect(names.filter((n) => !n.startsWith('Billing') && !n.startsWith('Reports'))).toEqual([]);
+    expect(outputs.BillingOccurrenceTableName.Value).not.toEqual(outputs.ReportsOccurrenceTableName.Value);
+    expect(problem(() => new ScheduledJobs(twice, 'Bad', { outputPrefix: 'billing-jobs' }))).toContain(
+      'ScheduledJobs Twice/Bad.outputPrefix: must be up to 64 letters or digits',
     );
   });
 });
@@ -952,8 +978,8 @@ describe('synth errors', () => {
 
   it('a job naming a worker by an id the ScheduledJobs does not have', () => {
     const { s } = withExports();
-    expect(problem(() => s.addJob({ ...WEEKLY, worker: 'export' }))).toContain(
-      'addJob(weekly-export).worker: no worker "export" in this ScheduledJobs (it has: exports); add it with addWorker first',
+    expect(problem(() => addJobTo(s, { ...WEEKLY, worker: 'export' }))).toContain(
+      'addJob(weekly-export).worker: must be a worker of this ScheduledJobs (it has: exports), from addWorker; got "export"',
     );
   });
 
@@ -962,11 +988,11 @@ describe('synth errors', () => {
     const elsewhere = new ScheduledJobs(new Stack(unbundledApp(), 'Elsewhere'), 'Jobs');
     const theirs = elsewhere.addWorker('exports', { entry: WORKER_ENTRY });
     const unknown = elsewhere.addWorker('reports', { entry: WORKER_ENTRY });
-    expect(problem(() => s.addJob({ ...WEEKLY, worker: theirs }))).toContain(
-      'addJob(weekly-export).worker: no worker "exports" in this ScheduledJobs',
+    expect(problem(() => addJobTo(s, { ...WEEKLY, worker: theirs }))).toContain(
+      'addJob(weekly-export).worker: must be a worker of this ScheduledJobs (it has: exports), from addWorker; got worker "exports" of another ScheduledJobs',
     );
-    expect(problem(() => s.addJob({ ...WEEKLY, worker: unknown }))).toContain(
-      'addJob(weekly-export).worker: no worker "reports" in this ScheduledJobs',
+    expect(problem(() => addJobTo(s, { ...WEEKLY, worker: unknown }))).toContain(
+      'got worker "reports" of another ScheduledJobs',
     );
   });
 
@@ -975,52 +1001,63 @@ describe('synth errors', () => {
     expect(problem(() => s.addWorker('exports', { entry: WORKER_ENTRY }))).toContain(
       'addWorker(exports): a worker with the id "exports" exists already',
     );
-    expect(problem(() => s.addJob({ ...DIGEST, id: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+    expect(problem(() => addJobTo(s, { ...DIGEST, id: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
       'addJob(exports).entry: a worker with the id "exports" exists already',
     );
   });
 
-  it("a job whose timeoutSeconds + 30 s exceeds its worker's given timeout; exactly the timeout is fine", () => {
+  it("a job whose timeout + 30 s exceeds its worker's given timeout; exactly the timeout is fine", () => {
     const { s, exportsWorker } = withExports();
-    expect(problem(() => s.addJob({ ...WEEKLY, timeoutSeconds: 571, worker: exportsWorker }))).toContain(
-      'addJob(weekly-export).timeoutSeconds: 571 s plus 30 s to record the outcome exceeds the timeout of worker "exports" (600 s)',
+    expect(
+      problem(() => addJobTo(s, { ...WEEKLY, timeout: Duration.seconds(571), worker: exportsWorker })),
+    ).toContain(
+      'addJob(weekly-export).timeout: 571 s plus 30 s to record the outcome exceeds the timeout of worker "exports" (600 s)',
     );
     expect(s.jobs.has(WEEKLY.id)).toBe(false);
-    expect(s.addJob({ ...WEEKLY, timeoutSeconds: 570, worker: exportsWorker }).settings.timeoutSeconds).toBe(570);
+    addJobTo(s, { ...WEEKLY, timeout: Duration.seconds(570), worker: exportsWorker });
+    expect(exportsWorker.settings.map((j) => j.timeoutSeconds)).toEqual([570]);
   });
 
   it("a cancelOther job: its worker's timeout must also hold the wait for the cancelled run's lease", () => {
     const { s, exportsWorker } = withExports();
-    const cancelling = { ...WEEKLY, overlap: 'cancelOther' as const, worker: exportsWorker }; // lease 300 s
-    expect(problem(() => s.addJob({ ...cancelling, timeoutSeconds: 271 }))).toContain(
-      'addJob(weekly-export).timeoutSeconds: 271 s plus leaseSeconds (300 s, the wait of overlap cancelOther) plus 30 s ' +
+    const cancelling = { ...WEEKLY, overlap: OverlapPolicy.CANCEL_OTHER, worker: exportsWorker }; // lease 300 s
+    expect(problem(() => addJobTo(s, { ...cancelling, timeout: Duration.seconds(271) }))).toContain(
+      'addJob(weekly-export).timeout: 271 s plus leaseDuration (300 s, the wait of overlap cancelOther) plus 30 s ' +
         'to record the outcome exceeds the timeout of worker "exports" (600 s)',
     );
-    expect(s.addJob({ ...cancelling, timeoutSeconds: 270 }).settings.timeoutSeconds).toBe(270);
+    addJobTo(s, { ...cancelling, timeout: Duration.seconds(270) });
+    expect(exportsWorker.settings.map((j) => j.timeoutSeconds)).toEqual([270]);
     // Without a timeout given, the worker's is derived, up to Lambda's 900 s.
     expect(
-      problem(() => s.addJob({ ...DIGEST, overlap: 'cancelOther', timeoutSeconds: 800, entry: SAMPLE_DIGEST_ENTRY })),
+      problem(() =>
+        addJobTo(s, {
+          ...DIGEST,
+          overlap: OverlapPolicy.CANCEL_OTHER,
+          timeout: Duration.seconds(800),
+          entry: SAMPLE_DIGEST_ENTRY,
+        }),
+      ),
     ).toContain(
-      `addJob(${DIGEST.id}).timeoutSeconds: 800 s plus leaseSeconds (120 s, the wait of overlap cancelOther) plus 30 s ` +
+      `addJob(${DIGEST.id}).timeout: 800 s plus leaseDuration (120 s, the wait of overlap cancelOther) plus 30 s ` +
         "to record the outcome exceeds Lambda's maximum timeout",
     );
   });
 
   it('a job with both worker and entry, or with neither', () => {
     const { s } = withExports();
-    expect(problem(() => s.addJob({ ...WEEKLY, worker: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+    expect(problem(() => addJobTo(s, { ...WEEKLY, worker: 'exports', entry: SAMPLE_DIGEST_ENTRY }))).toContain(
       'addJob(weekly-export): give either worker or entry, not both',
     );
-    expect(problem(() => s.addJob({ ...WEEKLY }))).toContain(
+    expect(problem(() => addJobTo(s, { ...WEEKLY }))).toContain(
       'addJob(weekly-export): give worker (from addWorker) or entry',
     );
   });
 
   it('a duplicate job id', () => {
     const { s } = withExports();
-    s.addJob({ ...WEEKLY, worker: 'exports' });
-    expect(problem(() => s.addJob({ ...HOURLY, id: WEEKLY.id, worker: 'exports' }))).toContain(
-      'addJob(weekly-export).id: a job with the id "weekly-export" exists already',
+    addJobTo(s, { ...WEEKLY, worker: 'exports' });
+    expect(problem(() => addJobTo(s, { ...HOURLY, id: WEEKLY.id, worker: 'exports' }))).toContain(
+      'addJob(weekly-export): a job with the id "weekly-export" exists already',
     );
   });
 
@@ -1047,8 +1084,8 @@ describe('synth errors', () => {
 
   it("a second job for a worker built from a job's own entry: defineJob runs one job", () => {
     const { s } = withExports();
-    s.addJob({ ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
-    expect(problem(() => s.addJob({ ...HOURLY, worker: DIGEST.id }))).toContain(
+    addJobTo(s, { ...DIGEST, entry: SAMPLE_DIGEST_ENTRY });
+    expect(problem(() => addJobTo(s, { ...HOURLY, worker: DIGEST.id }))).toContain(
       `addJob(${HOURLY.id}).worker: worker "${DIGEST.id}" was built from job "${DIGEST.id}"'s own entry, and defineJob runs one job`,
     );
   });
@@ -1058,12 +1095,14 @@ describe('synth errors', () => {
     const s = new ScheduledJobs(new Stack(app, 'Orphan'), 'Jobs', {
       defaultWorkerOptions: { timeout: Duration.seconds(60) },
     });
-    expect(problem(() => s.addJob({ ...DIGEST, timeoutSeconds: 120, entry: SAMPLE_DIGEST_ENTRY }))).toContain(
-      `addJob(${DIGEST.id}).timeoutSeconds: 120 s plus 30 s to record the outcome exceeds the timeout of worker "${DIGEST.id}" (60 s)`,
+    expect(problem(() => addJobTo(s, { ...DIGEST, timeout: Duration.seconds(120), entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+      `addJob(${DIGEST.id}).timeout: 120 s plus 30 s to record the outcome exceeds the timeout of worker "${DIGEST.id}" (60 s)`,
     );
     expect([...s.workers.keys()]).toEqual([]);
     // Corrected, the same job is accepted: nothing of the first try is in the way.
-    expect(s.addJob({ ...DIGEST, timeoutSeconds: 30, entry: SAMPLE_DIGEST_ENTRY }).worker.workerId).toBe(DIGEST.id);
+    expect(addJobTo(s, { ...DIGEST, timeout: Duration.seconds(30), entry: SAMPLE_DIGEST_ENTRY }).worker.workerId).toBe(
+      DIGEST.id,
+    );
   });
 
   it("a worker id that a shared queue's alarm carries", () => {
@@ -1078,7 +1117,7 @@ describe('synth errors', () => {
     const s = new ScheduledJobs(new Stack(app, 'Idle'), 'Jobs');
     s.addWorker('exports', { entry: WORKER_ENTRY });
     s.addWorker('idle', { entry: WORKER_ENTRY });
-    s.addJob({ ...WEEKLY, worker: 'exports' });
+    addJobTo(s, { ...WEEKLY, worker: 'exports' });
     expect(() => app.synth()).toThrow(/\[Idle\/Jobs\] addWorker\(idle\): the worker runs no job/);
   });
 
@@ -1087,7 +1126,7 @@ describe('synth errors', () => {
     const s = new ScheduledJobs(new Stack(app, 'Empty'), 'Jobs');
     s.addWorker('exports', { entry: WORKER_ENTRY });
     expect(() => app.synth()).toThrow(
-      /Validation failed[\s\S]*\[Empty\/Jobs\] ScheduledJobs: add at least one job \(addJob\)/,
+      /Validation failed[\s\S]*\[Empty\/Jobs\] ScheduledJobs Empty\/Jobs: add at least one job \(addJob\)/,
     );
   });
 });
