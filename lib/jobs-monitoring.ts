@@ -37,36 +37,77 @@ import {
 } from './metrics';
 
 /**
- * The kinds of alarm, each a key of {@link JobsAlarmsOptions.thresholds}:
- * - `deadLetters`: a message in a dead-letter queue (each worker's, and each shared one), statistic Maximum
- * - `workerErrors`, `workerThrottles`: a worker's failed or throttled invocations
- * - `failedOccurrences`: occurrences of a worker's jobs recorded FAILED
- * - `lostLeases`: a worker's jobs that lost their lease to another worker
- * - `pausedOnFailures`: a job that paused itself after `pauseAfterFailures` FAILED occurrences in a row (only for a
- *   worker that runs such a job)
- * - `reconcilerErrors`: failed reconciler runs
- * - `reconcilerRepairs`: occurrences the reconciler re-enqueued plus reports it announced late
+ * The threshold of each kind of alarm, or `false` for no alarm of that kind. Every kind fires, by default, on the
+ * first event in a 5-minute period (the defaults of {@link AlarmThreshold}).
  */
-export type JobsAlarmKind =
-  | 'deadLetters'
-  | 'workerErrors'
-  | 'workerThrottles'
-  | 'failedOccurrences'
-  | 'lostLeases'
-  | 'pausedOnFailures'
-  | 'reconcilerErrors'
-  | 'reconcilerRepairs';
+export interface JobsAlarmThresholds {
+  /**
+   * A message in a dead-letter queue: each worker's, and each shared one (the trigger's, the Scheduler's, the
+   * notifier's failure queue). The metric is the queue's ApproximateNumberOfMessagesVisible, by its Maximum.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly deadLetters?: AlarmThreshold | false;
+  /**
+   * A worker's failed invocations (crash, timeout, out of memory), per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly workerErrors?: AlarmThreshold | false;
+  /**
+   * A worker's throttled invocations, per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly workerThrottles?: AlarmThreshold | false;
+  /**
+   * Occurrences of a worker's jobs recorded FAILED (attempts or deadline used up), per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly failedOccurrences?: AlarmThreshold | false;
+  /**
+   * Leases a worker's jobs lost to another worker, per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly lostLeases?: AlarmThreshold | false;
+  /**
+   * Jobs that paused themselves after `pauseAfterFailures` FAILED occurrences in a row, per worker that runs such a
+   * job.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly pausedOnFailures?: AlarmThreshold | false;
+  /**
+   * Failed reconciler runs.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly reconcilerErrors?: AlarmThreshold | false;
+  /**
+   * The reconciler's repairs: occurrences it re-enqueued plus reports it announced late. Each means something
+   * upstream dropped an occurrence.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly reconcilerRepairs?: AlarmThreshold | false;
+}
 
-const ALARM_KINDS: readonly JobsAlarmKind[] = [
-  'deadLetters',
-  'workerErrors',
-  'workerThrottles',
-  'failedOccurrences',
-  'lostLeases',
-  'pausedOnFailures',
-  'reconcilerErrors',
-  'reconcilerRepairs',
-];
+/** A kind of alarm: a key of {@link JobsAlarmThresholds}. */
+export type JobsAlarmKind = keyof JobsAlarmThresholds;
+
+/** Every kind, in the order the problems name them; a Record, so that a kind added to the interface must be here. */
+const ALARM_KINDS = Object.keys({
+  deadLetters: true,
+  workerErrors: true,
+  workerThrottles: true,
+  failedOccurrences: true,
+  lostLeases: true,
+  pausedOnFailures: true,
+  reconcilerErrors: true,
+  reconcilerRepairs: true,
+} satisfies Record<JobsAlarmKind, true>) as readonly JobsAlarmKind[];
 
 /**
  * When an alarm of one kind fires: when `datapointsToAlarm` of the last `evaluationPeriods` periods of `period` each
@@ -134,7 +175,7 @@ export interface JobsAlarmsOptions {
    *
    * @default - every kind on, with the defaults of {@link AlarmThreshold}
    */
-  readonly thresholds?: { readonly [kind in JobsAlarmKind]?: AlarmThreshold | false };
+  readonly thresholds?: JobsAlarmThresholds;
 }
 
 /** The alarms of one worker, each kind present unless turned off (`alarms.thresholds`) or all alarms are off. */
@@ -227,9 +268,7 @@ export class JobsMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
     super(scope, id);
     const options = props.alarms ?? {};
-    const problems = [...emailProblems(options.emailAddresses), ...thresholdsProblems(options.thresholds)];
-    if (options.enabled !== undefined && typeof options.enabled !== 'boolean')
-      problems.push(`alarms.enabled: must be true or false, got ${quoteValue(options.enabled)}`);
+    const problems = jobsAlarmsProblems(options);
     if (problems.length > 0) throw new JobConfigError(problems);
 
     this.metricsNamespace = props.metricsNamespace;
@@ -507,6 +546,26 @@ class ExistingAlarmsWidget implements cloudwatch.IWidget {
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * What is wrong with the alarms' options, each problem naming its field (`alarms.thresholds.lostLeases.period`):
+ * what JobsMonitoring throws. ScheduledJobs can call it first, so that a mistake is reported before anything is
+ * bundled.
+ *
+ * @param options - the alarms' options as given
+ * @returns the problems, none when the options are good
+ */
+export function jobsAlarmsProblems(options: JobsAlarmsOptions | undefined): string[] {
+  if (options === undefined) return [];
+  if (typeof options !== 'object' || options === null)
+    return [`alarms: must be an object (JobsAlarmsOptions), got ${quoteValue(options)}`];
+  const problems = [...emailProblems(options.emailAddresses), ...thresholdsProblems(options.thresholds)];
+  if (options.enabled !== undefined && typeof options.enabled !== 'boolean')
+    problems.push(`alarms.enabled: must be true or false, got ${quoteValue(options.enabled)}`);
+  if (options.actions !== undefined && !Array.isArray(options.actions))
+    problems.push(`alarms.actions: must be a list of alarm actions, got ${quoteValue(options.actions)}`);
+  return problems;
+}
 
 function emailProblems(addresses: readonly string[] | undefined): string[] {
   if (addresses === undefined) return [];

@@ -14,7 +14,12 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
 import { MetricName } from '../../functions/protocol/metric-names';
 import { JobConfigError } from '../../lib/errors';
-import { type JobsAlarmsOptions, JobsMonitoring, type MonitoredWorker } from '../../lib/jobs-monitoring';
+import {
+  type JobsAlarmsOptions,
+  JobsMonitoring,
+  jobsAlarmsProblems,
+  type MonitoredWorker,
+} from '../../lib/jobs-monitoring';
 import {
   deadLetterMessages,
   functionErrors,
@@ -483,6 +488,17 @@ describe('a bad alarms configuration', () => {
       "alarms.thresholds.reconcilerErrors: period times evaluationPeriods must be at most seven days, CloudWatch's limit; got 612000 s",
       'alarms.thresholds.workerThrottles.datapointsToAlarm: must be a whole number of at least 1, got 1.5',
       'alarms.thresholds.failedOcurrences: not a kind of alarm; the kinds are deadLetters, workerErrors, workerThrottles, failedOccurrences, lostLeases, pausedOnFailures, reconcilerErrors, reconcilerRepairs',
+    ]);
+  });
+
+  it('are found without building anything, so that ScheduledJobs can report them before it bundles', () => {
+    expect(jobsAlarmsProblems({ emailAddresses: ['oncall'], thresholds: { lostLeases: { threshold: -1 } } })).toEqual([
+      'alarms.emailAddresses[0]: not an e-mail address: "oncall"',
+      'alarms.thresholds.lostLeases.threshold: must be a number greater than 0, got -1',
+    ]);
+    expect(jobsAlarmsProblems(undefined)).toEqual([]);
+    expect(jobsAlarmsProblems({ enabled: 'no' as unknown as boolean })).toEqual([
+      'alarms.enabled: must be true or false, got "no"',
     ]);
   });
 
