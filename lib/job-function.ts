@@ -58,7 +58,10 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
   const { entry, timeoutSeconds, logRemovalPolicy, environment, bundling, architecture, logRetention, ...rest } = props;
   const logGroup =
     props.logGroup ??
-    new logs.LogGroup(scope, `${id}Logs`, { retention: logRetention ?? LOG_RETENTION, removalPolicy: logRemovalPolicy });
+    new logs.LogGroup(scope, `${id}Logs`, {
+      retention: logRetention ?? LOG_RETENTION,
+      removalPolicy: logRemovalPolicy,
+    });
   // A role of its own instead of AWSLambdaBasicExecutionRole, whose log permissions reach every log group in the
   // account: this one may write only to the function's own log group, which exists before the function does.
   const role = new iam.Role(scope, `${id}Role`, {

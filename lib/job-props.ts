@@ -331,7 +331,8 @@ export function publicProblems(problems: readonly string[], where: string): stri
     const path = problem.slice(where.length + 1, colon);
     let message = problem.slice(colon + 2);
     const field = DURATION_FIELDS.find((f) => f.setting === path);
-    if (field !== undefined) message = message.replace(/\ba (whole )?number from\b/, `a $1number of ${field.unit} from`);
+    if (field !== undefined)
+      message = message.replace(/\ba (whole )?number from\b/, `a $1number of ${field.unit} from`);
     const prop = field?.prop ?? RENAMED_FIELDS[path] ?? path;
     return `${where}.${prop}: ${renameInText(message)}`;
   });

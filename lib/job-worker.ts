@@ -9,7 +9,7 @@
  * given, the visibility timeout, the redrive limit, the settings in JOB_SETTINGS) is a Lazy value resolved at synth.
  */
 import { Duration, Lazy, Stack } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -38,7 +38,8 @@ import { ENV } from '../functions/runtime-env';
 import { ValidationError } from './errors';
 import { allow, jobFunction } from './job-function';
 import type { JobSchedule } from './job-schedules';
-import { workerMetric } from './metrics';
+import type { WorkerAlarms } from './jobs-monitoring';
+import { deadLetterMessages, functionErrors, functionThrottles, type WorkerMetricName, workerMetric } from './metrics';
 import { secureQueue } from './secure-queue';
 
 /**
@@ -120,8 +121,6 @@ export interface JobWorkerProps extends JobWorkerOptions {
   readonly entry: string;
 }
 
-const FIVE_MINUTES = Duration.minutes(5);
-
 /** What every worker of a ScheduledJobs works on; built by ScheduledJobs. */
 export interface WorkerResources {
   readonly table: dynamodb.ITable;
@@ -140,6 +139,9 @@ export const WORKER_ENVIRONMENT_BUDGET_BYTES = 4096 - 700;
  * added to a worker behind ScheduledJobs' back (without its schedule, its duplicate check and its thresholds).
  */
 export const ADD_JOB: unique symbol = Symbol('JobWorker.addJob');
+
+/** How ScheduledJobs hands a worker its alarms, once JobsMonitoring has built them; not exported either. */
+export const SET_ALARMS: unique symbol = Symbol('JobWorker.setAlarms');
 
 /** How ScheduledJobs lets a worker pause a job of its own after its failures; not exported either, as ADD_JOB. */
 export const ALLOW_PAUSE: unique symbol = Symbol('JobWorker.allowPause');
@@ -165,16 +167,25 @@ export function workerPropsProblems(props: JobWorkerProps, where: string): strin
     problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(props.entry)}`);
   if (props.timeout !== undefined) {
     if (!(props.timeout instanceof Duration))
-      problems.push(`${where}.timeout: must be a Duration such as Duration.minutes(10), got ${quoteValue(props.timeout)}`);
+      problems.push(
+        `${where}.timeout: must be a Duration such as Duration.minutes(10), got ${quoteValue(props.timeout)}`,
+      );
     else if (props.timeout.toSeconds({ integral: false }) > LAMBDA_MAX_TIMEOUT_SECONDS)
       problems.push(
         `${where}.timeout: must be at most ${LAMBDA_MAX_TIMEOUT_SECONDS} s (Lambda's limit), got ${props.timeout.toSeconds({ integral: false })} s`,
       );
   }
-  if (props.memorySize !== undefined && !(Number.isInteger(props.memorySize) && props.memorySize >= 128 && props.memorySize <= 10_240))
-    problems.push(`${where}.memorySize: must be a whole number of MiB from 128 to 10240, got ${quoteValue(props.memorySize)}`);
+  if (
+    props.memorySize !== undefined &&
+    !(Number.isInteger(props.memorySize) && props.memorySize >= 128 && props.memorySize <= 10_240)
+  )
+    problems.push(
+      `${where}.memorySize: must be a whole number of MiB from 128 to 10240, got ${quoteValue(props.memorySize)}`,
+    );
   if (props.logGroup !== undefined && props.logRetention !== undefined)
-    problems.push(`${where}.logRetention: give logRetention or logGroup, not both (a given log group keeps its own retention)`);
+    problems.push(
+      `${where}.logRetention: give logRetention or logGroup, not both (a given log group keeps its own retention)`,
+    );
   if (props.vpc === undefined && (props.vpcSubnets !== undefined || props.securityGroups !== undefined))
     problems.push(`${where}.vpcSubnets: vpcSubnets and securityGroups need vpc`);
   return problems;
@@ -238,6 +249,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
   /** The function's role. */
   readonly grantPrincipal: iam.IPrincipal;
   private readonly metricsNamespace: string;
+  private workerAlarms: WorkerAlarms = {};
   private readonly jobSettings: JobSettings[] = [];
   private readonly jobIds: string[] = [];
   /** @internal */
@@ -389,7 +401,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
    * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
    * @default statistic Sum (Maximum for JobDuration), period 5 minutes
    */
-  metric(metricName: MetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+  metric(metricName: WorkerMetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return workerMetric(this.metricsNamespace, this.workerId, metricName, props);
   }
 
@@ -410,21 +422,30 @@ export class JobWorker extends Construct implements iam.IGrantable {
 
   /** Invocations of this worker's function that failed (crash, timeout, out of memory). */
   metricErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, ...props });
+    return functionErrors(this.function, props);
   }
 
   /** Invocations of this worker's function that were throttled. */
   metricThrottles(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, ...props });
+    return functionThrottles(this.function, props);
   }
 
   /** Messages parked in this worker's dead-letter queue (the most seen in the period). */
   metricDeadLetters(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-      statistic: cloudwatch.Stats.MAXIMUM,
-      period: FIVE_MINUTES,
-      ...props,
-    });
+    return deadLetterMessages(this.deadLetterQueue, props);
+  }
+
+  /**
+   * This worker's alarms, each undefined when turned off (`alarms` of ScheduledJobsProps): its dead letters,
+   * function errors and throttles, FAILED occurrences, lost leases, and pauses after failures.
+   */
+  get alarms(): WorkerAlarms {
+    return this.workerAlarms;
+  }
+
+  /** @internal */
+  [SET_ALARMS](alarms: WorkerAlarms): void {
+    this.workerAlarms = alarms;
   }
 
   /** The function timeout, visibility timeout and redrive limit, from the jobs added so far. @internal */

@@ -1,225 +1,489 @@
 /**
  * Alarms and a dashboard for one ScheduledJobs: what someone on call needs at 3 a.m.
  *
- * Every alarm goes to one SNS topic (optionally with an e-mail subscription). An alarm fires on the first
- * occurrence of something that needs a person: a message parked in a dead-letter queue, an occurrence that FAILED,
- * a lease that was lost, a worker invocation that errored or was throttled, a reconciler run that failed, and each
- * repair the reconciler made (it means something upstream dropped an occurrence). Missing data is "not breaching":
- * no traffic is no alarm. docs/operating.md says what each one means and what to do.
+ * Every alarm goes to one SNS topic (a new one, or the user's), with any further alarm actions the user gives. By
+ * default an alarm fires on the first occurrence of something that needs a person: a message parked in a dead-letter
+ * queue, an occurrence that FAILED, a lease that was lost, a worker invocation that errored or was throttled, a job
+ * that paused itself after its failures, a reconciler run that failed, and each repair the reconciler made (it means
+ * something upstream dropped an occurrence). Each kind can be given another threshold or turned off, and all of them
+ * at once (`alarms.enabled: false`). Missing data is "not breaching": no traffic is no alarm. docs/operating.md says
+ * what each one means and what to do.
  *
  * The alarms are per worker and per stack, not per job: a job adds no alarm, so 100 jobs fit in one stack (an alarm
  * is a CloudFormation resource). The worker's alarms watch the { service, worker } dimension set its function writes
- * beside { service, jobId }; the row names the job, and the dashboard graphs every job by its own dimension.
+ * beside { service, jobId }; the row names the job, and the dashboard graphs every job by its own dimension. Every
+ * metric comes from metrics.ts, the same functions the constructs' `metric*()` methods call.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_SERVICE, MetricName, RECONCILER_COMPONENT } from '../functions/protocol/metric-names';
+import { MetricName } from '../functions/protocol/metric-names';
 import { quoteValue } from '../functions/protocol/quote-value';
-import type { JobWorker } from './job-worker';
+import { ValidationError } from './errors';
+import {
+  DEFAULT_METRIC_PERIOD,
+  deadLetterMessages,
+  everyJobMetric,
+  functionErrors,
+  functionThrottles,
+  reconcilerRepairs,
+  type WorkerMetricName,
+  workerMetric,
+} from './metrics';
 
-export interface JobsMonitoringProps {
-  readonly metricsNamespace: string;
-  readonly reconciler: lambda.IFunction;
-  /** The shared queues whose every message needs a person, by the name the alarm carries. */
-  readonly deadLetterQueues: Readonly<Record<string, sqs.IQueue>>;
-  /** Subscribed to the alarm topic when given (confirm the subscription from the e-mail AWS sends). */
-  readonly alarmEmail?: string;
+/**
+ * The threshold of each kind of alarm, or `false` for no alarm of that kind. Every kind fires, by default, on the
+ * first event in a 5-minute period (the defaults of {@link AlarmThreshold}).
+ */
+export interface JobsAlarmThresholds {
+  /**
+   * A message in a dead-letter queue: each worker's, and each shared one (the trigger's, the Scheduler's, the
+   * notifier's failure queue). The metric is the queue's ApproximateNumberOfMessagesVisible, by its Maximum.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly deadLetters?: AlarmThreshold | false;
+  /**
+   * A worker's failed invocations (crash, timeout, out of memory), per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly workerErrors?: AlarmThreshold | false;
+  /**
+   * A worker's throttled invocations, per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly workerThrottles?: AlarmThreshold | false;
+  /**
+   * Occurrences of a worker's jobs recorded FAILED (attempts or deadline used up), per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly failedOccurrences?: AlarmThreshold | false;
+  /**
+   * Leases a worker's jobs lost to another worker, per worker.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly lostLeases?: AlarmThreshold | false;
+  /**
+   * Jobs that paused themselves after `pauseAfterFailures` FAILED occurrences in a row, per worker that runs such a
+   * job.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly pausedOnFailures?: AlarmThreshold | false;
+  /**
+   * Failed reconciler runs.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly reconcilerErrors?: AlarmThreshold | false;
+  /**
+   * The reconciler's repairs: occurrences it re-enqueued plus reports it announced late. Each means something
+   * upstream dropped an occurrence.
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly reconcilerRepairs?: AlarmThreshold | false;
 }
 
-const PERIOD = Duration.minutes(5);
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** A kind of alarm: a key of {@link JobsAlarmThresholds}. */
+export type JobsAlarmKind = keyof JobsAlarmThresholds;
 
+/** Every kind, in the order the problems name them; a Record, so that a kind added to the interface must be here. */
+const ALARM_KINDS = Object.keys({
+  deadLetters: true,
+  workerErrors: true,
+  workerThrottles: true,
+  failedOccurrences: true,
+  lostLeases: true,
+  pausedOnFailures: true,
+  reconcilerErrors: true,
+  reconcilerRepairs: true,
+} satisfies Record<JobsAlarmKind, true>) as readonly JobsAlarmKind[];
+
+/**
+ * When an alarm of one kind fires: when `datapointsToAlarm` of the last `evaluationPeriods` periods of `period` each
+ * reach `threshold` (the comparison is "greater than or equal to").
+ */
+export interface AlarmThreshold {
+  /**
+   * The value a period's data point must reach: a count of events (messages for `deadLetters`), greater than 0.
+   *
+   * @default 1
+   */
+  readonly threshold?: number;
+  /**
+   * The number of most recent periods the alarm looks at; `period` times this is at most one day (seven days for a
+   * period of an hour or more), as CloudWatch requires.
+   *
+   * @default 1
+   */
+  readonly evaluationPeriods?: number;
+  /**
+   * How many of the `evaluationPeriods` must reach the threshold (an "M out of N" alarm); at most `evaluationPeriods`.
+   *
+   * @default - `evaluationPeriods`: every one of them
+   */
+  readonly datapointsToAlarm?: number;
+  /**
+   * The length of one period: a whole number of minutes (the functions' metrics have a resolution of one minute).
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly period?: Duration;
+}
+
+/** The alarms of a ScheduledJobs: on or off, where they go, and when each kind fires. */
+export interface JobsAlarmsOptions {
+  /**
+   * Whether to create the alarms. With `false` there is no alarm and no alarm topic; the dashboard stays (without
+   * its alarm widget), and the other options here are still checked but have no effect.
+   *
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * The SNS topic every alarm notifies, instead of a new one; the e-mail addresses are subscribed to it.
+   *
+   * @default - a new topic, `monitoring.alarmTopic`
+   */
+  readonly topic?: sns.ITopic;
+  /**
+   * E-mail addresses to subscribe to the alarm topic; each must confirm the subscription from the e-mail AWS sends.
+   *
+   * @default - none: subscribe to `monitoring.alarmTopic` yourself
+   */
+  readonly emailAddresses?: readonly string[];
+  /**
+   * Further actions of every alarm, beside notifying the alarm topic (an Incident Manager response plan, a second
+   * topic, ...).
+   *
+   * @default - none
+   */
+  readonly actions?: readonly cloudwatch.IAlarmAction[];
+  /**
+   * Another threshold for a kind of alarm, or `false` to create no alarm of that kind. A kind not named keeps the
+   * default: it fires on the first event in a 5-minute period.
+   *
+   * @default - every kind on, with the defaults of {@link AlarmThreshold}
+   */
+  readonly thresholds?: JobsAlarmThresholds;
+}
+
+/** The alarms of one worker, each kind present unless turned off (`alarms.thresholds`) or all alarms are off. */
+export interface WorkerAlarms {
+  /** A message in the worker's dead-letter queue. */
+  readonly deadLetters?: cloudwatch.Alarm;
+  /** The worker's function failed invocations. */
+  readonly workerErrors?: cloudwatch.Alarm;
+  /** The worker's function was throttled. */
+  readonly workerThrottles?: cloudwatch.Alarm;
+  /** Occurrences of the worker's jobs were recorded FAILED. */
+  readonly failedOccurrences?: cloudwatch.Alarm;
+  /** The worker's jobs lost leases. */
+  readonly lostLeases?: cloudwatch.Alarm;
+  /** A job of the worker paused itself after its failures: present once the worker runs a job with pauseAfterFailures. */
+  readonly pausedOnFailures?: cloudwatch.Alarm;
+}
+
+/** The alarms that every worker shares, each kind present unless turned off or all alarms are off. */
+export interface SharedAlarms {
+  /** A message in a shared dead-letter queue, by the queue's name (`TriggerDeadLetterQueue`, ...). */
+  readonly deadLetters: Readonly<Record<string, cloudwatch.Alarm>>;
+  /** The reconciler failed runs. */
+  readonly reconcilerErrors?: cloudwatch.Alarm;
+  /** The reconciler repaired occurrences (re-enqueued or announced late). */
+  readonly reconcilerRepairs?: cloudwatch.Alarm;
+}
+
+/**
+ * What the monitoring needs of a worker: its id (the `worker` dimension of its metrics), its function and its
+ * dead-letter queue. A JobWorker is one.
+ */
+export interface MonitoredWorker {
+  /** The worker's id: the value of the `worker` dimension its function writes. */
+  readonly workerId: string;
+  /** The worker's function, whose errors and throttles are alarmed. */
+  readonly function: lambda.IFunction;
+  /** The worker's dead-letter queue, whose every message is alarmed. */
+  readonly deadLetterQueue: sqs.IQueue;
+}
+
+/** What JobsMonitoring watches, and its alarms' options. */
+export interface JobsMonitoringProps {
+  /** The CloudWatch namespace the functions write their metrics to (POWERTOOLS_METRICS_NAMESPACE). */
+  readonly metricsNamespace: string;
+  /** The reconciler function, whose errors are alarmed and graphed. */
+  readonly reconciler: lambda.IFunction;
+  /** The shared queues whose every message needs a person, by the name their alarm carries (`dlq-<name>`). */
+  readonly deadLetterQueues: Readonly<Record<string, sqs.IQueue>>;
+  /**
+   * The alarms: on or off, where they go, and when each kind fires.
+   *
+   * @default - every alarm on, each firing on the first event in 5 minutes, to a new topic with no subscription
+   */
+  readonly alarms?: JobsAlarmsOptions;
+}
+
+/** An AlarmThreshold with its defaults; `datapointsToAlarm` undefined means every evaluation period. */
+interface ResolvedThreshold {
+  readonly threshold: number;
+  readonly evaluationPeriods: number;
+  readonly datapointsToAlarm?: number;
+  readonly period: Duration;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const ONE_DAY_SECONDS = 86_400;
+const SEVEN_DAYS_SECONDS = 7 * ONE_DAY_SECONDS;
+const ONE_HOUR_SECONDS = 3_600;
+
+/**
+ * Alarms (to one SNS topic) and a dashboard for one ScheduledJobs. ScheduledJobs creates it as `monitoring` and adds
+ * each worker to it; use it to reach the alarms (`workerAlarms(id)`, `sharedAlarms`), the topic and the dashboard.
+ */
 export class JobsMonitoring extends Construct {
-  readonly alarmTopic: sns.Topic;
+  /** The topic every alarm notifies: the one given as `alarms.topic`, or a new one; undefined with alarms off. */
+  readonly alarmTopic: sns.ITopic | undefined;
+  /** The dashboard: the alarms' status, then a row of every job and the shared functions, then a row per worker. */
   readonly dashboard: cloudwatch.Dashboard;
-  /** Keyed by a stable name, e.g. `dlq-TriggerDeadLetterQueue`, `failed-exports` (worker exports). */
-  readonly alarms: ReadonlyMap<string, cloudwatch.Alarm>;
-  private readonly alarmsByKey = new Map<string, cloudwatch.Alarm>();
-  /** The alarm status widget renders at synth, so it shows the alarms of workers added after it, too. */
-  private readonly alarmList: cloudwatch.IAlarm[] = [];
-  private readonly notify: actions.SnsAction;
+  /** The alarms every worker shares: the shared dead-letter queues' and the reconciler's. */
+  readonly sharedAlarms: SharedAlarms;
+  private readonly enabled: boolean;
+  private readonly thresholds: Readonly<Record<JobsAlarmKind, ResolvedThreshold | false>>;
+  private readonly alarmActions: cloudwatch.IAlarmAction[];
   private readonly metricsNamespace: string;
+  private readonly alarmsByWorker = new Map<string, Mutable<WorkerAlarms>>();
+  /** Every alarm, in the order created; the status widget reads it at synth, so it lists later workers' too. */
+  private readonly alarmList: cloudwatch.Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
     super(scope, id);
-    if (props.alarmEmail !== undefined && !EMAIL.test(props.alarmEmail)) {
-      throw new Error(`alarmEmail (-c alarmEmail=...): not an e-mail address: ${quoteValue(props.alarmEmail)}`);
-    }
-    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Scheduled jobs alarms', enforceSSL: true });
-    if (props.alarmEmail !== undefined) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
-    this.notify = new actions.SnsAction(this.alarmTopic);
+    const options = props.alarms ?? {};
+    const problems = jobsAlarmsProblems(options);
+    if (problems.length > 0) throw new ValidationError(problems);
+
     this.metricsNamespace = props.metricsNamespace;
-    this.alarms = this.alarmsByKey;
+    this.enabled = options.enabled ?? true;
+    this.thresholds = resolveThresholds(options.thresholds);
+    this.alarmTopic = this.enabled ? this.topicOf(options) : undefined;
+    this.alarmActions = [
+      ...(this.alarmTopic !== undefined ? [new cloudwatchActions.SnsAction(this.alarmTopic)] : []),
+      ...(options.actions ?? []),
+    ];
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) });
-    this.dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarmList, width: 24, height: 4 }),
-    );
-    this.addSharedAlarms(props);
-    this.dashboard.addWidgets(...sharedWidgets(props, this.byJob.bind(this)));
+    if (this.enabled && ALARM_KINDS.some((kind) => this.thresholds[kind] !== false)) {
+      this.dashboard.addWidgets(new ExistingAlarmsWidget(this.alarmList));
+    }
+    this.sharedAlarms = this.addSharedAlarms(props);
+    this.dashboard.addWidgets(...sharedWidgets(props));
+  }
+
+  /** Every alarm, in the order created (shared ones first, then each worker's). */
+  get alarms(): readonly cloudwatch.Alarm[] {
+    return this.alarmList;
+  }
+
+  /**
+   * The alarms of a worker added with addWorker: the same object throughout, which gains `pausedOnFailures` when the
+   * worker gets its first job with pauseAfterFailures.
+   *
+   * @param workerId - the worker's id
+   */
+  workerAlarms(workerId: string): WorkerAlarms {
+    const found = this.alarmsByWorker.get(workerId);
+    if (found === undefined) {
+      const known = [...this.alarmsByWorker.keys()].map((w) => quoteValue(w)).join(', ') || 'none';
+      throw new ValidationError([
+        `monitoring.workerAlarms(${quoteValue(workerId)}): no such worker (workers: ${known})`,
+      ]);
+    }
+    return found;
   }
 
   /** A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases) and its dashboard row. */
-  addWorker(worker: JobWorker): void {
+  addWorker(worker: MonitoredWorker): void {
     const id = worker.workerId;
-    this.alarm(
+    const alarms: Mutable<WorkerAlarms> = {};
+    this.alarmsByWorker.set(id, alarms);
+    this.workerAlarm(
+      alarms,
+      'deadLetters',
       `dlq-${id}`,
-      worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: PERIOD,
-        statistic: cloudwatch.Stats.MAXIMUM,
-      }),
+      (period) => deadLetterMessages(worker.deadLetterQueue, { period }),
       `The dead-letter queue of worker ${id} holds a message: one of its jobs' messages could not be processed. See docs/operating.md, Alarms.`,
     );
-    this.alarm(
+    this.workerAlarm(
+      alarms,
+      'workerErrors',
       `worker-errors-${id}`,
-      worker.function.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      `Worker ${id} failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout.`,
+      (period) => functionErrors(worker.function, { period }),
+      `Worker ${id} failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout. See docs/operating.md, Alarms.`,
     );
-    this.alarm(
+    this.workerAlarm(
+      alarms,
+      'workerThrottles',
       `worker-throttles-${id}`,
-      worker.function.metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      `Worker ${id} was throttled: occurrences wait in its queue. Check the account concurrency.`,
+      (period) => functionThrottles(worker.function, { period }),
+      `Worker ${id} was throttled: occurrences wait in its queue. Check the account concurrency. See docs/operating.md, Alarms.`,
     );
-    this.alarm(
+    this.workerAlarm(
+      alarms,
+      'failedOccurrences',
       `failed-${id}`,
-      this.workerMetric(MetricName.OccurrencesFailed, id),
-      `An occurrence of a job of worker ${id} is FAILED: out of attempts or past its deadline. occurrences list --status FAILED names it; lastError and history say why.`,
+      (period) => workerMetric(this.metricsNamespace, id, MetricName.OccurrencesFailed, { period }),
+      `An occurrence of a job of worker ${id} is FAILED: out of attempts or past its deadline. occurrences list --status FAILED names it; lastError and history say why. See docs/operating.md, Alarms.`,
     );
-    this.alarm(
+    this.workerAlarm(
+      alarms,
+      'lostLeases',
       `leases-lost-${id}`,
-      this.workerMetric(MetricName.LeasesLost, id),
-      `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written.`,
+      (period) => workerMetric(this.metricsNamespace, id, MetricName.LeasesLost, { period }),
+      `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written. See docs/operating.md, Alarms.`,
     );
     this.dashboard.addWidgets(...this.workerWidgets(worker));
   }
 
   /**
    * The alarm of a worker with a job that pauses itself after its failures (pauseAfterFailures): the first pause
-   * needs a person, who finds the job and the last error with `occurrences describe`, and resumes it.
+   * needs a person, who finds the job and the last error with `occurrences describe`, and resumes it. Call it once
+   * per worker, after addWorker.
    */
-  addPauseAlarm(worker: JobWorker): void {
+  addPauseAlarm(worker: MonitoredWorker): void {
     const id = worker.workerId;
-    this.alarm(
+    this.workerAlarm(
+      this.workerAlarms(id) as Mutable<WorkerAlarms>,
+      'pausedOnFailures',
       `paused-on-failures-${id}`,
-      this.workerMetric(MetricName.JobsPausedOnFailures, id),
+      (period) => workerMetric(this.metricsNamespace, id, MetricName.JobsPausedOnFailures, { period }),
       `A job of worker ${id} paused itself after pauseAfterFailures FAILED occurrences in a row; its schedule is disabled. ` +
-        'occurrences describe <job> shows the note with the last error; fix the cause, then occurrences resume <job>.',
+        'occurrences describe <job> shows the note with the last error; fix the cause, then occurrences resume <job>. See docs/operating.md, Alarms.',
     );
+  }
+
+  /** The alarm of a kind of worker alarm, kept in the worker's alarms under the kind's name when it is created. */
+  private workerAlarm(
+    alarms: Mutable<WorkerAlarms>,
+    kind: keyof WorkerAlarms,
+    key: string,
+    metricFor: (period: Duration) => cloudwatch.IMetric,
+    description: string,
+  ): void {
+    const alarm = this.alarm(kind, key, metricFor, description);
+    if (alarm !== undefined) alarms[kind] = alarm;
+  }
+
+  /** The new topic, or the user's, with each e-mail address subscribed. */
+  private topicOf(options: JobsAlarmsOptions): sns.ITopic {
+    const topic =
+      options.topic ?? new sns.Topic(this, 'AlarmTopic', { displayName: 'Scheduled jobs alarms', enforceSSL: true });
+    for (const address of options.emailAddresses ?? []) topic.addSubscription(new EmailSubscription(address));
+    return topic;
   }
 
   /** The reconciler's failed runs and repairs, and a message in any shared dead-letter queue. */
-  private addSharedAlarms(props: JobsMonitoringProps): void {
+  private addSharedAlarms(props: JobsMonitoringProps): SharedAlarms {
+    const deadLetters: Record<string, cloudwatch.Alarm> = {};
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
-      this.alarm(
+      const alarm = this.alarm(
+        'deadLetters',
         `dlq-${name}`,
-        queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM }),
+        (period) => deadLetterMessages(queue, { period }),
         `${name} holds a message: something could not be processed and is parked there. See docs/operating.md, Alarms.`,
       );
+      if (alarm !== undefined) deadLetters[name] = alarm;
     }
-    this.alarm(
+    const errors = this.alarm(
+      'reconcilerErrors',
       'reconciler-errors',
-      props.reconciler.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
-      'A reconciler run could not finish some reads or writes; the next run retries. Persistent: check its logs.',
+      (period) => functionErrors(props.reconciler, { period }),
+      'A reconciler run could not finish some reads or writes; the next run retries. Persistent: check its logs. See docs/operating.md, Alarms.',
     );
-    this.alarm(
+    const repairs = this.alarm(
+      'reconcilerRepairs',
       'reconciler-fixes',
-      new cloudwatch.MathExpression({
-        expression: 'FILL(requeued, 0) + FILL(announced, 0)',
-        usingMetrics: {
-          requeued: this.reconcilerMetric(MetricName.OccurrencesRequeued),
-          announced: this.reconcilerMetric(MetricName.ReportsReannounced),
-        },
-        label: 'reconciler fixes',
-        period: PERIOD,
-      }),
-      'The reconciler repaired an occurrence that had fallen through the cracks (its log line names it). Find out which path dropped it.',
+      (period) => reconcilerRepairs(this.metricsNamespace, { period }),
+      'The reconciler repaired an occurrence that had fallen through the cracks (its log line names it). Find out which path dropped it. See docs/operating.md, Alarms.',
     );
+    return {
+      deadLetters,
+      ...(errors !== undefined ? { reconcilerErrors: errors } : {}),
+      ...(repairs !== undefined ? { reconcilerRepairs: repairs } : {}),
+    };
   }
 
-  /** Fires on the first data point at or above 1, to the alarm topic; no data is no alarm. */
-  private alarm(key: string, metric: cloudwatch.IMetric, description: string): cloudwatch.Alarm {
-    const a = new cloudwatch.Alarm(this, `Alarm-${key}`, {
-      metric,
-      threshold: 1,
-      evaluationPeriods: 1,
+  /**
+   * An alarm of `kind` on the metric `metricFor` builds for the kind's period, unless alarms or the kind are off; no
+   * data is no alarm. `key` names the construct (`Alarm-<key>`, the id it has always had, so that an upgrade keeps
+   * the alarm rather than replacing it).
+   */
+  private alarm(
+    kind: JobsAlarmKind,
+    key: string,
+    metricFor: (period: Duration) => cloudwatch.IMetric,
+    description: string,
+  ): cloudwatch.Alarm | undefined {
+    const threshold = this.thresholds[kind];
+    if (!this.enabled || threshold === false) return undefined;
+    const alarm = new cloudwatch.Alarm(this, `Alarm-${key}`, {
+      metric: metricFor(threshold.period),
+      threshold: threshold.threshold,
+      evaluationPeriods: threshold.evaluationPeriods,
+      datapointsToAlarm: threshold.datapointsToAlarm,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: description,
     });
-    a.addAlarmAction(this.notify);
-    this.alarmsByKey.set(key, a);
-    this.alarmList.push(a);
-    return a;
-  }
-
-  private metric(name: MetricName, dimensions: Record<string, string>, statistic: string): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace: this.metricsNamespace,
-      metricName: name,
-      dimensionsMap: { service: METRICS_SERVICE, ...dimensions },
-      statistic,
-      period: PERIOD,
-    });
-  }
-
-  /** One of the functions' own metrics (metric-names.ts), over every job of one worker. */
-  private workerMetric(name: MetricName, worker: string, statistic: string = cloudwatch.Stats.SUM) {
-    return this.metric(name, { worker }, statistic);
-  }
-
-  private reconcilerMetric(name: MetricName): cloudwatch.Metric {
-    return this.metric(name, { ...RECONCILER_COMPONENT }, cloudwatch.Stats.SUM);
-  }
-
-  /** A metric of every job, one line per job id: a search, so a job added later needs no new widget. */
-  private byJob(name: MetricName, label: string): cloudwatch.MathExpression {
-    return new cloudwatch.MathExpression({
-      expression: `SEARCH('{${this.metricsNamespace},service,jobId} MetricName="${name}"', 'Sum', 300)`,
-      label,
-      period: PERIOD,
-    });
+    alarm.addAlarmAction(...this.alarmActions);
+    this.alarmList.push(alarm);
+    return alarm;
   }
 
   /**
    * A heading and four graphs per worker: its occurrences, its retries and leases, its function, and what its
    * schedule policies did (skipped, buffered, cancelled, paused after failures; missed is the trigger's, by job).
    */
-  private workerWidgets(worker: JobWorker): cloudwatch.IWidget[] {
+  private workerWidgets(worker: MonitoredWorker): cloudwatch.IWidget[] {
     const id = worker.workerId;
-    const metric = (name: MetricName, statistic?: string) => this.workerMetric(name, id, statistic);
+    const metric = (name: WorkerMetricName) => workerMetric(this.metricsNamespace, id, name);
     return [
       new cloudwatch.TextWidget({ markdown: `## Worker ${id}`, width: 24, height: 1 }),
       new cloudwatch.GraphWidget({
         title: `${id}: occurrences`,
-        left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map((m) =>
-          metric(m),
+        left: [MetricName.OccurrencesStarted, MetricName.OccurrencesSucceeded, MetricName.OccurrencesFailed].map(
+          metric,
         ),
         width: 6,
       }),
       new cloudwatch.GraphWidget({
         title: `${id}: retries, leases, job duration (ms)`,
-        left: [MetricName.RetriesScheduled, MetricName.ExtendFailures, MetricName.LeasesLost].map((m) => metric(m)),
-        right: [metric(MetricName.JobDuration, cloudwatch.Stats.MAXIMUM)],
+        left: [MetricName.RetriesScheduled, MetricName.ExtendFailures, MetricName.LeasesLost].map(metric),
+        right: [metric(MetricName.JobDuration)],
         width: 6,
       }),
       new cloudwatch.GraphWidget({
         title: `${id}: invocations, errors, throttles, dead letters`,
-        left: [worker.function.metricInvocations(), worker.function.metricErrors(), worker.function.metricThrottles()],
-        right: [
-          worker.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
+        left: [
+          worker.function.metricInvocations({ period: DEFAULT_METRIC_PERIOD }),
+          functionErrors(worker.function),
+          functionThrottles(worker.function),
         ],
+        right: [deadLetterMessages(worker.deadLetterQueue)],
         width: 6,
       }),
       new cloudwatch.GraphWidget({
         title: `${id}: skipped, buffered, cancelled, paused`,
         left: [MetricName.OccurrencesSkipped, MetricName.OccurrencesBuffered, MetricName.OccurrencesCancelled].map(
-          (m) => metric(m),
+          metric,
         ),
         right: [metric(MetricName.JobsPausedOnFailures)],
         width: 6,
@@ -229,10 +493,8 @@ export class JobsMonitoring extends Construct {
 }
 
 /** The row of what every worker shares: occurrences by job, the shared dead-letter queues, the reconciler. */
-function sharedWidgets(
-  props: JobsMonitoringProps,
-  byJob: (name: MetricName, label: string) => cloudwatch.MathExpression,
-): cloudwatch.IWidget[] {
+function sharedWidgets(props: JobsMonitoringProps): cloudwatch.IWidget[] {
+  const byJob = (name: MetricName, label: string) => everyJobMetric(props.metricsNamespace, name, label);
   return [
     new cloudwatch.TextWidget({ markdown: '## Every job, and the shared functions and queues', width: 24, height: 1 }),
     new cloudwatch.GraphWidget({
@@ -243,15 +505,164 @@ function sharedWidgets(
     }),
     new cloudwatch.GraphWidget({
       title: 'shared dead-letter queues (messages)',
-      left: Object.values(props.deadLetterQueues).map((q) =>
-        q.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM }),
-      ),
+      left: Object.values(props.deadLetterQueues).map((q) => deadLetterMessages(q)),
       width: 8,
     }),
     new cloudwatch.GraphWidget({
-      title: 'reconciler invocations and errors',
-      left: [props.reconciler.metricInvocations(), props.reconciler.metricErrors()],
+      title: 'reconciler invocations, errors and repairs',
+      left: [props.reconciler.metricInvocations({ period: DEFAULT_METRIC_PERIOD }), functionErrors(props.reconciler)],
+      right: [reconcilerRepairs(props.metricsNamespace)],
       width: 8,
     }),
   ];
+}
+
+/**
+ * The alarm status widget over the alarms that exist when the dashboard is rendered (at synth, after every worker
+ * was added): nothing at all when there is none, as CloudWatch has no use for an alarm widget without alarms.
+ */
+class ExistingAlarmsWidget implements cloudwatch.IWidget {
+  readonly width = 24;
+  readonly height = 4;
+  private readonly widget: cloudwatch.AlarmStatusWidget;
+
+  constructor(private readonly alarms: readonly cloudwatch.IAlarm[]) {
+    // AlarmStatusWidget keeps the list it is given and reads it when rendered.
+    this.widget = new cloudwatch.AlarmStatusWidget({
+      title: 'Alarms',
+      alarms: alarms as cloudwatch.IAlarm[],
+      width: this.width,
+      height: this.height,
+    });
+  }
+
+  position(x: number, y: number): void {
+    this.widget.position(x, y);
+  }
+
+  toJson(): unknown[] {
+    return this.alarms.length === 0 ? [] : this.widget.toJson();
+  }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * What is wrong with the alarms' options, each problem naming its field (`alarms.thresholds.lostLeases.period`):
+ * what JobsMonitoring throws. ScheduledJobs can call it first, so that a mistake is reported before anything is
+ * bundled.
+ *
+ * @param options - the alarms' options as given
+ * @returns the problems, none when the options are good
+ */
+export function jobsAlarmsProblems(options: JobsAlarmsOptions | undefined): string[] {
+  if (options === undefined) return [];
+  if (typeof options !== 'object' || options === null)
+    return [`alarms: must be an object (JobsAlarmsOptions), got ${quoteValue(options)}`];
+  const problems = [...emailProblems(options.emailAddresses), ...thresholdsProblems(options.thresholds)];
+  if (options.enabled !== undefined && typeof options.enabled !== 'boolean')
+    problems.push(`alarms.enabled: must be true or false, got ${quoteValue(options.enabled)}`);
+  if (options.actions !== undefined && !Array.isArray(options.actions))
+    problems.push(`alarms.actions: must be a list of alarm actions, got ${quoteValue(options.actions)}`);
+  return problems;
+}
+
+function emailProblems(addresses: readonly string[] | undefined): string[] {
+  if (addresses === undefined) return [];
+  if (!Array.isArray(addresses))
+    return [`alarms.emailAddresses: must be a list of e-mail addresses, got ${quoteValue(addresses)}`];
+  return addresses.flatMap((address, i) =>
+    typeof address === 'string' && (Token.isUnresolved(address) || EMAIL.test(address))
+      ? []
+      : [`alarms.emailAddresses[${i}]: not an e-mail address: ${quoteValue(address)}`],
+  );
+}
+
+/** Every threshold CloudWatch would refuse at deploy, or that could never fire, named `alarms.thresholds.<kind>.<field>`. */
+function thresholdsProblems(thresholds: JobsAlarmsOptions['thresholds']): string[] {
+  if (thresholds === undefined) return [];
+  if (typeof thresholds !== 'object' || thresholds === null || Array.isArray(thresholds))
+    return [`alarms.thresholds: must be an object of alarm kinds, got ${quoteValue(thresholds)}`];
+  return Object.entries(thresholds).flatMap(([kind, given]) => {
+    const where = `alarms.thresholds.${kind}`;
+    if (!(ALARM_KINDS as readonly string[]).includes(kind))
+      return [`${where}: not a kind of alarm; the kinds are ${ALARM_KINDS.join(', ')}`];
+    if (given === undefined || given === false) return [];
+    if (typeof given !== 'object' || given === null)
+      return [`${where}: must be false (no such alarm) or an AlarmThreshold, got ${quoteValue(given)}`];
+    return thresholdProblems(given, where);
+  });
+}
+
+function thresholdProblems(given: AlarmThreshold, where: string): string[] {
+  const problems: string[] = [];
+  const { threshold, evaluationPeriods, datapointsToAlarm, period } = given;
+  if (threshold !== undefined && !isUnresolved(threshold) && !(Number.isFinite(threshold) && threshold > 0))
+    problems.push(`${where}.threshold: must be a number greater than 0, got ${quoteValue(threshold)}`);
+  const periods = countOrProblem(evaluationPeriods ?? 1, `${where}.evaluationPeriods`, problems);
+  const datapoints = countOrProblem(datapointsToAlarm ?? 1, `${where}.datapointsToAlarm`, problems);
+  if (periods !== undefined && datapoints !== undefined && datapoints > periods)
+    problems.push(`${where}.datapointsToAlarm: must be at most evaluationPeriods (${periods}), got ${datapoints}`);
+  const seconds = periodSecondsOrProblem(period ?? DEFAULT_METRIC_PERIOD, `${where}.period`, problems);
+  if (seconds !== undefined && periods !== undefined) {
+    // CloudWatch's limit on an alarm's evaluation range: a day for periods under an hour, seven days otherwise.
+    const [limit, limitName] =
+      seconds < ONE_HOUR_SECONDS
+        ? [ONE_DAY_SECONDS, 'one day (for a period under an hour)']
+        : [SEVEN_DAYS_SECONDS, 'seven days'];
+    if (seconds * periods > limit)
+      problems.push(
+        `${where}: period times evaluationPeriods must be at most ${limitName}, CloudWatch's limit; got ${seconds * periods} s`,
+      );
+  }
+  return problems;
+}
+
+/** The whole number of at least 1 `value` is, or undefined, with a problem if it is not one or is a token. */
+function countOrProblem(value: number, where: string, problems: string[]): number | undefined {
+  if (isUnresolved(value)) return undefined;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1) return value;
+  problems.push(`${where}: must be a whole number of at least 1, got ${quoteValue(value)}`);
+  return undefined;
+}
+
+/** The seconds of a period CloudWatch accepts for our metrics, or undefined, with a problem if it is not one. */
+function periodSecondsOrProblem(period: Duration, where: string, problems: string[]): number | undefined {
+  if (typeof (period as Partial<Duration> | undefined)?.toSeconds !== 'function') {
+    problems.push(`${where}: must be a Duration (Duration.minutes(5)), got ${quoteValue(period)}`);
+    return undefined;
+  }
+  const seconds = period.toSeconds({ integral: false });
+  if (isUnresolved(seconds)) return undefined;
+  // Periods of 10, 20 or 30 s are for high-resolution metrics only; the functions write standard resolution.
+  if (seconds >= 60 && seconds % 60 === 0) return seconds;
+  problems.push(
+    `${where}: must be a whole number of minutes, at least 1 (the metrics have a one-minute resolution), got ${period.toHumanString()}`,
+  );
+  return undefined;
+}
+
+function isUnresolved(value: unknown): boolean {
+  return typeof value === 'number' && Token.isUnresolved(value);
+}
+
+/** Each named kind with its defaults filled in; a kind not named gets every default. */
+function resolveThresholds(
+  thresholds: JobsAlarmsOptions['thresholds'],
+): Readonly<Record<JobsAlarmKind, ResolvedThreshold | false>> {
+  return Object.fromEntries(
+    ALARM_KINDS.map((kind) => {
+      const given = thresholds?.[kind];
+      if (given === false) return [kind, false];
+      return [
+        kind,
+        {
+          threshold: given?.threshold ?? 1,
+          evaluationPeriods: given?.evaluationPeriods ?? 1,
+          datapointsToAlarm: given?.datapointsToAlarm,
+          period: given?.period ?? DEFAULT_METRIC_PERIOD,
+        },
+      ];
+    }),
+  ) as Record<JobsAlarmKind, ResolvedThreshold | false>;
 }

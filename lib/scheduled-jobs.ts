@@ -12,8 +12,8 @@
  * job: each schedule carries what the trigger needs of its job, each worker reads its own jobs' settings, and the
  * trigger and the reconciler read one entry per worker (docs/design.md, "Workers").
  */
-import { CfnOutput, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -24,15 +24,15 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { JOB_ID_PATTERN, type JobSettings } from '../functions/protocol/job-settings';
+import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
-import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
-import { type JobProps, jobConfigOf, publicProblems } from './job-props';
 import { allow } from './job-function';
+import { type JobProps, jobConfigOf, publicProblems } from './job-props';
 import { JobSchedules } from './job-schedules';
 import {
   ADD_JOB,
@@ -41,11 +41,12 @@ import {
   JobWorker,
   type JobWorkerOptions,
   type JobWorkerProps,
+  SET_ALARMS,
   workerJobProblems,
   workerPropsProblems,
 } from './job-worker';
-import { type JobsAlarmsOptions, JobsMonitoring } from './jobs-monitoring';
-import { reconcilerRepairs } from './metrics';
+import { type JobsAlarmsOptions, JobsMonitoring, jobsAlarmsProblems } from './jobs-monitoring';
+import { functionErrors, reconcilerRepairs } from './metrics';
 import {
   acknowledgeNagFindings,
   acknowledgeOperatorFindings,
@@ -59,9 +60,9 @@ import {
   reconcilerFunction,
   triggerFunction,
 } from './occurrence-functions';
+import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { reportAnnouncements } from './report-announcements';
 import { ScheduledJob } from './scheduled-job';
-import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { STACK_OUTPUTS } from './stack-outputs';
 
 export {
@@ -209,6 +210,8 @@ export class ScheduledJobs extends Construct {
 
   /** The props' own problems, before anything is built. */
   private checkProps(): void {
+    const alarmProblems = jobsAlarmsProblems(this.props.alarms);
+    if (alarmProblems.length > 0) throw new ValidationError(alarmProblems);
     const prefix = this.outputPrefix;
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9]{0,64}$/.test(prefix))
       throw new ValidationError([
@@ -262,7 +265,14 @@ export class ScheduledJobs extends Construct {
       deadLetterQueues: sharedQueues,
       alarms: this.props.alarms,
     });
-    const pieces = { trigger, notifier, reconciler, schedules, monitoring, workersScope: new Construct(this, 'Workers') };
+    const pieces = {
+      trigger,
+      notifier,
+      reconciler,
+      schedules,
+      monitoring,
+      workersScope: new Construct(this, 'Workers'),
+    };
     this.built = pieces;
     acknowledgeNagFindings(this);
     if (this.props.stackOutputs !== false) this.addSharedStackOutputs(pieces);
@@ -309,7 +319,9 @@ export class ScheduledJobs extends Construct {
     return this.shared().schedules.group;
   }
 
-  /** The alarms, their topic, and the dashboard. */
+  /**
+   * The alarms (`monitoring.sharedAlarms`, `monitoring.workerAlarms(workerId)`), their topic, and the dashboard.
+   */
   get monitoring(): JobsMonitoring {
     return this.shared().monitoring;
   }
@@ -318,17 +330,13 @@ export class ScheduledJobs extends Construct {
    * Repairs the reconciler made (stuck occurrences re-enqueued, reports announced late): each means something
    * upstream dropped an occurrence.
    */
-  metricReconcilerRepairs(props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
+  metricReconcilerRepairs(props?: cloudwatch.MathExpressionOptions): cloudwatch.IMetric {
     return reconcilerRepairs(this.metricsNamespace, props);
   }
 
   /** Reconciler invocations that failed. */
   metricReconcilerErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.reconcilerFunction.metricErrors({
-      statistic: cloudwatch.Stats.SUM,
-      period: Duration.minutes(5),
-      ...props,
-    });
+    return functionErrors(this.reconcilerFunction, props);
   }
 
   /**
@@ -416,6 +424,7 @@ export class ScheduledJobs extends Construct {
     allow(shared.reconciler.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
     for (const operator of this.operators) grantSend(operator, worker);
     shared.monitoring.addWorker(worker);
+    worker[SET_ALARMS](shared.monitoring.workerAlarms(workerId));
     if (props.vpc !== undefined) acknowledgeVpcAccessFindings(worker);
     this.workersById.set(workerId, worker);
     if (this.props.stackOutputs !== false)
@@ -632,5 +641,3 @@ function grantPassRole(grantee: iam.IGrantable, roleArn: string): iam.Grant {
     conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
   });
 }
-
-

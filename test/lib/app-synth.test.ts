@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { Duration } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Duration } from 'aws-cdk-lib';
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
 import type { TemplateResource } from './template-json';
 

@@ -12,9 +12,9 @@ import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
-import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
 import { OverlapPolicy } from '../../lib/job-props';
+import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
 
 /** A job that pauses itself after failures, and an operator role given grantOperateJobs. */

@@ -34,7 +34,12 @@ beforeAll(() => {
   jobs.addJob('nightly', { schedule: expression('cron(0 2 * * ? *)'), worker: pausing, pauseAfterFailures: 3 });
   jobs.addJob('hourly', { schedule: expression('rate(1 hour)'), worker: pausing, overlap: OverlapPolicy.BUFFER_ALL });
   // Disabled in the app: no schedule to switch, so no Scheduler grant for it.
-  jobs.addJob('manual', { schedule: expression('rate(1 day)'), worker: pausing, pauseAfterFailures: 2, enabled: false });
+  jobs.addJob('manual', {
+    schedule: expression('rate(1 day)'),
+    worker: pausing,
+    pauseAfterFailures: 2,
+    enabled: false,
+  });
   jobs.addJob('daily', { schedule: expression('cron(0 6 * * ? *)'), worker: plain, overlap: OverlapPolicy.ALLOW_ALL });
   operator = new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() });
   jobs.grantOperateJobs(operator);
@@ -113,8 +118,8 @@ describe('a worker with a job that has pauseAfterFailures', () => {
       expect(a).toMatchObject({ Threshold: 1, Statistic: 'Sum', TreatMissingData: 'notBreaching' });
       expect(a.Dimensions).toContainEqual({ Name: 'service', Value: 'scheduled-jobs' });
     }
-    expect(jobs.monitoring.alarms.has('paused-on-failures-exports')).toBe(true);
-    expect(jobs.monitoring.alarms.has('paused-on-failures-plain')).toBe(false);
+    expect(jobs.monitoring.workerAlarms('exports').pausedOnFailures).toBeDefined();
+    expect(jobs.monitoring.workerAlarms('plain').pausedOnFailures).toBeUndefined();
   });
 
   it("graphs each worker's skipped, buffered, cancelled and paused, and every job's missed", () => {

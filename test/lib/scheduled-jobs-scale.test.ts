@@ -14,6 +14,7 @@ import type { JobWorker } from '../../lib/job-worker';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 
 const HOURLY = ScheduleExpression.expression('rate(1 hour)');
+
 import { environmentBytes, type TemplateNode, type TemplateResource } from './template-json';
 
 const WORKER_ENTRY = path.join(__dirname, 'fixtures', 'exports-worker.ts');
@@ -128,7 +129,11 @@ describe('100 jobs in one stack', () => {
 
 describe('what one more job or worker costs', () => {
   /** A stack of `workers` workers with `jobsPerWorker` jobs each (the first has one more with `extraJob`). */
-  function stackWith(shape: { workers: number; jobsPerWorker: number; extraJob?: Partial<JobOptions> & { entry?: string } }) {
+  function stackWith(shape: {
+    workers: number;
+    jobsPerWorker: number;
+    extraJob?: Partial<JobOptions> & { entry?: string };
+  }) {
     const app = unbundledApp();
     const stack = new Stack(app, 'Growth');
     const jobs = new ScheduledJobs(stack, 'Jobs');
@@ -136,8 +141,7 @@ describe('what one more job or worker costs', () => {
     for (let w = 0; w < shape.workers; w++) {
       const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
       workers.push(worker);
-      for (let j = 0; j < shape.jobsPerWorker; j++)
-        jobs.addJob(`job-${w}-${j}`, { schedule: HOURLY, worker });
+      for (let j = 0; j < shape.jobsPerWorker; j++) jobs.addJob(`job-${w}-${j}`, { schedule: HOURLY, worker });
     }
     if (shape.extraJob !== undefined) {
       const { entry, ...extra } = shape.extraJob;

@@ -14,6 +14,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
+import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
@@ -21,10 +22,9 @@ import { parseJobSettingsList, withDefaults } from '../../functions/protocol/job
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { parseWorkerRoutes } from '../../functions/protocol/worker-routes';
 import { ValidationError } from '../../lib/errors';
-import type { JobWorker } from '../../lib/job-worker';
 import { OverlapPolicy } from '../../lib/job-props';
+import type { JobWorker } from '../../lib/job-worker';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
-import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
 import { STACK_OUTPUTS } from '../../lib/stack-outputs';
 import { type FakeAws, faults } from '../../sim/fakes/fake-aws';
 import { makeHarness, SCHEDULED, T0 } from '../support/harness';
@@ -85,7 +85,8 @@ type Statement = TemplateNode;
 
 /** A job's runtime settings with their defaults: its configuration without the schedule half. */
 const settingsOf = (job: FixtureJob) => {
-  const { schedule, timeZone, flexibleWindowMinutes, description, enabled, schedulerRetry, ...settings } = configOf(job);
+  const { schedule, timeZone, flexibleWindowMinutes, description, enabled, schedulerRetry, ...settings } =
+    configOf(job);
   return withDefaults(settings);
 };
 
@@ -826,15 +827,18 @@ describe('alarms and dashboard', () => {
           expect.objectContaining({ Namespace: namespace, Statistic: 'Sum', Period: 300, ...FIRES_ON_ONE }),
         ]);
       }
-      expect([...jobs.monitoring.alarms.keys()]).toEqual(
-        expect.arrayContaining([
-          `dlq-${id}`,
-          `worker-errors-${id}`,
-          `worker-throttles-${id}`,
-          `failed-${id}`,
-          `leases-lost-${id}`,
-        ]),
+      expect(Object.keys(worker.alarms).sort()).toEqual(
+        ['deadLetters', 'failedOccurrences', 'lostLeases', 'workerErrors', 'workerThrottles'].sort(),
       );
+      expect(worker.alarms).toBe(jobs.monitoring.workerAlarms(id));
+      // The worker's metric methods return the metrics its alarms watch.
+      const watched = (alarm: { metric: unknown } | undefined) => JSON.stringify(stack.resolve(alarm?.metric));
+      expect(watched(worker.alarms.failedOccurrences)).toBe(
+        JSON.stringify(stack.resolve(worker.metricFailedOccurrences())),
+      );
+      expect(watched(worker.alarms.lostLeases)).toBe(JSON.stringify(stack.resolve(worker.metricLeasesLost())));
+      expect(watched(worker.alarms.deadLetters)).toBe(JSON.stringify(stack.resolve(worker.metricDeadLetters())));
+      expect(watched(worker.alarms.workerErrors)).toBe(JSON.stringify(stack.resolve(worker.metricErrors())));
     },
   );
 
@@ -870,7 +874,7 @@ describe('alarms and dashboard', () => {
   });
 
   it('send every alarm to the alarm topic, which has no subscription without alarmEmail', () => {
-    const topicId = logicalId(jobs.monitoring.alarmTopic);
+    const topicId = logicalId(jobs.monitoring.alarmTopic as IConstruct);
     for (const a of alarms()) expect(a.AlarmActions).toEqual([{ Ref: topicId }]);
     expect(ofType('AWS::SNS::Subscription').filter(([, r]) => r.Properties.Protocol === 'email')).toEqual([]);
   });
@@ -1008,9 +1012,7 @@ describe('synth errors', () => {
 
   it("a job whose timeout + 30 s exceeds its worker's given timeout; exactly the timeout is fine", () => {
     const { s, exportsWorker } = withExports();
-    expect(
-      problem(() => addJobTo(s, { ...WEEKLY, timeout: Duration.seconds(571), worker: exportsWorker })),
-    ).toContain(
+    expect(problem(() => addJobTo(s, { ...WEEKLY, timeout: Duration.seconds(571), worker: exportsWorker }))).toContain(
       'addJob(weekly-export).timeout: 571 s plus 30 s to record the outcome exceeds the timeout of worker "exports" (600 s)',
     );
     expect(s.jobs.has(WEEKLY.id)).toBe(false);
@@ -1095,7 +1097,9 @@ describe('synth errors', () => {
     const s = new ScheduledJobs(new Stack(app, 'Orphan'), 'Jobs', {
       defaultWorkerOptions: { timeout: Duration.seconds(60) },
     });
-    expect(problem(() => addJobTo(s, { ...DIGEST, timeout: Duration.seconds(120), entry: SAMPLE_DIGEST_ENTRY }))).toContain(
+    expect(
+      problem(() => addJobTo(s, { ...DIGEST, timeout: Duration.seconds(120), entry: SAMPLE_DIGEST_ENTRY })),
+    ).toContain(
       `addJob(${DIGEST.id}).timeout: 120 s plus 30 s to record the outcome exceeds the timeout of worker "${DIGEST.id}" (60 s)`,
     );
     expect([...s.workers.keys()]).toEqual([]);
