@@ -1,0 +1,51 @@
+/**
+ * The public types reject, at compile time, what the validation would reject at synth: a job with neither or both of
+ * `worker` and `entry`, a time as a bare number, a schedule as a string. `npm test` type-checks this file (tsc
+ * --noEmit): an `@ts-expect-error` that no longer meets an error fails it.
+ */
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
+import { describe, expectTypeOf, it } from 'vitest';
+import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from '../../lib/job-props';
+import type { JobWorker } from '../../lib/job-worker';
+import type { ScheduledJob } from '../../lib/scheduled-job';
+import type { ScheduledJobs } from '../../lib/scheduled-jobs';
+
+const schedule = ScheduleExpression.rate(Duration.hours(1));
+const worker = {} as JobWorker;
+
+describe('Type: JobProps', () => {
+  it('is a job with its own entry or one with a shared worker, not neither and not both', () => {
+    expectTypeOf({ schedule, entry: 'src/jobs/nightly.ts' }).toExtend<JobProps>();
+    expectTypeOf({ schedule, worker }).toExtend<JobProps>();
+    expectTypeOf({ schedule }).not.toExtend<JobProps>();
+    expectTypeOf({ schedule, worker, entry: 'src/jobs/nightly.ts' }).not.toExtend<JobProps>();
+    expectTypeOf({ schedule, worker, workerOptions: { memorySize: 512 } }).not.toExtend<JobInSharedWorkerProps>();
+    expectTypeOf<JobWithOwnWorkerProps>().toExtend<JobProps>();
+
+    // @ts-expect-error neither worker nor entry
+    const neither: JobProps = { schedule };
+    // @ts-expect-error both worker and entry
+    const both: JobProps = { schedule, worker, entry: 'src/jobs/nightly.ts' };
+    void [neither, both];
+  });
+
+  it('takes time as a Duration and the schedule as a ScheduleExpression, never a bare number or string', () => {
+    expectTypeOf({ schedule, entry: 'x', timeout: 300 }).not.toExtend<JobProps>();
+    expectTypeOf({ schedule, entry: 'x', retry: { deadline: 3600 } }).not.toExtend<JobProps>();
+    expectTypeOf({ schedule: 'rate(1 hour)', entry: 'x' }).not.toExtend<JobProps>();
+    expectTypeOf({ schedule, entry: 'x', timeout: Duration.minutes(5) }).toExtend<JobProps>();
+
+    // @ts-expect-error a bare number of seconds
+    const seconds: JobProps = { schedule, entry: 'x', timeout: 300 };
+    // @ts-expect-error a schedule string
+    const expression: JobProps = { schedule: 'cron(0 6 * * ? *)', entry: 'x' };
+    void [seconds, expression];
+  });
+
+  it('addJob takes the id apart from the props and returns the job', () => {
+    expectTypeOf<ScheduledJobs['addJob']>().parameters.toEqualTypeOf<[jobId: string, props: JobProps]>();
+    expectTypeOf<ScheduledJobs['addJob']>().returns.toEqualTypeOf<ScheduledJob>();
+    expectTypeOf<Stack>().not.toExtend<JobProps>();
+  });
+});

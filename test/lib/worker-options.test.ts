@@ -1,0 +1,170 @@
+/**
+ * What a worker's options pass through to its function (a VPC, layers, tracing, a log group or retention, an
+ * environment key, NODE_OPTIONS kept), what a job's handle offers (metrics on { service, jobId }, read access to its
+ * reports), and the first configuration error arriving before anything is bundled.
+ */
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
+import { describe, expect, it } from 'vitest';
+import { SAMPLE_DIGEST_ENTRY } from '../../examples/sample-app/sample-stack';
+import { ValidationError } from '../../lib/errors';
+import { ScheduledJobs } from '../../lib/scheduled-jobs';
+import { WORKER_ENTRY } from './fixtures/test-stack';
+import type { TemplateResource } from './template-json';
+
+const DAILY = ScheduleExpression.expression('cron(0 6 * * ? *)');
+const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+
+function resourcesOf(stack: Stack): Record<string, TemplateResource> {
+  return Template.fromStack(stack).toJSON().Resources;
+}
+
+describe('worker options', () => {
+  it('a worker in a VPC: its subnets and security groups, layers, tracing, a key, its NODE_OPTIONS kept', () => {
+    const stack = new Stack(unbundledApp(), 'Vpc');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0 });
+    const group = new ec2.SecurityGroup(stack, 'Db', { vpc });
+    const layerArn = 'arn:aws:lambda:eu-central-1:123456789012:layer:otel:3';
+    const layer = lambda.LayerVersion.fromLayerVersionArn(stack, 'Layer', layerArn);
+    const key = new kms.Key(stack, 'Key');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const worker = jobs.addWorker('exports', {
+      entry: WORKER_ENTRY,
+      vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      securityGroups: [group],
+      layers: [layer],
+      tracing: lambda.Tracing.ACTIVE,
+      environmentEncryption: key,
+      environment: { NODE_OPTIONS: '--max-old-space-size=1536' },
+      logRetention: logs.RetentionDays.ONE_YEAR,
+    });
+    jobs.addJob('nightly', { schedule: DAILY, worker });
+    const resources = resourcesOf(stack);
+    const fn = resources[stack.getLogicalId(worker.function.node.defaultChild as lambda.CfnFunction)].Properties;
+    expect(fn.VpcConfig.SecurityGroupIds).toEqual([
+      { 'Fn::GetAtt': [stack.getLogicalId(group.node.defaultChild as ec2.CfnSecurityGroup), 'GroupId'] },
+    ]);
+    expect(fn.VpcConfig.SubnetIds).toHaveLength(2);
+    expect(fn.Layers).toEqual([layerArn]);
+    expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(fn.KmsKeyArn).toEqual({ 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] });
+    expect(fn.Environment.Variables.NODE_OPTIONS).toBe('--max-old-space-size=1536 --enable-source-maps');
+    // The network interfaces of the VPC, on its own role (not the managed policy with logs:* on every group).
+    const statements = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((r) => r.Properties.PolicyDocument.Statement);
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: expect.arrayContaining(['ec2:CreateNetworkInterface']), Resource: '*' }),
+    );
+    const logGroups = Object.values(resources).filter((r) => r.Type === 'AWS::Logs::LogGroup');
+    expect(logGroups.map((g) => g.Properties.RetentionInDays)).toContain(365);
+  });
+
+  it("a worker's own log group is used instead of one of its own", () => {
+    const stack = new Stack(unbundledApp(), 'Logs');
+    const group = new logs.LogGroup(stack, 'Shared', { retention: logs.RetentionDays.ONE_WEEK });
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY, logGroup: group });
+    jobs.addJob('nightly', { schedule: DAILY, worker });
+    const fn = resourcesOf(stack)[stack.getLogicalId(worker.function.node.defaultChild as lambda.CfnFunction)];
+    expect(fn.Properties.LoggingConfig.LogGroup).toEqual({
+      Ref: stack.getLogicalId(group.node.defaultChild as logs.CfnLogGroup),
+    });
+    expect(worker.node.tryFindChild('FunctionLogs')).toBeUndefined();
+  });
+
+  it('a job with an entry builds its worker from the defaults and its own workerOptions', () => {
+    const stack = new Stack(unbundledApp(), 'Own');
+    const jobs = new ScheduledJobs(stack, 'Jobs', {
+      defaultWorkerOptions: { memorySize: 512, description: 'default' },
+    });
+    const { worker } = jobs.addJob('digest', {
+      schedule: DAILY,
+      entry: SAMPLE_DIGEST_ENTRY,
+      workerOptions: { memorySize: 1024 },
+    });
+    const fn = resourcesOf(stack)[stack.getLogicalId(worker.function.node.defaultChild as lambda.CfnFunction)];
+    expect(fn.Properties).toMatchObject({ MemorySize: 1024, Description: 'default' });
+  });
+
+  it("refuses a worker's bad options before building it, each named", () => {
+    const jobs = new ScheduledJobs(new Stack(unbundledApp(), 'Bad'), 'Jobs');
+    const group = new logs.LogGroup(jobs, 'Group');
+    expect(() =>
+      jobs.addWorker('exports', {
+        entry: WORKER_ENTRY,
+        memorySize: 64,
+        logGroup: group,
+        logRetention: logs.RetentionDays.ONE_DAY,
+        timeout: Duration.minutes(16),
+      }),
+    ).toThrow(
+      new ValidationError([
+        "addWorker(exports).timeout: must be at most 900 s (Lambda's limit), got 960 s",
+        'addWorker(exports).memorySize: must be a whole number of MiB from 128 to 10240, got 64',
+        'addWorker(exports).logRetention: give logRetention or logGroup, not both (a given log group keeps its own retention)',
+      ]),
+    );
+    expect(jobs.workers.size).toBe(0);
+  });
+});
+
+describe('Class: ScheduledJob', () => {
+  const stack = new Stack(unbundledApp(), 'Handle');
+  const jobs = new ScheduledJobs(stack, 'Jobs');
+  const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
+  const nightly = jobs.addJob('nightly', { schedule: DAILY, worker });
+  const manual = jobs.addJob('manual', { schedule: DAILY, worker, enabled: false });
+
+  it('has its id, its worker and its schedule (none when disabled)', () => {
+    expect(nightly.jobId).toBe('nightly');
+    expect(nightly.worker).toBe(worker);
+    expect(nightly.schedule?.node.id).toBe('Schedule-nightly');
+    expect(manual.schedule).toBeUndefined();
+    expect(jobs.jobs.get('nightly')).toBe(nightly);
+  });
+
+  it('metrics on { service, jobId } in the stack namespace, Sum over 5 minutes, Maximum for the duration', () => {
+    for (const [metric, name] of [
+      [nightly.metricStarted(), 'OccurrencesStarted'],
+      [nightly.metricSucceeded(), 'OccurrencesSucceeded'],
+      [nightly.metricFailed(), 'OccurrencesFailed'],
+      [nightly.metricMissed(), 'OccurrencesMissed'],
+      [nightly.metricSkipped(), 'OccurrencesSkipped'],
+    ] as const) {
+      expect(metric).toMatchObject({ metricName: name, namespace: 'ScheduledJobs/Handle', statistic: 'Sum' });
+      expect(metric.dimensions).toEqual({ service: 'scheduled-jobs', jobId: 'nightly' });
+      expect(metric.period.toSeconds()).toBe(300);
+    }
+    expect(nightly.metricDuration().statistic).toBe('Maximum');
+    expect(nightly.metricFailed({ period: Duration.hours(1) }).period.toSeconds()).toBe(3600);
+  });
+
+  it('grants read access to its own reports only', () => {
+    const reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() });
+    nightly.grantReadReports(reader);
+    const policy = Object.values(resourcesOf(stack)).find(
+      (r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes('Reader'),
+    );
+    expect(JSON.stringify(policy?.Properties.PolicyDocument)).toContain('/reports/nightly/*');
+  });
+});
+
+describe('the first configuration error', () => {
+  it('arrives before anything is bundled: the shared functions are built with the first worker', () => {
+    // Bundling on: a bundled function would make this test take seconds, and leave an asset behind.
+    const stack = new Stack(new App(), 'Early');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    expect(() =>
+      jobs.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY, timeout: Duration.hours(1) }),
+    ).toThrow(ValidationError);
+    expect(stack.node.findAll().filter((c) => c instanceof lambda.Function)).toEqual([]);
+  });
+});
