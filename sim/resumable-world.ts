@@ -16,8 +16,7 @@
 import fc from 'fast-check';
 import type { RunCheckpoint, RunProgress } from '../functions/protocol/checkpoint';
 import { YieldRequestedError } from '../functions/protocol/errors';
-import type { JobDefinition } from '../functions/protocol/ports';
-import type { StreamedReport } from '../functions/protocol/report-writer';
+import type { JobDefinition, StreamedReport } from '../functions/protocol/ports';
 import { YIELD_GRACE_MAX_MS } from '../functions/protocol/resumable-run';
 import type { FakeAws } from './fakes/fake-aws';
 import { type FakeMultipart, multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';

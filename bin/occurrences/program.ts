@@ -5,7 +5,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { DependencyError, messageOf, ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
+import { DependencyError, messageOf } from '../../functions/protocol/errors';
+import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
 import { nameArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
 import { registerDescribe } from './commands/describe';

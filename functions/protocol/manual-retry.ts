@@ -18,7 +18,7 @@
  *   was not: claims are conditional, so a second message is dropped, or waits until the retry is due.
  */
 import { encodeEnvelope } from './envelope';
-import { ReopenedNotEnqueuedError } from './errors';
+import { messageOf, ScheduledJobsError } from './errors';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Clock, OccurrenceStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
@@ -60,6 +60,21 @@ export interface ManualRetryDeps {
   readonly clock: Clock;
   /** The deployed jobs, by job id: the worker that runs each, its deadline and its retention. */
   readonly jobs: ReadonlyMap<string, JobRoute>;
+}
+
+/** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
+export class ReopenedNotEnqueuedError extends ScheduledJobsError {
+  override readonly name = 'ReopenedNotEnqueuedError';
+
+  constructor(
+    readonly key: OccurrenceKey,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
+        'run the retry again with --force to enqueue it',
+    );
+  }
 }
 
 export type ManualRetryResult =

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
-import { ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
 import {
   decideRetry,
   type ReopenableStore,
+  ReopenedNotEnqueuedError,
   type ReopenRequest,
   retryOccurrence,
 } from '../../functions/protocol/manual-retry';

@@ -10,9 +10,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import type { RunCheckpoint } from '../../functions/protocol/checkpoint';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import type { JobDefinition, Lease } from '../../functions/protocol/ports';
+import type { JobDefinition, Lease, MultipartUploads, RunStateStore } from '../../functions/protocol/ports';
 import { MIN_PART_BYTES, MultipartReportWriter } from '../../functions/protocol/report-writer';
-import type { MultipartUploads, RunStateStore } from '../../functions/protocol/run-ports';
 import { pause } from '../../functions/protocol/transient-retry';
 import { FakeMultipart } from '../../sim/fakes/fake-multipart';
 import {
