@@ -17,7 +17,7 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { asDependencyError } from '../../functions/aws/classify-error';
-import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
+import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SchedulerScheduleSwitch } from '../../functions/aws/schedule-switch';

@@ -8,7 +8,7 @@ import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws
 import { isoSeconds, type Occurrence, type OccurrenceKey, type OccurrenceStatus } from '../protocol/occurrence';
 import type { OccurrenceIndex } from '../protocol/ports';
 import { type IndexedOccurrence, OCCURRENCE_TABLE, statusShardsOf } from '../protocol/table-schema';
-import { pause } from '../protocol/transient-retry';
+import { delay } from '../protocol/transient-retry';
 import { asDependencyError } from './classify-error';
 
 export interface OccurrenceReader {
@@ -110,7 +110,7 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
           }),
         );
       }
-      if (round > 0) await pause(50 * 2 ** round, signal);
+      if (round > 0) await delay(50 * 2 ** round, signal);
       try {
         signal?.throwIfAborted();
         const out = await this.client.send(

@@ -46,7 +46,7 @@ export interface JobStateChange {
 /** The row after the write, or the row that refused it (undefined: there is none). */
 export type JobStateWrite = { written: true; state: JobState } | { written: false; current: JobState | undefined };
 
-/** The job-state row's reads and compare-and-swap writes (functions/aws/job-control-store.ts on DynamoDB). */
+/** The job-state row's reads and compare-and-swap writes (functions/aws/job-state-store.ts on DynamoDB). */
 export interface JobStateStore {
   /** A consistent read; undefined when the job has no row yet. */
   read(jobId: string): Promise<JobState | undefined>;

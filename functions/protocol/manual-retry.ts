@@ -95,7 +95,7 @@ export type RetryDecision =
   | { readonly action: 'refuse'; readonly reason: string; readonly forceWouldEnqueue: boolean };
 
 /** The rule above, for one row as read at `now`. */
-export function decideRetry(row: Occurrence, now: number, force: boolean): RetryDecision {
+export function decideManualRetry(row: Occurrence, now: number, force: boolean): RetryDecision {
   const at = iso(now);
   const whenLost =
     'Use --force to enqueue one more message (the row is left as it is; a second message is harmless because claims are conditional).';
@@ -183,7 +183,7 @@ export async function retryOccurrence(
   const row = await deps.store.get(key);
   if (row === undefined) return { outcome: 'refused', forceWouldEnqueue: false, reason: 'there is no such occurrence' };
   const now = deps.clock.now();
-  const decision = decideRetry(row, now, options.force);
+  const decision = decideManualRetry(row, now, options.force);
   if (decision.action === 'refuse') {
     return {
       outcome: 'refused',

@@ -36,7 +36,7 @@ import {
 import { continueSegment, isLateYield, type OpenSegment, openSegment, runResumableSegment } from './resumable-delivery';
 import { isResumedRun, planSegment, runTimeUsedUp, type SegmentPlan } from './resumable-run';
 import { decideRetry } from './retry-policy';
-import { pause, withTransientRetries } from './transient-retry';
+import { delay, withTransientRetries } from './transient-retry';
 
 /**
  * The worker's jobs: those of the settings that have an implementation. The others are logged once, at start; their
@@ -385,7 +385,7 @@ async function runAttempt(
     work: async (signal) => {
       if (waitMs > 0) {
         log.info('waiting for the cancelled occurrence to stop before running', { waitMs });
-        await pause(waitMs, signal);
+        await delay(waitMs, signal);
         if (lookFirst && (await adoptable(deps, reportKey, log))) return 'adopted-committed-report';
       }
       const segment = openSegment(deps, occurrence, lease, plan, reportKey, job.definition, signal, log);
