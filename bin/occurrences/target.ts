@@ -23,9 +23,8 @@ import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader'
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SchedulerScheduleSwitch } from '../../functions/aws/schedule-switch';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import type { JobStateStore, OccurrenceHistory } from '../../functions/protocol/job-control';
 import { SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
-import type { ScheduleSwitch, WorkQueue } from '../../functions/protocol/ports';
+import type { JobStateStore, OccurrenceHistory, ScheduleSwitch, WorkQueue } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { STACK_OUTPUTS } from '../../lib/stack-outputs';
 import { type DeployedJob, type JobCatalogue, SchedulerJobCatalogue } from './catalogue';

@@ -20,7 +20,7 @@
 import { encodeEnvelope } from './envelope';
 import { messageOf, ScheduledJobsError } from './errors';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
-import type { Clock, OccurrenceStore, WorkQueue } from './ports';
+import type { Clock, ReopenableStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
 import type { JobRoute } from './schedule-event';
 
@@ -32,25 +32,6 @@ export interface ManualRetryFields {
   readonly manualRetryAt?: string;
   /** Attempts used before the reopenings (the attempt counter restarts at 0 on each). */
   readonly previousAttempts?: number;
-}
-
-export interface ReopenRequest {
-  readonly now: number;
-  /** The new deadline: no attempt starts after it. */
-  readonly deadlineAt: number;
-  /** DynamoDB TTL, epoch seconds: the row must outlive the new deadline. */
-  readonly ttl: number;
-  /** The worker that runs the job now (it may have moved since the occurrence was recorded). */
-  readonly worker: string;
-}
-
-/** On failure the row that refused the condition (undefined when there is none). */
-export type ReopenResult = { reopened: true } | { reopened: false; current: Occurrence | undefined };
-
-/** What a manual retry needs from the store, beyond the OccurrenceStore port. */
-export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
-  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
-  reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
 }
 
 export interface ManualRetryDeps {

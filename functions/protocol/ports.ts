@@ -176,6 +176,53 @@ export interface JobSlotStore {
   read(jobId: string, consistent: boolean): Promise<JobState | undefined>;
 }
 
+/** The job-state fields the operator actions write; `version` is the store's. */
+export type JobStateFields = Omit<JobState, 'jobId' | 'scheduledTime' | 'version'>;
+
+/** One compare-and-swap write of the job-state row: fields to set and fields to remove. */
+export interface JobStateChange {
+  readonly set: Partial<JobStateFields>;
+  readonly remove: readonly (keyof JobStateFields)[];
+}
+
+/** The row after the write, or the row that refused it (undefined: there is none). */
+export type JobStateWrite = { written: true; state: JobState } | { written: false; current: JobState | undefined };
+
+/** The job-state row's reads and compare-and-swap writes (functions/aws/job-state-store.ts on DynamoDB). */
+export interface JobStateStore {
+  /** A consistent read; undefined when the job has no row yet. */
+  read(jobId: string): Promise<JobState | undefined>;
+  /**
+   * Applies the change and increments `version` if the row's version is still `expected` (undefined: only if the
+   * row does not exist).
+   */
+  write(jobId: string, expected: number | undefined, change: JobStateChange): Promise<JobStateWrite>;
+}
+
+/** One job's occurrences, newest first (the CLI's OperatorOccurrenceReader); never the job-state row. */
+export interface OccurrenceHistory {
+  newestFirst(jobId: string, limit: number): Promise<Occurrence[]>;
+}
+
+export interface ReopenRequest {
+  readonly now: number;
+  /** The new deadline: no attempt starts after it. */
+  readonly deadlineAt: number;
+  /** DynamoDB TTL, epoch seconds: the row must outlive the new deadline. */
+  readonly ttl: number;
+  /** The worker that runs the job now (it may have moved since the occurrence was recorded). */
+  readonly worker: string;
+}
+
+/** On failure the row that refused the condition (undefined when there is none). */
+export type ReopenResult = { reopened: true } | { reopened: false; current: Occurrence | undefined };
+
+/** What a manual retry needs from the store, beyond the OccurrenceStore port. */
+export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
+  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
+  reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
+}
+
 /** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */
 export interface Metrics {
   add(name: MetricName, value: number, jobId: string): void;

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
-import {
-  decideManualRetry,
-  type ReopenableStore,
-  ReopenedNotEnqueuedError,
-  type ReopenRequest,
-  retryOccurrence,
-} from '../../functions/protocol/manual-retry';
+import { decideManualRetry, ReopenedNotEnqueuedError, retryOccurrence } from '../../functions/protocol/manual-retry';
 import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import type { ReopenableStore, ReopenRequest } from '../../functions/protocol/ports';
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 const NOW = Date.parse('2026-11-30T12:00:00.000Z');
