@@ -7,8 +7,8 @@
  * - fatal: anything else (access denied, validation, missing resource); retrying the same call will not help.
  *
  * This module imports nothing, so that every module may import it. An error that carries a protocol type is declared
- * beside the type it carries (DeliveryNotAcknowledgedError in delivery.ts, ReopenedNotEnqueuedError in
- * manual-retry.ts), still in this family.
+ * where it belongs, still in this family: DeliveryNotAcknowledgedError beside DeliveryResult (delivery.ts),
+ * ReopenedNotEnqueuedError beside the manual retry that throws it (manual-retry.ts).
  */
 export type FailureKind = 'conditional' | 'transient' | 'fatal';
 

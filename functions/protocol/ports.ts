@@ -2,9 +2,10 @@
  * What the protocol needs from the world, and what a job gets from it. The AWS adapters in functions/aws implement
  * these; tests and the simulation plug in their own.
  *
- * This module holds types (and two trivial defaults) only, and imports only the data modules (occurrence, job-state,
- * checkpoint, table-schema, job-settings), never a module that does the work: so every module of the protocol can
- * import its ports without an import cycle (test/architecture/layers.test.ts fails on one).
+ * This module holds types (and two trivial defaults) only, and imports only the types of the data modules
+ * (occurrence, job-state, checkpoint, table-schema, job-settings, metric-names), never a module that does the work: so
+ * every module of the protocol can import its ports without an import cycle (test/architecture/layers.test.ts fails
+ * on one). The `…Deps` of one use case stay beside it (TriggerDeps in record-occurrence.ts and the like).
  */
 import type { Fence, OpenUpload, RunCheckpoint, RunProgress, UploadedPart } from './checkpoint';
 import type { JobSettings } from './job-settings';
