@@ -69,7 +69,7 @@ function withGlobalOptions(program: Command, io: Output): Command {
     )
     .option(
       '--output-prefix <prefix>',
-      "the outputPrefix of the ScheduledJobs to operate, when the stack holds several: the stack's outputs are read as <prefix>OccurrenceTableName, <prefix>WorkerQueue<n>, ... (default: none)",
+      'the outputPrefix of the ScheduledJobs to operate, when the stack holds several: its outputs are <prefix>OccurrenceTableName, ... (default: none)',
     )
     .option('--table <name>', 'occurrences table (instead of the stack output OccurrenceTableName)')
     .option(
