@@ -206,10 +206,11 @@ export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {
 
 /**
  * `--output-prefix`: the `outputPrefix` of a ScheduledJobs, which starts each of its stack output keys; CloudFormation
- * allows only letters and digits in a key. Empty: the outputs without a prefix.
+ * allows only letters and digits in a key, and ScheduledJobs at most 64 in a prefix. Empty: the outputs without a prefix.
  */
-export const outputPrefixArgument = z.string().regex(/^[A-Za-z0-9]*$/, {
-  error: (issue) => `must be letters and digits (the start of a stack output key), got ${quoteValue(issue.input)}`,
+export const outputPrefixArgument = z.string().regex(/^[A-Za-z0-9]{0,64}$/, {
+  error: (issue) =>
+    `must be up to 64 letters or digits (the start of a stack output key), got ${quoteValue(issue.input)}`,
 });
 
 /**

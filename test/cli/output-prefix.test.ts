@@ -130,7 +130,7 @@ describe('Option: --output-prefix', () => {
 
     expect(code).toBe(2);
     expect(deps.captured.err.join('\n')).toContain(
-      '--output-prefix: must be letters and digits (the start of a stack output key), got "billing-jobs"',
+      '--output-prefix: must be up to 64 letters or digits (the start of a stack output key), got "billing-jobs"',
     );
   });
 });
