@@ -205,8 +205,8 @@ export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {
 });
 
 /**
- * `--output-prefix`: the `outputPrefix` of a ScheduledJobs, which starts each of its stack output keys; CloudFormation
- * allows only letters and digits in a key, and ScheduledJobs at most 64 in a prefix. Empty: the outputs without a prefix.
+ * `--output-prefix`: the `outputPrefix` of a ScheduledJobs, which starts each of its stack output keys: CloudFormation
+ * allows only letters and digits in a key, and ScheduledJobs at most 64 in a prefix. Empty: the unprefixed outputs.
  */
 export const outputPrefixArgument = z.string().regex(/^[A-Za-z0-9]{0,64}$/, {
   error: (issue) =>
