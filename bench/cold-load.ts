@@ -294,10 +294,12 @@ async function inPool<T>(tasks: readonly (() => Promise<T>)[], limit: number): P
   return results;
 }
 
+/** The cold-load measurement runs under valgrind, and it is not installed. */
 export class ValgrindMissingError extends Error {
+  override readonly name = 'ValgrindMissingError';
+
   constructor() {
     super('valgrind is not installed (or not on the PATH); install it with: sudo apt-get install valgrind');
-    this.name = 'ValgrindMissingError';
   }
 }
 

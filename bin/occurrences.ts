@@ -7,7 +7,7 @@
  */
 import { Presets, SingleBar } from 'cli-progress';
 import { systemClock } from '../functions/protocol/ports';
-import type { ProgressFactory } from './occurrences/commands/backfill';
+import type { ProgressFactory } from './occurrences/context';
 import { runCli } from './occurrences/program';
 
 /** Below this many occurrences a backfill finishes before a bar would be worth drawing. */

@@ -19,7 +19,7 @@ import { createWorkerHandler, type WorkerHandler } from './worker';
 
 // The operator actions (job-control.ts) and the adapters they run on, for an operator's own tooling: the same
 // functions the occurrences CLI calls. A worker's bundle leaves them out (nothing of a worker imports them).
-export { DynamoJobStateStore } from './aws/job-control-store';
+export { DynamoJobStateStore } from './aws/job-state-store';
 export { DynamoOccurrenceStore } from './aws/occurrence-store';
 export { SchedulerScheduleSwitch } from './aws/schedule-switch';
 export { SqsWorkQueue } from './aws/work-queue';

@@ -17,7 +17,8 @@ import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
 import { DynamoRunStateStore } from './aws/run-state-store';
 import { SqsWorkQueue } from './aws/work-queue';
-import { DeliveryNotAcknowledged, messageOf } from './protocol/errors';
+import { DeliveryNotAcknowledgedError, type DeliveryOutcome, type DeliveryResult } from './protocol/delivery';
+import { messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
 import type {
   Clock,
@@ -25,15 +26,16 @@ import type {
   JobSlotStore,
   Logger,
   Metrics,
+  MultipartUploads,
   OccurrenceStore,
   ReportStore,
+  RunStateStore,
   ScheduleSwitch,
+  WorkerDeps,
   WorkQueue,
 } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
-import type { DeliveryOutcome, DeliveryResult, WorkerDeps } from './protocol/process-delivery';
 import { processDelivery, registerJobs } from './protocol/process-delivery';
-import type { MultipartUploads, RunStateStore } from './protocol/run-ports';
 import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -115,7 +117,7 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
           return { ack: false, result: 'outcome-not-recorded' };
         });
         results.push(delivered.result);
-        if (!delivered.ack) throw new DeliveryNotAcknowledged(record.messageId, delivered.result);
+        if (!delivered.ack) throw new DeliveryNotAcknowledgedError(record.messageId, delivered.result);
         return delivered.result;
       },
       new BatchProcessor(EventType.SQS),

@@ -4,6 +4,7 @@
  * the moment it aborts. During the plan's outage its upstream is down and the step fails.
  */
 import type { JobDefinition } from '../functions/protocol/ports';
+import { delay } from '../functions/protocol/transient-retry';
 import type { SideEffect } from './outcome';
 import type { FaultPlan } from './plan';
 import type { VirtualTime } from './virtual-time';
@@ -32,25 +33,10 @@ export function modelJob(
         signal.throwIfAborted();
         if (upstreamDown(vt.now)) throw new Error('upstream unavailable');
         sideEffects.push({ leaseId, at: vt.now, scheduledTime: occurrence.scheduledTime });
-        await sleep(Math.min(JOB_STEP_MS, jobMs - i * JOB_STEP_MS), signal);
+        await delay(Math.min(JOB_STEP_MS, jobMs - i * JOB_STEP_MS), signal);
       }
       signal.throwIfAborted();
       return { body: `report of ${occurrence.scheduledTime} by ${occurrence.leaseId}`, contentType: 'text/plain' };
     },
   };
-}
-
-/** setTimeout (virtual while a run executes) that rejects with the signal's reason when it aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -16,13 +16,12 @@
 import fc from 'fast-check';
 import type { RunCheckpoint, RunProgress } from '../functions/protocol/checkpoint';
 import { YieldRequestedError } from '../functions/protocol/errors';
-import type { JobDefinition } from '../functions/protocol/ports';
-import type { StreamedReport } from '../functions/protocol/report-writer';
+import type { JobDefinition, StreamedReport } from '../functions/protocol/ports';
 import { YIELD_GRACE_MAX_MS } from '../functions/protocol/resumable-run';
+import { delay } from '../functions/protocol/transient-retry';
 import type { FakeAws } from './fakes/fake-aws';
 import { type FakeMultipart, multipartOf, SIM_PART_BYTES } from './fakes/fake-multipart';
 import { checkInvariants, type Violation } from './invariants';
-import { sleep } from './model-job';
 import type { SideEffect, WorldOutcome } from './outcome';
 import { anyPlan, type FaultPlan } from './plan';
 import { type TimeBounds, timeBoundsOf } from './simulate';
@@ -111,7 +110,7 @@ export function resumableModelJob(
         sideEffects.push({ leaseId, at: now() });
         await writeStep();
         try {
-          await sleep(STEP_MS, signal);
+          await delay(STEP_MS, signal);
         } catch (error) {
           if (!(error instanceof YieldRequestedError) || !late.segments.includes(segment)) throw error;
           counts.overran++;

@@ -23,8 +23,8 @@
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
-import { DynamoJobStateStore } from '../functions/aws/job-control-store';
 import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
+import { DynamoJobStateStore } from '../functions/aws/job-state-store';
 import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
 import { DynamoOccurrenceReader } from '../functions/aws/occurrence-reader';
 import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';

@@ -205,6 +205,15 @@ export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {
 });
 
 /**
+ * `--output-prefix`: the `outputPrefix` of a ScheduledJobs, which starts each of its stack output keys: CloudFormation
+ * allows only letters and digits in a key, and ScheduledJobs at most 64 in a prefix. Empty: the unprefixed outputs.
+ */
+export const outputPrefixArgument = z.string().regex(/^[A-Za-z0-9]{0,64}$/, {
+  error: (issue) =>
+    `must be up to 64 letters or digits (the start of a stack output key), got ${quoteValue(issue.input)}`,
+});
+
+/**
  * Parse commander's values with a schema whose keys are the option names; a failure becomes one UsageError that
  * names every wrong argument (`--limit: must be ...`). `positional` maps keys to their `<name>` in the usage line.
  */

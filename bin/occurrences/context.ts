@@ -2,10 +2,12 @@
  * What every command gets: where to write and the clock. Injected, so that tests run the commands with their own
  * clock and capture the output. What the commands work on (the table, the jobs, the worker queues) is the target
  * (target.ts), found from the deployed stack when a command connects.
+ *
+ * The types every command file imports live here, and this module imports no command: so no import cycle runs
+ * through the commands (test/architecture/layers.test.ts).
  */
 import type { Command } from 'commander';
 import type { Clock } from '../../functions/protocol/ports';
-import type { ProgressFactory } from './commands/backfill';
 import type { ExitCode } from './errors';
 import type { Needs, Target, TargetOptions } from './target';
 
@@ -15,6 +17,13 @@ export interface Output {
   /** Progress and explanations, on stderr, so that stdout stays parseable. */
   err(text: string): void;
 }
+
+/** A bar (or nothing) that a long command advances once per item. */
+export interface Progress {
+  increment(): void;
+  stop(): void;
+}
+export type ProgressFactory = (total: number) => Progress;
 
 export interface CommandContext {
   readonly io: Output;
@@ -41,4 +50,18 @@ export interface CommandSetup {
   connect(cmd: Command, needs: Needs): Promise<Target>;
   /** For a command that finished with an answer other than "done" (3 refused, 4 not found). */
   setExitCode(code: ExitCode): void;
+}
+
+/** Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -10,23 +10,28 @@
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, notFound: 4 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** An error the CLI expects and explains; the base of the others. */
-export class CliError extends Error {
+/**
+ * An error the CLI expects and explains; the base of the others. Each names itself with a string literal ending in
+ * `Error`, as the protocol's errors do (functions/protocol/errors.ts).
+ */
+export abstract class CliError extends Error {
+  abstract override readonly name: string;
+
   constructor(
     message: string,
     readonly exitCode: ExitCode,
     options?: ErrorOptions,
   ) {
     super(message, options);
-    this.name = 'CliError';
   }
 }
 
 /** A bad argument: printed with the command's usage line, exit code 2. scripts/local.ts uses it too. */
 export class UsageError extends CliError {
+  override readonly name = 'UsageError';
+
   constructor(message: string, options?: ErrorOptions) {
     super(message, EXIT.usage, options);
-    this.name = 'UsageError';
   }
 }
 
@@ -35,19 +40,21 @@ export class UsageError extends CliError {
  * deployment problem, not a bad argument, so exit code 1.
  */
 export class ScheduleInputError extends CliError {
+  override readonly name = 'ScheduleInputError';
+
   constructor(message: string) {
     super(message, EXIT.failed);
-    this.name = 'ScheduleInputError';
   }
 }
 
 /** Ctrl-C stopped a backfill before it had recorded every occurrence it planned; running it again is safe. */
 export class BackfillInterruptedError extends CliError {
+  override readonly name = 'BackfillInterruptedError';
+
   constructor(
     readonly done: number,
     readonly planned: number,
   ) {
     super(`backfill interrupted after ${done} of ${planned} occurrence(s)`, EXIT.failed);
-    this.name = 'BackfillInterruptedError';
   }
 }

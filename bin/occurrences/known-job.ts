@@ -10,8 +10,8 @@
  */
 import type { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { messageOf } from '../../functions/protocol/errors';
-import type { JobStateStore } from '../../functions/protocol/job-control';
 import { type Occurrence, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
+import type { JobStateStore } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { type JobCatalogue, unknownJobMessage } from './catalogue';
 import { ScheduleInputError, UsageError } from './errors';

@@ -5,8 +5,9 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { DependencyError, messageOf, ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
-import { nameArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
+import { DependencyError, messageOf } from '../../functions/protocol/errors';
+import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
+import { nameArgument, outputPrefixArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
 import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
@@ -66,6 +67,10 @@ function withGlobalOptions(program: Command, io: Output): Command {
       'CloudFormation stack whose outputs name the table, bucket, schedule group and worker queues',
       DEFAULT_STACK,
     )
+    .option(
+      '--output-prefix <prefix>',
+      'the outputPrefix of the ScheduledJobs to operate, when the stack holds several: its outputs are <prefix>OccurrenceTableName, ... (default: none)',
+    )
     .option('--table <name>', 'occurrences table (instead of the stack output OccurrenceTableName)')
     .option(
       '--bucket <name>',
@@ -96,6 +101,7 @@ function withGlobalOptions(program: Command, io: Output): Command {
 
 const globalArguments = z.object({
   stack: nameArgument.optional(),
+  outputPrefix: outputPrefixArgument.optional(),
   table: nameArgument.optional(),
   bucket: nameArgument.optional(),
   scheduleGroup: nameArgument.optional(),

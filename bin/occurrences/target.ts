@@ -4,9 +4,10 @@
  *
  * Names come from flags first (`--table`, `--bucket`, `--schedule-group`, `--worker-queue <workerId>=<url>`),
  * otherwise from the CloudFormation outputs of the stack (`--stack`, default `ScheduledJobs`; the keys are
- * lib/stack-outputs.ts: one ScheduledJobs per stack). The stack is read only when a name that is needed was not
- * given. The jobs are the schedules of the schedule group (catalogue.ts); each worker's queue is an output
- * `WorkerQueue<n>` whose description is the worker id. Region and credentials come from the SDK's default chain
+ * lib/stack-outputs.ts behind the ScheduledJobs' `outputPrefix`, which `--output-prefix` names, default none: a stack
+ * may hold several ScheduledJobs, each with outputs of its own prefix). The stack is read only when a name that is
+ * needed was not given. The jobs are the schedules of the schedule group (catalogue.ts); each worker's queue is an
+ * output `<prefix>WorkerQueue<n>` whose description is the worker id. Region and credentials come from the SDK's default chain
  * (`--region` overrides). With `--endpoint` (or AWS_ENDPOINT_URL) every client talks to that endpoint, the local
  * emulator; there the region defaults to the one `npm run local` uses and dummy credentials are used when none are
  * configured, because the emulator accepts any.
@@ -17,14 +18,13 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { asDependencyError } from '../../functions/aws/classify-error';
-import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
+import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SchedulerScheduleSwitch } from '../../functions/aws/schedule-switch';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import type { JobStateStore, OccurrenceHistory } from '../../functions/protocol/job-control';
 import { SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
-import type { ScheduleSwitch, WorkQueue } from '../../functions/protocol/ports';
+import type { JobStateStore, OccurrenceHistory, ScheduleSwitch, WorkQueue } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { STACK_OUTPUTS } from '../../lib/stack-outputs';
 import { type DeployedJob, type JobCatalogue, SchedulerJobCatalogue } from './catalogue';
@@ -33,10 +33,11 @@ import { UsageError } from './errors';
 export const DEFAULT_STACK = 'ScheduledJobs';
 /** The emulator's region when nothing else says which: the one scripts/local creates the resources in. */
 export const EMULATOR_REGION = 'us-east-1';
-const WORKER_QUEUE_OUTPUT = new RegExp(`^${STACK_OUTPUTS.workerQueuePrefix}\\d+$`);
 
 export interface TargetOptions {
   readonly stack?: string;
+  /** The `outputPrefix` of the ScheduledJobs whose outputs name what the CLI works on; default '' (none). */
+  readonly outputPrefix?: string;
   readonly table?: string;
   readonly bucket?: string;
   readonly scheduleGroup?: string;
@@ -172,6 +173,8 @@ async function resolveNames(options: TargetOptions, needs: Needs, config: Client
     needs.queues && flagQueues.size === 0 && '--worker-queue',
   ].filter((flag): flag is string => typeof flag === 'string');
   const stack = options.stack ?? DEFAULT_STACK;
+  const prefix = options.outputPrefix ?? '';
+  const key = (output: string): string => `${prefix}${output}`;
   const required = missing.length > 0;
   // Optional names are looked up in a stack only when it is read anyway, or named by --stack.
   const optional =
@@ -182,14 +185,18 @@ async function resolveNames(options: TargetOptions, needs: Needs, config: Client
       ? await stackOutputs(new CloudFormationClient(config), stack, {
           required: required || options.stack !== undefined,
           flags: missing,
+          prefix,
         })
       : undefined;
-  const table = options.table ?? outputs?.values[STACK_OUTPUTS.table];
-  const bucket = options.bucket ?? outputs?.values[STACK_OUTPUTS.bucket];
-  const scheduleGroup = options.scheduleGroup ?? outputs?.values[STACK_OUTPUTS.scheduleGroup];
-  if (table === undefined) throw missingOutput('the occurrences table', stack, STACK_OUTPUTS.table, '--table');
+  const table = options.table ?? outputs?.values[key(STACK_OUTPUTS.table)];
+  const bucket = options.bucket ?? outputs?.values[key(STACK_OUTPUTS.bucket)];
+  const scheduleGroup = options.scheduleGroup ?? outputs?.values[key(STACK_OUTPUTS.scheduleGroup)];
+  if (table === undefined) {
+    const hint = otherPrefixes(outputs, prefix);
+    throw missingOutput('the occurrences table', stack, key(STACK_OUTPUTS.table), '--table', hint);
+  }
   if (needs.jobs && scheduleGroup === undefined) {
-    throw missingOutput("the jobs' schedule group", stack, STACK_OUTPUTS.scheduleGroup, '--schedule-group');
+    throw missingOutput("the jobs' schedule group", stack, key(STACK_OUTPUTS.scheduleGroup), '--schedule-group');
   }
   let queues: Names['queues'];
   if (needs.queues) {
@@ -197,18 +204,41 @@ async function resolveNames(options: TargetOptions, needs: Needs, config: Client
     const urls = new Map([...(outputs?.workerQueues ?? []), ...flagQueues]);
     if (urls.size === 0) {
       throw new UsageError(
-        `the worker queues are unknown: stack ${stack} has no output ${STACK_OUTPUTS.workerQueuePrefix}<n>; ` +
+        `the worker queues are unknown: stack ${stack} has no output ${key(STACK_OUTPUTS.workerQueuePrefix)}<n>; ` +
           'pass --worker-queue <workerId>=<queue URL> or --stack',
       );
     }
-    const sources = [outputs && `stack ${stack}'s outputs`, flagQueues.size > 0 && '--worker-queue'].filter(Boolean);
+    const ofStack = prefix === '' ? `stack ${stack}'s outputs` : `stack ${stack}'s outputs ${prefix}*`;
+    const sources = [outputs && ofStack, flagQueues.size > 0 && '--worker-queue'].filter(Boolean);
     queues = { urls, source: sources.join(' and ') };
   }
   return { table, bucket, scheduleGroup, queues };
 }
 
-function missingOutput(what: string, stack: string, output: string, flag: string): UsageError {
-  return new UsageError(`${what} is unknown: stack ${stack} has no output ${output}; pass ${flag} or --stack`);
+function missingOutput(what: string, stack: string, output: string, flag: string, hint = ''): UsageError {
+  return new UsageError(`${what} is unknown: stack ${stack} has no output ${output}${hint}; pass ${flag} or --stack`);
+}
+
+/**
+ * When the stack has no ScheduledJobs under `prefix` but has some under others (a wrong or missing `--output-prefix`),
+ * the prefixes it has, to follow the missing output in its error; otherwise nothing.
+ */
+function otherPrefixes(outputs: StackOutputs | undefined, prefix: string): string {
+  const prefixes = outputs === undefined ? [] : outputPrefixesOf(outputs);
+  if (prefixes.length === 0 || prefixes.includes(prefix)) return '';
+  const listed = prefixes.map((p) => quoteValue(p)).join(', ');
+  return ` (its ScheduledJobs have the output prefixes ${listed}: pass one as --output-prefix)`;
+}
+
+/**
+ * The output prefixes of the ScheduledJobs in a stack, in name order: one per output key ending in
+ * `OccurrenceTableName` (every ScheduledJobs with outputs has that one), '' for one without a prefix.
+ */
+export function outputPrefixesOf(outputs: StackOutputs): string[] {
+  return Object.keys(outputs.values)
+    .filter((key) => key.endsWith(STACK_OUTPUTS.table))
+    .map((key) => key.slice(0, -STACK_OUTPUTS.table.length))
+    .sort();
 }
 
 interface ClientConfig {
@@ -232,7 +262,10 @@ export function clientConfig(options: TargetOptions, env: NodeJS.ProcessEnv): Cl
 export interface StackOutputs {
   /** Output values by key. */
   readonly values: Readonly<Record<string, string>>;
-  /** The queue URL of each worker, from the outputs `WorkerQueue<n>` (value: the URL, description: the worker id). */
+  /**
+   * The queue URL of each worker, from the outputs `<prefix>WorkerQueue<n>` (value: the URL, description: the worker
+   * id) of the prefix asked for.
+   */
   readonly workerQueues: ReadonlyMap<string, string>;
 }
 
@@ -244,11 +277,11 @@ export interface StackOutputs {
 async function stackOutputs(
   client: CloudFormationClient,
   stack: string,
-  options: { required: boolean; flags: readonly string[] },
+  options: { required: boolean; flags: readonly string[]; prefix: string },
 ): Promise<StackOutputs | undefined> {
   try {
     const out = await client.send(new DescribeStacksCommand({ StackName: stack }));
-    return outputsOf(out.Stacks?.[0]?.Outputs ?? []);
+    return outputsOf(out.Stacks?.[0]?.Outputs ?? [], options.prefix);
   } catch (error) {
     if (!options.required) return undefined;
     const name = (error as { name?: string }).name;
@@ -264,13 +297,16 @@ async function stackOutputs(
   }
 }
 
-export function outputsOf(outputs: readonly Output[]): StackOutputs {
+/** The outputs by key, and the worker queues of the ScheduledJobs whose outputs have `prefix` (default none). */
+export function outputsOf(outputs: readonly Output[], prefix = ''): StackOutputs {
+  const workerQueueOutput = new RegExp(`^${STACK_OUTPUTS.workerQueuePrefix}\\d+$`);
+  const isWorkerQueue = (key: string) => key.startsWith(prefix) && workerQueueOutput.test(key.slice(prefix.length));
   const values: Record<string, string> = {};
   const workerQueues = new Map<string, string>();
   for (const o of outputs) {
     if (!o.OutputKey || !o.OutputValue) continue;
     values[o.OutputKey] = o.OutputValue;
-    if (WORKER_QUEUE_OUTPUT.test(o.OutputKey) && o.Description) workerQueues.set(o.Description, o.OutputValue);
+    if (isWorkerQueue(o.OutputKey) && o.Description) workerQueues.set(o.Description, o.OutputValue);
   }
   return { values, workerQueues };
 }

@@ -13,7 +13,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { UploadedPart } from '../protocol/checkpoint';
-import type { MultipartUploads, PartUploadRequest } from '../protocol/run-ports';
+import type { MultipartUploads, PartUploadRequest } from '../protocol/ports';
 import { asDependencyError, isConditionalFailure } from './classify-error';
 
 export class S3MultipartUploads implements MultipartUploads {

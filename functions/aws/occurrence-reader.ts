@@ -5,10 +5,11 @@
  * order, and reads full rows from the table (BatchGetItem) where it needs more than the projection. Never a Scan.
  */
 import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DependencyError } from '../protocol/errors';
 import { isoSeconds, type Occurrence, type OccurrenceKey, type OccurrenceStatus } from '../protocol/occurrence';
 import type { OccurrenceIndex } from '../protocol/ports';
 import { type IndexedOccurrence, OCCURRENCE_TABLE, statusShardsOf } from '../protocol/table-schema';
-import { pause } from '../protocol/transient-retry';
+import { delay } from '../protocol/transient-retry';
 import { asDependencyError } from './classify-error';
 
 export interface OccurrenceReader {
@@ -101,16 +102,11 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
     let pending: Record<string, unknown>[] = keys.map(tableKeyOf);
     for (let round = 0; pending.length > 0; round++) {
       if (round === UNPROCESSED_ROUNDS) {
-        // Classified like a throttled request: the caller counts it and the next run (or a retry) reads again.
-        throw asDependencyError(
-          'read occurrences',
-          Object.assign(new Error(`${pending.length} key(s) still unprocessed after ${round} rounds`), {
-            name: 'ProvisionedThroughputExceededException',
-            $metadata: { httpStatusCode: 400 },
-          }),
-        );
+        // Transient, as a throttled request is: the caller counts it and the next run (or a retry) reads again.
+        const cause = new Error(`${pending.length} key(s) still unprocessed after ${round} rounds`);
+        throw new DependencyError('transient', 'read occurrences', cause);
       }
-      if (round > 0) await pause(50 * 2 ** round, signal);
+      if (round > 0) await delay(50 * 2 ** round, signal);
       try {
         signal?.throwIfAborted();
         const out = await this.client.send(

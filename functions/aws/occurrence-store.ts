@@ -6,7 +6,7 @@
 
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
-import type { ManualRetryFields, ReopenableStore, ReopenRequest, ReopenResult } from '../protocol/manual-retry';
+import type { ManualRetryFields } from '../protocol/manual-retry';
 import {
   ATTEMPT_ERROR_MAX_CHARS,
   type AttemptRecord,
@@ -21,6 +21,9 @@ import type {
   ClaimResult,
   Lease,
   OccurrenceStore,
+  ReopenableStore,
+  ReopenRequest,
+  ReopenResult,
   RequeueExpectation,
   RequeueStore,
   Revocation,

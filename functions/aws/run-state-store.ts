@@ -10,8 +10,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { OpenUpload, RunCheckpoint, RunProgress } from '../protocol/checkpoint';
 import { LeaseLostError } from '../protocol/errors';
 import { CONTINUED_LEASE_PREFIX, iso, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
-import type { Lease } from '../protocol/ports';
-import type { RunStateStore } from '../protocol/run-ports';
+import type { Lease, RunStateStore } from '../protocol/ports';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 import { EXPIRY_NOT_LATER, runsLaterUnder } from './lease-expiry';
 

@@ -5,15 +5,17 @@
  * - conditional: the store said no to a condition; a definitive answer about state, never retried.
  * - transient: throttling, 5xx, timeouts, network, S3's 409 ConditionalRequestConflict; retrying may succeed.
  * - fatal: anything else (access denied, validation, missing resource); retrying the same call will not help.
+ *
+ * This module imports nothing, so that every module may import it. An error that carries a protocol type is declared
+ * where it belongs, still in this family: DeliveryNotAcknowledgedError beside DeliveryResult (delivery.ts),
+ * ReopenedNotEnqueuedError beside the manual retry that throws it (manual-retry.ts).
  */
-import type { OccurrenceKey } from './occurrence';
-import type { DeliveryResult } from './process-delivery';
-
 export type FailureKind = 'conditional' | 'transient' | 'fatal';
 
 /**
  * The base of every error the functions throw on purpose: `instanceof ScheduledJobsError` tells them from an SDK's or
- * a job's own errors. The reconciler handler's ReconcileIncompleteError extends it beside its handler.
+ * a job's own errors. Every subclass's name ends in `Error`. The reconciler handler's ReconcileIncompleteError
+ * extends it beside its handler.
  *
  * Each subclass names itself with a string literal (`override readonly name = 'LeaseLostError'`), and the compiler
  * insists on it: the Lambda bundles are minified, so the class's own name (`new.target.name`) would reach the logs
@@ -88,36 +90,6 @@ export class InvalidInputError extends ScheduledJobsError {
     readonly problems: readonly string[],
   ) {
     super(`invalid ${where}: ${problems.join('; ')}`);
-  }
-}
-
-/** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
-export class ReopenedNotEnqueuedError extends ScheduledJobsError {
-  override readonly name = 'ReopenedNotEnqueuedError';
-
-  constructor(
-    readonly key: OccurrenceKey,
-    override readonly cause: unknown,
-  ) {
-    super(
-      `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
-        'run the retry again with --force to enqueue it',
-    );
-  }
-}
-
-/**
- * A delivery whose outcome asks for the message again: thrown by the worker handler so that the batch processor
- * reports the message as failed, and SQS delivers it again (after its hidden time).
- */
-export class DeliveryNotAcknowledged extends ScheduledJobsError {
-  override readonly name = 'DeliveryNotAcknowledged';
-
-  constructor(
-    messageId: string,
-    readonly result: DeliveryResult,
-  ) {
-    super(`message ${messageId} not acknowledged: ${result}`);
   }
 }
 

@@ -17,7 +17,11 @@ import { DependencyError, InvalidInputError } from './errors';
 import type { OverlapPolicy } from './job-settings';
 import type { JobState } from './job-state';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
-import type { Clock, ScheduleSwitch } from './ports';
+import type { Clock, JobStateChange, JobStateStore, OccurrenceHistory, ScheduleSwitch } from './ports';
+
+// The runtime entry point (functions/index.ts) exports these two with the operator actions.
+export type { JobStateStore, OccurrenceHistory } from './ports';
+
 import { recordOccurrence, type TriggerDeps, type TriggerResult } from './record-occurrence';
 import { type JobRoute, scheduleEventOf } from './schedule-event';
 import { scheduleTimes } from './schedule-times';
@@ -32,34 +36,6 @@ export interface ScheduledJob {
   /** The schedule's state in Scheduler: `ENABLED` or `DISABLED`. */
   readonly state: string;
   readonly route: JobRoute;
-}
-
-/** The job-state fields the operator actions write; `version` is the store's. */
-export type JobStateFields = Omit<JobState, 'jobId' | 'scheduledTime' | 'version'>;
-
-/** One compare-and-swap write of the job-state row: fields to set and fields to remove. */
-export interface JobStateChange {
-  readonly set: Partial<JobStateFields>;
-  readonly remove: readonly (keyof JobStateFields)[];
-}
-
-/** The row after the write, or the row that refused it (undefined: there is none). */
-export type JobStateWrite = { written: true; state: JobState } | { written: false; current: JobState | undefined };
-
-/** The job-state row's reads and compare-and-swap writes (functions/aws/job-control-store.ts on DynamoDB). */
-export interface JobStateStore {
-  /** A consistent read; undefined when the job has no row yet. */
-  read(jobId: string): Promise<JobState | undefined>;
-  /**
-   * Applies the change and increments `version` if the row's version is still `expected` (undefined: only if the
-   * row does not exist).
-   */
-  write(jobId: string, expected: number | undefined, change: JobStateChange): Promise<JobStateWrite>;
-}
-
-/** One job's occurrences, newest first (the CLI's OperatorOccurrenceReader); never the job-state row. */
-export interface OccurrenceHistory {
-  newestFirst(jobId: string, limit: number): Promise<Occurrence[]>;
 }
 
 export interface JobControlDeps {

@@ -18,9 +18,9 @@
  *   was not: claims are conditional, so a second message is dropped, or waits until the retry is due.
  */
 import { encodeEnvelope } from './envelope';
-import { ReopenedNotEnqueuedError } from './errors';
+import { messageOf, ScheduledJobsError } from './errors';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
-import type { Clock, OccurrenceStore, WorkQueue } from './ports';
+import type { Clock, ReopenableStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
 import type { JobRoute } from './schedule-event';
 
@@ -34,25 +34,6 @@ export interface ManualRetryFields {
   readonly previousAttempts?: number;
 }
 
-export interface ReopenRequest {
-  readonly now: number;
-  /** The new deadline: no attempt starts after it. */
-  readonly deadlineAt: number;
-  /** DynamoDB TTL, epoch seconds: the row must outlive the new deadline. */
-  readonly ttl: number;
-  /** The worker that runs the job now (it may have moved since the occurrence was recorded). */
-  readonly worker: string;
-}
-
-/** On failure the row that refused the condition (undefined when there is none). */
-export type ReopenResult = { reopened: true } | { reopened: false; current: Occurrence | undefined };
-
-/** What a manual retry needs from the store, beyond the OccurrenceStore port. */
-export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
-  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
-  reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
-}
-
 export interface ManualRetryDeps {
   readonly store: ReopenableStore;
   /** Each worker's job queue, by worker id. */
@@ -60,6 +41,21 @@ export interface ManualRetryDeps {
   readonly clock: Clock;
   /** The deployed jobs, by job id: the worker that runs each, its deadline and its retention. */
   readonly jobs: ReadonlyMap<string, JobRoute>;
+}
+
+/** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
+export class ReopenedNotEnqueuedError extends ScheduledJobsError {
+  override readonly name = 'ReopenedNotEnqueuedError';
+
+  constructor(
+    readonly key: OccurrenceKey,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the occurrence was reopened as PENDING, but enqueueing it failed (${messageOf(cause)}); ` +
+        'run the retry again with --force to enqueue it',
+    );
+  }
 }
 
 export type ManualRetryResult =
@@ -80,7 +76,7 @@ export type RetryDecision =
   | { readonly action: 'refuse'; readonly reason: string; readonly forceWouldEnqueue: boolean };
 
 /** The rule above, for one row as read at `now`. */
-export function decideRetry(row: Occurrence, now: number, force: boolean): RetryDecision {
+export function decideManualRetry(row: Occurrence, now: number, force: boolean): RetryDecision {
   const at = iso(now);
   const whenLost =
     'Use --force to enqueue one more message (the row is left as it is; a second message is harmless because claims are conditional).';
@@ -168,7 +164,7 @@ export async function retryOccurrence(
   const row = await deps.store.get(key);
   if (row === undefined) return { outcome: 'refused', forceWouldEnqueue: false, reason: 'there is no such occurrence' };
   const now = deps.clock.now();
-  const decision = decideRetry(row, now, options.force);
+  const decision = decideManualRetry(row, now, options.force);
   if (decision.action === 'refuse') {
     return {
       outcome: 'refused',

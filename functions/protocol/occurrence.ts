@@ -2,8 +2,8 @@
  * The occurrence: one scheduled run of one job, identified by (jobId, scheduledTime).
  * Its row in the store is the single source of truth about progress.
  */
-import type { OverlapPolicy } from './job-settings';
 import { quoteValue } from './quote-value';
+import type { OverlapPolicy } from './setting-basics';
 
 export const OccurrenceStatus = {
   /** Written by the trigger; waiting for its first claim. */

@@ -9,9 +9,10 @@
  *   slot live, held by H ─▶ skip: skip (overlap, yieldedTo H) · bufferOne/bufferAll: buffer · cancelOther: take + cancel H
  *   slot free ─▶ nothing buffered before it: take (+ revoke H's expired lease) · else buffer or skip, and wake the head
  */
-import type { OverlapPolicy } from './job-settings';
+
 import type { JobState } from './job-state';
 import { isContinuing, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
+import type { OverlapPolicy } from './setting-basics';
 
 /** An occurrence's own policy (given by an operator) wins over its job's. */
 export const effectivePolicyOf = (occurrence: Pick<Occurrence, 'overlap'>, jobPolicy: OverlapPolicy): OverlapPolicy =>

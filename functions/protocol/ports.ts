@@ -1,12 +1,17 @@
 /**
- * What the protocol needs from the world. The AWS adapters in functions/aws implement these; tests and the
- * simulation plug in their own.
+ * What the protocol needs from the world, and what a job gets from it. The AWS adapters in functions/aws implement
+ * these; tests and the simulation plug in their own.
+ *
+ * This module holds types (and two trivial defaults) only, and imports only the types of the data modules
+ * (occurrence, job-state, checkpoint, table-schema, job-settings, metric-names), never a module that does the work: so
+ * every module of the protocol can import its ports without an import cycle (test/architecture/layers.test.ts fails
+ * on one). The `…Deps` of one use case stay beside it (TriggerDeps in record-occurrence.ts and the like).
  */
+import type { Fence, OpenUpload, RunCheckpoint, RunProgress, UploadedPart } from './checkpoint';
+import type { JobSettings } from './job-settings';
 import type { JobState, PauseCause } from './job-state';
 import type { MetricName } from './metric-names';
 import type { Occurrence, OccurrenceKey, OccurrenceStatus, SkipReason } from './occurrence';
-import type { StreamedReport } from './report-writer';
-import type { RunContext } from './resumable-run';
 import type { IndexedOccurrence } from './table-schema';
 
 export interface Clock {
@@ -172,6 +177,53 @@ export interface JobSlotStore {
   read(jobId: string, consistent: boolean): Promise<JobState | undefined>;
 }
 
+/** The job-state fields the operator actions write; `version` is the store's. */
+export type JobStateFields = Omit<JobState, 'jobId' | 'scheduledTime' | 'version'>;
+
+/** One compare-and-swap write of the job-state row: fields to set and fields to remove. */
+export interface JobStateChange {
+  readonly set: Partial<JobStateFields>;
+  readonly remove: readonly (keyof JobStateFields)[];
+}
+
+/** The row after the write, or the row that refused it (undefined: there is none). */
+export type JobStateWrite = { written: true; state: JobState } | { written: false; current: JobState | undefined };
+
+/** The job-state row's reads and compare-and-swap writes (functions/aws/job-state-store.ts on DynamoDB). */
+export interface JobStateStore {
+  /** A consistent read; undefined when the job has no row yet. */
+  read(jobId: string): Promise<JobState | undefined>;
+  /**
+   * Applies the change and increments `version` if the row's version is still `expected` (undefined: only if the
+   * row does not exist).
+   */
+  write(jobId: string, expected: number | undefined, change: JobStateChange): Promise<JobStateWrite>;
+}
+
+/** One job's occurrences, newest first (the CLI's OperatorOccurrenceReader); never the job-state row. */
+export interface OccurrenceHistory {
+  newestFirst(jobId: string, limit: number): Promise<Occurrence[]>;
+}
+
+export interface ReopenRequest {
+  readonly now: number;
+  /** The new deadline: no attempt starts after it. */
+  readonly deadlineAt: number;
+  /** DynamoDB TTL, epoch seconds: the row must outlive the new deadline. */
+  readonly ttl: number;
+  /** The worker that runs the job now (it may have moved since the occurrence was recorded). */
+  readonly worker: string;
+}
+
+/** On failure the row that refused the condition (undefined when there is none). */
+export type ReopenResult = { reopened: true } | { reopened: false; current: Occurrence | undefined };
+
+/** What a manual retry needs from the store, beyond the OccurrenceStore port. */
+export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
+  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
+  reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
+}
+
 /** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */
 export interface Metrics {
   add(name: MetricName, value: number, jobId: string): void;
@@ -251,6 +303,41 @@ export interface Announcer {
   publish(announcement: ReportAnnouncement): Promise<string>;
 }
 
+/** What a job streams its report through (`context.report`); the writer is report-writer.ts. */
+export interface ReportWriter {
+  /** Append to the report; await each write before the next (the writer sends a part when enough is buffered). */
+  write(chunk: string | Uint8Array): Promise<void>;
+  /** The report is complete: return this from `run`, and the worker commits it write-once. */
+  end(): Promise<StreamedReport>;
+  /** Bytes written so far, over all segments. */
+  readonly bytesWritten: number;
+}
+
+/** What `report.end()` gives back for `run` to return. */
+export interface StreamedReport {
+  readonly streamed: true;
+  readonly bytes: number;
+}
+
+/** What a resumable job gets beside its signal and logger (JobContext); resumable-run.ts builds it. */
+export interface RunContext {
+  /** The state of the run's last recorded checkpoint; undefined on a fresh run. */
+  readonly resumeFrom: unknown;
+  /**
+   * Record `state` (JSON, at most 64 KB) in the row, fenced by the lease; true when recorded. False when the report
+   * writer holds bytes that are not yet a part (under 5 MiB): the state would name bytes that no part holds.
+   */
+  checkpoint(state: unknown): Promise<boolean>;
+  /** Shown in the row; sent with the next heartbeat, so it costs no request. `done` never goes back in the row. */
+  progress(progress: { done: number; total?: number; note?: string }): void;
+  /** Grows with every claim: pass it to downstream writes so they can refuse a stale holder (docs/long-jobs.md). */
+  readonly fence: Fence;
+  /** Stream a large report (S3 multipart); return `await report.end()` from run. */
+  readonly report: ReportWriter;
+  /** Which segment this is: 0 for the run's first. */
+  readonly segment: number;
+}
+
 /** What a job gets: its signal and logger, and for long jobs checkpoint, progress, fence and report (RunContext). */
 export interface JobContext extends RunContext {
   readonly signal: AbortSignal;
@@ -276,4 +363,106 @@ export interface JobDefinition<Report extends ReportBody | StreamedReport = Repo
 export interface ScheduleSwitch {
   /** `DISABLED` stops the schedule firing; `ENABLED` starts it again. Setting the state it already has is a no-op. */
   setState(jobId: string, state: 'ENABLED' | 'DISABLED'): Promise<void>;
+}
+
+// What a resumable run needs beside the ports above: fenced writes of its checkpoint, progress and continuation to the
+// occurrence row, and the multipart upload of its report. The AWS adapters are functions/aws/run-state-store.ts and
+// functions/aws/multipart-report-store.ts.
+
+/**
+ * Fenced writes of a resumable run. Each applies only while the row is RUNNING under the lease, and throws
+ * LeaseLostError otherwise; other failures are DependencyError. A retried write that finds its own result succeeds.
+ */
+export interface RunStateStore {
+  /** Record the job's checkpoint (and the upload it covers). */
+  checkpoint(lease: Lease, checkpoint: RunCheckpoint, now: number): Promise<void>;
+  /** Record the upload this holder opened, or a higher part reservation, before a part above the old one is sent. */
+  recordUpload(lease: Lease, upload: OpenUpload, now: number): Promise<void>;
+  /** The heartbeat's extend with the job's latest progress in the same write. */
+  extendWithProgress(
+    lease: Lease,
+    leaseExpiresAt: number,
+    now: number,
+    progress: RunProgress,
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /**
+   * End this segment: give the lease up (the row stays RUNNING with an expired lease, so the next delivery claims it
+   * at once), count the segment, and take back the attempt the claim counted. `runStartedAt` is kept if recorded;
+   * `progress`, the job's latest, goes in the same write, and so does `upload`, the part reservation narrowed to the
+   * parts this holder sent (report-writer.ts, settledReservation).
+   */
+  continueRun(
+    lease: Lease,
+    runStartedAt: string,
+    releasedLeaseExpiresAt: number,
+    now: number,
+    progress: RunProgress | undefined,
+    upload: OpenUpload | undefined,
+  ): Promise<void>;
+}
+
+export interface PartUploadRequest {
+  readonly reportKey: string;
+  readonly uploadId: string;
+  readonly partNumber: number;
+  readonly body: Uint8Array;
+}
+
+/** S3 multipart uploads of reports; the commit is write-once like putIfAbsent. */
+export interface MultipartUploads {
+  /**
+   * The smallest part the service takes but the last, and the part size to aim for. Default S3's: 5 MiB and 8 MiB
+   * (report-writer.ts); the simulation's fake takes smaller ones, so that thousands of runs stay cheap.
+   */
+  readonly partBytes?: { readonly min: number; readonly target: number };
+  create(
+    reportKey: string,
+    contentType: string,
+    metadata: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<string>;
+  uploadPart(request: PartUploadRequest, signal?: AbortSignal): Promise<UploadedPart>;
+  /** CompleteMultipartUpload with If-None-Match: *; 'existed' when an object is already at the key (412). */
+  complete(
+    reportKey: string,
+    uploadId: string,
+    parts: readonly UploadedPart[],
+    signal?: AbortSignal,
+  ): Promise<'created' | 'existed'>;
+  /** Abort an upload nobody will complete; an upload already gone counts as aborted. */
+  abort(reportKey: string, uploadId: string): Promise<void>;
+}
+
+/** A job of the worker: its settings and its implementation. */
+export interface RegisteredJob {
+  readonly settings: JobSettings;
+  readonly definition: JobDefinition;
+}
+
+/** Everything the worker's delivery of one message (process-delivery.ts) runs on. */
+export interface WorkerDeps {
+  readonly store: OccurrenceStore;
+  /** The job-state rows: the running slot of the overlap policies, the buffer, the failures in a row. */
+  readonly slots: JobSlotStore;
+  /** Disables a job's schedule when it pauses after failures; absent where no job of the worker has that setting. */
+  readonly schedules?: ScheduleSwitch;
+  readonly reports: ReportStore;
+  readonly queue: WorkQueue;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly jobs: ReadonlyMap<string, RegisteredJob>;
+  /** Who holds the lease, for people reading the row (e.g. the Lambda log stream). */
+  readonly owner: string;
+  readonly newLeaseId: () => string;
+  /** Uniform in [0, 1): the retry jitter. */
+  readonly random: () => number;
+  /** How long a message that can never be processed stays hidden before its next receive (on its way to the DLQ). */
+  readonly poisonRetrySeconds: number;
+  /** Default: none recorded. */
+  readonly metrics?: Metrics;
+  /** Checkpoints, progress and continuations of long jobs (resumable-run.ts); absent: jobs get no run state. */
+  readonly runs?: RunStateStore;
+  /** Streamed reports; absent: `context.report` refuses writes. */
+  readonly uploads?: MultipartUploads;
 }

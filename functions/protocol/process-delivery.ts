@@ -14,6 +14,7 @@
  * (announce-report.ts), so a worker that dies anywhere after the commit can neither lose it nor send it twice.
  */
 import { whyRefused } from './claimability';
+import type { Delivery, DeliveryOutcome, DeliveryResult } from './delivery';
 import { decodeEnvelope } from './envelope';
 import { InvalidInputError, LeaseLostError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
@@ -23,29 +24,19 @@ import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
 import {
-  type Clock,
   type JobDefinition,
-  type JobSlotStore,
   type Lease,
   type Logger,
   type Metrics,
   noMetrics,
-  type OccurrenceStore,
+  type RegisteredJob,
   type ReportBody,
-  type ReportStore,
-  type ScheduleSwitch,
-  type WorkQueue,
+  type WorkerDeps,
 } from './ports';
 import { continueSegment, isLateYield, type OpenSegment, openSegment, runResumableSegment } from './resumable-delivery';
 import { isResumedRun, planSegment, runTimeUsedUp, type SegmentPlan } from './resumable-run';
 import { decideRetry } from './retry-policy';
-import type { MultipartUploads, RunStateStore } from './run-ports';
-import { pause, withTransientRetries } from './transient-retry';
-
-export interface RegisteredJob {
-  readonly settings: JobSettings;
-  readonly definition: JobDefinition;
-}
+import { delay, withTransientRetries } from './transient-retry';
 
 /**
  * The worker's jobs: those of the settings that have an implementation. The others are logged once, at start; their
@@ -71,32 +62,6 @@ export function registerJobs(
   return registered;
 }
 
-export interface WorkerDeps {
-  readonly store: OccurrenceStore;
-  /** The job-state rows: the running slot of the overlap policies, the buffer, the failures in a row. */
-  readonly slots: JobSlotStore;
-  /** Disables a job's schedule when it pauses after failures; absent where no job of the worker has that setting. */
-  readonly schedules?: ScheduleSwitch;
-  readonly reports: ReportStore;
-  readonly queue: WorkQueue;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly jobs: ReadonlyMap<string, RegisteredJob>;
-  /** Who holds the lease, for people reading the row (e.g. the Lambda log stream). */
-  readonly owner: string;
-  readonly newLeaseId: () => string;
-  /** Uniform in [0, 1): the retry jitter. */
-  readonly random: () => number;
-  /** How long a message that can never be processed stays hidden before its next receive (on its way to the DLQ). */
-  readonly poisonRetrySeconds: number;
-  /** Default: none recorded. */
-  readonly metrics?: Metrics;
-  /** Checkpoints, progress and continuations of long jobs (resumable-run.ts); absent: jobs get no run state. */
-  readonly runs?: RunStateStore;
-  /** Streamed reports; absent: `context.report` refuses writes. */
-  readonly uploads?: MultipartUploads;
-}
-
 /** A resumable segment that ended to be continued; `late`: the guard stopped it at its end (isLateYield). */
 interface SegmentYielded {
   /** Undefined when the segment's end came before the job's segment was opened. */
@@ -108,37 +73,6 @@ interface SegmentYielded {
 interface AttemptTiming {
   readonly mustFinishBy: number;
   readonly notBefore?: number;
-}
-
-export interface Delivery {
-  readonly messageId: string;
-  readonly body: string;
-  readonly receiptHandle: string;
-}
-
-export type DeliveryResult =
-  | 'succeeded'
-  | 'adopted-committed-report'
-  | 'already-finished'
-  | 'held-elsewhere'
-  | 'duplicate-of-waiting-retry'
-  | 'deferred-until-due'
-  | 'retry-scheduled'
-  | 'failed'
-  | 'lease-lost'
-  /** A resumable job yielded; the occurrence continues in a fresh invocation (resumable-delivery.ts). */
-  | 'continued'
-  | 'invalid-message'
-  | 'outcome-not-recorded'
-  | 'skipped'
-  | 'buffered';
-
-export interface DeliveryOutcome {
-  /** False: report the message as a batch item failure so SQS delivers it again. */
-  readonly ack: boolean;
-  readonly result: DeliveryResult;
-  /** failed: the error recorded (the pause after failures quotes it). */
-  readonly lastError?: string;
 }
 
 const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
@@ -451,7 +385,7 @@ async function runAttempt(
     work: async (signal) => {
       if (waitMs > 0) {
         log.info('waiting for the cancelled occurrence to stop before running', { waitMs });
-        await pause(waitMs, signal);
+        await delay(waitMs, signal);
         if (lookFirst && (await adoptable(deps, reportKey, log))) return 'adopted-committed-report';
       }
       const segment = openSegment(deps, occurrence, lease, plan, reportKey, job.definition, signal, log);

@@ -16,8 +16,10 @@
  * add to the upload (docs/long-jobs.md, "A late yield").
  */
 import type { OpenUpload, RunFields, UploadCheckpoint, UploadedPart } from './checkpoint';
-import type { Lease } from './ports';
-import type { MultipartUploads, RunStateStore } from './run-ports';
+import type { Lease, MultipartUploads, ReportWriter, RunStateStore, StreamedReport } from './ports';
+
+// Job files that stream a report import its type from here, beside the writer.
+export type { ReportWriter, StreamedReport } from './ports';
 
 /** S3's smallest part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
@@ -27,22 +29,6 @@ export const MAX_PARTS = 10_000;
 export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
 /** Part numbers reserved per row write: a reservation costs one write per 32 parts (256 MiB). */
 export const PART_RESERVATION_BLOCK = 32;
-
-/** What a job streams its report through (`context.report`). */
-export interface ReportWriter {
-  /** Append to the report; await each write before the next (the writer sends a part when enough is buffered). */
-  write(chunk: string | Uint8Array): Promise<void>;
-  /** The report is complete: return this from `run`, and the worker commits it write-once. */
-  end(): Promise<StreamedReport>;
-  /** Bytes written so far, over all segments. */
-  readonly bytesWritten: number;
-}
-
-/** What `report.end()` gives back for `run` to return. */
-export interface StreamedReport {
-  readonly streamed: true;
-  readonly bytes: number;
-}
 
 export const isStreamedReport = (value: unknown): value is StreamedReport =>
   typeof value === 'object' && value !== null && (value as { streamed?: unknown }).streamed === true;

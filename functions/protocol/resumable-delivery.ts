@@ -15,12 +15,11 @@
  * nothing to the row or the report after it.
  */
 import type { ResumableOccurrence } from './checkpoint';
+import type { Delivery, DeliveryResult } from './delivery';
 import { JobTimeoutError, messageOf } from './errors';
 import { iso, type Occurrence } from './occurrence';
-import type { JobDefinition, Lease, Logger } from './ports';
-import type { Delivery, DeliveryResult, WorkerDeps } from './process-delivery';
+import type { JobDefinition, Lease, Logger, MultipartUploads, RunStateStore, WorkerDeps } from './ports';
 import { runSegmentJob, Segment, type SegmentEnd, type SegmentPlan } from './resumable-run';
-import type { MultipartUploads, RunStateStore } from './run-ports';
 import { withTransientRetries } from './transient-retry';
 
 /** A segment and how the heartbeat extends under it: with the job's progress when it has news, else plainly. */

@@ -13,7 +13,6 @@ import { setMaxListeners } from 'node:events';
 import {
   checkedProgress,
   encodeCheckpointState,
-  type Fence,
   fenceOf,
   type ResumableOccurrence,
   type RunProgress,
@@ -23,32 +22,21 @@ import { CheckpointRejectedError, YieldRequestedError } from './errors';
 import type { JobSettings } from './job-settings';
 import { JOB_SIGNAL_MAX_LISTENERS } from './lease-guard';
 import { iso, type Occurrence } from './occurrence';
-import type { Clock, Lease, Logger, ReportBody } from './ports';
-import { isStreamedReport, MultipartReportWriter, type ReportWriter, type StreamedReport } from './report-writer';
-import type { MultipartUploads, RunStateStore } from './run-ports';
+import type {
+  Clock,
+  Lease,
+  Logger,
+  MultipartUploads,
+  ReportBody,
+  RunContext,
+  RunStateStore,
+  StreamedReport,
+} from './ports';
+import { isStreamedReport, MultipartReportWriter } from './report-writer';
 import { withTransientRetries } from './transient-retry';
 
 /** The most a job is given to checkpoint after it is asked to yield. */
 export const YIELD_GRACE_MAX_MS = 20_000;
-
-/** What a resumable job gets beside its signal and logger (JobContext in ports.ts). */
-export interface RunContext {
-  /** The state of the run's last recorded checkpoint; undefined on a fresh run. */
-  readonly resumeFrom: unknown;
-  /**
-   * Record `state` (JSON, at most 64 KB) in the row, fenced by the lease; true when recorded. False when the report
-   * writer holds bytes that are not yet a part (under 5 MiB): the state would name bytes that no part holds.
-   */
-  checkpoint(state: unknown): Promise<boolean>;
-  /** Shown in the row; sent with the next heartbeat, so it costs no request. `done` never goes back in the row. */
-  progress(progress: { done: number; total?: number; note?: string }): void;
-  /** Grows with every claim: pass it to downstream writes so they can refuse a stale holder (docs/long-jobs.md). */
-  readonly fence: Fence;
-  /** Stream a large report (S3 multipart); return `await report.end()` from run. */
-  readonly report: ReportWriter;
-  /** Which segment this is: 0 for the run's first. */
-  readonly segment: number;
-}
 
 export interface SegmentPlan {
   /** When the guard aborts the job whatever it does: the segment's end, or the run's. */

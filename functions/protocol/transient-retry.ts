@@ -17,16 +17,16 @@ export async function withTransientRetries<T>(call: () => Promise<T>, options: T
       return await call();
     } catch (error) {
       if (!isTransient(error) || attempt >= options.attempts) throw error;
-      await pause(options.firstDelayMs * 2 ** (attempt - 1), options.signal);
+      await delay(options.firstDelayMs * 2 ** (attempt - 1), options.signal);
     }
   }
 }
 
 /**
  * Wait, but stop waiting (rejecting with the abort reason) as soon as the signal aborts; either way no listener is
- * left on the signal.
+ * left on the signal. (A delay, not a pause: pausing is what an operator does to a job.)
  */
-export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);

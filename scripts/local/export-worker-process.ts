@@ -11,7 +11,7 @@ import { documentClient, s3Client, sqsClient } from '../../functions/aws/clients
 import { ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import { parseJobSettingsList } from '../../functions/protocol/job-settings';
 import type { Logger } from '../../functions/protocol/ports';
-import { pause } from '../../functions/protocol/transient-retry';
+import { delay } from '../../functions/protocol/transient-retry';
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { ENV, requireEnv } from '../../functions/runtime-env';
 import { createWorkerHandler } from '../../functions/worker';
@@ -28,7 +28,7 @@ const settings = parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSetti
 const paceMs = Number(process.env.EXPORT_PACE_MS ?? 0);
 const exportJob = ndjsonExportJob({
   ...JSON.parse(process.env.EXPORT_OPTIONS ?? '{}'),
-  pace: paceMs > 0 ? (signal: AbortSignal) => pause(paceMs, signal) : undefined,
+  pace: paceMs > 0 ? (signal: AbortSignal) => delay(paceMs, signal) : undefined,
 });
 serializeEmulatorRequests(documentClient());
 serializeEmulatorRequests(s3Client());

@@ -3,6 +3,10 @@
  * CLI (bin/), the local driver (scripts/) or the simulation (sim/), and the protocol inside them stays free of any
  * SDK. Scripts, the CLI, the simulation and the benchmarks import no test code. A rule broken here fails with the file and the
  * import that break it.
+ *
+ * And no import cycle among the functions, the constructs, the CLI and the test kit, type-only imports included: a
+ * cycle of types is still two modules that cannot be read, changed or moved one without the other (issue 21 broke
+ * one of 23 modules in functions/protocol that five type-only imports held). A cycle fails with its files in order.
  */
 import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -96,6 +100,99 @@ function sourceFiles(folder: string): string[] {
   });
 }
 
+/** The folders in which no import cycle may form. */
+const ACYCLIC_FOLDERS = ['functions', 'lib', 'bin', 'testing'] as const;
+
+/**
+ * Cycles known and owned elsewhere, each as its files in the order `importCycles` reports them, with who removes it.
+ * An entry whose cycle is gone fails the test below, so the list only shrinks.
+ */
+const KNOWN_CYCLES: Readonly<Record<string, string>> = {
+  'lib/nag-acknowledgements.ts -> lib/scheduled-jobs.ts -> lib/nag-acknowledgements.ts':
+    "issue 21: nag-acknowledgements.ts imports the ScheduledJobs type back; the lead's lib/ rewrite removes it",
+};
+
+/** The file a relative specifier names among `files` (`./x` is x.ts, x.mts, x.cts or x/index.ts), else undefined. */
+function resolveImport(fileFromRoot: string, specifier: string, files: ReadonlySet<string>): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = importTarget(fileFromRoot, specifier);
+  const candidates = [target, `${target}.ts`, `${target}.mts`, `${target}.cts`, `${target}/index.ts`];
+  if (target.endsWith('.js')) candidates.push(`${target.slice(0, -3)}.ts`);
+  return candidates.find((candidate) => files.has(candidate));
+}
+
+/** Each file's imports of the other files given (static, type-only, re-exported and dynamic alike). */
+function importGraph(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const files = new Set(sources.keys());
+  const graph = new Map<string, string[]>();
+  for (const [file, source] of sources) {
+    const targets = importSpecifiers(source).map((specifier) => resolveImport(file, specifier, files));
+    graph.set(file, [...new Set(targets.filter((t): t is string => t !== undefined))].sort());
+  }
+  return graph;
+}
+
+/**
+ * One cycle per tangle of files that import each other (a strongly connected component): the shortest cycle through
+ * the tangle's first file in name order, as `a -> b -> a`, so that the same tangle always reads the same way.
+ */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const tangles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file) as number);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file) as number, low.get(next) as number));
+      } else if (onStack.has(next)) {
+        low.set(file, Math.min(low.get(file) as number, index.get(next) as number));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const tangle: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      tangle.push(member);
+    } while (member !== file);
+    if (tangle.length > 1 || (graph.get(file) ?? []).includes(file)) tangles.push(tangle.sort());
+  };
+  for (const file of [...graph.keys()].sort()) if (!index.has(file)) visit(file);
+  return tangles.map((tangle) => shortestCycle(graph, tangle)).sort();
+}
+
+/** The shortest path from the tangle's first file back to itself, through the tangle only (breadth first). */
+function shortestCycle(graph: ReadonlyMap<string, readonly string[]>, tangle: readonly string[]): string {
+  const members = new Set(tangle);
+  const start = tangle[0];
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0 && !cameFrom.has(start)) {
+    const file = queue.shift() as string;
+    for (const next of graph.get(file) ?? []) {
+      if (!members.has(next) || cameFrom.has(next)) continue;
+      cameFrom.set(next, file);
+      queue.push(next);
+    }
+  }
+  const path = [start];
+  for (let file = cameFrom.get(start) as string; file !== start; file = cameFrom.get(file) as string)
+    path.unshift(file);
+  path.unshift(start);
+  const cycle = path.join(' -> ');
+  const rest = tangle.length > path.length - 1 ? ` (one of a tangle of ${tangle.length}: ${tangle.join(', ')})` : '';
+  return cycle + rest;
+}
+
 describe('layers', () => {
   it('finds the imports of a source, static, type-only, re-exported and dynamic', () => {
     const source = [
@@ -145,5 +242,44 @@ describe('layers', () => {
     expect(files.length).toBeGreaterThan(20);
     const found = [...new Set(files)].flatMap((file) => violations(file, readFileSync(join(ROOT, file), 'utf8')));
     expect(found).toEqual([]);
+  });
+
+  it('finds an import cycle, type-only imports included, and names its files in order', () => {
+    const sources = new Map([
+      ['functions/protocol/a.ts', "import type { B } from './b';"],
+      ['functions/protocol/b.ts', "import { c } from './c';\nimport { x } from 'node:fs';"],
+      ['functions/protocol/c.ts', "export type { A } from './a';"],
+      ['functions/protocol/d.ts', "import { a } from './a';"],
+    ]);
+    expect(importCycles(importGraph(sources))).toEqual([
+      'functions/protocol/a.ts -> functions/protocol/b.ts -> functions/protocol/c.ts -> functions/protocol/a.ts',
+    ]);
+    sources.set('functions/protocol/c.ts', "import { d } from '../protocol/d';");
+    expect(importCycles(importGraph(sources))).toEqual([
+      'functions/protocol/a.ts -> functions/protocol/b.ts -> functions/protocol/c.ts -> functions/protocol/d.ts -> functions/protocol/a.ts',
+    ]);
+  });
+
+  it('reads a folder import as its index file, and finds no cycle where imports point one way', () => {
+    const sources = new Map([
+      ['lib/index.ts', "export * from './stack';"],
+      ['lib/stack.ts', "import { t } from '../functions/protocol/table';"],
+      ['functions/protocol/table.ts', "import { z } from 'zod';"],
+      ['testing/kit.ts', "import { s } from '../lib';\nimport { t } from '../functions/protocol/table';"],
+    ]);
+    expect(importGraph(sources).get('testing/kit.ts')).toEqual(['functions/protocol/table.ts', 'lib/index.ts']);
+    expect(importCycles(importGraph(sources))).toEqual([]);
+    sources.set('functions/protocol/table.ts', "import type { Kit } from '../../testing/kit';");
+    expect(importCycles(importGraph(sources))[0]).toMatch(/^functions\/protocol\/table\.ts -> testing\/kit\.ts -> /);
+  });
+
+  it(`has no import cycle among ${ACYCLIC_FOLDERS.join('/, ')}/ but the known ones, and each known one still exists`, () => {
+    const files = ACYCLIC_FOLDERS.flatMap((folder) => sourceFiles(folder)).filter((file) => !file.endsWith('.d.ts'));
+    expect(files.length).toBeGreaterThan(100);
+    const cycles = importCycles(
+      importGraph(new Map(files.map((file) => [file, readFileSync(join(ROOT, file), 'utf8')]))),
+    );
+    expect(cycles.filter((cycle) => KNOWN_CYCLES[cycle] === undefined)).toEqual([]);
+    expect(Object.keys(KNOWN_CYCLES).filter((known) => !cycles.includes(known))).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoOccurrenceReader, OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { DependencyError } from '../../functions/protocol/errors';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
@@ -140,6 +140,26 @@ describe('DynamoOccurrenceReader.readRows and listByStatus', () => {
       .resolvesOnce({ Responses: { [TABLE]: [row] } });
     expect(await reader.readRows([row])).toEqual([row]);
     expect(ddbMock).toHaveReceivedCommandTimes(BatchGetCommand, 2);
+  });
+
+  it('gives up as transient when DynamoDB leaves keys unprocessed round after round', async () => {
+    const row = at('a', '2026-11-29T07:00:00Z');
+    const unprocessed = {
+      Responses: { [TABLE]: [] },
+      UnprocessedKeys: { [TABLE]: { Keys: [{ jobId: 'a', scheduledTime: row.scheduledTime }] } },
+    };
+    ddbMock.on(BatchGetCommand).resolves(unprocessed);
+    vi.useFakeTimers();
+    try {
+      const failed = reader.readRows([row]).catch((e: unknown) => e);
+      await vi.runAllTimersAsync();
+      const error = await failed;
+      expect(error).toBeInstanceOf(DependencyError);
+      expect(error).toMatchObject({ kind: 'transient', operation: 'read occurrences' });
+      expect(String((error as Error).message)).toContain('1 key(s) still unprocessed after 5 rounds');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('throws a classified DependencyError when a BatchGetItem fails', async () => {

@@ -13,6 +13,7 @@ describe('Class: UsageError', () => {
     const error = new UsageError('--limit: must be a whole number');
     expect(error).toBeInstanceOf(CliError);
     expect(error.name).toBe('UsageError');
+    expect(String(error.stack)).toMatch(/^UsageError: --limit/); // the name is set before anything reads the stack
     expect(error.message).toBe('--limit: must be a whole number');
     expect(error.exitCode).toBe(EXIT.usage);
   });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { DeployedJob, JobCatalogue } from '../../bin/occurrences/catalogue';
 import type { CliDeps, CommandContext } from '../../bin/occurrences/context';
 import type { Target, WorkerQueues } from '../../bin/occurrences/target';
-import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
+import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';

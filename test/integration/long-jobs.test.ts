@@ -13,7 +13,7 @@ import { type ExportOptions, exportLines, ndjsonExportJob } from '../../function
 import type { ResumableOccurrence } from '../../functions/protocol/checkpoint';
 import { YieldRequestedError } from '../../functions/protocol/errors';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
-import { pause } from '../../functions/protocol/transient-retry';
+import { delay } from '../../functions/protocol/transient-retry';
 import { JOB_ID, occurrences, pipeline, testSettings, useMoto } from './emulator';
 
 const emulator = useMoto();
@@ -67,7 +67,7 @@ describe('long jobs on moto', () => {
   it('runs the export over at least three invocations, survives a killed worker process, and commits the exact report once, announced once', async () => {
     const p = await pipeline(emulator, {
       settings: [SETTINGS],
-      jobs: { [JOB_ID]: ndjsonExportJob({ ...EXPORT, pace: (signal) => pause(PACE_MS, signal) }) },
+      jobs: { [JOB_ID]: ndjsonExportJob({ ...EXPORT, pace: (signal) => delay(PACE_MS, signal) }) },
       workers: 1,
       // The killed worker's message comes back after this; the lease (10 s) has expired by then.
       visibilityTimeoutSeconds: 12,
@@ -81,7 +81,7 @@ describe('long jobs on moto', () => {
       for (let i = 0; i < 100; i++) {
         const [row] = (await p.rows([key])) as (ResumableOccurrence | undefined)[];
         if (row?.checkpoint?.upload !== undefined) break;
-        await pause(100);
+        await delay(100);
       }
       worker.child.kill('SIGKILL');
       await new Promise((resolve) => worker.child.once('exit', resolve));
@@ -117,8 +117,8 @@ describe('long jobs on moto', () => {
   it('continues the export from its last checkpoint, at no attempt, when it is slow to stop at every yield, and commits the exact report once', async () => {
     // Asked to yield, the job goes on for 1.5 s without looking at its signal (a starved CPU): past its grace of 1 s.
     const slowToStop = async (signal: AbortSignal) => {
-      await pause(PACE_MS, signal).catch(() => undefined);
-      if (signal.reason instanceof YieldRequestedError) await pause(1_500);
+      await delay(PACE_MS, signal).catch(() => undefined);
+      if (signal.reason instanceof YieldRequestedError) await delay(1_500);
     };
     const p = await pipeline(emulator, {
       settings: [SETTINGS],

@@ -4,7 +4,7 @@
  * the job's or the one given for this occurrence.
  */
 import { describe, expect, it } from 'vitest';
-import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
+import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { runJobNow, type ScheduledJob } from '../../functions/protocol/job-control';
 import type { JobSettings, OverlapPolicy } from '../../functions/protocol/job-settings';

@@ -1,16 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { DeliveryNotAcknowledgedError } from '../../functions/protocol/delivery';
 import {
-  DeliveryNotAcknowledged,
+  CheckpointRejectedError,
   DependencyError,
   InvalidInputError,
   JobTimeoutError,
   LeaseExpiringError,
   LeaseLostError,
   messageOf,
-  ReopenedNotEnqueuedError,
   ScheduledJobsError,
+  YieldRequestedError,
 } from '../../functions/protocol/errors';
 import { JobSettingsError } from '../../functions/protocol/job-settings';
+import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
+import { ScheduleError } from '../../functions/protocol/schedule-times';
 import { ReconcileIncompleteError } from '../../functions/reconciler';
 
 const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T12:00:00Z' };
@@ -24,7 +27,10 @@ describe('Class: ScheduledJobsError', () => {
     ['JobTimeoutError', new JobTimeoutError('2026-11-30T12:05:00.000Z')],
     ['InvalidInputError', new InvalidInputError('queue message', ['not JSON'])],
     ['ReopenedNotEnqueuedError', new ReopenedNotEnqueuedError(KEY, cause)],
-    ['DeliveryNotAcknowledged', new DeliveryNotAcknowledged('msg-1', 'retry-scheduled')],
+    ['DeliveryNotAcknowledgedError', new DeliveryNotAcknowledgedError('msg-1', 'retry-scheduled')],
+    ['YieldRequestedError', new YieldRequestedError('2026-11-30T12:05:00.000Z')],
+    ['CheckpointRejectedError', new CheckpointRejectedError('checkpoint', 'not JSON')],
+    ['ScheduleError', new ScheduleError('cron(0 3 * * ? *) has no fire time')],
     ['JobSettingsError', new JobSettingsError(['jobs[0].id: must be a job id'])],
     [
       'ReconcileIncompleteError',
@@ -38,6 +44,7 @@ describe('Class: ScheduledJobsError', () => {
       }),
     ],
   ])('%s is one of the family and names itself', (name, error) => {
+    expect(name).toMatch(/Error$/); // one family, named one way
     expect(error).toBeInstanceOf(ScheduledJobsError);
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe(name);
@@ -52,7 +59,7 @@ describe('Class: ScheduledJobsError', () => {
     expect(new LeaseLostError('complete', 'gone')).toMatchObject({ operation: 'complete' });
     expect(new InvalidInputError('schedule event', ['a', 'b']).message).toBe('invalid schedule event: a; b');
     expect(new ReopenedNotEnqueuedError(KEY, cause)).toMatchObject({ key: KEY, cause });
-    const unacknowledged = new DeliveryNotAcknowledged('msg-1', 'retry-scheduled');
+    const unacknowledged = new DeliveryNotAcknowledgedError('msg-1', 'retry-scheduled');
     expect(unacknowledged).toMatchObject({
       result: 'retry-scheduled',
       message: 'message msg-1 not acknowledged: retry-scheduled',

@@ -4,11 +4,7 @@ import { DependencyError, InvalidInputError } from '../../functions/protocol/err
 import {
   CATCH_UP_CLOCK_MARGIN_MS,
   describeJob,
-  type JobStateChange,
-  type JobStateStore,
-  type JobStateWrite,
   MAX_STATE_WRITES,
-  type OccurrenceHistory,
   pauseJob,
   resumeJob,
   runJobNow,
@@ -16,7 +12,16 @@ import {
 } from '../../functions/protocol/job-control';
 import { JOB_STATE_SORT_KEY, type JobState } from '../../functions/protocol/job-state';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import type { CreateResult, OccurrenceStore, ScheduleSwitch, WorkQueue } from '../../functions/protocol/ports';
+import type {
+  CreateResult,
+  JobStateChange,
+  JobStateStore,
+  JobStateWrite,
+  OccurrenceHistory,
+  OccurrenceStore,
+  ScheduleSwitch,
+  WorkQueue,
+} from '../../functions/protocol/ports';
 import type { TriggerDeps } from '../../functions/protocol/record-occurrence';
 
 const JOB = 'hourly';

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
-import { ReopenedNotEnqueuedError } from '../../functions/protocol/errors';
-import {
-  decideRetry,
-  type ReopenableStore,
-  type ReopenRequest,
-  retryOccurrence,
-} from '../../functions/protocol/manual-retry';
+import { decideManualRetry, ReopenedNotEnqueuedError, retryOccurrence } from '../../functions/protocol/manual-retry';
 import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import type { ReopenableStore, ReopenRequest } from '../../functions/protocol/ports';
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
 const NOW = Date.parse('2026-11-30T12:00:00.000Z');
@@ -72,17 +67,17 @@ function deps(current: Occurrence | undefined, send: (body: string) => Promise<v
   };
 }
 
-describe('decideRetry', () => {
+describe('decideManualRetry', () => {
   const live = row(RUNNING, { leaseOwner: 'w-1', leaseExpiresAt: iso(NOW + 60_000) });
   const expired = row(RUNNING, { leaseOwner: 'w-1', leaseExpiresAt: iso(NOW - 1) });
 
   it('reopens a FAILED occurrence, forced or not', () => {
-    expect(decideRetry(row(FAILED), NOW, false)).toEqual({ action: 'reopen' });
-    expect(decideRetry(row(FAILED), NOW, true)).toEqual({ action: 'reopen' });
+    expect(decideManualRetry(row(FAILED), NOW, false)).toEqual({ action: 'reopen' });
+    expect(decideManualRetry(row(FAILED), NOW, true)).toEqual({ action: 'reopen' });
   });
 
   it.each([[false], [true]])('refuses SUCCEEDED even with force=%s, because the report is write-once', (force) => {
-    const d = decideRetry(row(SUCCEEDED, { reportKey: 'reports/x.md' }), NOW, force);
+    const d = decideManualRetry(row(SUCCEEDED, { reportKey: 'reports/x.md' }), NOW, force);
     expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
     expect(d.action === 'refuse' && d.reason).toMatch(
       /report is at reports\/x\.md.*Not even with --force.*write-once.*adopt it/,
@@ -90,7 +85,7 @@ describe('decideRetry', () => {
   });
 
   it.each([[false], [true]])('refuses RUNNING under a live lease even with force=%s, naming the holder', (force) => {
-    const d = decideRetry(live, NOW, force);
+    const d = decideManualRetry(live, NOW, force);
     expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
     expect(d.action === 'refuse' && d.reason).toContain('w-1 holds its lease until 2026-11-30T12:01:00.000Z');
   });
@@ -100,18 +95,18 @@ describe('decideRetry', () => {
     ['RETRY_WAIT past its due time', row(RETRY_WAIT, { nextAttemptAt: iso(NOW - 5000) })],
     ['PENDING', row(PENDING, { attempt: 0 })],
   ])('refuses %s unless forced, and says that --force only enqueues', (_, r) => {
-    const refused = decideRetry(r, NOW, false);
+    const refused = decideManualRetry(r, NOW, false);
     expect(refused).toMatchObject({ action: 'refuse', forceWouldEnqueue: true });
     expect(refused.action === 'refuse' && refused.reason).toContain(
       'Use --force to enqueue one more message (the row is left as it is',
     );
-    expect(decideRetry(r, NOW, true)).toMatchObject({ action: 'enqueue' });
+    expect(decideManualRetry(r, NOW, true)).toMatchObject({ action: 'enqueue' });
   });
 
   it.each([[false], [true]])(
     'refuses a RETRY_WAIT before its due time even with force=%s: the worker would drop a second message',
     (force) => {
-      const d = decideRetry(row(RETRY_WAIT, { nextAttemptAt: iso(NOW + 5000) }), NOW, force);
+      const d = decideManualRetry(row(RETRY_WAIT, { nextAttemptAt: iso(NOW + 5000) }), NOW, force);
       expect(d).toMatchObject({ action: 'refuse', forceWouldEnqueue: false });
       expect(d.action === 'refuse' && d.reason).toContain('the next one is due at 2026-11-30T12:00:05.000Z');
       expect(d.action === 'refuse' && d.reason).toContain('dropped as a copy of it');
@@ -119,7 +114,7 @@ describe('decideRetry', () => {
   );
 
   it('warns that a forced message for a row past its deadline ends in FAILED, not a run', () => {
-    const d = decideRetry(row(PENDING, { deadlineAt: iso(NOW - 1) }), NOW, true);
+    const d = decideManualRetry(row(PENDING, { deadlineAt: iso(NOW - 1) }), NOW, true);
     expect(d.action === 'enqueue' && d.note).toContain('Its deadline 2026-11-30T11:59:59.999Z has passed');
   });
 });
@@ -203,6 +198,6 @@ describe('retryOccurrence', () => {
     expect((error as Error).message).toContain('run the retry again with --force');
     expect(store.current?.status).toBe(PENDING);
     // ... and the forced retry that the message asks for is allowed for a PENDING row.
-    expect(decideRetry(store.current!, NOW, true).action).toBe('enqueue');
+    expect(decideManualRetry(store.current!, NOW, true).action).toBe('enqueue');
   });
 });

@@ -10,10 +10,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import type { RunCheckpoint } from '../../functions/protocol/checkpoint';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
-import type { JobDefinition, Lease } from '../../functions/protocol/ports';
+import type { JobDefinition, Lease, MultipartUploads, RunStateStore } from '../../functions/protocol/ports';
 import { MIN_PART_BYTES, MultipartReportWriter } from '../../functions/protocol/report-writer';
-import type { MultipartUploads, RunStateStore } from '../../functions/protocol/run-ports';
-import { pause } from '../../functions/protocol/transient-retry';
+import { delay } from '../../functions/protocol/transient-retry';
 import { FakeMultipart } from '../../sim/fakes/fake-multipart';
 import {
   type Harness,
@@ -84,7 +83,7 @@ function slowToStopJob(overrunMs: number, refused: unknown[] = []): JobDefinitio
       for (;;) {
         if (signal.aborted) askedAt ??= Date.now();
         if (askedAt !== undefined && Date.now() - askedAt >= overrunMs) throw signal.reason;
-        await pause(7_000);
+        await delay(7_000);
         step++;
         await report.write('x'.repeat(MiB)).catch(refuse);
         await checkpoint({ step }).catch(refuse);
@@ -158,7 +157,7 @@ describe('a late yield: the job asked to yield has not stopped when its segment 
       resumable: true,
       async run(_o, { signal, checkpoint }) {
         await checkpoint({ step: stoppedBy.length + 1 });
-        await pause(10 * 60_000, signal).catch(() => undefined);
+        await delay(10 * 60_000, signal).catch(() => undefined);
         stoppedBy.push((signal.reason as Error).name);
         throw signal.reason;
       },
@@ -167,7 +166,7 @@ describe('a late yield: the job asked to yield has not stopped when its segment 
     await invoke(); // yields cleanly at 80 s
     // The resumed segment first looks for a committed report; the look-up takes 101 s of its 100 (a starved CPU).
     h.aws.s3.on(HeadObjectCommand).callsFake(async () => {
-      await pause(101_000);
+      await delay(101_000);
       throw new S3ServiceException({ name: 'NotFound', $fault: 'client', $metadata: { httpStatusCode: 404 } });
     });
     const failures = await invoke(h.aws.sent[1]);
@@ -186,9 +185,9 @@ describe('a late yield: the job asked to yield has not stopped when its segment 
     // 24 MiB, 1 MiB per 10 s step, a 5 MiB part with the checkpoint at 40 s and at 90 s. The second part's upload is
     // held for 40 s: the job is still in it at the yield (95 s) and at the segment's end (115 s), and it lands at 130 s.
     const options = { totalBytes: 24 * MiB, lineBytes: 1024, linesPerStep: 1024 };
-    setUp(ndjsonExportJob({ ...options, pace: (signal) => pause(10_000, signal) }), { timeoutSeconds: 115 });
+    setUp(ndjsonExportJob({ ...options, pace: (signal) => delay(10_000, signal) }), { timeoutSeconds: 115 });
     let held = 0;
-    s3.beforePart = (input) => (input.PartNumber === 2 && held++ === 0 ? pause(40_000) : Promise.resolve());
+    s3.beforePart = (input) => (input.PartNumber === 2 && held++ === 0 ? delay(40_000) : Promise.resolve());
     const invocations = await runAllSegments();
     await vi.advanceTimersByTimeAsync(60_000);
 
@@ -225,7 +224,7 @@ describe('a late yield: what still ends a run or an attempt', () => {
       resumable: true,
       async run(_o, { checkpoint }) {
         await checkpoint({ step: 1 });
-        await pause(30_000);
+        await delay(30_000);
         throw new Error('upstream refused');
       },
     });

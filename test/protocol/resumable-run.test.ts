@@ -14,7 +14,7 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { YieldRequestedError } from '../../functions/protocol/errors';
 import type { JobDefinition } from '../../functions/protocol/ports';
 import { MIN_PART_BYTES } from '../../functions/protocol/report-writer';
-import { pause } from '../../functions/protocol/transient-retry';
+import { delay } from '../../functions/protocol/transient-retry';
 import { faults } from '../../sim/fakes/fake-aws';
 import { FakeMultipart } from '../../sim/fakes/fake-multipart';
 import {
@@ -46,7 +46,7 @@ function setUp(job: JobDefinition, settings: Record<string, unknown> = {}) {
 }
 
 const pacedExport = (options: Partial<typeof EXPORT> = {}) =>
-  ndjsonExportJob({ ...EXPORT, ...options, pace: (signal) => pause(10_000, signal) });
+  ndjsonExportJob({ ...EXPORT, ...options, pace: (signal) => delay(10_000, signal) });
 
 const row = () => h.aws.row(KEY.jobId, KEY.scheduledTime)!;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -81,7 +81,7 @@ describe('resumable run: yield at the end of an invocation', () => {
       reportExtension: 'ndjson',
       resumable: true,
       async run(_o, { signal, checkpoint }) {
-        await pause(10 * 60_000, signal).catch(() => undefined);
+        await delay(10 * 60_000, signal).catch(() => undefined);
         reasons.push(signal.reason);
         await checkpoint({ step: 1 });
         throw signal.reason;
@@ -347,7 +347,7 @@ describe('resumable run: the fence', () => {
         runs++;
         if (runs === 2) throw new Error('downstream refused');
         if (runs === 1) {
-          await pause(10 * 60_000, signal).catch(() => undefined);
+          await delay(10 * 60_000, signal).catch(() => undefined);
           throw signal.reason;
         }
         return { body: 'done', contentType: 'text/plain' };

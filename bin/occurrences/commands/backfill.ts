@@ -44,10 +44,9 @@ import {
   wholeNumberArgument,
 } from '../arguments';
 import { type DeployedJob, type JobCatalogue, unknownJobMessage } from '../catalogue';
-import type { CommandContext, CommandSetup } from '../context';
+import { type CommandContext, type CommandSetup, type ProgressFactory, sleep } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
 import { catalogueOf, queueFor, queuesOf } from '../target';
-import { sleep } from './watch';
 
 export function registerBackfill(program: Command, setup: CommandSetup): void {
   program
@@ -169,11 +168,6 @@ export function planBackfill(job: DeployedJob, from: number, to: number, max: nu
   }
 }
 
-export interface Progress {
-  increment(): void;
-  stop(): void;
-}
-export type ProgressFactory = (total: number) => Progress;
 const noProgress: ProgressFactory = () => ({ increment: () => undefined, stop: () => undefined });
 
 export interface BackfillDeps {

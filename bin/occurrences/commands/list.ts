@@ -5,8 +5,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
-import type { JobStateStore } from '../../../functions/protocol/job-control';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../../functions/protocol/occurrence';
+import type { JobStateStore } from '../../../functions/protocol/ports';
 import {
   jobIdArgument,
   parseArguments,

@@ -6,13 +6,9 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import {
-  type ManualRetryResult,
-  type ReopenableStore,
-  retryOccurrence,
-} from '../../../functions/protocol/manual-retry';
+import { type ManualRetryResult, retryOccurrence } from '../../../functions/protocol/manual-retry';
 import type { OccurrenceKey } from '../../../functions/protocol/occurrence';
-import type { WorkQueue } from '../../../functions/protocol/ports';
+import type { ReopenableStore, WorkQueue } from '../../../functions/protocol/ports';
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import { type JobCatalogue, unknownJobMessage } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';

@@ -6,7 +6,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
-import type { JobStateStore } from '../../../functions/protocol/job-control';
 import type { JobState } from '../../../functions/protocol/job-state';
 import type { ManualRetryFields } from '../../../functions/protocol/manual-retry';
 import {
@@ -15,6 +14,7 @@ import {
   OccurrenceStatus,
   REPORT_KEY_PREFIX,
 } from '../../../functions/protocol/occurrence';
+import type { JobStateStore } from '../../../functions/protocol/ports';
 import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';

@@ -15,7 +15,7 @@ import { isTransient } from '../../../functions/protocol/errors';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import type { OccurrenceStore } from '../../../functions/protocol/ports';
 import { parseArguments, wholeNumberArgument } from '../arguments';
-import type { CommandContext, CommandSetup } from '../context';
+import { type CommandContext, type CommandSetup, sleep } from '../context';
 import { detail } from '../format';
 import { type JobSources, requireKnownJob } from '../known-job';
 import { progressText, rateOf } from '../run-progress';
@@ -201,20 +201,6 @@ async function progressChanges(
     });
   }
   return changes;
-}
-
-/** Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function formatChange(c: Change, first: boolean): string {

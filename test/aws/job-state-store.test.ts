@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoJobStateStore } from '../../functions/aws/job-control-store';
+import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { DependencyError } from '../../functions/protocol/errors';
 import type { JobState } from '../../functions/protocol/job-state';
 import { applyUpdate, evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';

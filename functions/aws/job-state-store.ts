@@ -4,8 +4,8 @@
  * the row as it is (ReturnValuesOnConditionCheckFailure: ALL_OLD), so the caller decides again without a read.
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { JobStateChange, JobStateStore, JobStateWrite } from '../protocol/job-control';
 import { type JobState, jobStateKeyOf } from '../protocol/job-state';
+import type { JobStateChange, JobStateStore, JobStateWrite } from '../protocol/ports';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 
 /** The job-state rows of one occurrence table (JobStateStore). */
