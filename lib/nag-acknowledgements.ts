@@ -9,7 +9,16 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct, type IConstruct } from 'constructs';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import type { JobWorker } from './job-worker';
-import type { ScheduledJobs } from './scheduled-jobs';
+
+/** What the acknowledgements name of a ScheduledJobs: the shared pieces, as ScheduledJobs has them. */
+export interface AcknowledgedPieces extends IConstruct {
+  readonly reportBucket: IConstruct;
+  readonly reportReadyQueue: IConstruct;
+  readonly triggerFunction: lambda.IFunction;
+  readonly notifierFunction: lambda.IFunction;
+  readonly notifierFailureQueue: IConstruct;
+  readonly schedules: { readonly deadLetterQueue: IConstruct; readonly group: { readonly scheduleGroupName: string } };
+}
 
 export interface NagAcknowledgement {
   readonly id: string;
@@ -34,7 +43,7 @@ const roleOf = (fn: lambda.IFunction): IConstruct => {
 };
 
 /** A worker's report objects, one wildcard per job it runs: acknowledged as each job is added. */
-export function acknowledgeWorkerReportFindings(jobs: ScheduledJobs, worker: JobWorker, jobId: string): void {
+export function acknowledgeWorkerReportFindings(jobs: AcknowledgedPieces, worker: JobWorker, jobId: string): void {
   acknowledge(roleOf(worker.function), {
     id: wildcard(`${arnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}${jobId}/*`),
     reason:
@@ -57,7 +66,7 @@ export function acknowledgeVpcAccessFindings(worker: JobWorker): void {
  * The role aws-scheduler-targets creates for the schedules, one per stack and target function: it exists once the
  * first schedule does, so this is called as each job is added (acknowledging twice is harmless).
  */
-export function acknowledgeSchedulerRoleFindings(jobs: ScheduledJobs): void {
+export function acknowledgeSchedulerRoleFindings(jobs: AcknowledgedPieces): void {
   const schedulerRoles = Stack.of(jobs).node.children.filter((c) => c.node.id.startsWith('SchedulerRoleForTarget'));
   for (const role of schedulerRoles) {
     acknowledge(role, {
@@ -73,7 +82,7 @@ export function acknowledgeSchedulerRoleFindings(jobs: ScheduledJobs): void {
  * The two wildcards of grantOperateJobs, on the grantee when it is a construct of the app (a role it defines); a
  * principal from elsewhere has no policy in this stack to check.
  */
-export function acknowledgeOperatorFindings(jobs: ScheduledJobs, grantee: iam.IGrantable): void {
+export function acknowledgeOperatorFindings(jobs: AcknowledgedPieces, grantee: iam.IGrantable): void {
   const principal = grantee.grantPrincipal;
   if (!Construct.isConstruct(principal)) return;
   const group = Stack.of(jobs).resolve(jobs.schedules.group.scheduleGroupName) as unknown;
@@ -95,7 +104,7 @@ export function acknowledgeOperatorFindings(jobs: ScheduledJobs, grantee: iam.IG
   );
 }
 
-export function acknowledgeNagFindings(jobs: ScheduledJobs): void {
+export function acknowledgeNagFindings(jobs: AcknowledgedPieces): void {
   acknowledge(roleOf(jobs.notifierFunction), {
     id: wildcard('*'),
     reason:
