@@ -18,7 +18,7 @@ import { exportLines, ndjsonExportJob } from '../functions/jobs/ndjson-export';
 import type { ResumableOccurrence } from '../functions/protocol/checkpoint';
 import { withDefaults } from '../functions/protocol/job-settings';
 import { isoSeconds } from '../functions/protocol/occurrence';
-import { startMotoServer } from './local/moto-server';
+import { startMotoServer } from '../testing/local/moto-server';
 import { LocalPipeline } from './local/pipeline';
 
 const { values } = parseArgs({

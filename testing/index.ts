@@ -9,7 +9,7 @@
  *
  * Nothing under functions/ or lib/ imports this folder: it is for tests and local runs only.
  */
-export { type MotoServer, MotoUnavailableError, startMotoServer } from '../scripts/local/moto-server';
+
 export { AssemblyError, JobDidNotStopError, TestingError } from './errors';
 export {
   FAKE_JOB_ID,
@@ -30,6 +30,7 @@ export type {
 export { describeApp, readLocalApp } from './local/app-model';
 export { listStacks, readStack, type StackArtifact } from './local/cloud-assembly';
 export { formatLocalRun } from './local/format';
+export { type MotoServer, MotoUnavailableError, startMotoServer } from './local/moto-server';
 export {
   type KeptLocalRun,
   LOCAL_RUN_LIMITS,

@@ -15,8 +15,8 @@ import { pause } from '../../functions/protocol/transient-retry';
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { ENV, requireEnv } from '../../functions/runtime-env';
 import { createWorkerHandler } from '../../functions/worker';
-import { serializeEmulatorRequests } from './local-aws';
-import { SqsEventSource } from './sqs-event-source';
+import { serializeEmulatorRequests } from '../../testing/local/local-aws';
+import { SqsEventSource } from '../../testing/local/sqs-event-source';
 
 const emit =
   (level: string) =>

@@ -7,7 +7,7 @@ import { documentClient, s3Client, snsClient, sqsClient } from '../../functions/
 import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 import { LocalPipeline, type PipelineOptions } from '../../scripts/local/pipeline';
 
 export interface Emulator {

@@ -22,17 +22,17 @@ import type { Clock } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { scheduleTimes } from '../../functions/protocol/schedule-times';
 import { ENV } from '../../functions/runtime-env';
-import { LOCAL_REGION, type LocalClients, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
-import { type LambdaContext, lambdaContext, SqsEventSource } from '../../scripts/local/sqs-event-source';
-import { StreamEventSource } from '../../scripts/local/stream-event-source';
 import { AssemblyError } from '../errors';
 import { type FunctionSpec, type LocalApp, readLocalApp, type ScheduleSpec } from './app-model';
 import { passesFilters, sqsRecordForFilter } from './event-filter';
 import { type FunctionEnv, FunctionSandbox } from './function-sandbox';
 import { type ResolveContext, resolveString, UnresolvedReference } from './intrinsics';
+import { LOCAL_REGION, type LocalClients, localClients } from './local-aws';
 import { createResources, LOCAL_ACCOUNT } from './local-resources';
+import { type MotoServer, startMotoServer } from './moto-server';
 import { RequestSerializer } from './request-serializer';
+import { type LambdaContext, lambdaContext, SqsEventSource } from './sqs-event-source';
+import { StreamEventSource } from './stream-event-source';
 import { judgeRow, type VerdictContext } from './verdict';
 
 export interface RunLocallyOptions {
