@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { exportLines, ndjsonExportJob } from '../examples/sample-app/jobs/ndjson-export';
 import { documentClient, s3Client, sqsClient } from '../functions/aws/clients';
-import { exportLines, ndjsonExportJob } from '../functions/jobs/ndjson-export';
 import type { ResumableOccurrence } from '../functions/protocol/checkpoint';
 import { withDefaults } from '../functions/protocol/job-settings';
 import { isoSeconds } from '../functions/protocol/occurrence';

@@ -1,5 +1,5 @@
 /**
- * A worker of its own process running the sample export (functions/jobs/ndjson-export.ts) against the emulator,
+ * A worker of its own process running the sample export (examples/sample-app/jobs/ndjson-export.ts) against the emulator,
  * for the tests and scripts that kill a worker mid-segment (test/integration/long-jobs.test.ts). It takes what the
  * local pipeline set in the environment (the emulator's endpoint, the table, queue and bucket, JOB_SETTINGS) plus
  * EXPORT_OPTIONS (JSON: ExportOptions without pace) and EXPORT_PACE_MS, polls the job queue with one poller and
@@ -7,8 +7,9 @@
  *
  *   tsx scripts/local/export-worker-process.ts
  */
+
+import { ndjsonExportJob } from '../../examples/sample-app/jobs/ndjson-export';
 import { documentClient, s3Client, sqsClient } from '../../functions/aws/clients';
-import { ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import { parseJobSettingsList } from '../../functions/protocol/job-settings';
 import type { Logger } from '../../functions/protocol/ports';
 import { pause } from '../../functions/protocol/transient-retry';

@@ -9,8 +9,8 @@ import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { runJobNow, type ScheduledJob } from '../../functions/protocol/job-control';
 import type { JobSettings, OverlapPolicy } from '../../functions/protocol/job-settings';
 import { type Clock, systemClock } from '../../functions/protocol/ports';
-import { LOCAL_WORKER } from '../../testing/local/local-aws';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
+import { LOCAL_WORKER } from '../../testing/local/local-aws';
 import { countingJob, JOB_ID, pipeline, testSettings, useMoto, waitForStatus } from './emulator';
 
 const emulator = useMoto();

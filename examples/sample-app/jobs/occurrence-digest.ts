@@ -3,9 +3,9 @@
  * It needs no outside data, so a fresh deployment produces a real report on its first run.
  */
 
-import type { OccurrenceReader } from '../aws/occurrence-reader';
-import { isoSeconds, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
-import type { JobDefinition, ReportBody } from '../protocol/ports';
+import type { OccurrenceReader } from '../../../functions/aws/occurrence-reader';
+import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../../functions/protocol/occurrence';
+import type { JobDefinition, ReportBody } from '../../../functions/protocol/ports';
 
 export const DIGEST_PERIOD_MS = 24 * 60 * 60 * 1000;
 

@@ -2,10 +2,10 @@
  * The sample's worker entry: the occurrence digest as a job with a worker of its own (bin/app.ts gives it the
  * table read grant it needs).
  */
-import { documentClient } from '../aws/clients';
-import { DynamoOccurrenceReader } from '../aws/occurrence-reader';
-import { defineJob } from '../index';
-import { ENV, requireEnv } from '../runtime-env';
+import { documentClient } from '../../../functions/aws/clients';
+import { DynamoOccurrenceReader } from '../../../functions/aws/occurrence-reader';
+import { defineJob } from '../../../functions/index';
+import { ENV, requireEnv } from '../../../functions/runtime-env';
 import { occurrenceDigestJob } from './occurrence-digest';
 
 export const handler = defineJob(
