@@ -4,7 +4,8 @@
  * heartbeats, the write-once commit of the report, the retries) is the package's part and tested there.
  */
 import { setMaxListeners } from 'node:events';
-import { checkJobDefinition, type JobHandler } from '../functions/index';
+import { checkJobDefinition } from '../functions/check-job-definition';
+import type { JobHandler } from '../functions/index';
 import { JobTimeoutError } from '../functions/protocol/errors';
 import { JOB_SIGNAL_MAX_LISTENERS } from '../functions/protocol/lease-guard';
 import { iso, isoSeconds, type Occurrence } from '../functions/protocol/occurrence';

@@ -45,6 +45,8 @@ const RULES: readonly LayerRule[] = [
   },
   // The test kit users import: it may use the functions, the schedule evaluator and the local emulation, nothing of ours.
   { from: 'testing', mustNotImport: ['bin', 'sim', 'test', 'bench'] },
+  // The operator actions' entry point: the protocol's actions, the AWS adapters and the CLI's job catalogue.
+  { from: 'operations', mustNotImport: ['lib', 'scripts', 'sim', 'test', 'testing', 'bench'] },
   { from: 'sim', mustNotImport: ['test', 'scripts', 'bin', 'testing'] },
   { from: 'bench', mustNotImport: ['test', 'bin'] },
 ];

@@ -188,9 +188,21 @@ interface LoadedFunction {
  * Run the jobs of a synthesized app locally, end to end, and return the occurrences as they ended, each judged
  * against its job's policies.
  *
+ * @param options - where the cloud assembly is, which jobs, how many occurrences each, and the emulator to use.
+ * @returns every occurrence as it ended, `ok` when each ended as its job's policies dictate; with `keep: true` the
+ *   emulator and its resources stay up until `stop()`.
+ * @throws AssemblyError when the cloud assembly cannot be read or run; MotoUnavailableError when no moto_server
+ *   can be found or installed and no `endpoint` was given.
+ *
  * @example
+ * ```ts
+ * // after `npx cdk synth --quiet`
+ * import { runLocally } from 'scheduled-jobs-stack/testing';
+ *
  * const run = await runLocally({ assemblyDir: 'cdk.out', count: 2 });
- * console.log(formatLocalRun(run));
+ * expect(run.ok).toBe(true);
+ * expect(run.rows.map((row) => row.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+ * ```
  */
 export async function runLocally(options: RunLocallyOptions & { readonly keep: true }): Promise<KeptLocalRun>;
 export async function runLocally(options?: RunLocallyOptions): Promise<LocalRun>;
