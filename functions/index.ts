@@ -2,24 +2,19 @@
  * The runtime API (`scheduled-jobs-stack/runtime`): what a job's or a worker's entry file imports, and nothing
  * operator-side (pause, resume, run and retry are `scheduled-jobs-stack/operations`).
  *
- *   // one job, one worker of its own: jobs.addJob('daily-digest', { schedule, entry: 'src/jobs/daily-digest.ts' })
- *   export const handler = defineJob({ reportExtension: 'md', async run(occurrence, { signal, logger }) { ... } });
+ * ```ts
+ * // one job, one worker of its own: jobs.addJob('daily-digest', { schedule, entry: 'src/jobs/daily-digest.ts' })
+ * export const handler = defineJob({ reportExtension: 'md', async run(occurrence, { signal, logger }) { ... } });
  *
- *   // several jobs in one worker: jobs.addWorker('exports', { entry: 'src/workers/exports.ts' }), addJob(..., { worker })
- *   export const handler = defineWorker({ jobs: { 'weekly-export': weeklyExport, 'monthly-export': monthlyExport } });
+ * // several jobs in one worker: jobs.addWorker('exports', { entry: 'src/workers/exports.ts' }), addJob(..., { worker })
+ * export const handler = defineWorker({ jobs: { 'weekly-export': weeklyExport, 'monthly-export': monthlyExport } });
+ * ```
  *
  * The handler is built on its first invocation, from the settings the stack gives this worker (JOB_SETTINGS), so
  * importing the file (a unit test, the bundler) touches neither the environment nor AWS.
  *
  * @packageDocumentation
  */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { checkJobDefinition } from './check-job-definition';
-import { parseJobSettingsList } from './protocol/job-settings';
-import type { JobDefinition } from './protocol/ports';
-import { ENV } from './runtime-env';
-import { createWorkerHandler, type WorkerHandler } from './worker';
-
 export type { Fence } from './protocol/checkpoint';
 // The errors a job meets: its signal's reason (yield, lost lease, time limit) and a refused checkpoint; the base
 // class tells this package's errors from a job's own.
@@ -41,6 +36,13 @@ export type { JobContext, JobDefinition, LogFields, Logger, ReportBody } from '.
 export type { ReportWriter, StreamedReport } from './protocol/report-writer';
 export type { RunContext } from './protocol/resumable-run';
 export type { WorkerHandler } from './worker';
+
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { checkJobDefinition } from './check-job-definition';
+import { parseJobSettingsList } from './protocol/job-settings';
+import type { JobDefinition } from './protocol/ports';
+import { ENV } from './runtime-env';
+import { createWorkerHandler, type WorkerHandler } from './worker';
 
 /** A worker's Lambda handler that is also one job's definition, so defineWorker can take it as one of its jobs. */
 export interface JobHandler extends WorkerHandler {

@@ -3,9 +3,11 @@
  * functions the occurrences CLI runs, with every adapter they need. connectJobOperations builds the adapters from
  * the stack's outputs; the AWS SDK clients are the only other import an operator's tool needs.
  *
- *   const ops = connectJobOperations({ tableName, scheduleGroupName, workerQueueUrls });
- *   await pauseJob(ops, 'weekly-export', { note: 'database migration', by: 'alice' });
- *   await resumeJob(ops, await ops.job('weekly-export'), { by: 'alice' });
+ * ```ts
+ * const ops = connectJobOperations({ tableName, scheduleGroupName, workerQueueUrls });
+ * await pauseJob(ops, 'weekly-export', { note: 'database migration', by: 'alice' });
+ * await resumeJob(ops, await ops.job('weekly-export'), { by: 'alice' });
+ * ```
  *
  * Nothing here runs in a worker: a job's entry file imports `scheduled-jobs-stack/runtime`.
  *

@@ -43,7 +43,10 @@ export interface OperationsTarget {
    * @defaultValue none
    */
   readonly workerQueueUrls?: Readonly<Record<string, string>>;
-  /** @defaultValue clients with the SDK's default configuration (region and credentials from the environment) */
+  /**
+   * The AWS SDK clients to use, for a region, credentials or an endpoint of their own.
+   * @defaultValue clients with the SDK's default configuration (region and credentials from the environment)
+   */
   readonly clients?: OperationsClients;
   /** The time the actions record. @defaultValue the system clock */
   readonly clock?: Clock;
@@ -81,6 +84,7 @@ export interface JobOperations {
 
 /** The schedule group has no schedule for the job: it is disabled in the app, or not deployed at all. */
 export class JobNotFoundError extends ScheduledJobsError {
+  /** The error's name, kept through bundling and minification. */
   override readonly name = 'JobNotFoundError';
 
   /**
@@ -88,6 +92,7 @@ export class JobNotFoundError extends ScheduledJobsError {
    * @param message - which jobs the group has.
    */
   constructor(
+    /** The job that was looked up. */
     readonly jobId: string,
     message: string,
   ) {

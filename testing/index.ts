@@ -2,11 +2,13 @@
  * The test kit (`scheduled-jobs-stack/testing`): test a job without AWS, and run a synthesized app's jobs on this
  * machine against moto.
  *
- *   // a job's unit test
- *   const { report, logs } = await testJob(handler, { occurrence: { scheduledTime: '2026-11-30T06:00:00Z' } });
+ * ```ts
+ * // a job's unit test
+ * const { report, logs } = await testJob(handler, { occurrence: { scheduledTime: '2026-11-30T06:00:00Z' } });
  *
- *   // the app's jobs from `cdk synth`, end to end on moto
- *   const run = await runLocally({ assemblyDir: 'cdk.out' });
+ * // the app's jobs from `cdk synth`, end to end on moto
+ * const run = await runLocally({ assemblyDir: 'cdk.out' });
+ * ```
  *
  * Nothing under functions/ or lib/ imports this folder: it is for tests and local runs only. The emulator's
  * pieces (the moto server, the cloud assembly readers, the event sources) are internal modules of testing/local/.

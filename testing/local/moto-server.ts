@@ -22,6 +22,7 @@ const READY_POLL_MS = 100;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
 
+/** No moto_server could be found or installed; the message says what to install. */
 export class MotoUnavailableError extends Error {
   override readonly name = 'MotoUnavailableError';
 }

@@ -35,6 +35,7 @@ import { type LambdaContext, lambdaContext, SqsEventSource } from './sqs-event-s
 import { StreamEventSource } from './stream-event-source';
 import { judgeRow, type VerdictContext } from './verdict';
 
+/** What runLocally runs and how: every member has a default, so `runLocally()` runs `cdk.out` as synthesized. */
 export interface RunLocallyOptions {
   /** `cdk synth`'s output folder. Default `cdk.out`. */
   readonly assemblyDir?: string;
@@ -84,6 +85,7 @@ export interface RunLocallyOptions {
   readonly onLog?: (line: LocalLogLine) => void;
 }
 
+/** One line a function printed during the run, with the function that printed it. */
 export interface LocalLogLine {
   /** The function's label: `trigger`, `worker <id>`, `notifier`. */
   readonly fn: string;
@@ -91,6 +93,7 @@ export interface LocalLogLine {
   readonly line: string;
 }
 
+/** One occurrence as the run left it in the table, judged against its job's policies. */
 export interface LocalRunRow extends OccurrenceKey {
   readonly worker?: string;
   readonly status: Occurrence['status'] | 'MISSING';
@@ -137,6 +140,7 @@ export interface LocalResourceNames {
   readonly cliOptions: readonly string[];
 }
 
+/** What runLocally did: each occurrence as it ended and whether it ended as its policies dictate (`ok`). */
 export interface LocalRun {
   readonly stackName: string;
   /**
@@ -205,6 +209,7 @@ interface LoadedFunction {
  * ```
  */
 export async function runLocally(options: RunLocallyOptions & { readonly keep: true }): Promise<KeptLocalRun>;
+/** Run the jobs of a synthesized app locally and stop the emulator afterwards (see the first overload). */
 export async function runLocally(options?: RunLocallyOptions): Promise<LocalRun>;
 export async function runLocally(options: RunLocallyOptions = {}): Promise<LocalRun | KeptLocalRun> {
   const assemblyDir = path.resolve(options.assemblyDir ?? 'cdk.out');
