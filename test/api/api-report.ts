@@ -1,6 +1,6 @@
 /**
  * Reads an API report (api/*.api.md, written by API Extractor): its exported symbols and the declarations it marks
- * `// (undocumented)`. test/package/api-report.test.ts uses it.
+ * `// (undocumented)`. test/api/api-report.test.ts uses it.
  */
 
 /** One declaration of a report: its name, the exported symbol it belongs to (itself at the top level), documented or not. */
