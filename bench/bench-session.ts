@@ -6,9 +6,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { documentClient, s3Client, snsClient, sqsClient } from '../functions/aws/clients';
 import type { JobSettings } from '../functions/protocol/job-settings';
 import type { JobDefinition } from '../functions/protocol/ports';
-import { LOCAL_REGION } from '../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../scripts/local/moto-server';
 import { type HandlerName, LocalPipeline } from '../scripts/local/pipeline';
+import { LOCAL_REGION } from '../testing/local/local-aws';
+import { type MotoServer, startMotoServer } from '../testing/local/moto-server';
 import { CapacityLedger } from './capacity-ledger';
 import { type RecordedRequest, RequestRecorder, recordRequests } from './request-recorder';
 

@@ -10,8 +10,8 @@ import { type JobSettings, withDefaults } from '../functions/protocol/job-settin
 import type { JobDefinition } from '../functions/protocol/ports';
 import type { ReconcileThresholds } from '../functions/protocol/reconcile';
 import { createReconcilerHandler } from '../functions/reconciler';
-import { LOCAL_WORKER } from '../scripts/local/local-aws';
 import type { LocalPipeline } from '../scripts/local/pipeline';
+import { LOCAL_WORKER } from '../testing/local/local-aws';
 import type { BenchSession, HandlerTiming } from './bench-session';
 import { type CapacityEntry, type CapacityTotals, sumCapacity } from './capacity-ledger';
 import type { RecordedRequest, RequestRole } from './request-recorder';

@@ -1,51 +1,59 @@
 /**
- * The runtime API (`<package>/runtime`): what a worker's entry file imports to define its jobs, and the operator
- * actions on a job (pauseJob, resumeJob, runJobNow, describeJob) with their AWS adapters.
+ * The runtime API (`scheduled-jobs-stack/runtime`): what a job's or a worker's entry file imports, and nothing
+ * operator-side (pause, resume, run and retry are `scheduled-jobs-stack/operations`).
  *
- *   // one job, one worker of its own: addJob({ id, schedule, entry: 'src/jobs/daily-digest.ts' })
- *   export const handler = defineJob({ reportExtension: 'md', async run(occurrence, { signal, logger }) { ... } });
+ * ```ts
+ * // one job, one worker of its own: jobs.addJob('daily-digest', { schedule, entry: 'src/jobs/daily-digest.ts' })
+ * export const handler = defineJob({ reportExtension: 'md', async run(occurrence, { signal, logger }) { ... } });
  *
- *   // several jobs in one worker: addWorker('exports', { entry: 'src/workers/exports.ts' }), addJob({ ..., worker })
- *   export const handler = defineWorker({ jobs: { 'weekly-export': weeklyExport, 'monthly-export': monthlyExport } });
+ * // several jobs in one worker: jobs.addWorker('exports', { entry: 'src/workers/exports.ts' }), addJob(..., { worker })
+ * export const handler = defineWorker({ jobs: { 'weekly-export': weeklyExport, 'monthly-export': monthlyExport } });
+ * ```
  *
  * The handler is built on its first invocation, from the settings the stack gives this worker (JOB_SETTINGS), so
  * importing the file (a unit test, the bundler) touches neither the environment nor AWS.
+ *
+ * @packageDocumentation
  */
+export type { Fence } from './protocol/checkpoint';
+// The errors a job meets: its signal's reason (yield, lost lease, time limit) and a refused checkpoint; the base
+// class tells this package's errors from a job's own.
+export {
+  CheckpointRejectedError,
+  JobTimeoutError,
+  LeaseLostError,
+  ScheduledJobsError,
+  YieldRequestedError,
+} from './protocol/errors';
+export {
+  type AttemptRecord,
+  type Occurrence,
+  type OccurrenceKey,
+  OccurrenceStatus,
+  SkipReason,
+} from './protocol/occurrence';
+export type {
+  JobContext,
+  JobDefinition,
+  LogFields,
+  Logger,
+  ReportBody,
+  ReportWriter,
+  RunContext,
+  StreamedReport,
+} from './protocol/ports';
+export type { WorkerHandler } from './worker';
+
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { checkJobDefinition } from './check-job-definition';
 import { parseJobSettingsList } from './protocol/job-settings';
 import type { JobDefinition } from './protocol/ports';
 import { ENV } from './runtime-env';
 import { createWorkerHandler, type WorkerHandler } from './worker';
 
-// The operator actions (job-control.ts) and the adapters they run on, for an operator's own tooling: the same
-// functions the occurrences CLI calls. A worker's bundle leaves them out (nothing of a worker imports them).
-export { DynamoJobStateStore } from './aws/job-state-store';
-export { DynamoOccurrenceStore } from './aws/occurrence-store';
-export { SchedulerScheduleSwitch } from './aws/schedule-switch';
-export { SqsWorkQueue } from './aws/work-queue';
-export {
-  type CatchUp,
-  describeJob,
-  type JobDescription,
-  type JobStateStore,
-  type OccurrenceHistory,
-  type PauseResult,
-  pauseJob,
-  type ResumeResult,
-  type RunResult,
-  resumeJob,
-  runJobNow,
-  type ScheduledJob,
-} from './protocol/job-control';
-export type { JobState } from './protocol/job-state';
-export type { Occurrence, OccurrenceKey } from './protocol/occurrence';
-export type { JobContext, JobDefinition, Logger, ReportBody } from './protocol/ports';
-export { systemClock } from './protocol/ports';
-export type { TriggerDeps } from './protocol/record-occurrence';
-export { createWorkerHandler, type WorkerHandler, type WorkerOptions } from './worker';
-
 /** A worker's Lambda handler that is also one job's definition, so defineWorker can take it as one of its jobs. */
 export interface JobHandler extends WorkerHandler {
+  /** The job definition defineJob was given. */
   readonly definition: JobDefinition;
 }
 
@@ -63,6 +71,25 @@ function lazyHandler(build: () => WorkerHandler): WorkerHandler {
 /**
  * One job, and the handler of a worker that runs just it: the worker's one job id comes from the stack (the job
  * whose `entry` this file is). Put it in `defineWorker({ jobs })` to run it in a worker with others.
+ *
+ * @param definition - the job: its report's extension and its `run(occurrence, context)`.
+ * @returns the Lambda handler to export as `handler`; it carries the definition for defineWorker and testJob.
+ * @throws TypeError at import when the definition is not a job (no `run`, a bad `reportExtension`).
+ *
+ * @example
+ * ```ts
+ * // src/jobs/daily-digest.ts, the entry of jobs.addJob('daily-digest', { schedule, entry: 'src/jobs/daily-digest.ts' })
+ * import { defineJob } from 'scheduled-jobs-stack/runtime';
+ *
+ * export const handler = defineJob({
+ *   reportExtension: 'md',
+ *   async run(occurrence, { signal, logger }) {
+ *     logger.info('writing the digest', { scheduledTime: occurrence.scheduledTime });
+ *     const body = await buildDigest(occurrence.scheduledTime, signal);
+ *     return { body, contentType: 'text/markdown; charset=utf-8' };
+ *   },
+ * });
+ * ```
  */
 export function defineJob(definition: JobDefinition): JobHandler {
   checkJobDefinition(definition, 'defineJob');
@@ -80,7 +107,23 @@ export function defineJob(definition: JobDefinition): JobHandler {
   return Object.assign(handler, { definition });
 }
 
-/** The handler of a worker shared by several jobs: their definitions (or defineJob handlers) by job id. */
+/**
+ * The handler of a worker shared by several jobs: their definitions (or defineJob handlers) by job id, each id the
+ * one the stack gives `addJob`.
+ *
+ * @param options - `jobs`: each job's definition or defineJob handler, by job id.
+ * @returns the Lambda handler to export as `handler` from the worker's entry file.
+ * @throws TypeError at import when one of the jobs is not a job definition.
+ *
+ * @example
+ * ```ts
+ * // src/workers/exports.ts, the entry of jobs.addWorker('exports', { entry: 'src/workers/exports.ts' })
+ * import { defineWorker } from 'scheduled-jobs-stack/runtime';
+ * import { monthlyExport, weeklyExport } from '../jobs/exports';
+ *
+ * export const handler = defineWorker({ jobs: { 'weekly-export': weeklyExport, 'monthly-export': monthlyExport } });
+ * ```
+ */
 export function defineWorker(options: {
   readonly jobs: Readonly<Record<string, JobDefinition | JobHandler>>;
 }): WorkerHandler {
@@ -92,17 +135,4 @@ export function defineWorker(options: {
     }),
   );
   return lazyHandler(() => createWorkerHandler({ jobs }));
-}
-
-/**
- * Whether a value is a job definition, with `where` in the message. Fails at import (in the user's tests and at the
- * first cold start) rather than on the first message; testing/ uses the same rule.
- */
-export function checkJobDefinition(definition: JobDefinition, where: string): void {
-  if (typeof definition !== 'object' || definition === null || typeof definition.run !== 'function')
-    throw new TypeError(`${where}: a job is an object with run(occurrence, { signal, logger })`);
-  if (typeof definition.reportExtension !== 'string' || !/^[A-Za-z0-9]{1,16}$/.test(definition.reportExtension))
-    throw new TypeError(
-      `${where}.reportExtension: must be 1-16 letters or digits such as 'md' or 'json', got ${JSON.stringify(definition.reportExtension)}`,
-    );
 }

@@ -13,6 +13,7 @@ import { normaliseScheduledTime } from '../functions/protocol/occurrence';
 import { AssemblyError } from '../testing/errors';
 import { formatLocalRun } from '../testing/local/format';
 import { waitForCtrlC } from '../testing/local/keep';
+import { MotoUnavailableError } from '../testing/local/moto-server';
 import {
   type KeptLocalRun,
   LOCAL_RUN_LIMITS,
@@ -20,7 +21,6 @@ import {
   type RunLocallyOptions,
   runLocally,
 } from '../testing/local/run-locally';
-import { MotoUnavailableError } from './local/moto-server';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT_DIR = path.join(ROOT, '.local');

@@ -13,12 +13,12 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { exportLines, ndjsonExportJob } from '../examples/sample-app/jobs/ndjson-export';
 import { documentClient, s3Client, sqsClient } from '../functions/aws/clients';
-import { exportLines, ndjsonExportJob } from '../functions/jobs/ndjson-export';
 import type { ResumableOccurrence } from '../functions/protocol/checkpoint';
 import { withDefaults } from '../functions/protocol/job-settings';
 import { isoSeconds } from '../functions/protocol/occurrence';
-import { startMotoServer } from './local/moto-server';
+import { startMotoServer } from '../testing/local/moto-server';
 import { LocalPipeline } from './local/pipeline';
 
 const { values } = parseArgs({

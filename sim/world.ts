@@ -37,7 +37,7 @@ import {
   pauseJob,
   type ResumeResult,
   resumeJob,
-  type ScheduledJob,
+  type DeployedJob,
 } from '../functions/protocol/job-control';
 import { type JobSettings, type OverlapPolicy, withDefaults } from '../functions/protocol/job-settings';
 import { isJobStateKey } from '../functions/protocol/job-state';
@@ -607,7 +607,7 @@ export class World implements NetworkHost {
   }
 
   /** The deployed job as the operator's resume reads it from Scheduler. */
-  private scheduledJob(): ScheduledJob {
+  private scheduledJob(): DeployedJob {
     const state = this.schedule.enabled ? 'ENABLED' : 'DISABLED';
     return { id: JOB_ID, schedule: scheduleOf(this.scenario), timeZone: 'UTC', state, route: this.route };
   }

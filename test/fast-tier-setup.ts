@@ -5,8 +5,8 @@
  */
 import { vi } from 'vitest';
 
-vi.mock('../scripts/local/moto-server', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../scripts/local/moto-server')>()),
+vi.mock('../testing/local/moto-server', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../testing/local/moto-server')>()),
   startMotoServer: async () => {
     throw new Error(
       'This test file starts moto, but test/tiers.mts put it in the fast tier: name the helper that starts moto in ' +

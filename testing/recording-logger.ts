@@ -3,10 +3,14 @@
  */
 import type { LogFields, Logger } from '../functions/protocol/ports';
 
+/** The Logger method an entry was logged with. */
 export type LogLevel = 'info' | 'warn' | 'error';
 
+/** One call of the logger, as recorded. */
 export interface LogEntry {
+  /** The method it was logged with. */
   readonly level: LogLevel;
+  /** The message as given. */
   readonly message: string;
   /** The fields as given (an empty object when none were). */
   readonly fields: LogFields;
@@ -14,6 +18,7 @@ export interface LogEntry {
   readonly at: number;
 }
 
+/** A Logger that keeps every entry it is given, to assert on. */
 export interface RecordingLogger extends Logger {
   /** Every entry so far, oldest first. The array grows as the job logs. */
   readonly entries: readonly LogEntry[];
@@ -22,10 +27,14 @@ export interface RecordingLogger extends Logger {
 /**
  * A logger that records each entry, for a job's tests.
  *
+ * @param clock - where each entry's time comes from. Default: the system clock.
+ *
  * @example
+ * ```ts
  * const logger = recordingLogger();
  * await expect(testJob(job, { logger })).rejects.toThrow('upstream down');
  * expect(logger.entries.map((e) => e.message)).toContain('fetching orders');
+ * ```
  */
 export function recordingLogger(clock: { now(): number } = Date): RecordingLogger {
   const entries: LogEntry[] = [];

@@ -13,10 +13,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { MotoUnavailableError } from '../scripts/local/moto-server';
 import { AssemblyError } from './errors';
 import { formatLocalRun } from './local/format';
 import { waitForCtrlC } from './local/keep';
+import { MotoUnavailableError } from './local/moto-server';
 import { type KeptLocalRun, type RunLocallyOptions, runLocally } from './local/run-locally';
 
 export async function main(argv: readonly string[]): Promise<number> {

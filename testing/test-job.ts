@@ -4,7 +4,8 @@
  * heartbeats, the write-once commit of the report, the retries) is the package's part and tested there.
  */
 import { setMaxListeners } from 'node:events';
-import { checkJobDefinition, type JobHandler } from '../functions/index';
+import { checkJobDefinition } from '../functions/check-job-definition';
+import type { JobHandler } from '../functions/index';
 import { JobTimeoutError } from '../functions/protocol/errors';
 import { JOB_SIGNAL_MAX_LISTENERS } from '../functions/protocol/lease-guard';
 import { iso, isoSeconds, type Occurrence } from '../functions/protocol/occurrence';
@@ -15,6 +16,7 @@ import { JobDidNotStopError } from './errors';
 import { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';
 import { type LogEntry, recordingLogger } from './recording-logger';
 
+/** How testJob runs the job: the occurrence it gets, when its signal aborts, the logger it logs to. */
 export interface TestJobOptions {
   /** The occurrence to run, or fields laid over fakeOccurrence()'s. Default: fakeOccurrence() (at the clock's time). */
   readonly occurrence?: FakeOccurrenceFields;
@@ -56,6 +58,7 @@ export interface AbortedRun extends Common {
   readonly error?: unknown;
 }
 
+/** What testJob gives back: a completed run, or one whose signal was aborted (`aborted: true`). */
 export type TestJobResult = CompletedRun | AbortedRun;
 
 export const DEFAULT_STOP_WITHIN_MS = 1_000;
@@ -63,18 +66,28 @@ export const DEFAULT_STOP_WITHIN_MS = 1_000;
 /**
  * Run a job once, as the worker would, and return its report and what it logged.
  *
- * @param job a JobDefinition, or the handler `defineJob` returns.
+ * @param job - a JobDefinition, or the handler `defineJob` returns.
+ * @param options - the occurrence the job gets (a fakeOccurrence with these fields), a logger, when to abort.
+ * @returns the report and the log entries; rejects with the job's own error when `run` throws.
+ * @throws JobDidNotStopError when the job's signal was aborted and `run` had not settled `stopWithinMs` later.
+ *
  * @example
+ * ```ts
+ * import { testJob } from 'scheduled-jobs-stack/testing';
+ * import { handler } from '../src/jobs/daily-digest';
+ *
  * const { report, logs } = await testJob(handler, { occurrence: { scheduledTime: '2026-11-30T06:00:00Z' } });
  * expect(report.contentType).toBe('text/markdown; charset=utf-8');
  *
  * const { aborted, error } = await testJob(handler, { abortAfterMs: 50 });
  * expect(aborted).toBe(true); // and the job stopped within stopWithinMs (1 s by default)
+ * ```
  */
 export function testJob(
   job: JobDefinition | JobHandler,
   options?: TestJobOptions & { readonly abortAfterMs?: undefined; readonly signal?: undefined },
 ): Promise<CompletedRun>;
+/** Run a job once with options that may abort it (`abortAfterMs`, `signal`): the result says whether it was aborted. */
 export function testJob(job: JobDefinition | JobHandler, options: TestJobOptions): Promise<TestJobResult>;
 export async function testJob(job: JobDefinition | JobHandler, options: TestJobOptions = {}): Promise<TestJobResult> {
   const definition = definitionOf(job);

@@ -51,9 +51,9 @@ export class ScheduledJobsStack extends Stack {
 }
 
 /** The sample digest job's entry in this repository. */
-export const SAMPLE_DIGEST_ENTRY = path.join(__dirname, '..', '..', 'functions', 'jobs', 'digest-worker.ts');
+export const SAMPLE_DIGEST_ENTRY = path.join(__dirname, 'jobs', 'digest-job.ts');
 /** The sample long job's entry: the NDJSON export, resumable across invocations. */
-export const SAMPLE_EXPORT_ENTRY = path.join(__dirname, '..', '..', 'functions', 'jobs', 'export-worker.ts');
+export const SAMPLE_EXPORT_ENTRY = path.join(__dirname, 'jobs', 'export-job.ts');
 
 function contextString(scope: Construct, key: string): string | undefined {
   const value: unknown = scope.node.tryGetContext(key);

@@ -27,7 +27,7 @@ import { type JobRoute, scheduleEventOf } from './schedule-event';
 import { scheduleTimes } from './schedule-times';
 
 /** A deployed job as the operator actions need it: its schedule and its route (the CLI reads them from Scheduler). */
-export interface ScheduledJob {
+export interface DeployedJob {
   readonly id: string;
   /** The Scheduler expression: `cron(...)`, `rate(...)` or `at(...)`. */
   readonly schedule: string;
@@ -168,7 +168,7 @@ const resumeChange = (by: string, now: number): JobStateChange => ({
  */
 export async function resumeJob(
   deps: ResumeDeps,
-  job: ScheduledJob,
+  job: DeployedJob,
   request: { readonly by: string },
 ): Promise<ResumeResult> {
   const by = checkText('resume by', request.by, MAX_BY_CHARS);
@@ -207,7 +207,7 @@ export async function resumeJob(
 }
 
 /** The fire times in [since, now), sorted into the window, the retention and older, and recorded. */
-async function catchUpSince(deps: ResumeDeps, job: ScheduledJob, since: number): Promise<CatchUp> {
+async function catchUpSince(deps: ResumeDeps, job: DeployedJob, since: number): Promise<CatchUp> {
   const now = deps.clock.now();
   const windowMs = (job.route.catchupWindowSeconds ?? job.route.deadlineSeconds) * 1000;
   const retentionMs = job.route.retentionDays * 86_400_000;
@@ -236,7 +236,7 @@ async function catchUpSince(deps: ResumeDeps, job: ScheduledJob, since: number):
 /** Record each time as its schedule would have (a schedule event through recordOccurrence), `concurrency` at once. */
 async function recordTimes(
   trigger: TriggerDeps,
-  job: ScheduledJob,
+  job: DeployedJob,
   times: readonly string[],
   concurrency: number,
 ): Promise<Partial<Record<TriggerResult, number>>> {
@@ -253,14 +253,14 @@ async function recordTimes(
   return results;
 }
 
-const isRate = (job: ScheduledJob): boolean => job.schedule.startsWith('rate(');
+const isRate = (job: DeployedJob): boolean => job.schedule.startsWith('rate(');
 
 /**
  * Where a `rate(...)` schedule's fire times are counted from. Scheduler anchors a rate at the schedule's creation,
  * which the CLI cannot see; the newest occurrence the schedule itself recorded (no `origin`) at or before `before` is
  * a fire time, so it fixes the phase. Without one, `before` itself; a cron or at() schedule needs no anchor.
  */
-function anchorOf(job: ScheduledJob, newestFirst: readonly Occurrence[], before: number): number {
+function anchorOf(job: DeployedJob, newestFirst: readonly Occurrence[], before: number): number {
   if (!isRate(job)) return before;
   const fired = newestFirst.find((r) => r.origin === undefined && Date.parse(r.scheduledTime) <= before);
   return fired === undefined ? before : Date.parse(fired.scheduledTime);
@@ -270,7 +270,7 @@ function anchorOf(job: ScheduledJob, newestFirst: readonly Occurrence[], before:
 const ANCHOR_ROWS = 100;
 
 /** The job's fire times at or after `from`; a rate counted from `anchor` (at or before `from`). */
-function* firesFrom(job: ScheduledJob, from: number, anchor: number): Generator<Date> {
+function* firesFrom(job: DeployedJob, from: number, anchor: number): Generator<Date> {
   for (const t of scheduleTimes({ schedule: job.schedule, timeZone: job.timeZone }, new Date(anchor))) {
     if (t.getTime() >= from) yield t;
   }
@@ -288,7 +288,7 @@ export type RunResult =
  */
 export async function runJobNow(
   deps: JobControlDeps & { readonly trigger: TriggerDeps },
-  job: ScheduledJob,
+  job: DeployedJob,
   request: { readonly by: string; readonly overlap?: OverlapPolicy },
 ): Promise<RunResult> {
   const by = checkText('run by', request.by, MAX_BY_CHARS);
@@ -319,7 +319,7 @@ export interface OccurrenceCounts {
 }
 
 export interface JobDescription {
-  readonly job: ScheduledJob;
+  readonly job: DeployedJob;
   /** Undefined: the job has no job-state row yet (never paused, never run under a slot). */
   readonly state: JobState | undefined;
   readonly paused: boolean;
@@ -341,7 +341,7 @@ export const DESCRIBE_RECENT = 10;
  */
 export async function describeJob(
   deps: JobControlDeps & { readonly history: OccurrenceHistory },
-  job: ScheduledJob,
+  job: DeployedJob,
   options: { readonly rows?: number } = {},
 ): Promise<JobDescription> {
   const rows = Math.max(options.rows ?? 100, DESCRIBE_RECENT);
@@ -357,7 +357,7 @@ export async function describeJob(
   };
 }
 
-function nextFireTimes(job: ScheduledJob, now: number, anchor: number): string[] {
+function nextFireTimes(job: DeployedJob, now: number, anchor: number): string[] {
   const next: string[] = [];
   for (const t of firesFrom(job, now, anchor)) {
     next.push(isoSeconds(t.getTime()));

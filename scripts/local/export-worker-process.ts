@@ -1,5 +1,5 @@
 /**
- * A worker of its own process running the sample export (functions/jobs/ndjson-export.ts) against the emulator,
+ * A worker of its own process running the sample export (examples/sample-app/jobs/ndjson-export.ts) against the emulator,
  * for the tests and scripts that kill a worker mid-segment (test/integration/long-jobs.test.ts). It takes what the
  * local pipeline set in the environment (the emulator's endpoint, the table, queue and bucket, JOB_SETTINGS) plus
  * EXPORT_OPTIONS (JSON: ExportOptions without pace) and EXPORT_PACE_MS, polls the job queue with one poller and
@@ -7,16 +7,17 @@
  *
  *   tsx scripts/local/export-worker-process.ts
  */
+
+import { ndjsonExportJob } from '../../examples/sample-app/jobs/ndjson-export';
 import { documentClient, s3Client, sqsClient } from '../../functions/aws/clients';
-import { ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import { parseJobSettingsList } from '../../functions/protocol/job-settings';
 import type { Logger } from '../../functions/protocol/ports';
 import { delay } from '../../functions/protocol/transient-retry';
 import { workerLimits } from '../../functions/protocol/worker-limits';
 import { ENV, requireEnv } from '../../functions/runtime-env';
 import { createWorkerHandler } from '../../functions/worker';
-import { serializeEmulatorRequests } from './local-aws';
-import { SqsEventSource } from './sqs-event-source';
+import { serializeEmulatorRequests } from '../../testing/local/local-aws';
+import { SqsEventSource } from '../../testing/local/sqs-event-source';
 
 const emit =
   (level: string) =>

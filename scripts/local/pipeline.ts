@@ -34,10 +34,10 @@ import {
   localClients,
   serializeEmulatorRequests,
   useEmulator,
-} from './local-aws';
+} from '../../testing/local/local-aws';
+import { SqsEventSource } from '../../testing/local/sqs-event-source';
+import { StreamEventSource } from '../../testing/local/stream-event-source';
 import { type FireOutcome, fire, type ScheduledFire } from './scheduler';
-import { SqsEventSource } from './sqs-event-source';
-import { StreamEventSource } from './stream-event-source';
 
 export interface PipelineOptions {
   readonly endpoint: string;

@@ -39,10 +39,18 @@ const RULES: readonly LayerRule[] = [
         mayImport: 'testing',
         why: "npm run local runs this repository's sample as a user's app runs: synth, then runLocally",
       },
+      // The emulator (moto, its clients and resources, the SQS and stream event sources) lives in testing/local/,
+      // where the published runLocally needs it; these scripts drive the same emulator.
+      'scripts/ensure-moto.ts': { mayImport: 'testing', why: 'the command line of testing/local/moto-server.ts' },
+      'scripts/local/pipeline.ts': { mayImport: 'testing', why: 'the local pipeline runs on the emulator' },
+      'scripts/local/export-worker-process.ts': { mayImport: 'testing', why: 'a worker process on the emulator' },
+      'scripts/long-export.ts': { mayImport: 'testing', why: 'runs the local pipeline on moto' },
     },
   },
   // The test kit users import: it may use the functions, the schedule evaluator and the local emulation, nothing of ours.
   { from: 'testing', mustNotImport: ['bin', 'sim', 'test', 'bench'] },
+  // The operator actions' entry point: the protocol's actions, the AWS adapters and the CLI's job catalogue.
+  { from: 'operations', mustNotImport: ['lib', 'scripts', 'sim', 'test', 'testing', 'bench'] },
   { from: 'sim', mustNotImport: ['test', 'scripts', 'bin', 'testing'] },
   { from: 'bench', mustNotImport: ['test', 'bin'] },
 ];

@@ -17,7 +17,7 @@ import { runCli } from '../../bin/occurrences/program';
 import type { Target } from '../../bin/occurrences/target';
 import { DependencyError } from '../../functions/protocol/errors';
 import { DEADLINE_SECONDS_RANGE } from '../../functions/protocol/job-settings';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 import {
   cliDeps,
   createSchedules,

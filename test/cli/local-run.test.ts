@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { isoSeconds, type Occurrence, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
-import { localClients } from '../../scripts/local/local-aws';
 import { type KeptLocalRun, runLocally } from '../../testing';
 import { keptRunCommands, writeLocalRunFile } from '../../testing/local/keep';
+import { localClients } from '../../testing/local/local-aws';
 import { FAILING_JOB, POLICY_JOBS, synthPoliciesApp } from '../testing/fixtures/policies-app';
 import { cliDeps } from './support';
 

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { workerLimits } from '../../functions/protocol/worker-limits';
-import { createResources, type LocalResources, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+import { createResources, type LocalResources, localClients } from '../../testing/local/local-aws';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 import { putRows, row } from './support';
 
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'occurrences', 'bin.cjs');

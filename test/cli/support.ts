@@ -25,8 +25,8 @@ import {
   type LocalClients,
   type LocalResources,
   localClients,
-} from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+} from '../../testing/local/local-aws';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 import { indexed } from '../aws/fixtures';
 
 export const HOURLY = 'hourly-report';

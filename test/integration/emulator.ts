@@ -7,8 +7,8 @@ import { documentClient, s3Client, snsClient, sqsClient } from '../../functions/
 import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
 import { LocalPipeline, type PipelineOptions } from '../../scripts/local/pipeline';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 
 export interface Emulator {
   readonly moto: MotoServer;

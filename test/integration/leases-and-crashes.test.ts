@@ -16,7 +16,7 @@ import { LeaseLostError } from '../../functions/protocol/errors';
 import { reportKeyOf } from '../../functions/protocol/occurrence';
 import type { OccurrenceStore, ReportStore } from '../../functions/protocol/ports';
 import { createWorkerHandler } from '../../functions/worker';
-import { lambdaContext, receiveBatch, sqsEvent } from '../../scripts/local/sqs-event-source';
+import { lambdaContext, receiveBatch, sqsEvent } from '../../testing/local/sqs-event-source';
 import { countingJob, JOB_ID, occurrences, pipeline, recordHandlerRequests, testSettings, useMoto } from './emulator';
 
 const emulator = useMoto();

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { GetObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { type ExportOptions, exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
+import { type ExportOptions, exportLines, ndjsonExportJob } from '../../examples/sample-app/jobs/ndjson-export';
 import type { ResumableOccurrence } from '../../functions/protocol/checkpoint';
 import { YieldRequestedError } from '../../functions/protocol/errors';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';

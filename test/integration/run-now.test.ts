@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import { runJobNow, type ScheduledJob } from '../../functions/protocol/job-control';
+import { runJobNow, type DeployedJob } from '../../functions/protocol/job-control';
 import type { JobSettings, OverlapPolicy } from '../../functions/protocol/job-settings';
 import { type Clock, systemClock } from '../../functions/protocol/ports';
-import { LOCAL_WORKER } from '../../scripts/local/local-aws';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
+import { LOCAL_WORKER } from '../../testing/local/local-aws';
 import { countingJob, JOB_ID, pipeline, testSettings, useMoto, waitForStatus } from './emulator';
 
 const emulator = useMoto();
@@ -18,7 +18,7 @@ const SETTLE_MS = 30_000;
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** The job as the CLI's catalogue would read it from its schedule. */
-function scheduledJob(settings: JobSettings): ScheduledJob {
+function scheduledJob(settings: JobSettings): DeployedJob {
   return {
     id: JOB_ID,
     schedule: 'cron(0 6 * * ? *)',

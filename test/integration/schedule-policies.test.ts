@@ -16,8 +16,8 @@ import { LeaseLostError } from '../../functions/protocol/errors';
 import type { JobSettings } from '../../functions/protocol/job-settings';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
 import { ENV } from '../../functions/runtime-env';
-import { LOCAL_REGION } from '../../scripts/local/local-aws';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
+import { LOCAL_REGION } from '../../testing/local/local-aws';
 import { type CountingJob, JOB_ID, jobByTime, pipeline, testSettings, useMoto, waitForStatus } from './emulator';
 
 const emulator = useMoto();

@@ -12,8 +12,8 @@ import { noMetrics } from '../../functions/protocol/ports';
 import { reconcile } from '../../functions/protocol/reconcile';
 import { STATUS_INDEX_PROJECTION, shardOf } from '../../functions/protocol/table-schema';
 import { workerLimits } from '../../functions/protocol/worker-limits';
-import { createResources, type LocalClients, type LocalResources, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
+import { createResources, type LocalClients, type LocalResources, localClients } from '../../testing/local/local-aws';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 import { HOURLY, putRows, row } from '../cli/support';
 
 const { PENDING, RUNNING, SUCCEEDED } = OccurrenceStatus;

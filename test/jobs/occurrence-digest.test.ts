@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { DIGEST_PERIOD_MS, occurrenceDigestJob, renderDigest } from '../../examples/sample-app/jobs/occurrence-digest';
 import type { OccurrenceReader } from '../../functions/aws/occurrence-reader';
-import { DIGEST_PERIOD_MS, occurrenceDigestJob, renderDigest } from '../../functions/jobs/occurrence-digest';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Logger } from '../../functions/protocol/ports';
 import { detachedRunContext } from '../../functions/protocol/resumable-run';

@@ -16,7 +16,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, posix, relative, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 
@@ -49,6 +49,8 @@ export const REQUIRED_FILES: readonly string[] = [
   'dist/functions/worker.js',
   'dist/functions/notifier.js',
   'dist/functions/reconciler.js',
+  'dist/operations/index.js',
+  'dist/operations/index.d.ts',
   'dist/testing/index.js',
   'dist/testing/index.d.ts',
   // The sources the user's bundler reads (lib/handler-entry.ts, the runtime's "scheduled-jobs-source" condition).
@@ -59,15 +61,40 @@ export const REQUIRED_FILES: readonly string[] = [
   'dist/bin/occurrences.js',
 ];
 
-/** What the tarball must not hold: tests, the simulation, TypeScript sources (declarations aside), build leftovers. */
+/**
+ * What the tarball must not hold: tests, the simulation, the scripts, the benchmarks, the examples and the sample
+ * app's jobs (as sources or compiled into dist/), TypeScript sources (declarations aside), build leftovers.
+ */
 export function unwantedFiles(files: readonly string[]): string[] {
   return files.filter(
     (file) =>
-      /^(test|sim|scripts|bench|examples|lib|testing|cdk\.out|node_modules)\//.test(file) ||
+      /^(test|sim|scripts|bench|examples|lib|testing|operations|cdk\.out|node_modules)\//.test(file) ||
+      /^dist\/(test|sim|scripts|bench|examples)\//.test(file) ||
+      // The sample app, wherever it would land: its stack, its jobs (functions/jobs/ before they moved).
+      /sample/i.test(file) ||
+      /^(dist\/)?functions\/jobs\//.test(file) ||
       // The functions' sources are shipped (the bundler reads them: lib/handler-entry.ts); no other source is.
       (/\.(ts|mts|cts)$/.test(file) && !/\.d\.ts$/.test(file) && !/^functions\/.*\.ts$/.test(file)) ||
       /\.tsbuildinfo$/.test(file),
   );
+}
+
+/**
+ * The source maps in the tarball that name a source the tarball lacks, as `map: source`: a stack trace or a
+ * debugger reading such a map would point into a file the user cannot open. `readMap` gives a map's JSON text.
+ */
+export function mapsNamingMissingSources(files: readonly string[], readMap: (file: string) => string): string[] {
+  const present = new Set(files);
+  return files
+    .filter((file) => file.endsWith('.map'))
+    .flatMap((file) => {
+      const map = JSON.parse(readMap(file)) as { sourceRoot?: string; sources?: string[] };
+      const dir = posix.dirname(file);
+      return (map.sources ?? [])
+        .map((source) => posix.normalize(posix.join(dir, map.sourceRoot ?? '', source)))
+        .filter((source) => !present.has(source))
+        .map((source) => `${file}: ${source}`);
+    });
 }
 
 export function missingFiles(files: readonly string[], required: readonly string[] = REQUIRED_FILES): string[] {

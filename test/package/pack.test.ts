@@ -12,6 +12,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Installed,
+  mapsNamingMissingSources,
   missingFiles,
   packAndInstall,
   type RunResult,
@@ -21,6 +22,69 @@ import {
 } from './pack-install';
 
 const SLOW = 300_000;
+
+/**
+ * What each entry point in package.json "exports" gives at run time (the values; the types are in the API reports
+ * under api/). A name added or removed here is a change of the public API: update the list and the API report
+ * together (`npm run api`).
+ */
+const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
+  '.': [
+    'JobConfigError',
+    'JobWorker',
+    'JobsMonitoring',
+    'LibError',
+    'STACK_OUTPUTS',
+    'ScheduledJobs',
+    'WORKER_ENVIRONMENT_BUDGET_BYTES',
+  ],
+  './cdk': [
+    'JobConfigError',
+    'JobWorker',
+    'JobsMonitoring',
+    'LibError',
+    'STACK_OUTPUTS',
+    'ScheduledJobs',
+    'WORKER_ENVIRONMENT_BUDGET_BYTES',
+  ],
+  './runtime': [
+    'CheckpointRejectedError',
+    'JobTimeoutError',
+    'LeaseLostError',
+    'OccurrenceStatus',
+    'ScheduledJobsError',
+    'SkipReason',
+    'YieldRequestedError',
+    'defineJob',
+    'defineWorker',
+  ],
+  './operations': [
+    'DynamoJobStateStore',
+    'JobNotFoundError',
+    'OperatorOccurrenceReader',
+    'OperatorOccurrenceStore',
+    'ReopenedNotEnqueuedError',
+    'SchedulerJobCatalogue',
+    'SchedulerScheduleSwitch',
+    'SqsWorkQueue',
+    'connectJobOperations',
+    'describeJob',
+    'pauseJob',
+    'resumeJob',
+    'retryOccurrence',
+    'runJobNow',
+  ],
+  './testing': [
+    'AssemblyError',
+    'JobDidNotStopError',
+    'MotoUnavailableError',
+    'TestingError',
+    'fakeOccurrence',
+    'recordingLogger',
+    'runLocally',
+    'testJob',
+  ],
+};
 const APP = join(tmpdir(), `scheduled-jobs-stack-consumer-${process.pid}`);
 
 let installed: Installed;
@@ -60,34 +124,63 @@ afterAll(() => {
 describe('Package: the tarball', () => {
   it('holds the entry points, their declarations, the four handlers and the compiled CLI', () => {
     expect(missingFiles(installed.tarball.files)).toEqual([]);
-    expect(installed.tarball.files.filter((file) => file.endsWith('.d.ts.map')).length).toBeGreaterThan(0);
   });
 
-  it('holds no tests, simulation, scripts or TypeScript sources (declarations aside)', () => {
+  it('holds no tests, simulation, scripts, benchmarks, examples, sample or TypeScript sources (declarations aside)', () => {
+    console.log(`[package] the tarball's files:\n  ${installed.tarball.files.join('\n  ')}`);
     expect(unwantedFiles(installed.tarball.files)).toEqual([]);
   });
 
-  it('fails the check when a required file is left out', () => {
+  it('fails the check when a required file is left out, or scripts, the simulation, the bench or the sample get in', () => {
     const withoutWorker = installed.tarball.files.filter((file) => file !== 'dist/functions/worker.js');
-
-    expect(missingFiles(withoutWorker)).toEqual(['dist/functions/worker.js']);
-    expect(unwantedFiles([...installed.tarball.files, 'test/package/pack.test.ts', 'lib/index.ts'])).toEqual([
+    const leaked = [
       'test/package/pack.test.ts',
       'lib/index.ts',
+      'dist/scripts/local/pipeline.js',
+      'dist/sim/world.js',
+      'dist/bench/run.js',
+      'dist/examples/sample-app/jobs/digest-job.js',
+      'dist/lib/sample-stack.js',
+      'functions/jobs/digest-worker.ts',
+      'dist/functions/jobs/ndjson-export.js',
+    ];
+
+    expect(missingFiles(withoutWorker)).toEqual(['dist/functions/worker.js']);
+    expect(unwantedFiles([...installed.tarball.files, ...leaked])).toEqual(leaked);
+  });
+
+  it('holds no source map that names a file the tarball lacks, so no stack trace points into one', () => {
+    const read = (file: string) => readFileSync(join(installed.packageDir, file), 'utf8');
+
+    expect(mapsNamingMissingSources(installed.tarball.files, read)).toEqual([]);
+  });
+
+  it('finds a map whose sources the tarball lacks, as dist had before (maps into lib/*.ts)', () => {
+    const maps: Record<string, string> = {
+      'dist/lib/job-config.js.map': JSON.stringify({ sources: ['../../lib/job-config.ts'] }),
+      'dist/functions/worker.js.map': JSON.stringify({ sources: ['../../functions/worker.ts'] }),
+    };
+    const files = [...Object.keys(maps), 'dist/lib/job-config.js', 'functions/worker.ts'];
+
+    expect(mapsNamingMissingSources(files, (file) => maps[file])).toEqual([
+      'dist/lib/job-config.js.map: lib/job-config.ts',
     ]);
   });
 });
 
 describe('Package: installed in an app', () => {
   it(
-    'loads the cdk, runtime and testing entry points from its compiled JavaScript',
+    'loads every entry point of its "exports" from its compiled JavaScript, each with exactly the expected names',
     async () => {
-      const result = await timed('require the three entry points', () =>
+      const manifest = JSON.parse(readFileSync(join(installed.packageDir, 'package.json'), 'utf8'));
+      const entries = Object.keys(manifest.exports).filter((entry) => entry !== './package.json');
+      const result = await timed(`require the ${entries.length} entry points`, () =>
         node(`
           const name = 'scheduled-jobs-stack';
           const out = {};
-          for (const entry of ['', '/cdk', '/runtime', '/testing']) {
-            out[entry || '.'] = { file: require.resolve(name + entry), exports: Object.keys(require(name + entry)) };
+          for (const entry of ${JSON.stringify(entries)}) {
+            const specifier = name + entry.slice(1);
+            out[entry] = { file: require.resolve(specifier), exports: Object.keys(require(specifier)).sort() };
           }
           out.version = require(name + '/package.json').version;
           console.log(JSON.stringify(out));
@@ -97,13 +190,16 @@ describe('Package: installed in an app', () => {
       const loaded = JSON.parse(result.stdout);
       const inPackage = (file: string) => relative(installed.packageDir, file);
 
+      expect(entries.sort()).toEqual(Object.keys(EXPECTED_EXPORTS).sort());
+      for (const entry of entries) {
+        expect(loaded[entry].exports, `the names ${entry} exports`).toEqual([...EXPECTED_EXPORTS[entry]].sort());
+        console.log(`[package] ${entry}: ${loaded[entry].exports.length} exported values`);
+      }
       expect(inPackage(loaded['.'].file)).toBe(join('dist', 'lib', 'index.js'));
-      expect(inPackage(loaded['/cdk'].file)).toBe(join('dist', 'lib', 'index.js'));
-      expect(inPackage(loaded['/runtime'].file)).toBe(join('dist', 'functions', 'index.js'));
-      expect(inPackage(loaded['/testing'].file)).toBe(join('dist', 'testing', 'index.js'));
-      expect(loaded['/cdk'].exports).toContain('ScheduledJobs');
-      expect(loaded['/runtime'].exports).toContain('createWorkerHandler');
-      expect(loaded['/testing'].exports.length).toBeGreaterThan(0);
+      expect(inPackage(loaded['./cdk'].file)).toBe(join('dist', 'lib', 'index.js'));
+      expect(inPackage(loaded['./runtime'].file)).toBe(join('dist', 'functions', 'index.js'));
+      expect(inPackage(loaded['./operations'].file)).toBe(join('dist', 'operations', 'index.js'));
+      expect(inPackage(loaded['./testing'].file)).toBe(join('dist', 'testing', 'index.js'));
       expect(loaded.version).toBe(installed.tarball.version);
     },
     SLOW,
@@ -164,6 +260,8 @@ describe('Package: installed in an app', () => {
       for (const specifier of specifiers) {
         if (specifier.startsWith('.') || specifier.startsWith('node:') || builtins.has(specifier)) continue;
         const name = packageName(specifier);
+        // The package's own name: an @example in its TSDoc imports it as a user would.
+        if (name === manifest.name) continue;
         const types = `@types/${name.replace(/^@(.*)\//, '$1__')}`;
         if (!declared.has(name) && !(file.endsWith('.d.ts') && declared.has(types))) {
           undeclared.add(`${relative(installed.packageDir, file)}: ${specifier}`);
@@ -225,9 +323,21 @@ describe('Package: installed in an app', () => {
         const app = [
           "import * as cdk from 'scheduled-jobs-stack/cdk';",
           "import * as root from 'scheduled-jobs-stack';",
+          "import * as operations from 'scheduled-jobs-stack/operations';",
           "import * as runtime from 'scheduled-jobs-stack/runtime';",
           "import * as testing from 'scheduled-jobs-stack/testing';",
-          'export const entries = [cdk, root, runtime, testing];',
+          'export const entries = [cdk, root, operations, runtime, testing];',
+          // Every operator action, called with nothing but what ./operations exports.
+          'export async function operate(): Promise<void> {',
+          "  const ops = operations.connectJobOperations({ tableName: 't', scheduleGroupName: 'g', workerQueueUrls: { w: 'https://q' } });",
+          "  await operations.pauseJob(ops, 'j', { note: 'maintenance', by: 'alice' });",
+          "  const job = await ops.job('j');",
+          "  await operations.resumeJob(ops, job, { by: 'alice' });",
+          "  await operations.runJobNow(ops, job, { by: 'alice' });",
+          '  await operations.describeJob(ops, job);',
+          "  const key = { jobId: 'j', scheduledTime: '2026-01-01T00:00:00Z' };",
+          '  await operations.retryOccurrence(ops.retryDeps(job), key, { force: false });',
+          '}',
         ].join('\n');
         const readFile = host.readFile;
         host.readFile = (file) => (file === appFile ? app : readFile(file));

@@ -8,7 +8,7 @@ import {
   pauseJob,
   resumeJob,
   runJobNow,
-  type ScheduledJob,
+  type DeployedJob,
 } from '../../functions/protocol/job-control';
 import { JOB_STATE_SORT_KEY, type JobState } from '../../functions/protocol/job-state';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
@@ -26,7 +26,7 @@ import type { TriggerDeps } from '../../functions/protocol/record-occurrence';
 
 const JOB = 'hourly';
 const WORKER = 'exports';
-const HOURLY: ScheduledJob = {
+const HOURLY: DeployedJob = {
   id: JOB,
   schedule: 'cron(0 * * * ? *)',
   timeZone: 'UTC',
@@ -301,7 +301,7 @@ describe('Function: resumeJob', () => {
   });
 
   it('catches up a rate(...) schedule at the phase its own occurrences show', async () => {
-    const rate: ScheduledJob = { ...HOURLY, schedule: 'rate(1 hour)' };
+    const rate: DeployedJob = { ...HOURLY, schedule: 'rate(1 hour)' };
     await occurrences.create({ jobId: JOB, scheduledTime: '2026-11-20T00:17:00Z', status: 'SUCCEEDED' } as Occurrence);
     await pauseJob(deps(), JOB, { note: 'n', by: 'alice' });
     clock.set('2026-11-20T03:00:00Z');
@@ -351,7 +351,7 @@ describe('Function: runJobNow', () => {
 });
 
 describe('Function: describeJob', () => {
-  const BERLIN: ScheduledJob = { ...HOURLY, schedule: 'cron(30 2 * * ? *)', timeZone: 'Europe/Berlin' };
+  const BERLIN: DeployedJob = { ...HOURLY, schedule: 'cron(30 2 * * ? *)', timeZone: 'Europe/Berlin' };
 
   it('gives the next 10 fire times by Scheduler’s rule: the 02:30 that does not exist at spring-forward is skipped', async () => {
     clock.set('2027-03-25T12:00:00Z');

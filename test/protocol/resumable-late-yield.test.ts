@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { HeadObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
-import { exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
+import { exportLines, ndjsonExportJob } from '../../examples/sample-app/jobs/ndjson-export';
 import type { RunCheckpoint } from '../../functions/protocol/checkpoint';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { JobDefinition, Lease, MultipartUploads, RunStateStore } from '../../functions/protocol/ports';

@@ -7,8 +7,13 @@ import { createHash } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
+import {
+  type ExportOptions,
+  exportLineCount,
+  exportLines,
+  ndjsonExportJob,
+} from '../../examples/sample-app/jobs/ndjson-export';
 import { S3MultipartUploads } from '../../functions/aws/multipart-report-store';
-import { type ExportOptions, exportLineCount, exportLines, ndjsonExportJob } from '../../functions/jobs/ndjson-export';
 import { CHECKPOINT_STATE_MAX_BYTES, type RunCheckpoint } from '../../functions/protocol/checkpoint';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { YieldRequestedError } from '../../functions/protocol/errors';

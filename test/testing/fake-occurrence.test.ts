@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { isClaimable } from '../../functions/protocol/claimability';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { statusShardOf } from '../../functions/protocol/table-schema';
-import { FAKE_JOB_ID, FAKE_LEASE_ID, FAKE_SCHEDULED_TIME, fakeOccurrence } from '../../testing';
+import { fakeOccurrence } from '../../testing';
+import { FAKE_JOB_ID, FAKE_LEASE_ID, FAKE_SCHEDULED_TIME } from '../../testing/fake-occurrence';
 
 describe('Function: fakeOccurrence', () => {
   it('is the row as the worker passes it to run: RUNNING, attempt 1, leased, recorded on time', () => {

@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatLocalRun, type LocalRun, type MotoServer, runLocally, startMotoServer } from '../../testing';
+import { type LocalRun, runLocally } from '../../testing';
+import { formatLocalRun } from '../../testing/local/format';
+import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 import { FAILING_JOB, POLICY_JOBS, synthPoliciesApp } from './fixtures/policies-app';
 
 const assemblyDir = mkdtempSync(path.join(tmpdir(), 'policies-cdk-out-'));

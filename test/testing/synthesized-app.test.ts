@@ -11,14 +11,16 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseJobSettingsList } from '../../functions/protocol/job-settings';
 import { ENV } from '../../functions/runtime-env';
+import { AssemblyError, type LocalRun, runLocally } from '../../testing';
+import { type LocalApp, readLocalApp } from '../../testing/local/app-model';
+import { formatLocalRun } from '../../testing/local/format';
 import {
   ensureMotoServer,
   type MotoCommand,
   type MotoServer,
   MotoUnavailableError,
   startMotoServer,
-} from '../../scripts/local/moto-server';
-import { AssemblyError, formatLocalRun, type LocalApp, type LocalRun, readLocalApp, runLocally } from '../../testing';
+} from '../../testing/local/moto-server';
 import { fireTimes, scheduleInput } from '../../testing/local/run-locally';
 import { main } from '../../testing/run-local';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { occurrenceDigestJob } from '../../examples/sample-app/jobs/occurrence-digest';
 import { defineJob, defineWorker } from '../../functions/index';
-import { occurrenceDigestJob } from '../../functions/jobs/occurrence-digest';
 import { JobTimeoutError } from '../../functions/protocol/errors';
 import type { Occurrence } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';

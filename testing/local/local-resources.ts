@@ -16,9 +16,9 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { LOCAL_REGION, type LocalClients } from '../../scripts/local/local-aws';
 import type { LocalApp, QueueSpec } from './app-model';
 import { type PhysicalResource, type ResolveContext, resolveString, resolveValue } from './intrinsics';
+import { LOCAL_REGION, type LocalClients } from './local-aws';
 
 /** moto's default account. */
 export const LOCAL_ACCOUNT = '123456789012';

@@ -2,7 +2,7 @@
  * A proxy in front of the emulator that forwards one request at a time, and answers it before the next goes out.
  *
  * moto checks a write's condition and applies the write in two steps without a lock, so two concurrent conditional
- * writes of one item can both succeed (scripts/local/local-aws.ts, serializeEmulatorRequests, measured it), where
+ * writes of one item can both succeed (testing/local/local-aws.ts, serializeEmulatorRequests, measured it), where
  * DynamoDB and S3 make each conditional write atomic. The local driver serializes its own SDK clients' requests;
  * a synthesized app's bundled handlers build theirs inside their bundles, out of reach, so here their DynamoDB and
  * S3 endpoints (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3) point at this proxy instead. Writes go one at a time;

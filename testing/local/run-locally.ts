@@ -22,19 +22,20 @@ import type { Clock } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { scheduleTimes } from '../../functions/protocol/schedule-times';
 import { ENV } from '../../functions/runtime-env';
-import { LOCAL_REGION, type LocalClients, localClients } from '../../scripts/local/local-aws';
-import { type MotoServer, startMotoServer } from '../../scripts/local/moto-server';
-import { type LambdaContext, lambdaContext, SqsEventSource } from '../../scripts/local/sqs-event-source';
-import { StreamEventSource } from '../../scripts/local/stream-event-source';
 import { AssemblyError } from '../errors';
 import { type FunctionSpec, type LocalApp, readLocalApp, type ScheduleSpec } from './app-model';
 import { passesFilters, sqsRecordForFilter } from './event-filter';
 import { type FunctionEnv, FunctionSandbox } from './function-sandbox';
 import { type ResolveContext, resolveString, UnresolvedReference } from './intrinsics';
+import { LOCAL_REGION, type LocalClients, localClients } from './local-aws';
 import { createResources, LOCAL_ACCOUNT } from './local-resources';
+import { type MotoServer, startMotoServer } from './moto-server';
 import { RequestSerializer } from './request-serializer';
+import { type LambdaContext, lambdaContext, SqsEventSource } from './sqs-event-source';
+import { StreamEventSource } from './stream-event-source';
 import { judgeRow, type VerdictContext } from './verdict';
 
+/** What runLocally runs and how: every member has a default, so `runLocally()` runs `cdk.out` as synthesized. */
 export interface RunLocallyOptions {
   /** `cdk synth`'s output folder. Default `cdk.out`. */
   readonly assemblyDir?: string;
@@ -84,6 +85,7 @@ export interface RunLocallyOptions {
   readonly onLog?: (line: LocalLogLine) => void;
 }
 
+/** One line a function printed during the run, with the function that printed it. */
 export interface LocalLogLine {
   /** The function's label: `trigger`, `worker <id>`, `notifier`. */
   readonly fn: string;
@@ -91,6 +93,7 @@ export interface LocalLogLine {
   readonly line: string;
 }
 
+/** One occurrence as the run left it in the table, judged against its job's policies. */
 export interface LocalRunRow extends OccurrenceKey {
   readonly worker?: string;
   readonly status: Occurrence['status'] | 'MISSING';
@@ -137,6 +140,7 @@ export interface LocalResourceNames {
   readonly cliOptions: readonly string[];
 }
 
+/** What runLocally did: each occurrence as it ended and whether it ended as its policies dictate (`ok`). */
 export interface LocalRun {
   readonly stackName: string;
   /**
@@ -188,11 +192,24 @@ interface LoadedFunction {
  * Run the jobs of a synthesized app locally, end to end, and return the occurrences as they ended, each judged
  * against its job's policies.
  *
+ * @param options - where the cloud assembly is, which jobs, how many occurrences each, and the emulator to use.
+ * @returns every occurrence as it ended, `ok` when each ended as its job's policies dictate; with `keep: true` the
+ *   emulator and its resources stay up until `stop()`.
+ * @throws AssemblyError when the cloud assembly cannot be read or run; MotoUnavailableError when no moto_server
+ *   can be found or installed and no `endpoint` was given.
+ *
  * @example
+ * ```ts
+ * // after `npx cdk synth --quiet`
+ * import { runLocally } from 'scheduled-jobs-stack/testing';
+ *
  * const run = await runLocally({ assemblyDir: 'cdk.out', count: 2 });
- * console.log(formatLocalRun(run));
+ * expect(run.ok).toBe(true);
+ * expect(run.rows.map((row) => row.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+ * ```
  */
 export async function runLocally(options: RunLocallyOptions & { readonly keep: true }): Promise<KeptLocalRun>;
+/** Run the jobs of a synthesized app locally and stop the emulator afterwards (see the first overload). */
 export async function runLocally(options?: RunLocallyOptions): Promise<LocalRun>;
 export async function runLocally(options: RunLocallyOptions = {}): Promise<LocalRun | KeptLocalRun> {
   const assemblyDir = path.resolve(options.assemblyDir ?? 'cdk.out');

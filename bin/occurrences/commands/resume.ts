@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type CatchUp, type ResumeResult, resumeJob, type ScheduledJob } from '../../../functions/protocol/job-control';
+import { type CatchUp, type ResumeResult, resumeJob, type DeployedJob } from '../../../functions/protocol/job-control';
 import type { JobState } from '../../../functions/protocol/job-state';
 import type { TriggerResult } from '../../../functions/protocol/record-occurrence';
 import { byArgument, defaultBy, jobIdArgument, parseArguments } from '../arguments';
@@ -51,7 +51,7 @@ export function registerResume(program: Command, setup: CommandSetup): void {
     });
 }
 
-function printResume(ctx: CommandContext, job: ScheduledJob, result: ResumeResult, json: boolean): void {
+function printResume(ctx: CommandContext, job: DeployedJob, result: ResumeResult, json: boolean): void {
   if (json) {
     ctx.io.out(JSON.stringify(result, null, 2));
     return;

@@ -1,12 +1,15 @@
 /**
  * A team's own stack: its data bucket, and two scheduled jobs in two workers of different sizes. Only the exports
- * worker may read the data bucket; the digest runs in a small worker of its own, built from its job's file.
+ * worker may read the data bucket; the digest runs in a small worker of its own, built from its job's file. Its own
+ * alarm watches the weekly export's failures beside the ones the library adds.
  */
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, type StackProps, TimeZone } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import type { Construct } from 'constructs';
-import { ScheduledJobs } from 'scheduled-jobs-stack/cdk';
+import { OverlapPolicy, ScheduledJobs } from 'scheduled-jobs-stack/cdk';
 
 export class ReportsStack extends Stack {
   readonly jobs: ScheduledJobs;
@@ -20,7 +23,7 @@ export class ReportsStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    this.jobs = new ScheduledJobs(this, 'Jobs', { alarmEmail: 'ops@example.com' });
+    this.jobs = new ScheduledJobs(this, 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });
 
     // A big worker for the exports: 2 GB, ten minutes, and the data bucket's name in its environment.
     const exportsWorker = this.jobs.addWorker('exports', {
@@ -30,22 +33,26 @@ export class ReportsStack extends Stack {
       environment: { DATA_BUCKET: this.dataBucket.bucketName },
     });
     this.dataBucket.grantRead(exportsWorker);
-    this.jobs.addJob({
-      id: 'weekly-export',
+    const weeklyExport = this.jobs.addJob('weekly-export', {
       description: 'Lists the data bucket every Monday at 03:00 Berlin time',
-      schedule: 'cron(0 3 ? * MON *)',
-      timeZone: 'Europe/Berlin',
-      timeoutSeconds: 540,
+      schedule: ScheduleExpression.cron({ minute: '0', hour: '3', weekDay: 'MON', timeZone: TimeZone.EUROPE_BERLIN }),
+      timeout: Duration.minutes(9),
+      overlap: OverlapPolicy.BUFFER_ONE,
       worker: exportsWorker,
+    });
+    new cloudwatch.Alarm(this, 'WeeklyExportFailed', {
+      metric: weeklyExport.metricFailed(),
+      threshold: 1,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
     // A small worker of its own for the digest (256 MB, its timeout + 30 s), from the job's own file.
-    this.jobs.addJob({
-      id: 'daily-digest',
-      schedule: 'cron(0 6 * * ? *)',
-      timeoutSeconds: 10,
-      leaseSeconds: 30,
-      heartbeatSeconds: 5,
+    this.jobs.addJob('daily-digest', {
+      schedule: ScheduleExpression.cron({ minute: '0', hour: '6' }),
+      timeout: Duration.seconds(10),
+      leaseDuration: Duration.seconds(30),
+      heartbeatInterval: Duration.seconds(5),
       entry: path.join(__dirname, '..', 'src', 'jobs', 'daily-digest.ts'),
     });
   }

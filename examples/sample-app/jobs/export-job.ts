@@ -3,7 +3,7 @@
  * invocations (bin/jobs.ts). 200 MB deployed; SAMPLE_EXPORT_BYTES sets another size (`npm run local` exports 20 MB,
  * so that the first command a new user types ends in seconds; scripts/long-export.ts runs the 200 MB on moto).
  */
-import { defineJob } from '../index';
+import { defineJob } from '../../../functions/index';
 import { ndjsonExportJob } from './ndjson-export';
 
 const bytes = process.env.SAMPLE_EXPORT_BYTES;

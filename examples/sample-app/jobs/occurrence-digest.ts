@@ -3,9 +3,13 @@
  * It needs no outside data, so a fresh deployment produces a real report on its first run.
  */
 
-import type { OccurrenceReader } from '../aws/occurrence-reader';
-import { isoSeconds, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
-import type { JobDefinition, ReportBody } from '../protocol/ports';
+import { type JobDefinition, type Occurrence, OccurrenceStatus, type ReportBody } from '../../../functions/index';
+
+/** What the digest reads: the package's OperatorOccurrenceReader is one, a test passes its own. */
+export interface OccurrenceReader {
+  /** Occurrences (full rows) with this status and `from <= scheduledTime < to`, oldest first. */
+  listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
+}
 
 export const DIGEST_PERIOD_MS = 24 * 60 * 60 * 1000;
 
@@ -14,7 +18,7 @@ export function occurrenceDigestJob(reader: () => OccurrenceReader): JobDefiniti
     reportExtension: 'md',
     async run(occurrence, { signal, logger }) {
       const to = occurrence.scheduledTime;
-      const from = isoSeconds(Date.parse(to) - DIGEST_PERIOD_MS);
+      const from = new Date(Date.parse(to) - DIGEST_PERIOD_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
       const source = reader();
       const rows: Occurrence[] = [];
       for (const status of Object.values(OccurrenceStatus)) {

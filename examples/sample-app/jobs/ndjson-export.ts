@@ -4,9 +4,7 @@
  * resumes where its last checkpoint left it. Each line is a function of the occurrence and its number, so a
  * resumed run writes exactly the bytes an uninterrupted one would (exportLines gives them, for checking).
  */
-import type { Occurrence, OccurrenceKey } from '../protocol/occurrence';
-import type { JobContext, JobDefinition } from '../protocol/ports';
-import type { StreamedReport } from '../protocol/report-writer';
+import type { JobContext, JobDefinition, Occurrence, OccurrenceKey, StreamedReport } from '../../../functions/index';
 
 export interface ExportOptions {
   /** The report's size in bytes (rounded up to whole lines). Default 200 MB. */

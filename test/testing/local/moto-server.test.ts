@@ -14,7 +14,7 @@ import {
   MOTO_VERSION,
   MotoUnavailableError,
   motoCacheVenv,
-} from '../../scripts/local/moto-server';
+} from '../../../testing/local/moto-server';
 
 const PIP_UNREACHABLE =
   'ERROR: Could not find a version that satisfies the requirement moto[server]==5.2.1 (from versions: none)';

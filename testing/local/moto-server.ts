@@ -22,6 +22,7 @@ const READY_POLL_MS = 100;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
 
+/** No moto_server could be found or installed; the message says what to install. */
 export class MotoUnavailableError extends Error {
   override readonly name = 'MotoUnavailableError';
 }
@@ -252,18 +253,4 @@ function freePort(): Promise<number> {
       );
     });
   });
-}
-
-// `tsx scripts/local/moto-server.ts`: make sure moto is there (CI runs this before the tests) and say which one.
-if (require.main === module) {
-  try {
-    const moto = ensureMotoServer((line) => console.log(line));
-    const python = moto.command === 'moto_server' ? 'python3' : moto.command;
-    const version = spawnSync(python, ['-c', 'import moto; print(moto.__version__)'], { encoding: 'utf8' });
-    const where = moto.command === 'moto_server' ? 'moto_server on the PATH' : [moto.command, ...moto.args].join(' ');
-    console.log(`moto_server: ${where}${version.status === 0 ? ` (moto ${version.stdout.trim()})` : ''}`);
-  } catch (error) {
-    console.error((error as Error).message);
-    process.exit(1);
-  }
 }
