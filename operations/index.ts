@@ -22,6 +22,7 @@ export { SchedulerScheduleSwitch } from '../functions/aws/schedule-switch';
 export { SqsWorkQueue } from '../functions/aws/work-queue';
 export {
   type CatchUp,
+  type DeployedJob,
   describeJob,
   type JobControlDeps,
   type JobDescription,
@@ -35,7 +36,6 @@ export {
   type RunResult,
   resumeJob,
   runJobNow,
-  type DeployedJob,
 } from '../functions/protocol/job-control';
 export type { JobState } from '../functions/protocol/job-state';
 export {

@@ -14,7 +14,7 @@ import { OperatorOccurrenceStore } from '../functions/aws/occurrence-store';
 import { SchedulerScheduleSwitch } from '../functions/aws/schedule-switch';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { ScheduledJobsError } from '../functions/protocol/errors';
-import type { JobStateStore, OccurrenceHistory, DeployedJob } from '../functions/protocol/job-control';
+import type { DeployedJob, JobStateStore, OccurrenceHistory } from '../functions/protocol/job-control';
 import type { ManualRetryDeps } from '../functions/protocol/manual-retry';
 import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { type Clock, type Logger, type ScheduleSwitch, systemClock, type WorkQueue } from '../functions/protocol/ports';

@@ -33,11 +33,11 @@ import { DynamoRunStateStore } from '../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
 import {
+  type DeployedJob,
   type PauseResult,
   pauseJob,
   type ResumeResult,
   resumeJob,
-  type DeployedJob,
 } from '../functions/protocol/job-control';
 import { type JobSettings, type OverlapPolicy, withDefaults } from '../functions/protocol/job-settings';
 import { isJobStateKey } from '../functions/protocol/job-state';

@@ -17,6 +17,7 @@
  */
 export { AssemblyError, JobDidNotStopError, TestingError } from './errors';
 export { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';
+export { formatLocalRun } from './local/format';
 export { MotoUnavailableError } from './local/moto-server';
 export {
   type KeptLocalRun,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
-import { runJobNow, type DeployedJob } from '../../functions/protocol/job-control';
+import { type DeployedJob, runJobNow } from '../../functions/protocol/job-control';
 import type { JobSettings, OverlapPolicy } from '../../functions/protocol/job-settings';
 import { type Clock, systemClock } from '../../functions/protocol/ports';
 import type { LocalPipeline } from '../../scripts/local/pipeline';

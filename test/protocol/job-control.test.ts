@@ -3,12 +3,12 @@ import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { DependencyError, InvalidInputError } from '../../functions/protocol/errors';
 import {
   CATCH_UP_CLOCK_MARGIN_MS,
+  type DeployedJob,
   describeJob,
   MAX_STATE_WRITES,
   pauseJob,
   resumeJob,
   runJobNow,
-  type DeployedJob,
 } from '../../functions/protocol/job-control';
 import { JOB_STATE_SORT_KEY, type JobState } from '../../functions/protocol/job-state';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';

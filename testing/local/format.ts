@@ -5,6 +5,15 @@
 import Table from 'cli-table3';
 import type { LocalRun, LocalRunRow } from './run-locally';
 
+/**
+ * A local run as text to print: the occurrences as a table (status, why, attempts, report key), what each function
+ * did, and the verdict line.
+ *
+ * @example
+ * const run = await runLocally({ assemblyDir: 'cdk.out' });
+ * console.log(formatLocalRun(run));
+ * process.exitCode = run.ok ? 0 : 1;
+ */
 export function formatLocalRun(run: LocalRun): string {
   const table = new Table({
     head: ['job', 'scheduled time', 'status', 'why', 'attempts', 'run', 'report key'],

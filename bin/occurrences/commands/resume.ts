@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type CatchUp, type ResumeResult, resumeJob, type DeployedJob } from '../../../functions/protocol/job-control';
+import { type CatchUp, type DeployedJob, type ResumeResult, resumeJob } from '../../../functions/protocol/job-control';
 import type { JobState } from '../../../functions/protocol/job-state';
 import type { TriggerResult } from '../../../functions/protocol/record-occurrence';
 import { byArgument, defaultBy, jobIdArgument, parseArguments } from '../arguments';
