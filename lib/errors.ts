@@ -1,16 +1,11 @@
 /**
- * The errors of the CDK side: one family, each class setting `name`, so that `instanceof ScheduledJobsError` tells a
- * problem found at synth from a bug, and the name survives in logs and stack traces.
+ * The errors of the CDK side. They join the package's one family (`ScheduledJobsError`, functions/protocol/errors.ts),
+ * each class setting `name`, so that `instanceof ScheduledJobsError` tells a problem the package found from a bug,
+ * and the name survives in logs and stack traces.
  */
+import { ScheduledJobsError } from '../functions/protocol/errors';
 
-/** The base of every error the constructs throw on purpose. */
-export abstract class ScheduledJobsError extends Error {
-  constructor(message: string) {
-    super(message);
-    // The subclass's name by default; each subclass also declares its own, which survives minification.
-    this.name = new.target.name;
-  }
-}
+export { ScheduledJobsError };
 
 /**
  * A configuration that would not deploy or would not run, found while the app builds its constructs and before any
