@@ -32,7 +32,8 @@ import { ENV } from '../functions/runtime-env';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow } from './job-function';
-import { type JobProps, jobConfigOf, publicProblems } from './job-props';
+import type { JobProps } from './job-props';
+import { jobConfigOf, publicProblems } from './job-props-config';
 import { JobSchedules } from './job-schedules';
 import {
   ADD_JOB,

@@ -6,7 +6,8 @@ import { Duration, Lazy, TimeZone } from 'aws-cdk-lib';
 import { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { describe, expect, it } from 'vitest';
 import { resolveJobConfig } from '../../lib/job-config';
-import { type JobOptions, jobConfigOf, OverlapPolicy, publicProblems } from '../../lib/job-props';
+import { type JobOptions, OverlapPolicy } from '../../lib/job-props';
+import { jobConfigOf, publicProblems } from '../../lib/job-props-config';
 
 const WHERE = 'addJob(nightly)';
 const schedule = ScheduleExpression.cron({ minute: '0', hour: '2', timeZone: TimeZone.EUROPE_BERLIN });
