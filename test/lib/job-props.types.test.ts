@@ -5,7 +5,7 @@
  */
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
-import { describe, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from '../../lib/job-props';
 import type { JobWorker } from '../../lib/job-worker';
 import type { ScheduledJob } from '../../lib/scheduled-job';
@@ -47,5 +47,14 @@ describe('Type: JobProps', () => {
     expectTypeOf<ScheduledJobs['addJob']>().parameters.toEqualTypeOf<[jobId: string, props: JobProps]>();
     expectTypeOf<ScheduledJobs['addJob']>().returns.toEqualTypeOf<ScheduledJob>();
     expectTypeOf<Stack>().not.toExtend<JobProps>();
+  });
+});
+
+describe('the published cdk API (api/cdk.api.md)', () => {
+  it('names no zod type and no setting in seconds: every span of time is a Duration', () => {
+    const report = readFileSync(path.join(__dirname, '..', '..', 'api', 'cdk.api.md'), 'utf8');
+    expect(report).not.toMatch(/zod|Zod/);
+    expect(report.match(/\b\w+Seconds\??:/g) ?? []).toEqual([]);
+    expect(report).toMatch(/readonly timeout\?: Duration;/);
   });
 });

@@ -334,6 +334,28 @@ describe('Package: installed in an app', () => {
           "  const key = { jobId: 'j', scheduledTime: '2026-01-01T00:00:00Z' };",
           '  await operations.retryOccurrence(ops.retryDeps(job), key, { force: false });',
           '}',
+          // A stack as the README writes it, on the published types only.
+          "import { App, Duration, Stack, TimeZone } from 'aws-cdk-lib';",
+          "import { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';",
+          'export function stack(): void {',
+          "  const app = new App();",
+          "  const jobs = new cdk.ScheduledJobs(new Stack(app, 'S'), 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });",
+          "  const exportsWorker = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048, timeout: Duration.minutes(15) });",
+          "  const weekly = jobs.addJob('weekly-export', {",
+          "    schedule: ScheduleExpression.cron({ minute: '0', hour: '3', weekDay: 'MON', timeZone: TimeZone.EUROPE_BERLIN }),",
+          '    worker: exportsWorker, timeout: Duration.minutes(9), overlap: cdk.OverlapPolicy.BUFFER_ONE,',
+          '    timeWindow: TimeWindow.flexible(Duration.minutes(10)),',
+          '  });',
+          '  weekly.metricFailed();',
+          '  exportsWorker.metricLeasesLost();',
+          "  jobs.addJob('daily-digest', { schedule: ScheduleExpression.rate(Duration.days(1)), entry: 'src/jobs/digest.ts', workerOptions: { memorySize: 512 } });",
+          '  // @ts-expect-error a time as a bare number',
+          "  jobs.addJob('bare', { schedule: ScheduleExpression.rate(Duration.days(1)), entry: 'x.ts', timeout: 300 });",
+          '  // @ts-expect-error neither worker nor entry',
+          "  jobs.addJob('neither', { schedule: ScheduleExpression.rate(Duration.days(1)) });",
+          '  // @ts-expect-error both worker and entry',
+          "  jobs.addJob('both', { schedule: ScheduleExpression.rate(Duration.days(1)), worker: exportsWorker, entry: 'x.ts' });",
+          '}',
         ].join('\n');
         const readFile = host.readFile;
         host.readFile = (file) => (file === appFile ? app : readFile(file));
