@@ -3,6 +3,8 @@
  * `worker` and `entry`, a time as a bare number, a schedule as a string. `npm test` type-checks this file (tsc
  * --noEmit): an `@ts-expect-error` that no longer meets an error fails it.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { describe, expect, expectTypeOf, it } from 'vitest';
