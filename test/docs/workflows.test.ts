@@ -47,6 +47,7 @@ describe('.github/workflows/release.yml', () => {
     expect(ci).toBeGreaterThan(runs.indexOf('npm ci'));
     expect(publish).toBeGreaterThan(ci);
     expect(values(release, 'registry-url')).toEqual(['https://registry.npmjs.org']);
-    expect(values(release, 'NODE_AUTH_TOKEN')).toEqual(['${{ secrets.NPM_TOKEN }}']);
+    // The GitHub expression, written as '$' + '{{': a dollar and a brace in a plain string read as a template slip.
+    expect(values(release, 'NODE_AUTH_TOKEN')).toEqual([`$${'{{'} secrets.NPM_TOKEN }}`]);
   });
 });
