@@ -22,12 +22,14 @@ export type FailureKind = 'conditional' | 'transient' | 'fatal';
  * as a one-letter identifier.
  *
  * @example
+ * ```ts
  * export class LeaseLostError extends ScheduledJobsError {
  *   override readonly name = 'LeaseLostError';
  *   constructor(readonly operation: string, detail: string) {
  *     super(`lease lost at ${operation}: ${detail}`);
  *   }
  * }
+ * ```
  */
 export abstract class ScheduledJobsError extends Error {
   abstract override readonly name: string;

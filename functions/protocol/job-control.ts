@@ -282,8 +282,9 @@ export type RunResult =
   | { readonly outcome: 'refused'; readonly reason: string; readonly state: JobState };
 
 /**
- * An occurrence of the job now (whole seconds), recorded and enqueued with `requested: { by, origin: 'run',
- * overlap }`: the worker applies the job's overlap policy, or `overlap` when given. Refused while the job is paused.
+ * An occurrence of the job now (whole seconds), recorded and enqueued with
+ * `requested: { by, origin: 'run', overlap }`: the worker applies the job's overlap policy, or `overlap` when given.
+ * Refused while the job is paused.
  * Twice in one second is the same occurrence (the second is a duplicate, as for the trigger).
  */
 export async function runJobNow(

@@ -220,7 +220,7 @@ export type ReopenResult = { reopened: true } | { reopened: false; current: Occu
 
 /** What a manual retry needs from the store, beyond the OccurrenceStore port. */
 export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
-  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
+  /** FAILED to PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
   reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
 }
 
