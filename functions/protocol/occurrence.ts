@@ -81,7 +81,7 @@ export interface Occurrence extends OccurrenceKey {
    * reconciler and `occurrences retry` re-enqueue it. Absent on rows recorded before workers existed.
    */
   readonly worker?: string;
-  /** No attempt starts after this time, and a running one is aborted with a JobTimeoutError at it. */
+  /** The retry deadline: no attempt starts after it (the job's `retry.deadline` after the scheduled time). */
   readonly deadlineAt: string;
   /** When the row was first recorded. */
   readonly createdAt: string;

@@ -365,7 +365,7 @@ export interface RunContext {
 
 /** What a job gets: its signal and logger, and for long jobs checkpoint, progress, fence and report (RunContext). */
 export interface JobContext extends RunContext {
-  /** Aborted when the job must stop (lease lost, deadline, yield); its reason is the error that says why. */
+  /** Aborted when the job must stop (a lost lease, its time limit, a yield); its reason is the error that says why. */
   readonly signal: AbortSignal;
   /** A logger whose lines carry the occurrence's job id and scheduled time. */
   readonly logger: Logger;
