@@ -42,6 +42,7 @@ export type {
   RunContext,
   StreamedReport,
 } from './protocol/ports';
+export type { OverlapPolicy } from './protocol/setting-basics';
 export type { WorkerHandler } from './worker';
 
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';

@@ -66,6 +66,7 @@ export interface WorkerOptions {
   readonly metrics?: Metrics;
 }
 
+/** A worker's Lambda handler: takes a batch of SQS messages (occurrences) and reports the ones to redeliver. */
 export type WorkerHandler = (
   event: SQSEvent,
   context: Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>,

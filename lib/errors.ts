@@ -13,18 +13,24 @@ export { ScheduledJobsError };
  * `addJob(weekly-export).timeout: ...`. Named as the CDK's own validation errors are, so it reads as one.
  *
  * @example
+ * ```ts
  * try {
  *   jobs.addJob('weekly-export', { schedule, entry: 'src/jobs/weekly-export.ts', timeout: Duration.hours(1) });
  * } catch (error) {
  *   if (error instanceof ValidationError) console.error(error.problems.join('\n'));
  *   throw error;
  * }
+ * ```
  */
 export class ValidationError extends ScheduledJobsError {
+  /** Always `'ValidationError'`, also after minification. */
   override readonly name = 'ValidationError';
 
   /** @param problems - each problem as `where.property: what is wrong, got <value>`. */
-  constructor(readonly problems: readonly string[]) {
+  constructor(
+    /** Every problem found, each as `where.property: what is wrong, got <value>`. */
+    readonly problems: readonly string[],
+  ) {
     super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
 }

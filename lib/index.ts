@@ -18,6 +18,14 @@ export {
   type SchedulerRetryOptions,
 } from './job-props';
 export { JobWorker, type JobWorkerOptions, type JobWorkerProps } from './job-worker';
-export { JobsMonitoring } from './jobs-monitoring';
+export {
+  type AlarmThreshold,
+  type JobsAlarmsOptions,
+  type JobsAlarmThresholds,
+  JobsMonitoring,
+  type SharedAlarms,
+  type WorkerAlarms,
+} from './jobs-monitoring';
+export { MetricName, type WorkerMetricName } from './metrics';
 export { ScheduledJob } from './scheduled-job';
 export { ScheduledJobs, type ScheduledJobsProps } from './scheduled-jobs';

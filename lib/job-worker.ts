@@ -229,6 +229,7 @@ function settingsJson(settings: readonly JobSettings[]): string {
  * It is `iam.IGrantable`: grant it what its jobs read, and only its function gets the access.
  *
  * @example
+ * ```ts
  * const exportsWorker = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048 });
  * dataBucket.grantRead(exportsWorker);
  * new cloudwatch.Alarm(this, 'ExportsLeasesLost', {
@@ -236,6 +237,7 @@ function settingsJson(settings: readonly JobSettings[]): string {
  *   threshold: 1,
  *   evaluationPeriods: 1,
  * });
+ * ```
  */
 export class JobWorker extends Construct implements iam.IGrantable {
   /** The worker id: the `worker` of its occurrences' rows, and its dimension in the alarms' metrics. */
@@ -395,8 +397,8 @@ export class JobWorker extends Construct implements iam.IGrantable {
   }
 
   /**
-   * One of the metrics the jobs of this worker emit, over all of them ({ service, worker }): what the worker's
-   * alarms watch.
+   * One of the metrics the jobs of this worker emit, over all of them (dimensions `{ service, worker }`): what the
+   * worker's alarms watch.
    *
    * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
    * @default statistic Sum (Maximum for JobDuration), period 5 minutes

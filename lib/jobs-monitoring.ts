@@ -265,6 +265,11 @@ export class JobsMonitoring extends Construct {
   /** Every alarm, in the order created; the status widget reads it at synth, so it lists later workers' too. */
   private readonly alarmList: cloudwatch.Alarm[] = [];
 
+  /**
+   * Built by ScheduledJobs only (its `monitoring`), so the published declarations leave it out.
+   *
+   * @internal
+   */
   constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
     super(scope, id);
     const options = props.alarms ?? {};
@@ -310,7 +315,12 @@ export class JobsMonitoring extends Construct {
     return found;
   }
 
-  /** A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases) and its dashboard row. */
+  /**
+   * A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases) and its dashboard row. Called by
+   * `ScheduledJobs.addWorker`.
+   *
+   * @internal
+   */
   addWorker(worker: MonitoredWorker): void {
     const id = worker.workerId;
     const alarms: Mutable<WorkerAlarms> = {};
@@ -356,7 +366,9 @@ export class JobsMonitoring extends Construct {
   /**
    * The alarm of a worker with a job that pauses itself after its failures (pauseAfterFailures): the first pause
    * needs a person, who finds the job and the last error with `occurrences describe`, and resumes it. Call it once
-   * per worker, after addWorker.
+   * per worker, after addWorker. Called by `ScheduledJobs.addJob`.
+   *
+   * @internal
    */
   addPauseAlarm(worker: MonitoredWorker): void {
     const id = worker.workerId;

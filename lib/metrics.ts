@@ -22,7 +22,7 @@ export const DEFAULT_METRIC_PERIOD = Duration.minutes(5);
 
 /**
  * The metrics a worker writes (functions/protocol/process-delivery.ts and job-slot.ts run in the worker), so the
- * ones that also carry { service, worker }. The trigger's (OccurrencesMissed, DuplicateTriggersSuppressed) and the
+ * ones that also carry `{ service, worker }`. The trigger's (OccurrencesMissed, DuplicateTriggersSuppressed) and the
  * reconciler's (OccurrencesRequeued, ReportsReannounced) are not among them.
  */
 export type WorkerMetricName = Exclude<

@@ -24,6 +24,7 @@ export interface ScheduledJobParts {
  * One job of a ScheduledJobs, as `addJob` returns it.
  *
  * @example
+ * ```ts
  * const weekly = jobs.addJob('weekly-export', { schedule, worker: exportsWorker });
  * new cloudwatch.Alarm(this, 'WeeklyExportFailed', {
  *   metric: weekly.metricFailed(),
@@ -31,6 +32,7 @@ export interface ScheduledJobParts {
  *   evaluationPeriods: 1,
  * });
  * weekly.grantReadReports(reportsReader);
+ * ```
  */
 export class ScheduledJob {
   /** The job id: its schedule's name, the partition of its rows, the prefix of its reports. */
@@ -42,7 +44,11 @@ export class ScheduledJob {
   private readonly metricsNamespace: string;
   private readonly reportBucket: s3.IBucket;
 
-  /** Built by `ScheduledJobs.addJob`. */
+  /**
+   * Built by `ScheduledJobs.addJob` only, so the published declarations leave it out.
+   *
+   * @internal
+   */
   constructor(parts: ScheduledJobParts) {
     this.jobId = parts.jobId;
     this.worker = parts.worker;
@@ -52,7 +58,7 @@ export class ScheduledJob {
   }
 
   /**
-   * One of the metrics the functions emit for this job ({ service, jobId }).
+   * One of the metrics the functions emit for this job (dimensions `{ service, jobId }`).
    *
    * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
    * @default statistic Sum (Maximum for JobDuration), period 5 minutes

@@ -94,7 +94,9 @@ const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue'
  * A ScheduledJobs: the shared table, bucket, trigger, notifier, reconciler and alarms of a set of jobs.
  *
  * @example
+ * ```ts
  * const jobs = new ScheduledJobs(this, 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });
+ * ```
  */
 export interface ScheduledJobsProps {
   /**
@@ -156,12 +158,14 @@ interface AddedJob {
  * configuration error arrives at once, as a {@link ValidationError} naming the call and the property.
  *
  * @example
+ * ```ts
  * const jobs = new ScheduledJobs(this, 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });
  * jobs.addJob('daily-digest', {
  *   schedule: ScheduleExpression.cron({ minute: '0', hour: '6', timeZone: TimeZone.EUROPE_BERLIN }),
  *   entry: path.join(__dirname, 'jobs', 'daily-digest.ts'),
  *   timeout: Duration.minutes(2),
  * });
+ * ```
  */
 export class ScheduledJobs extends Construct {
   /** The occurrence rows: one per job and scheduled time, plus each job's running slot and state. */
@@ -380,12 +384,14 @@ export class ScheduledJobs extends Construct {
    * @param workerId - 1 to 64 letters, digits, '-' or '_': the `worker` of its occurrences' rows and its metrics'
    *   dimension.
    * @example
+   * ```ts
    * const exportsWorker = jobs.addWorker('exports', {
    *   entry: path.join(__dirname, 'workers', 'exports.ts'), // export const handler = defineWorker({ jobs: { ... } })
    *   memorySize: 2048,
    *   timeout: Duration.minutes(15),
    * });
    * dataBucket.grantRead(exportsWorker);
+   * ```
    */
   addWorker(workerId: string, props: JobWorkerProps): JobWorker {
     return validatedCall(this.addWorker, () =>
@@ -440,6 +446,7 @@ export class ScheduledJobs extends Construct {
    * @param jobId - 1 to 64 letters, digits, '-' or '_': the job's schedule name, the partition of its rows, the
    *   prefix of its reports.
    * @example
+   * ```ts
    * const weekly = jobs.addJob('weekly-export', {
    *   schedule: ScheduleExpression.cron({ minute: '0', hour: '3', weekDay: 'MON', timeZone: TimeZone.EUROPE_BERLIN }),
    *   worker: exportsWorker,
@@ -447,6 +454,7 @@ export class ScheduledJobs extends Construct {
    *   overlap: OverlapPolicy.BUFFER_ONE,
    * });
    * new cloudwatch.Alarm(this, 'WeeklyExportFailed', { metric: weekly.metricFailed(), threshold: 1, evaluationPeriods: 1 });
+   * ```
    */
   addJob(jobId: string, props: JobProps): ScheduledJob {
     return validatedCall(this.addJob, () => this.newJob(jobId, props));
@@ -530,8 +538,10 @@ export class ScheduledJobs extends Construct {
    * granted as they are added (the returned Grant holds what was granted by this call).
    *
    * @example
+   * ```ts
    * const oncall = new iam.Role(this, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() });
    * jobs.grantOperateJobs(oncall);
+   * ```
    */
   grantOperateJobs(grantee: iam.IGrantable): iam.Grant {
     this.operators.push(grantee);

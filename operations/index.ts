@@ -16,10 +16,20 @@
 export type { JobCatalogue } from '../bin/occurrences/catalogue';
 export { SchedulerJobCatalogue } from '../bin/occurrences/catalogue';
 export { DynamoJobStateStore } from '../functions/aws/job-state-store';
-export { OperatorOccurrenceReader } from '../functions/aws/occurrence-reader';
-export { OperatorOccurrenceStore } from '../functions/aws/occurrence-store';
+export type { NewestFirstRange } from '../functions/aws/occurrence-reader';
 export { SchedulerScheduleSwitch } from '../functions/aws/schedule-switch';
 export { SqsWorkQueue } from '../functions/aws/work-queue';
+export type {
+  AttemptRecord,
+  LogFields,
+  Logger,
+  Occurrence,
+  OccurrenceKey,
+  OccurrenceStatus,
+  OverlapPolicy,
+  ScheduledJobsError,
+  SkipReason,
+} from '../functions/index';
 export {
   type CatchUp,
   type DeployedJob,
@@ -37,16 +47,33 @@ export {
   resumeJob,
   runJobNow,
 } from '../functions/protocol/job-control';
-export type { JobState } from '../functions/protocol/job-state';
+export type { JobState, PauseCause } from '../functions/protocol/job-state';
 export {
   type ManualRetryDeps,
   type ManualRetryResult,
   ReopenedNotEnqueuedError,
   retryOccurrence,
 } from '../functions/protocol/manual-retry';
-export type { Clock, ReopenableStore, ScheduleSwitch, WorkQueue } from '../functions/protocol/ports';
+// The types of the occurrence rows and of the runtime that the signatures above name: the same declarations as
+// scheduled-jobs-stack/runtime's, re-exported as types so that an operator's tool can name them from here too.
+export type { MetricName } from '../functions/protocol/metric-names';
+export type {
+  Clock,
+  CreateResult,
+  JobStateChange,
+  JobStateFields,
+  JobStateWrite,
+  Metrics,
+  OccurrenceRecorder,
+  ReopenableStore,
+  ReopenRequest,
+  ReopenResult,
+  ScheduleSwitch,
+  WorkQueue,
+} from '../functions/protocol/ports';
 export type { TriggerDeps, TriggerResult } from '../functions/protocol/record-occurrence';
 export type { JobRoute } from '../functions/protocol/schedule-event';
+export { OperatorOccurrenceReader, OperatorOccurrenceStore } from './adapters';
 export {
   connectJobOperations,
   JobNotFoundError,

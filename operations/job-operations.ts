@@ -19,6 +19,7 @@ import type { ManualRetryDeps } from '../functions/protocol/manual-retry';
 import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { type Clock, type Logger, type ScheduleSwitch, systemClock, type WorkQueue } from '../functions/protocol/ports';
 import type { TriggerDeps } from '../functions/protocol/record-occurrence';
+import type { OperatorOccurrenceReader as OccurrenceReads } from './adapters';
 
 /** The AWS SDK clients the adapters use; each one not given is created with the SDK's default configuration. */
 export interface OperationsClients {
@@ -72,7 +73,7 @@ export interface JobOperations {
   /** The deployed jobs, read from the schedule group: one schedule per enabled job. */
   readonly catalogue: JobCatalogue;
   /** The occurrences table's reads (by status, by job), for an operator's own reports. */
-  readonly occurrences: OperatorOccurrenceReader;
+  readonly occurrences: OccurrenceReads;
   /**
    * The deployed job `jobId`: its schedule and its route, as resumeJob, runJobNow and describeJob take it.
    * @throws JobNotFoundError when the schedule group has no schedule of that name (disabled or not deployed).

@@ -6,15 +6,19 @@
 
 /** The base of every error testing/ throws on purpose other than a TypeError for a bad argument. */
 export abstract class TestingError extends Error {
+  /** The subclass's name, a string literal in each subclass. */
   abstract override readonly name: string;
 }
 
 /** testJob aborted the job's signal and the job's run had not settled this long after. */
 export class JobDidNotStopError extends TestingError {
+  /** Always `'JobDidNotStopError'`. */
   override readonly name = 'JobDidNotStopError';
 
   constructor(
+    /** How long after the run's start testJob aborted the signal, in milliseconds. */
     readonly abortedAfterMs: number,
+    /** How long testJob waited for the run to settle after the abort, in milliseconds. */
     readonly stopWithinMs: number,
   ) {
     super(
@@ -26,10 +30,13 @@ export class JobDidNotStopError extends TestingError {
 
 /** A cloud assembly (cdk.out) or its template that the local runner cannot read or cannot run as it is. */
 export class AssemblyError extends TestingError {
+  /** Always `'AssemblyError'`. */
   override readonly name = 'AssemblyError';
 
   constructor(
+    /** The cloud assembly folder that was read. */
     readonly assemblyDir: string,
+    /** Every problem found, each in a sentence. */
     readonly problems: readonly string[],
   ) {
     super(problems.length === 1 ? `${assemblyDir}: ${problems[0]}` : `${assemblyDir}:\n  - ${problems.join('\n  - ')}`);

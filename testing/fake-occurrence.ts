@@ -25,7 +25,9 @@ const CLAIM_DELAY_MS = 1_000;
  * can be overridden, e.g. `{ attempt: 3 }` for a retry.
  *
  * @example
+ * ```ts
  * const occurrence = fakeOccurrence({ jobId: 'daily-digest', scheduledTime: '2026-11-30T06:00:00Z' });
+ * ```
  */
 export function fakeOccurrence(fields: FakeOccurrenceFields = {}): Occurrence {
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields))

@@ -15,13 +15,39 @@
  *
  * @packageDocumentation
  */
+
+// The runtime's types that the signatures above name (a job, its occurrence, its report, a logger, a clock): the same
+// declarations as scheduled-jobs-stack/runtime's, re-exported as types so that a test can name them from here too.
+export type {
+  AttemptRecord,
+  Fence,
+  JobContext,
+  JobDefinition,
+  JobHandler,
+  LogFields,
+  Logger,
+  Occurrence,
+  OccurrenceKey,
+  OccurrenceStatus,
+  OverlapPolicy,
+  ReportBody,
+  ReportWriter,
+  RunContext,
+  SkipReason,
+  StreamedReport,
+  WorkerHandler,
+} from '../functions/index';
+export type { Clock } from '../functions/protocol/ports';
 export { AssemblyError, JobDidNotStopError, TestingError } from './errors';
 export { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';
 export { formatLocalRun } from './local/format';
 export { MotoUnavailableError } from './local/moto-server';
 export {
   type KeptLocalRun,
+  type LocalFireMode,
+  type LocalFunctionStats,
   type LocalLogLine,
+  type LocalResourceNames,
   type LocalRun,
   type LocalRunRow,
   type RunLocallyOptions,

@@ -35,22 +35,32 @@ export interface TestJobOptions {
   readonly logger?: Logger;
 }
 
-interface Common {
+// CompletedRun and AbortedRun each list the fields they share (occurrence, logs, durationMs) rather than extend an
+// interface of them: the published declarations then name nothing the entry point does not export.
+
+/** A run that was not aborted: its report (a run that threw makes testJob reject with the job's error). */
+export interface CompletedRun {
+  /** The occurrence the job ran. */
   readonly occurrence: Occurrence;
   /** What the job logged, oldest first. */
   readonly logs: readonly LogEntry[];
   /** Real time from the start of `run` until it settled. */
   readonly durationMs: number;
-}
-
-/** A run that was not aborted: its report (a run that threw makes testJob reject with the job's error). */
-export interface CompletedRun extends Common {
+  /** Always false: the signal was not aborted. */
   readonly aborted: false;
+  /** The report the job returned. */
   readonly report: ReportBody;
 }
 
 /** A run whose signal was aborted, and that then stopped. */
-export interface AbortedRun extends Common {
+export interface AbortedRun {
+  /** The occurrence the job ran. */
+  readonly occurrence: Occurrence;
+  /** What the job logged, oldest first. */
+  readonly logs: readonly LogEntry[];
+  /** Real time from the start of `run` until it settled. */
+  readonly durationMs: number;
+  /** Always true: the signal was aborted (`abortAfterMs` or the caller's `signal`). */
   readonly aborted: true;
   /** Set when the job returned a report after the abort anyway: the worker would not commit it. */
   readonly report?: ReportBody;

@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { z } from 'zod';
 import { asDependencyError } from '../../functions/aws/classify-error';
+import type { DeployedJob } from '../../functions/protocol/job-control';
 import {
   CATCHUP_WINDOW_SECONDS_RANGE,
   DEADLINE_SECONDS_RANGE,
@@ -27,17 +28,9 @@ import { ScheduleInputError, UsageError } from './errors';
 /** Scheduler reads an expression without a time zone in UTC. */
 const SCHEDULER_DEFAULT_TIME_ZONE = 'UTC';
 
-/** One deployed job: its schedule and its route. */
-export interface DeployedJob {
-  readonly id: string;
-  /** The Scheduler expression: `cron(...)`, `rate(...)` or `at(...)`. */
-  readonly schedule: string;
-  /** IANA time zone the expression is read in. */
-  readonly timeZone: string;
-  /** `ENABLED`, or `DISABLED` for a schedule turned off in Scheduler itself (the job is still deployed). */
-  readonly state: string;
-  readonly route: JobRoute;
-}
+// One deployed job: the operator actions' DeployedJob (one declaration, so the catalogue's jobs are the type
+// resumeJob, runJobNow and describeJob take).
+export type { DeployedJob };
 
 /** Where the CLI looks jobs up; tests pass their own. */
 export interface JobCatalogue {
@@ -53,9 +46,11 @@ export interface JobCatalogue {
 export class SchedulerJobCatalogue implements JobCatalogue {
   constructor(
     private readonly client: SchedulerClient,
+    /** The schedule group the jobs are read from. */
     readonly group: string,
   ) {}
 
+  /** The job whose schedule is named `jobId` (GetSchedule), or undefined when the group has no such schedule. */
   async job(jobId: string): Promise<DeployedJob | undefined> {
     let schedule: GetScheduleCommandOutput;
     try {
@@ -68,6 +63,7 @@ export class SchedulerJobCatalogue implements JobCatalogue {
     return deployedJobOf(schedule, this.group, jobId);
   }
 
+  /** The names of the group's schedules (ListSchedules): the ids of every deployed job, sorted. */
   async jobIds(): Promise<string[]> {
     const names: string[] = [];
     try {

@@ -15,6 +15,7 @@ export class DynamoJobStateStore implements JobStateStore {
     private readonly table: string,
   ) {}
 
+  /** The job's row by a consistent GetItem; undefined when the job has none yet. */
   async read(jobId: string): Promise<JobState | undefined> {
     try {
       const out = await this.documents.send(
@@ -26,6 +27,7 @@ export class DynamoJobStateStore implements JobStateStore {
     }
   }
 
+  /** Applies `change` by an UpdateItem conditioned on `version` being `expected` (undefined: on the row's absence). */
   async write(jobId: string, expected: number | undefined, change: JobStateChange): Promise<JobStateWrite> {
     try {
       const out = await this.documents.send(

@@ -125,8 +125,11 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
 
 /** Where a newest-first listing may stop: `from <= scheduledTime < to`, at most `limit` rows. */
 export interface NewestFirstRange {
+  /** The earliest scheduled time, included. */
   readonly from: string;
+  /** The latest scheduled time, excluded. */
   readonly to: string;
+  /** The most rows to return. */
   readonly limit: number;
 }
 

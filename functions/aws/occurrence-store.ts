@@ -515,7 +515,7 @@ const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.sc
  * functions use stays exactly as it is; the CLI constructs this one.
  */
 export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements ReopenableStore {
-  /** FAILED -> PENDING with a fresh attempt budget; see functions/protocol/manual-retry.ts. */
+  /** FAILED to PENDING with a fresh attempt budget; see functions/protocol/manual-retry.ts. */
   async reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult> {
     const now = iso(request.now);
     try {

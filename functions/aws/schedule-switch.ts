@@ -13,12 +13,14 @@ import {
 import type { ScheduleSwitch } from '../protocol/ports';
 import { asDependencyError } from './classify-error';
 
+/** Turns the schedules of one EventBridge Scheduler schedule group off and on (ScheduleSwitch). */
 export class SchedulerScheduleSwitch implements ScheduleSwitch {
   constructor(
     private readonly client: SchedulerClient,
     private readonly group: string,
   ) {}
 
+  /** Sets the state of the schedule named `jobId`, keeping the rest of its definition. */
   async setState(jobId: string, state: 'ENABLED' | 'DISABLED'): Promise<void> {
     let schedule: GetScheduleCommandOutput;
     try {

@@ -5,12 +5,14 @@ import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } fr
 import type { WorkQueue } from '../protocol/ports';
 import { asDependencyError } from './classify-error';
 
+/** One worker's job queue on SQS (WorkQueue). */
 export class SqsWorkQueue implements WorkQueue {
   constructor(
     private readonly client: SQSClient,
     private readonly queueUrl: string,
   ) {}
 
+  /** Sends one message (SendMessage). */
   async send(messageBody: string): Promise<void> {
     try {
       await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: messageBody }));
@@ -19,6 +21,7 @@ export class SqsWorkQueue implements WorkQueue {
     }
   }
 
+  /** Keeps a received message hidden for `seconds` from now (ChangeMessageVisibility). */
   async hide(receiptHandle: string, seconds: number): Promise<void> {
     try {
       await this.client.send(

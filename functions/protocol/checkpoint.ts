@@ -122,6 +122,7 @@ export function checkedProgress(input: { done: number; total?: number; note?: st
 export interface Fence {
   /** Claims of this occurrence so far, this one included. */
   readonly sequence: number;
+  /** The lease of this claim. */
   readonly leaseId: string;
   /** `sequence` zero-padded to 10 digits, a colon, the lease id: sorts as the claims happened. */
   readonly token: string;

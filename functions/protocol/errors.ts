@@ -22,14 +22,17 @@ export type FailureKind = 'conditional' | 'transient' | 'fatal';
  * as a one-letter identifier.
  *
  * @example
+ * ```ts
  * export class LeaseLostError extends ScheduledJobsError {
  *   override readonly name = 'LeaseLostError';
  *   constructor(readonly operation: string, detail: string) {
  *     super(`lease lost at ${operation}: ${detail}`);
  *   }
  * }
+ * ```
  */
 export abstract class ScheduledJobsError extends Error {
+  /** The subclass's name, set by each subclass so that it survives minification. */
   abstract override readonly name: string;
 }
 
@@ -48,9 +51,11 @@ export class DependencyError extends ScheduledJobsError {
 
 /** The occurrence is no longer held by this lease: another worker claimed it, or it was finished. */
 export class LeaseLostError extends ScheduledJobsError {
+  /** Always `'LeaseLostError'`. */
   override readonly name = 'LeaseLostError';
 
   constructor(
+    /** The store operation that found the lease gone. */
     readonly operation: string,
     detail: string,
   ) {
@@ -74,9 +79,13 @@ export class LeaseExpiringError extends ScheduledJobsError {
 
 /** The job ran past its time limit, or too close to the Lambda's own timeout. */
 export class JobTimeoutError extends ScheduledJobsError {
+  /** Always `'JobTimeoutError'`. */
   override readonly name = 'JobTimeoutError';
 
-  constructor(readonly deadline: string) {
+  constructor(
+    /** The time limit the job ran into, ISO-8601 UTC. */
+    readonly deadline: string,
+  ) {
     super(`job did not finish by ${deadline}`);
   }
 }
@@ -108,9 +117,13 @@ export function isTransient(error: unknown): boolean {
  * limit, it is no failure and costs no attempt.
  */
 export class YieldRequestedError extends ScheduledJobsError {
+  /** Always `'YieldRequestedError'`. */
   override readonly name = 'YieldRequestedError';
 
-  constructor(readonly continueBy: string) {
+  constructor(
+    /** When the worker must have recorded the continuation, ISO-8601 UTC: checkpoint and return before it. */
+    readonly continueBy: string,
+  ) {
     super(
       `yield: the invocation ends soon; checkpoint and return (the worker records the continuation by ${continueBy})`,
     );
@@ -119,10 +132,13 @@ export class YieldRequestedError extends ScheduledJobsError {
 
 /** A checkpoint or progress the job handed over that cannot be recorded as it is (too large, not JSON). */
 export class CheckpointRejectedError extends ScheduledJobsError {
+  /** Always `'CheckpointRejectedError'`. */
   override readonly name = 'CheckpointRejectedError';
 
   constructor(
+    /** What was refused, such as `checkpoint state` or `report`. */
     readonly what: string,
+    /** Why it was refused. */
     readonly problem: string,
   ) {
     super(`${what} rejected: ${problem}`);

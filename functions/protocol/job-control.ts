@@ -28,6 +28,7 @@ import { scheduleTimes } from './schedule-times';
 
 /** A deployed job as the operator actions need it: its schedule and its route (the CLI reads them from Scheduler). */
 export interface DeployedJob {
+  /** The job id: its schedule's name. */
   readonly id: string;
   /** The Scheduler expression: `cron(...)`, `rate(...)` or `at(...)`. */
   readonly schedule: string;
@@ -35,11 +36,15 @@ export interface DeployedJob {
   readonly timeZone: string;
   /** The schedule's state in Scheduler: `ENABLED` or `DISABLED`. */
   readonly state: string;
+  /** Where the job's occurrences go and the settings that writers other than its worker need. */
   readonly route: JobRoute;
 }
 
+/** What every operator action needs: the job-state rows and a clock. */
 export interface JobControlDeps {
+  /** The job-state rows (pause fields, the overlap slot). */
   readonly states: JobStateStore;
+  /** What "now" is for the times the action records. */
   readonly clock: Clock;
 }
 
@@ -94,6 +99,7 @@ function checkText(where: string, value: unknown, max: number): string {
   return value;
 }
 
+/** What pauseJob did: paused the job, or found it paused already. */
 export type PauseResult =
   | { readonly outcome: 'paused'; readonly state: JobState }
   /** Paused before (by this or another operator, or by its failures): the row keeps who, when and why. */
@@ -131,11 +137,13 @@ export interface CatchUp {
   readonly missed: Partial<Record<TriggerResult, number>>;
   /** Older than the job's retention: not recorded, only counted (at least this many if `countCapped`). */
   readonly olderThanRetention: number;
+  /** The count of times older than the retention stopped at its cap. */
   readonly countCapped: boolean;
   /** The times recorded to run, oldest first. */
   readonly runTimes: readonly string[];
 }
 
+/** What resumeJob did: resumed the job and caught up, or found it not paused. */
 export type ResumeResult =
   | {
       readonly outcome: 'resumed';
@@ -147,7 +155,9 @@ export type ResumeResult =
   /** The row says the job is not paused; its schedule was enabled (in case a pause stopped half way). */
   | { readonly outcome: 'not-paused'; readonly state: JobState | undefined };
 
+/** What resumeJob needs beside the job-state rows and the clock. */
 export interface ResumeDeps extends JobControlDeps {
+  /** Turns the job's schedule back on. */
   readonly schedules: ScheduleSwitch;
   /** What records an occurrence: the trigger's store, the worker queues, a logger. */
   readonly trigger: TriggerDeps;
@@ -276,14 +286,16 @@ function* firesFrom(job: DeployedJob, from: number, anchor: number): Generator<D
   }
 }
 
+/** What runJobNow did: how the occurrence was recorded, or why it was refused. */
 export type RunResult =
   | { readonly outcome: TriggerResult; readonly scheduledTime: string }
   /** The job is paused: the worker would only record the occurrence SKIPPED. */
   | { readonly outcome: 'refused'; readonly reason: string; readonly state: JobState };
 
 /**
- * An occurrence of the job now (whole seconds), recorded and enqueued with `requested: { by, origin: 'run',
- * overlap }`: the worker applies the job's overlap policy, or `overlap` when given. Refused while the job is paused.
+ * An occurrence of the job now (whole seconds), recorded and enqueued with
+ * `requested: { by, origin: 'run', overlap }`: the worker applies the job's overlap policy, or `overlap` when given.
+ * Refused while the job is paused.
  * Twice in one second is the same occurrence (the second is a duplicate, as for the trigger).
  */
 export async function runJobNow(
@@ -312,21 +324,29 @@ export function pauseSummary(state: JobState): string {
 
 /** Counts among the occurrences a describe read. */
 export interface OccurrenceCounts {
+  /** The occurrences read. */
   readonly read: number;
+  /** Of those, SKIPPED for overlap. */
   readonly skippedForOverlap: number;
+  /** Of those, SKIPPED as missed (first recorded after the catch-up window). */
   readonly missed: number;
+  /** Of those, FAILED. */
   readonly failed: number;
 }
 
+/** What describeJob gives back: a job at a glance. */
 export interface JobDescription {
+  /** The job described. */
   readonly job: DeployedJob;
   /** Undefined: the job has no job-state row yet (never paused, never run under a slot). */
   readonly state: JobState | undefined;
+  /** Whether the job is paused (by an operator or by its failures). */
   readonly paused: boolean;
   /** The next fire times from now, by Scheduler's daylight-saving rule (ISO, UTC). */
   readonly next: readonly string[];
   /** The newest occurrences, newest first. */
   readonly recent: readonly Occurrence[];
+  /** Counts among the newest occurrences read. */
   readonly counts: OccurrenceCounts;
 }
 

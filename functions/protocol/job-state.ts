@@ -27,7 +27,13 @@ export type PauseCause = 'operator' | 'failures';
 
 /** The row as stored. Timestamps are ISO-8601 UTC with milliseconds, like the occurrence rows'. */
 export interface JobState {
+  /** The job's id: the row's partition key. */
   readonly jobId: string;
+  /**
+   * The row's sort key, always JOB_STATE_SORT_KEY: a storage detail, left out of the published declarations.
+   *
+   * @internal
+   */
   readonly scheduledTime: typeof JOB_STATE_SORT_KEY;
   /** Incremented by every write: the compare-and-swap token. */
   readonly version: number;
@@ -36,6 +42,7 @@ export interface JobState {
    * slot is free when absent, and also when that occurrence no longer runs under that lease (docs/schedule-policies.md).
    */
   readonly slotTime?: string;
+  /** The lease id the running slot was taken under (see `slotTime`). */
   readonly slotLeaseId?: string;
   /** Scheduled times of the job's BUFFERED occurrences, oldest first. */
   readonly buffer?: readonly string[];
@@ -48,10 +55,14 @@ export interface JobState {
   readonly countedLeaseId?: string;
   /** Set while the job is paused. */
   readonly pausedAt?: string;
+  /** Who paused the job: the operator's `by`, or the job itself after its failures. */
   readonly pausedBy?: string;
+  /** The pause's note: why, for the next person. */
   readonly pauseNote?: string;
+  /** Whether an operator or the job's failures paused it. */
   readonly pauseCause?: PauseCause;
   /** The last resume, kept after it. */
   readonly resumedAt?: string;
+  /** Who resumed the job last. */
   readonly resumedBy?: string;
 }

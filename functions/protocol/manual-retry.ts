@@ -34,10 +34,13 @@ export interface ManualRetryFields {
   readonly previousAttempts?: number;
 }
 
+/** What retryOccurrence needs: the store, the worker queues, a clock and the deployed jobs' routes. */
 export interface ManualRetryDeps {
+  /** Reads the row and reopens a FAILED one. */
   readonly store: ReopenableStore;
   /** Each worker's job queue, by worker id. */
   readonly queues: ReadonlyMap<string, Pick<WorkQueue, 'send'>>;
+  /** What "now" is for the new deadline. */
   readonly clock: Clock;
   /** The deployed jobs, by job id: the worker that runs each, its deadline and its retention. */
   readonly jobs: ReadonlyMap<string, JobRoute>;
@@ -45,10 +48,13 @@ export interface ManualRetryDeps {
 
 /** The row was reopened as PENDING but the message could not be sent: nothing will claim it until one is. */
 export class ReopenedNotEnqueuedError extends ScheduledJobsError {
+  /** Always `'ReopenedNotEnqueuedError'`. */
   override readonly name = 'ReopenedNotEnqueuedError';
 
   constructor(
+    /** The occurrence that was reopened. */
     readonly key: OccurrenceKey,
+    /** The error of the failed enqueue. */
     override readonly cause: unknown,
   ) {
     super(
@@ -58,6 +64,7 @@ export class ReopenedNotEnqueuedError extends ScheduledJobsError {
   }
 }
 
+/** What retryOccurrence did: reopened and enqueued, enqueued once more (forced), or refused, with the reason. */
 export type ManualRetryResult =
   /** FAILED, reopened as PENDING and enqueued. */
   | { readonly outcome: 'reopened'; readonly previous: Occurrence; readonly deadlineAt: string }
@@ -144,6 +151,13 @@ export function decideManualRetry(row: Occurrence, now: number, force: boolean):
   }
 }
 
+/**
+ * An operator's retry of one occurrence (the `occurrences retry` command): a FAILED one is reopened as PENDING and
+ * enqueued; with `force`, a row stuck without a message gets one more message; anything else is refused (the
+ * module's comment gives the rule for each status).
+ *
+ * @throws ReopenedNotEnqueuedError when the row was reopened but its message could not be sent.
+ */
 export async function retryOccurrence(
   deps: ManualRetryDeps,
   key: OccurrenceKey,

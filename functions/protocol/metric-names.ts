@@ -7,6 +7,10 @@ export const METRICS_SERVICE = 'scheduled-jobs';
 /** The reconciler's own dimension set, { service, component }, beside { service, jobId }; see powertools-metrics.ts. */
 export const RECONCILER_COMPONENT = { component: 'reconciler' } as const;
 
+/**
+ * The name of every metric the functions write, for `ScheduledJob.metric(name)` and `JobWorker.metric(name)`, for
+ * example `job.metric(MetricName.OccurrencesFailed)`; docs/operating.md lists what each counts.
+ */
 export const MetricName = {
   /** The first claim of an occurrence (attempt 1). */
   OccurrencesStarted: 'OccurrencesStarted',
@@ -39,6 +43,7 @@ export const MetricName = {
   /** The job paused itself after pauseAfterFailures FAILED occurrences in a row. */
   JobsPausedOnFailures: 'JobsPausedOnFailures',
 } as const;
+/** One of the metric names of the `MetricName` object. */
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
 export type MetricUnit = 'Count' | 'Milliseconds';

@@ -5,6 +5,7 @@
 import { quoteValue } from './quote-value';
 import type { OverlapPolicy } from './setting-basics';
 
+/** Where an occurrence is in its life; a row's `status` is one of these. */
 export const OccurrenceStatus = {
   /** Written by the trigger; waiting for its first claim. */
   PENDING: 'PENDING',
@@ -26,6 +27,7 @@ export const OccurrenceStatus = {
   /** Stopped by a later occurrence under overlap cancelOther (`cancelledBy`); its lease was revoked. Terminal. */
   CANCELLED: 'CANCELLED',
 } as const;
+/** One of the statuses of the `OccurrenceStatus` object. */
 export type OccurrenceStatus = (typeof OccurrenceStatus)[keyof typeof OccurrenceStatus];
 
 export const TERMINAL_STATUSES: readonly OccurrenceStatus[] = [
@@ -57,9 +59,12 @@ export const isContinuing = (o: Pick<Occurrence, 'status' | 'leaseId'>): boolean
 
 /** Why an occurrence was SKIPPED. */
 export const SkipReason = { overlap: 'overlap', missed: 'missed', paused: 'paused' } as const;
+/** One of the reasons of the `SkipReason` object. */
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];
 
+/** What identifies an occurrence: its job and its scheduled time (the row's key in the table). */
 export interface OccurrenceKey {
+  /** The job's id, as given to `addJob`. */
   readonly jobId: string;
   /** UTC, whole seconds: `2026-11-30T06:00:00Z`. */
   readonly scheduledTime: string;
@@ -67,6 +72,7 @@ export interface OccurrenceKey {
 
 /** The row as stored. Timestamps are ISO-8601 UTC with milliseconds, so they sort and compare as strings. */
 export interface Occurrence extends OccurrenceKey {
+  /** Where the occurrence is in its life. */
   readonly status: OccurrenceStatus;
   /** Claims so far; the attempt that is running or last ran. */
   readonly attempt: number;
@@ -75,24 +81,37 @@ export interface Occurrence extends OccurrenceKey {
    * reconciler and `occurrences retry` re-enqueue it. Absent on rows recorded before workers existed.
    */
   readonly worker?: string;
+  /** The retry deadline: no attempt starts after it (the job's `retry.deadline` after the scheduled time). */
   readonly deadlineAt: string;
+  /** When the row was first recorded. */
   readonly createdAt: string;
   /** Set by complete: where the committed report is. */
   readonly reportKey?: string;
+  /** The lease of the last claim: the worker that holds it is the only one whose writes the row accepts. */
   readonly leaseId?: string;
+  /** Who holds the lease: the worker invocation's log stream and request id. */
   readonly leaseOwner?: string;
+  /** When the lease ends unless its holder extends it (the heartbeat). */
   readonly leaseExpiresAt?: string;
+  /** When the lease holder last extended its lease. */
   readonly heartbeatAt?: string;
+  /** When the last attempt was claimed. */
   readonly claimedAt?: string;
+  /** When a failed attempt gave its lease back to wait for a retry. */
   readonly releasedAt?: string;
+  /** RETRY_WAIT: when the next attempt may start. */
   readonly nextAttemptAt?: string;
   /** The SQS message that carries the waiting retry (hidden until nextAttemptAt); other copies are dropped. */
   readonly retryMessageId?: string;
+  /** The error of the last failed attempt, cut short. */
   readonly lastError?: string;
+  /** When it was recorded SUCCEEDED. */
   readonly succeededAt?: string;
+  /** When it was recorded FAILED. */
   readonly failedAt?: string;
   /** Set once the "report ready" notification was published. */
   readonly notifiedAt?: string;
+  /** The SNS message id of the "report ready" notification. */
   readonly notificationId?: string;
   /**
    * How each attempt ended, oldest first, as recorded by the worker's fenced writes (complete, release, fail) and
@@ -120,7 +139,9 @@ export interface Occurrence extends OccurrenceKey {
   readonly cancelledBy?: string;
   /** When it was SKIPPED, BUFFERED or CANCELLED. */
   readonly skippedAt?: string;
+  /** When it was recorded BUFFERED. */
   readonly bufferedAt?: string;
+  /** When it was recorded CANCELLED. */
   readonly cancelledAt?: string;
   /** Recorded by an operator (`occurrences run` or `backfill`), not by the schedule: who asked. */
   readonly requestedBy?: string;
@@ -132,13 +153,17 @@ export interface Occurrence extends OccurrenceKey {
   readonly ttl: number;
 }
 
+/** How one attempt of an occurrence ended, as kept in its `history`. */
 export interface AttemptRecord {
   /** Absent for an unheld close (no attempt ran: attempts or deadline were used up between runs). */
   readonly attempt?: number;
   /** `reopened`: an operator retried the FAILED occurrence (requeue-occurrence.ts); attempts count afresh after it. */
   readonly outcome: 'succeeded' | 'retry' | 'failed' | 'reopened';
+  /** When the attempt ended. */
   readonly at: string;
+  /** The lease the attempt held, if it held one. */
   readonly leaseId?: string;
+  /** The attempt's error, cut to a few hundred characters. */
   readonly error?: string;
 }
 

@@ -14,6 +14,7 @@ import type { MetricName } from './metric-names';
 import type { Occurrence, OccurrenceKey, OccurrenceStatus, SkipReason } from './occurrence';
 import type { IndexedOccurrence } from './table-schema';
 
+/** A source of the current time (a test passes a fixed one). */
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
@@ -21,10 +22,15 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/** Structured fields of a log line, written beside its message. */
 export type LogFields = Record<string, unknown>;
+/** A structured logger: each line is a message and its fields. */
 export interface Logger {
+  /** Logs what happened in the normal course. */
   info(message: string, fields?: LogFields): void;
+  /** Logs something unusual that did not stop the work. */
   warn(message: string, fields?: LogFields): void;
+  /** Logs a failure. */
   error(message: string, fields?: LogFields): void;
 }
 
@@ -91,7 +97,10 @@ export interface OccurrenceStore {
 }
 
 /** What the trigger (and whatever records occurrences as it does: backfill, run, resume) needs of the store. */
-export type OccurrenceRecorder = Pick<OccurrenceStore, 'create'>;
+export interface OccurrenceRecorder {
+  /** Insert if absent. */
+  create(occurrence: Occurrence): Promise<CreateResult>;
+}
 
 export interface ClaimedSkip {
   readonly reason: SkipReason;
@@ -178,11 +187,14 @@ export interface JobSlotStore {
 }
 
 /** The job-state fields the operator actions write; `version` is the store's. */
+/** The fields of a job-state row that a write may set or remove (all but its key and its version). */
 export type JobStateFields = Omit<JobState, 'jobId' | 'scheduledTime' | 'version'>;
 
 /** One compare-and-swap write of the job-state row: fields to set and fields to remove. */
 export interface JobStateChange {
+  /** The fields to set, with their new values. */
   readonly set: Partial<JobStateFields>;
+  /** The fields to remove. */
   readonly remove: readonly (keyof JobStateFields)[];
 }
 
@@ -202,10 +214,13 @@ export interface JobStateStore {
 
 /** One job's occurrences, newest first (the CLI's OperatorOccurrenceReader); never the job-state row. */
 export interface OccurrenceHistory {
+  /** The job's newest `limit` occurrences, newest first. */
   newestFirst(jobId: string, limit: number): Promise<Occurrence[]>;
 }
 
+/** What a manual retry writes when it reopens a FAILED occurrence. */
 export interface ReopenRequest {
+  /** The time of the retry, epoch milliseconds. */
   readonly now: number;
   /** The new deadline: no attempt starts after it. */
   readonly deadlineAt: number;
@@ -219,13 +234,16 @@ export interface ReopenRequest {
 export type ReopenResult = { reopened: true } | { reopened: false; current: Occurrence | undefined };
 
 /** What a manual retry needs from the store, beyond the OccurrenceStore port. */
-export interface ReopenableStore extends Pick<OccurrenceStore, 'get'> {
-  /** FAILED -> PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
+export interface ReopenableStore {
+  /** The row of this key, or undefined when there is none. */
+  get(key: OccurrenceKey): Promise<Occurrence | undefined>;
+  /** FAILED to PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
   reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
 }
 
 /** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */
 export interface Metrics {
+  /** Adds `value` to the metric `name` of the job `jobId`. */
   add(name: MetricName, value: number, jobId: string): void;
 }
 
@@ -263,8 +281,11 @@ export interface OccurrenceIndex {
   readRows(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]>;
 }
 
+/** A job's report, whole: what `run` returns when it does not stream its report. */
 export interface ReportBody {
+  /** The report's content, written once to S3. */
   readonly body: string | Uint8Array;
+  /** The S3 object's Content-Type, such as `text/csv; charset=utf-8`. */
   readonly contentType: string;
 }
 
@@ -283,7 +304,9 @@ export interface ReportStore {
   ): Promise<'created' | 'existed'>;
 }
 
+/** One worker's job queue. */
 export interface WorkQueue {
+  /** Sends one message. */
   send(messageBody: string): Promise<void>;
   /** Keep a received message hidden for this many seconds from now (a waiting retry costs no invocation). */
   hide(receiptHandle: string, seconds: number): Promise<void>;
@@ -315,7 +338,9 @@ export interface ReportWriter {
 
 /** What `report.end()` gives back for `run` to return. */
 export interface StreamedReport {
+  /** Always true: tells a streamed report from a ReportBody. */
   readonly streamed: true;
+  /** How many bytes the report has. */
   readonly bytes: number;
 }
 
@@ -340,7 +365,9 @@ export interface RunContext {
 
 /** What a job gets: its signal and logger, and for long jobs checkpoint, progress, fence and report (RunContext). */
 export interface JobContext extends RunContext {
+  /** Aborted when the job must stop (a lost lease, its time limit, a yield); its reason is the error that says why. */
   readonly signal: AbortSignal;
+  /** A logger whose lines carry the occurrence's job id and scheduled time. */
   readonly logger: Logger;
 }
 
@@ -356,6 +383,7 @@ export interface JobDefinition<Report extends ReportBody | StreamedReport = Repo
    * YieldRequestedError; the job checkpoints and stops, and the next invocation resumes it (docs/long-jobs.md).
    */
   readonly resumable?: boolean;
+  /** Runs one attempt of one occurrence and returns its report; a throw fails the attempt, which is retried. */
   run(occurrence: Occurrence, context: JobContext): Promise<Report>;
 }
 

@@ -13,16 +13,24 @@ import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './ports';
 import { decodeScheduleEvent } from './schedule-event';
 
+/** What records and enqueues an occurrence, as the trigger does. */
 export interface TriggerDeps {
+  /** Inserts the occurrence's row if absent. */
   readonly store: OccurrenceRecorder;
   /** Each worker's job queue, by worker id: the schedule event names the worker. */
   readonly queues: ReadonlyMap<string, WorkQueue>;
+  /** What "now" is (for the catch-up window and the deadline). */
   readonly clock: Clock;
+  /** Where what was recorded is logged. */
   readonly logger: Logger;
   /** Default: none recorded. */
   readonly metrics?: Metrics;
 }
 
+/**
+ * What recording an occurrence did: `recorded` (a new row, enqueued), `pending-re-enqueued` (a PENDING row, enqueued
+ * again), `duplicate-suppressed` (a row past PENDING, left alone) or `recorded-missed` (a new row SKIPPED as missed).
+ */
 export type TriggerResult = 'recorded' | 'pending-re-enqueued' | 'duplicate-suppressed' | 'recorded-missed';
 
 export interface RecordOptions {

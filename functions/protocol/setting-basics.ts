@@ -27,8 +27,21 @@ export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
  * and starts them in scheduled-time order; `cancelOther` cancels the running one and starts; `allowAll` runs them
  * side by side.
  */
-export const OVERLAP_POLICIES = ['skip', 'bufferOne', 'bufferAll', 'cancelOther', 'allowAll'] as const;
-export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+export const OVERLAP_POLICIES = [
+  'skip',
+  'bufferOne',
+  'bufferAll',
+  'cancelOther',
+  'allowAll',
+] as const satisfies readonly OverlapPolicy[];
+// Spelled out rather than derived from OVERLAP_POLICIES, so that the published declarations (runtime, operations,
+// testing) name no constant. The list above must satisfy it (a value outside it does not compile); a policy added
+// here goes into the list too.
+/**
+ * An overlap policy by its value (`'skip'`, `'bufferOne'`, ...): the values of the CDK's `OverlapPolicy` enum, as an
+ * occurrence's row and the operator actions carry them.
+ */
+export type OverlapPolicy = 'skip' | 'bufferOne' | 'bufferAll' | 'cancelOther' | 'allowAll';
 /** The bounds of catchupWindowSeconds, which the schedule event carries to the trigger too. */
 export const CATCHUP_WINDOW_SECONDS_RANGE = {
   min: 60,

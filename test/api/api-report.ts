@@ -1,6 +1,6 @@
 /**
- * Reads an API report (api/*.api.md, written by API Extractor): its exported symbols and the declarations it marks
- * `// (undocumented)`. test/api/api-report.test.ts uses it.
+ * Reads an API report (api/*.api.md, written by API Extractor): its exported symbols, the declarations it marks
+ * `// (undocumented)` and its warnings. test/api/api-report.test.ts uses it.
  */
 
 /** One declaration of a report: its name, the exported symbol it belongs to (itself at the top level), documented or not. */
@@ -59,4 +59,21 @@ export function undocumented(report: string): { symbols: string[]; members: stri
     symbols: [...new Set(marked.filter((d) => d.topLevel).map((d) => d.name))].sort(),
     members: marked.filter((d) => !d.topLevel).map((d) => d.name),
   };
+}
+
+/**
+ * Every warning a report carries, as written: the `// Warning: (code) ...` lines above a declaration (each followed by
+ * ` at <the declaration's first line>`), and the entries of the "Warnings were encountered during analysis" list at
+ * its end (`// path:line:col - (code) ...`).
+ */
+export function warnings(report: string): string[] {
+  const lines = report.split('\n').map((line) => line.trim());
+  const found: string[] = [];
+  lines.forEach((line, i) => {
+    if (/^\/\/ \S+:\d+:\d+ - \(/.test(line)) found.push(line.slice(3));
+    if (!/^\/\/ Warning: \(/.test(line)) return;
+    const declaration = lines.slice(i + 1).find((next) => next !== '' && !next.startsWith('//'));
+    found.push(`${line.slice(3)} at ${declaration ?? 'the end of the report'}`);
+  });
+  return found;
 }

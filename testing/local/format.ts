@@ -10,9 +10,11 @@ import type { LocalRun, LocalRunRow } from './run-locally';
  * did, and the verdict line.
  *
  * @example
+ * ```ts
  * const run = await runLocally({ assemblyDir: 'cdk.out' });
  * console.log(formatLocalRun(run));
  * process.exitCode = run.ok ? 0 : 1;
+ * ```
  */
 export function formatLocalRun(run: LocalRun): string {
   const table = new Table({

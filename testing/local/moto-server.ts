@@ -24,6 +24,7 @@ const STOP_TIMEOUT_MS = 5_000;
 
 /** No moto_server could be found or installed; the message says what to install. */
 export class MotoUnavailableError extends Error {
+  /** Always `'MotoUnavailableError'`. */
   override readonly name = 'MotoUnavailableError';
 }
 

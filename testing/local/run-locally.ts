@@ -89,16 +89,23 @@ export interface RunLocallyOptions {
 export interface LocalLogLine {
   /** The function's label: `trigger`, `worker <id>`, `notifier`. */
   readonly fn: string;
+  /** The stream the function wrote the line to. */
   readonly stream: 'stdout' | 'stderr';
+  /** The line, without its newline. */
   readonly line: string;
 }
 
 /** One occurrence as the run left it in the table, judged against its job's policies. */
 export interface LocalRunRow extends OccurrenceKey {
+  /** The worker whose queue carried it. */
   readonly worker?: string;
+  /** Its status at the end, or `MISSING` when the trigger recorded no row for it. */
   readonly status: Occurrence['status'] | 'MISSING';
+  /** The row's attempt count. */
   readonly attempt?: number;
+  /** Where its report was committed in the bucket. */
   readonly reportKey?: string;
+  /** The error of its last failed attempt. */
   readonly lastError?: string;
   /** The notifier recorded the report's announcement (notifiedAt). */
   readonly announced: boolean;
@@ -114,23 +121,30 @@ export interface LocalRunRow extends OccurrenceKey {
   readonly why: string;
 }
 
+/** What one function of the stack did during a local run. */
 export interface LocalFunctionStats {
+  /** The function's label: `trigger`, `worker <id>`, `notifier`. */
   readonly label: string;
+  /** The function's logical id in the template. */
   readonly logicalId: string;
+  /** How often it was invoked. */
   readonly invocations: number;
   /** DynamoDB and S3 requests its SDK clients sent. */
   readonly requests: number;
 }
 
+/** How runLocally fires the occurrences: one fire time after the other (`in-turn`), or all at once (`at-once`). */
 export type LocalFireMode = 'in-turn' | 'at-once';
 
 /** Where a local run's resources are in the emulator: what the `occurrences` CLI needs to work on them. */
 export interface LocalResourceNames {
   /** The emulator: http://127.0.0.1:PORT. */
   readonly endpoint: string;
+  /** The region the resources are in. */
   readonly region: string;
   /** The occurrences table of the fired jobs (the first, where a stack has several ScheduledJobs). */
   readonly tableName: string;
+  /** The report bucket of the fired jobs. */
   readonly bucketName?: string;
   /** The schedule group of the fired jobs' schedules. */
   readonly scheduleGroupName?: string;
@@ -142,12 +156,14 @@ export interface LocalResourceNames {
 
 /** What runLocally did: each occurrence as it ended and whether it ended as its policies dictate (`ok`). */
 export interface LocalRun {
+  /** The stack whose jobs ran. */
   readonly stackName: string;
   /**
    * Every occurrence ended as its job's policies dictate (verdict.ts: SUCCEEDED and announced, or SKIPPED, BUFFERED
    * then run, or CANCELLED as its overlap policy and catch-up window allow), no trigger failed, and nothing timed out.
    */
   readonly ok: boolean;
+  /** Each fired occurrence as the run left it. */
   readonly rows: readonly LocalRunRow[];
   /**
    * Each trigger invocation's outcome (the trigger's result, or its error after Lambda's async retries); `late`: a
@@ -163,18 +179,25 @@ export interface LocalRun {
   readonly announcements: readonly unknown[];
   /** Messages in each worker's dead-letter queue at the end, by worker id. */
   readonly deadLetters: Readonly<Record<string, number>>;
+  /** What each function of the stack did. */
   readonly functions: readonly LocalFunctionStats[];
-  readonly notRun: LocalApp['notRun'];
+  /** The template's pieces the emulator does not play (by logical id), and why. */
+  readonly notRun: readonly { readonly logicalId: string; readonly why: string }[];
+  /** Every line the functions printed, oldest first. */
   readonly logs: readonly LocalLogLine[];
   /** Real time from the first fire until the rows settled (or the timeout). */
   readonly settleMs: number;
+  /** The rows had not settled within `timeoutSeconds`. */
   readonly timedOut: boolean;
+  /** How the occurrences were fired. */
   readonly fireMode: LocalFireMode;
+  /** Where the run's resources are in the emulator. */
   readonly resources: LocalResourceNames;
 }
 
 /** A run made with `keep: true`: everything still runs until `stop()`. */
 export interface KeptLocalRun extends LocalRun {
+  /** Stops what the run left running: its event sources, and the emulator when the run started it. */
   stop(): Promise<void>;
 }
 
