@@ -272,8 +272,16 @@ export class JobWorker extends Construct implements iam.IGrantable {
   /** The ids of its jobs that pause themselves after failures (pauseAfterFailures). */
   private readonly pausingJobIds: string[] = [];
 
-  /** @internal Built by ScheduledJobs, which validates the props first. */
-  constructor(scope: Construct, workerId: string, props: JobWorkerProps, resources: WorkerResources) {
+  /**
+   * Built by ScheduledJobs (`addWorker`, or `addJob` with an `entry`), which validates the props first.
+   *
+   * @internal
+   */
+  static create(scope: Construct, workerId: string, props: JobWorkerProps, resources: WorkerResources): JobWorker {
+    return new JobWorker(scope, workerId, props, resources);
+  }
+
+  private constructor(scope: Construct, workerId: string, props: JobWorkerProps, resources: WorkerResources) {
     super(scope, workerId);
     this.workerId = workerId;
     this.reportBucket = resources.reportBucket;

@@ -270,7 +270,11 @@ export class JobsMonitoring extends Construct {
    *
    * @internal
    */
-  constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
+  static create(scope: Construct, id: string, props: JobsMonitoringProps): JobsMonitoring {
+    return new JobsMonitoring(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: JobsMonitoringProps) {
     super(scope, id);
     const options = props.alarms ?? {};
     const problems = jobsAlarmsProblems(options);

@@ -49,7 +49,11 @@ export class ScheduledJob {
    *
    * @internal
    */
-  constructor(parts: ScheduledJobParts) {
+  static create(parts: ScheduledJobParts): ScheduledJob {
+    return new ScheduledJob(parts);
+  }
+
+  private constructor(parts: ScheduledJobParts) {
     this.jobId = parts.jobId;
     this.worker = parts.worker;
     this.schedule = parts.schedule;

@@ -264,7 +264,7 @@ export class ScheduledJobs extends Construct {
       SchedulerDeadLetterQueue: schedules.deadLetterQueue,
       NotifierFailureQueue: notifier.failureQueue,
     };
-    const monitoring = new JobsMonitoring(this, 'Monitoring', {
+    const monitoring = JobsMonitoring.create(this, 'Monitoring', {
       metricsNamespace: this.metricsNamespace,
       reconciler: reconciler.fn,
       deadLetterQueues: sharedQueues,
@@ -421,7 +421,7 @@ export class ScheduledJobs extends Construct {
     if (problems.length > 0) throw new ValidationError(problems);
 
     const shared = this.shared();
-    const worker = new JobWorker(shared.workersScope, workerId, props, {
+    const worker = JobWorker.create(shared.workersScope, workerId, props, {
       table: this.table,
       reportBucket: this.reportBucket,
       metricsNamespace: this.metricsNamespace,
@@ -483,7 +483,7 @@ export class ScheduledJobs extends Construct {
     }
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
-    const job = new ScheduledJob({
+    const job = ScheduledJob.create({
       jobId,
       worker,
       schedule: schedules.schedules.get(jobId),

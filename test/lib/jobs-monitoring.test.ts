@@ -65,7 +65,7 @@ function build(alarmsIn?: JobsAlarmsOptions | ((stack: Stack) => JobsAlarmsOptio
   const alarms = typeof alarmsIn === 'function' ? alarmsIn(stack) : alarmsIn;
   const reconciler = inlineFunction(stack, 'Reconciler');
   const sharedQueues = Object.fromEntries(SHARED_QUEUES.map((name) => [name, new sqs.Queue(stack, name)]));
-  const monitoring = new JobsMonitoring(stack, 'Monitoring', {
+  const monitoring = JobsMonitoring.create(stack, 'Monitoring', {
     metricsNamespace: NAMESPACE,
     reconciler,
     deadLetterQueues: sharedQueues,
@@ -403,7 +403,7 @@ describe('JobsMonitoring with thresholds', () => {
   });
   it('with only worker kinds on and no worker added: no alarm, and the alarm widget renders nothing', () => {
     const stack = new Stack(undefined, 'NoWorkers');
-    new JobsMonitoring(stack, 'Monitoring', {
+    JobsMonitoring.create(stack, 'Monitoring', {
       metricsNamespace: NAMESPACE,
       reconciler: inlineFunction(stack, 'Reconciler'),
       deadLetterQueues: {},

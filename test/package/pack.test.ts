@@ -31,6 +31,7 @@ const SLOW = 300_000;
 /** The values the construct library exports (`.` and `./cdk`); types are in api/cdk.api.md. */
 const CDK_EXPORTS = [
   'JobWorker',
+  'MetricName',
   'JobsMonitoring',
   'OverlapPolicy',
   'ScheduledJob',
