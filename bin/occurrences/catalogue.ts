@@ -11,7 +11,9 @@ import {
   paginateListSchedules,
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
-import { z } from 'zod';
+// zod/mini, not zod: the operations entry exports this catalogue, and full zod's schemas do not tree-shake (a worker
+// importing the entry would carry some 450 KB of it).
+import * as z from 'zod/mini';
 import { asDependencyError } from '../../functions/aws/classify-error';
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import {
@@ -98,21 +100,25 @@ export async function unknownJobMessage(catalogue: JobCatalogue, jobId: string):
 }
 
 const idField = (field: string) =>
-  z
-    .unknown()
-    .refine((v) => typeof v === 'string' && JOB_ID_PATTERN.test(v), {
-      error: (iss) => `${field} must be a job or worker id, got ${describeValue(iss.input)}`,
-    })
-    .transform((v) => v as string);
+  z.pipe(
+    z.unknown().check(
+      z.refine((v) => typeof v === 'string' && JOB_ID_PATTERN.test(v), {
+        error: (iss) => `${field} must be a job or worker id, got ${describeValue(iss.input)}`,
+      }),
+    ),
+    z.transform((v) => v as string),
+  );
 
 const wholeField = (field: string, range: { min: number; max: number }) =>
-  z
-    .unknown()
-    .refine((v) => typeof v === 'number' && Number.isInteger(v) && v >= range.min && v <= range.max, {
-      error: (iss) =>
-        `${field} must be a whole number from ${range.min} to ${range.max}, got ${describeValue(iss.input)}`,
-    })
-    .transform((v) => v as number);
+  z.pipe(
+    z.unknown().check(
+      z.refine((v) => typeof v === 'number' && Number.isInteger(v) && v >= range.min && v <= range.max, {
+        error: (iss) =>
+          `${field} must be a whole number from ${range.min} to ${range.max}, got ${describeValue(iss.input)}`,
+      }),
+    ),
+    z.transform((v) => v as number),
+  );
 
 /** The route fields of a schedule's input; its scheduledTime is Scheduler's placeholder, not a time, until it fires. */
 const scheduleInputSchema = z.object({
@@ -121,7 +127,7 @@ const scheduleInputSchema = z.object({
   deadlineSeconds: wholeField('deadlineSeconds', DEADLINE_SECONDS_RANGE),
   retentionDays: wholeField('retentionDays', RETENTION_DAYS_RANGE),
   // Absent from schedules deployed before the catch-up window existed: the trigger then uses deadlineSeconds.
-  catchupWindowSeconds: wholeField('catchupWindowSeconds', CATCHUP_WINDOW_SECONDS_RANGE).optional(),
+  catchupWindowSeconds: z.optional(wholeField('catchupWindowSeconds', CATCHUP_WINDOW_SECONDS_RANGE)),
 });
 
 /** A schedule as a deployed job; throws ScheduleInputError naming every problem of its input. */
