@@ -26,7 +26,7 @@ describe('.github/workflows/ci.yml', () => {
 
   it('installs what .ci/run expects on the PATH, then runs .ci/run with CI=true', () => {
     expect(values(ci, 'run')).toEqual(['pip install cfn-lint "moto[server]"', 'bash .ci/run']);
-    expect(values(ci, 'CI')).toEqual(["'true'"]);
+    expect(values(ci, 'CI')).toEqual(['"true"']);
   });
 });
 

@@ -339,7 +339,7 @@ describe('Package: installed in an app', () => {
           "import { App, Duration, Stack, TimeZone } from 'aws-cdk-lib';",
           "import { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';",
           'export function stack(): void {',
-          "  const app = new App();",
+          '  const app = new App();',
           "  const jobs = new cdk.ScheduledJobs(new Stack(app, 'S'), 'Jobs', { alarms: { emailAddresses: ['ops@example.com'] } });",
           "  const exportsWorker = jobs.addWorker('exports', { entry: 'src/workers/exports.ts', memorySize: 2048, timeout: Duration.minutes(15) });",
           "  const weekly = jobs.addJob('weekly-export', {",
