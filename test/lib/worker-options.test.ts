@@ -3,7 +3,7 @@
  * environment key, NODE_OPTIONS kept), what a job's handle offers (metrics on { service, jobId }, read access to its
  * reports), and the first configuration error arriving before anything is bundled.
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -154,6 +154,47 @@ describe('Class: ScheduledJob', () => {
       (r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes('Reader'),
     );
     expect(JSON.stringify(policy?.Properties.PolicyDocument)).toContain('/reports/nightly/*');
+  });
+});
+
+describe('ScheduledJobs: alarms and report reads as the app configures them', () => {
+  it('with alarms off: no alarm and no alarm topic (nor its output); rethresholded: the threshold in the template', () => {
+    const quiet = new Stack(unbundledApp(), 'Quiet');
+    const off = new ScheduledJobs(quiet, 'Jobs', { alarms: { enabled: false } });
+    off.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY });
+    const quietTemplate = Template.fromStack(quiet).toJSON();
+    expect(Object.values(quietTemplate.Resources as Record<string, TemplateResource>).map((r) => r.Type)).not.toContain(
+      'AWS::CloudWatch::Alarm',
+    );
+    expect(off.monitoring.alarmTopic).toBeUndefined();
+    expect(Object.keys(quietTemplate.Outputs)).not.toContain('AlarmTopicArn');
+
+    const loud = new Stack(unbundledApp(), 'Loud');
+    const tuned = new ScheduledJobs(loud, 'Jobs', {
+      alarms: { thresholds: { failedOccurrences: { threshold: 3, evaluationPeriods: 2 }, workerThrottles: false } },
+    });
+    const { worker } = tuned.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY });
+    expect(worker.alarms.workerThrottles).toBeUndefined();
+    const failed =
+      resourcesOf(loud)[loud.getLogicalId(worker.alarms.failedOccurrences?.node.defaultChild as CfnElement)];
+    expect(failed.Properties).toMatchObject({ Threshold: 3, EvaluationPeriods: 2 });
+  });
+
+  it("grantReadReports lets a grantee read every job's reports, and nothing else of the bucket", () => {
+    const stack = new Stack(unbundledApp(), 'Reports');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    jobs.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY });
+    const mailer = new iam.Role(stack, 'Mailer', { assumedBy: new iam.AccountRootPrincipal() });
+    jobs.grantReadReports(mailer);
+    const policy = Object.values(resourcesOf(stack)).find(
+      (r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes('Mailer'),
+    );
+    // Object ARNs are the bucket's ARN joined with a key pattern: every one the grant names is under reports/.
+    const keyPatterns = [...JSON.stringify(policy?.Properties.PolicyDocument).matchAll(/"(\/[^"]*)"/g)].map(
+      (m) => m[1],
+    );
+    expect(keyPatterns.length).toBeGreaterThan(0);
+    expect(keyPatterns.every((pattern) => pattern === '/reports/*')).toBe(true);
   });
 });
 
