@@ -35,7 +35,6 @@ import {
   workerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
-import { ValidationError } from './errors';
 import { allow, jobFunction } from './job-function';
 import type { JobSchedule } from './job-schedules';
 import type { WorkerAlarms } from './jobs-monitoring';
@@ -360,10 +359,12 @@ export class JobWorker extends Construct implements iam.IGrantable {
     return this.jobIds;
   }
 
-  /** Adds a job's settings (ScheduledJobs.addJob); throws ValidationError naming the field when it cannot run it. @internal */
-  [ADD_JOB](settings: JobSettings, where: string): void {
-    const problems = workerJobProblems(this, settings, where);
-    if (problems.length > 0) throw new ValidationError(problems);
+  /**
+   * Adds a job's settings (ScheduledJobs.addJob, which has checked workerJobProblems first, naming the job's props).
+   *
+   * @internal
+   */
+  [ADD_JOB](settings: JobSettings): void {
     this.jobSettings.push(settings);
     this.jobIds.push(settings.id);
     this.reportObjects.addResources(this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${settings.id}/*`));

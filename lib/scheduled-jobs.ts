@@ -143,12 +143,6 @@ interface SharedPieces {
   readonly workersScope: Construct;
 }
 
-/** A job as added: its public handle and its checked configuration. */
-interface AddedJob {
-  readonly job: ScheduledJob;
-  readonly config: ResolvedJobConfig;
-}
-
 /**
  * Scheduled jobs that run once per occurrence: EventBridge Scheduler, a trigger that records each occurrence once,
  * a queue and a leased worker per worker, write-once reports in S3, an announcement per report, alarms and a
@@ -184,7 +178,7 @@ export class ScheduledJobs extends Construct {
   private readonly workersById = new Map<string, JobWorker>();
   /** The workers built from a job's own entry (defineJob): they run that one job. */
   private readonly singleJobWorkers = new Set<string>();
-  private readonly jobsById = new Map<string, AddedJob>();
+  private readonly jobsById = new Map<string, ScheduledJob>();
   /** Given grantOperateJobs: each worker's queue is granted to them as it is added. */
   private readonly operators: iam.IGrantable[] = [];
   /** The role the schedules invoke the trigger with, once a schedule exists. */
@@ -255,7 +249,7 @@ export class ScheduledJobs extends Construct {
           // Without jobs there are no thresholds, and the synth fails on the validation; the synth resolves the
           // tokens before it validates, so throwing here would hide that message.
           if (this.jobsById.size === 0) return '';
-          return JSON.stringify(reconcileThresholds([...this.jobsById.values()].map((j) => j.config.settings)));
+          return JSON.stringify(reconcileThresholds([...this.workersById.values()].flatMap((w) => w.settings)));
         },
       }),
     );
@@ -374,7 +368,7 @@ export class ScheduledJobs extends Construct {
 
   /** The jobs by id, in the order they were added. */
   get jobs(): ReadonlyMap<string, ScheduledJob> {
-    return new Map([...this.jobsById].map(([id, added]) => [id, added.job]));
+    return this.jobsById;
   }
 
   /**
@@ -468,9 +462,7 @@ export class ScheduledJobs extends Construct {
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
     const worker = this.workerFor(props, resolved.settings, where);
-    const problems = workerJobProblems(worker, resolved.settings, where);
-    if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
-    worker[ADD_JOB](resolved.settings, where);
+    worker[ADD_JOB](resolved.settings);
     const schedules = this.shared().schedules;
     const schedule = schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
@@ -490,7 +482,7 @@ export class ScheduledJobs extends Construct {
       metricsNamespace: this.metricsNamespace,
       reportBucket: this.reportBucket,
     });
-    this.jobsById.set(jobId, { job, config: resolved });
+    this.jobsById.set(jobId, job);
     return job;
   }
 
@@ -575,6 +567,10 @@ export class ScheduledJobs extends Construct {
     return grants.reduce((all, grant) => all.combine(grant));
   }
 
+  /**
+   * The worker that will run the job, checked to be able to (its timeout, its environment): the job's own, built
+   * only once the check passed, or the shared one it names.
+   */
   private workerFor(props: JobProps, settings: JobSettings, where: string): JobWorker {
     const jobId = settings.id;
     const { worker: ref, entry } = props as { worker?: unknown; entry?: unknown };
@@ -615,6 +611,8 @@ export class ScheduledJobs extends Construct {
         `${where}.worker: worker ${quoteValue(worker.workerId)} was built from job ${quoteValue(worker.workerId)}'s own entry, and defineJob runs ` +
           'one job; give this job an entry of its own, or put both in a worker from addWorker (defineWorker)',
       ]);
+    const problems = workerJobProblems(worker, settings, where);
+    if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
     return worker;
   }
 
