@@ -20,7 +20,12 @@ export const NOW = Date.parse('2026-12-01T09:00:00.000Z');
 
 export function fakeClock(start = NOW): Clock & { advance(ms: number): void } {
   let now = start;
-  return { now: () => now, advance: (ms) => void (now += ms) };
+  return {
+    now: () => now,
+    advance: (ms) => {
+      now += ms;
+    },
+  };
 }
 
 export function template(jobId = JOB): KeyedJobTemplate {
