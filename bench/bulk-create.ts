@@ -163,3 +163,67 @@ export async function runAnchor(setup: AnchorSetup, n: number, concurrency: numb
 export async function createGroup(scheduler: SchedulerClient, name: string): Promise<void> {
   await scheduler.send(new CreateScheduleGroupCommand({ Name: name }));
 }
+
+export interface BulkCreateFigures {
+  readonly anchor: BulkCreateRun;
+  /** The registry's own bulk upsert, when the registry is in this tree; its ratio is its seconds over the anchor's. */
+  readonly registry?: BulkCreateRun & { readonly ratioToAnchor: number };
+  readonly note?: string;
+}
+
+export interface BulkCreateOptions {
+  readonly schedules: number;
+  readonly concurrency: number;
+  readonly inputBytes: number;
+}
+
+const JOB_ID = 'weekly-report';
+const TARGET_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:trigger';
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/scheduler';
+
+/** The anchor on a fresh moto (`reset` first): a registry table, the job's group, then the raw pairs. */
+export async function measureAnchor(
+  clients: { readonly dynamo: DynamoDBClient; readonly scheduler: SchedulerClient },
+  reset: () => Promise<void>,
+  options: BulkCreateOptions,
+): Promise<BulkCreateRun> {
+  await reset();
+  const tableName = 'bench-registry';
+  await createRegistryTable(clients.dynamo, tableName);
+  await createGroup(clients.scheduler, JOB_ID);
+  const setup: AnchorSetup = {
+    ...clients,
+    tableName,
+    groupName: JOB_ID,
+    jobId: JOB_ID,
+    targetArn: TARGET_ARN,
+    roleArn: ROLE_ARN,
+    inputBytes: options.inputBytes,
+  };
+  return runAnchor(setup, options.schedules, options.concurrency);
+}
+
+/** A plain-text line per run. */
+export function formatBulkCreate(figures: BulkCreateFigures): string {
+  const line = (r: BulkCreateRun, ratio?: number) =>
+    `${r.what}: ${r.schedules} schedules, ${r.concurrency} at once, ${r.seconds.toFixed(1)} s, ` +
+    `${r.perSecond.toFixed(1)} schedules/s${ratio === undefined ? ' (the anchor)' : `, ${ratio.toFixed(2)} × the anchor's time`}`;
+  return [
+    line(figures.anchor),
+    ...(figures.registry ? [line(figures.registry, figures.registry.ratioToAnchor)] : []),
+    ...(figures.note ? [figures.note] : []),
+  ].join('\n');
+}
+
+/**
+ * The bulk creation figure: the anchor, then the registry's bulk upsert of the same schedules on a fresh moto.
+ * TODO(issue 22): the registry path, once operations/schedules.ts is merged into this branch.
+ */
+export async function measureBulkCreate(
+  clients: { readonly dynamo: DynamoDBClient; readonly scheduler: SchedulerClient },
+  reset: () => Promise<void>,
+  options: BulkCreateOptions,
+): Promise<BulkCreateFigures> {
+  const anchor = await measureAnchor(clients, reset, options);
+  return { anchor, note: 'the registry path is not measured: operations/schedules.ts is not in this tree' };
+}

@@ -501,10 +501,15 @@ export function pauseReadsPerSecond(
   startsPerSecond: number,
   warmContainers: number,
   cacheSeconds: number,
-): { readonly reads: number; readonly readUnits: number; readonly uncachedReadUnits: number } {
+): {
+  readonly reads: number;
+  readonly readUnits: number;
+  readonly uncachedReads: number;
+  readonly uncachedReadUnits: number;
+} {
   const reads = cacheSeconds > 0 ? Math.min(startsPerSecond, warmContainers / cacheSeconds) : startsPerSecond;
-  // An eventually consistent GetItem of an item under 4 KB is half a read unit; a consistent one a whole unit.
-  return { reads, readUnits: reads * 0.5, uncachedReadUnits: startsPerSecond * 0.5 };
+  // An eventually consistent GetItem of an item under 4 KB is half a read unit (a consistent one a whole unit).
+  return { reads, readUnits: reads * 0.5, uncachedReads: startsPerSecond, uncachedReadUnits: startsPerSecond * 0.5 };
 }
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
