@@ -10,6 +10,10 @@
  * `byStatus` all of a tick's entries of one status share one index partition key and one sort key value, and
  * DynamoDB cannot split them over partitions. The table's keys are all different (one row per job and tick), so
  * the table spreads a tick over as many partitions as it needs.
+ *
+ * The second half models run-time schedules (issue 22): ONE job with N schedule keys, all due at once, where the
+ * table's partition key is the series `jobId#scheduleKey` and the index shard a hash of the series and the time; the
+ * rates come from Scheduler's invocation rate or a flexible window, and the trigger's and the worker's concurrency.
  */
 
 import { DEFAULT_JOB_SETTINGS } from '../functions/protocol/job-settings';
