@@ -4,15 +4,14 @@
  *
  * - **anchor**: the least a registry can do per schedule: one conditional PutItem of the row and one CreateSchedule,
  *   nothing read, nothing marked synced (raw SDK calls, `concurrency` at once).
- * - **registry**: the same schedules through the registry's own bulk upsert (operations/schedules.ts
- *   `upsertSchedules`: read, conditional put, project, markSynced), when the registry is in this tree; see
- *   `measureRegistry` in bench/run.ts.
+ * - **registry**: the same schedules through the registry's own upsert (functions/protocol/manage-schedule.ts
+ *   `upsertScheduleRecord` on the DynamoDB store and the Scheduler projection: a consistent read, the conditional
+ *   put, CreateSchedule, markSynced), the job's template read once as a bulk upsert does, `concurrency` at once.
  *
  * moto answers each request in milliseconds of Python on a shared machine: the ratio is the figure, not the rate;
  * deployed, the rate is bounded by Scheduler's CreateSchedule quota and the registry's partition
  * (bench/registry-model.ts).
  */
-import { createHash } from 'node:crypto';
 import {
   CreateTableCommand,
   type DynamoDBClient,
@@ -20,44 +19,50 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { AUDIT_BUCKETS, SYNC_INDEX_SHARDS } from './registry-model';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoScheduleRegistry } from '../functions/aws/schedule-registry-store';
+import { KEYED_SCHEDULE_GROUP_FIELD, SchedulerProjection } from '../functions/aws/scheduler-projection';
+import { type ManageScheduleDeps, templateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
+import { systemClock } from '../functions/protocol/ports';
+import {
+  auditBucketKey,
+  auditBucketOf,
+  REGISTRY_TABLE,
+  scheduleNameOf,
+  syncShardOf,
+} from '../functions/protocol/schedule-registry';
 
-/** The registry table as the brief describes it (TODO(issue 22): the registry's own table constants). */
+/** The registry table as lib/ makes it, from REGISTRY_TABLE (on demand, both indexes projecting ALL). */
 export async function createRegistryTable(dynamo: DynamoDBClient, tableName: string): Promise<void> {
+  const t = REGISTRY_TABLE;
   const s = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
+  const index = (name: string, hash: string, range: string) => ({
+    IndexName: name,
+    KeySchema: [
+      { AttributeName: hash, KeyType: 'HASH' as const },
+      { AttributeName: range, KeyType: 'RANGE' as const },
+    ],
+    Projection: { ProjectionType: 'ALL' as const },
+  });
   await dynamo.send(
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
-        s('jobId'),
-        s('scheduleKey'),
-        s('syncShard'),
-        s('syncDueAt'),
-        s('auditBucket'),
-        s('scheduleName'),
+        s(t.partitionKey),
+        s(t.sortKey),
+        s(t.syncIndex.partitionKey),
+        s(t.syncIndex.sortKey),
+        s(t.auditIndex.partitionKey),
+        s(t.auditIndex.sortKey),
       ],
       KeySchema: [
-        { AttributeName: 'jobId', KeyType: 'HASH' },
-        { AttributeName: 'scheduleKey', KeyType: 'RANGE' },
+        { AttributeName: t.partitionKey, KeyType: 'HASH' },
+        { AttributeName: t.sortKey, KeyType: 'RANGE' },
       ],
       GlobalSecondaryIndexes: [
-        {
-          IndexName: 'bySyncDue',
-          KeySchema: [
-            { AttributeName: 'syncShard', KeyType: 'HASH' },
-            { AttributeName: 'syncDueAt', KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        },
-        {
-          IndexName: 'byAuditBucket',
-          KeySchema: [
-            { AttributeName: 'auditBucket', KeyType: 'HASH' },
-            { AttributeName: 'scheduleName', KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        },
+        index(t.syncIndex.name, t.syncIndex.partitionKey, t.syncIndex.sortKey),
+        index(t.auditIndex.name, t.auditIndex.partitionKey, t.auditIndex.sortKey),
       ],
     }),
   );
@@ -67,13 +72,9 @@ export async function createRegistryTable(dynamo: DynamoDBClient, tableName: str
 /** The key of the i-th customer. */
 export const customerKey = (i: number): string => `customer-${String(i).padStart(7, '0')}`;
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest();
-
-/** A row and schedule name as the brief derives them (TODO(issue 22): the registry's scheduleNameOf). */
+/** The row the registry would write, named as the registry names it (no read, nothing marked synced). */
 function anchorRow(jobId: string, key: string, input: string, now: string) {
-  const digest = sha256(key);
-  const bucket = digest[0] ?? 0;
-  const name = `${bucket.toString(16).padStart(2, '0')}.${key.slice(0, 40).replace(/[^A-Za-z0-9_.-]/g, '_')}.${digest.toString('hex').slice(0, 16)}`;
+  const name = scheduleNameOf(key);
   return {
     name,
     item: {
@@ -87,8 +88,8 @@ function anchorRow(jobId: string, key: string, input: string, now: string) {
       createdAt: { S: now },
       updatedAt: { S: now },
       syncDueAt: { S: now },
-      syncShard: { S: String(digest[1] % SYNC_INDEX_SHARDS) },
-      auditBucket: { S: `${jobId}#${bucket % AUDIT_BUCKETS}` },
+      syncShard: { S: syncShardOf(jobId, key) },
+      auditBucket: { S: auditBucketKey(jobId, auditBucketOf(key)) },
       input: { S: input },
     },
   };
@@ -143,8 +144,8 @@ export async function runAnchor(setup: AnchorSetup, n: number, concurrency: numb
       new CreateScheduleCommand({
         Name: name,
         GroupName: setup.groupName,
-        ScheduleExpression: 'cron(0 8 ? * MON *)',
-        ScheduleExpressionTimezone: 'Europe/Amsterdam',
+        ScheduleExpression: EXPRESSION,
+        ScheduleExpressionTimezone: TIME_ZONE,
         State: 'ENABLED',
         FlexibleTimeWindow: { Mode: 'OFF' },
         ActionAfterCompletion: 'NONE',
@@ -166,9 +167,8 @@ export async function createGroup(scheduler: SchedulerClient, name: string): Pro
 
 export interface BulkCreateFigures {
   readonly anchor: BulkCreateRun;
-  /** The registry's own bulk upsert, when the registry is in this tree; its ratio is its seconds over the anchor's. */
-  readonly registry?: BulkCreateRun & { readonly ratioToAnchor: number };
-  readonly note?: string;
+  /** The registry's own upsert of the same schedules; its ratio is its seconds over the anchor's. */
+  readonly registry: BulkCreateRun & { readonly ratioToAnchor: number };
 }
 
 export interface BulkCreateOptions {
@@ -177,23 +177,61 @@ export interface BulkCreateOptions {
   readonly inputBytes: number;
 }
 
+export interface BenchClients {
+  readonly dynamo: DynamoDBClient;
+  readonly documents: DynamoDBDocumentClient;
+  readonly scheduler: SchedulerClient;
+}
+
 const JOB_ID = 'weekly-report';
+const STACK_GROUP = 'bench-stack';
+const TABLE_NAME = 'bench-registry';
 const TARGET_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:trigger';
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/scheduler';
+const EXPRESSION = 'cron(0 8 ? * MON *)';
+const TIME_ZONE = 'Europe/Amsterdam';
 
-/** The anchor on a fresh moto (`reset` first): a registry table, the job's group, then the raw pairs. */
+/** A fresh moto with the registry table, the job's group and, in the stack's group, the job's template schedule. */
+async function setUp(clients: BenchClients, reset: () => Promise<void>): Promise<void> {
+  await reset();
+  await createRegistryTable(clients.dynamo, TABLE_NAME);
+  await createGroup(clients.scheduler, JOB_ID);
+  await createGroup(clients.scheduler, STACK_GROUP);
+  // The template as lib/ makes it: DISABLED, never due, its input the job's schedule event and the keyed group.
+  await clients.scheduler.send(
+    new CreateScheduleCommand({
+      Name: JOB_ID,
+      GroupName: STACK_GROUP,
+      ScheduleExpression: 'cron(0 0 1 1 ? 2199)',
+      State: 'DISABLED',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: {
+        Arn: TARGET_ARN,
+        RoleArn: ROLE_ARN,
+        Input: JSON.stringify({
+          jobId: JOB_ID,
+          scheduledTime: '<aws.scheduler.scheduled-time>',
+          worker: 'local',
+          deadlineSeconds: 21_600,
+          retentionDays: 90,
+          catchupWindowSeconds: 3_600,
+          [KEYED_SCHEDULE_GROUP_FIELD]: JOB_ID,
+        }),
+      },
+    }),
+  );
+}
+
+/** The anchor on a fresh moto: `schedules` raw PutItem + CreateSchedule pairs. */
 export async function measureAnchor(
-  clients: { readonly dynamo: DynamoDBClient; readonly scheduler: SchedulerClient },
+  clients: BenchClients,
   reset: () => Promise<void>,
   options: BulkCreateOptions,
 ): Promise<BulkCreateRun> {
-  await reset();
-  const tableName = 'bench-registry';
-  await createRegistryTable(clients.dynamo, tableName);
-  await createGroup(clients.scheduler, JOB_ID);
+  await setUp(clients, reset);
   const setup: AnchorSetup = {
     ...clients,
-    tableName,
+    tableName: TABLE_NAME,
     groupName: JOB_ID,
     jobId: JOB_ID,
     targetArn: TARGET_ARN,
@@ -203,27 +241,50 @@ export async function measureAnchor(
   return runAnchor(setup, options.schedules, options.concurrency);
 }
 
+/** The registry's upsert of the same schedules on a fresh moto, the template read once. */
+export async function measureRegistry(
+  clients: BenchClients,
+  reset: () => Promise<void>,
+  options: BulkCreateOptions,
+): Promise<BulkCreateRun> {
+  await setUp(clients, reset);
+  const deps: ManageScheduleDeps = {
+    registry: new DynamoScheduleRegistry(clients.documents, TABLE_NAME),
+    projection: new SchedulerProjection(clients.scheduler, STACK_GROUP),
+    clock: systemClock,
+  };
+  const input = { report: 'x'.repeat(Math.max(0, options.inputBytes - 14)) };
+  const started = performance.now();
+  const template = await templateOf(deps, JOB_ID);
+  await timed(options.schedules, options.concurrency, async (i) => {
+    const spec = { expression: EXPRESSION, timeZone: TIME_ZONE, input };
+    await upsertScheduleRecord(deps, JOB_ID, customerKey(i), spec, { template });
+  });
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    what: 'registry: upsertScheduleRecord (read, put, CreateSchedule, markSynced)',
+    schedules: options.schedules,
+    concurrency: options.concurrency,
+    seconds,
+    perSecond: options.schedules / seconds,
+  };
+}
+
+/** The bulk creation figure: the anchor, then the registry's upsert of the same schedules, each on a fresh moto. */
+export async function measureBulkCreate(
+  clients: BenchClients,
+  reset: () => Promise<void>,
+  options: BulkCreateOptions,
+): Promise<BulkCreateFigures> {
+  const anchor = await measureAnchor(clients, reset, options);
+  const registry = await measureRegistry(clients, reset, options);
+  return { anchor, registry: { ...registry, ratioToAnchor: registry.seconds / anchor.seconds } };
+}
+
 /** A plain-text line per run. */
 export function formatBulkCreate(figures: BulkCreateFigures): string {
   const line = (r: BulkCreateRun, ratio?: number) =>
     `${r.what}: ${r.schedules} schedules, ${r.concurrency} at once, ${r.seconds.toFixed(1)} s, ` +
     `${r.perSecond.toFixed(1)} schedules/s${ratio === undefined ? ' (the anchor)' : `, ${ratio.toFixed(2)} × the anchor's time`}`;
-  return [
-    line(figures.anchor),
-    ...(figures.registry ? [line(figures.registry, figures.registry.ratioToAnchor)] : []),
-    ...(figures.note ? [figures.note] : []),
-  ].join('\n');
-}
-
-/**
- * The bulk creation figure: the anchor, then the registry's bulk upsert of the same schedules on a fresh moto.
- * TODO(issue 22): the registry path, once operations/schedules.ts is merged into this branch.
- */
-export async function measureBulkCreate(
-  clients: { readonly dynamo: DynamoDBClient; readonly scheduler: SchedulerClient },
-  reset: () => Promise<void>,
-  options: BulkCreateOptions,
-): Promise<BulkCreateFigures> {
-  const anchor = await measureAnchor(clients, reset, options);
-  return { anchor, note: 'the registry path is not measured: operations/schedules.ts is not in this tree' };
+  return [line(figures.anchor), line(figures.registry, figures.registry.ratioToAnchor)].join('\n');
 }

@@ -7,18 +7,20 @@
  * The table (functions/protocol/schedule-registry.ts, the registry helper's): PK `jobId`, SK `scheduleKey`; GSI
  * `bySyncDue` (PK `syncShard`, one of 16, sparse: only rows whose projection may lag), GSI `byAuditBucket` (PK
  * `${jobId}#${bucket}`, one of 256). Both project ALL, so an index entry is as large as the row.
- * TODO(issue 22): import SYNC_INDEX_SHARDS and AUDIT_BUCKETS from functions/protocol/schedule-registry.ts once the
- * registry helper's branch is merged (the brief fixes both values; these are local copies).
  */
 import { MAX_SCHEDULE_INPUT_BYTES } from '../functions/protocol/schedule-key';
+import {
+  AUDIT_BUCKETS,
+  auditBucketKey,
+  auditBucketOf,
+  SYNC_INDEX_SHARDS,
+  scheduleNameOf,
+} from '../functions/protocol/schedule-registry';
 import { READ_UNIT_BYTES, WRITE_UNIT_BYTES } from './capacity';
 import { itemSize, type WireItem } from './item-size';
 import { busiestShardPerSecond } from './partition-model';
 
-/** TODO(issue 22): functions/protocol/schedule-registry.ts SYNC_INDEX_SHARDS. */
-export const SYNC_INDEX_SHARDS = 16;
-/** TODO(issue 22): functions/protocol/schedule-registry.ts AUDIT_BUCKETS. */
-export const AUDIT_BUCKETS = 256;
+export { AUDIT_BUCKETS, SYNC_INDEX_SHARDS };
 /** ListSchedules returns at most this many schedules a page. */
 export const LIST_SCHEDULES_PAGE = 100;
 /** The reconciler's audit: buckets per run (the brief's default), and its period. */
@@ -32,20 +34,21 @@ export const RECONCILER_PERIOD_MINUTES = 5;
  */
 export function registryRow(inputBytes: number): WireItem {
   const time = '2026-12-02T05:00:00.000Z';
+  const key = '6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60';
   const row: WireItem = {
     jobId: { S: 'weekly-report' },
-    scheduleKey: { S: '6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60' },
+    scheduleKey: { S: key },
     expression: { S: 'cron(0 8 ? * MON *)' },
     timeZone: { S: 'Europe/Amsterdam' },
     state: { S: 'ENABLED' },
     version: { N: '3' },
-    scheduleName: { S: '7f.6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60.0123456789abcdef' },
+    scheduleName: { S: scheduleNameOf(key) },
     createdAt: { S: time },
     updatedAt: { S: time },
     updatedBy: { S: 'signup-service' },
     syncedVersion: { N: '3' },
     syncedAt: { S: time },
-    auditBucket: { S: 'weekly-report#127' },
+    auditBucket: { S: auditBucketKey('weekly-report', auditBucketOf(key)) },
   };
   return inputBytes > 0 ? { ...row, input: { S: 'x'.repeat(inputBytes) } } : row;
 }

@@ -1,13 +1,13 @@
 /**
- * The bulk creation figure's anchor on moto: each of its schedules leaves one registry row and one Scheduler
- * schedule in the job's group, so the figure counts what it says it counts. Not timed: the rate is a benchmark
+ * The bulk creation figure on moto: each schedule of the anchor and of the registry's path leaves one registry row
+ * and one Scheduler schedule in the job's group (the registry's rows synced), so the figure counts what it says. Not timed: the rate is a benchmark
  * figure (`npm run bench -- --only schedules`), not an assertion.
  */
 
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { measureAnchor } from '../../bench/bulk-create';
+import { measureAnchor, measureRegistry } from '../../bench/bulk-create';
 import { localClients } from '../../testing/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 
@@ -31,5 +31,21 @@ describe('bulk creation on moto', () => {
     const listed = await clients.scheduler.send(new ListSchedulesCommand({ GroupName: 'weekly-report' }));
     expect(listed.Schedules?.length).toBe(25);
     expect(new Set(listed.Schedules?.map((s) => s.Name)).size).toBe(25);
+  });
+
+  it("the registry's path makes one synced row and one schedule per key", async () => {
+    const clients = localClients(moto.endpoint);
+    const run = await measureRegistry(clients, () => moto.reset(), {
+      schedules: 20,
+      concurrency: 4,
+      inputBytes: 2_048,
+    });
+
+    expect(run.schedules).toBe(20);
+    const rows = await clients.dynamo.send(new ScanCommand({ TableName: 'bench-registry' }));
+    expect(rows.Items?.length).toBe(20);
+    expect(rows.Items?.filter((r) => r.syncDueAt !== undefined)).toEqual([]);
+    const listed = await clients.scheduler.send(new ListSchedulesCommand({ GroupName: 'weekly-report' }));
+    expect(listed.Schedules?.length).toBe(20);
   });
 });

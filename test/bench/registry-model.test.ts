@@ -64,7 +64,7 @@ describe('Function: auditRun', () => {
     const run = auditRun(100_000, 0);
     expect(run.perBucket).toBe(391);
     expect(run.listPages).toBe(8 * 4);
-    // 391 rows × 371 bytes = 145,061 bytes: 36 units of 4 KB, half each.
+    // 391 rows × 370 bytes = 144,670 bytes: 36 units of 4 KB, half each.
     expect(run.queryReadUnits).toBe(8 * 18);
     expect(run.sweepReadUnits).toBe(8);
     expect(run.fullCycleMinutes).toBe(160);
