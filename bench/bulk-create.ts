@@ -4,9 +4,9 @@
  *
  * - **anchor**: the least a registry can do per schedule: one conditional PutItem of the row and one CreateSchedule,
  *   nothing read, nothing marked synced (raw SDK calls, `concurrency` at once).
- * - **registry**: the same schedules through the registry's own upsert (functions/protocol/manage-schedule.ts
- *   `upsertScheduleRecord` on the DynamoDB store and the Scheduler projection: a consistent read, the conditional
- *   put, CreateSchedule, markSynced), the job's template read once as a bulk upsert does, `concurrency` at once.
+ * - **registry**: the same schedules through the public operation (operations/schedules.ts `upsertSchedule` on
+ *   `connectScheduleOperations`: a consistent read, the conditional put, CreateSchedule, markSynced; the job's
+ *   template read once and remembered), `concurrency` at once.
  *
  * moto answers each request in milliseconds of Python on a shared machine: the ratio is the figure, not the rate;
  * deployed, the rate is bounded by Scheduler's CreateSchedule quota and the registry's partition
@@ -19,11 +19,7 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoScheduleRegistry } from '../functions/aws/schedule-registry-store';
-import { KEYED_SCHEDULE_GROUP_FIELD, SchedulerProjection } from '../functions/aws/scheduler-projection';
-import { type ManageScheduleDeps, templateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
-import { systemClock } from '../functions/protocol/ports';
+import { KEYED_SCHEDULE_GROUP_FIELD } from '../functions/aws/scheduler-projection';
 import {
   auditBucketKey,
   auditBucketOf,
@@ -31,6 +27,7 @@ import {
   scheduleNameOf,
   syncShardOf,
 } from '../functions/protocol/schedule-registry';
+import { connectScheduleOperations, upsertSchedule } from '../operations/schedules';
 
 /** The registry table as lib/ makes it, from REGISTRY_TABLE (on demand, both indexes projecting ALL). */
 export async function createRegistryTable(dynamo: DynamoDBClient, tableName: string): Promise<void> {
@@ -179,7 +176,6 @@ export interface BulkCreateOptions {
 
 export interface BenchClients {
   readonly dynamo: DynamoDBClient;
-  readonly documents: DynamoDBDocumentClient;
   readonly scheduler: SchedulerClient;
 }
 
@@ -241,28 +237,26 @@ export async function measureAnchor(
   return runAnchor(setup, options.schedules, options.concurrency);
 }
 
-/** The registry's upsert of the same schedules on a fresh moto, the template read once. */
+/** The same schedules through the public `upsertSchedule` on a fresh moto (it remembers the job's template). */
 export async function measureRegistry(
   clients: BenchClients,
   reset: () => Promise<void>,
   options: BulkCreateOptions,
 ): Promise<BulkCreateRun> {
   await setUp(clients, reset);
-  const deps: ManageScheduleDeps = {
-    registry: new DynamoScheduleRegistry(clients.documents, TABLE_NAME),
-    projection: new SchedulerProjection(clients.scheduler, STACK_GROUP),
-    clock: systemClock,
-  };
-  const input = { report: 'x'.repeat(Math.max(0, options.inputBytes - 14)) };
-  const started = performance.now();
-  const template = await templateOf(deps, JOB_ID);
-  await timed(options.schedules, options.concurrency, async (i) => {
-    const spec = { expression: EXPRESSION, timeZone: TIME_ZONE, input };
-    await upsertScheduleRecord(deps, JOB_ID, customerKey(i), spec, { template });
+  const ops = connectScheduleOperations({
+    registryTableName: TABLE_NAME,
+    scheduleGroupName: STACK_GROUP,
+    clients: { dynamoDb: clients.dynamo, scheduler: clients.scheduler },
   });
-  const seconds = (performance.now() - started) / 1000;
+  // {"report":"xxx..."}: the JSON is inputBytes long.
+  const input = { report: 'x'.repeat(Math.max(0, options.inputBytes - 13)) };
+  const spec = { expression: EXPRESSION, timeZone: TIME_ZONE, input };
+  const seconds = await timed(options.schedules, options.concurrency, async (i) => {
+    await upsertSchedule(ops, JOB_ID, customerKey(i), spec, { by: 'bench' });
+  });
   return {
-    what: 'registry: upsertScheduleRecord (read, put, CreateSchedule, markSynced)',
+    what: 'registry: upsertSchedule (read, put, CreateSchedule, markSynced)',
     schedules: options.schedules,
     concurrency: options.concurrency,
     seconds,
