@@ -150,28 +150,24 @@ export function shardsNeeded(r: number, fraction = 1, a: PartitionModelAssumptio
 
 /** A plain-text table of the model, for a terminal. */
 export function formatPartitionModel(rows: readonly PartitionLoad[]): string {
-  const head = [
-    'N',
-    'index',
-    'changes/s',
-    'hottest index partition',
-    'WCU/s',
-    'table key WCU/s',
-    'table WCU/s',
-    'limit',
-    'ok',
-  ];
-  const body = rows.map((r) => [
-    r.occurrences.toLocaleString('en-US'),
-    r.design,
-    r.statusChangesPerSecond.toLocaleString('en-US'),
-    r.hottestIndexPartition,
-    Math.round(r.indexPartitionWcu).toLocaleString('en-US'),
-    String(r.tableKeyWcu),
-    `${Math.round(r.tableWcu).toLocaleString('en-US')} (${r.tablePartitionsNeeded} partitions)`,
-    r.limitWcu.toLocaleString('en-US'),
-    r.withinLimit ? 'yes' : 'THROTTLED',
-  ]);
+  return formatTable(
+    ['N', 'index', 'changes/s', 'hottest index partition', 'WCU/s', 'table key WCU/s', 'table WCU/s', 'limit', 'ok'],
+    rows.map((r) => [
+      r.occurrences.toLocaleString('en-US'),
+      r.design,
+      r.statusChangesPerSecond.toLocaleString('en-US'),
+      r.hottestIndexPartition,
+      Math.round(r.indexPartitionWcu).toLocaleString('en-US'),
+      String(r.tableKeyWcu),
+      `${Math.round(r.tableWcu).toLocaleString('en-US')} (${r.tablePartitionsNeeded} partitions)`,
+      r.limitWcu.toLocaleString('en-US'),
+      r.withinLimit ? 'yes' : 'THROTTLED',
+    ]),
+  );
+}
+
+/** A plain-text table, for a terminal: columns padded to their widest cell. */
+export function formatTable(head: readonly string[], body: readonly (readonly string[])[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   return [head, ...body]
     .map((cells) =>
@@ -517,19 +513,6 @@ export function pauseReadsPerSecond(
 }
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
-
-/** A plain-text table, for a terminal. */
-export function formatTable(head: readonly string[], body: readonly (readonly string[])[]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  return [head, ...body]
-    .map((cells) =>
-      cells
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 /** The keyed tick's summary, one line per (N, spread). */
 export function formatKeyedPartitionModel(rows: readonly KeyedTickLoad[]): string {
