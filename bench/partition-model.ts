@@ -17,8 +17,8 @@
  */
 
 import { DEFAULT_JOB_SETTINGS } from '../functions/protocol/job-settings';
-import { seriesOf } from '../functions/protocol/schedule-key';
 import { STATUS_INDEX_SHARDS, shardOf } from '../functions/protocol/table-schema';
+import { WHOLE_JOB_PAUSE_CACHE_MS } from '../functions/protocol/whole-job-pause';
 import { WORKER_BATCH_SIZE } from '../functions/protocol/worker-limits';
 
 export interface PartitionModelAssumptions {
@@ -183,10 +183,8 @@ export function formatTable(head: readonly string[], body: readonly (readonly st
 // Run-time schedules (issue 22): ONE job with N schedule keys, every key due at the same scheduled time.
 //
 // The occurrence table's partition key is the series `jobId#scheduleKey` (seriesOf), so a tick of one job writes N
-// table partition keys, not one. The status index's shard is a hash of the series and the scheduled time.
-// TODO(issue 22): the lead changes shardOf (table-schema.ts) to hash seriesOf(key) and the scheduled time; until
-// main has it, `keyedShardOf` below hashes the series by handing it to today's shardOf as the job id, which is the
-// same FNV-1a over `${series}\0${scheduledTime}`. Switch to the real shardOf(key) once it takes a schedule key.
+// table partition keys, not one. The status index's shard is shardOf (table-schema.ts): a hash of the series and the
+// scheduled time, so one job's keys spread over the shards even though they share the scheduled time.
 // ---------------------------------------------------------------------------------------------------------------
 
 /** How Scheduler spreads one tick's invocations: at once (no flexible window), or uniformly over a window. */
@@ -264,7 +262,7 @@ export const KEYED_TICK_ASSUMPTIONS: KeyedTickAssumptions = {
   scheduleKeyLength: 36,
   inputBytes: 2_048,
   entryWriteUnits: 1,
-  pauseCacheSeconds: 15,
+  pauseCacheSeconds: WHOLE_JOB_PAUSE_CACHE_MS / 1000,
 };
 
 /** The write units of each write of a keyed occurrence's row: the measured row plus the key and the input. */
@@ -290,9 +288,9 @@ export function keyedRowWriteUnits(a: KeyedTickAssumptions = KEYED_TICK_ASSUMPTI
   };
 }
 
-/** The status-index shard of one occurrence of a keyed schedule (see the TODO above). */
+/** The status-index shard of one occurrence of a keyed schedule: the real shardOf. */
 export function keyedShardOf(jobId: string, scheduleKey: string, scheduledTime: string, shards: number): number {
-  return shardOf({ jobId: seriesOf({ jobId, scheduleKey }), scheduledTime }, shards);
+  return shardOf({ jobId, scheduleKey, scheduledTime }, shards);
 }
 
 /**
@@ -387,7 +385,7 @@ export interface KeyedTickLoad {
   readonly hottestIndexWcu: number;
   /** Not the design, for comparison: the job id as the table's partition key (every write of the tick on one key). */
   readonly jobIdTableKeyWcu: number;
-  /** Not the design, for comparison: the shard hashed from the job id (today's shardOf): every entry on one shard. */
+  /** Not the design, for comparison: the shard hashed from the job id alone (shardOf before issue 22): one shard. */
   readonly jobIdShardIndexWcu: number;
   readonly limitWcu: number;
   readonly withinLimit: boolean;
