@@ -36,7 +36,7 @@ import {
 import { formatPartitionModel, partitionModel } from './partition-model';
 import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
 import { PRICES } from './prices';
-import { runtimeScheduleModels } from './runtime-schedules';
+import { formatKeyedPath, runtimeScheduleModels } from './runtime-schedules';
 import { printCapacity, printCost, printGrowth, printRequests, printTicks, type RequestRow } from './tables';
 import { runTick, type TickResult } from './tick';
 
@@ -209,6 +209,14 @@ function modelPartitions() {
  */
 async function runtimeSchedules(session: BenchSession, options: BenchOptions, measured?: MeasuredHappyPath) {
   const models = runtimeScheduleModels(measured);
+  // The model's occurrence, run on moto: one key's schedule with the largest input, after a warm-up of its own.
+  const keyed = { scheduleKey: '6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60', input: { report: 'x'.repeat(2_035) } };
+  await runOccurrences(session, 'keyed warm-up', { keyed });
+  const keyedPath = await runOccurrences(session, 'keyed happy path', { keyed });
+  console.log(
+    `\nOne occurrence of a keyed schedule with a 2,048-byte input, on moto (the model above: 20 WRU, 0.5 RRU):`,
+  );
+  console.log(formatKeyedPath(keyedPath));
   console.log(`\nBulk creation on moto (${options.bulkSchedules} schedules a path, 8 at once, 2 KB inputs):`);
   const clients = localClients(session.moto.endpoint);
   const bulk = await measureBulkCreate(clients, () => session.moto.reset(), {
@@ -217,7 +225,16 @@ async function runtimeSchedules(session: BenchSession, options: BenchOptions, me
     inputBytes: 2_048,
   });
   console.log(formatBulkCreate(bulk));
-  return { models, bulkCreate: bulk, measuredHappyPath: measured };
+  return {
+    models,
+    keyedHappyPath: {
+      requests: keyedPath.requests.handler,
+      capacity: keyedPath.capacity,
+      writes: keyedPath.writes.map(({ after: _after, ...w }) => w),
+    },
+    bulkCreate: bulk,
+    measuredHappyPath: measured,
+  };
 }
 
 /** Figure 3's measured durations and log bytes, as the run-time schedules' cost takes them. */

@@ -27,6 +27,7 @@ import {
   pauseReadsPerSecond,
   shardImbalance,
 } from './partition-model';
+import type { PathResult } from './paths';
 import { PRICES } from './prices';
 import {
   AUDIT_BUCKETS_PER_RUN,
@@ -228,4 +229,22 @@ export function runtimeScheduleModels(measured?: MeasuredHappyPath) {
     upserts,
     month,
   };
+}
+
+/** The measured keyed happy path: its requests and units, and each DynamoDB write with the item's size. */
+export function formatKeyedPath(path: PathResult): string {
+  const requests = Object.entries(path.requests.handler)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const total = Object.values(path.requests.handler).reduce((a, b) => a + b, 0);
+  const c = path.capacity;
+  const writes = path.writes
+    .filter((w) => w.tableWriteUnits > 0)
+    .map((w) => `${w.operation} ${w.itemBytes ?? '-'} B: ${w.tableWriteUnits} + ${w.indexWriteUnits}`)
+    .join('; ');
+  return [
+    `${total} requests: ${requests}`,
+    `table ${c.tableWriteUnits} WRU + index ${c.indexWriteUnits} WRU, ${c.tableReadUnits + c.indexReadUnits} RRU`,
+    `each write (item bytes: table + index WRU): ${writes}`,
+  ].join('\n');
 }
