@@ -493,19 +493,23 @@ export function keyedPartitionModel(
 /**
  * Reads per second of the whole job's job-state row (one item, one partition: it cannot be split), which a worker
  * reads at each start to see whether the whole job is paused. Without a cache, one read per start; with a cache of
- * `pauseCacheSeconds` per container, each warm container reads it at most once per that time.
+ * `cacheSeconds` per container, each warm container reads it at most `missesPerRefresh` times per that time: the
+ * cache (CachedWholeJobPauses) does not share a read in flight, so the records of one batch, run at once, can all
+ * miss when the entry expires (up to WORKER_BATCH_SIZE).
  */
 export function pauseReadsPerSecond(
   startsPerSecond: number,
   warmContainers: number,
   cacheSeconds: number,
+  missesPerRefresh = 1,
 ): {
   readonly reads: number;
   readonly readUnits: number;
   readonly uncachedReads: number;
   readonly uncachedReadUnits: number;
 } {
-  const reads = cacheSeconds > 0 ? Math.min(startsPerSecond, warmContainers / cacheSeconds) : startsPerSecond;
+  const cached = (warmContainers * missesPerRefresh) / cacheSeconds;
+  const reads = cacheSeconds > 0 ? Math.min(startsPerSecond, cached) : startsPerSecond;
   // An eventually consistent GetItem of an item under 4 KB is half a read unit (a consistent one a whole unit).
   return { reads, readUnits: reads * 0.5, uncachedReads: startsPerSecond, uncachedReadUnits: startsPerSecond * 0.5 };
 }

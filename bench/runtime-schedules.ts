@@ -74,11 +74,15 @@ export function runtimeScheduleModels(measured?: MeasuredHappyPath) {
   const startRates = [ticks[0]?.rates.claims ?? 0, ticks[2]?.rates.claims ?? 0];
   const pause = [10, 100, 1_000, 5_000].map((containers) => ({
     containers,
-    byStarts: startRates.map((starts) => ({ starts, ...pauseReadsPerSecond(starts, containers, a.pauseCacheSeconds) })),
+    byStarts: startRates.map((starts) => ({
+      starts,
+      ...pauseReadsPerSecond(starts, containers, a.pauseCacheSeconds, a.workerBatchSize),
+    })),
   }));
   console.log(
     `\nThe whole job's job-state row (one item: it cannot split), read at each start to see whether the job is ` +
-      `paused, cached ${a.pauseCacheSeconds} s per warm container (limit 3,000 RCU/s; eventually consistent reads):`,
+      `paused, cached ${a.pauseCacheSeconds} s per warm container, up to ${a.workerBatchSize} reads at each expiry ` +
+      '(a batch runs at once; limit 3,000 RCU/s; eventually consistent reads):',
   );
   console.log(
     formatTable(
