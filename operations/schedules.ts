@@ -7,9 +7,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoJobStateStore } from '../functions/aws/job-state-store';
 import { DynamoScheduleRegistry } from '../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../functions/aws/scheduler-projection';
 import { checkAll, id } from '../functions/protocol/field-checks';
+import { resumeSeries } from '../functions/protocol/job-control';
 import {
   deleteScheduleRecord,
   type ManageScheduleDeps,
@@ -19,7 +21,7 @@ import {
   upsertScheduleRecord,
 } from '../functions/protocol/manage-schedule';
 import { type Clock, systemClock } from '../functions/protocol/ports';
-import { scheduleKey as checkScheduleKey, type JsonValue } from '../functions/protocol/schedule-key';
+import { scheduleKey as checkScheduleKey, type JsonValue, seriesOf } from '../functions/protocol/schedule-key';
 import { InvalidScheduleError } from '../functions/protocol/schedule-registry';
 import type { RegisteredSchedule, ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
 import type { OperationsClients } from './job-operations';
@@ -30,6 +32,11 @@ export interface ScheduleOperationsTarget {
   readonly registryTableName: string;
   /** The stack's schedule group, where each job's template schedule is (the stack output `ScheduleGroupName`). */
   readonly scheduleGroupName: string;
+  /**
+   * The occurrences table (the stack output `OccurrenceTableName`). Given, `resumeSchedule` also lifts the schedule's
+   * pause after failures (`pauseAfterFailures`), which is kept there; without it, only its Scheduler state changes.
+   */
+  readonly occurrenceTableName?: string;
   /**
    * The AWS SDK clients to use (DynamoDB and Scheduler; SQS is not used here).
    * @defaultValue clients with the SDK's default configuration (region and credentials from the environment)
@@ -100,10 +107,19 @@ export function connectScheduleOperations(target: ScheduleOperationsTarget): Sch
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const scheduler = target.clients?.scheduler ?? new SchedulerClient({});
   const clock = target.clock ?? systemClock;
+  const occurrences = target.occurrenceTableName;
   return wrap({
     registry: new DynamoScheduleRegistry(documents, target.registryTableName),
     projection: rememberingTemplates(new SchedulerProjection(scheduler, target.scheduleGroupName, clock), clock),
     clock,
+    ...(occurrences === undefined
+      ? {}
+      : {
+          onResume: async (series, options) => {
+            const states = new DynamoJobStateStore(documents, occurrences);
+            await resumeSeries({ states, clock }, seriesOf(series), options.by ?? 'resumeSchedule');
+          },
+        }),
   });
 }
 

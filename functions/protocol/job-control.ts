@@ -192,6 +192,18 @@ const resumeChange = (by: string, now: number): JobStateChange => ({
 });
 
 /**
+ * Lift the pause of one series (one schedule of a job that takes schedules at run time, paused after its failures):
+ * its Scheduler state is the registry's, and the catch-up is the schedule's own retries. True when it was paused.
+ */
+export async function resumeSeries(deps: JobControlDeps, series: string, by: string): Promise<boolean> {
+  const who = checkText('resume by', by, MAX_BY_CHARS);
+  const { changed } = await writeState(deps.states, series, (current) =>
+    isPaused(current) ? resumeChange(who, deps.clock.now()) : undefined,
+  );
+  return changed;
+}
+
+/**
  * Resume a paused job: clear the pause, enable the schedule, then catch up on the fire times since the pause (see
  * the file's comment). If enabling the schedule fails, the row is resumed already: the error says to run resume again
  * (which enables it) and to backfill from the pause for the times it would have caught up.
