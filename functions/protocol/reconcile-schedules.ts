@@ -39,6 +39,7 @@ import type {
   ScheduleRegistry,
 } from './schedule-registry-ports';
 import { instantOfWallTime } from './schedule-times';
+import { JOB_ID_PATTERN, JobSettingsError, parseJsonVariable } from './setting-basics';
 
 /** The audit buckets of one job: the first byte of sha256(key) (design of issue 22; schedule-registry.ts). */
 export const AUDIT_BUCKET_COUNT = 256;
@@ -530,4 +531,27 @@ function hasRoom(run: ScheduleReconcileRun): boolean {
   if (run.auditRepairs < run.limits.maxRepairsPerRun) return true;
   run.truncated = true;
   return false;
+}
+
+/**
+ * The jobs that take schedules at run time, as the stack passes them to the reconciler (REGISTRY_JOBS): a JSON array
+ * of job ids, possibly empty. Throws JobSettingsError naming each problem.
+ */
+export function parseRegistryJobs(json: string | undefined, source: string): readonly string[] {
+  const parsed = parseJsonVariable(json, source);
+  if (!Array.isArray(parsed)) throw new JobSettingsError([`${source} must be a JSON array of job ids`]);
+  const problems = parsed.flatMap((id, i) =>
+    typeof id === 'string' && JOB_ID_PATTERN.test(id) ? [] : [`${source}[${i}] is not a job id: ${JSON.stringify(id)}`],
+  );
+  if (problems.length > 0) throw new JobSettingsError(problems);
+  return [...new Set(parsed as string[])];
+}
+
+/** K from the stack (SCHEDULE_AUDIT_BUCKETS_PER_RUN), 1 to 256; undefined when not set (the default, 8). */
+export function parseAuditBucketsPerRun(value: string | undefined, source: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const k = Number(value);
+  if (!/^\d+$/.test(value) || k < 1 || k > AUDIT_BUCKET_COUNT)
+    throw new JobSettingsError([`${source} must be a whole number from 1 to ${AUDIT_BUCKET_COUNT}, got ${value}`]);
+  return k;
 }
