@@ -15,7 +15,7 @@ import {
   upsertEach,
   upsertSchedules,
 } from '../../operations/bulk-schedules';
-import { FakeProjection, FakeRegistry, template } from '../protocol/schedule-registry-fakes';
+import { FakeProjection, FakeRegistry, template } from '../protocol/drift-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00Z');
 

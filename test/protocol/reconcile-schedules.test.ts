@@ -16,7 +16,7 @@ import {
   type ScheduleReconcileLimits,
 } from '../../functions/protocol/reconcile-schedules';
 import { AUDIT_BUCKETS as AUDIT_BUCKET_COUNT, bucketLabel } from '../../functions/protocol/schedule-registry';
-import { FakeCursorStore, FakeProjection, FakeRegistry, iso, row, template } from './schedule-registry-fakes';
+import { FakeCursorStore, FakeProjection, FakeRegistry, iso, row, template } from './drift-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
 const JOB = 'weekly-report';
