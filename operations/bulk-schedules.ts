@@ -21,11 +21,12 @@
  * the index below which every item is done, and `startAt` skips them on the next run.
  */
 import { DependencyError, InvalidInputError, isTransient, messageOf } from '../functions/protocol/errors';
-import { type ManageScheduleDeps, templateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
+import { templateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
 import { type Clock, systemClock } from '../functions/protocol/ports';
 import { scheduleKey as checkScheduleKey } from '../functions/protocol/schedule-key';
 import { InvalidScheduleError } from '../functions/protocol/schedule-registry';
 import type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
+import { manageDepsOf, type ScheduleOperations } from './schedules';
 
 /** Items started per second by default; see the module comment for Scheduler's quotas. */
 export const DEFAULT_BULK_RATE = 50;
@@ -136,8 +137,7 @@ export function checkBulkItem(
 
 /**
  * Creates or updates each of `items` as a schedule of `jobId` (upsertSchedule for each, within the rate): see the
- * module comment for the rate, the backoff, bad items and resuming. `ops` is connectScheduleOperations's (or any
- * object with the registry, the projection and a clock). The job's template is read once, first: an unknown job, or
+ * module comment for the rate, the backoff, bad items and resuming. `ops` is connectScheduleOperations's. The job's template is read once, first: an unknown job, or
  * one that takes no schedules at run time, throws UnknownScheduleJobError before any item is written.
  *
  * ```ts
@@ -147,17 +147,18 @@ export function checkBulkItem(
  * ```
  */
 export async function upsertSchedules(
-  ops: Pick<ManageScheduleDeps, 'registry' | 'projection' | 'clock'> & Partial<ManageScheduleDeps>,
+  ops: ScheduleOperations,
   jobId: string,
   items: readonly (BulkScheduleItem | unknown)[],
   options: BulkUpsertOptions = {},
 ): Promise<BulkUpsertResult> {
-  const template = await templateOf(ops, jobId);
+  const deps = manageDepsOf(ops);
+  const template = await templateOf(deps, jobId);
   const upsertOne: UpsertOne = async (key, spec, by) => {
-    const { outcome } = await upsertScheduleRecord(ops, jobId, key, spec, { template, by });
+    const { outcome } = await upsertScheduleRecord(deps, jobId, key, spec, { template, by });
     return outcome !== 'unchanged';
   };
-  return upsertEach(upsertOne, items, { clock: ops.clock, ...options });
+  return upsertEach(upsertOne, items, { clock: deps.clock, ...options });
 }
 
 /** The bulk run over any one-item upsert (upsertSchedules's, or a test's). */

@@ -15,6 +15,7 @@ import {
   upsertEach,
   upsertSchedules,
 } from '../../operations/bulk-schedules';
+import { scheduleOperationsOver } from '../../operations/schedules';
 import { FakeProjection, FakeRegistry, template } from '../protocol/drift-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00Z');
@@ -229,7 +230,8 @@ describe('upsertSchedules: on the registry and Scheduler (fakes)', () => {
     const registry = new FakeRegistry();
     const projection = new FakeProjection(() => Date.now());
     projection.templates.set('weekly-report', template('weekly-report'));
-    return { registry, projection, ops: { registry, projection, clock: { now: () => Date.now() } } };
+    const ops = scheduleOperationsOver({ registry, projection, clock: { now: () => Date.now() } });
+    return { registry, projection, ops };
   };
 
   it('writes each item as a row and its schedule; a second run reads each once and writes nothing', async () => {
