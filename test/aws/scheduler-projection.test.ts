@@ -21,7 +21,7 @@ import { JOB, NOW, template } from '../protocol/schedule-registry-fakes';
 const SHARED = 'Jobs-Schedules';
 const schedulerMock = mockClient(SchedulerClient);
 let projection: SchedulerProjection;
-const meta = { $metadata: { httpStatusCode: 400 } };
+const meta = { $metadata: { httpStatusCode: 400 }, Message: 'refused' };
 const TARGET = {
   Arn: 'arn:aws:lambda:eu-central-1:123456789012:function:trigger',
   RoleArn: 'arn:aws:iam::123456789012:role/scheduler',

@@ -51,7 +51,7 @@ export class FakeRegistry implements ScheduleRegistry {
     return this.rows.get(keyOf(jobId, key));
   }
 
-  async get(jobId: string, key: string): Promise<RegisteredSchedule | undefined> {
+  async get(jobId: string, key: string, _consistent = true): Promise<RegisteredSchedule | undefined> {
     return this.row(jobId, key);
   }
 
