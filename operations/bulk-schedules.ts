@@ -21,7 +21,7 @@
  * the index below which every item is done, and `startAt` skips them on the next run.
  */
 import { DependencyError, InvalidInputError, isTransient, messageOf } from '../functions/protocol/errors';
-import { templateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
+import { jobTemplateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
 import { type Clock, systemClock } from '../functions/protocol/ports';
 import { scheduleKey as checkScheduleKey } from '../functions/protocol/schedule-key';
 import { InvalidScheduleError } from '../functions/protocol/schedule-registry';
@@ -153,7 +153,7 @@ export async function upsertSchedules(
   options: BulkUpsertOptions = {},
 ): Promise<BulkUpsertResult> {
   const deps = manageDepsOf(ops);
-  const template = await templateOf(deps, jobId);
+  const template = await jobTemplateOf(deps, jobId);
   const upsertOne: UpsertOne = async (key, spec, by) => {
     const { outcome } = await upsertScheduleRecord(deps, jobId, key, spec, { template, by });
     return outcome !== 'unchanged';
