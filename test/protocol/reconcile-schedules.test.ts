@@ -291,6 +291,13 @@ describe('reconcileSchedules: the audit', () => {
     expect(w.projection.calls.put).toBeUndefined();
   });
 
+  it('does not recreate a schedule past its end date', async () => {
+    const w = world();
+    const r = synced(w, 'ended', 41, { endDate: iso(T0 - 60_000) });
+    w.projection.delete(T.group, r.scheduleName);
+    expect((await w.run(ALL)).repairs).toEqual([]);
+  });
+
   it('recreates an at() still to come', async () => {
     const w = world();
     const r = synced(w, 'later', 40, { expression: 'at(2026-12-01T14:30:00)', timeZone: 'Europe/Paris' });
