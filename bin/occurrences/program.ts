@@ -62,7 +62,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
     .description(
-      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs.',
+      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules.',
     )
     .option(
       '--stack <name>',
