@@ -19,6 +19,7 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoAuditCursorStore } from '../../functions/aws/audit-cursor-store';
+import { withDatedTemplates } from '../../functions/aws/dated-templates';
 import { DynamoScheduleRegistry } from '../../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../../functions/aws/scheduler-projection';
 import { MetricName } from '../../functions/protocol/metric-names';
@@ -210,7 +211,8 @@ describe('drift repair on moto', () => {
       bucketName: 'reports',
       schedules: {
         registry,
-        projection: new SchedulerProjection(scheduler, SHARED_GROUP),
+        // As the deployed reconciler reads it: templates with their last change (no template changed here).
+        projection: withDatedTemplates(new SchedulerProjection(scheduler, SHARED_GROUP), scheduler, SHARED_GROUP),
         cursor,
         jobs: [JOB],
         limits: { auditBucketsPerRun: 3 },
