@@ -221,7 +221,9 @@ describe('drift repair on moto', () => {
 
     const runStarted = Date.now();
     const report = await reconciler();
-    console.info(`one reconciler run on moto (sweep, 3 buckets of ~12 schedules, 4 repairs): ${Date.now() - runStarted} ms`);
+    console.info(
+      `one reconciler run on moto (sweep, 3 buckets of ~12 schedules, 4 repairs): ${Date.now() - runStarted} ms`,
+    );
 
     const repairs = report.schedules?.repairs ?? [];
     expect(report.schedules?.audited).toEqual([bucket, bucket + 1, bucket + 2].map((b) => `${JOB}#${bucketLabel(b)}`));
