@@ -18,6 +18,11 @@ export const ENV = {
    * pauseAfterFailures, which disables its schedule when it pauses itself.
    */
   scheduleGroup: 'SCHEDULE_GROUP',
+  /**
+   * The reconciler's: the name of the schedule registry table (functions/protocol/schedule-registry-ports.ts), set
+   * once a job of the stack takes schedules at run time (lib/runtime-schedules.ts); absent, there is none to repair.
+   */
+  registryTable: 'REGISTRY_TABLE',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;

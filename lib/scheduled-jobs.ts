@@ -34,7 +34,7 @@ import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } fro
 import { allow } from './job-function';
 import type { JobProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
-import { JobSchedules } from './job-schedules';
+import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
 import {
   ADD_JOB,
   ALLOW_PAUSE,
@@ -49,8 +49,10 @@ import {
 import { type JobsAlarmsOptions, JobsMonitoring, jobsAlarmsProblems } from './jobs-monitoring';
 import { functionErrors, reconcilerRepairs } from './metrics';
 import {
+  acknowledgeKeyedGroupFindings,
   acknowledgeNagFindings,
   acknowledgeOperatorFindings,
+  acknowledgeRegistryReconcilerFindings,
   acknowledgeSchedulerRoleFindings,
   acknowledgeVpcAccessFindings,
   acknowledgeWorkerReportFindings,
@@ -63,6 +65,12 @@ import {
 } from './occurrence-functions';
 import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { reportAnnouncements } from './report-announcements';
+import {
+  allowReconcileKeyedJob,
+  allowReconcileRegistry,
+  grantPassRoleToScheduler,
+  scheduleRegistryTable,
+} from './runtime-schedules';
 import { ScheduledJob } from './scheduled-job';
 import { STACK_OUTPUTS } from './stack-outputs';
 
@@ -184,6 +192,9 @@ export class ScheduledJobs extends Construct {
   /** The role the schedules invoke the trigger with, once a schedule exists. */
   private scheduleTargetRoleArn: string | undefined;
   private built: SharedPieces | undefined;
+  private readonly removalPolicy: RemovalPolicy;
+  /** The schedule registry, built with the first job that takes run-time schedules. */
+  private registry: dynamodb.Table | undefined;
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps = {}) {
     super(scope, id);
@@ -191,6 +202,7 @@ export class ScheduledJobs extends Construct {
     this.outputPrefix = props.outputPrefix ?? '';
     validatedCall(ScheduledJobs, () => this.checkProps());
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.removalPolicy = removalPolicy;
     this.table = occurrenceTable(this, removalPolicy);
     this.reportBucket = reportBucket(this, removalPolicy);
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
@@ -316,6 +328,15 @@ export class ScheduledJobs extends Construct {
   /** The schedule group of the jobs' schedules (one per ScheduledJobs). */
   get scheduleGroup(): ScheduleGroup {
     return this.shared().schedules.group;
+  }
+
+  /**
+   * The schedule registry: one row per schedule of the jobs that take their schedules at run time, the source of
+   * truth their Scheduler schedules are projected from (docs/runtime-schedules.md). Built with the first such job;
+   * undefined while there is none. Grant access to one job's rows with `ScheduledJob.grantManageSchedules`.
+   */
+  get scheduleRegistry(): dynamodb.ITable | undefined {
+    return this.registry;
   }
 
   /**
@@ -462,16 +483,19 @@ export class ScheduledJobs extends Construct {
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
     const worker = this.workerFor(props, resolved.settings, where);
-    worker[ADD_JOB](resolved.settings);
+    worker[ADD_JOB](resolved.settings, { runtimeSchedules: resolved.runtimeSchedules });
     const schedules = this.shared().schedules;
-    const schedule = schedules.addJob(resolved, worker.workerId);
+    const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker) : undefined;
+    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
       if (worker.pausingJobs.length === 0) this.monitoring.addPauseAlarm(worker);
-      worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, schedule);
+      // A job with run-time schedules pauses a series, not a schedule of the app's: its pause only records the
+      // state row (its template never fires; its keys' schedules are the registry's to switch).
+      worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, keyed === undefined ? schedule : undefined);
     }
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
@@ -481,9 +505,43 @@ export class ScheduledJobs extends Construct {
       schedule: schedules.schedules.get(jobId),
       metricsNamespace: this.metricsNamespace,
       reportBucket: this.reportBucket,
+      runtimeSchedules:
+        keyed === undefined || this.registry === undefined
+          ? undefined
+          : { jobId, registry: this.registry, schedules: keyed },
     });
     this.jobsById.set(jobId, job);
     return job;
+  }
+
+  /**
+   * A job that takes its schedules at run time: its group and template (JobSchedules.addKeyedJob), the registry
+   * with the first such job, and the reconciler's access to the job's group and template.
+   */
+  private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker): KeyedJobSchedule {
+    const shared = this.shared();
+    const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
+    if (this.registry === undefined) this.registry = this.buildRegistry(shared, keyed);
+    allowReconcileKeyedJob(shared.reconciler.fn, this, keyed);
+    acknowledgeKeyedGroupFindings(shared.reconciler.fn, keyed.group.scheduleGroupName, resolved.settings.id);
+    return keyed;
+  }
+
+  /**
+   * The schedule registry, and what the reconciler needs to repair its projection: the table's name (REGISTRY_TABLE)
+   * and the shared group's (SCHEDULE_GROUP, where it reads each job's template by the job id), the whole table and
+   * both indexes, ListSchedules, and the template's target role to hand to Scheduler.
+   */
+  private buildRegistry(shared: SharedPieces, keyed: KeyedJobSchedule): dynamodb.Table {
+    const registry = scheduleRegistryTable(this, this.removalPolicy);
+    const reconciler = shared.reconciler.fn;
+    reconciler.addEnvironment(ENV.registryTable, registry.tableName);
+    reconciler.addEnvironment(ENV.scheduleGroup, shared.schedules.group.scheduleGroupName);
+    allowReconcileRegistry(reconciler, registry);
+    grantPassRoleToScheduler(reconciler, keyed.targetRoleArn);
+    acknowledgeRegistryReconcilerFindings(reconciler);
+    if (this.props.stackOutputs !== false) this.stackOutput(STACK_OUTPUTS.scheduleRegistryTable, registry.tableName);
+    return registry;
   }
 
   /** The job configuration checked and with its defaults, its problems named by the props' own names. */
