@@ -95,6 +95,14 @@ const QUEUE_URL_MAX_BYTES = 135;
  */
 export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
 
+/**
+ * What the schedule registry adds to the reconciler's environment once a job takes run-time schedules, at the
+ * longest: REGISTRY_TABLE and the table's name (a reference, counted as a queue URL is, 130 bytes) and SCHEDULE_GROUP
+ * and the group's name (at most 64). WORKERS gets that much less room then: a stack of the most workers has one
+ * fewer or two.
+ */
+export const REGISTRY_ENVIRONMENT_BYTES = 250;
+
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
 const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
 
@@ -425,10 +433,11 @@ export class ScheduledJobs extends Construct {
       problems.push(`${where}: the id ${quoteValue(workerId)} is taken by a shared queue's alarm (dlq-${workerId})`);
     else {
       const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
-      if (bytes > WORKER_ROUTES_BUDGET_BYTES)
+      const budget = this.workerRoutesBudget(this.registry !== undefined);
+      if (bytes > budget)
         problems.push(
           `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
-            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${WORKER_ROUTES_BUDGET_BYTES} ` +
+            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${budget} ` +
             `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob(id, { worker }))`,
         );
     }
@@ -482,6 +491,9 @@ export class ScheduledJobs extends Construct {
     const resolved = this.resolve(translated.config, where);
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
+    if (resolved.runtimeSchedules && this.registry === undefined)
+      // A job with an entry of its own brings its worker, and its queue URL, to WORKERS too.
+      this.checkRoomForRegistry(where, props.worker === undefined && typeof props.entry === 'string' ? [jobId] : []);
     const worker = this.workerFor(props, resolved.settings, where);
     worker[ADD_JOB](resolved.settings, { runtimeSchedules: resolved.runtimeSchedules });
     const schedules = this.shared().schedules;
@@ -672,6 +684,27 @@ export class ScheduledJobs extends Construct {
     const problems = workerJobProblems(worker, settings, where);
     if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
     return worker;
+  }
+
+  /** What WORKERS may take of the reconciler's environment, with or without the schedule registry's variables. */
+  private workerRoutesBudget(withRegistry: boolean): number {
+    return WORKER_ROUTES_BUDGET_BYTES - (withRegistry ? REGISTRY_ENVIRONMENT_BYTES : 0);
+  }
+
+  /**
+   * The first job with run-time schedules adds the registry's variables to the reconciler's environment: refused,
+   * before anything is built, when the workers' WORKERS already leaves no room for them.
+   */
+  private checkRoomForRegistry(where: string, newWorkerIds: readonly string[]): void {
+    const bytes = this.workerRoutesBytes([...this.workersById.keys(), ...newWorkerIds]);
+    const budget = this.workerRoutesBudget(true);
+    if (bytes > budget)
+      throw new ValidationError([
+        `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable} and ${ENV.scheduleGroup} to the ` +
+          `reconciler's environment, and the ${ENV.workers} of this stack's ${this.workersById.size + newWorkerIds.length} workers takes up to ` +
+          `${bytes} bytes of it, more than the ${budget} left beside them in Lambda's 4 KB; run more jobs per worker ` +
+          '(addJob(id, { worker })), or add this job first',
+      ]);
   }
 
   /**
