@@ -11,6 +11,10 @@
  * function, queue, dead-letter queue, role and alarms (job-worker.ts). No function is handed the settings of every
  * job: each schedule carries what the trigger needs of its job, each worker reads its own jobs' settings, and the
  * trigger and the reconciler read one entry per worker (docs/design.md, "Workers").
+ *
+ * A job that takes its schedules at run time (runtimeSchedules) adds its own schedule group and a template schedule,
+ * and the first such job the schedule registry table, which the reconciler then keeps Scheduler in step with
+ * (runtime-schedules.ts, docs/runtime-schedules.md).
  */
 import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -703,7 +707,7 @@ export class ScheduledJobs extends Construct {
         `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable} and ${ENV.scheduleGroup} to the ` +
           `reconciler's environment, and the ${ENV.workers} of this stack's ${this.workersById.size + newWorkerIds.length} workers takes up to ` +
           `${bytes} bytes of it, more than the ${budget} left beside them in Lambda's 4 KB; run more jobs per worker ` +
-          '(addJob(id, { worker })), or add this job first',
+          '(addJob(id, { worker }))',
       ]);
   }
 
