@@ -527,6 +527,7 @@ export class ScheduledJobs extends Construct {
           : { jobId, registry: this.registry, schedules: keyed },
     });
     this.jobsById.set(jobId, job);
+    if (job.runtimeSchedules) for (const operator of this.operators) job.grantManageSchedules(operator);
     return job;
   }
 
@@ -600,8 +601,10 @@ export class ScheduledJobs extends Construct {
 
   /**
    * Lets an operator run `occurrences pause`, `resume`, `run` and `describe` on this stack's jobs (docs/cli.md lists
-   * what each needs). Workers and schedules added later are covered too: their queues and the schedules' role are
-   * granted as they are added (the returned Grant holds what was granted by this call).
+   * what each needs), and manage the run-time schedules of the jobs that take them (each job's
+   * `ScheduledJob.grantManageSchedules`). Workers, schedules and such jobs added later are covered too: their queues,
+   * the schedules' role and their schedules are granted as they are added (the returned Grant holds what was granted
+   * by this call).
    *
    * @example
    * ```ts
@@ -638,6 +641,8 @@ export class ScheduledJobs extends Construct {
       ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
     ];
     if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
+    for (const job of this.jobsById.values())
+      if (job.runtimeSchedules) grants.push(job.grantManageSchedules(grantee));
     return grants.reduce((all, grant) => all.combine(grant));
   }
 

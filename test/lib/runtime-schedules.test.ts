@@ -303,6 +303,27 @@ describe('ScheduledJob.grantManageSchedules', () => {
   });
 });
 
+describe('grantOperateJobs', () => {
+  it('lets an operator manage the run-time schedules of every such job, added before or after the grant', () => {
+    const stack = new Stack(unbundledApp(), 'Operated');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const worker = jobs.addWorker('reports', { entry: WORKER_ENTRY });
+    jobs.addJob('early', { runtimeSchedules: true, worker });
+    jobs.addJob('nightly', { schedule: NIGHTLY, worker });
+    const oncall = new iam.Role(stack, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() });
+    jobs.grantOperateJobs(oncall);
+    jobs.addJob('late', { runtimeSchedules: true, worker });
+    const json = Template.fromStack(stack).toJSON();
+    const roleId = stack.getLogicalId(oncall.node.defaultChild as CfnElement);
+    const leadingKeys = Object.values(json.Resources as Record<string, TemplateResource>)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x) => x.Ref === roleId))
+      .flatMap((p) => [...p.Properties.PolicyDocument.Statement])
+      .map((st) => st.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'])
+      .filter((keys) => keys !== undefined);
+    expect(leadingKeys).toEqual([['early'], ['late']]);
+  });
+});
+
 describe('the reconciler', () => {
   it('is told the registry table (REGISTRY_TABLE) and the stack group (SCHEDULE_GROUP)', () => {
     const env = resources[logicalId(built.jobs.reconcilerFunction)].Properties.Environment.Variables;
