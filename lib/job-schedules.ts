@@ -24,7 +24,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { catchupWindowSecondsOf } from '../functions/protocol/job-settings';
-import type { ScheduleEvent } from '../functions/protocol/schedule-event';
+import { type ScheduleEvent, TEMPLATE_GROUP_FIELD } from '../functions/protocol/schedule-event';
 import type { ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
 
@@ -48,7 +48,7 @@ export interface KeyedJobSchedule extends JobSchedule {
 export const KEYED_TEMPLATE_EXPRESSION = 'cron(0 0 1 1 ? 2199)';
 
 /** The template's input: the schedule event of the job, and the group its keys' schedules are in. */
-export type KeyedTemplateEvent = ScheduleEvent & { readonly keyedScheduleGroup: string };
+export type KeyedTemplateEvent = ScheduleEvent & { readonly [TEMPLATE_GROUP_FIELD]: string };
 
 export interface JobSchedulesProps {
   readonly trigger: lambda.IFunction;
@@ -105,7 +105,7 @@ export class JobSchedules extends Construct {
     const group = new ScheduleGroup(this, `Keyed-${jobId}`, { removalPolicy });
     const input: KeyedTemplateEvent = {
       ...this.scheduleEvent(job, worker),
-      keyedScheduleGroup: group.scheduleGroupName,
+      [TEMPLATE_GROUP_FIELD]: group.scheduleGroupName,
     };
     const template = this.jobSchedule(job, {
       expression: ScheduleExpression.expression(KEYED_TEMPLATE_EXPRESSION, TimeZone.ETC_UTC),

@@ -12,23 +12,8 @@ import { Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
+import { REGISTRY_TABLE } from '../functions/protocol/schedule-registry';
 import type { KeyedJobSchedule } from './job-schedules';
-
-/**
- * The registry table's keys, TTL attribute and two indexes.
- *
- * TODO(issue 22): import REGISTRY_TABLE from functions/protocol/schedule-registry.ts (the registry helper's module,
- * which the store reads the table by) once it is on main, and delete this copy.
- */
-export const REGISTRY_TABLE = {
-  partitionKey: 'jobId',
-  sortKey: 'scheduleKey',
-  ttlAttribute: 'ttl',
-  /** Sparse: only the rows whose projection may lag (syncDueAt set); the reconciler's sweep queries every shard. */
-  syncIndex: { name: 'bySyncDue', partitionKey: 'syncShard', sortKey: 'syncDueAt' },
-  /** Every row, by `${jobId}#${bucket}` and the schedule's name; the reconciler's rolling audit. */
-  auditIndex: { name: 'byAuditBucket', partitionKey: 'auditBucket', sortKey: 'scheduleName' },
-} as const;
 
 /** The actions on one job's registry rows: read-modify-write with conditions, and its listing by key prefix. */
 const ROW_ACTIONS = [
@@ -49,7 +34,8 @@ const GROUP_ACTIONS = [
 ];
 
 /**
- * The registry table: PAY_PER_REQUEST, point-in-time recovery, AWS-managed encryption and the removal policy of the
+ * The registry table, by the names the store reads it with (REGISTRY_TABLE, functions/protocol/schedule-registry.ts):
+ * PAY_PER_REQUEST, point-in-time recovery, AWS-managed encryption and the removal policy of the
  * occurrence table (occurrence-storage.ts), since losing it loses every app-created schedule's definition. Both
  * indexes project ALL: the sweep re-projects a row and the audit compares whole rows, from the index alone.
  */

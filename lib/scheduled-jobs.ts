@@ -641,8 +641,7 @@ export class ScheduledJobs extends Construct {
       ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
     ];
     if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
-    for (const job of this.jobsById.values())
-      if (job.runtimeSchedules) grants.push(job.grantManageSchedules(grantee));
+    for (const job of this.jobsById.values()) if (job.runtimeSchedules) grants.push(job.grantManageSchedules(grantee));
     return grants.reduce((all, grant) => all.combine(grant));
   }
 
