@@ -19,7 +19,7 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { KEYED_SCHEDULE_GROUP_FIELD } from '../functions/aws/scheduler-projection';
+import { TEMPLATE_GROUP_FIELD } from '../functions/protocol/schedule-event';
 import {
   auditBucketKey,
   auditBucketOf,
@@ -211,7 +211,7 @@ async function setUp(clients: BenchClients, reset: () => Promise<void>): Promise
           deadlineSeconds: 21_600,
           retentionDays: 90,
           catchupWindowSeconds: 3_600,
-          [KEYED_SCHEDULE_GROUP_FIELD]: JOB_ID,
+          [TEMPLATE_GROUP_FIELD]: JOB_ID,
         }),
       },
     }),

@@ -107,6 +107,14 @@ export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
  */
 export const REGISTRY_ENVIRONMENT_BYTES = 250;
 
+/**
+ * What each job with run-time schedules adds to the reconciler's environment: its id in REGISTRY_JOBS (a JSON array
+ * of the ids the audit walks), at most 64 characters, two quotes and a comma; the variable's own name is counted once
+ * with the first job.
+ */
+export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
+const REGISTRY_JOBS_NAME_BYTES = 16;
+
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
 const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
 
@@ -207,6 +215,8 @@ export class ScheduledJobs extends Construct {
   private readonly removalPolicy: RemovalPolicy;
   /** The schedule registry, built with the first job that takes run-time schedules. */
   private registry: dynamodb.Table | undefined;
+  /** The ids of the jobs with run-time schedules, in the order added: the reconciler's REGISTRY_JOBS. */
+  private readonly keyedJobIds: string[] = [];
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps = {}) {
     super(scope, id);
@@ -437,7 +447,7 @@ export class ScheduledJobs extends Construct {
       problems.push(`${where}: the id ${quoteValue(workerId)} is taken by a shared queue's alarm (dlq-${workerId})`);
     else {
       const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
-      const budget = this.workerRoutesBudget(this.registry !== undefined);
+      const budget = this.workerRoutesBudget(this.keyedJobIds.length);
       if (bytes > budget)
         problems.push(
           `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
@@ -495,7 +505,7 @@ export class ScheduledJobs extends Construct {
     const resolved = this.resolve(translated.config, where);
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
-    if (resolved.runtimeSchedules && this.registry === undefined)
+    if (resolved.runtimeSchedules)
       // A job with an entry of its own brings its worker, and its queue URL, to WORKERS too.
       this.checkRoomForRegistry(where, props.worker === undefined && typeof props.entry === 'string' ? [jobId] : []);
     const worker = this.workerFor(props, resolved.settings, where);
@@ -538,6 +548,7 @@ export class ScheduledJobs extends Construct {
   private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker): KeyedJobSchedule {
     const shared = this.shared();
     const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
+    this.keyedJobIds.push(resolved.settings.id);
     if (this.registry === undefined) this.registry = this.buildRegistry(shared, keyed);
     allowReconcileKeyedJob(shared.reconciler.fn, this, keyed);
     acknowledgeKeyedGroupFindings(shared.reconciler.fn, keyed.group.scheduleGroupName, resolved.settings.id);
@@ -554,6 +565,8 @@ export class ScheduledJobs extends Construct {
     const reconciler = shared.reconciler.fn;
     reconciler.addEnvironment(ENV.registryTable, registry.tableName);
     reconciler.addEnvironment(ENV.scheduleGroup, shared.schedules.group.scheduleGroupName);
+    // Every job with run-time schedules, the ones added after this too: the audit walks their groups in turn.
+    reconciler.addEnvironment(ENV.registryJobs, Lazy.string({ produce: () => JSON.stringify(this.keyedJobIds) }));
     allowReconcileRegistry(reconciler, registry);
     grantPassRoleToScheduler(reconciler, keyed.targetRoleArn);
     acknowledgeRegistryReconcilerFindings(reconciler);
@@ -695,8 +708,14 @@ export class ScheduledJobs extends Construct {
   }
 
   /** What WORKERS may take of the reconciler's environment, with or without the schedule registry's variables. */
-  private workerRoutesBudget(withRegistry: boolean): number {
-    return WORKER_ROUTES_BUDGET_BYTES - (withRegistry ? REGISTRY_ENVIRONMENT_BYTES : 0);
+  private workerRoutesBudget(keyedJobs: number): number {
+    if (keyedJobs === 0) return WORKER_ROUTES_BUDGET_BYTES;
+    return (
+      WORKER_ROUTES_BUDGET_BYTES -
+      REGISTRY_ENVIRONMENT_BYTES -
+      REGISTRY_JOBS_NAME_BYTES -
+      keyedJobs * KEYED_JOB_ENVIRONMENT_BYTES
+    );
   }
 
   /**
@@ -705,10 +724,11 @@ export class ScheduledJobs extends Construct {
    */
   private checkRoomForRegistry(where: string, newWorkerIds: readonly string[]): void {
     const bytes = this.workerRoutesBytes([...this.workersById.keys(), ...newWorkerIds]);
-    const budget = this.workerRoutesBudget(true);
+    const budget = this.workerRoutesBudget(this.keyedJobIds.length + 1);
     if (bytes > budget)
       throw new ValidationError([
-        `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable} and ${ENV.scheduleGroup} to the ` +
+        `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable}, ${ENV.scheduleGroup} and ` +
+          `${ENV.registryJobs} (${this.keyedJobIds.length + 1} job ids) to the ` +
           `reconciler's environment, and the ${ENV.workers} of this stack's ${this.workersById.size + newWorkerIds.length} workers takes up to ` +
           `${bytes} bytes of it, more than the ${budget} left beside them in Lambda's 4 KB; run more jobs per worker ` +
           '(addJob(id, { worker }))',

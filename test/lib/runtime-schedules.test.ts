@@ -214,6 +214,12 @@ describe('a job with runtimeSchedules', () => {
       (r) => r.Type === 'AWS::Scheduler::ScheduleGroup',
     );
     expect(groups).toHaveLength(3);
+    // The reconciler's audit walks both jobs' groups: their ids, the one added after the registry too.
+    const reconciler = Object.values(json.Resources as Record<string, TemplateResource>).find(
+      (r) =>
+        r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.[ENV.registryJobs] !== undefined,
+    );
+    expect(JSON.parse(String(reconciler?.Properties.Environment.Variables[ENV.registryJobs]))).toEqual(['a', 'b']);
   });
 });
 

@@ -230,7 +230,7 @@ describe('at the limits of the environment', () => {
     const workers = full.workers.size;
     expect(workers).toBeGreaterThan(n);
     expect(() => full.addJob('keyed', { runtimeSchedules: true, worker: full.workers.get('worker-0')! })).toThrow(
-      /addJob\(keyed\)\.runtimeSchedules: the schedule registry adds REGISTRY_TABLE and SCHEDULE_GROUP/,
+      /addJob\(keyed\)\.runtimeSchedules: the schedule registry adds REGISTRY_TABLE, SCHEDULE_GROUP and REGISTRY_JOBS/,
     );
     expect(full.scheduleRegistry).toBeUndefined();
     expect(full.workers.size).toBe(workers);

@@ -87,6 +87,7 @@ const targetArguments = z.object({
   outputPrefix: outputPrefixArgument.optional(),
   registryTable: nameArgument.optional(),
   scheduleGroup: nameArgument.optional(),
+  occurrenceTable: nameArgument.optional(),
   endpoint: urlArgument.optional(),
   region: nameArgument.optional(),
 });
@@ -110,6 +111,7 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
       outputPrefix: all.outputPrefix,
       registryTable: all.registryTable,
       scheduleGroup: all.scheduleGroup,
+      occurrenceTable: all.table,
       endpoint: all.endpoint,
       region: all.region,
     });
