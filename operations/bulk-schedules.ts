@@ -26,7 +26,7 @@ import { DependencyError, InvalidInputError, isTransient, messageOf } from '../f
 import { jobTemplateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
 import { type Clock, systemClock } from '../functions/protocol/ports';
 import { scheduleKey as checkScheduleKey } from '../functions/protocol/schedule-key';
-import { InvalidScheduleError } from '../functions/protocol/schedule-registry';
+import { InvalidScheduleError, SCHEDULE_SPEC_FIELDS } from '../functions/protocol/schedule-registry';
 import type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
 import { manageDepsOf, type ScheduleOperations } from './schedules';
 
@@ -46,16 +46,8 @@ export interface BulkScheduleItem extends ScheduleSpec {
   readonly scheduleKey: string;
 }
 
-const ITEM_FIELDS: ReadonlySet<string> = new Set([
-  'scheduleKey',
-  'expression',
-  'timeZone',
-  'startDate',
-  'endDate',
-  'input',
-  'enabled',
-  'description',
-]);
+/** An item's fields: its key and the spec's fields (the registry's list, so the two cannot disagree). */
+const ITEM_FIELDS: ReadonlySet<string> = new Set(['scheduleKey', ...SCHEDULE_SPEC_FIELDS]);
 
 /** Counts after each item, for a progress bar: `done` includes `failed`; both include the items skipped by startAt. */
 export interface BulkProgress {

@@ -294,9 +294,7 @@ export async function pauseSchedule(
   scheduleKey: string,
   options: ScheduleChangeOptions = {},
 ): Promise<RuntimeSchedule> {
-  return publicView(
-    await setScheduleState(unwrap(ops), jobId, scheduleKey, 'PAUSED', { by: options.by }),
-  ) as RuntimeSchedule;
+  return changeState(ops, jobId, scheduleKey, 'PAUSED', options);
 }
 
 /**
@@ -310,8 +308,19 @@ export async function resumeSchedule(
   scheduleKey: string,
   options: ScheduleChangeOptions = {},
 ): Promise<RuntimeSchedule> {
+  return changeState(ops, jobId, scheduleKey, 'ENABLED', options);
+}
+
+/** The body of pauseSchedule and resumeSchedule, which differ only in the state they set. */
+async function changeState(
+  ops: ScheduleOperations,
+  jobId: string,
+  scheduleKey: string,
+  state: 'PAUSED' | 'ENABLED',
+  options: ScheduleChangeOptions,
+): Promise<RuntimeSchedule> {
   return publicView(
-    await setScheduleState(unwrap(ops), jobId, scheduleKey, 'ENABLED', { by: options.by }),
+    await setScheduleState(unwrap(ops), jobId, scheduleKey, state, { by: options.by }),
   ) as RuntimeSchedule;
 }
 

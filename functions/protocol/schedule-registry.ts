@@ -137,7 +137,8 @@ export class InvalidScheduleError extends ScheduledJobsError {
   }
 }
 
-const SPEC_FIELDS: readonly (keyof ScheduleSpec)[] = [
+/** The fields of a ScheduleSpec, in the order error messages name them: what a spec or a bulk item may carry. */
+export const SCHEDULE_SPEC_FIELDS: readonly (keyof ScheduleSpec)[] = [
   'expression',
   'timeZone',
   'startDate',
@@ -169,7 +170,7 @@ export function checkScheduleSpec(
       problems: [...(ids.ok ? [] : ids.problems), `spec must be an object, got ${quoteValue(spec)}`],
     };
   }
-  const unknown = Object.keys(spec).filter((field) => !(SPEC_FIELDS as readonly string[]).includes(field));
+  const unknown = Object.keys(spec).filter((field) => !(SCHEDULE_SPEC_FIELDS as readonly string[]).includes(field));
   const timeZone = spec.timeZone === undefined ? ok(DEFAULT_SCHEDULE_TIME_ZONE) : timeZoneOf('timeZone', spec.timeZone);
   const startDate = optionalDate('startDate', spec.startDate);
   const endDate = optionalDate('endDate', spec.endDate);
@@ -215,7 +216,7 @@ export function validateScheduleSpec(jobId: string, key: string, spec: ScheduleS
 }
 
 function unknownFields(fields: readonly string[]): string {
-  return `${fields.map((f) => `spec.${f}`).join(', ')} ${fields.length === 1 ? 'is not a field' : 'are not fields'} of a schedule (it has: ${SPEC_FIELDS.join(', ')})`;
+  return `${fields.map((f) => `spec.${f}`).join(', ')} ${fields.length === 1 ? 'is not a field' : 'are not fields'} of a schedule (it has: ${SCHEDULE_SPEC_FIELDS.join(', ')})`;
 }
 
 function expressionOf(expression: unknown, timeZone: Checked<string>, now: number): Checked<string> {

@@ -16,7 +16,7 @@ import { projectedStartDate, SchedulerProjection } from '../../functions/aws/sch
 import { DependencyError } from '../../functions/protocol/errors';
 import { newRow, validateScheduleSpec } from '../../functions/protocol/schedule-registry';
 import type { RegisteredSchedule, ScheduleSpec } from '../../functions/protocol/schedule-registry-ports';
-import { JOB, NOW, template } from '../protocol/schedule-registry-fakes';
+import { JOB, NOW, template, templateEvent } from '../protocol/schedule-registry-fakes';
 
 const SHARED = 'Jobs-Schedules';
 const schedulerMock = mockClient(SchedulerClient);
@@ -28,14 +28,7 @@ const TARGET = {
   RetryPolicy: { MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 },
   DeadLetterConfig: { Arn: 'arn:aws:sqs:eu-central-1:123456789012:dlq' },
 };
-const TEMPLATE_EVENT = {
-  jobId: JOB,
-  scheduledTime: '<aws.scheduler.scheduled-time>',
-  worker: 'reports',
-  deadlineSeconds: 3600,
-  retentionDays: 30,
-  catchupWindowSeconds: 600,
-};
+const TEMPLATE_EVENT = templateEvent(JOB);
 
 function rowOf(key: string, spec: ScheduleSpec): RegisteredSchedule {
   return newRow(JOB, key, validateScheduleSpec(JOB, key, spec, NOW), NOW);

@@ -4,20 +4,8 @@
  * has them. Each operation through the public entry point, checked against both stores. (A bulk create of 1,000
  * and the drift repair are test/integration/schedule-drift.test.ts's.)
  */
-import {
-  CreateTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  ScanCommand,
-  UpdateTimeToLiveCommand,
-} from '@aws-sdk/client-dynamodb';
-import {
-  CreateScheduleCommand,
-  CreateScheduleGroupCommand,
-  GetScheduleCommand,
-  ListSchedulesCommand,
-  SchedulerClient,
-} from '@aws-sdk/client-scheduler';
+import { type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { GetScheduleCommand, ListSchedulesCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoScheduleRegistry } from '../../functions/aws/schedule-registry-store';
@@ -26,7 +14,6 @@ import {
   auditBucketOf,
   bucketNamePrefix,
   newRow,
-  REGISTRY_TABLE,
   scheduleNameOf,
   validateScheduleSpec,
 } from '../../functions/protocol/schedule-registry';
@@ -42,97 +29,28 @@ import {
   UnknownScheduleJobError,
   upsertSchedule,
 } from '../../operations';
-import { LOCAL_REGION } from '../../testing/local/local-aws';
+import { templateEvent } from '../protocol/schedule-registry-fakes';
 import { useMoto } from './emulator';
+import {
+  createJobSchedule,
+  createRegistryStores,
+  registryClients,
+  SHARED_GROUP,
+  TABLE,
+  TRIGGER,
+} from './registry-emulator';
 
 const emulator = useMoto();
 
-const TABLE = 'schedule-registry';
-const SHARED_GROUP = 'itest-schedules';
 const JOB = 'weekly-report';
 const JOB_GROUP = 'itest-weekly-report';
 const FIXED_JOB = 'nightly-export';
 const NOW = Date.parse('2026-12-01T09:00:00Z');
-const TRIGGER = 'arn:aws:lambda:us-east-1:123456789012:function:trigger';
 const WEEKLY = { expression: 'cron(0 8 ? * MON *)', timeZone: 'Europe/Berlin', input: { plan: 'pro' } };
 
 let dynamo: DynamoDBClient;
 let scheduler: SchedulerClient;
 let ops: ScheduleOperations;
-
-function clients() {
-  const config = {
-    endpoint: emulator.moto.endpoint,
-    region: LOCAL_REGION,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  };
-  return { dynamo: new DynamoDBClient(config), scheduler: new SchedulerClient(config) };
-}
-
-/** The registry table as the stack defines it (REGISTRY_TABLE): both keys, both indexes, TTL. */
-async function createRegistryTable(): Promise<void> {
-  const { syncIndex, auditIndex } = REGISTRY_TABLE;
-  await dynamo.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        REGISTRY_TABLE.partitionKey,
-        REGISTRY_TABLE.sortKey,
-        syncIndex.partitionKey,
-        syncIndex.sortKey,
-        auditIndex.partitionKey,
-        auditIndex.sortKey,
-      ].map((name) => ({ AttributeName: name, AttributeType: REGISTRY_TABLE.keyType })),
-      KeySchema: [
-        { AttributeName: REGISTRY_TABLE.partitionKey, KeyType: 'HASH' },
-        { AttributeName: REGISTRY_TABLE.sortKey, KeyType: 'RANGE' },
-      ],
-      GlobalSecondaryIndexes: [syncIndex, auditIndex].map((index) => ({
-        IndexName: index.name,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
-    }),
-  );
-  await dynamo.send(
-    new UpdateTimeToLiveCommand({
-      TableName: TABLE,
-      TimeToLiveSpecification: { AttributeName: REGISTRY_TABLE.ttlAttribute, Enabled: true },
-    }),
-  );
-}
-
-/** A job's schedule in the shared group, DISABLED and never firing; a template when it names a keyed group. */
-async function createJobSchedule(jobId: string, keyedScheduleGroup?: string): Promise<void> {
-  const event = {
-    jobId,
-    scheduledTime: '<aws.scheduler.scheduled-time>',
-    worker: 'reports',
-    deadlineSeconds: 3600,
-    retentionDays: 30,
-    catchupWindowSeconds: 600,
-    ...(keyedScheduleGroup === undefined ? {} : { keyedScheduleGroup }),
-  };
-  await scheduler.send(
-    new CreateScheduleCommand({
-      Name: jobId,
-      GroupName: SHARED_GROUP,
-      ScheduleExpression: keyedScheduleGroup === undefined ? 'cron(0 2 * * ? *)' : 'cron(0 0 1 1 ? 2199)',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      State: keyedScheduleGroup === undefined ? 'ENABLED' : 'DISABLED',
-      Target: {
-        Arn: TRIGGER,
-        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
-        RetryPolicy: { MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 },
-        Input: JSON.stringify(event),
-      },
-    }),
-  );
-}
 
 async function jobGroupSchedules(prefix?: string): Promise<string[]> {
   const out = await scheduler.send(new ListSchedulesCommand({ GroupName: JOB_GROUP, NamePrefix: prefix }));
@@ -148,12 +66,9 @@ async function keyedSchedule(key: string) {
 }
 
 beforeEach(async () => {
-  ({ dynamo, scheduler } = clients());
-  await createRegistryTable();
-  await scheduler.send(new CreateScheduleGroupCommand({ Name: SHARED_GROUP }));
-  await scheduler.send(new CreateScheduleGroupCommand({ Name: JOB_GROUP }));
-  await createJobSchedule(JOB, JOB_GROUP);
-  await createJobSchedule(FIXED_JOB);
+  ({ dynamo, scheduler } = registryClients(emulator));
+  await createRegistryStores({ dynamo, scheduler }, JOB, JOB_GROUP);
+  await createJobSchedule(scheduler, FIXED_JOB);
   ops = connectScheduleOperations({
     registryTableName: TABLE,
     scheduleGroupName: SHARED_GROUP,
@@ -184,12 +99,7 @@ describe('run-time schedules on moto', () => {
       Target: { Arn: TRIGGER, RetryPolicy: { MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 } },
     });
     expect(JSON.parse(schedule.Target?.Input ?? '')).toEqual({
-      jobId: JOB,
-      scheduledTime: '<aws.scheduler.scheduled-time>',
-      worker: 'reports',
-      deadlineSeconds: 3600,
-      retentionDays: 30,
-      catchupWindowSeconds: 600,
+      ...templateEvent(JOB),
       scheduleKey: 'customer-42',
       input: { plan: 'pro' },
     });

@@ -5,14 +5,13 @@
  * store, the Scheduler projection and the cursor row on moto) over the buckets concerned repairs all of them, counts
  * each by kind, and advances the cursor; the next run over the same buckets finds nothing to repair.
  */
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   CreateScheduleCommand,
-  CreateScheduleGroupCommand,
   DeleteScheduleCommand,
   GetScheduleCommand,
   ListSchedulesCommand,
-  SchedulerClient,
+  type SchedulerClient,
   UpdateScheduleCommand,
   type UpdateScheduleCommandInput,
 } from '@aws-sdk/client-scheduler';
@@ -29,23 +28,19 @@ import {
   auditBucketOf,
   bucketLabel,
   newRow,
-  REGISTRY_TABLE,
   scheduleNameOf,
   validateScheduleSpec,
 } from '../../functions/protocol/schedule-registry';
 import { createReconcilerHandler } from '../../functions/reconciler';
 import { upsertSchedules } from '../../operations/bulk-schedules';
 import { connectScheduleOperations } from '../../operations/schedules';
-import { LOCAL_REGION } from '../../testing/local/local-aws';
 import { useMoto } from './emulator';
+import { createRegistryStores, registryClients, SHARED_GROUP, TABLE, TRIGGER } from './registry-emulator';
 
 const emulator = useMoto();
 
-const TABLE = 'schedule-registry';
-const SHARED_GROUP = 'itest-schedules';
 const JOB = 'weekly-report';
 const JOB_GROUP = 'itest-weekly-report';
-const TRIGGER = 'arn:aws:lambda:us-east-1:123456789012:function:trigger';
 const COUNT = 1_000;
 const keyOf = (i: number) => `customer-${String(i).padStart(4, '0')}`;
 
@@ -53,65 +48,8 @@ let dynamo: DynamoDBClient;
 let scheduler: SchedulerClient;
 
 beforeEach(async () => {
-  const config = {
-    endpoint: emulator.moto.endpoint,
-    region: LOCAL_REGION,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  };
-  dynamo = new DynamoDBClient(config);
-  scheduler = new SchedulerClient(config);
-  const { syncIndex, auditIndex } = REGISTRY_TABLE;
-  await dynamo.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        REGISTRY_TABLE.partitionKey,
-        REGISTRY_TABLE.sortKey,
-        syncIndex.partitionKey,
-        syncIndex.sortKey,
-        auditIndex.partitionKey,
-        auditIndex.sortKey,
-      ].map((name) => ({ AttributeName: name, AttributeType: REGISTRY_TABLE.keyType })),
-      KeySchema: [
-        { AttributeName: REGISTRY_TABLE.partitionKey, KeyType: 'HASH' },
-        { AttributeName: REGISTRY_TABLE.sortKey, KeyType: 'RANGE' },
-      ],
-      GlobalSecondaryIndexes: [syncIndex, auditIndex].map((index) => ({
-        IndexName: index.name,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
-    }),
-  );
-  await scheduler.send(new CreateScheduleGroupCommand({ Name: SHARED_GROUP }));
-  await scheduler.send(new CreateScheduleGroupCommand({ Name: JOB_GROUP }));
-  // The job's template, as lib/ deploys it: DISABLED, never firing, naming the job's own group.
-  await scheduler.send(
-    new CreateScheduleCommand({
-      Name: JOB,
-      GroupName: SHARED_GROUP,
-      ScheduleExpression: 'cron(0 0 1 1 ? 2199)',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      State: 'DISABLED',
-      Target: {
-        Arn: TRIGGER,
-        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
-        Input: JSON.stringify({
-          jobId: JOB,
-          scheduledTime: '<aws.scheduler.scheduled-time>',
-          worker: 'reports',
-          deadlineSeconds: 3600,
-          retentionDays: 30,
-          catchupWindowSeconds: 600,
-          keyedScheduleGroup: JOB_GROUP,
-        }),
-      },
-    }),
-  );
+  ({ dynamo, scheduler } = registryClients(emulator));
+  await createRegistryStores({ dynamo, scheduler }, JOB, JOB_GROUP);
 });
 
 async function allSchedules(): Promise<Map<string, string>> {

@@ -28,6 +28,21 @@ export function fakeClock(start = NOW): Clock & { advance(ms: number): void } {
   };
 }
 
+/**
+ * The event in a job's template schedule as lib/ deploys it (without the keyed group): shared by the projection's
+ * unit test and the moto tests so that the template they read and the keyed schedules they check agree.
+ */
+export function templateEvent(jobId = JOB) {
+  return {
+    jobId,
+    scheduledTime: '<aws.scheduler.scheduled-time>',
+    worker: 'reports',
+    deadlineSeconds: 3600,
+    retentionDays: 30,
+    catchupWindowSeconds: 600,
+  };
+}
+
 export function template(jobId = JOB): KeyedJobTemplate {
   return {
     jobId,

@@ -61,6 +61,20 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 /** The key argument: checked by the registry (its message names `<key>`), only non-empty here. */
 const keyArgument = z.string().min(1, { error: 'must not be empty' });
 
+/** The --by option of every command that changes schedules: one wording for the author the registry records. */
+const BY_OPTION = ['--by <who>', 'who makes the change (default: the OS user name @ host)'] as const;
+
+/**
+ * The arguments of a command on one key's schedule: `<jobId>` and `<key>` with the command's own options, so that
+ * each such command checks both positionals the same way and names them the same way in its errors.
+ */
+function parseKeyArguments<S extends z.ZodRawShape>(jobId: string, key: string, raw: object, options: S) {
+  return parseArguments(z.object({ jobId: jobIdArgument, key: keyArgument, ...options }), { jobId, key, ...raw }, [
+    'jobId',
+    'key',
+  ]);
+}
+
 const jsonArgument = z.string().transform((value, ctx) => {
   try {
     return JSON.parse(value) as unknown;
@@ -140,26 +154,20 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
     .option('--input <json>', "JSON handed to each occurrence's job as `input` (at most 2,048 bytes)")
     .option('--description <text>', 'for people reading the registry and the Scheduler console')
     .option('--paused', 'create it paused (its Scheduler schedule DISABLED)')
-    .option('--by <who>', 'who makes the change (default: the OS user name @ host)')
+    .option(...BY_OPTION)
     .option('--json', 'the schedule after the change, as JSON')
     .action(async (jobId: string, key: string, raw, cmd: Command) => {
-      const o = parseArguments(
-        z.object({
-          jobId: jobIdArgument,
-          key: keyArgument,
-          expression: z.string(),
-          timeZone: z.string().optional(),
-          start: z.string().optional(),
-          end: z.string().optional(),
-          input: jsonArgument.optional(),
-          description: z.string().optional(),
-          paused: z.boolean().default(false),
-          by: byArgument.optional(),
-          json: z.boolean().default(false),
-        }),
-        { jobId, key, ...raw },
-        ['jobId', 'key'],
-      );
+      const o = parseKeyArguments(jobId, key, raw, {
+        expression: z.string(),
+        timeZone: z.string().optional(),
+        start: z.string().optional(),
+        end: z.string().optional(),
+        input: jsonArgument.optional(),
+        description: z.string().optional(),
+        paused: z.boolean().default(false),
+        by: byArgument.optional(),
+        json: z.boolean().default(false),
+      });
       const spec: ScheduleSpec = {
         expression: o.expression,
         ...(o.timeZone === undefined ? {} : { timeZone: o.timeZone }),
@@ -182,11 +190,7 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
     .argument('<key>', 'the schedule key')
     .option('--json', 'as JSON')
     .action(async (jobId: string, key: string, raw, cmd: Command) => {
-      const o = parseArguments(
-        z.object({ jobId: jobIdArgument, key: keyArgument, json: z.boolean().default(false) }),
-        { jobId, key, ...raw },
-        ['jobId', 'key'],
-      );
+      const o = parseKeyArguments(jobId, key, raw, { json: z.boolean().default(false) });
       const { ops, where } = await connect(cmd);
       const schedule = await asCliErrors(() => getSchedule(ops, o.jobId, o.key));
       if (schedule === undefined) {
@@ -245,19 +249,10 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
       )
       .argument('<jobId>', 'the job')
       .argument('<key>', 'the schedule key')
-      .option('--by <who>', 'who makes the change (default: the OS user name @ host)')
+      .option(...BY_OPTION)
       .option('--json', 'the schedule after the change, as JSON')
       .action(async (jobId: string, key: string, raw, cmd: Command) => {
-        const o = parseArguments(
-          z.object({
-            jobId: jobIdArgument,
-            key: keyArgument,
-            by: byArgument.optional(),
-            json: z.boolean().default(false),
-          }),
-          { jobId, key, ...raw },
-          ['jobId', 'key'],
-        );
+        const o = parseKeyArguments(jobId, key, raw, { by: byArgument.optional(), json: z.boolean().default(false) });
         const { ops } = await connect(cmd);
         const change = state === 'PAUSED' ? pauseSchedule : resumeSchedule;
         const schedule = await asCliErrors(() => change(ops, o.jobId, o.key, { by: by(o.by) }), setup);
@@ -272,13 +267,9 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
     .description('delete the schedule of a key (its occurrences in flight finish)')
     .argument('<jobId>', 'the job')
     .argument('<key>', 'the schedule key')
-    .option('--by <who>', 'who makes the change (default: the OS user name @ host)')
+    .option(...BY_OPTION)
     .action(async (jobId: string, key: string, raw, cmd: Command) => {
-      const o = parseArguments(
-        z.object({ jobId: jobIdArgument, key: keyArgument, by: byArgument.optional() }),
-        { jobId, key, ...raw },
-        ['jobId', 'key'],
-      );
+      const o = parseKeyArguments(jobId, key, raw, { by: byArgument.optional() });
       const { ops } = await connect(cmd);
       const { deleted } = await asCliErrors(() => deleteSchedule(ops, o.jobId, o.key, { by: by(o.by) }));
       if (deleted) deps.io.out(`deleted ${o.jobId}/${o.key}: its Scheduler schedule and its registry row`);
@@ -304,7 +295,7 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
       '--checkpoint <file>',
       'where to keep how far the import got; an import started again with it goes on from there',
     )
-    .option('--by <who>', 'who makes the change (default: the OS user name @ host)')
+    .option(...BY_OPTION)
     .option('--json', 'the summary as JSON')
     .action(async (jobId: string, file: string, raw, cmd: Command) => {
       const o = parseArguments(
