@@ -29,9 +29,10 @@ const OPERATIONS: Record<string, string> = {
   ChangeMessageVisibilityCommand: 'ChangeMessageVisibility',
   PublishCommand: 'Publish',
   BatchGetCommand: 'BatchGetItem',
+  DeleteCommand: 'DeleteItem',
 };
 
-export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query', 'BatchGetItem']);
+export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query', 'BatchGetItem', 'DeleteItem']);
 
 export function operationOf(command: SdkCommand): string {
   return OPERATIONS[command.constructor.name] ?? command.constructor.name;

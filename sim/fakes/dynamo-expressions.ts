@@ -5,7 +5,7 @@
  * Semantics follow DynamoDB: a comparison involving a missing attribute (or values of different types) is false;
  * `attribute_exists` / `attribute_not_exists` test presence; `IN` is equality with any listed operand.
  * Only what the adapters need is supported: OR, AND, NOT, parentheses, = <> < <= > >=, BETWEEN, IN,
- * attribute_exists, attribute_not_exists; updates with SET (value, `path + value`, if_not_exists(path, value),
+ * attribute_exists, attribute_not_exists, begins_with; updates with SET (value, `path + value`, if_not_exists(path, value),
  * list_append(a, b), and those combined with + or -) and REMOVE.
  */
 
@@ -105,6 +105,15 @@ class Parser {
       const operand = this.operand();
       this.expect(')');
       return t.text === 'attribute_exists' ? operand !== MISSING : operand === MISSING;
+    }
+    if (t?.kind === 'word' && t.text === 'begins_with') {
+      this.at++;
+      this.expect('(');
+      const operand = this.operand();
+      this.expect(',');
+      const prefix = this.operand();
+      this.expect(')');
+      return typeof operand === 'string' && typeof prefix === 'string' && operand.startsWith(prefix);
     }
     const left = this.operand();
     const next = this.tokens[this.at++];
