@@ -29,6 +29,11 @@ const OPERATIONS: Record<string, string> = {
   ChangeMessageVisibilityCommand: 'ChangeMessageVisibility',
   PublishCommand: 'Publish',
   BatchGetCommand: 'BatchGetItem',
+  CreateScheduleCommand: 'CreateSchedule',
+  UpdateScheduleCommand: 'UpdateSchedule',
+  DeleteScheduleCommand: 'DeleteSchedule',
+  GetScheduleCommand: 'GetSchedule',
+  ListSchedulesCommand: 'ListSchedules',
   DeleteCommand: 'DeleteItem',
 };
 
@@ -67,6 +72,14 @@ export function transientError(op: string): Error {
   return Object.assign(new Error(`${op}: Service unavailable`), {
     name: 'ServiceUnavailable',
     $metadata: { httpStatusCode: 503 },
+  });
+}
+
+/** A throttle the SDK's own retries did not get past (ThrottlingException: transient, by its name). */
+export function throttledError(op: string): Error {
+  return Object.assign(new Error(`${op}: Rate exceeded`), {
+    name: 'ThrottlingException',
+    $metadata: { httpStatusCode: 400 },
   });
 }
 

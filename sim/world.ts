@@ -251,6 +251,7 @@ export class World implements NetworkHost {
     notifier: 0,
     reconciler: 0,
     operator: 0,
+    app: 0,
   };
   private readonly workerSkews: number[] = [];
   private readonly triggerFailures = new Map<number, number>();
