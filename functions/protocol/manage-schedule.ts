@@ -1,0 +1,286 @@
+/**
+ * The writes of the schedules a job takes at run time: upsert, pause, resume and delete one schedule, each the
+ * registry row first (the source of truth) and its Scheduler schedule after (the projection).
+ *
+ * Every write of a row sets `syncDueAt` (now + SYNC_GRACE_SECONDS) with the row, in the same conditional put; the
+ * projection follows, and only then is the row marked synced. A crash or a failed Scheduler call between the two
+ * leaves the row in the sparse index `bySyncDue`, where the reconciler finds and repairs it (repairSchedule). An
+ * upsert of what the row already holds, synced, writes nothing and calls Scheduler not at all.
+ *
+ * Two writers of one key: each put is conditional on the version it read (a refused put re-reads and tries again,
+ * MAX_WRITE_ATTEMPTS times). Their projections may land in either order, so a writer whose markSynced is refused
+ * (the row moved on) projects the row as it now is and tries again: the last projection is always of the newest
+ * version a writer read after its own projection.
+ */
+
+import { DependencyError, ScheduledJobsError } from './errors';
+import { checkAll, id } from './field-checks';
+import type { Clock } from './ports';
+import { type SeriesKey, scheduleKey } from './schedule-key';
+import {
+  changedRow,
+  InvalidScheduleError,
+  isFinished,
+  isSynced,
+  newRow,
+  specEquals,
+  stateChangedRow,
+  tombstoneOf,
+  validateScheduleSpec,
+  type WriteOptions,
+} from './schedule-registry';
+import type {
+  KeyedJobTemplate,
+  RegisteredSchedule,
+  RegisteredScheduleState,
+  ScheduleProjection,
+  ScheduleRegistry,
+  ScheduleSpec,
+} from './schedule-registry-ports';
+
+/** How many times a write re-reads a row that changed under it before it gives up (a transient DependencyError). */
+export const MAX_WRITE_ATTEMPTS = 5;
+
+/** What the writes run on. */
+export interface ManageScheduleDeps {
+  /** The registry table: the source of truth. */
+  readonly registry: ScheduleRegistry;
+  /** EventBridge Scheduler: the projection of each row, and each job's template. */
+  readonly projection: ScheduleProjection;
+  readonly clock: Clock;
+  /**
+   * Called after a schedule is resumed, to clear its series' pause after failures (the run of failed occurrences
+   * that paused this key). Absent: nothing else is cleared.
+   * TODO(lead): wire the core's series resume here once it exposes one (connectScheduleOperations passes it).
+   */
+  readonly onResume?: (series: SeriesKey, options: WriteOptions) => Promise<void>;
+}
+
+/** The job is unknown, or takes no schedules at run time (it has a fixed `schedule`). Nothing was written. */
+export class UnknownScheduleJobError extends ScheduledJobsError {
+  /** Always `'UnknownScheduleJobError'`. */
+  override readonly name = 'UnknownScheduleJobError';
+
+  constructor(
+    /** The job asked for. */
+    readonly jobId: string,
+  ) {
+    super(
+      `job '${jobId}' takes no schedules at run time: the stack's schedule group has no template schedule named ` +
+        `'${jobId}' (an unknown job, one not deployed yet, or one with a fixed schedule: addJob(..., { runtimeSchedules: true }) makes one)`,
+    );
+  }
+}
+
+/** The registry has no schedule of that key for the job (never created, or deleted). Nothing was written. */
+export class ScheduleNotFoundError extends ScheduledJobsError {
+  /** Always `'ScheduleNotFoundError'`. */
+  override readonly name = 'ScheduleNotFoundError';
+
+  constructor(
+    /** The job asked for. */
+    readonly jobId: string,
+    /** The schedule key asked for. */
+    readonly scheduleKey: string,
+  ) {
+    super(`job '${jobId}' has no schedule with key '${scheduleKey}'`);
+  }
+}
+
+/** created: the key had no schedule (or a deleted one); updated: it had another; unchanged: it had this one. */
+export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
+
+/** What an upsert did, and the row as it is after. */
+export interface UpsertResult {
+  readonly outcome: UpsertOutcome;
+  readonly schedule: RegisteredSchedule;
+}
+
+/** The template of `jobId`'s schedules; throws UnknownScheduleJobError when it has none. */
+export async function templateOf(
+  deps: Pick<ManageScheduleDeps, 'projection'>,
+  jobId: string,
+): Promise<KeyedJobTemplate> {
+  const template = await deps.projection.template(jobId);
+  if (template === undefined) throw new UnknownScheduleJobError(jobId);
+  return template;
+}
+
+/** Options of a write: who wrote, and the job's template when the caller has it already (a bulk upsert). */
+export interface ManageOptions extends WriteOptions {
+  readonly template?: KeyedJobTemplate;
+}
+
+/**
+ * Creates or replaces the schedule of `key` in `jobId`. The same spec twice: the second writes nothing.
+ * @throws InvalidScheduleError naming every wrong field, UnknownScheduleJobError; nothing written by either.
+ * @throws DependencyError when a call failed: the row may be written and its projection not yet (the reconciler
+ *   repairs it; the same upsert again does too).
+ */
+export async function upsertScheduleRecord(
+  deps: ManageScheduleDeps,
+  jobId: string,
+  key: string,
+  spec: ScheduleSpec,
+  options: ManageOptions = {},
+): Promise<UpsertResult> {
+  const now = deps.clock.now();
+  const checked = validateScheduleSpec(jobId, key, spec, now);
+  const template = options.template ?? (await templateOf(deps, jobId));
+  const write = await writeRow(deps.registry, jobId, key, (current) => {
+    if (current === undefined) return newRow(jobId, key, checked, now, options);
+    return specEquals(current, checked) ? undefined : changedRow(current, checked, now, options);
+  });
+  const previous = write.previous;
+  const outcome: UpsertOutcome = !write.wrote
+    ? 'unchanged'
+    : previous === undefined || previous.deletedAt !== undefined
+      ? 'created'
+      : 'updated';
+  const row = write.row as RegisteredSchedule;
+  if (!write.wrote && isSynced(row)) return { outcome, schedule: row };
+  return { outcome, schedule: (await repairSchedule(deps, row, template)) ?? row };
+}
+
+/**
+ * Pauses (PAUSED: its Scheduler schedule DISABLED) or resumes (ENABLED) the schedule of `key`. Resuming also
+ * clears the series' pause after failures (deps.onResume).
+ * @throws ScheduleNotFoundError, UnknownScheduleJobError, InvalidScheduleError (a malformed job id or key).
+ */
+export async function setScheduleState(
+  deps: ManageScheduleDeps,
+  jobId: string,
+  key: string,
+  state: RegisteredScheduleState,
+  options: ManageOptions = {},
+): Promise<RegisteredSchedule> {
+  checkIds(jobId, key);
+  const now = deps.clock.now();
+  const template = options.template ?? (await templateOf(deps, jobId));
+  const write = await writeRow(deps.registry, jobId, key, (current) => {
+    if (current === undefined || current.deletedAt !== undefined) throw new ScheduleNotFoundError(jobId, key);
+    return current.state === state ? undefined : stateChangedRow(current, state, now, options);
+  });
+  const row = write.row as RegisteredSchedule;
+  const after = write.wrote || !isSynced(row) ? ((await repairSchedule(deps, row, template)) ?? row) : row;
+  if (state === 'ENABLED') await deps.onResume?.({ jobId, scheduleKey: key }, options);
+  return after;
+}
+
+/**
+ * Deletes the schedule of `key`: a tombstone first, then the Scheduler schedule, then the row. Its occurrences in
+ * flight finish; their rows expire by TTL as any occurrence's. `deleted: false`: there was no such schedule.
+ * @throws UnknownScheduleJobError, InvalidScheduleError (a malformed job id or key).
+ */
+export async function deleteScheduleRecord(
+  deps: ManageScheduleDeps,
+  jobId: string,
+  key: string,
+  options: ManageOptions = {},
+): Promise<{ readonly deleted: boolean }> {
+  checkIds(jobId, key);
+  const now = deps.clock.now();
+  const template = options.template ?? (await templateOf(deps, jobId));
+  // A tombstone already there is a delete that did not finish: finish it.
+  const write = await writeRow(deps.registry, jobId, key, (current) =>
+    current === undefined || current.deletedAt !== undefined ? undefined : tombstoneOf(current, now, options),
+  );
+  if (write.row === undefined) return { deleted: false };
+  await repairSchedule(deps, write.row, template);
+  return { deleted: true };
+}
+
+/**
+ * Makes Scheduler hold what `row` says and records it: puts its schedule (or removes it, for a tombstone or a
+ * finished schedule) and marks the row synced (or removes the tombstone). When the row changed meanwhile, does the
+ * same for the row as it is now, up to MAX_WRITE_ATTEMPTS times. The writes call it after their row, the reconciler
+ * for a row due or found drifted.
+ * @returns the row as it is after, undefined once it is removed.
+ */
+export async function repairSchedule(
+  deps: Pick<ManageScheduleDeps, 'registry' | 'projection' | 'clock'>,
+  row: RegisteredSchedule,
+  template: KeyedJobTemplate,
+): Promise<RegisteredSchedule | undefined> {
+  const { registry, projection, clock } = deps;
+  let current = row;
+  for (let attempt = 1; ; attempt++) {
+    const now = clock.now();
+    if (current.deletedAt !== undefined) {
+      await projection.remove(template, current.scheduleName);
+      if ((await registry.remove(current.jobId, current.scheduleKey, current.version)).removed) return undefined;
+    } else {
+      if (isFinished(current, now)) await projection.remove(template, current.scheduleName);
+      else await projection.put(current, template);
+      const marked = await registry.markSynced(current.jobId, current.scheduleKey, current.version, now);
+      if (marked.written) return marked.current;
+    }
+    // The row moved on while we projected; our projection may have landed after the newer writer's.
+    const latest = await registry.get(current.jobId, current.scheduleKey, true);
+    if (latest === undefined) {
+      // Removed by a delete that finished; a put of ours may have come after its removal.
+      if (current.deletedAt === undefined) await projection.remove(template, current.scheduleName);
+      return undefined;
+    }
+    current = latest;
+    // Left due: the reconciler takes it from here.
+    if (attempt >= MAX_WRITE_ATTEMPTS) return current;
+  }
+}
+
+function checkIds(jobId: string, key: string): void {
+  const checked = checkAll({ jobId: id('jobId', jobId), scheduleKey: scheduleKey('scheduleKey', key) });
+  if (!checked.ok) throw new InvalidScheduleError(jobId, key, checked.problems);
+}
+
+/**
+ * Reads the row (consistently) and puts `change(row)` conditional on the version read, re-reading on a refusal.
+ * `change` returns undefined when nothing is to be written.
+ */
+async function writeRow(
+  registry: ScheduleRegistry,
+  jobId: string,
+  key: string,
+  change: (current: RegisteredSchedule | undefined) => RegisteredSchedule | undefined,
+): Promise<{
+  readonly wrote: boolean;
+  readonly row: RegisteredSchedule | undefined;
+  readonly previous: RegisteredSchedule | undefined;
+}> {
+  let current = await registry.get(jobId, key, true);
+  for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+    const next = change(current);
+    if (next === undefined) return { wrote: false, row: current, previous: current };
+    const result = await registry.put(next, current?.version);
+    if (result.written) return { wrote: true, row: result.current, previous: current };
+    current = result.current;
+  }
+  throw new DependencyError(
+    'transient',
+    `write schedule ${jobId}/${key}`,
+    new Error(`the row changed under ${MAX_WRITE_ATTEMPTS} writes in a row; try again`),
+  );
+}
+
+/**
+ * `projection` with its templates remembered for `ttlMs`, so that many writes of one job (a bulk upsert, an app's
+ * busy hour) read the template once. A job not found is not remembered: it may be deployed a moment later. A
+ * template changed by a deployment reaches the writes within `ttlMs`; the reconciler's audit re-projects schedules
+ * of a stale template.
+ */
+export function rememberingTemplates(projection: ScheduleProjection, clock: Clock, ttlMs = 60_000): ScheduleProjection {
+  const remembered = new Map<string, { readonly template: KeyedJobTemplate; readonly until: number }>();
+  return {
+    async template(jobId) {
+      const hit = remembered.get(jobId);
+      if (hit !== undefined && hit.until > clock.now()) return hit.template;
+      const template = await projection.template(jobId);
+      if (template === undefined) remembered.delete(jobId);
+      else remembered.set(jobId, { template, until: clock.now() + ttlMs });
+      return template;
+    },
+    put: (row, template) => projection.put(row, template),
+    remove: (template, name) => projection.remove(template, name),
+    listPage: (template, prefix, token) => projection.listPage(template, prefix, token),
+  };
+}
