@@ -1,17 +1,21 @@
 /**
  * Reconciler Lambda: invoked every few minutes by an EventBridge rule. Re-enqueues occurrences that fell through
- * the cracks and announces reports that were never announced (protocol/reconcile.ts).
+ * the cracks and announces reports that were never announced (protocol/reconcile.ts); when the stack has jobs that
+ * take schedules at run time (REGISTRY_TABLE and REGISTRY_JOBS set), it also keeps their Scheduler schedules the
+ * projection of the registry (protocol/reconcile-schedules.ts: the sweep and the rolling audit).
  *
- * It throws when some of the run's reads or writes failed, after doing everything else it could: the failed
- * invocation shows in the function's Errors metric (alarmed), and the next run retries. Everything it does is
+ * The two halves run one after the other, and one failing (throwing, or counting failed reads or writes) does not
+ * stop the other. It throws when some of the run's reads or writes failed, after doing everything else it could: the
+ * failed invocation shows in the function's Errors metric (alarmed), and the next run retries. Everything it does is
  * conditional, so an overlapping or repeated run is harmless.
  */
 import { SnsAnnouncer } from './aws/announcer';
+import { DynamoAuditCursorStore } from './aws/audit-cursor-store';
 import { documentClient, snsClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { SqsWorkQueue } from './aws/work-queue';
-import { ScheduledJobsError } from './protocol/errors';
+import { messageOf, ScheduledJobsError } from './protocol/errors';
 import { RECONCILER_COMPONENT } from './protocol/metric-names';
 import type {
   Announcer,
@@ -30,6 +34,13 @@ import {
   type ReconcileWorker,
   reconcile,
 } from './protocol/reconcile';
+import {
+  parseAuditBucketsPerRun,
+  parseRegistryJobs,
+  reconcileSchedules,
+  type ScheduleReconcileDeps,
+  type ScheduleReconcileReport,
+} from './protocol/reconcile-schedules';
 import { parseWorkerRoutes } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -47,20 +58,32 @@ export interface ReconcilerOptions {
   readonly logger?: Logger;
   readonly metrics?: Metrics;
   readonly bucketName?: string;
+  /**
+   * The run-time schedules' half: the registry, Scheduler, the audit cursor, the jobs and the limits; default: built
+   * from REGISTRY_TABLE and REGISTRY_JOBS when the stack sets them, otherwise none (the half is off). `false`: off.
+   */
+  readonly schedules?: Omit<ScheduleReconcileDeps, 'clock' | 'logger' | 'metrics'> | false;
+}
+
+/** A reconciler run's report: the occurrences' half, and the run-time schedules' half when the stack has any. */
+export interface ReconcilerReport extends ReconcileReport {
+  readonly schedules?: ScheduleReconcileReport;
 }
 
 /** Some of the run's reads or writes failed: the invocation fails (the Errors alarm), and the next run retries. */
 export class ReconcileIncompleteError extends ScheduledJobsError {
   override readonly name = 'ReconcileIncompleteError';
 
-  constructor(readonly report: ReconcileReport) {
+  constructor(readonly report: ReconcilerReport) {
+    const schedules = report.schedules;
     super(
-      `reconcile run had ${report.errors} failed read(s) or write(s); fixed ${report.fixed.length}, the next run retries the rest`,
+      `reconcile run had ${report.errors + (schedules?.errors ?? 0)} failed read(s) or write(s); fixed ` +
+        `${report.fixed.length}${schedules ? `, repaired ${schedules.repairs.length} schedule(s)` : ''}, the next run retries the rest`,
     );
   }
 }
 
-export type ReconcilerHandler = (event?: unknown) => Promise<ReconcileReport>;
+export type ReconcilerHandler = (event?: unknown) => Promise<ReconcilerReport>;
 
 export function createReconcilerHandler(options: ReconcilerOptions = {}): ReconcilerHandler {
   const thresholds =
@@ -87,10 +110,49 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
       bucketName: options.bucketName ?? requireEnv(ENV.bucketName),
     },
   };
+  const scheduleParts = options.schedules === undefined ? scheduleReconcileFromEnv() : options.schedules || undefined;
+  const scheduleDeps = scheduleParts && { ...scheduleParts, clock, logger, metrics };
   return async () => {
-    const report = await reconcile(deps);
-    if (report.errors > 0) throw new ReconcileIncompleteError(report);
-    return report;
+    // Each half's own failure (a throw) is logged and counted, and the other half still runs.
+    let thrown: unknown;
+    const report = await reconcile(deps).catch((error: unknown): ReconcileReport => {
+      thrown = error;
+      logger.error('reconcile of occurrences failed', { error: messageOf(error) });
+      return { examined: 0, fixed: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false };
+    });
+    const schedules =
+      scheduleDeps &&
+      (await reconcileSchedules(scheduleDeps).catch((error: unknown): ScheduleReconcileReport => {
+        logger.error('reconcile of run-time schedules failed', { error: messageOf(error) });
+        return { swept: 0, audited: [], repairs: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false };
+      }));
+    const full: ReconcilerReport = schedules ? { ...report, schedules } : report;
+    if (thrown !== undefined && schedules === undefined) throw thrown;
+    if (report.errors > 0 || (schedules?.errors ?? 0) > 0) throw new ReconcileIncompleteError(full);
+    return full;
+  };
+}
+
+/**
+ * The run-time schedules' half as the stack configures it: REGISTRY_TABLE (the registry table) and REGISTRY_JOBS
+ * (the jobs that take schedules at run time); none when REGISTRY_TABLE is unset (no such job in the stack).
+ */
+function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logger' | 'metrics'> | undefined {
+  const table = process.env[ENV.registryTable];
+  if (table === undefined || table === '') return undefined;
+  const jobs = parseRegistryJobs(process.env[ENV.registryJobs], ENV.registryJobs);
+  const k = parseAuditBucketsPerRun(process.env[ENV.scheduleAuditBucketsPerRun], ENV.scheduleAuditBucketsPerRun);
+  const documents = documentClient();
+  // TODO(registry merge): the registry's DynamoDB store and Scheduler projection.
+  const pending = (): never => {
+    throw new Error('the schedule registry adapters are not wired yet');
+  };
+  return {
+    registry: pending(),
+    projection: pending(),
+    cursor: new DynamoAuditCursorStore(documents, table),
+    jobs,
+    limits: k === undefined ? {} : { auditBucketsPerRun: k },
   };
 }
 

@@ -18,6 +18,12 @@ export const ENV = {
    * pauseAfterFailures, which disables its schedule when it pauses itself.
    */
   scheduleGroup: 'SCHEDULE_GROUP',
+  /** The schedule registry table (runtime schedules), for the reconciler; unset when no job takes them. */
+  registryTable: 'REGISTRY_TABLE',
+  /** The reconciler's: a JSON array of the ids of the jobs that take schedules at run time, audited in turn. */
+  registryJobs: 'REGISTRY_JOBS',
+  /** The reconciler's, optional: K, the audit buckets per run (1-256, default 8; reconcile-schedules.ts). */
+  scheduleAuditBucketsPerRun: 'SCHEDULE_AUDIT_BUCKETS_PER_RUN',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;

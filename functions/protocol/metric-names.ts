@@ -42,6 +42,14 @@ export const MetricName = {
   OccurrencesCancelled: 'OccurrencesCancelled',
   /** The job paused itself after pauseAfterFailures FAILED occurrences in a row. */
   JobsPausedOnFailures: 'JobsPausedOnFailures',
+  /** Run-time schedules whose projection lagged past its grace (a writer crashed), re-projected by the reconciler. */
+  SchedulesSyncRepaired: 'SchedulesSyncRepaired',
+  /** Run-time schedules missing in Scheduler for a live registry row (deleted behind its back), recreated. */
+  SchedulesRecreated: 'SchedulesRecreated',
+  /** Run-time schedules whose state, hand edit, template or unfinished delete differed from the row, put right. */
+  SchedulesDriftCorrected: 'SchedulesDriftCorrected',
+  /** Schedules in a job's group without a registry row (nobody registered them), removed. */
+  OrphanSchedulesRemoved: 'OrphanSchedulesRemoved',
 } as const;
 /** One of the metric names of the `MetricName` object. */
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
@@ -64,4 +72,8 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnit>> = {
   OccurrencesBuffered: 'Count',
   OccurrencesCancelled: 'Count',
   JobsPausedOnFailures: 'Count',
+  SchedulesSyncRepaired: 'Count',
+  SchedulesRecreated: 'Count',
+  SchedulesDriftCorrected: 'Count',
+  OrphanSchedulesRemoved: 'Count',
 };
