@@ -11,8 +11,8 @@ import {
   operationOf,
   type SdkCommand,
   TABLE_OPERATIONS,
-  timeoutError,
   throttledError,
+  timeoutError,
   transientError,
 } from './calls';
 import type { CallRecord } from './outcome';

@@ -26,7 +26,7 @@
  */
 import fc from 'fast-check';
 import { DynamoAuditCursorStore } from '../functions/aws/audit-cursor-store';
-import { DynamoScheduleRegistry } from '../functions/aws/schedule-registry-store';
+import { DynamoScheduleRegistry, rowOf } from '../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../functions/aws/scheduler-projection';
 import {
   deleteScheduleRecord,
@@ -36,6 +36,14 @@ import {
   upsertScheduleRecord,
 } from '../functions/protocol/manage-schedule';
 import type { Clock, Logger, Metrics } from '../functions/protocol/ports';
+import {
+  AUDIT_BUCKET_COUNT,
+  auditPairs,
+  bucketNamePrefix,
+  DEFAULT_AUDIT_BUCKETS_PER_RUN,
+  reconcileSchedules,
+  type ScheduleReconcileReport,
+} from '../functions/protocol/reconcile-schedules';
 import {
   auditBucketOf,
   DEFAULT_SCHEDULE_TIME_ZONE,
@@ -49,12 +57,6 @@ import type {
   ScheduleProjection,
   ScheduleSpec,
 } from '../functions/protocol/schedule-registry-ports';
-import {
-  AUDIT_BUCKET_COUNT,
-  DEFAULT_AUDIT_BUCKETS_PER_RUN,
-  reconcileSchedules,
-  type ScheduleReconcileReport,
-} from '../functions/protocol/reconcile-schedules';
 import { RECONCILE_EVERY_MINUTES } from '../functions/protocol/worker-limits';
 import { describeCall, operationOf, type SdkCommand } from './calls';
 import type { Row } from './fakes/dynamo-expressions';
@@ -206,14 +208,29 @@ export const registryPlan: fc.Arbitrary<RegistryPlan> = fc
       }),
       { minLength: 1, maxLength: 10 },
     ),
-    edits: fc.array(
-      fc.record({ atMs: fc.integer({ min: 0, max: 2_400_000 }), key: fc.nat(), edit: editKind }),
-      { maxLength: 3 },
-    ),
+    edits: fc.array(fc.record({ atMs: fc.integer({ min: 0, max: 2_400_000 }), key: fc.nat(), edit: editKind }), {
+      maxLength: 3,
+    }),
     callFaults: fc.array(
       fc.oneof(
-        { weight: 4, arbitrary: fc.record({ actor: fc.constant('app' as const), invocation: fc.integer({ min: 1, max: 10 }), call: fc.integer({ min: 1, max: 8 }), fault: appFault }) },
-        { weight: 1, arbitrary: fc.record({ actor: fc.constant('reconciler' as const), invocation: fc.integer({ min: 1, max: FAULTED_RECONCILER_RUNS }), call: fc.integer({ min: 1, max: 40 }), fault: appFault }) },
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            actor: fc.constant('app' as const),
+            invocation: fc.integer({ min: 1, max: 10 }),
+            call: fc.integer({ min: 1, max: 8 }),
+            fault: appFault,
+          }),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.record({
+            actor: fc.constant('reconciler' as const),
+            invocation: fc.integer({ min: 1, max: FAULTED_RECONCILER_RUNS }),
+            call: fc.integer({ min: 1, max: 40 }),
+            fault: appFault,
+          }),
+        },
       ),
       { maxLength: 6 },
     ),
@@ -285,6 +302,8 @@ export interface RegistryOutcome {
   readonly templateEvent: Record<string, unknown>;
   readonly reports: readonly ScheduleReconcileReport[];
   readonly reconcilerRuns: number;
+  /** Runs cut short: nothing due and the buckets empty (RegistryWorld.invokeReconciler). */
+  readonly idleRuns: number;
   readonly reconcilerFailures: number;
   readonly editsApplied: Record<string, number>;
   readonly schedulerCalls: number;
@@ -316,6 +335,7 @@ class RegistryWorld implements NetworkHost, Applier {
   private readonly editsApplied: Record<string, number> = {};
   private readonly callerProjections = new Map<number, ScheduleProjection>();
   private reconcilerFailures = 0;
+  private idleRuns = 0;
   private applying: { actor: Actor; op: string } | undefined;
   private convergedAt: number | undefined;
   private templateVersion = 1;
@@ -378,7 +398,13 @@ class RegistryWorld implements NetworkHost, Applier {
   }
 
   /** The network's Applier: apply, and remember whose request it is while the fakes run it (tableWritten). */
-  async apply(actor: Actor, op: string, label: string, command: SdkCommand, send: () => Promise<unknown>): Promise<Applied> {
+  async apply(
+    actor: Actor,
+    op: string,
+    label: string,
+    command: SdkCommand,
+    send: () => Promise<unknown>,
+  ): Promise<Applied> {
     let result: Applied;
     this.applying = { actor, op };
     try {
@@ -389,13 +415,18 @@ class RegistryWorld implements NetworkHost, Applier {
       this.applying = undefined;
     }
     void label;
-    this.note('aws', `${actor.name} ${op} ${describeTarget(command)} → ${result.ok ? 'ok' : (result.error as Error).name}`);
+    this.note(
+      'aws',
+      `${actor.name} ${op} ${describeTarget(command)} → ${result.ok ? 'ok' : (result.error as Error).name}`,
+    );
     return result;
   }
 
   private tableWritten(before: Row | undefined, after: Row | undefined): void {
     const who = this.applying?.actor.name ?? 'system';
-    this.writes.push({ at: this.vt.now, who, op: this.applying?.op ?? '?', before, after });
+    // As the store reads them (the input is kept as JSON text).
+    const read = (item: Row | undefined) => rowOf(structuredClone(item)) as unknown as Row | undefined;
+    this.writes.push({ at: this.vt.now, who, op: this.applying?.op ?? '?', before: read(before), after: read(after) });
   }
 
   // ---- set-up -------------------------------------------------------------------------------------------------------
@@ -455,7 +486,10 @@ class RegistryWorld implements NetworkHost, Applier {
     const record: OpRecord = { index, op, actor: actor.name, startedAt: this.vt.now };
     this.ops.push(record);
     const key = KEYS[op.key];
-    this.note(actor.name, `invoked: ${op.op} ${key}${op.op === 'upsert' ? ` spec ${op.spec}` : ''} (caller ${op.caller})`);
+    this.note(
+      actor.name,
+      `invoked: ${op.op} ${key}${op.op === 'upsert' ? ` spec ${op.spec}` : ''} (caller ${op.caller})`,
+    );
     // One caller is one long-lived app process: its template cache outlives a call (60 s, rememberingTemplates).
     let projection = this.callerProjections.get(op.caller);
     if (projection === undefined) {
@@ -508,7 +542,12 @@ class RegistryWorld implements NetworkHost, Applier {
       // A key the app never had, in that key's bucket, or the schedule of a key not in play in this plan.
       const ghost = scheduleNameOf(KEYS[(edit.key + this.plan.keys) % KEYS.length] ?? 'ghost');
       const orphan = this.plan.keys < KEYS.length ? ghost : `${name.slice(0, 3)}ghost.0123456789abcdef`;
-      applied = this.scheduler.handCreate(KEYED_GROUP, orphan, 'rate(1 hour)', this.scheduler.schedulesOf(KEYED_GROUP)[0]);
+      applied = this.scheduler.handCreate(
+        KEYED_GROUP,
+        orphan,
+        'rate(1 hour)',
+        this.scheduler.schedulesOf(KEYED_GROUP)[0],
+      );
     }
     if (edit.edit === 'redeploy') {
       // A deployment changed the job's settings: its template's input changes, and every schedule must follow it.
@@ -521,18 +560,44 @@ class RegistryWorld implements NetworkHost, Applier {
       }
     }
     if (applied) this.editsApplied[edit.edit] = (this.editsApplied[edit.edit] ?? 0) + 1;
-    this.note('hand', `${edit.edit} ${edit.edit === 'redeploy' ? 'the template' : name}${applied ? '' : ' (nothing to change)'}`);
+    this.note(
+      'hand',
+      `${edit.edit} ${edit.edit === 'redeploy' ? 'the template' : name}${applied ? '' : ' (nothing to change)'}`,
+    );
   }
 
   // ---- the reconciler -----------------------------------------------------------------------------------------------
 
-  /** One run as deployed (every 5 minutes, killed at its function timeout); the state is checked after each. */
+  /**
+   * One run as deployed (every 5 minutes, killed at its function timeout); the state is checked after each.
+   *
+   * A run with nothing to do is cut short, because the audit's 32 runs per cycle and the sweep's 16 index queries per
+   * run are most of a plan's calls: when no row is due for the sweep and the K buckets the cursor points at hold no
+   * row and no schedule, the run's queries and listings would all come back empty and it would only advance the
+   * cursor. Such a run advances the cursor as the reconciler does (the real cursor store and auditPairs) and makes no
+   * other call. The plan's faulted runs always run in full.
+   */
   private invokeReconciler(): void {
     if (this.vt.now + PERIOD_MS <= this.horizon) this.vt.scheduleSystem(PERIOD_MS, () => this.invokeReconciler());
     const actor = new Actor('reconciler', ++this.counts.reconciler, 0);
     this.vt.scheduleSystem(RECONCILER_TIMEOUT_SECONDS * 1000, () => {
       if (!actor.dead) this.kill(actor, 'Lambda timeout');
     });
+    if (actor.index > FAULTED_RECONCILER_RUNS && this.reconcilerIdle()) {
+      this.idleRuns++;
+      const cursor = new DynamoAuditCursorStore(sdkClients().doc, REGISTRY_TABLE_NAME);
+      this.vt
+        .runAs(actor, async () => {
+          const stored = await cursor.read();
+          await cursor.write(auditPairs([REGISTRY_JOB], stored, AUDIT_BUCKETS_PER_RUN).next, stored?.version);
+        })
+        .catch((error: Error) => this.note(actor.name, `threw ${error.name}`))
+        .finally(() => {
+          actor.dead = true;
+          this.checkConverged();
+        });
+      return;
+    }
     const projection = this.projection();
     this.vt
       .runAs(actor, () =>
@@ -551,7 +616,10 @@ class RegistryWorld implements NetworkHost, Applier {
           if (actor.dead) return;
           this.reports.push(report);
           if (report.errors > 0) this.reconcilerFailures++;
-          this.note(actor.name, `returned: ${report.repairs.length} repairs, ${report.errors} errors, audited ${report.audited.length}`);
+          this.note(
+            actor.name,
+            `returned: ${report.repairs.length} repairs, ${report.errors} errors, audited ${report.audited.length}`,
+          );
         },
         (error: Error) => {
           this.reconcilerFailures++;
@@ -564,6 +632,25 @@ class RegistryWorld implements NetworkHost, Applier {
       });
   }
 
+  /** No row due for the sweep, and the buckets the cursor points at empty in the registry and in Scheduler. */
+  private reconcilerIdle(): boolean {
+    const now = new Date(this.vt.now).toISOString();
+    const rows = [...this.table.rows.values()];
+    if (rows.some((r) => typeof r.syncDueAt === 'string' && r.syncDueAt <= now)) return false;
+    const stored = this.table.row({ jobId: '#audit', scheduleKey: '#cursor' });
+    const position =
+      stored === undefined
+        ? undefined
+        : { jobId: String(stored.nextJobId), bucket: Number(stored.nextBucket), cycle: Number(stored.cycle) };
+    const { pairs } = auditPairs([REGISTRY_JOB], position, AUDIT_BUCKETS_PER_RUN);
+    const schedules = this.scheduler.schedulesOf(KEYED_GROUP);
+    return pairs.every(
+      ({ bucket }) =>
+        !rows.some((r) => r.auditBucket === `${REGISTRY_JOB}#${bucketNamePrefix(bucket).slice(0, 2)}`) &&
+        !schedules.some((s) => s.Name.startsWith(bucketNamePrefix(bucket))),
+    );
+  }
+
   private checkConverged(): void {
     const ok = this.vt.now > this.lastChangeAt && convergenceProblems(this.snapshot(), this.vt.now).length === 0;
     if (!ok) this.convergedAt = undefined;
@@ -573,12 +660,14 @@ class RegistryWorld implements NetworkHost, Applier {
   private snapshot() {
     const rows = [...this.table.rows.values()]
       .filter((r) => r.jobId === REGISTRY_JOB)
-      .map((r) => structuredClone(r) as unknown as RegisteredSchedule);
+      .map((r) => rowOf(structuredClone(r)) as RegisteredSchedule);
     return { rows, schedules: this.scheduler.schedulesOf(KEYED_GROUP), templateEvent: this.templateEvent() };
   }
 
   private outcome(): RegistryOutcome {
-    const rejected = new Set(this.ops.filter((o) => o.op.op === 'upsert' && o.op.spec >= FIRST_INVALID_SPEC).map((o) => o.actor));
+    const rejected = new Set(
+      this.ops.filter((o) => o.op.op === 'upsert' && o.op.spec >= FIRST_INVALID_SPEC).map((o) => o.actor),
+    );
     const schedulerWriters = this.scheduler.changes.length; // counted below per actor through the trace
     void schedulerWriters;
     const writesByRejected = [
@@ -597,6 +686,7 @@ class RegistryWorld implements NetworkHost, Applier {
       ...this.snapshot(),
       reports: this.reports,
       reconcilerRuns: this.counts.reconciler,
+      idleRuns: this.idleRuns,
       reconcilerFailures: this.reconcilerFailures,
       editsApplied: this.editsApplied,
       schedulerCalls: this.scheduler.calls.length,
@@ -611,8 +701,18 @@ class RegistryWorld implements NetworkHost, Applier {
 const noMetricsHere: Metrics = { add: () => {} };
 
 function describeTarget(command: SdkCommand): string {
-  const input = command.input as { Key?: { scheduleKey?: string }; Item?: { scheduleKey?: string }; Name?: string; NamePrefix?: string };
-  return input.Key?.scheduleKey ?? input.Item?.scheduleKey ?? input.Name ?? (input.NamePrefix ? `prefix ${input.NamePrefix}` : '');
+  const input = command.input as {
+    Key?: { scheduleKey?: string };
+    Item?: { scheduleKey?: string };
+    Name?: string;
+    NamePrefix?: string;
+  };
+  return (
+    input.Key?.scheduleKey ??
+    input.Item?.scheduleKey ??
+    input.Name ??
+    (input.NamePrefix ? `prefix ${input.NamePrefix}` : '')
+  );
 }
 void operationOf;
 void describeCall;
@@ -636,22 +736,33 @@ export interface RegistryViolation {
 
 /** S1-S3 on a state: the problems, empty when the registry and Scheduler agree. */
 export function convergenceProblems(
-  state: { rows: readonly RegisteredSchedule[]; schedules: readonly FakeSchedule[]; templateEvent: Record<string, unknown> },
+  state: {
+    rows: readonly RegisteredSchedule[];
+    schedules: readonly FakeSchedule[];
+    templateEvent: Record<string, unknown>;
+  },
   now: number,
 ): { invariant: RegistryInvariantId; message: string }[] {
   const problems: { invariant: RegistryInvariantId; message: string }[] = [];
   const byName = new Map(state.schedules.map((s) => [s.Name, s]));
   const live = state.rows.filter((r) => r.deletedAt === undefined);
   for (const row of state.rows) {
-    if (row.deletedAt !== undefined) problems.push({ invariant: 'S3', message: `${row.scheduleKey}: a tombstone (v${row.version}) is left` });
+    if (row.deletedAt !== undefined)
+      problems.push({ invariant: 'S3', message: `${row.scheduleKey}: a tombstone (v${row.version}) is left` });
     else if (row.syncDueAt !== undefined)
-      problems.push({ invariant: 'S3', message: `${row.scheduleKey}: v${row.version} still due for its projection (${row.syncDueAt})` });
+      problems.push({
+        invariant: 'S3',
+        message: `${row.scheduleKey}: v${row.version} still due for its projection (${row.syncDueAt})`,
+      });
   }
   for (const row of live) {
     if (isFinished(row, now)) continue;
     const schedule = byName.get(row.scheduleName);
     if (schedule === undefined) {
-      problems.push({ invariant: 'S1', message: `${row.scheduleKey} (v${row.version}, ${row.state}): no schedule ${row.scheduleName}` });
+      problems.push({
+        invariant: 'S1',
+        message: `${row.scheduleKey} (v${row.version}, ${row.state}): no schedule ${row.scheduleName}`,
+      });
       continue;
     }
     for (const difference of differences(row, schedule, state.templateEvent, now))
@@ -659,15 +770,22 @@ export function convergenceProblems(
   }
   const names = new Set(live.map((r) => r.scheduleName));
   for (const s of state.schedules)
-    if (!names.has(s.Name)) problems.push({ invariant: 'S2', message: `schedule ${s.Name} (${s.State}) has no live row` });
+    if (!names.has(s.Name))
+      problems.push({ invariant: 'S2', message: `schedule ${s.Name} (${s.State}) has no live row` });
   return problems;
 }
 
 /** How a schedule differs from what its row says it must be. */
-function differences(row: RegisteredSchedule, s: FakeSchedule, templateEvent: Record<string, unknown>, now: number): string[] {
+function differences(
+  row: RegisteredSchedule,
+  s: FakeSchedule,
+  templateEvent: Record<string, unknown>,
+  now: number,
+): string[] {
   const found: string[] = [];
   const expect = (what: string, actual: unknown, wanted: unknown) => {
-    if (!sameJson(actual, wanted)) found.push(`${what} is ${JSON.stringify(actual)}, the row says ${JSON.stringify(wanted)}`);
+    if (!sameJson(actual, wanted))
+      found.push(`${what} is ${JSON.stringify(actual)}, the row says ${JSON.stringify(wanted)}`);
   };
   expect('state', s.State, row.state === 'PAUSED' ? 'DISABLED' : 'ENABLED');
   expect('expression', s.ScheduleExpression, row.expression);
@@ -677,9 +795,16 @@ function differences(row: RegisteredSchedule, s: FakeSchedule, templateEvent: Re
   // than 5 minutes past): it may only be at or after the row's.
   if (row.startDate !== undefined && Date.parse(row.startDate) > now)
     expect('start date', s.StartDate?.toISOString(), iso(Date.parse(row.startDate)));
-  else if (s.StartDate !== undefined && (row.startDate === undefined || s.StartDate.getTime() < Date.parse(row.startDate)))
+  else if (
+    s.StartDate !== undefined &&
+    (row.startDate === undefined || s.StartDate.getTime() < Date.parse(row.startDate))
+  )
     found.push(`start date ${s.StartDate.toISOString()} is before the row's ${String(row.startDate)}`);
-  expect('action after completion', s.ActionAfterCompletion ?? 'NONE', row.expression.startsWith('at(') ? 'DELETE' : 'NONE');
+  expect(
+    'action after completion',
+    s.ActionAfterCompletion ?? 'NONE',
+    row.expression.startsWith('at(') ? 'DELETE' : 'NONE',
+  );
   let input: unknown;
   try {
     input = JSON.parse(String(s.Target.Input));
@@ -687,7 +812,11 @@ function differences(row: RegisteredSchedule, s: FakeSchedule, templateEvent: Re
     input = s.Target.Input;
   }
   const { keyedScheduleGroup: _, ...event } = templateEvent;
-  expect('input', input, { ...event, scheduleKey: row.scheduleKey, ...(row.input === undefined ? {} : { input: row.input }) });
+  expect('input', input, {
+    ...event,
+    scheduleKey: row.scheduleKey,
+    ...(row.input === undefined ? {} : { input: row.input }),
+  });
   expect('target', s.Target.Arn, TRIGGER_ARN);
   return found;
 }
@@ -718,15 +847,19 @@ function holds(row: Row | RegisteredSchedule | undefined, want: Record<string, u
 export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[] {
   const violations: RegistryViolation[] = [...convergenceProblems(o, o.horizon)];
   const fail = (invariant: RegistryInvariantId, message: string) => violations.push({ invariant, message });
-  const rowOf = (key: string) => o.rows.find((r) => r.scheduleKey === key);
+  const finalRow = (key: string) => o.rows.find((r) => r.scheduleKey === key);
   // S4: each success holds what it asked for at the version it returned.
   for (const rec of o.ops) {
     if (!rec.ok) continue;
     const key = KEYS[rec.op.key];
     const want = asked(rec.op);
     if (want !== undefined && rec.returned !== undefined) {
-      const written = o.writes.find((w) => w.after?.scheduleKey === key && w.after.version === rec.returned?.version && w.after.deletedAt === undefined);
-      for (const p of holds(written?.after, want)) fail('S4', `${rec.actor} ${rec.op.op} ${key} returned v${rec.returned.version}: ${p}`);
+      const written = o.writes.find(
+        (w) =>
+          w.after?.scheduleKey === key && w.after.version === rec.returned?.version && w.after.deletedAt === undefined,
+      );
+      for (const p of holds(written?.after, want))
+        fail('S4', `${rec.actor} ${rec.op.op} ${key} returned v${rec.returned.version}: ${p}`);
     }
     if ((rec.op.op === 'pause' || rec.op.op === 'resume') && rec.returned !== undefined) {
       const state = rec.op.op === 'pause' ? 'PAUSED' : 'ENABLED';
@@ -738,13 +871,20 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
     const onKey = o.ops.filter((r) => r.op.key === k && !(r.op.op === 'upsert' && r.op.spec >= FIRST_INVALID_SPEC));
     const last = onKey.at(-1);
     if (last === undefined || !last.ok) continue;
-    const raced = onKey.some((r) => r !== last && (r.endedAt === undefined || r.endedAt + OP_SETTLE_MS > last.startedAt));
+    const raced = onKey.some(
+      (r) => r !== last && (r.endedAt === undefined || r.endedAt + OP_SETTLE_MS > last.startedAt),
+    );
     if (raced) continue;
-    const row = rowOf(key);
-    if (last.op.op === 'delete' && row !== undefined) fail('S4', `${key}: deleted last (${last.actor}), yet a row v${row.version} is left`);
+    const row = finalRow(key);
+    if (last.op.op === 'delete' && row !== undefined)
+      fail('S4', `${key}: deleted last (${last.actor}), yet a row v${row.version} is left`);
     const want = asked(last.op);
-    if (want !== undefined) for (const p of holds(row, want)) fail('S4', `${key}: upserted last (${last.actor}), but ${p}`);
-    if ((last.op.op === 'pause' || last.op.op === 'resume') && row?.state !== (last.op.op === 'pause' ? 'PAUSED' : 'ENABLED'))
+    if (want !== undefined)
+      for (const p of holds(row, want)) fail('S4', `${key}: upserted last (${last.actor}), but ${p}`);
+    if (
+      (last.op.op === 'pause' || last.op.op === 'resume') &&
+      row?.state !== (last.op.op === 'pause' ? 'PAUSED' : 'ENABLED')
+    )
       fail('S4', `${key}: ${last.op.op}d last (${last.actor}), but the row is ${String(row?.state)}`);
   }
   // S5: versions rise by one per put; refused calls wrote nothing.
@@ -752,7 +892,10 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
     if (w.after === undefined || w.after.jobId !== REGISTRY_JOB || w.op !== 'PutItem') continue;
     const wanted = Number(w.before?.version ?? 0) + 1;
     if (Number(w.after.version) !== wanted)
-      fail('S5', `${w.who}'s put of ${String(w.after.scheduleKey)} made v${String(w.after.version)} over v${String(w.before?.version)}`);
+      fail(
+        'S5',
+        `${w.who}'s put of ${String(w.after.scheduleKey)} made v${String(w.after.version)} over v${String(w.before?.version)}`,
+      );
   }
   for (const w of o.writesByRejected) fail('S5', `a refused call wrote: ${w}`);
   for (const rec of o.ops)

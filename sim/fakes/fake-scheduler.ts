@@ -312,7 +312,9 @@ export class FakeScheduler {
     if (target.Input !== undefined && Buffer.byteLength(target.Input, 'utf8') > MAX_TARGET_INPUT_BYTES)
       throw schedulerFaults.invalid(`Target.Input must be at most ${MAX_TARGET_INPUT_BYTES} bytes`);
     if (input.StartDate !== undefined && input.StartDate.getTime() < this.now() - 5 * 60_000)
-      throw schedulerFaults.invalid('The StartDate you specify cannot be earlier than 5 minutes prior to the current time.');
+      throw schedulerFaults.invalid(
+        'The StartDate you specify cannot be earlier than 5 minutes prior to the current time.',
+      );
     if (input.EndDate !== undefined && input.EndDate.getTime() < this.now())
       throw schedulerFaults.invalid('The EndDate you specify cannot be earlier than the current time.');
     if (input.StartDate !== undefined && input.EndDate !== undefined && input.StartDate > input.EndDate)
