@@ -9,11 +9,15 @@
  * failed invocation shows in the function's Errors metric (alarmed), and the next run retries. Everything it does is
  * conditional, so an overlapping or repeated run is harmless.
  */
+
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SnsAnnouncer } from './aws/announcer';
 import { DynamoAuditCursorStore } from './aws/audit-cursor-store';
 import { documentClient, snsClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
+import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
+import { SchedulerProjection } from './aws/scheduler-projection';
 import { SqsWorkQueue } from './aws/work-queue';
 import { messageOf, ScheduledJobsError } from './protocol/errors';
 import { RECONCILER_COMPONENT } from './protocol/metric-names';
@@ -134,8 +138,9 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
 }
 
 /**
- * The run-time schedules' half as the stack configures it: REGISTRY_TABLE (the registry table) and REGISTRY_JOBS
- * (the jobs that take schedules at run time); none when REGISTRY_TABLE is unset (no such job in the stack).
+ * The run-time schedules' half as the stack configures it: REGISTRY_TABLE (the registry table), REGISTRY_JOBS (the
+ * jobs that take schedules at run time) and SCHEDULE_GROUP (the shared group, where each job's template is); none
+ * when REGISTRY_TABLE is unset (no such job in the stack).
  */
 function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logger' | 'metrics'> | undefined {
   const table = process.env[ENV.registryTable];
@@ -143,13 +148,10 @@ function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logg
   const jobs = parseRegistryJobs(process.env[ENV.registryJobs], ENV.registryJobs);
   const k = parseAuditBucketsPerRun(process.env[ENV.scheduleAuditBucketsPerRun], ENV.scheduleAuditBucketsPerRun);
   const documents = documentClient();
-  // TODO(registry merge): the registry's DynamoDB store and Scheduler projection.
-  const pending = (): never => {
-    throw new Error('the schedule registry adapters are not wired yet');
-  };
   return {
-    registry: pending(),
-    projection: pending(),
+    registry: new DynamoScheduleRegistry(documents, table),
+    // The templates live in the stack's shared group (SCHEDULE_GROUP), one per job, named by the job id.
+    projection: new SchedulerProjection(new SchedulerClient({}), requireEnv(ENV.scheduleGroup)),
     cursor: new DynamoAuditCursorStore(documents, table),
     jobs,
     limits: k === undefined ? {} : { auditBucketsPerRun: k },

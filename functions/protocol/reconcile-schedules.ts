@@ -7,7 +7,7 @@
  *    the writer's markSynced takes it out. A row still in the index after its `syncDueAt` is re-projected here (a
  *    put, or for a tombstone a remove and the row's removal). So a crash anywhere in a write is repaired within
  *    SYNC_GRACE_MS plus one reconciler period (60 s + 5 min). Cost: the index's SYNC_INDEX_SHARDS queries, and at most
- *    `sweepLimit` rows (default 200) re-projected, each at most REPROJECT_ATTEMPTS Scheduler writes and registry writes.
+ *    `sweepLimit` rows (default 200) re-projected, each at most MAX_WRITE_ATTEMPTS (5) Scheduler writes and registry writes.
  *
  * 2. **The rolling audit** finds what no write of ours left behind: a schedule deleted, disabled or edited by hand,
  *    a schedule left by something the registry does not know (an orphan), a schedule projected from an older template.
@@ -29,8 +29,10 @@
  * (a writer whose row write comes after our markSynced projects after our put).
  */
 import { messageOf } from './errors';
+import { repairSchedule } from './manage-schedule';
 import { MetricName } from './metric-names';
 import type { Clock, Logger, Metrics } from './ports';
+import { AUDIT_BUCKETS, bucketLabel, bucketNamePrefix, isFinished } from './schedule-registry';
 import type {
   KeyedJobTemplate,
   ProjectedScheduleSummary,
@@ -38,11 +40,10 @@ import type {
   ScheduleProjection,
   ScheduleRegistry,
 } from './schedule-registry-ports';
-import { instantOfWallTime } from './schedule-times';
 import { JOB_ID_PATTERN, JobSettingsError, parseJsonVariable } from './setting-basics';
 
-/** The audit buckets of one job: the first byte of sha256(key) (design of issue 22; schedule-registry.ts). */
-export const AUDIT_BUCKET_COUNT = 256;
+/** The audit buckets of one job (schedule-registry.ts's AUDIT_BUCKETS). */
+const AUDIT_BUCKET_COUNT = AUDIT_BUCKETS;
 /** Audit buckets per run by default: a full cycle of one job in 32 runs (160 min at a 5-minute period). */
 export const DEFAULT_AUDIT_BUCKETS_PER_RUN = 8;
 /** Rows the sweep re-projects per run at most; the rest wait for the next run (they stay in the index). */
@@ -57,8 +58,6 @@ export const DEFAULT_MAX_REPAIRS_PER_RUN = 500;
 export const EDITED_BY_HAND_MARGIN_MS = 5_000;
 /** A schedule without a row is an orphan only when it was last changed at least this long ago (isYoung). */
 export const ORPHAN_MIN_AGE_MS = 60_000;
-/** How many times one row is re-read and projected again when it changed meanwhile, before the next run takes it. */
-const REPROJECT_ATTEMPTS = 3;
 
 /** Where the audit stands: the next (job, bucket) pair to audit, and how many full cycles it has completed. */
 export interface AuditPosition {
@@ -123,16 +122,16 @@ export interface ScheduleRepair {
   readonly scheduleName: string;
   readonly scheduleKey?: string;
   readonly kind: ScheduleRepairKind;
-  readonly action: 'put' | 'removed' | 'synced';
+  readonly action: 'put' | 'removed';
 }
 
 export interface ScheduleReconcileReport {
   /** Rows the sweep found due. */
   readonly swept: number;
-  /** The (job, bucket) pairs audited, `jobId#bucket`. */
+  /** The (job, bucket) pairs audited, `jobId#bb` (the bucket in two hex digits, as the audit index keys it). */
   readonly audited: readonly string[];
   readonly repairs: readonly ScheduleRepair[];
-  /** Rows that changed between our read and our write more often than REPROJECT_ATTEMPTS: the next run goes on. */
+  /** Rows that changed between our read and our write more often than MAX_WRITE_ATTEMPTS: the next run goes on. */
   readonly changedMeanwhile: number;
   /** Rows of a job without a template (not deployed as taking run-time schedules); left alone and logged. */
   readonly skipped: number;
@@ -152,11 +151,6 @@ const METRIC_OF: Readonly<Record<ScheduleRepairKind, MetricName>> = {
   'stale-template': MetricName.SchedulesDriftCorrected,
   tombstone: MetricName.SchedulesDriftCorrected,
 };
-
-/** The ListSchedules name prefix of an audit bucket: its two lowercase hex digits and a dot (scheduleNameOf). */
-export function bucketNamePrefix(bucket: number): string {
-  return `${bucket.toString(16).padStart(2, '0')}.`;
-}
 
 /**
  * The K (job, bucket) pairs from `from` on, in job-id order and bucket order, wrapping from the last job's last
@@ -202,27 +196,6 @@ export function auditPairs(
     }
   }
   return { pairs, next: { jobId: sorted[jobIndex], bucket, cycle } };
-}
-
-const AT_EXPRESSION = /^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$/;
-
-/**
- * Whether the row is a one-off `at()` schedule whose time has passed: its schedule fired (and deleted itself, with
- * ActionAfterCompletion DELETE) or never will, so a missing schedule is not recreated.
- */
-export function isPastOneOff(row: Pick<RegisteredSchedule, 'expression' | 'timeZone'>, now: number): boolean {
-  const m = AT_EXPRESSION.exec(row.expression);
-  if (m === null) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number);
-  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
-  let instant: number | undefined;
-  try {
-    // A wall time skipped at spring-forward never shows; Scheduler fires it at the next one, an hour at most later.
-    instant = instantOfWallTime(wall, row.timeZone) ?? instantOfWallTime(wall + 3_600_000, row.timeZone);
-  } catch {
-    instant = wall; // an unknown zone cannot have been written; read the time as UTC
-  }
-  return instant !== undefined && instant <= now;
 }
 
 /**
@@ -377,50 +350,28 @@ async function sweep(run: ScheduleReconcileRun): Promise<void> {
 }
 
 /**
- * Make Scheduler hold the projection of `row` (or of the row it has become meanwhile) and record it: put and
- * markSynced a live row; remove the schedule and the row of a tombstone; for a one-off whose time has passed, only
- * record it (its schedule fired, or never will). Returns whether it finished.
+ * Make Scheduler hold the projection of `row`, or of the row it has become meanwhile, and record it
+ * (manage-schedule.ts's repairSchedule, the writers' own: put and markSynced a live row; remove the schedule of a
+ * finished one, and the schedule and the row of a tombstone). Returns whether the row is settled.
  */
 async function reproject(
   run: ScheduleReconcileRun,
-  first: RegisteredSchedule,
+  row: RegisteredSchedule,
   template: KeyedJobTemplate,
   kind: ScheduleRepairKind,
 ): Promise<boolean> {
-  const { registry, projection } = run.deps;
-  let row: RegisteredSchedule | undefined = first;
-  let projectedName = first.scheduleName;
-  const ids = { jobId: first.jobId, scheduleKey: first.scheduleKey, scheduleName: first.scheduleName };
+  const ids = { jobId: row.jobId, scheduleKey: row.scheduleKey, scheduleName: row.scheduleName };
   try {
-    for (let attempt = 0; attempt < REPROJECT_ATTEMPTS; attempt++) {
-      if (row === undefined) {
-        // The row was removed meanwhile (a delete finished): the schedule we may just have put must go too.
-        await projection.remove(template, projectedName);
-        run.repaired({ ...ids, kind, action: 'removed' });
-        return true;
-      }
-      projectedName = row.scheduleName;
-      if (row.deletedAt !== undefined) {
-        await projection.remove(template, row.scheduleName);
-        const { removed } = await registry.remove(row.jobId, row.scheduleKey, row.version);
-        if (removed) {
-          run.repaired({ ...ids, kind, action: 'removed' });
-          return true;
-        }
-      } else {
-        const pastOneOff = isPastOneOff(row, run.now);
-        if (!pastOneOff) await projection.put(row, template);
-        const result = await registry.markSynced(row.jobId, row.scheduleKey, row.version, run.deps.clock.now());
-        if (result.written) {
-          run.repaired({ ...ids, kind, action: pastOneOff ? 'synced' : 'put' });
-          return true;
-        }
-      }
-      row = await registry.get(ids.jobId, ids.scheduleKey, true);
+    const after = await repairSchedule(run.deps, row, template);
+    if (after !== undefined && after.syncDueAt !== undefined) {
+      // Still due after the writers' number of attempts: the row keeps changing; the next run goes on.
+      run.changedMeanwhile++;
+      run.deps.logger.warn('schedule reconcile found the row changing under it; the next run goes on', ids);
+      return false;
     }
-    run.changedMeanwhile++;
-    run.deps.logger.warn('schedule reconcile found the row changing under it; the next run goes on', ids);
-    return false;
+    const action = after === undefined || isFinished(after, run.deps.clock.now()) ? 'removed' : 'put';
+    run.repaired({ ...ids, kind, action });
+    return true;
   } catch (error) {
     run.failed('re-project a schedule', { ...ids, kind }, error);
     return false;
@@ -446,7 +397,7 @@ async function audit(run: ScheduleReconcileRun): Promise<AuditPosition | undefin
     return undefined;
   }
   for (const { jobId, bucket } of claimed.pairs) {
-    run.audited.push(`${jobId}#${bucket}`);
+    run.audited.push(`${jobId}#${bucketLabel(bucket)}`);
     await auditBucket(run, jobId, bucket);
   }
   return claimed.next;
@@ -497,7 +448,8 @@ function auditKind(
   now: number,
 ): ScheduleRepairKind | undefined {
   if (row.deletedAt !== undefined) return 'tombstone';
-  if (isPastOneOff(row, now)) return undefined;
+  // A finished schedule (an at() whose time has passed, or past its end date) is not recreated: its projection is none.
+  if (isFinished(row, now)) return undefined;
   if (schedule === undefined) return 'missing';
   return driftOf(row, schedule, template);
 }

@@ -9,14 +9,13 @@ import { DependencyError } from '../../functions/protocol/errors';
 import { MetricName } from '../../functions/protocol/metric-names';
 import type { Logger, Metrics } from '../../functions/protocol/ports';
 import {
-  AUDIT_BUCKET_COUNT,
   auditPairs,
-  isPastOneOff,
   ORPHAN_MIN_AGE_MS,
   reconcileSchedules,
   type ScheduleReconcileDeps,
   type ScheduleReconcileLimits,
 } from '../../functions/protocol/reconcile-schedules';
+import { AUDIT_BUCKETS as AUDIT_BUCKET_COUNT, bucketLabel } from '../../functions/protocol/schedule-registry';
 import { FakeCursorStore, FakeProjection, FakeRegistry, iso, row, template } from './schedule-registry-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
@@ -132,7 +131,7 @@ describe('reconcileSchedules: the sweep', () => {
       }),
     );
     const report = await w.run({ auditBucketsPerRun: 0 });
-    expect(report.repairs).toMatchObject([{ kind: 'sync', action: 'synced' }]);
+    expect(report.repairs).toMatchObject([{ kind: 'sync', action: 'removed' }]);
     expect(w.projection.calls.put).toBeUndefined();
     expect(w.registry.row(JOB, 'once')?.syncDueAt).toBeUndefined();
   });
@@ -336,7 +335,8 @@ describe('reconcileSchedules: the audit', () => {
     w.projection.delete(T.group, a.scheduleName);
     w.projection.delete(T.group, b.scheduleName);
     w.registry.before = (op, args) => {
-      if (op === 'auditBucket' && args[1] === 1) throw new DependencyError('transient', 'query', new Error('throttled'));
+      if (op === 'auditBucket' && args[1] === 1)
+        throw new DependencyError('transient', 'query', new Error('throttled'));
     };
     const report = await w.run(ALL);
     expect(report.errors).toBe(1);
@@ -356,11 +356,11 @@ describe('reconcileSchedules: the cursor and the cost of a run', () => {
   it('audits K buckets per run, advances the cursor by K, and wraps to the first bucket after the last', async () => {
     const w = world();
     const first = await w.run({ auditBucketsPerRun: 8 });
-    expect(first.audited).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((b) => `${JOB}#${b}`));
+    expect(first.audited).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((b) => `${JOB}#${bucketLabel(b)}`));
     expect(w.cursor.stored).toMatchObject({ jobId: JOB, bucket: 8, cycle: 0 });
     for (let i = 1; i < AUDIT_BUCKET_COUNT / 8; i++) await w.run({ auditBucketsPerRun: 8 });
     expect(w.cursor.stored).toMatchObject({ jobId: JOB, bucket: 0, cycle: 1 });
-    expect((await w.run({ auditBucketsPerRun: 8 })).audited[0]).toBe(`${JOB}#0`);
+    expect((await w.run({ auditBucketsPerRun: 8 })).audited[0]).toBe(`${JOB}#00`);
   });
 
   it('walks the buckets of several jobs one job after the other, in job-id order', () => {
@@ -407,15 +407,5 @@ describe('reconcileSchedules: the cursor and the cost of a run', () => {
     expect(w.projection.calls.listPage).toBe(8);
     expect(w.projection.calls.template).toBe(1);
     expect(w.registry.calls.dueForSync).toBe(1);
-  });
-});
-
-describe('isPastOneOff', () => {
-  it('reads the at() time in the row’s time zone', () => {
-    const row = (expression: string, timeZone = 'America/New_York') => ({ expression, timeZone });
-    const now = Date.parse('2026-12-01T14:00:00Z'); // 09:00 in New York
-    expect(isPastOneOff(row('at(2026-12-01T08:59:59)'), now)).toBe(true);
-    expect(isPastOneOff(row('at(2026-12-01T09:00:01)'), now)).toBe(false);
-    expect(isPastOneOff(row('cron(0 8 * * ? *)'), now)).toBe(false);
   });
 });

@@ -4,7 +4,9 @@
  * (put on version, markSynced and remove on version), and the projection keeps one schedule per name with its state,
  * the version it was projected from and when it changed, like a job's schedule group.
  */
+
 import type { AuditCursorStore, AuditPosition, StoredAuditCursor } from '../../functions/protocol/reconcile-schedules';
+import { auditBucketKey, bucketLabel } from '../../functions/protocol/schedule-registry';
 import type {
   KeyedJobTemplate,
   ProjectedScheduleSummary,
@@ -42,12 +44,12 @@ export function row(
     timeZone: 'Europe/Paris',
     state: 'ENABLED',
     version: 1,
-    scheduleName: `${bucket.toString(16).padStart(2, '0')}.${scheduleKey}.0123456789abcdef`,
+    scheduleName: `${bucketLabel(bucket)}.${scheduleKey}.0123456789abcdef`,
     createdAt: iso(at),
     updatedAt: iso(at),
     syncedVersion: 1,
     syncedAt: iso(at),
-    auditBucket: `${jobId}#${bucket}`,
+    auditBucket: auditBucketKey(jobId, bucket),
     ...fields,
   };
 }
@@ -138,7 +140,7 @@ export class FakeRegistry implements ScheduleRegistry {
   async auditBucket(jobId: string, bucket: number): Promise<RegisteredSchedule[]> {
     count(this.calls, 'auditBucket');
     this.before('auditBucket', [jobId, bucket]);
-    return [...this.rows.values()].filter((r) => r.auditBucket === `${jobId}#${bucket}`);
+    return [...this.rows.values()].filter((r) => r.auditBucket === auditBucketKey(jobId, bucket));
   }
 }
 
