@@ -36,6 +36,7 @@ import type {
 } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { processDelivery, registerJobs } from './protocol/process-delivery';
+import { CachedWholeJobPauses } from './protocol/whole-job-pause';
 import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -76,13 +77,16 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const settings = options.settings ?? parseJobSettingsList(process.env[ENV.jobSettings], ENV.jobSettings);
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? powertoolsLogger('worker');
+  const slots = options.slots ?? new DynamoJobSlotStore(documentClient(), requireEnv(ENV.tableName));
   const shared = {
     clock,
     logger,
     metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: workerDimension() })),
     jobs: registerJobs(settings, options.jobs, logger),
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
-    slots: options.slots ?? new DynamoJobSlotStore(documentClient(), requireEnv(ENV.tableName)),
+    slots,
+    // One per container: the whole-job pause of a job with schedules created at run time, read at most every 15 s.
+    wholeJobPauses: new CachedWholeJobPauses(slots, clock),
     schedules: options.schedules ?? scheduleSwitchFor(settings),
     reports: options.reports ?? new S3ReportStore(s3Client(), requireEnv(ENV.bucketName)),
     // With an injected store (a test, the simulation) the run's stores are what was injected too, if anything.

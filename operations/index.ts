@@ -9,6 +9,13 @@
  * await resumeJob(ops, await ops.job('weekly-export'), { by: 'alice' });
  * ```
  *
+ * The schedules a job takes at run time (one per customer, say) are managed the same way:
+ *
+ * ```ts
+ * const schedules = connectScheduleOperations({ registryTableName, scheduleGroupName });
+ * await upsertSchedule(schedules, 'weekly-report', 'customer-42', { expression: 'cron(0 8 ? * MON *)' });
+ * ```
+ *
  * Nothing here runs in a worker: a job's entry file imports `scheduled-jobs-stack/runtime`.
  *
  * @packageDocumentation
@@ -49,6 +56,11 @@ export {
 } from '../functions/protocol/job-control';
 export type { JobState, PauseCause } from '../functions/protocol/job-state';
 export {
+  ScheduleNotFoundError,
+  UnknownScheduleJobError,
+  type UpsertOutcome,
+} from '../functions/protocol/manage-schedule';
+export {
   type ManualRetryDeps,
   type ManualRetryResult,
   ReopenedNotEnqueuedError,
@@ -73,6 +85,9 @@ export type {
 } from '../functions/protocol/ports';
 export type { TriggerDeps, TriggerResult } from '../functions/protocol/record-occurrence';
 export type { JobRoute } from '../functions/protocol/schedule-event';
+export type { JsonValue } from '../functions/protocol/schedule-key';
+export { InvalidScheduleError } from '../functions/protocol/schedule-registry';
+export type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
 export { OperatorOccurrenceReader, OperatorOccurrenceStore } from './adapters';
 export {
   connectJobOperations,
@@ -81,3 +96,20 @@ export {
   type OperationsClients,
   type OperationsTarget,
 } from './job-operations';
+export {
+  connectScheduleOperations,
+  type DeleteScheduleResult,
+  deleteSchedule,
+  getSchedule,
+  type ListSchedulesOptions,
+  listSchedules,
+  pauseSchedule,
+  type RuntimeSchedule,
+  resumeSchedule,
+  type ScheduleChangeOptions,
+  type ScheduleListPage,
+  ScheduleOperations,
+  type ScheduleOperationsTarget,
+  type UpsertScheduleResult,
+  upsertSchedule,
+} from './schedules';

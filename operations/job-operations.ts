@@ -144,7 +144,7 @@ export function connectJobOperations(target: OperationsTarget): JobOperations {
     clock,
     schedules: new SchedulerScheduleSwitch(scheduler, target.scheduleGroupName),
     // Over the whole key range, which never includes the job-state row.
-    history: { newestFirst: (jobId, limit) => occurrences.listJobNewestFirst(jobId, { from, to, limit }) },
+    history: { newestFirst: (series, limit) => occurrences.listJobNewestFirst(series, { from, to, limit }) },
     trigger: { store, queues, clock, logger: target.logger ?? silent },
     catalogue,
     occurrences,

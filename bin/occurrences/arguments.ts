@@ -8,6 +8,7 @@ import { MAX_BY_CHARS, MAX_NOTE_CHARS } from '../../functions/protocol/job-contr
 import { JOB_ID_PATTERN, OVERLAP_POLICIES } from '../../functions/protocol/job-settings';
 import { normaliseScheduledTime, OccurrenceStatus, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
+import { scheduleKey } from '../../functions/protocol/schedule-key';
 import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
@@ -34,6 +35,14 @@ const LATEST_KEY_MS = Date.parse(SCHEDULED_TIME_RANGE.latest);
 
 export const jobIdArgument = z.string().regex(JOB_ID_PATTERN, {
   error: (issue) => `must be a job id (letters, digits, - and _), got ${quoteValue(issue.input)}`,
+});
+
+/** `--key`: a schedule key of a job that takes schedules at run time (schedule-key.ts). */
+export const scheduleKeyArgument = z.string().transform((value, ctx) => {
+  const checked = scheduleKey('--key', value);
+  if (checked.ok) return checked.value;
+  ctx.addIssue({ code: 'custom', message: checked.error.replace(/^--key /, '') });
+  return z.NEVER;
 });
 
 /** `<scheduledTime>` of one occurrence, normalised to the key format (UTC, whole seconds). */

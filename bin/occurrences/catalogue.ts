@@ -128,6 +128,8 @@ const scheduleInputSchema = z.object({
   retentionDays: wholeField('retentionDays', RETENTION_DAYS_RANGE),
   // Absent from schedules deployed before the catch-up window existed: the trigger then uses deadlineSeconds.
   catchupWindowSeconds: z.optional(wholeField('catchupWindowSeconds', CATCHUP_WINDOW_SECONDS_RANGE)),
+  // Only on the template of a job that takes schedules at run time: the group of its schedules.
+  keyedScheduleGroup: z.optional(z.string().check(z.minLength(1, 'keyedScheduleGroup must be a schedule group name'))),
 });
 
 /** A schedule as a deployed job; throws ScheduleInputError naming every problem of its input. */
@@ -139,18 +141,20 @@ export function deployedJobOf(schedule: GetScheduleCommandOutput, group: string,
   }
   const route = routeOf(schedule.Target?.Input, name);
   if (!route.ok) throw new ScheduleInputError(`${where}: Target.Input is not a schedule event: ${route.error}`);
+  const { keyedScheduleGroup, ...jobRoute } = route.value;
   return {
     id: name,
     schedule: schedule.ScheduleExpression,
     timeZone: schedule.ScheduleExpressionTimezone || SCHEDULER_DEFAULT_TIME_ZONE,
     state: schedule.State ?? 'ENABLED',
-    route: route.value,
+    route: jobRoute,
+    ...(keyedScheduleGroup === undefined ? {} : { runtimeScheduleGroup: keyedScheduleGroup }),
   };
 }
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-function routeOf(input: string | undefined, name: string): Parsed<JobRoute> {
+function routeOf(input: string | undefined, name: string): Parsed<JobRoute & { readonly keyedScheduleGroup?: string }> {
   if (input === undefined) return { ok: false, error: 'it has none' };
   let parsed: unknown;
   try {
@@ -163,7 +167,7 @@ function routeOf(input: string | undefined, name: string): Parsed<JobRoute> {
   }
   const result = scheduleInputSchema.safeParse(parsed);
   if (!result.success) return { ok: false, error: result.error.issues.map((i) => i.message).join('; ') };
-  const { jobId, worker, deadlineSeconds, retentionDays, catchupWindowSeconds } = result.data;
+  const { jobId, worker, deadlineSeconds, retentionDays, catchupWindowSeconds, keyedScheduleGroup } = result.data;
   const problems: string[] = [];
   if (jobId !== name) problems.push(`jobId ${quoteValue(jobId)} is not the schedule's name ${quoteValue(name)}`);
   // The trigger's own rule (schedule-event.ts): a row deleted while its retries wait could be recorded again.
@@ -172,7 +176,8 @@ function routeOf(input: string | undefined, name: string): Parsed<JobRoute> {
   }
   if (problems.length > 0) return { ok: false, error: problems.join('; ') };
   const window = catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds };
-  return { ok: true, value: { worker, deadlineSeconds, retentionDays, ...window } };
+  const keyed = keyedScheduleGroup === undefined ? {} : { keyedScheduleGroup };
+  return { ok: true, value: { worker, deadlineSeconds, retentionDays, ...window, ...keyed } };
 }
 
 function describeValue(value: unknown): string {

@@ -102,6 +102,10 @@ export function lastChange(o: Occurrence): string {
   return times.sort().at(-1) ?? '';
 }
 
+/** The job column: the job id, and `/scheduleKey` for an occurrence of a schedule created at run time. */
+export const jobCell = (o: { readonly jobId: string; readonly scheduleKey?: string }): string =>
+  o.scheduleKey === undefined ? o.jobId : `${o.jobId}/${o.scheduleKey}`;
+
 export function occurrenceTable(rows: readonly Occurrence[], now: number, states?: JobStates): string {
   const table = new Table({
     head: ['job', 'scheduled time', 'status', 'attempt', 'last change', 'detail'],
@@ -110,7 +114,7 @@ export function occurrenceTable(rows: readonly Occurrence[], now: number, states
   for (const o of rows) {
     const changed = lastChange(o);
     table.push([
-      o.jobId,
+      jobCell(o),
       o.scheduledTime,
       o.status,
       String(o.attempt),

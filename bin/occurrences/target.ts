@@ -136,7 +136,7 @@ export function schedulesOf(target: Target): ScheduleSwitch {
 /** One job's newest occurrences over the whole key range, which never includes its job-state row ('#job'). */
 export function historyOf(target: Target): OccurrenceHistory {
   const { earliest: from, latest: to } = SCHEDULED_TIME_RANGE;
-  return { newestFirst: (jobId, limit) => target.reader.listJobNewestFirst(jobId, { from, to, limit }) };
+  return { newestFirst: (series, limit) => target.reader.listJobNewestFirst(series, { from, to, limit }) };
 }
 
 /** The queues of a target resolved with `{ queues: true }`; see catalogueOf. */

@@ -2,7 +2,7 @@
  * "Report ready" on an SNS FIFO topic; the occurrence key is the deduplication id.
  */
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { deduplicationIdOf } from '../protocol/announce-report';
+import { deduplicationIdOf, messageGroupIdOf } from '../protocol/announce-report';
 import type { Announcer, ReportAnnouncement } from '../protocol/ports';
 import { asDependencyError } from './classify-error';
 
@@ -18,10 +18,16 @@ export class SnsAnnouncer implements Announcer {
         new PublishCommand({
           TopicArn: this.topicArn,
           Message: JSON.stringify({ type: 'report-ready', ...announcement }),
-          // One group per job keeps each job's announcements in order without serialising all jobs.
-          MessageGroupId: announcement.jobId,
+          // One group per job (per schedule, for a job with schedules created at run time) keeps each one's
+          // announcements in order without serialising all of them.
+          MessageGroupId: messageGroupIdOf(announcement),
           MessageDeduplicationId: deduplicationIdOf(announcement),
-          MessageAttributes: { jobId: { DataType: 'String', StringValue: announcement.jobId } },
+          MessageAttributes: {
+            jobId: { DataType: 'String', StringValue: announcement.jobId },
+            ...(announcement.scheduleKey === undefined
+              ? {}
+              : { scheduleKey: { DataType: 'String', StringValue: announcement.scheduleKey } }),
+          },
         }),
       );
       return out.MessageId ?? '';

@@ -8,7 +8,14 @@ import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws
 import { DependencyError } from '../protocol/errors';
 import { isoSeconds, type Occurrence, type OccurrenceKey, type OccurrenceStatus } from '../protocol/occurrence';
 import type { OccurrenceIndex } from '../protocol/ports';
-import { type IndexedOccurrence, OCCURRENCE_TABLE, statusShardsOf } from '../protocol/table-schema';
+import { seriesOf } from '../protocol/schedule-key';
+import {
+  fromTableItem,
+  type IndexedOccurrence,
+  OCCURRENCE_TABLE,
+  statusShardsOf,
+  tableKeyOf,
+} from '../protocol/table-schema';
 import { delay } from '../protocol/transient-retry';
 import { asDependencyError } from './classify-error';
 
@@ -87,7 +94,7 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
           }),
           { abortSignal: signal },
         );
-        items.push(...((page.Items ?? []) as IndexedOccurrence[]));
+        items.push(...((page.Items ?? []) as IndexedOccurrence[]).map(fromTableItem));
         startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw asDependencyError('list occurrences', error);
@@ -113,7 +120,7 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending } } }),
           { abortSignal: signal },
         );
-        rows.push(...((out.Responses?.[this.tableName] ?? []) as Occurrence[]));
+        rows.push(...((out.Responses?.[this.tableName] ?? []) as Occurrence[]).map(fromTableItem));
         pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       } catch (error) {
         throw asDependencyError('read occurrences', error);
@@ -145,11 +152,16 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
     super(documents, table);
   }
 
-  /** One job's occurrences, newest first; with `statuses`, only those (a filter on the key query). */
+  /**
+   * One job's occurrences, newest first; with `statuses`, only those (a filter on the key query). For a job that takes
+   * schedules at run time, those of the schedule `scheduleKey` (each schedule's occurrences are a partition of their
+   * own); without it, such a job's listing is empty.
+   */
   async listJobNewestFirst(
     jobId: string,
     range: NewestFirstRange,
     statuses?: readonly OccurrenceStatus[],
+    scheduleKey?: string,
   ): Promise<Occurrence[]> {
     const filter = statuses === undefined || statuses.length === 0 ? undefined : statuses;
     return (await this.newestFirst(range, {
@@ -159,7 +171,10 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
         '#time': OCCURRENCE_TABLE.sortKey,
         ...(filter ? { '#status': 'status' } : {}),
       },
-      ExpressionAttributeValues: { ':job': jobId, ...Object.fromEntries((filter ?? []).map((s, i) => [`:s${i}`, s])) },
+      ExpressionAttributeValues: {
+        ':job': seriesOf({ jobId, scheduleKey }),
+        ...Object.fromEntries((filter ?? []).map((s, i) => [`:s${i}`, s])),
+      },
       FilterExpression: filter ? `#status IN (${filter.map((_, i) => `:s${i}`).join(', ')})` : undefined,
     })) as Occurrence[];
   }
@@ -202,7 +217,7 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
             ExclusiveStartKey: startKey,
           }),
         );
-        items.push(...((page.Items ?? []) as IndexedOccurrence[]));
+        items.push(...((page.Items ?? []) as IndexedOccurrence[]).map(fromTableItem));
         startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw asDependencyError('list occurrences', error);
@@ -225,15 +240,14 @@ interface QueryParts {
 
 /** Scheduled time, then job: the order one shard's query returns, kept across shards. */
 export function oldestFirst(a: OccurrenceKey, b: OccurrenceKey): number {
-  return a.scheduledTime.localeCompare(b.scheduledTime) || a.jobId.localeCompare(b.jobId);
+  return a.scheduledTime.localeCompare(b.scheduledTime) || seriesOf(a).localeCompare(seriesOf(b));
 }
 
 function newestFirstOrder(a: OccurrenceKey, b: OccurrenceKey): number {
-  return b.scheduledTime.localeCompare(a.scheduledTime) || a.jobId.localeCompare(b.jobId);
+  return b.scheduledTime.localeCompare(a.scheduledTime) || seriesOf(a).localeCompare(seriesOf(b));
 }
 
-const tableKeyOf = (k: OccurrenceKey) => ({ jobId: k.jobId, scheduledTime: k.scheduledTime });
-const idOf = (k: OccurrenceKey) => `${k.jobId}\u0000${k.scheduledTime}`;
+const idOf = (k: OccurrenceKey) => `${seriesOf(k)}\u0000${k.scheduledTime}`;
 
 /** Run `work` over `items`, at most `concurrency` at once, results in the order of the items. */
 async function inBatches<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {

@@ -7,7 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Occurrence } from '../protocol/occurrence';
 import type { CreateResult, OccurrenceRecorder } from '../protocol/ports';
-import { statusShardOf } from '../protocol/table-schema';
+import { fromTableItem, statusShardOf, toTableItem } from '../protocol/table-schema';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 
 export class DynamoOccurrenceRecorder implements OccurrenceRecorder {
@@ -22,7 +22,7 @@ export class DynamoOccurrenceRecorder implements OccurrenceRecorder {
         new PutCommand({
           TableName: this.tableName,
           // The index key goes in with the status it belongs to.
-          Item: { ...occurrence, statusShard: statusShardOf(occurrence, occurrence.status) },
+          Item: { ...toTableItem(occurrence), statusShard: statusShardOf(occurrence, occurrence.status) },
           ConditionExpression: 'attribute_not_exists(#jobId)',
           ExpressionAttributeNames: { '#jobId': 'jobId' },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -31,7 +31,8 @@ export class DynamoOccurrenceRecorder implements OccurrenceRecorder {
       return { created: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('create occurrence', error);
-      return { created: false, existing: refusedItem<Occurrence>(error) };
+      const existing = refusedItem<Occurrence>(error);
+      return { created: false, existing: existing === undefined ? undefined : fromTableItem(existing) };
     }
   }
 }

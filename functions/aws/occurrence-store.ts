@@ -30,7 +30,7 @@ import type {
   RevokeResult,
 } from '../protocol/ports';
 import { isRequeueable, STUCK_SINCE_ATTRIBUTE } from '../protocol/requeue-occurrence';
-import { statusShardOf } from '../protocol/table-schema';
+import { fromTableItem, statusShardOf, tableKeyOf } from '../protocol/table-schema';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 import { EXPIRY_NOT_LATER, runsLaterUnder } from './lease-expiry';
 import { DynamoOccurrenceRecorder } from './occurrence-recorder';
@@ -81,7 +81,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       const out = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(key),
+          Key: tableKeyOf(key),
           UpdateExpression:
             'SET #status = :running, #statusShard = :statusShard, #leaseId = :leaseId, #leaseOwner = :owner, #leaseExpiresAt = :expires, ' +
             '#heartbeatAt = :now, #claimedAt = :now, #attempt = #attempt + :one REMOVE #nextAttemptAt',
@@ -120,10 +120,11 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { claimed: true, occurrence: out.Attributes as Occurrence };
+      // ReturnValues ALL_NEW: the row is always there on success.
+      return { claimed: true, occurrence: rowOf(out.Attributes) as Occurrence };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('claim occurrence', error);
-      const current = refusedItem<Occurrence>(error);
+      const current = refusedRow<Occurrence>(error);
       // The SDK retried a claim that had succeeded (its response was lost): the lease in the row is ours.
       if (current?.status === RUNNING && current.leaseId === r.leaseId) return { claimed: true, occurrence: current };
       return { claimed: false, current };
@@ -248,13 +249,13 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       const out = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(key),
+          Key: tableKeyOf(key),
           ...revocationUpdate(key, r, now),
           // The lease expiry as it was: the holder's worker may still run until then (a heartbeat may have moved it).
           ReturnValues: 'ALL_OLD',
         }),
       );
-      const before = out.Attributes as Occurrence | undefined;
+      const before = rowOf(out.Attributes);
       return {
         revoked: true,
         ...(before?.leaseExpiresAt === undefined ? {} : { leaseExpiresAt: before.leaseExpiresAt }),
@@ -262,7 +263,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('revoke the slot holder', error);
       // The SDK retried a revocation that had succeeded (its response was lost): the row carries our revocation id.
-      return refusedItem<Occurrence>(error)?.leaseId === r.revocationId
+      return refusedRow<Occurrence>(error)?.leaseId === r.revocationId
         ? { revoked: true, unknown: true }
         : { revoked: false };
     }
@@ -299,7 +300,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(key),
+          Key: tableKeyOf(key),
           UpdateExpression: 'SET #notifiedAt = :now, #notificationId = :id',
           ConditionExpression: '#status = :succeeded AND attribute_not_exists(#notifiedAt)',
           ExpressionAttributeNames: names('#status', '#notifiedAt', '#notificationId'),
@@ -326,7 +327,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(key),
+          Key: tableKeyOf(key),
           UpdateExpression:
             'SET #requeuedAt = :now, #requeueId = :requeueId, #requeueCount = if_not_exists(#requeueCount, :zero) + :one',
           // Still as observed: a claim changes the attempt, a heartbeat moves leaseExpiresAt past :before, and a
@@ -351,7 +352,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('mark occurrence re-enqueued', error);
       // The SDK retried a write that had succeeded (its response was lost): the mark in the row is this call's.
-      const current = refusedItem<Occurrence>(error);
+      const current = refusedRow<Occurrence>(error);
       return current?.requeueId === requeueId;
     }
   }
@@ -359,9 +360,9 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
   async get(key: OccurrenceKey): Promise<Occurrence | undefined> {
     try {
       const out = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: keyOf(key), ConsistentRead: true }),
+        new GetCommand({ TableName: this.tableName, Key: tableKeyOf(key), ConsistentRead: true }),
       );
-      return out.Item as Occurrence | undefined;
+      return rowOf(out.Item);
     } catch (error) {
       throw asDependencyError('read occurrence', error);
     }
@@ -373,7 +374,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(key),
+          Key: tableKeyOf(key),
           UpdateExpression: update.UpdateExpression,
           ConditionExpression:
             'attribute_exists(#jobId) AND #status IN (:pending, :buffered, :retryWait, :running) AND ' +
@@ -411,7 +412,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(lease.key),
+          Key: tableKeyOf(lease.key),
           UpdateExpression: update.UpdateExpression,
           ConditionExpression:
             update.condition === undefined ? HELD_BY_LEASE : `${HELD_BY_LEASE} AND ${update.condition}`,
@@ -423,7 +424,7 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       );
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
-      const now = refusedItem<Occurrence>(error);
+      const now = refusedRow<Occurrence>(error);
       if (now?.leaseId === lease.leaseId && now.status === leaves && leaves !== RUNNING) return;
       if (now !== undefined && update.stillHeld?.(now)) return;
       throw new LeaseLostError(
@@ -508,7 +509,12 @@ function historyEntry(lease: Lease | undefined, outcome: AttemptRecord['outcome'
   return { ':noHistory': [], ':historyEntry': [entry] };
 }
 
-const keyOf = (key: OccurrenceKey) => ({ jobId: key.jobId, scheduledTime: key.scheduledTime });
+/** A row read or returned by a write, as the protocol sees it (its series split into job and schedule key). */
+const rowOf = <T extends Occurrence = Occurrence>(item: unknown): T | undefined =>
+  item === undefined ? undefined : fromTableItem(item as T);
+
+/** The row a conditional write refused, as the protocol sees it. */
+const refusedRow = <T extends Occurrence>(error: unknown): T | undefined => rowOf<T>(refusedItem<T>(error));
 
 /**
  * Additions for the occurrences CLI. A subclass rather than edits to the class above, so that the store the
@@ -522,7 +528,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: keyOf(key),
+          Key: tableKeyOf(key),
           UpdateExpression:
             'SET #status = :pending, #statusShard = :statusShard, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
             '#deadlineAt = :deadline, #ttl = :ttl, #worker = :worker, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
@@ -565,7 +571,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
       return { reopened: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError('reopen failed occurrence', error);
-      const current = refusedItem<Occurrence & ManualRetryFields>(error);
+      const current = refusedRow<Occurrence & ManualRetryFields>(error);
       // The SDK retried a reopen that had succeeded (its response was lost): the row shows this very reopening.
       if (current?.status === PENDING && current.manualRetryAt === now) return { reopened: true };
       return { reopened: false, current };

@@ -11,6 +11,7 @@ import type { OpenUpload, RunCheckpoint, RunProgress } from '../protocol/checkpo
 import { LeaseLostError } from '../protocol/errors';
 import { CONTINUED_LEASE_PREFIX, iso, type Occurrence, OccurrenceStatus } from '../protocol/occurrence';
 import type { Lease, RunStateStore } from '../protocol/ports';
+import { fromTableItem, tableKeyOf } from '../protocol/table-schema';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
 import { EXPIRY_NOT_LATER, runsLaterUnder } from './lease-expiry';
 
@@ -129,7 +130,7 @@ export class DynamoRunStateStore implements RunStateStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { jobId: lease.key.jobId, scheduledTime: lease.key.scheduledTime },
+          Key: tableKeyOf(lease.key),
           UpdateExpression: update.expression,
           ConditionExpression:
             update.condition === undefined ? HELD_BY_LEASE : `${HELD_BY_LEASE} AND ${update.condition}`,
@@ -145,7 +146,8 @@ export class DynamoRunStateStore implements RunStateStore {
       );
     } catch (error) {
       if (!isConditionalFailure(error)) throw asDependencyError(operation, error);
-      const row = refusedItem<Occurrence>(error);
+      const refused = refusedItem<Occurrence>(error);
+      const row = refused === undefined ? undefined : fromTableItem(refused);
       if (row !== undefined && alreadyApplied?.(row)) return;
       throw new LeaseLostError(
         operation,

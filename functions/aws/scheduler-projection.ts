@@ -55,7 +55,7 @@ export class SchedulerProjection implements ScheduleProjection {
       if ((error as { name?: unknown }).name === 'ResourceNotFoundException') return undefined;
       throw asDependencyError(`read the template schedule ${jobId} in group ${this.sharedGroup}`, error);
     }
-    return templateOf(jobId, schedule);
+    return templateFromSchedule(jobId, schedule);
   }
 
   async put(row: RegisteredSchedule, template: KeyedJobTemplate): Promise<void> {
@@ -122,7 +122,7 @@ export class SchedulerProjection implements ScheduleProjection {
  * A job's template from its template schedule, or undefined when the schedule's input names no keyed group (a job
  * with a fixed schedule, or an input that is not JSON).
  */
-export function templateOf(jobId: string, schedule: GetScheduleCommandOutput): KeyedJobTemplate | undefined {
+export function templateFromSchedule(jobId: string, schedule: GetScheduleCommandOutput): KeyedJobTemplate | undefined {
   let input: unknown;
   try {
     input = JSON.parse(schedule.Target?.Input ?? '');

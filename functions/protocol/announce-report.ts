@@ -10,10 +10,13 @@
  * no read of the row on the happy path. The reconciler, a day later, announces the row as it is now
  * (announceReport), as does the notifier for a record too old for its image to be trusted (below).
  */
+import { createHash } from 'node:crypto';
 import { messageOf } from './errors';
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Announcer, Clock, Logger, OccurrenceStore } from './ports';
 import { quoteValue } from './quote-value';
+import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
+import { fromTableItem } from './table-schema';
 
 export interface AnnounceDeps {
   readonly store: OccurrenceStore;
@@ -71,7 +74,8 @@ export async function announceFromStreamImage(deps: AnnounceDeps, image: unknown
     });
     return key === undefined ? 'malformed-image' : announceReport(deps, key);
   }
-  const row = image as Occurrence;
+  // The image is the table's item: its jobId attribute is the series.
+  const row = fromTableItem(image as Occurrence);
   if (!isFreshImage(row, deps.clock.now())) return announceReport(deps, row);
   return announceRow(deps, row);
 }
@@ -107,7 +111,7 @@ function keyOf(value: unknown): OccurrenceKey | undefined {
   const { jobId, scheduledTime } = value as Record<string, unknown>;
   if (typeof jobId !== 'string' || jobId === '' || typeof scheduledTime !== 'string' || scheduledTime === '')
     return undefined;
-  return { jobId, scheduledTime };
+  return { ...seriesKeyOf(jobId), scheduledTime };
 }
 
 /**
@@ -115,15 +119,18 @@ function keyOf(value: unknown): OccurrenceKey | undefined {
  * the first notification id; its publish was dropped by the topic (same deduplication id, inside the window).
  */
 async function announceRow(deps: AnnounceDeps, row: Occurrence): Promise<AnnounceResult> {
-  const fields = { jobId: row.jobId, scheduledTime: row.scheduledTime };
+  const fields = {
+    jobId: row.jobId,
+    ...(row.scheduleKey === undefined ? {} : { scheduleKey: row.scheduleKey }),
+    scheduledTime: row.scheduledTime,
+  };
   if (row.notifiedAt !== undefined) {
     deps.logger.info('report already announced', { ...fields, notifiedAt: row.notifiedAt });
     return 'already-announced';
   }
   const reportKey = row.reportKey ?? '';
   const messageId = await deps.announcer.publish({
-    jobId: row.jobId,
-    scheduledTime: row.scheduledTime,
+    ...fields,
     reportKey,
     reportUri: `s3://${deps.bucketName}/${reportKey}`,
     attempt: row.attempt,
@@ -141,7 +148,20 @@ async function announceRow(deps: AnnounceDeps, row: Occurrence): Promise<Announc
   return 'announced';
 }
 
-/** The FIFO deduplication id: the occurrence key, within SNS's 128-character limit. */
-export function deduplicationIdOf(key: { jobId: string; scheduledTime: string }): string {
-  return `${key.jobId}#${key.scheduledTime}`;
+/**
+ * The FIFO deduplication id: the occurrence key, within SNS's 128-character limit. A schedule key can be 128
+ * characters itself, so it is represented by its SHA-256 (128 bits of it): a collision would drop a real
+ * announcement, so nothing weaker than a cryptographic hash will do.
+ */
+export function deduplicationIdOf(key: OccurrenceKey): string {
+  return `${messageGroupIdOf(key)}#${key.scheduledTime}`;
+}
+
+/**
+ * The FIFO message group: one per series (a job's fixed schedule, or one schedule of a job that takes them at run
+ * time), so each customer's announcements stay in order without one job's 100,000 schedules sharing one group.
+ */
+export function messageGroupIdOf(key: SeriesKey): string {
+  if (key.scheduleKey === undefined) return seriesOf(key);
+  return `${key.jobId}#${createHash('sha256').update(key.scheduleKey).digest('hex').slice(0, 32)}`;
 }

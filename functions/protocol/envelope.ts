@@ -4,14 +4,20 @@
  * reported at once. The schedule's input to the trigger is schedule-event.ts.
  */
 import { InvalidInputError } from './errors';
-import { checkAll, exactly, jsonObject, knownOne, nonEmptyString } from './field-checks';
+import { checkAll, exactly, jsonObject, knownOne, nonEmptyString, optional } from './field-checks';
 import { normaliseScheduledTime, type OccurrenceKey } from './occurrence';
 import { quoteValue } from './quote-value';
+import { scheduleKey } from './schedule-key';
 
 export const ENVELOPE_VERSION = 1;
 
 export function encodeEnvelope(key: OccurrenceKey): string {
-  return JSON.stringify({ v: ENVELOPE_VERSION, jobId: key.jobId, scheduledTime: key.scheduledTime });
+  return JSON.stringify({
+    v: ENVELOPE_VERSION,
+    jobId: key.jobId,
+    ...(key.scheduleKey === undefined ? {} : { scheduleKey: key.scheduleKey }),
+    scheduledTime: key.scheduledTime,
+  });
 }
 
 /** Parse a queue message body; throws InvalidInputError naming each wrong field. */
@@ -36,8 +42,15 @@ function checkEnvelope(value: unknown, knownJobs: ReadonlySet<string>): Occurren
   const checked = checkAll({
     v: exactly('v', v, ENVELOPE_VERSION),
     jobId: knownOne('jobId', nonEmptyString('jobId', jobId), knownJobs, "this function's jobs"),
+    // Added after version 1 without a new version: a message without it names a job's fixed schedule, as before.
+    scheduleKey: optional(envelope.value.scheduleKey, (key) => scheduleKey('scheduleKey', key)),
     scheduledTime: normaliseScheduledTime(scheduledTime),
   });
   if (!checked.ok) throw new InvalidInputError('queue message', checked.problems);
-  return { jobId: checked.value.jobId, scheduledTime: checked.value.scheduledTime };
+  const { scheduleKey: key } = checked.value;
+  return {
+    jobId: checked.value.jobId,
+    ...(key === undefined ? {} : { scheduleKey: key }),
+    scheduledTime: checked.value.scheduledTime,
+  };
 }

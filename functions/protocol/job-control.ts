@@ -24,6 +24,7 @@ export type { JobStateStore, OccurrenceHistory } from './ports';
 
 import { recordOccurrence, type TriggerDeps, type TriggerResult } from './record-occurrence';
 import { type JobRoute, scheduleEventOf } from './schedule-event';
+import { type JsonValue, seriesOf } from './schedule-key';
 import { scheduleTimes } from './schedule-times';
 
 /** A deployed job as the operator actions need it: its schedule and its route (the CLI reads them from Scheduler). */
@@ -38,7 +39,26 @@ export interface DeployedJob {
   readonly state: string;
   /** Where the job's occurrences go and the settings that writers other than its worker need. */
   readonly route: JobRoute;
+  /**
+   * Set for a job that takes schedules at run time: the schedule group of its schedules. Its own schedule is then the
+   * DISABLED template they copy, never enabled; its occurrences are those of its schedules (`scheduleKey`).
+   */
+  readonly runtimeScheduleGroup?: string;
+  /**
+   * Set when this is one schedule of a job that takes them at run time (its expression, time zone and state are
+   * that schedule's, from the registry): pause, resume, run and describe act on that schedule's series.
+   */
+  readonly scheduleKey?: string;
+  /** That schedule's input, handed to the occurrences recorded for it (catch-up, run now). */
+  readonly input?: JsonValue;
 }
+
+/** The occurrence table partition of a deployed job, or of one of its schedules (schedule-key.ts). */
+export const seriesOfJob = (job: DeployedJob): string => seriesOf({ jobId: job.id, scheduleKey: job.scheduleKey });
+
+/** The template of a job that takes schedules at run time: it has no occurrences of its own. */
+const isTemplate = (job: DeployedJob): boolean =>
+  job.runtimeScheduleGroup !== undefined && job.scheduleKey === undefined;
 
 /** What every operator action needs: the job-state rows and a clock. */
 export interface JobControlDeps {
@@ -172,6 +192,18 @@ const resumeChange = (by: string, now: number): JobStateChange => ({
 });
 
 /**
+ * Lift the pause of one series (one schedule of a job that takes schedules at run time, paused after its failures):
+ * its Scheduler state is the registry's, and the catch-up is the schedule's own retries. True when it was paused.
+ */
+export async function resumeSeries(deps: JobControlDeps, series: string, by: string): Promise<boolean> {
+  const who = checkText('resume by', by, MAX_BY_CHARS);
+  const { changed } = await writeState(deps.states, series, (current) =>
+    isPaused(current) ? resumeChange(who, deps.clock.now()) : undefined,
+  );
+  return changed;
+}
+
+/**
  * Resume a paused job: clear the pause, enable the schedule, then catch up on the fire times since the pause (see
  * the file's comment). If enabling the schedule fails, the row is resumed already: the error says to run resume again
  * (which enables it) and to backfill from the pause for the times it would have caught up.
@@ -183,14 +215,16 @@ export async function resumeJob(
 ): Promise<ResumeResult> {
   const by = checkText('resume by', request.by, MAX_BY_CHARS);
   let paused: Pick<JobState, 'pausedAt' | 'pausedBy' | 'pauseNote' | 'pauseCause'> = {};
-  const { changed, state } = await writeState(deps.states, job.id, (current) => {
+  const { changed, state } = await writeState(deps.states, seriesOfJob(job), (current) => {
     if (!isPaused(current)) return undefined;
     const { pausedAt, pausedBy, pauseNote, pauseCause } = current as JobState;
     paused = { pausedAt, pausedBy, pauseNote, pauseCause };
     return resumeChange(by, deps.clock.now());
   });
   try {
-    await deps.schedules.setState(job.id, 'ENABLED');
+    // A job with schedules created at run time keeps its template DISABLED; each of its schedules' Scheduler state is
+    // the registry's (resumeSchedule).
+    if (job.runtimeScheduleGroup === undefined) await deps.schedules.setState(job.id, 'ENABLED');
   } catch (error) {
     if (!changed) throw error;
     throw new DependencyError(
@@ -221,7 +255,8 @@ async function catchUpSince(deps: ResumeDeps, job: DeployedJob, since: number): 
   const now = deps.clock.now();
   const windowMs = (job.route.catchupWindowSeconds ?? job.route.deadlineSeconds) * 1000;
   const retentionMs = job.route.retentionDays * 86_400_000;
-  const rows = isRate(job) ? await deps.history.newestFirst(job.id, ANCHOR_ROWS) : [];
+  if (isTemplate(job)) return { inWindow: {}, missed: {}, olderThanRetention: 0, countCapped: false, runTimes: [] };
+  const rows = isRate(job) ? await deps.history.newestFirst(seriesOfJob(job), ANCHOR_ROWS) : [];
   const anchor = anchorOf(job, rows, since);
   let olderThanRetention = 0;
   let countCapped = false;
@@ -254,13 +289,17 @@ async function recordTimes(
   for (let i = 0; i < times.length; i += concurrency) {
     const batch = times.slice(i, i + concurrency);
     const outcomes = await Promise.all(
-      batch.map((scheduledTime) =>
-        recordOccurrence(trigger, scheduleEventOf({ jobId: job.id, scheduledTime }, job.route)),
-      ),
+      batch.map((scheduledTime) => recordOccurrence(trigger, eventOf(job, scheduledTime))),
     );
     for (const r of outcomes) results[r] = (results[r] ?? 0) + 1;
   }
   return results;
+}
+
+/** The event the job's schedule (or one of its schedules) would have sent for this time. */
+function eventOf(job: DeployedJob, scheduledTime: string) {
+  const event = scheduleEventOf({ jobId: job.id, scheduleKey: job.scheduleKey, scheduledTime }, job.route);
+  return job.input === undefined ? event : { ...event, input: job.input };
 }
 
 const isRate = (job: DeployedJob): boolean => job.schedule.startsWith('rate(');
@@ -304,13 +343,22 @@ export async function runJobNow(
   request: { readonly by: string; readonly overlap?: OverlapPolicy },
 ): Promise<RunResult> {
   const by = checkText('run by', request.by, MAX_BY_CHARS);
-  const state = await deps.states.read(job.id);
-  if (state !== undefined && isPaused(state)) {
-    return { outcome: 'refused', reason: `the job is paused (${pauseSummary(state)}); resume it first`, state };
+  if (isTemplate(job)) {
+    throw new InvalidInputError('run', [
+      `job ${job.id} takes schedules at run time: run one of its schedules (give its schedule key)`,
+    ]);
+  }
+  const series = seriesOfJob(job);
+  // One of a job's schedules is paused with its job too.
+  for (const stateOf of job.scheduleKey === undefined ? [series] : [job.id, series]) {
+    const state = await deps.states.read(stateOf);
+    if (state !== undefined && isPaused(state)) {
+      const what = stateOf === job.id ? 'the job' : 'the schedule';
+      return { outcome: 'refused', reason: `${what} is paused (${pauseSummary(state)}); resume it first`, state };
+    }
   }
   const scheduledTime = isoSeconds(Math.floor(deps.clock.now() / 1000) * 1000);
-  const event = scheduleEventOf({ jobId: job.id, scheduledTime }, job.route);
-  const outcome = await recordOccurrence(deps.trigger, event, {
+  const outcome = await recordOccurrence(deps.trigger, eventOf(job, scheduledTime), {
     requested: { by, origin: 'run', ...(request.overlap === undefined ? {} : { overlap: request.overlap }) },
   });
   return { outcome, scheduledTime };
@@ -365,13 +413,18 @@ export async function describeJob(
   options: { readonly rows?: number } = {},
 ): Promise<JobDescription> {
   const rows = Math.max(options.rows ?? 100, DESCRIBE_RECENT);
-  const [state, history] = await Promise.all([deps.states.read(job.id), deps.history.newestFirst(job.id, rows)]);
+  const series = seriesOfJob(job);
+  // A template has no occurrences of its own (each schedule's are a partition of their own: describe one of them).
+  const [state, history] = await Promise.all([
+    deps.states.read(series),
+    isTemplate(job) ? [] : deps.history.newestFirst(series, rows),
+  ]);
   const now = deps.clock.now();
   return {
     job,
     state,
     paused: isPaused(state),
-    next: nextFireTimes(job, now, anchorOf(job, history, now)),
+    next: isTemplate(job) ? [] : nextFireTimes(job, now, anchorOf(job, history, now)),
     recent: history.slice(0, DESCRIBE_RECENT),
     counts: countsOf(history),
   };

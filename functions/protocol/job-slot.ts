@@ -28,8 +28,10 @@ import type {
   ScheduleSwitch,
   SelfPause,
   SlotWriteResult,
+  WholeJobPauses,
   WorkQueue,
 } from './ports';
+import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 import { withTransientRetries } from './transient-retry';
 
 export interface SlotDeps {
@@ -41,6 +43,8 @@ export interface SlotDeps {
   readonly metrics: Metrics;
   /** The job's schedule, disabled by the pause after failures; absent where no job of the worker has that setting. */
   readonly schedules?: ScheduleSwitch;
+  /** Whether a job that takes schedules at run time is paused as a whole; default: read its state row every time. */
+  readonly wholeJobPauses?: WholeJobPauses;
 }
 
 /**
@@ -65,14 +69,20 @@ export async function startUnderPolicy(
   log: Logger,
 ): Promise<Start> {
   const policy = effectivePolicyOf(occurrence, settings.overlap);
-  const { jobId, scheduledTime } = occurrence;
+  const { scheduledTime } = occurrence;
+  // The slot, the buffer and the pause are the series' (one schedule's, for a job that takes them at run time).
+  const series = seriesOf(occurrence);
+  // A schedule of a job that takes them at run time is also paused when its whole job is.
+  if (occurrence.scheduleKey !== undefined && (await wholeJobPaused(deps, occurrence.jobId))) {
+    return { outcome: await recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log) };
+  }
   if (policy === 'allowAll') {
     // No slot: one eventually consistent read, to skip a start of a paused job.
-    const state = await deps.slots.read(jobId, false);
+    const state = await deps.slots.read(series, false);
     if (state?.pausedAt === undefined) return { outcome: 'run' };
     return { outcome: await recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log) };
   }
-  const fast = await deps.slots.tryTake(jobId, scheduledTime, lease.leaseId);
+  const fast = await deps.slots.tryTake(series, scheduledTime, lease.leaseId);
   if (fast.written) return { outcome: 'run' };
   let state = fast.state;
   // Kept across rounds: a cancelled holder may still be working even if a later round takes the slot without it.
@@ -87,7 +97,7 @@ export async function startUnderPolicy(
     const decision = decideStart({ state, holder, scheduledTime, policy, now: deps.clock.now() });
     const applied = await apply(deps, decision, state, lease, log, { holder, leaseMs, waits });
     if (applied !== 'again') return { outcome: applied, ...(applied === 'run' ? waits : {}) };
-    state = await deps.slots.read(jobId, true);
+    state = await deps.slots.read(series, true);
   }
   throw new DependencyError(
     'transient',
@@ -133,13 +143,18 @@ async function apply(
         waitUntil(context, Date.parse(holder.leaseExpiresAt));
       }
       const slot = { slotTime: lease.key.scheduledTime, slotLeaseId: lease.leaseId };
-      const written = await deps.slots.writeIfVersion(lease.key.jobId, state?.version, {
+      const written = await deps.slots.writeIfVersion(seriesOf(lease.key), state?.version, {
         slot,
         buffer: decision.buffer,
       });
       return written.written ? 'run' : 'again';
     }
   }
+}
+
+async function wholeJobPaused(deps: SlotDeps, jobId: string): Promise<boolean> {
+  if (deps.wholeJobPauses !== undefined) return deps.wholeJobPauses.isPaused(jobId);
+  return (await deps.slots.read(jobId, false))?.pausedAt !== undefined;
 }
 
 const waitUntil = (context: DecisionContext, until: number): void => {
@@ -154,8 +169,9 @@ async function recordBuffer(
   log: Logger,
 ): Promise<'buffered' | 'again'> {
   const { jobId } = lease.key;
+  const series = seriesOf(lease.key);
   if (!sameList(decision.buffer, state?.buffer ?? [])) {
-    const written = await deps.slots.writeIfVersion(jobId, state?.version, { buffer: decision.buffer });
+    const written = await deps.slots.writeIfVersion(series, state?.version, { buffer: decision.buffer });
     if (!written.written) return 'again';
   }
   await deps.store.bufferClaimed(lease, deps.clock.now());
@@ -164,13 +180,13 @@ async function recordBuffer(
     buffer: decision.buffer,
   });
   deps.metrics.add(MetricName.OccurrencesBuffered, 1, jobId);
-  await wake(deps, jobId, decision.wake, log);
+  await wake(deps, lease.key, decision.wake, log);
   // The holder may have released the slot between the buffer's write and ours, and its wake found this occurrence
   // still RUNNING under our claim (a live lease elsewhere: dropped). Whoever takes the slot next wakes the head; if
   // nobody holds it now and we are the head, nobody would.
-  const after = await deps.slots.read(jobId, true);
+  const after = await deps.slots.read(series, true);
   if (after?.slotTime === undefined && after?.buffer?.[0] === lease.key.scheduledTime) {
-    await wake(deps, jobId, lease.key.scheduledTime, log);
+    await wake(deps, lease.key, lease.key.scheduledTime, log);
   }
   return 'buffered';
 }
@@ -188,7 +204,7 @@ async function revokeHolder(
   const now = deps.clock.now();
   const revocationId = `${REVOKED_LEASE_PREFIX}${scheduledTime}-${lease.leaseId}`;
   const revoked = await deps.store.revoke(
-    { jobId, scheduledTime: holder.scheduledTime },
+    { ...seriesKeyOf(seriesOf(lease.key)), scheduledTime: holder.scheduledTime },
     { mode, observed: holder, revocationId, by: scheduledTime },
     now,
   );
@@ -205,7 +221,7 @@ async function revokeHolder(
   log.warn('revoked the expired lease of the slot holder', fields);
   // It stays RUNNING, and its worker, finding its lease gone, acknowledges its message: send it one, so that it is
   // claimed again (and meets the policy) rather than waiting for the reconciler.
-  await wake(deps, jobId, holder.scheduledTime, log);
+  await wake(deps, lease.key, holder.scheduledTime, log);
   return true;
 }
 
@@ -225,7 +241,7 @@ async function recordSkip(
     },
   );
   deps.metrics.add(MetricName.OccurrencesSkipped, 1, lease.key.jobId);
-  if (decision.reason === 'overlap') await wake(deps, lease.key.jobId, decision.wake, log);
+  if (decision.reason === 'overlap') await wake(deps, lease.key, decision.wake, log);
   return 'skipped';
 }
 
@@ -247,17 +263,17 @@ export async function endUnderPolicy(
     let state: JobState | undefined;
     if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') {
       if (counted === undefined) return;
-      state = await deps.slots.countFailures(occurrence.jobId, counted, leaseId);
+      state = await deps.slots.countFailures(seriesOf(occurrence), counted, leaseId);
     } else {
-      const released = await deps.slots.release(occurrence.jobId, leaseId, counted);
+      const released = await deps.slots.release(seriesOf(occurrence), leaseId, counted);
       state = released.state;
       // Refused: the slot was taken over (this run was cancelled, or its lease expired). Wake the head anyway when
       // nobody holds it: our own release whose response was lost looks the same, and a needless wake costs a claim.
-      if (released.released || state?.slotTime === undefined)
-        await wake(deps, occurrence.jobId, state?.buffer?.[0], log);
+      if (released.released || state?.slotTime === undefined) await wake(deps, occurrence, state?.buffer?.[0], log);
       if (!released.released) return;
     }
-    if (counted === 'failed' && state !== undefined) await pauseOnFailures(deps, settings, state, ended.lastError, log);
+    if (counted === 'failed' && state !== undefined)
+      await pauseOnFailures(deps, settings, occurrence, state, ended.lastError, log);
   } catch (error) {
     log.error('could not release the running slot; the next start takes it over', { error: messageOf(error) });
   }
@@ -266,6 +282,7 @@ export async function endUnderPolicy(
 async function pauseOnFailures(
   deps: SlotDeps,
   settings: JobSettings,
+  key: SeriesKey,
   counted: JobState,
   lastError: string | undefined,
   log: Logger,
@@ -283,15 +300,26 @@ async function pauseOnFailures(
     }
     const pausedAt = deps.clock.now();
     const pause = { pausedAt, pausedBy: 'pauseAfterFailures', pauseCause: 'failures', pauseNote } as const;
-    const written = await pauseQuietly(deps, settings.id, state.version, pause);
+    const written = await pauseQuietly(deps, seriesOf(key), state.version, pause);
     if (written.written) break;
     // Refused: the row changed (a start took the slot, a failure or an operator paused it), or our write was applied,
     // its response lost, and the SDK's retry refused by it: the refusal returns the row, which then shows our pause.
     // No answer: the same, unknown until the row is read. Either way, decide again from the row as it is.
-    state = 'state' in written ? written.state : await readAfterNoAnswer(deps, settings.id);
+    state = 'state' in written ? written.state : await readAfterNoAnswer(deps, seriesOf(key));
     if (state?.pausedAt === iso(pausedAt) && state.pausedBy === pause.pausedBy) break;
   }
   deps.metrics.add(MetricName.JobsPausedOnFailures, 1, settings.id);
+  if (key.scheduleKey !== undefined) {
+    // Its Scheduler schedule is the registry's projection, which the worker does not write: it keeps firing, and each
+    // occurrence is SKIPPED as paused (one trigger invocation and one row per firing) until the schedule is resumed.
+    log.error(
+      'schedule PAUSED after failures in a row; resume it with resumeSchedule or `occurrences schedules resume`',
+      {
+        pauseNote,
+      },
+    );
+    return;
+  }
   log.error('job PAUSED after failures in a row; resume it with `occurrences resume`', { pauseNote });
   if (deps.schedules === undefined) {
     log.error('no schedule switch (SCHEDULE_GROUP unset): the schedule keeps firing and its occurrences are SKIPPED');
@@ -313,12 +341,12 @@ async function pauseOnFailures(
  */
 async function pauseQuietly(
   deps: SlotDeps,
-  jobId: string,
+  series: string,
   version: number,
   pause: SelfPause,
 ): Promise<SlotWriteResult | { written: false }> {
   try {
-    return await deps.slots.pauseIfVersion(jobId, version, pause);
+    return await deps.slots.pauseIfVersion(series, version, pause);
   } catch (error) {
     if (error instanceof DependencyError && error.kind === 'transient') return { written: false };
     throw error;
@@ -329,17 +357,17 @@ async function pauseQuietly(
  * The row after a pause write that got no answer, retried like the write: a pause applied but unconfirmed must still
  * be recognised as ours, or its schedule is never disabled and keeps firing.
  */
-function readAfterNoAnswer(deps: SlotDeps, jobId: string): Promise<JobState | undefined> {
-  return withTransientRetries(() => deps.slots.read(jobId, true), { attempts: 3, firstDelayMs: 200 });
+function readAfterNoAnswer(deps: SlotDeps, series: string): Promise<JobState | undefined> {
+  return withTransientRetries(() => deps.slots.read(series, true), { attempts: 3, firstDelayMs: 200 });
 }
 
 /**
  * Enqueue an occurrence of the job again (the buffer's head, or a revoked holder): its delivery meets the policy.
  * A lost send is the reconciler's.
  */
-async function wake(deps: SlotDeps, jobId: string, head: string | undefined, log: Logger): Promise<void> {
+async function wake(deps: SlotDeps, series: SeriesKey, head: string | undefined, log: Logger): Promise<void> {
   if (head === undefined) return;
-  const key: OccurrenceKey = { jobId, scheduledTime: head };
+  const key: OccurrenceKey = { ...seriesKeyOf(seriesOf(series)), scheduledTime: head };
   try {
     await deps.queue.send(encodeEnvelope(key));
     log.info('enqueued an occurrence of the job again (woken)', { woken: head });
@@ -372,17 +400,18 @@ export async function afterUnheldEnd(
  * when the slot is free or names this occurrence. Never throws: the reconciler wakes what this leaves waiting.
  */
 async function leaveBuffer(deps: SlotDeps, key: OccurrenceKey, log: Logger): Promise<void> {
-  const { jobId, scheduledTime } = key;
+  const { scheduledTime } = key;
+  const series = seriesOf(key);
   try {
     for (let round = 1; round <= MAX_DECISION_ROUNDS; round++) {
-      const state = await deps.slots.read(jobId, true);
+      const state = await deps.slots.read(series, true);
       if (state === undefined) return;
       const buffer = (state.buffer ?? []).filter((t) => t !== scheduledTime);
       if (buffer.length !== (state.buffer ?? []).length) {
-        const written = await deps.slots.writeIfVersion(jobId, state.version, { buffer });
+        const written = await deps.slots.writeIfVersion(series, state.version, { buffer });
         if (!written.written) continue;
       }
-      if (state.slotTime === undefined || state.slotTime === scheduledTime) await wake(deps, jobId, buffer[0], log);
+      if (state.slotTime === undefined || state.slotTime === scheduledTime) await wake(deps, key, buffer[0], log);
       return;
     }
   } catch (error) {

@@ -97,7 +97,7 @@ export interface UpsertResult {
 }
 
 /** The template of `jobId`'s schedules; throws UnknownScheduleJobError when it has none. */
-export async function templateOf(
+export async function jobTemplateOf(
   deps: Pick<ManageScheduleDeps, 'projection'>,
   jobId: string,
 ): Promise<KeyedJobTemplate> {
@@ -126,7 +126,7 @@ export async function upsertScheduleRecord(
 ): Promise<UpsertResult> {
   const now = deps.clock.now();
   const checked = validateScheduleSpec(jobId, key, spec, now);
-  const template = options.template ?? (await templateOf(deps, jobId));
+  const template = options.template ?? (await jobTemplateOf(deps, jobId));
   const write = await writeRow(deps.registry, jobId, key, (current) => {
     if (current === undefined) return newRow(jobId, key, checked, now, options);
     return specEquals(current, checked) ? undefined : changedRow(current, checked, now, options);
@@ -156,7 +156,7 @@ export async function setScheduleState(
 ): Promise<RegisteredSchedule> {
   checkIds(jobId, key);
   const now = deps.clock.now();
-  const template = options.template ?? (await templateOf(deps, jobId));
+  const template = options.template ?? (await jobTemplateOf(deps, jobId));
   const write = await writeRow(deps.registry, jobId, key, (current) => {
     if (current === undefined || current.deletedAt !== undefined) throw new ScheduleNotFoundError(jobId, key);
     return current.state === state ? undefined : stateChangedRow(current, state, now, options);
@@ -180,7 +180,7 @@ export async function deleteScheduleRecord(
 ): Promise<{ readonly deleted: boolean }> {
   checkIds(jobId, key);
   const now = deps.clock.now();
-  const template = options.template ?? (await templateOf(deps, jobId));
+  const template = options.template ?? (await jobTemplateOf(deps, jobId));
   // A tombstone already there is a delete that did not finish: finish it.
   const write = await writeRow(deps.registry, jobId, key, (current) =>
     current === undefined || current.deletedAt !== undefined ? undefined : tombstoneOf(current, now, options),

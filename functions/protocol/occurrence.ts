@@ -3,6 +3,7 @@
  * Its row in the store is the single source of truth about progress.
  */
 import { quoteValue } from './quote-value';
+import type { JsonValue, SeriesKey } from './schedule-key';
 import type { OverlapPolicy } from './setting-basics';
 
 /** Where an occurrence is in its life; a row's `status` is one of these. */
@@ -62,10 +63,12 @@ export const SkipReason = { overlap: 'overlap', missed: 'missed', paused: 'pause
 /** One of the reasons of the `SkipReason` object. */
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];
 
-/** What identifies an occurrence: its job and its scheduled time (the row's key in the table). */
-export interface OccurrenceKey {
-  /** The job's id, as given to `addJob`. */
-  readonly jobId: string;
+/**
+ * What identifies an occurrence: its job, its schedule key when the job takes schedules at run time, and its
+ * scheduled time. The row's key in the table is its series (`seriesOf`: the job id, or `jobId#scheduleKey`) and its
+ * scheduled time (table-schema.ts).
+ */
+export interface OccurrenceKey extends SeriesKey {
   /** UTC, whole seconds: `2026-11-30T06:00:00Z`. */
   readonly scheduledTime: string;
 }
@@ -149,6 +152,8 @@ export interface Occurrence extends OccurrenceKey {
   readonly origin?: 'run' | 'backfill';
   /** This occurrence's own overlap policy, when an operator gave one (`run --overlap`, `backfill --overlap`). */
   readonly overlap?: OverlapPolicy;
+  /** The input of the schedule created at run time that started it, as it was when the schedule fired. */
+  readonly input?: JsonValue;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }
@@ -171,6 +176,7 @@ export const ATTEMPT_ERROR_MAX_CHARS = 300;
 
 /** Attribute names the table and its index are defined on (shared with the CDK stack). */
 export const OccurrenceAttributes = {
+  /** The partition key: the occurrence's series (schedule-key.ts), which is the job id unless the job takes keys. */
   jobId: 'jobId',
   scheduledTime: 'scheduledTime',
   status: 'status',
@@ -178,6 +184,15 @@ export const OccurrenceAttributes = {
   statusShard: 'statusShard',
   ttl: 'ttl',
 } as const;
+
+/** The key of an occurrence (or of any row or message that carries one), without its other fields. */
+export function occurrenceKeyOf(o: OccurrenceKey): OccurrenceKey {
+  return {
+    jobId: o.jobId,
+    ...(o.scheduleKey === undefined ? {} : { scheduleKey: o.scheduleKey }),
+    scheduledTime: o.scheduledTime,
+  };
+}
 
 const SCHEDULED_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -235,9 +250,14 @@ export function normaliseScheduledTime(input: unknown): { ok: true; value: strin
 /** Every report lives under this prefix; the worker's S3 permissions are limited to it. */
 export const REPORT_KEY_PREFIX = 'reports/';
 
-/** Where the report of an occurrence is committed: `reports/{jobId}/{scheduledTime}.{ext}`. */
+/**
+ * Where the report of an occurrence is committed: `reports/{jobId}/{scheduledTime}.{ext}`, or
+ * `reports/{jobId}/{scheduleKey}/{scheduledTime}.{ext}` for a schedule created at run time (a job has one form or
+ * the other, and a schedule key has no '/', so one customer's reports list under one prefix).
+ */
 export function reportKeyOf(key: OccurrenceKey, extension: string): string {
-  return `${REPORT_KEY_PREFIX}${key.jobId}/${key.scheduledTime}.${extension}`;
+  const series = key.scheduleKey === undefined ? key.jobId : `${key.jobId}/${key.scheduleKey}`;
+  return `${REPORT_KEY_PREFIX}${series}/${key.scheduledTime}.${extension}`;
 }
 
 export function describe(value: unknown): string {

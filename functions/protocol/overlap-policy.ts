@@ -12,6 +12,7 @@
 
 import type { JobState } from './job-state';
 import { isContinuing, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
+import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 import type { OverlapPolicy } from './setting-basics';
 
 /** An occurrence's own policy (given by an operator) wins over its job's. */
@@ -21,7 +22,9 @@ export const effectivePolicyOf = (occurrence: Pick<Occurrence, 'overlap'>, jobPo
 /** The occurrence whose row decides whether the slot is live: the one the slot names, unless that is `scheduledTime`. */
 export function holderToRead(state: JobState | undefined, scheduledTime: string): OccurrenceKey | undefined {
   if (state?.slotTime === undefined || state.slotTime === scheduledTime) return undefined;
-  return { jobId: state.jobId, scheduledTime: state.slotTime };
+  // The state row's partition is its series: the holder is an occurrence of the same schedule. The row may come as
+  // stored (jobId is the series) or as read through the occurrence reader (jobId and scheduleKey apart).
+  return { ...seriesKeyOf(seriesOf(state as JobState & SeriesKey)), scheduledTime: state.slotTime };
 }
 
 /**

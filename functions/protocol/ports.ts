@@ -214,8 +214,8 @@ export interface JobStateStore {
 
 /** One job's occurrences, newest first (the CLI's OperatorOccurrenceReader); never the job-state row. */
 export interface OccurrenceHistory {
-  /** The job's newest `limit` occurrences, newest first. */
-  newestFirst(jobId: string, limit: number): Promise<Occurrence[]>;
+  /** The newest `limit` occurrences of a series (a job, or one schedule of a job: schedule-key.ts), newest first. */
+  newestFirst(series: string, limit: number): Promise<Occurrence[]>;
 }
 
 /** What a manual retry writes when it reopens a FAILED occurrence. */
@@ -314,6 +314,8 @@ export interface WorkQueue {
 
 export interface ReportAnnouncement {
   readonly jobId: string;
+  /** The schedule key, for an occurrence of a schedule created at run time. */
+  readonly scheduleKey?: string;
   readonly scheduledTime: string;
   readonly reportKey: string;
   readonly reportUri: string;
@@ -385,6 +387,11 @@ export interface JobDefinition<Report extends ReportBody | StreamedReport = Repo
   readonly resumable?: boolean;
   /** Runs one attempt of one occurrence and returns its report; a throw fails the attempt, which is retried. */
   run(occurrence: Occurrence, context: JobContext): Promise<Report>;
+}
+
+/** Whether a job that takes schedules at run time is paused as a whole (its own job-state row, not a schedule's). */
+export interface WholeJobPauses {
+  isPaused(jobId: string): Promise<boolean>;
 }
 
 /** A job's Scheduler schedule, switched on and off with its definition kept (pause and resume). */
@@ -475,6 +482,8 @@ export interface WorkerDeps {
   readonly slots: JobSlotStore;
   /** Disables a job's schedule when it pauses after failures; absent where no job of the worker has that setting. */
   readonly schedules?: ScheduleSwitch;
+  /** Whether a job that takes schedules at run time is paused as a whole; default: its state row read at every start. */
+  readonly wholeJobPauses?: WholeJobPauses;
   readonly reports: ReportStore;
   readonly queue: WorkQueue;
   readonly clock: Clock;

@@ -22,7 +22,7 @@ import { afterUnheldEnd, endUnderPolicy, type SlotDeps, type Start, startUnderPo
 import { runUnderLease } from './lease-guard';
 import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, type OccurrenceKey, reportKeyOf } from './occurrence';
+import { iso, type Occurrence, type OccurrenceKey, occurrenceKeyOf, reportKeyOf } from './occurrence';
 import {
   type JobDefinition,
   type Lease,
@@ -113,6 +113,7 @@ export async function processDelivery(
   const { settings } = job;
   const log = childLogger(logger, {
     jobId: key.jobId,
+    ...(key.scheduleKey === undefined ? {} : { scheduleKey: key.scheduleKey }),
     scheduledTime: key.scheduledTime,
     messageId: delivery.messageId,
   });
@@ -178,7 +179,7 @@ async function startClaimed(
   leaseId: string,
   log: Logger,
 ): Promise<Start | { outcome: 'lease-lost' }> {
-  const lease: Lease = { key: { jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime }, leaseId };
+  const lease: Lease = { key: occurrenceKeyOf(occurrence), leaseId };
   try {
     return await startUnderPolicy(slotDeps(deps), job.settings, occurrence, lease, childLogger(log, { leaseId }));
   } catch (error) {
@@ -199,7 +200,7 @@ async function runClaimedAttempt(
   log: Logger,
 ): Promise<DeliveryOutcome> {
   const { leaseId } = attempt;
-  const key = { jobId: occurrence.jobId, scheduledTime: occurrence.scheduledTime };
+  const key = occurrenceKeyOf(occurrence);
   const lease: Lease = { key, leaseId, attempt: occurrence.attempt };
   // Every line of this attempt carries jobId, scheduledTime, leaseId and attempt (the batch runs concurrently, so
   // the keys travel with each line rather than on a shared logger).
@@ -435,6 +436,7 @@ async function commitReport(
 ): Promise<DeliveryResult> {
   const metadata = {
     'job-id': lease.key.jobId,
+    ...(lease.key.scheduleKey === undefined ? {} : { 'schedule-key': lease.key.scheduleKey }),
     'scheduled-time': lease.key.scheduledTime,
     attempt: String(lease.attempt),
     'lease-id': lease.leaseId,

@@ -27,7 +27,14 @@ import { messageOf } from './errors';
 import { isJsonObject } from './field-checks';
 import { type JobState, jobStateKeyOf } from './job-state';
 import { MetricName } from './metric-names';
-import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SCHEDULED_TIME_RANGE } from './occurrence';
+import {
+  iso,
+  isoSeconds,
+  type Occurrence,
+  OccurrenceStatus,
+  occurrenceKeyOf,
+  SCHEDULED_TIME_RANGE,
+} from './occurrence';
 import { holderToRead, isHolderLive } from './overlap-policy';
 import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
@@ -38,6 +45,7 @@ import {
   STUCK_SINCE_ATTRIBUTE,
   stuckSince,
 } from './requeue-occurrence';
+import { seriesOf } from './schedule-key';
 import type { IndexedOccurrence } from './table-schema';
 import type { WorkerRoute } from './worker-routes';
 
@@ -81,6 +89,8 @@ const REASON: Readonly<Record<(typeof REQUEUEABLE_STATUSES)[number], StuckReason
 
 export interface Fix {
   readonly jobId: string;
+  /** The schedule key, for an occurrence of a schedule created at run time. */
+  readonly scheduleKey?: string;
   readonly scheduledTime: string;
   readonly status: OccurrenceStatus;
   readonly action: 'requeued' | 'announced';
@@ -219,31 +229,33 @@ class ReconcileRun {
    * buffer at all: its delivery decides again). A failed read is counted and logged, and reads as not.
    */
   async waitsInVain(row: Occurrence): Promise<boolean> {
-    let slot = this.slotsFree.get(row.jobId);
+    // The slot is the series' (one schedule's, for a job that takes them at run time).
+    const series = seriesOf(row);
+    let slot = this.slotsFree.get(series);
     if (slot === undefined) {
-      slot = this.readSlot(row.jobId);
-      this.slotsFree.set(row.jobId, slot);
+      slot = this.readSlot(series);
+      this.slotsFree.set(series, slot);
     }
     const { free, buffer } = await slot;
     return free && (buffer[0] === row.scheduledTime || !buffer.includes(row.scheduledTime));
   }
 
-  private async readSlot(jobId: string): Promise<{ free: boolean; buffer: readonly string[] }> {
+  private async readSlot(series: string): Promise<{ free: boolean; buffer: readonly string[] }> {
     try {
       // The job-state row has the occurrence table's key: the same batch read reads it.
-      const [state] = (await this.deps.index.readRows([jobStateKeyOf(jobId)])) as unknown as (JobState | undefined)[];
+      const [state] = (await this.deps.index.readRows([jobStateKeyOf(series)])) as unknown as (JobState | undefined)[];
       const holderKey = holderToRead(state, '');
       const [holder] = holderKey === undefined ? [] : await this.deps.index.readRows([holderKey]);
       return { free: !isHolderLive(holder, this.now), buffer: state?.buffer ?? [] };
     } catch (error) {
       this.errors++;
-      this.deps.logger.error('reconciler could not read the job state', { jobId, error: messageOf(error) });
+      this.deps.logger.error('reconciler could not read the job state', { series, error: messageOf(error) });
       return { free: false, buffer: [] };
     }
   }
 
   fix(row: IndexedOccurrence, action: Fix['action'], reason: Fix['reason']): void {
-    this.fixed.push({ jobId: row.jobId, scheduledTime: row.scheduledTime, status: row.status, action, reason });
+    this.fixed.push({ ...occurrenceKeyOf(row), status: row.status, action, reason });
   }
 
   report(): ReconcileReport {
@@ -377,9 +389,8 @@ async function announceUnannouncedReport(run: ReconcileRun, row: Occurrence): Pr
   }
 }
 
-const fieldsOf = (o: Pick<Occurrence, 'jobId' | 'scheduledTime' | 'status' | 'attempt'>) => ({
-  jobId: o.jobId,
-  scheduledTime: o.scheduledTime,
+const fieldsOf = (o: Pick<Occurrence, 'jobId' | 'scheduleKey' | 'scheduledTime' | 'status' | 'attempt'>) => ({
+  ...occurrenceKeyOf(o),
   status: o.status,
   attempt: o.attempt,
 });

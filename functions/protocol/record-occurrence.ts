@@ -54,7 +54,7 @@ export async function recordOccurrence(
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, ...key } = decodeScheduleEvent(
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, input, ...key } = decodeScheduleEvent(
     event,
     new Set(deps.queues.keys()),
   );
@@ -76,6 +76,7 @@ export async function recordOccurrence(
     createdAt: iso(now),
     deadlineAt: iso(countFrom + deadlineSeconds * 1000),
     ttl: Math.floor(countFrom / 1000) + retentionDays * 86_400,
+    ...(input === undefined ? {} : { input }),
     ...(missed ? { skipReason: SkipReason.missed, skippedAt: iso(now) } : {}),
     ...(requested === undefined
       ? {}
@@ -86,7 +87,11 @@ export async function recordOccurrence(
         }),
   };
   const created = await deps.store.create(occurrence);
-  const fields = { jobId: key.jobId, scheduledTime: key.scheduledTime };
+  const fields = {
+    jobId: key.jobId,
+    ...(key.scheduleKey === undefined ? {} : { scheduleKey: key.scheduleKey }),
+    scheduledTime: key.scheduledTime,
+  };
   if (missed && created.created) {
     deps.logger.warn('occurrence recorded as SKIPPED: first recorded after its catch-up window', {
       ...fields,

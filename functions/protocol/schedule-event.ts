@@ -8,6 +8,7 @@
 import { InvalidInputError } from './errors';
 import { checkAll, id, jsonObject, knownOne, optional, wholeNumber } from './field-checks';
 import { normaliseScheduledTime, type OccurrenceKey } from './occurrence';
+import { type JsonValue, scheduleInput, scheduleKey } from './schedule-key';
 import { CATCHUP_WINDOW_SECONDS_RANGE, DEADLINE_SECONDS_RANGE, RETENTION_DAYS_RANGE } from './setting-basics';
 
 /** What the writers other than the worker (trigger, backfill, retry) need to know of one job. */
@@ -25,12 +26,24 @@ export interface JobRoute {
   readonly catchupWindowSeconds?: number;
 }
 
-export type ScheduleEvent = OccurrenceKey & JobRoute;
+/**
+ * The event of one schedule: the occurrence's key (with its schedule key for a schedule created at run time), the
+ * job's route, and that schedule's input.
+ */
+export type ScheduleEvent = OccurrenceKey & JobRoute & { readonly input?: JsonValue };
+
+/**
+ * The field that marks the *template* of a job that takes schedules at run time: its own schedule, kept DISABLED,
+ * whose input each of the job's schedules copies (adding scheduleKey and input). The template never starts an
+ * occurrence: an event with this field and no scheduleKey is rejected.
+ */
+export const TEMPLATE_GROUP_FIELD = 'keyedScheduleGroup';
 
 /** The schedule event of one occurrence of a job: what a schedule's input becomes at its scheduled time. */
 export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEvent {
   return {
     jobId: key.jobId,
+    ...(key.scheduleKey === undefined ? {} : { scheduleKey: key.scheduleKey }),
     scheduledTime: key.scheduledTime,
     worker: route.worker,
     deadlineSeconds: route.deadlineSeconds,
@@ -53,14 +66,27 @@ export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<st
     catchupWindowSeconds: optional(e.catchupWindowSeconds, (v) =>
       wholeNumber('catchupWindowSeconds', v, CATCHUP_WINDOW_SECONDS_RANGE),
     ),
+    scheduleKey: optional(e.scheduleKey, (v) => scheduleKey('scheduleKey', v)),
+    input: optional(e.input, (v) => scheduleInput('input', v)),
   });
   if (!checked.ok) throw new InvalidInputError('schedule event', checked.problems);
-  const { catchupWindowSeconds, ...route } = checked.value;
+  const { catchupWindowSeconds, scheduleKey: key, input, ...route } = checked.value;
+  if (e[TEMPLATE_GROUP_FIELD] !== undefined && key === undefined) {
+    throw new InvalidInputError('schedule event', [
+      `the template schedule of job ${route.jobId} fired: it must stay DISABLED (its job's schedules are created ` +
+        'at run time, each with a scheduleKey)',
+    ]);
+  }
   // Rows must outlive the deadline (the settings' own rule): a row deleted while its retries wait would be recorded
   // again by a late trigger and run twice.
   if (route.retentionDays * 86_400 <= route.deadlineSeconds)
     throw new InvalidInputError('schedule event', [
       `retentionDays (${route.retentionDays}) must outlive deadlineSeconds (${route.deadlineSeconds})`,
     ]);
-  return { ...route, ...(catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds }) };
+  return {
+    ...route,
+    ...(key === undefined ? {} : { scheduleKey: key }),
+    ...(input === undefined ? {} : { input }),
+    ...(catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds }),
+  };
 }

@@ -6,6 +6,7 @@
  * status index" in docs/design.md for the arithmetic behind both choices.
  */
 import { type Occurrence, OccurrenceAttributes, type OccurrenceKey, type OccurrenceStatus } from './occurrence';
+import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 
 /**
  * How many index partition keys each status is spread over. One tick's occurrences share a scheduled time, so
@@ -56,17 +57,43 @@ export const OCCURRENCE_TABLE = {
 } as const;
 
 /** An occurrence as the status index holds it: the keys and the projected attributes. */
-export type IndexedOccurrence = Pick<Occurrence, 'jobId' | 'scheduledTime' | 'status' | 'attempt'> &
+export type IndexedOccurrence = Pick<Occurrence, 'jobId' | 'scheduleKey' | 'scheduledTime' | 'status' | 'attempt'> &
   Partial<Pick<Occurrence, (typeof STATUS_INDEX_PROJECTION)[number]>> & { readonly statusShard?: string };
 
 /**
- * The shard of an occurrence: a stable hash of its key, so the shard never changes with its status and every
- * writer computes the same one without reading the row.
+ * The table key of an occurrence: its series (the partition: the job id, or `jobId#scheduleKey` for a schedule
+ * created at run time) and its scheduled time.
+ */
+export const tableKeyOf = (key: OccurrenceKey): { jobId: string; scheduledTime: string } => ({
+  jobId: seriesOf(key),
+  scheduledTime: key.scheduledTime,
+});
+
+/**
+ * A row as the table holds it (its `jobId` attribute is its series) read back as the protocol sees it: the job id
+ * and, for a schedule created at run time, the schedule key. Every reader of rows maps them through this.
+ */
+export function fromTableItem<T extends SeriesKey>(item: T): T {
+  const { jobId, scheduleKey } = seriesKeyOf(item.jobId);
+  // The series is the truth; a stored scheduleKey attribute (written for people reading the table) agrees with it.
+  return { ...item, jobId, ...(scheduleKey === undefined ? {} : { scheduleKey }) };
+}
+
+/** An occurrence as the table stores it: keyed by its series, and carrying its schedule key for people reading it. */
+export function toTableItem<T extends OccurrenceKey>(occurrence: T): T {
+  return { ...occurrence, jobId: seriesOf(occurrence) };
+}
+
+/**
+ * The shard of an occurrence: a stable hash of its series and scheduled time, so the shard never changes with its
+ * status, every writer computes the same one without reading the row, and one job's many schedule keys due at the
+ * same time spread over every shard.
  */
 export function shardOf(key: OccurrenceKey, shards: number = STATUS_INDEX_SHARDS): number {
-  // FNV-1a, 32 bits: cheap, stable across processes and releases, and spreads similar keys apart.
+  // FNV-1a, 32 bits: cheap, stable across processes and releases, and spreads similar keys apart. For a job's fixed
+  // schedule the series is the job id, so the shard of every existing row is unchanged.
   let hash = 0x811c9dc5;
-  const text = `${key.jobId}\u0000${key.scheduledTime}`;
+  const text = `${seriesOf(key)}\u0000${key.scheduledTime}`;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;

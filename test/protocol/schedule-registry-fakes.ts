@@ -1,254 +1,168 @@
 /**
- * In-memory fakes of the registry's ports (schedule-registry-ports.ts) and of the audit cursor, for the reconciler's
- * and the bulk upsert's unit tests: the registry keeps rows with the same compare-and-swap rules as the DynamoDB store
- * (put on version, markSynced and remove on version), and the projection keeps one schedule per name with its state,
- * the version it was projected from and when it changed, like a job's schedule group.
+ * In-memory ScheduleRegistry and ScheduleProjection for the tests of manage-schedule.ts (and of anything else that
+ * runs on the two ports): the registry keeps the conditional semantics of the DynamoDB store, the projection
+ * counts its calls and can be told to fail the next one.
  */
-
-import type { AuditCursorStore, AuditPosition, StoredAuditCursor } from '../../functions/protocol/reconcile-schedules';
-import { auditBucketKey, bucketLabel } from '../../functions/protocol/schedule-registry';
+import type { Clock } from '../../functions/protocol/ports';
+import { auditBucketKey, isFinished } from '../../functions/protocol/schedule-registry';
 import type {
   KeyedJobTemplate,
   ProjectedScheduleSummary,
   RegisteredSchedule,
+  RegistryPage,
   RegistryWriteResult,
   ScheduleProjection,
   ScheduleRegistry,
 } from '../../functions/protocol/schedule-registry-ports';
 
-export const iso = (ms: number): string => new Date(ms).toISOString();
+export const JOB = 'weekly-report';
+export const NOW = Date.parse('2026-12-01T09:00:00.000Z');
 
-export function template(jobId: string, hash = 'h1'): KeyedJobTemplate {
+export function fakeClock(start = NOW): Clock & { advance(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}
+
+export function template(jobId = JOB): KeyedJobTemplate {
   return {
     jobId,
-    group: `${jobId}-schedules`,
-    event: { jobId, worker: 'w' },
-    target: { Arn: 'arn:trigger', RoleArn: 'arn:role' },
+    group: `${jobId}-keyed`,
+    event: { jobId, worker: 'reports', deadlineSeconds: 3600, retentionDays: 30, catchupWindowSeconds: 600 },
+    target: { Arn: 'arn:aws:lambda:eu-central-1:123456789012:function:trigger', RoleArn: 'arn:role' },
     flexibleTimeWindow: { Mode: 'OFF' },
-    templateHash: hash,
+    templateHash: 'abc',
   };
 }
 
-/** A synced live row of `key` in `bucket`, its schedule named as scheduleNameOf would (`bb.key.hash`). */
-export function row(
-  jobId: string,
-  scheduleKey: string,
-  bucket: number,
-  at: number,
-  fields: Partial<RegisteredSchedule> = {},
-): RegisteredSchedule {
-  return {
-    jobId,
-    scheduleKey,
-    expression: 'cron(0 8 ? * MON *)',
-    timeZone: 'Europe/Paris',
-    state: 'ENABLED',
-    version: 1,
-    scheduleName: `${bucketLabel(bucket)}.${scheduleKey}.0123456789abcdef`,
-    createdAt: iso(at),
-    updatedAt: iso(at),
-    syncedVersion: 1,
-    syncedAt: iso(at),
-    auditBucket: auditBucketKey(jobId, bucket),
-    ...fields,
-  };
-}
-
-export interface Calls {
-  [operation: string]: number;
-}
-
-function count(calls: Calls, op: string): void {
-  calls[op] = (calls[op] ?? 0) + 1;
-}
+const keyOf = (jobId: string, key: string): string => `${jobId}\u0000${key}`;
 
 export class FakeRegistry implements ScheduleRegistry {
   readonly rows = new Map<string, RegisteredSchedule>();
-  readonly calls: Calls = {};
-  /** Called before each operation; may throw (a fault) or change rows (a racing writer). */
-  before: (op: string, args: unknown[]) => void = () => {};
-
-  private static id(jobId: string, key: string): string {
-    return `${jobId}|${key}`;
-  }
-
-  add(...rows: RegisteredSchedule[]): void {
-    for (const r of rows) this.rows.set(FakeRegistry.id(r.jobId, r.scheduleKey), r);
-  }
+  puts = 0;
+  /** Called before each put is decided: a test's chance to write the row under the writer. */
+  beforePut?: (row: RegisteredSchedule) => void;
 
   row(jobId: string, key: string): RegisteredSchedule | undefined {
-    return this.rows.get(FakeRegistry.id(jobId, key));
+    return this.rows.get(keyOf(jobId, key));
   }
 
-  async get(jobId: string, scheduleKey: string): Promise<RegisteredSchedule | undefined> {
-    count(this.calls, 'get');
-    this.before('get', [jobId, scheduleKey]);
-    return this.row(jobId, scheduleKey);
+  async get(jobId: string, key: string, _consistent = true): Promise<RegisteredSchedule | undefined> {
+    return this.row(jobId, key);
   }
 
-  async put(next: RegisteredSchedule, expectedVersion: number | undefined): Promise<RegistryWriteResult> {
-    count(this.calls, 'put');
-    this.before('put', [next, expectedVersion]);
-    const current = this.row(next.jobId, next.scheduleKey);
+  async put(row: RegisteredSchedule, expectedVersion: number | undefined): Promise<RegistryWriteResult> {
+    this.beforePut?.(row);
+    const current = this.row(row.jobId, row.scheduleKey);
     if (current?.version !== expectedVersion) return { written: false, current };
-    this.add(next);
-    return { written: true, current: next };
+    this.puts++;
+    this.rows.set(keyOf(row.jobId, row.scheduleKey), row);
+    return { written: true, current: row };
   }
 
-  async markSynced(jobId: string, scheduleKey: string, version: number, now: number): Promise<RegistryWriteResult> {
-    count(this.calls, 'markSynced');
-    this.before('markSynced', [jobId, scheduleKey, version]);
-    const current = this.row(jobId, scheduleKey);
+  async markSynced(jobId: string, key: string, version: number, now: number): Promise<RegistryWriteResult> {
+    const current = this.row(jobId, key);
     if (current?.version !== version) return { written: false, current };
-    const { syncDueAt: _d, syncShard: _s, ...rest } = current;
-    const synced = { ...rest, syncedVersion: version, syncedAt: iso(now) };
-    this.add(synced);
+    const { syncDueAt: _due, syncShard: _shard, ...rest } = current;
+    const synced = { ...rest, syncedVersion: version, syncedAt: new Date(now).toISOString() };
+    this.rows.set(keyOf(jobId, key), synced);
     return { written: true, current: synced };
   }
 
-  async remove(jobId: string, scheduleKey: string, version: number): Promise<{ removed: boolean }> {
-    count(this.calls, 'remove');
-    this.before('remove', [jobId, scheduleKey, version]);
-    const current = this.row(jobId, scheduleKey);
+  async remove(jobId: string, key: string, version: number): Promise<{ readonly removed: boolean }> {
+    const current = this.row(jobId, key);
     if (current?.version !== version || current.deletedAt === undefined) return { removed: false };
-    this.rows.delete(FakeRegistry.id(jobId, scheduleKey));
+    this.rows.delete(keyOf(jobId, key));
     return { removed: true };
   }
 
   async list(
     jobId: string,
-    options: { prefix?: string; limit?: number; cursor?: string },
-  ): Promise<{ items: RegisteredSchedule[]; cursor?: string }> {
-    count(this.calls, 'list');
+    options: { readonly prefix?: string; readonly limit?: number; readonly cursor?: string },
+  ): Promise<RegistryPage<RegisteredSchedule>> {
     const all = [...this.rows.values()]
       .filter((r) => r.jobId === jobId && r.scheduleKey.startsWith(options.prefix ?? ''))
       .filter((r) => options.cursor === undefined || r.scheduleKey > options.cursor)
       .sort((a, b) => (a.scheduleKey < b.scheduleKey ? -1 : 1));
     const items = all.slice(0, options.limit ?? 100);
-    return { items, cursor: all.length > items.length ? items.at(-1)?.scheduleKey : undefined };
+    return items.length < all.length ? { items, cursor: items[items.length - 1].scheduleKey } : { items };
   }
 
-  async dueForSync(now: number, limit: number): Promise<RegisteredSchedule[]> {
-    count(this.calls, 'dueForSync');
-    this.before('dueForSync', [now, limit]);
+  async dueForSync(now: number, limit: number): Promise<readonly RegisteredSchedule[]> {
     return [...this.rows.values()]
       .filter((r) => r.syncDueAt !== undefined && Date.parse(r.syncDueAt) <= now)
-      .sort((a, b) => ((a.syncDueAt ?? '') < (b.syncDueAt ?? '') ? -1 : 1))
       .slice(0, limit);
   }
 
-  async auditBucket(jobId: string, bucket: number): Promise<RegisteredSchedule[]> {
-    count(this.calls, 'auditBucket');
-    this.before('auditBucket', [jobId, bucket]);
+  async auditBucket(jobId: string, bucket: number): Promise<readonly RegisteredSchedule[]> {
     return [...this.rows.values()].filter((r) => r.auditBucket === auditBucketKey(jobId, bucket));
   }
 }
 
-export interface FakeSchedule {
-  readonly name: string;
-  readonly group: string;
-  readonly state: 'ENABLED' | 'DISABLED';
-  readonly lastModifiedAt: string;
-  /** The row version and template hash it was projected from; undefined for one made by hand. */
-  readonly version?: number;
-  readonly templateHash?: string;
-}
+type Call = 'template' | 'put' | 'remove' | 'listPage';
 
 export class FakeProjection implements ScheduleProjection {
-  readonly schedules = new Map<string, FakeSchedule>();
-  readonly templates = new Map<string, KeyedJobTemplate>();
-  readonly calls: Calls = {};
-  /** Schedules per ListSchedules page (Scheduler's own maximum is 100). */
-  pageSize = 100;
-  before: (op: string, args: unknown[]) => void = () => {};
+  /** The schedules, by group and name: the row each was last put from. */
+  readonly schedules = new Map<string, RegisteredSchedule>();
+  readonly templates = new Map<string, KeyedJobTemplate>([[JOB, template()]]);
+  readonly calls: Call[] = [];
+  /** The next call of this kind fails with this error (once). */
+  failNext?: { readonly call: Call; readonly error: Error };
+  /** Runs after a put, before it returns: a test's chance to change the registry meanwhile. */
+  afterPut?: (row: RegisteredSchedule) => void;
 
-  constructor(private readonly now: () => number) {}
+  constructor(private readonly clock: Clock = fakeClock()) {}
 
-  private static id(group: string, name: string): string {
-    return `${group}/${name}`;
+  schedule(name: string, jobId = JOB): RegisteredSchedule | undefined {
+    return this.schedules.get(`${jobId}-keyed/${name}`);
   }
 
-  schedule(group: string, name: string): FakeSchedule | undefined {
-    return this.schedules.get(FakeProjection.id(group, name));
-  }
-
-  /** A schedule as it would be after a put of `r` with `t`, written now (or at `at`). */
-  project(r: RegisteredSchedule, t: KeyedJobTemplate, at = this.now()): void {
-    this.schedules.set(FakeProjection.id(t.group, r.scheduleName), {
-      name: r.scheduleName,
-      group: t.group,
-      state: r.state === 'PAUSED' ? 'DISABLED' : 'ENABLED',
-      lastModifiedAt: iso(at),
-      version: r.version,
-      templateHash: t.templateHash,
-    });
-  }
-
-  /** A schedule made or changed by hand, in the console. */
-  byHand(group: string, name: string, state: 'ENABLED' | 'DISABLED', at = this.now()): void {
-    const before = this.schedule(group, name);
-    this.schedules.set(FakeProjection.id(group, name), { ...before, name, group, state, lastModifiedAt: iso(at) });
-  }
-
-  delete(group: string, name: string): void {
-    this.schedules.delete(FakeProjection.id(group, name));
+  private call(call: Call): void {
+    this.calls.push(call);
+    if (this.failNext?.call === call) {
+      const { error } = this.failNext;
+      this.failNext = undefined;
+      throw error;
+    }
   }
 
   async template(jobId: string): Promise<KeyedJobTemplate | undefined> {
-    count(this.calls, 'template');
-    this.before('template', [jobId]);
+    this.call('template');
     return this.templates.get(jobId);
   }
 
-  async put(r: RegisteredSchedule, t: KeyedJobTemplate): Promise<void> {
-    count(this.calls, 'put');
-    this.before('put', [r, t]);
-    this.project(r, t);
+  async put(row: RegisteredSchedule, t: KeyedJobTemplate): Promise<void> {
+    this.call('put');
+    if (isFinished(row, this.clock.now())) throw new Error('a finished schedule is never put');
+    this.schedules.set(`${t.group}/${row.scheduleName}`, row);
+    this.afterPut?.(row);
   }
 
-  async remove(t: KeyedJobTemplate, scheduleName: string): Promise<void> {
-    count(this.calls, 'remove');
-    this.before('remove', [t, scheduleName]);
-    this.delete(t.group, scheduleName);
+  async remove(t: KeyedJobTemplate, name: string): Promise<void> {
+    this.call('remove');
+    this.schedules.delete(`${t.group}/${name}`);
   }
 
   async listPage(
     t: KeyedJobTemplate,
-    namePrefix: string,
-    nextToken?: string,
-  ): Promise<{ schedules: ProjectedScheduleSummary[]; nextToken?: string }> {
-    count(this.calls, 'listPage');
-    this.before('listPage', [t, namePrefix, nextToken]);
-    const all = [...this.schedules.values()]
-      .filter((s) => s.group === t.group && s.name.startsWith(namePrefix))
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
-    const start = nextToken === undefined ? 0 : Number(nextToken);
-    const page = all.slice(start, start + this.pageSize);
-    const more = start + this.pageSize < all.length;
-    return {
-      schedules: page.map((s) => ({ name: s.name, state: s.state, lastModifiedAt: s.lastModifiedAt })),
-      nextToken: more ? String(start + this.pageSize) : undefined,
-    };
-  }
-}
-
-export class FakeCursorStore implements AuditCursorStore {
-  stored: StoredAuditCursor | undefined;
-  writes = 0;
-  /** Refuse the next write, as a concurrent run's claim would. */
-  refuseNext = false;
-
-  async read(): Promise<StoredAuditCursor | undefined> {
-    return this.stored;
+    prefix: string,
+  ): Promise<{ readonly schedules: readonly ProjectedScheduleSummary[]; readonly nextToken?: string }> {
+    this.call('listPage');
+    const schedules = [...this.schedules.entries()]
+      .filter(([k]) => k.startsWith(`${t.group}/${prefix}`))
+      .map(([k, row]) => ({
+        name: k.slice(t.group.length + 1),
+        state: row.state === 'PAUSED' ? ('DISABLED' as const) : ('ENABLED' as const),
+      }));
+    return { schedules };
   }
 
-  async write(next: AuditPosition, expectedVersion: number | undefined): Promise<boolean> {
-    this.writes++;
-    if (this.refuseNext || this.stored?.version !== expectedVersion) {
-      this.refuseNext = false;
-      return false;
-    }
-    this.stored = { ...next, version: (expectedVersion ?? 0) + 1 };
-    return true;
+  /** The Scheduler calls other than reading templates. */
+  writes(): Call[] {
+    return this.calls.filter((c) => c !== 'template');
   }
 }

@@ -86,6 +86,10 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
         );
       const target = await setup.connect(cmd, { jobs: true, queues: !o.dryRun });
       const job = await deployedJob(catalogueOf(target), o.job);
+      if (job.runtimeScheduleGroup !== undefined)
+        throw new UsageError(
+          `--job: ${o.job} takes schedules at run time; a backfill of one of its schedules is not supported yet`,
+        );
       const plan = planBackfill(job, o.from, o.to, o.max);
       if (o.dryRun) await runDryRun(setup.deps, target.reader, plan, o.json);
       else {

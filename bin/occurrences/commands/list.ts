@@ -11,13 +11,14 @@ import {
   jobIdArgument,
   parseArguments,
   STATUS_NAMES,
+  scheduleKeyArgument,
   statusListArgument,
   timeArgument,
   wholeNumberArgument,
 } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { UsageError } from '../errors';
-import { type JobStates, occurrenceTable } from '../format';
+import { type JobStates, jobCell, occurrenceTable } from '../format';
 import { evidenceText, type JobSources, requireKnownJob } from '../known-job';
 
 export function registerList(program: Command, setup: CommandSetup): void {
@@ -41,6 +42,7 @@ const DEFAULT_LIST_FROM = '7d';
 export function rangeOptions(cmd: Command): Command {
   return cmd
     .option('--job <id>', 'only this job (a query on the table key)')
+    .option('--key <scheduleKey>', 'with --job: only this schedule of a job that takes schedules at run time')
     .option('--status <statuses>', `only these statuses, comma-separated: ${STATUS_NAMES.join(',')}`)
     .option(
       '--from <time>',
@@ -54,6 +56,7 @@ export function rangeOptions(cmd: Command): Command {
 export function rangeArguments(now: number) {
   return z.object({
     job: jobIdArgument.optional(),
+    key: scheduleKeyArgument.optional(),
     status: statusListArgument.optional(),
     from: timeArgument(now),
     to: timeArgument(now).optional(),
@@ -62,11 +65,15 @@ export function rangeArguments(now: number) {
 
 export function toListQuery(o: z.output<ReturnType<typeof rangeArguments>>, limit: number): ListQuery {
   if (o.to !== undefined && o.from >= o.to) throw new UsageError(`--from must be before --to`);
-  return { jobId: o.job, statuses: o.status ?? [], from: o.from, to: o.to ?? MAX_TIME, limit };
+  if (o.key !== undefined && o.job === undefined) throw new UsageError('--key: needs --job (the job of the schedule)');
+  const key = o.key === undefined ? {} : { scheduleKey: o.key };
+  return { jobId: o.job, ...key, statuses: o.status ?? [], from: o.from, to: o.to ?? MAX_TIME, limit };
 }
 
 export interface ListQuery {
   readonly jobId?: string;
+  /** With jobId: one schedule of a job that takes schedules at run time (its occurrences are a partition of their own). */
+  readonly scheduleKey?: string;
   /** Empty: every status. */
   readonly statuses: readonly OccurrenceStatus[];
   /** Epoch ms, inclusive. */
@@ -83,7 +90,7 @@ export async function listOccurrences(reader: OperatorOccurrenceReader, q: ListQ
     to: isoSeconds(Math.ceil(q.to / 1000) * 1000),
     limit: q.limit,
   };
-  if (q.jobId !== undefined) return reader.listJobNewestFirst(q.jobId, range, q.statuses);
+  if (q.jobId !== undefined) return reader.listJobNewestFirst(q.jobId, range, q.statuses, q.scheduleKey);
   const statuses = q.statuses.length > 0 ? q.statuses : Object.values(OccurrenceStatus);
   // Each status's query returns its newest `limit`; the newest `limit` of all of them are among those.
   const perStatus = await Promise.all(statuses.map((s) => reader.listStatusNewestFirst(s, range)));
@@ -91,7 +98,7 @@ export async function listOccurrences(reader: OperatorOccurrenceReader, q: ListQ
 }
 
 export function newestFirst(a: Occurrence, b: Occurrence): number {
-  return b.scheduledTime.localeCompare(a.scheduledTime) || a.jobId.localeCompare(b.jobId);
+  return b.scheduledTime.localeCompare(a.scheduledTime) || jobCell(a).localeCompare(jobCell(b));
 }
 
 /** What `list` reads: the rows, and for an empty answer or a BUFFERED row, the job-state rows and the schedules. */
@@ -105,13 +112,16 @@ export async function runList(
 ): Promise<Occurrence[]> {
   const rows = await listOccurrences(sources.reader, q);
   // An unknown --job finds nothing too: refuse it rather than say "no occurrences".
-  const evidence = rows.length === 0 && q.jobId !== undefined ? await requireKnownJob(sources, q.jobId) : undefined;
+  const evidence =
+    rows.length === 0 && q.jobId !== undefined && q.scheduleKey === undefined
+      ? await requireKnownJob(sources, q.jobId)
+      : undefined;
   if (json) {
     ctx.io.out(JSON.stringify(rows, null, 2));
     return rows;
   }
   const what = [
-    q.jobId ? `job ${q.jobId}` : 'all jobs',
+    q.jobId ? `job ${q.jobId}${q.scheduleKey === undefined ? '' : ` schedule ${q.scheduleKey}`}` : 'all jobs',
     q.statuses.length > 0 ? q.statuses.join('/') : 'any status',
   ].join(', ');
   if (rows.length === 0) {
