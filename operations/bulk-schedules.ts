@@ -21,9 +21,12 @@
  * the index below which every item is done, and `startAt` skips them on the next run.
  */
 import { DependencyError, InvalidInputError, isTransient, messageOf } from '../functions/protocol/errors';
+import { jobTemplateOf, upsertScheduleRecord } from '../functions/protocol/manage-schedule';
 import { type Clock, systemClock } from '../functions/protocol/ports';
 import { scheduleKey as checkScheduleKey } from '../functions/protocol/schedule-key';
+import { InvalidScheduleError } from '../functions/protocol/schedule-registry';
 import type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
+import { manageDepsOf, type ScheduleOperations } from './schedules';
 
 /** Items started per second by default; see the module comment for Scheduler's quotas. */
 export const DEFAULT_BULK_RATE = 50;
@@ -132,7 +135,33 @@ export function checkBulkItem(
   return { ok: true, key: key.value, spec: spec as unknown as ScheduleSpec };
 }
 
-/** The bulk run over any one-item upsert (see upsertSchedules for the public entry). */
+/**
+ * Creates or updates each of `items` as a schedule of `jobId` (upsertSchedule for each, within the rate): see the
+ * module comment for the rate, the backoff, bad items and resuming. `ops` is connectScheduleOperations's. The job's template is read once, first: an unknown job, or
+ * one that takes no schedules at run time, throws UnknownScheduleJobError before any item is written.
+ *
+ * ```ts
+ * const result = await upsertSchedules(ops, 'weekly-report', customers.map((c) => ({
+ *   scheduleKey: c.id, expression: 'cron(0 8 ? * MON *)', timeZone: c.timeZone, input: { customerId: c.id },
+ * })), { rate: 100, onProgress: ({ done, total }) => console.log(`${done}/${total}`) });
+ * ```
+ */
+export async function upsertSchedules(
+  ops: ScheduleOperations,
+  jobId: string,
+  items: readonly (BulkScheduleItem | unknown)[],
+  options: BulkUpsertOptions = {},
+): Promise<BulkUpsertResult> {
+  const deps = manageDepsOf(ops);
+  const template = await jobTemplateOf(deps, jobId);
+  const upsertOne: UpsertOne = async (key, spec, by) => {
+    const { outcome } = await upsertScheduleRecord(deps, jobId, key, spec, { template, by });
+    return outcome !== 'unchanged';
+  };
+  return upsertEach(upsertOne, items, { clock: deps.clock, ...options });
+}
+
+/** The bulk run over any one-item upsert (upsertSchedules's, or a test's). */
 export async function upsertEach(
   upsertOne: UpsertOne,
   items: readonly unknown[],
@@ -200,7 +229,7 @@ export async function upsertEach(
           nextSlot = Math.max(nextSlot, clock.now() + delay);
           continue;
         }
-        if (error instanceof InvalidInputError || isTransient(error)) {
+        if (isItemError(error) || isTransient(error)) {
           failed.push({ index, scheduleKey: checked.key, error: itemMessage(error) });
           return;
         }
@@ -235,8 +264,12 @@ export async function upsertEach(
   return { total, written, unchanged, failed, retries, nextIndex: watermark, ...(stopped ? { stopped } : {}) };
 }
 
+/** A bad item: its spec (or key) is wrong, and only it. */
+const isItemError = (error: unknown): error is InvalidInputError | InvalidScheduleError =>
+  error instanceof InvalidInputError || error instanceof InvalidScheduleError;
+
 function itemMessage(error: unknown): string {
-  if (error instanceof InvalidInputError) return error.problems.join('; ');
+  if (isItemError(error)) return error.problems.join('; ');
   if (error instanceof DependencyError) return error.message;
   return messageOf(error);
 }

@@ -15,6 +15,7 @@ import { registerPause } from './commands/pause';
 import { registerResume } from './commands/resume';
 import { registerRetry } from './commands/retry';
 import { registerRun } from './commands/run';
+import { registerSchedules } from './commands/schedules';
 import { registerShow } from './commands/show';
 import { registerWatch } from './commands/watch';
 import type { CliDeps, CommandSetup, Output } from './context';
@@ -42,6 +43,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerPause(program, setup);
   registerResume(program, setup);
   registerRun(program, setup);
+  registerSchedules(program, setup);
   const activeCommand = followActiveCommand(program);
   showUsageAfterErrors(program);
 
@@ -60,7 +62,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
     .description(
-      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs.',
+      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules.',
     )
     .option(
       '--stack <name>',
@@ -154,13 +156,17 @@ function withoutHelpOfUnknown(program: Command, argv: readonly string[]): string
 
 /** Every command throws instead of exiting, and follows a parse error with its own usage line. */
 function showUsageAfterErrors(program: Command): void {
-  for (const cmd of [program, ...program.commands]) {
+  // Subcommands too (`schedules upsert`).
+  const all = (cmd: Command): Command[] => [cmd, ...cmd.commands.flatMap(all)];
+  for (const cmd of all(program)) {
     cmd.exitOverride().showHelpAfterError(usageHint(cmd));
   }
 }
 
 function usageHint(cmd: Command): string {
-  const name = cmd.parent ? `occurrences ${cmd.name()}` : 'occurrences';
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c !== null; c = c.parent) names.unshift(c.name());
+  const name = names.join(' ');
   return `Usage: ${name} ${cmd.usage()}\nRun "${name} --help" for the options.`;
 }
 

@@ -177,7 +177,7 @@ export function auditPairs(
       bucket = Number.isInteger(from.bucket) && from.bucket >= 0 && from.bucket < AUDIT_BUCKET_COUNT ? from.bucket : 0;
     } else {
       const later = sorted.findIndex((j) => j > from.jobId);
-      jobIndex = later < 0 ? 0 : later;
+      jobIndex = Math.max(later, 0);
       if (later < 0) cycle++;
     }
   }

@@ -8,7 +8,7 @@ import { DependencyError } from '../../functions/protocol/errors';
 import type { Logger, OccurrenceIndex, OccurrenceStore, RequeueStore } from '../../functions/protocol/ports';
 import { parseAuditBucketsPerRun, parseRegistryJobs } from '../../functions/protocol/reconcile-schedules';
 import { createReconcilerHandler, ReconcileIncompleteError } from '../../functions/reconciler';
-import { FakeCursorStore, FakeProjection, FakeRegistry, row, template } from '../protocol/schedule-registry-fakes';
+import { FakeCursorStore, FakeProjection, FakeRegistry, row, template } from '../protocol/drift-fakes';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const JOB = 'weekly-report';

@@ -6,13 +6,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DependencyError, InvalidInputError } from '../../functions/protocol/errors';
+import { UnknownScheduleJobError } from '../../functions/protocol/manage-schedule';
 import type { ScheduleSpec } from '../../functions/protocol/schedule-registry-ports';
 import {
   BULK_BACKOFF_BASE_MS,
   type BulkUpsertOptions,
   checkBulkItem,
   upsertEach,
+  upsertSchedules,
 } from '../../operations/bulk-schedules';
+import { scheduleOperationsOver } from '../../operations/schedules';
+import { FakeProjection, FakeRegistry, template } from '../protocol/drift-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00Z');
 
@@ -218,5 +222,49 @@ describe('upsertEach: stopping and resuming', () => {
     await expect(upsertEach(async () => true, items(1), { checkpoint: { startAt: 5 } })).rejects.toThrow(
       /checkpoint.startAt must be a whole number from 0 to 1, got 5/,
     );
+  });
+});
+
+describe('upsertSchedules: on the registry and Scheduler (fakes)', () => {
+  const setup = () => {
+    const registry = new FakeRegistry();
+    const projection = new FakeProjection(() => Date.now());
+    projection.templates.set('weekly-report', template('weekly-report'));
+    const ops = scheduleOperationsOver({ registry, projection, clock: { now: () => Date.now() } });
+    return { registry, projection, ops };
+  };
+
+  it('writes each item as a row and its schedule; a second run reads each once and writes nothing', async () => {
+    const { registry, projection, ops } = setup();
+    const first = await run(upsertSchedules(ops, 'weekly-report', items(20), { by: 'import' }));
+    expect(first).toMatchObject({ written: 20, unchanged: 0, failed: [] });
+    expect(registry.rows.size).toBe(20);
+    expect(projection.schedules.size).toBe(20);
+    expect(registry.row('weekly-report', 'cust-3')).toMatchObject({ updatedBy: 'import', syncedVersion: 1 });
+
+    const calls = { ...registry.calls };
+    const puts = projection.calls.put;
+    const again = await run(upsertSchedules(ops, 'weekly-report', items(20)));
+    expect(again).toMatchObject({ written: 0, unchanged: 20 });
+    expect(registry.calls.get - calls.get).toBe(20);
+    expect(registry.calls.put).toBe(calls.put);
+    expect(projection.calls.put).toBe(puts);
+  });
+
+  it('reports a bad spec by its index, naming the field, and writes the rest', async () => {
+    const { registry, ops } = setup();
+    const list = [...items(2), { scheduleKey: 'x', expression: 'cron(0 8 * * MON *)', timeZone: 'Mars/Base' }];
+    const result = await run(upsertSchedules(ops, 'weekly-report', list));
+    expect(result.written).toBe(2);
+    expect(result.failed).toHaveLength(1);
+    expect(result.failed[0]).toMatchObject({ index: 2, scheduleKey: 'x' });
+    expect(result.failed[0].error).toMatch(/timeZone/);
+    expect(registry.row('weekly-report', 'x')).toBeUndefined();
+  });
+
+  it('throws for a job that takes no schedules at run time, before writing anything', async () => {
+    const { registry, ops } = setup();
+    await expect(upsertSchedules(ops, 'nightly', items(3))).rejects.toBeInstanceOf(UnknownScheduleJobError);
+    expect(registry.rows.size).toBe(0);
   });
 });

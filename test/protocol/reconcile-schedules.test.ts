@@ -16,7 +16,7 @@ import {
   type ScheduleReconcileLimits,
 } from '../../functions/protocol/reconcile-schedules';
 import { AUDIT_BUCKETS as AUDIT_BUCKET_COUNT, bucketLabel } from '../../functions/protocol/schedule-registry';
-import { FakeCursorStore, FakeProjection, FakeRegistry, iso, row, template } from './schedule-registry-fakes';
+import { FakeCursorStore, FakeProjection, FakeRegistry, iso, row, template } from './drift-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
 const JOB = 'weekly-report';
@@ -289,6 +289,13 @@ describe('reconcileSchedules: the audit', () => {
     w.projection.delete(T.group, r.scheduleName); // it fired at 11:30 UTC and deleted itself
     expect((await w.run(ALL)).repairs).toEqual([]);
     expect(w.projection.calls.put).toBeUndefined();
+  });
+
+  it('does not recreate a schedule past its end date', async () => {
+    const w = world();
+    const r = synced(w, 'ended', 41, { endDate: iso(T0 - 60_000) });
+    w.projection.delete(T.group, r.scheduleName);
+    expect((await w.run(ALL)).repairs).toEqual([]);
   });
 
   it('recreates an at() still to come', async () => {

@@ -1,0 +1,258 @@
+/**
+ * Drift repair on moto: a bulk create of 1,000 schedules of one job (upsertSchedules), then, behind the registry's
+ * back, one schedule deleted, one orphan created in the job's group and one schedule disabled by hand, and one row
+ * left as a writer that crashed before its projection leaves it. One reconciler run (the handler, with the registry
+ * store, the Scheduler projection and the cursor row on moto) over the buckets concerned repairs all of them, counts
+ * each by kind, and advances the cursor; the next run over the same buckets finds nothing to repair.
+ */
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateScheduleCommand,
+  CreateScheduleGroupCommand,
+  DeleteScheduleCommand,
+  GetScheduleCommand,
+  ListSchedulesCommand,
+  SchedulerClient,
+  UpdateScheduleCommand,
+  type UpdateScheduleCommandInput,
+} from '@aws-sdk/client-scheduler';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoAuditCursorStore } from '../../functions/aws/audit-cursor-store';
+import { DynamoScheduleRegistry } from '../../functions/aws/schedule-registry-store';
+import { SchedulerProjection } from '../../functions/aws/scheduler-projection';
+import { MetricName } from '../../functions/protocol/metric-names';
+import type { Logger, Metrics, OccurrenceIndex, OccurrenceStore, RequeueStore } from '../../functions/protocol/ports';
+import {
+  AUDIT_BUCKETS,
+  auditBucketOf,
+  bucketLabel,
+  newRow,
+  REGISTRY_TABLE,
+  scheduleNameOf,
+  validateScheduleSpec,
+} from '../../functions/protocol/schedule-registry';
+import { createReconcilerHandler } from '../../functions/reconciler';
+import { upsertSchedules } from '../../operations/bulk-schedules';
+import { connectScheduleOperations } from '../../operations/schedules';
+import { LOCAL_REGION } from '../../testing/local/local-aws';
+import { useMoto } from './emulator';
+
+const emulator = useMoto();
+
+const TABLE = 'schedule-registry';
+const SHARED_GROUP = 'itest-schedules';
+const JOB = 'weekly-report';
+const JOB_GROUP = 'itest-weekly-report';
+const TRIGGER = 'arn:aws:lambda:us-east-1:123456789012:function:trigger';
+const COUNT = 1_000;
+const keyOf = (i: number) => `customer-${String(i).padStart(4, '0')}`;
+
+let dynamo: DynamoDBClient;
+let scheduler: SchedulerClient;
+
+beforeEach(async () => {
+  const config = {
+    endpoint: emulator.moto.endpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  };
+  dynamo = new DynamoDBClient(config);
+  scheduler = new SchedulerClient(config);
+  const { syncIndex, auditIndex } = REGISTRY_TABLE;
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: TABLE,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        REGISTRY_TABLE.partitionKey,
+        REGISTRY_TABLE.sortKey,
+        syncIndex.partitionKey,
+        syncIndex.sortKey,
+        auditIndex.partitionKey,
+        auditIndex.sortKey,
+      ].map((name) => ({ AttributeName: name, AttributeType: REGISTRY_TABLE.keyType })),
+      KeySchema: [
+        { AttributeName: REGISTRY_TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: REGISTRY_TABLE.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [syncIndex, auditIndex].map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    }),
+  );
+  await scheduler.send(new CreateScheduleGroupCommand({ Name: SHARED_GROUP }));
+  await scheduler.send(new CreateScheduleGroupCommand({ Name: JOB_GROUP }));
+  // The job's template, as lib/ deploys it: DISABLED, never firing, naming the job's own group.
+  await scheduler.send(
+    new CreateScheduleCommand({
+      Name: JOB,
+      GroupName: SHARED_GROUP,
+      ScheduleExpression: 'cron(0 0 1 1 ? 2199)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'DISABLED',
+      Target: {
+        Arn: TRIGGER,
+        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+        Input: JSON.stringify({
+          jobId: JOB,
+          scheduledTime: '<aws.scheduler.scheduled-time>',
+          worker: 'reports',
+          deadlineSeconds: 3600,
+          retentionDays: 30,
+          catchupWindowSeconds: 600,
+          keyedScheduleGroup: JOB_GROUP,
+        }),
+      },
+    }),
+  );
+});
+
+async function allSchedules(): Promise<Map<string, string>> {
+  const states = new Map<string, string>();
+  let token: string | undefined;
+  do {
+    const page = await scheduler.send(new ListSchedulesCommand({ GroupName: JOB_GROUP, NextToken: token }));
+    for (const s of page.Schedules ?? []) states.set(s.Name ?? '', s.State ?? '');
+    token = page.NextToken;
+  } while (token);
+  return states;
+}
+
+/** Three keys of the 1,000 in three consecutive buckets b, b + 2 (b + 1 gets the orphan), and b. */
+function keysInConsecutiveBuckets(): { bucket: number; deleted: string; disabled: string } {
+  const byBucket = new Map<number, string[]>();
+  for (let i = 0; i < COUNT; i++) {
+    const key = keyOf(i);
+    const b = auditBucketOf(key);
+    byBucket.set(b, [...(byBucket.get(b) ?? []), key]);
+  }
+  for (let b = 0; b + 2 < AUDIT_BUCKETS; b++) {
+    const first = byBucket.get(b);
+    const third = byBucket.get(b + 2);
+    if (first && third) return { bucket: b, deleted: first[0], disabled: third[0] };
+  }
+  throw new Error('no two keys two buckets apart');
+}
+
+describe('drift repair on moto', () => {
+  it('bulk-creates 1,000 schedules, then one reconciler run repairs a deleted, an orphaned, a disabled and an unprojected one', async () => {
+    const clock = { now: () => Date.now() };
+    const ops = connectScheduleOperations({
+      registryTableName: TABLE,
+      scheduleGroupName: SHARED_GROUP,
+      clients: { dynamoDb: dynamo, scheduler },
+      clock,
+    });
+    const items = Array.from({ length: COUNT }, (_, i) => ({
+      scheduleKey: keyOf(i),
+      expression: 'cron(0 8 ? * MON *)',
+      timeZone: 'Europe/Berlin',
+      input: { customer: i },
+    }));
+    const started = Date.now();
+    const created = await upsertSchedules(ops, JOB, items, { rate: 1_000, concurrency: 8 });
+    const seconds = (Date.now() - started) / 1000;
+    console.info(
+      `bulk create on moto: ${COUNT} schedules in ${seconds.toFixed(1)} s, ${Math.round(COUNT / seconds)}/s`,
+    );
+    expect(created).toMatchObject({ total: COUNT, written: COUNT, unchanged: 0, failed: [], nextIndex: COUNT });
+    expect((await allSchedules()).size).toBe(COUNT);
+
+    // Drift, behind the registry's back.
+    const { bucket, deleted, disabled } = keysInConsecutiveBuckets();
+    await scheduler.send(new DeleteScheduleCommand({ GroupName: JOB_GROUP, Name: scheduleNameOf(deleted) }));
+    const orphan = `${bucketLabel(bucket + 1)}.stray.0123456789abcdef`;
+    await scheduler.send(
+      new CreateScheduleCommand({
+        Name: orphan,
+        GroupName: JOB_GROUP,
+        ScheduleExpression: 'rate(1 hour)',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: { Arn: TRIGGER, RoleArn: 'arn:aws:iam::123456789012:role/scheduler', Input: '{}' },
+      }),
+    );
+    const current = await scheduler.send(
+      new GetScheduleCommand({ GroupName: JOB_GROUP, Name: scheduleNameOf(disabled) }),
+    );
+    await scheduler.send(
+      new UpdateScheduleCommand({
+        ...(current as unknown as UpdateScheduleCommandInput),
+        State: 'DISABLED',
+      }),
+    );
+    // A writer that crashed between its row and its projection (a new key, due after the grace).
+    const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+    const registry = new DynamoScheduleRegistry(documents, TABLE);
+    const spec = validateScheduleSpec(JOB, 'late-1', { expression: 'rate(1 day)' }, Date.now());
+    await registry.put(newRow(JOB, 'late-1', spec, Date.now()), undefined);
+
+    // The reconciler, two minutes later (past the writer's grace, and the orphan older than a minute).
+    const cursor = new DynamoAuditCursorStore(documents, TABLE);
+    expect(await cursor.write({ jobId: JOB, bucket, cycle: 0 }, undefined)).toBe(true);
+    const metrics: Array<{ name: string; jobId: string }> = [];
+    const recording: Metrics = { add: (name, _value, jobId) => metrics.push({ name, jobId }) };
+    const logger: Logger = { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f) };
+    const reconciler = createReconcilerHandler({
+      workers: new Map(),
+      thresholds: { unannouncedAfterSeconds: 90_000, lookbackSeconds: 86_400, maxFixesPerRun: 10 },
+      store: {} as OccurrenceStore & RequeueStore,
+      index: { listIndexed: async () => [] } as unknown as OccurrenceIndex,
+      announcer: { announce: async () => {} } as never,
+      clock: { now: () => Date.now() + 120_000 },
+      logger,
+      metrics: recording,
+      bucketName: 'reports',
+      schedules: {
+        registry,
+        projection: new SchedulerProjection(scheduler, SHARED_GROUP),
+        cursor,
+        jobs: [JOB],
+        limits: { auditBucketsPerRun: 3 },
+      },
+    });
+
+    const runStarted = Date.now();
+    const report = await reconciler();
+    console.info(`one reconciler run on moto (sweep, 3 buckets of ~12 schedules, 4 repairs): ${Date.now() - runStarted} ms`);
+
+    const repairs = report.schedules?.repairs ?? [];
+    expect(report.schedules?.audited).toEqual([bucket, bucket + 1, bucket + 2].map((b) => `${JOB}#${bucketLabel(b)}`));
+    expect(repairs.map((r) => [r.kind, r.scheduleKey ?? r.scheduleName]).sort()).toEqual(
+      [
+        ['sync', 'late-1'],
+        ['missing', deleted],
+        ['orphan', orphan],
+        ['state', disabled],
+      ].sort(),
+    );
+    expect(report.schedules?.errors).toBe(0);
+    const after = await allSchedules();
+    expect(after.get(scheduleNameOf(deleted))).toBe('ENABLED');
+    expect(after.has(orphan)).toBe(false);
+    expect(after.get(scheduleNameOf(disabled))).toBe('ENABLED');
+    expect(after.get(scheduleNameOf('late-1'))).toBe('ENABLED');
+    expect(after.size).toBe(COUNT + 1);
+    expect(metrics.map((m) => m.name).sort()).toEqual(
+      [
+        MetricName.SchedulesSyncRepaired,
+        MetricName.SchedulesRecreated,
+        MetricName.OrphanSchedulesRemoved,
+        MetricName.SchedulesDriftCorrected,
+      ].sort(),
+    );
+    expect(await cursor.read()).toMatchObject({ jobId: JOB, bucket: bucket + 3, cycle: 0, version: 2 });
+
+    // The same buckets again: nothing left to repair.
+    const stored = await cursor.read();
+    await cursor.write({ jobId: JOB, bucket, cycle: 0 }, stored?.version);
+    const again = await reconciler();
+    expect(again.schedules?.repairs).toEqual([]);
+    expect(again.schedules?.audited).toHaveLength(3);
+  });
+});
