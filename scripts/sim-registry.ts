@@ -3,7 +3,7 @@
  * under faults, edited by hand in Scheduler, and kept by the reconciler as deployed; invariants S1-S5. Exits 1 with
  * the shrunk plan and its trace when one breaks.
  *
- *   npm run sim:registry -- [--runs 1000] [--seed <int>] [--redeploy]
+ *   npm run sim:registry -- [--runs 1000] [--seed <int>] [--redeploy] [--minutes <stop after, with the runs done>]
  *
  * `--redeploy` adds plans whose job template is redeployed mid-run (kept apart: see test/sim/found-bugs.test.ts).
  */
@@ -16,6 +16,7 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '1000' },
       seed: { type: 'string' },
       redeploy: { type: 'boolean', default: false },
+      minutes: { type: 'string' },
     },
   });
   const runs = Number(values.runs);
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     runs,
     seed,
     plans: registryPlans({ redeploy: values.redeploy }),
+    ...(values.minutes === undefined ? {} : { timeLimitMs: Number(values.minutes) * 60_000 }),
     onRun: (done) => {
       if (done % step === 0 && done < runs) console.error(`  ${done} runs`);
     },

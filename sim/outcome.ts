@@ -16,7 +16,7 @@ export interface TraceLine {
 export interface SideEffect {
   readonly leaseId: string;
   readonly at: number;
-  /** The occurrence it ran for (the policy world has several). */
+  /** The occurrence it ran for (the policy world has several): its id, world.ts occurrenceIdOf. */
   readonly scheduledTime?: string;
 }
 
