@@ -52,7 +52,7 @@ import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { isUnannounced, stuckReason } from '../functions/protocol/reconcile';
 import { type JobRoute, scheduleEventOf } from '../functions/protocol/schedule-event';
 import { seriesKeyOf, seriesOf } from '../functions/protocol/schedule-key';
-import { statusShardOf } from '../functions/protocol/table-schema';
+import { fromTableItem, statusShardOf } from '../functions/protocol/table-schema';
 import {
   RECONCILE_EVERY_MINUTES,
   reconcileThresholds,
@@ -780,7 +780,9 @@ export class World implements NetworkHost {
     if (after.status === 'BUFFERED' && !this.firstBufferedAt.has(time)) this.firstBufferedAt.set(time, this.vt.now);
     this.noteClaimAndEnd(before, after, time);
     // The reconciler and the CLI find a row by its status only through this key: it must move with every status.
-    const expected = statusShardOf(after as unknown as OccurrenceKey, after.status as OccurrenceStatus);
+    // The row as the table holds it names its series in jobId: read it back as the protocol sees it.
+    const key = fromTableItem(after as unknown as OccurrenceKey);
+    const expected = statusShardOf(key, after.status as OccurrenceStatus);
     if (after.statusShard !== expected) {
       this.indexKeyMismatches.push(
         `${String(after.status)} row with index key ${String(after.statusShard)} (expected ${expected}) at +${((this.vt.now - T0) / 1000).toFixed(3)} s`,
@@ -853,9 +855,11 @@ export class World implements NetworkHost {
       jobState: this.aws.row(JOB_ID, '#job'),
       firstBufferedAt: this.firstBufferedAt,
       firstStartedAt: this.firstStartedAt,
-      announcedTimes: this.aws.delivered.map((m) =>
-        String((JSON.parse(m.Message) as { scheduledTime?: unknown }).scheduledTime),
-      ),
+      announcedTimes: this.aws.delivered.map((m) => {
+        const message = JSON.parse(m.Message) as { scheduledTime?: unknown; scheduleKey?: unknown };
+        const scheduleKey = typeof message.scheduleKey === 'string' ? message.scheduleKey : undefined;
+        return occurrenceIdOf({ scheduledTime: String(message.scheduledTime), scheduleKey });
+      }),
       objects: this.aws.objects,
       published: this.aws.published.length,
       delivered: this.aws.delivered.length,
