@@ -20,10 +20,11 @@
  *   S2 no schedule in the job's group without a live row
  *   S3 no tombstone left, no row still due for its projection
  *   S4 an upsert, pause or resume that returned success is in the row's history: what it asked for was written (by
- *      it, when it says it wrote) at or before the version it returned (which may be a racing writer's newer row);
+ *      it, when it says it wrote) before it returned (what it returns may be a racing writer's newer row);
  *      the last change of a key that nothing raced is what the row holds at the end (last writer wins); a delete
  *      that was the last change of its key leaves no row
  *   S5 every put of a row raises its version by one; a call refused for bad input wrote nothing
+ *   S6 a pause, resume or delete changes only the state of the row it replaces (no lost update)
  */
 import fc from 'fast-check';
 import { DynamoAuditCursorStore } from '../functions/aws/audit-cursor-store';
@@ -762,14 +763,15 @@ function describeTarget(command: SdkCommand): string {
 
 // ---- invariants ----------------------------------------------------------------------------------------------------
 
-export type RegistryInvariantId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5';
+export type RegistryInvariantId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6';
 
 export const REGISTRY_INVARIANTS: Readonly<Record<RegistryInvariantId, string>> = {
   S1: 'convergence: every live registry row (not finished) has exactly one Scheduler schedule matching it (state, expression, time zone, start and end, input, action after completion)',
   S2: "no schedule in the job's group without a live row",
   S3: 'no tombstone left, and no row still due for its projection',
-  S4: "a call that returned success is in the row's history (what it asked for, written by it when it says it wrote, at or before the version it returned); the last change of a key nothing raced is what the row holds (last writer wins); a last delete leaves no row",
+  S4: "a call that returned success is in the row's history (what it asked for, written before it returned, by it when it says it wrote); the last change of a key nothing raced is what the row holds (last writer wins); a last delete leaves no row",
   S5: 'every put raises the row version by one; a call refused for bad input wrote nothing',
+  S6: 'a pause, resume or delete changes only the state of the row it replaces: never its expression, zone, dates, input or description (no lost update)',
 };
 
 export interface RegistryViolation {
@@ -864,6 +866,8 @@ function differences(
   return found;
 }
 
+const SPEC_FIELDS = ['expression', 'timeZone', 'startDate', 'endDate', 'input', 'description'] as const;
+
 /** What a successful op asked the row to hold (compared with specOf the row), normalised as the registry stores it. */
 function asked(op: RegistryOp): Record<string, unknown> | undefined {
   if (op.op !== 'upsert') return undefined;
@@ -891,8 +895,9 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
   const violations: RegistryViolation[] = [...convergenceProblems(o, o.horizon)];
   const fail = (invariant: RegistryInvariantId, message: string) => violations.push({ invariant, message });
   const finalRow = (key: string) => o.rows.find((r) => r.scheduleKey === key);
-  // S4: each success is in the row's history: what it asked for was written (by it, when it says it wrote), at a
-  // version no later than the one it returned (which may be a racing writer's newer row: the row as it now is).
+  // S4: each success is in the row's history: what it asked for was written (by it, when it says it wrote) before it
+  // returned. What it returned may be a racing writer's newer row (the row as it now is), even a row created again
+  // after a delete, whose versions start over at 1: so no version is compared here.
   for (const rec of o.ops) {
     if (!rec.ok) continue;
     const key = KEYS[rec.op.key];
@@ -903,7 +908,6 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
         (w) =>
           w.after?.scheduleKey === key &&
           w.after.deletedAt === undefined &&
-          Number(w.after.version) <= Number(rec.returned?.version) &&
           w.at <= (rec.endedAt ?? Number.POSITIVE_INFINITY) &&
           (!own || w.who === rec.actor) &&
           holds(w.after, want).length === 0,
@@ -918,10 +922,7 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
       const state = rec.op.op === 'pause' ? 'PAUSED' : 'ENABLED';
       const written = o.writes.some(
         (w) =>
-          w.after?.scheduleKey === key &&
-          w.after.state === state &&
-          Number(w.after.version) <= Number(rec.returned?.version) &&
-          w.at <= (rec.endedAt ?? Number.POSITIVE_INFINITY),
+          w.after?.scheduleKey === key && w.after.state === state && w.at <= (rec.endedAt ?? Number.POSITIVE_INFINITY),
       );
       if (!written)
         fail('S4', `${rec.actor} ${rec.op.op} ${key} returned v${rec.returned.version}, but no write made it ${state}`);
@@ -959,6 +960,22 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
       );
   }
   for (const w of o.writesByRejected) fail('S5', `a refused call wrote: ${w}`);
+  // S6: a state change or a delete is computed from the row it read; applied over another row (a newer one, or one
+  // created again after a delete, whose version restarted), it would bring back the old row's spec.
+  const opOf = new Map(o.ops.map((r) => [r.actor, r.op.op]));
+  for (const w of o.writes) {
+    const kind = opOf.get(w.who);
+    if (w.op !== 'PutItem' || w.before === undefined || w.after === undefined) continue;
+    if (kind !== 'pause' && kind !== 'resume' && kind !== 'delete') continue;
+    const changed = SPEC_FIELDS.filter((f) => !sameJson(w.before?.[f], w.after?.[f]));
+    if (changed.length > 0)
+      fail(
+        'S6',
+        `${w.who}'s ${kind} of ${String(w.after.scheduleKey)} (v${String(w.before.version)} → v${String(w.after.version)}) changed ${changed
+          .map((f) => `${f} ${JSON.stringify(w.before?.[f])} → ${JSON.stringify(w.after?.[f])}`)
+          .join(', ')}`,
+      );
+  }
   for (const rec of o.ops)
     if (rec.op.op === 'upsert' && rec.op.spec >= FIRST_INVALID_SPEC && rec.ok)
       fail('S5', `${rec.actor} upserted invalid spec ${rec.op.spec} and it returned ${rec.outcome}`);
