@@ -3,7 +3,11 @@
  * (bench/prices.ts). Beside it, the same work on three alternatives, as models: their request counts are not
  * measured here, they follow from how each one bills.
  */
+
+import { itemSize } from './item-size';
+import { KEYED_TICK_ASSUMPTIONS, type KeyedTickAssumptions, keyedRowWriteUnits } from './partition-model';
 import { dollars, type PriceTable } from './prices';
+import { type AuditRun, RECONCILER_RUNS_PER_MONTH, registryRow, upsertUnits } from './registry-model';
 
 export interface LambdaUse {
   readonly fn: string;
@@ -152,4 +156,165 @@ export function alternativeModels(
       how: `${idempotencyWrites} writes per new key (INPROGRESS put, COMPLETED update) plus a separate progress record (${progressWrites} writes), 1 WRU each; Lambda as ours; no queue, no lease extension, no retry of a crashed run before the record expires`,
     },
   ];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Run-time schedules (issue 22): an occurrence of one schedule key, a schedule at rest, an upsert, an audit run.
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * What one happy-path occurrence measured (figure 3, `npm run bench` of 2026-12-01, bench/results.json
+ * `cost.usage`): the handlers' billed milliseconds on moto, log bytes with the deployed model, the publish's bytes.
+ * `npm run bench` passes this run's own when it measured them.
+ */
+export interface MeasuredHappyPath {
+  readonly triggerMs: number;
+  readonly workerMs: number;
+  readonly notifierMs: number;
+  readonly logBytes: number;
+  readonly snsPayloadBytes: number;
+}
+
+export const MEASURED_HAPPY_PATH: MeasuredHappyPath = {
+  triggerMs: 46,
+  workerMs: 102,
+  notifierMs: 36,
+  logBytes: 4_031,
+  snsPayloadBytes: 690,
+};
+
+export interface KeyedOccurrenceAssumptions {
+  readonly tick: KeyedTickAssumptions;
+  /** The job's own run time, billed as worker duration. */
+  readonly jobSeconds: number;
+  readonly workerMemoryMb: number;
+  readonly measured: MeasuredHappyPath;
+}
+
+export const KEYED_OCCURRENCE_ASSUMPTIONS: KeyedOccurrenceAssumptions = {
+  tick: KEYED_TICK_ASSUMPTIONS,
+  jobSeconds: KEYED_TICK_ASSUMPTIONS.jobSeconds,
+  workerMemoryMb: 256,
+  measured: MEASURED_HAPPY_PATH,
+};
+
+/**
+ * One occurrence of a schedule key with its input: the happy path of figure 1 (9 requests) with the larger row.
+ * Every write of the row is charged on the row (the four of the protocol, and each heartbeat: an UpdateItem bills
+ * the larger of the item before and after); the series' running slot, a small row, 1 unit a take and a release; the
+ * index 6 units (its entries hold no input); the whole job's pause check, at most one eventually consistent read.
+ */
+export function keyedOccurrenceUsage(a: KeyedOccurrenceAssumptions = KEYED_OCCURRENCE_ASSUMPTIONS): OccurrenceUsage {
+  const u = keyedRowWriteUnits(a.tick);
+  const heartbeats = Math.floor(a.jobSeconds / a.tick.heartbeatSeconds);
+  const m = a.measured;
+  return {
+    schedulerInvocations: 1,
+    lambda: [
+      { fn: 'trigger', invocations: 1, ms: m.triggerMs, memoryMb: 256 },
+      {
+        fn: `worker (a ${a.jobSeconds}-s job)`,
+        invocations: 1,
+        ms: a.jobSeconds * 1000 + m.workerMs,
+        memoryMb: a.workerMemoryMb,
+      },
+      { fn: 'notifier', invocations: 1, ms: m.notifierMs, memoryMb: 256 },
+    ],
+    dynamoWriteUnits: u.insert + u.claim + u.complete + u.notify + heartbeats * u.heartbeat + 2 + 6,
+    dynamoReadUnits: 0.5,
+    sqsStandardRequests: 3,
+    s3Puts: 1,
+    s3Gets: 0,
+    snsFifoPublishes: 1,
+    snsPayloadBytes: m.snsPayloadBytes + a.tick.scheduleKeyLength * 2,
+    logBytes: m.logBytes,
+  };
+}
+
+const GB_BYTES = 1024 ** 3;
+/** DynamoDB adds 100 bytes to every item of a table and of an index for storage. */
+const ITEM_STORAGE_OVERHEAD_BYTES = 100;
+
+export interface AtRestCost {
+  readonly scheduler: number;
+  /** The row in the table and in `byAuditBucket` (projection ALL), and the table's continuous backup. */
+  readonly registryStorage: number;
+  /** The reconciler's audit and sweep, shared by the job's schedules. */
+  readonly audit: number;
+  readonly total: number;
+}
+
+/** Dollars per schedule and month while it fires nowhere: Scheduler charges nothing, the registry its bytes. */
+export function atRestPerScheduleMonth(
+  inputBytes: number,
+  audit: { readonly run: AuditRun; readonly usdPerRun: number },
+  prices: PriceTable,
+): AtRestCost {
+  const stored = (itemSize(registryRow(inputBytes)) + ITEM_STORAGE_OVERHEAD_BYTES) / GB_BYTES;
+  const registryStorage = dollars(prices.dynamoStorageGbMonth, 2 * stored) + dollars(prices.dynamoPitrGbMonth, stored);
+  const scheduler = dollars(prices.schedulerScheduleMonth, 1);
+  const auditShare = (audit.usdPerRun * RECONCILER_RUNS_PER_MONTH) / audit.run.schedules;
+  return { scheduler, registryStorage, audit: auditShare, total: scheduler + registryStorage + auditShare };
+}
+
+/** One reconciler run's audit of K buckets and its sweep: read units and the reconciler's Lambda time. */
+export function auditRunCost(run: AuditRun, prices: PriceTable, memoryMb = 256): number {
+  const gbSeconds = run.seconds * (memoryMb / 1024);
+  return (
+    dollars(prices.dynamoReadRequestUnit, run.queryReadUnits + run.sweepReadUnits) +
+    dollars(prices.lambdaGbSecondArm, gbSeconds) +
+    dollars(prices.lambdaRequest, 1) +
+    dollars(prices.schedulerApiRequest, run.listPages)
+  );
+}
+
+/** Dollars of one upsert of a new or changed schedule: its registry writes (Scheduler's calls are not billed). */
+export function upsertCost(inputBytes: number, prices: PriceTable): number {
+  const units = upsertUnits(inputBytes);
+  return (
+    dollars(prices.dynamoWriteRequestUnit, units.totalWriteUnits) +
+    dollars(prices.dynamoReadRequestUnit, units.readUnits)
+  );
+}
+
+export interface MonthlyReports {
+  readonly schedules: number;
+  readonly occurrencesPerMonth: number;
+  readonly occurrences: number;
+  readonly occurrencesWithoutJob: number;
+  readonly atRest: number;
+  /** The occurrence rows kept until their TTL (retentionDays), table and index entry, with the table's backup. */
+  readonly occurrenceStorage: number;
+  readonly total: number;
+}
+
+/** Weeks in a month, on average. */
+export const WEEKS_PER_MONTH = 365.25 / 7 / 12;
+
+/** A month of `schedules` weekly reports (one occurrence a week each). */
+export function monthlyWeeklyReports(
+  schedules: number,
+  perOccurrence: { readonly withJob: number; readonly withoutJob: number },
+  atRest: AtRestCost,
+  rowBytes: number,
+  retentionDays: number,
+  prices: PriceTable,
+): MonthlyReports {
+  const occurrencesPerMonth = schedules * WEEKS_PER_MONTH;
+  const kept = schedules * (retentionDays / 7);
+  // The index entry: keys and ten short attributes (about 300 bytes), never the input.
+  const tableGb = (kept * (rowBytes + ITEM_STORAGE_OVERHEAD_BYTES)) / GB_BYTES;
+  const indexGb = (kept * (300 + ITEM_STORAGE_OVERHEAD_BYTES)) / GB_BYTES;
+  const occurrenceStorage =
+    dollars(prices.dynamoStorageGbMonth, tableGb + indexGb) + dollars(prices.dynamoPitrGbMonth, tableGb);
+  const occurrences = occurrencesPerMonth * perOccurrence.withJob;
+  return {
+    schedules,
+    occurrencesPerMonth,
+    occurrences,
+    occurrencesWithoutJob: occurrencesPerMonth * perOccurrence.withoutJob,
+    atRest: schedules * atRest.total,
+    occurrenceStorage,
+    total: occurrences + schedules * atRest.total + occurrenceStorage,
+  };
 }

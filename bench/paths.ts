@@ -9,8 +9,11 @@ import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
 import type { JobDefinition } from '../functions/protocol/ports';
 import type { ReconcileThresholds } from '../functions/protocol/reconcile';
+import { scheduleEventOf } from '../functions/protocol/schedule-event';
+import type { JsonValue } from '../functions/protocol/schedule-key';
 import { createReconcilerHandler } from '../functions/reconciler';
 import type { LocalPipeline } from '../scripts/local/pipeline';
+import { fire } from '../scripts/local/scheduler';
 import { LOCAL_WORKER } from '../testing/local/local-aws';
 import type { BenchSession, HandlerTiming } from './bench-session';
 import { type CapacityEntry, type CapacityTotals, sumCapacity } from './capacity-ledger';
@@ -114,8 +117,17 @@ export function total(counts: OperationCounts, filter: (key: string) => boolean 
 }
 
 /** Runs the pipeline for the given occurrences until every one is settled and announced, then stops it. */
-async function settle(pipeline: LocalPipeline, times: readonly string[], timeoutMs: number): Promise<void> {
-  const keys = times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime }));
+async function settle(
+  pipeline: LocalPipeline,
+  times: readonly string[],
+  timeoutMs: number,
+  scheduleKey?: string,
+): Promise<void> {
+  const keys = times.map((scheduledTime) => ({
+    jobId: BENCH_JOB_ID,
+    scheduledTime,
+    ...(scheduleKey ? { scheduleKey } : {}),
+  }));
   // Not paused: the handlers run meanwhile. The waiting reads go through the driver's client, recorded as 'driver'.
   const rows = await pipeline.waitUntilSettled(keys, timeoutMs);
   const unsettled = rows.filter((r) => r?.notifiedAt === undefined).length;
@@ -159,6 +171,11 @@ export interface RunOptions {
   readonly count?: number;
   readonly workers?: number;
   readonly timeoutMs?: number;
+  /**
+   * Fire the occurrences as one schedule created at run time would (issue 22): with its key and input in the event,
+   * as Scheduler's per-key schedule sends them.
+   */
+  readonly keyed?: { readonly scheduleKey: string; readonly input?: JsonValue };
 }
 
 /** Fires `count` occurrences (each `copies` times) and runs them to the end. */
@@ -173,10 +190,37 @@ export async function runOccurrences(session: BenchSession, path: string, option
   const started = performance.now();
   pipeline.start();
   const fires = times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime }));
-  await pipeline.fire(fires, options.copies ?? 1);
-  await settle(pipeline, times, options.timeoutMs ?? 60_000);
+  const keyed = options.keyed;
+  if (keyed === undefined) await pipeline.fire(fires, options.copies ?? 1);
+  else await fireKeyed(pipeline, fires, keyed, options.copies ?? 1, options.settings ?? benchSettings());
+  await settle(pipeline, times, options.timeoutMs ?? 60_000, keyed?.scheduleKey);
   if (options.lateDuplicate) await pipeline.fire(fires);
   return result(session, path, times.length, job, started);
+}
+
+/** The per-key schedule's event: the job's schedule event with the key and the input (the projection's Input). */
+async function fireKeyed(
+  pipeline: LocalPipeline,
+  fires: readonly { jobId: string; scheduledTime: string }[],
+  keyed: NonNullable<RunOptions['keyed']>,
+  copies: number,
+  settings: JobSettings,
+): Promise<void> {
+  const route = {
+    worker: LOCAL_WORKER,
+    deadlineSeconds: settings.retry.deadlineSeconds,
+    retentionDays: settings.retentionDays,
+  };
+  await Promise.all(
+    fires.flatMap((f) =>
+      Array.from({ length: copies }, () =>
+        fire(pipeline.trigger, {
+          ...scheduleEventOf({ ...f, scheduleKey: keyed.scheduleKey }, route),
+          ...(keyed.input === undefined ? {} : { input: keyed.input }),
+        }),
+      ),
+    ),
+  );
 }
 
 /** Thresholds that make a row stuck after a second; the announcement threshold is out of the way. */

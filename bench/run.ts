@@ -7,14 +7,22 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { localClients } from '../testing/local/local-aws';
 import { BenchSession } from './bench-session';
+import { formatBulkCreate, measureBulkCreate } from './bulk-create';
 import {
   type ColdLoadFigures,
   formatTable as formatColdLoad,
   measureColdLoad,
   ValgrindMissingError,
 } from './cold-load';
-import { alternativeModels, costPerMillion, totalPerMillion } from './cost-model';
+import {
+  alternativeModels,
+  costPerMillion,
+  type MeasuredHappyPath,
+  type OccurrenceUsage,
+  totalPerMillion,
+} from './cost-model';
 import {
   attemptsWithinOneWriteUnit,
   capacityDifference,
@@ -28,10 +36,11 @@ import {
 import { formatPartitionModel, partitionModel } from './partition-model';
 import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
 import { PRICES } from './prices';
+import { formatKeyedPath, runtimeScheduleModels } from './runtime-schedules';
 import { printCapacity, printCost, printGrowth, printRequests, printTicks, type RequestRow } from './tables';
 import { runTick, type TickResult } from './tick';
 
-const FIGURES = ['requests', 'capacity', 'cost', 'tick', 'cold-load', 'partition'] as const;
+const FIGURES = ['requests', 'capacity', 'cost', 'tick', 'cold-load', 'partition', 'schedules'] as const;
 type Figure = (typeof FIGURES)[number];
 
 export interface BenchOptions {
@@ -41,6 +50,8 @@ export interface BenchOptions {
   readonly heartbeatJobMs: number;
   /** Callgrind runs per bundle for the cold load (the median is kept): 3, or 1 with --quick. */
   readonly coldLoadRuns: number;
+  /** Schedules the bulk creation on moto makes, per path (run-time schedules). */
+  readonly bulkSchedules: number;
   readonly out: string;
 }
 
@@ -66,10 +77,18 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     .option('--only <figures>', `some of ${FIGURES.join(',')}`, parseFigures)
     .option('--ticks <list>', 'occurrences per tick (default 10,100; 1000 takes moto minutes)', parseList)
     .option('--pollers <n>', 'worker pollers in the tick', (v) => parseList(v)[0], 4)
+    .option('--bulk-schedules <n>', 'schedules the bulk creation on moto makes per path', (v) => parseList(v)[0])
     .option('--out <file>', 'where the results go', path.join(__dirname, 'results.json'))
     .exitOverride()
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ quick: boolean; only?: Figure[]; ticks?: number[]; pollers: number; out: string }>();
+  const o = program.opts<{
+    quick: boolean;
+    only?: Figure[];
+    ticks?: number[];
+    pollers: number;
+    bulkSchedules?: number;
+    out: string;
+  }>();
   return {
     only: o.only ?? [...FIGURES],
     // N = 1,000 takes moto several minutes on two cores: ask for it with --ticks 10,100,1000.
@@ -77,6 +96,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     pollers: o.pollers,
     heartbeatJobMs: o.quick ? 5_000 : 9_000,
     coldLoadRuns: o.quick ? 1 : 3,
+    bulkSchedules: o.bulkSchedules ?? (o.quick ? 100 : 500),
     out: o.out,
   };
 }
@@ -184,6 +204,52 @@ function modelPartitions() {
 }
 
 /**
+ * Run-time schedules (issue 22): the models, with this run's measured durations and log bytes when the cost figure
+ * ran, and the bulk creation on moto.
+ */
+async function runtimeSchedules(session: BenchSession, options: BenchOptions, measured?: MeasuredHappyPath) {
+  const models = runtimeScheduleModels(measured);
+  // The model's occurrence, run on moto: one key's schedule with the largest input, after a warm-up of its own.
+  const keyed = { scheduleKey: '6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60', input: { report: 'x'.repeat(2_035) } };
+  await runOccurrences(session, 'keyed warm-up', { keyed });
+  const keyedPath = await runOccurrences(session, 'keyed happy path', { keyed });
+  console.log(
+    `\nOne occurrence of a keyed schedule with a 2,048-byte input, on moto (the model above: 20 WRU, 0.5 RRU):`,
+  );
+  console.log(formatKeyedPath(keyedPath));
+  console.log(`\nBulk creation on moto (${options.bulkSchedules} schedules a path, 8 at once, 2 KB inputs):`);
+  const clients = localClients(session.moto.endpoint);
+  const bulk = await measureBulkCreate(clients, () => session.moto.reset(), {
+    schedules: options.bulkSchedules,
+    concurrency: 8,
+    inputBytes: 2_048,
+  });
+  console.log(formatBulkCreate(bulk));
+  return {
+    models,
+    keyedHappyPath: {
+      requests: keyedPath.requests.handler,
+      capacity: keyedPath.capacity,
+      writes: keyedPath.writes.map(({ after: _after, ...w }) => w),
+    },
+    bulkCreate: bulk,
+    measuredHappyPath: measured,
+  };
+}
+
+/** Figure 3's measured durations and log bytes, as the run-time schedules' cost takes them. */
+function measuredHappyPath(usage: OccurrenceUsage): MeasuredHappyPath {
+  const ms = (fn: string) => usage.lambda.find((l) => l.fn.startsWith(fn))?.ms ?? 0;
+  return {
+    triggerMs: ms('trigger'),
+    workerMs: ms('worker'),
+    notifierMs: ms('notifier'),
+    logBytes: usage.logBytes,
+    snsPayloadBytes: usage.snsPayloadBytes,
+  };
+}
+
+/**
  * Figure 4. Callgrind counts instructions, so the figure does not depend on the machine's load; two runs at once
  * keep the default bench to a few minutes. Without valgrind the other figures are kept and the bench says what to
  * install (the caller exits 1).
@@ -217,7 +283,7 @@ async function main(): Promise<void> {
   const wants = (f: Figure) => options.only.includes(f);
   const results: Record<string, unknown> = { machine: machine(), options };
   const started = performance.now();
-  const needsMoto = wants('requests') || wants('capacity') || wants('cost') || wants('tick');
+  const needsMoto = wants('requests') || wants('capacity') || wants('cost') || wants('tick') || wants('schedules');
   const session = needsMoto ? await BenchSession.start() : undefined;
   try {
     if (session && (wants('requests') || wants('capacity') || wants('cost'))) {
@@ -255,6 +321,10 @@ async function main(): Promise<void> {
       };
     } else if (wants('partition')) {
       results.tick = { partitionModel: modelPartitions() };
+    }
+    if (session && wants('schedules')) {
+      const usage = (results.cost as { usage?: OccurrenceUsage } | undefined)?.usage;
+      results.runtimeSchedules = await runtimeSchedules(session, options, usage && measuredHappyPath(usage));
     }
     if (wants('cold-load')) {
       const figures = await coldLoad(options.coldLoadRuns);

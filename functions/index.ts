@@ -42,6 +42,7 @@ export type {
   RunContext,
   StreamedReport,
 } from './protocol/ports';
+export type { JsonValue } from './protocol/schedule-key';
 export type { OverlapPolicy } from './protocol/setting-basics';
 export type { WorkerHandler } from './worker';
 

@@ -14,6 +14,7 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SnsAnnouncer } from './aws/announcer';
 import { DynamoAuditCursorStore } from './aws/audit-cursor-store';
 import { documentClient, snsClient, sqsClient } from './aws/clients';
+import { withDatedTemplates } from './aws/dated-templates';
 import { DynamoOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
@@ -148,10 +149,13 @@ function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logg
   const jobs = parseRegistryJobs(process.env[ENV.registryJobs], ENV.registryJobs);
   const k = parseAuditBucketsPerRun(process.env[ENV.scheduleAuditBucketsPerRun], ENV.scheduleAuditBucketsPerRun);
   const documents = documentClient();
+  // The templates live in the stack's shared group (SCHEDULE_GROUP), one per job, named by the job id; read with
+  // their last change, so that the audit finds the schedules projected from an older template.
+  const scheduler = new SchedulerClient({});
+  const sharedGroup = requireEnv(ENV.scheduleGroup);
   return {
     registry: new DynamoScheduleRegistry(documents, table),
-    // The templates live in the stack's shared group (SCHEDULE_GROUP), one per job, named by the job id.
-    projection: new SchedulerProjection(new SchedulerClient({}), requireEnv(ENV.scheduleGroup)),
+    projection: withDatedTemplates(new SchedulerProjection(scheduler, sharedGroup), scheduler, sharedGroup),
     cursor: new DynamoAuditCursorStore(documents, table),
     jobs,
     limits: k === undefined ? {} : { auditBucketsPerRun: k },

@@ -18,7 +18,10 @@ export const ENV = {
    * pauseAfterFailures, which disables its schedule when it pauses itself.
    */
   scheduleGroup: 'SCHEDULE_GROUP',
-  /** The schedule registry table (runtime schedules), for the reconciler; unset when no job takes them. */
+  /**
+   * The reconciler's: the name of the schedule registry table (functions/protocol/schedule-registry-ports.ts), set
+   * once a job of the stack takes schedules at run time (lib/runtime-schedules.ts); absent, there is none to repair.
+   */
   registryTable: 'REGISTRY_TABLE',
   /** The reconciler's: a JSON array of the ids of the jobs that take schedules at run time, audited in turn. */
   registryJobs: 'REGISTRY_JOBS',

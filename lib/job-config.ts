@@ -79,7 +79,15 @@ const scheduleSchema = z.object({
    * An EventBridge Scheduler expression: `cron(min hour day-of-month month day-of-week year)`,
    * `rate(5 minutes)` / `rate(1 hour)`, or the one-time `at(2030-01-31T06:00:00)`.
    */
-  schedule: z.custom<string>().check(problemCheck(scheduleExpressionProblem)),
+  schedule: z.optional(z.custom<string>().check(problemCheck(scheduleExpressionProblem))),
+  /**
+   * The job takes its schedules at run time (one per schedule key, docs/runtime-schedules.md) instead of the one
+   * fixed `schedule`: exactly one of the two is given (runtimeScheduleProblems). Default false.
+   */
+  runtimeSchedules: orDefault(
+    z.boolean({ error: (iss) => `must be true or false, got ${quoteValue(iss.input)}` }),
+    false,
+  ),
   /** IANA time zone the expression is read in. Default 'UTC'. */
   timeZone: orDefault(z.custom<string>().check(problemCheck(timeZoneProblem)), DEFAULT_TIME_ZONE),
   /** Let Scheduler start the occurrence up to this many minutes late to spread load; 0 (default) is off. */
@@ -155,12 +163,40 @@ function resolveProblems(config: ScheduledJobConfig, where: string): { problems:
       `${where}.leaseSeconds: must be less than ${LAMBDA_MAX_TIMEOUT_SECONDS}, got ${settings.data.leaseSeconds}`,
     );
   }
+  problems.push(...runtimeScheduleProblems(config, where));
   if (settings.success && schedule.success) {
     const problem = catchupWindowProblem(settings.data, schedule.data.flexibleWindowMinutes);
     if (problem !== undefined) problems.push(`${where}.catchupWindowSeconds: ${problem}`);
   }
   if (!settings.success || !schedule.success || problems.length > 0) return { problems };
   return { problems, job: { settings: settings.data, ...schedule.data } };
+}
+
+/**
+ * A job has exactly one of `schedule` (one fixed schedule) and `runtimeSchedules: true` (schedules created at run
+ * time), and a job with run-time schedules is not disabled in the app: its template schedule is what the operations
+ * and the reconciler find the job by, so it always exists, and pausing is done at run time (the whole job, or a key).
+ */
+function runtimeScheduleProblems(config: ScheduledJobConfig, where: string): string[] {
+  if (typeof config !== 'object' || config === null) return [];
+  const fixed = config.schedule !== undefined && config.schedule !== null;
+  const keyed = config.runtimeSchedules === true;
+  if (fixed && keyed)
+    return [
+      `${where}.runtimeSchedules: give either schedule (one fixed schedule) or runtimeSchedules: true (schedules ` +
+        'created at run time, docs/runtime-schedules.md), not both',
+    ];
+  if (!fixed && !keyed)
+    return [
+      `${where}.schedule: give schedule (one fixed schedule, a ScheduleExpression) or runtimeSchedules: true ` +
+        '(schedules created at run time, docs/runtime-schedules.md)',
+    ];
+  if (keyed && config.enabled === false)
+    return [
+      `${where}.enabled: a job with runtimeSchedules cannot be disabled in the app (its template schedule must exist ` +
+        'for its schedules to be managed); pause the job or its schedules at run time (docs/runtime-schedules.md)',
+    ];
+  return [];
 }
 
 /**

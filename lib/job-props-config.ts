@@ -43,6 +43,7 @@ const RENAMED_FIELDS: Readonly<Record<string, string>> = {
 
 const JOB_OPTION_KEYS = [
   'schedule',
+  'runtimeSchedules',
   'description',
   'enabled',
   'timeWindow',
@@ -86,14 +87,16 @@ export function jobConfigOf(jobId: string, props: JobOptions, where: string): Tr
     if (typeof amount === 'string') problems.push(`${where}.${prop}: ${amount}`);
     return typeof amount === 'number' ? amount : undefined;
   };
-  const schedule = scheduleParts(props.schedule);
+  // No schedule is a job that takes its schedules at run time, or a problem job-config.ts names (exactly one of the two).
+  const schedule = props.schedule === undefined ? undefined : scheduleParts(props.schedule);
   if (typeof schedule === 'string') problems.push(`${where}.schedule: ${schedule}`);
   const retry = props.retry ?? {};
   const schedulerRetry = props.schedulerRetry ?? {};
   const config = withoutUndefined({
     id: jobId,
-    schedule: typeof schedule === 'string' ? undefined : schedule.expression,
-    timeZone: typeof schedule === 'string' ? undefined : schedule.timeZone,
+    schedule: typeof schedule === 'string' ? undefined : schedule?.expression,
+    timeZone: typeof schedule === 'string' ? undefined : schedule?.timeZone,
+    runtimeSchedules: props.runtimeSchedules,
     description: props.description,
     enabled: props.enabled,
     flexibleWindowMinutes: flexibleWindowMinutes(props.timeWindow, where, problems),

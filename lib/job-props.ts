@@ -78,8 +78,28 @@ export interface JobOptions {
   /**
    * When the job runs: `ScheduleExpression.cron({ ... })`, `.rate(Duration.hours(1))`, `.at(date)` or
    * `.expression('cron(0 6 * * ? *)', TimeZone.EUROPE_BERLIN)`. The time zone is the expression's.
+   *
+   * Give either `schedule` (one fixed schedule, deployed with the stack) or `runtimeSchedules: true`, not both.
+   *
+   * @default none: then `runtimeSchedules` must be true
    */
-  readonly schedule: ScheduleExpression;
+  readonly schedule?: ScheduleExpression;
+  /**
+   * The job takes its schedules at run time instead of one fixed `schedule`: the app creates, changes, pauses and
+   * deletes one schedule per *schedule key* of its choosing (a customer id, say), each with its own expression, time
+   * zone and JSON input, through `scheduled-jobs-stack/operations` (`upsertSchedule`, ...) or the `occurrences` CLI.
+   * Grant the app's functions that do so `ScheduledJob.grantManageSchedules`.
+   *
+   * The job gets a schedule group of its own (the group of its keys' schedules; an account has at most 500 groups)
+   * and a *template* schedule in the stack's group, named by the job id, DISABLED and never firing, whose target and
+   * settings each key's schedule copies. The stack gets one schedule registry table (the source of truth of every
+   * key's schedule; the reconciler repairs a schedule that drifted from its row). Limits: a key is 1 to 128
+   * letters, digits and `._:@+=-`; an input is at most 2 KB of JSON; Scheduler's request rate bounds bulk writes.
+   * Such a job cannot be `enabled: false`: pause it, or its keys, at run time. See docs/runtime-schedules.md.
+   *
+   * @default false: the job has the one fixed `schedule`
+   */
+  readonly runtimeSchedules?: boolean;
   /**
    * The schedule's description.
    *
@@ -88,7 +108,7 @@ export interface JobOptions {
   readonly description?: string;
   /**
    * Whether the job has a schedule. A disabled job keeps its settings deployed, so occurrences in flight finish and
-   * `occurrences run` still starts one.
+   * `occurrences run` still starts one. Not false with `runtimeSchedules`: such a job is paused at run time.
    *
    * @default true
    */

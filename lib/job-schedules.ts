@@ -3,8 +3,13 @@
  * `{ jobId, scheduledTime, worker, deadlineSeconds, retentionDays, catchupWindowSeconds }`. The scheduled time is
  * Scheduler's nominal `<aws.scheduler.scheduled-time>`, the same on every redelivery, which is what makes it the
  * occurrence key.
+ *
+ * A job that takes its schedules at run time (`runtimeSchedules`) has, in the same place and by the same name, a
+ * *template*: the same target, role, dead-letter queue, retry policy and time window, but DISABLED and never due,
+ * its input the schedule event plus `keyedScheduleGroup`, the name of the job's own schedule group, where the
+ * registry's projection creates one schedule per key by copying the template (docs/runtime-schedules.md).
  */
-import { Duration, TimeZone } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, TimeZone } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import {
   type CfnSchedule,
@@ -19,7 +24,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { catchupWindowSecondsOf } from '../functions/protocol/job-settings';
-import type { ScheduleEvent } from '../functions/protocol/schedule-event';
+import { type ScheduleEvent, TEMPLATE_GROUP_FIELD } from '../functions/protocol/schedule-event';
 import type { ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
 
@@ -29,6 +34,21 @@ export interface JobSchedule {
   /** UpdateSchedule passes this role to Scheduler again (iam:PassRole). */
   readonly targetRoleArn: string;
 }
+
+/** The schedules of a job that takes them at run time: its template (JobSchedule) and the group of its keys. */
+export interface KeyedJobSchedule extends JobSchedule {
+  /** The job's own group, where each of its keys has a schedule; the template's input names it. */
+  readonly group: ScheduleGroup;
+}
+
+/**
+ * The template's expression: 1 January 2199 at 00:00 UTC, the last year a Scheduler cron expression takes. DISABLED
+ * as well, so it never fires; the expression only keeps it from firing if someone enables it by hand.
+ */
+export const KEYED_TEMPLATE_EXPRESSION = 'cron(0 0 1 1 ? 2199)';
+
+/** The template's input: the schedule event of the job, and the group its keys' schedules are in. */
+export type KeyedTemplateEvent = ScheduleEvent & { readonly [TEMPLATE_GROUP_FIELD]: string };
 
 export interface JobSchedulesProps {
   readonly trigger: lambda.IFunction;
@@ -40,6 +60,7 @@ export class JobSchedules extends Construct {
   readonly deadLetterQueue: sqs.Queue;
   private readonly trigger: lambda.IFunction;
   private readonly byJob = new Map<string, Schedule>();
+  private readonly keyedByJob = new Map<string, KeyedJobSchedule>();
 
   constructor(scope: Construct, id: string, props: JobSchedulesProps) {
     super(scope, id);
@@ -48,9 +69,14 @@ export class JobSchedules extends Construct {
     this.trigger = props.trigger;
   }
 
-  /** Keyed by job id; enabled jobs only. */
+  /** Keyed by job id; enabled jobs only, a run-time schedules job's template included. */
   get schedules(): ReadonlyMap<string, Schedule> {
     return this.byJob;
+  }
+
+  /** The jobs that take their schedules at run time, by job id. */
+  get keyedJobs(): ReadonlyMap<string, KeyedJobSchedule> {
+    return this.keyedByJob;
   }
 
   /**
@@ -58,9 +84,42 @@ export class JobSchedules extends Construct {
    * key, the worker, and the three settings the trigger needs, so the trigger reads no settings of its own.
    */
   addJob(job: ResolvedJobConfig, worker: string): JobSchedule | undefined {
-    if (!job.enabled) return undefined;
+    if (!job.enabled || job.schedule === undefined) return undefined;
+    const schedule = this.jobSchedule(job, {
+      expression: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
+      enabled: true,
+      input: this.scheduleEvent(job, worker),
+    });
+    return { scheduleArn: schedule.scheduleArn, targetRoleArn: targetRoleArnOf(schedule) };
+  }
+
+  /**
+   * A job that takes its schedules at run time: its own schedule group, and its template in the shared group.
+   * `removalPolicy`: the group's, the registry table's (ScheduledJobs' removalPolicy), so that the schedules and the
+   * rows they are projected from are kept or deleted together (deleting a group deletes its schedules).
+   */
+  addKeyedJob(job: ResolvedJobConfig, worker: string, removalPolicy: RemovalPolicy): KeyedJobSchedule {
+    const jobId = job.settings.id;
+    // A generated name: up to 64 characters from the construct path, unique in the stack; the template's input and
+    // the grants name it, nobody has to type it.
+    const group = new ScheduleGroup(this, `Keyed-${jobId}`, { removalPolicy });
+    const input: KeyedTemplateEvent = {
+      ...this.scheduleEvent(job, worker),
+      [TEMPLATE_GROUP_FIELD]: group.scheduleGroupName,
+    };
+    const template = this.jobSchedule(job, {
+      expression: ScheduleExpression.expression(KEYED_TEMPLATE_EXPRESSION, TimeZone.ETC_UTC),
+      enabled: false,
+      input,
+    });
+    const keyed = { scheduleArn: template.scheduleArn, targetRoleArn: targetRoleArnOf(template), group };
+    this.keyedByJob.set(jobId, keyed);
+    return keyed;
+  }
+
+  private scheduleEvent(job: ResolvedJobConfig, worker: string): ScheduleEvent {
     const { settings } = job;
-    const input: ScheduleEvent = {
+    return {
       jobId: settings.id,
       scheduledTime: ContextAttribute.scheduledTime,
       worker,
@@ -68,26 +127,42 @@ export class JobSchedules extends Construct {
       retentionDays: settings.retentionDays,
       catchupWindowSeconds: catchupWindowSecondsOf(settings),
     };
+  }
+
+  private jobSchedule(
+    job: ResolvedJobConfig,
+    what: { expression: ScheduleExpression; enabled: boolean; input: ScheduleEvent },
+  ): Schedule {
+    const { settings } = job;
     const schedule = new Schedule(this, `Schedule-${settings.id}`, {
       // Named by the job, so that `occurrences` finds a job's schedule (and its input) by the job id.
       scheduleName: settings.id,
       scheduleGroup: this.group,
-      schedule: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
+      schedule: what.expression,
+      enabled: what.enabled,
       timeWindow:
         job.flexibleWindowMinutes > 0
           ? TimeWindow.flexible(Duration.minutes(job.flexibleWindowMinutes))
           : TimeWindow.off(),
-      description: job.description ?? `Starts one occurrence of job ${settings.id}`,
+      description:
+        job.description ??
+        (job.runtimeSchedules
+          ? `Template of the run-time schedules of job ${settings.id} (never fires)`
+          : `Starts one occurrence of job ${settings.id}`),
       target: new LambdaInvoke(this.trigger, {
-        input: ScheduleTargetInput.fromObject(input),
+        input: ScheduleTargetInput.fromObject(what.input),
         retryAttempts: job.schedulerRetry.maximumRetryAttempts,
         maxEventAge: Duration.seconds(job.schedulerRetry.maximumEventAgeSeconds),
         deadLetterQueue: this.deadLetterQueue,
       }),
     });
     this.byJob.set(settings.id, schedule);
-    // The role aws-scheduler-targets made for the target (one per stack and target): the Schedule does not expose it.
-    const target = (schedule.node.defaultChild as CfnSchedule).target as CfnSchedule.TargetProperty;
-    return { scheduleArn: schedule.scheduleArn, targetRoleArn: target.roleArn };
+    return schedule;
   }
+}
+
+/** The role aws-scheduler-targets made for the target (one per stack and target): the Schedule does not expose it. */
+function targetRoleArnOf(schedule: Schedule): string {
+  const target = (schedule.node.defaultChild as CfnSchedule).target as CfnSchedule.TargetProperty;
+  return target.roleArn;
 }

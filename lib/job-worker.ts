@@ -28,6 +28,7 @@ import {
 import { MetricName } from '../functions/protocol/metric-names';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { SERIES_SEPARATOR } from '../functions/protocol/schedule-key';
 import {
   stuckAfterSeconds,
   WORKER_BATCH_SIZE,
@@ -126,6 +127,9 @@ export interface WorkerResources {
   readonly reportBucket: s3.IBucket;
   readonly metricsNamespace: string;
 }
+
+/** The worker's item actions on its own jobs' occurrence partitions (the claim protocol's reads and writes). */
+const OWN_ROW_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
 
 /**
  * Lambda's 4 KB of environment variables per function, less what the stack's own variables and their resolved
@@ -270,6 +274,10 @@ export class JobWorker extends Construct implements iam.IGrantable {
   private readonly passedRoles = new Set<string>();
   /** The ids of its jobs that pause themselves after failures (pauseAfterFailures). */
   private readonly pausingJobIds: string[] = [];
+  /** The occurrence table, for the grant on the series of its jobs that take run-time schedules. */
+  private readonly table: dynamodb.ITable;
+  /** The ids of its jobs that take their schedules at run time (runtimeSchedules). */
+  private readonly keyedJobIds: string[] = [];
 
   /**
    * Built by ScheduledJobs (`addWorker`, or `addJob` with an `entry`), which validates the props first.
@@ -284,6 +292,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
     super(scope, workerId);
     this.workerId = workerId;
     this.reportBucket = resources.reportBucket;
+    this.table = resources.table;
     this.metricsNamespace = resources.metricsNamespace;
     this.givenTimeoutSeconds = props.timeout?.toSeconds();
     this.userEnvironmentBytes = environmentBytes(props.environment);
@@ -337,7 +346,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
     // worker that decides an occurrence's overlap policy.
     this.function.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        actions: OWN_ROW_ACTIONS,
         resources: [table.tableArn],
         conditions: {
           'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': Lazy.list({ produce: () => this.jobIds }) },
@@ -364,10 +373,37 @@ export class JobWorker extends Construct implements iam.IGrantable {
    *
    * @internal
    */
-  [ADD_JOB](settings: JobSettings): void {
+  [ADD_JOB](settings: JobSettings, options: { readonly runtimeSchedules?: boolean } = {}): void {
     this.jobSettings.push(settings);
     this.jobIds.push(settings.id);
+    // reports/{jobId}/{scheduleKey}/... of a job with run-time schedules is under this prefix too.
     this.reportObjects.addResources(this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}${settings.id}/*`));
+    if (options.runtimeSchedules === true) this.addKeyedJob(settings.id);
+  }
+
+  /**
+   * A job with run-time schedules has one occurrence partition per schedule key, its *series* `jobId#scheduleKey`
+   * (functions/protocol/schedule-key.ts), beside the job's own partition `jobId` (the job-state row): a second
+   * statement, added with the first such job, lets the worker reach `jobId#*` of those jobs only. A job id has no
+   * '#', so `jobId#*` matches no other job's partition. The two statements are alternatives: DynamoDB checks one
+   * leading key per item request, which either allows.
+   */
+  private addKeyedJob(jobId: string): void {
+    if (this.keyedJobIds.length === 0)
+      this.function.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: OWN_ROW_ACTIONS,
+          resources: [this.table.tableArn],
+          conditions: {
+            'ForAllValues:StringLike': {
+              'dynamodb:LeadingKeys': Lazy.list({
+                produce: () => this.keyedJobIds.map((id) => `${id}${SERIES_SEPARATOR}*`),
+              }),
+            },
+          },
+        }),
+      );
+    this.keyedJobIds.push(jobId);
   }
 
   /** The ids of its jobs that pause themselves after pauseAfterFailures FAILED occurrences in a row. @internal */

@@ -104,6 +104,57 @@ export function acknowledgeOperatorFindings(jobs: AcknowledgedPieces, grantee: i
   );
 }
 
+/** `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/<group>/*`, as cdk-nag names it. */
+function groupSchedulesFinding(scope: IConstruct, groupName: string): string {
+  const group = Stack.of(scope).resolve(groupName) as unknown;
+  const name = typeof group === 'string' ? group : `<${(group as { Ref: string }).Ref}>`;
+  return wildcard(`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${name}/*`);
+}
+
+const LIST_SCHEDULES_REASON =
+  'Resource * is scheduler:ListSchedules, which has no resource-level permissions; it shows names and states, not ' +
+  'inputs. Every other Scheduler action is limited to the schedule groups of the jobs that take run-time schedules.';
+
+/**
+ * The reconciler's wildcards once the stack has a schedule registry: ListSchedules (`*`); each job's group is
+ * acknowledged as the job is added (acknowledgeKeyedGroupFindings).
+ */
+export function acknowledgeRegistryReconcilerFindings(reconciler: lambda.IFunction): void {
+  acknowledge(roleOf(reconciler), { id: wildcard('*'), reason: LIST_SCHEDULES_REASON });
+}
+
+/** The reconciler's `schedule/<group>/*` of one job that takes run-time schedules. */
+export function acknowledgeKeyedGroupFindings(reconciler: lambda.IFunction, groupName: string, jobId: string): void {
+  acknowledge(roleOf(reconciler), {
+    id: groupSchedulesFinding(reconciler, groupName),
+    reason:
+      `Job ${jobId} takes its schedules at run time, one per schedule key, named by a hash of the key in the job's ` +
+      'own group: names not known at deploy time. The reconciler re-projects, recreates and removes them in that ' +
+      'group only.',
+  });
+}
+
+/**
+ * The wildcards of ScheduledJob.grantManageSchedules, on the grantee when it is a construct of the app (a role or a
+ * function it defines); a principal from elsewhere has no policy in this stack to check.
+ */
+export function acknowledgeScheduleManagerFindings(grantee: iam.IGrantable, groupName: string, jobId: string): void {
+  const principal = grantee.grantPrincipal;
+  if (!Construct.isConstruct(principal)) return;
+  // A function's grants land on its role, which is the construct cdk-nag reports.
+  const target: IConstruct = (principal as { role?: IConstruct }).role ?? principal;
+  acknowledge(
+    target,
+    {
+      id: groupSchedulesFinding(principal, groupName),
+      reason:
+        `Job ${jobId}'s run-time schedules are named by a hash of each schedule key in the job's own group, names ` +
+        "not known at deploy time; Create/Update/Delete/GetSchedule are limited to that group, the app's keys of that job.",
+    },
+    { id: wildcard('*'), reason: LIST_SCHEDULES_REASON },
+  );
+}
+
 export function acknowledgeNagFindings(jobs: AcknowledgedPieces): void {
   acknowledge(roleOf(jobs.notifierFunction), {
     id: wildcard('*'),

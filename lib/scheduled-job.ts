@@ -1,6 +1,7 @@
 /**
  * ScheduledJob: the handle `ScheduledJobs.addJob` returns, for what an app does with one job after adding it: its
- * metrics (for alarms and dashboards of its own) and read access to its reports.
+ * metrics (for alarms and dashboards of its own), read access to its reports, and for a job that takes its schedules
+ * at run time, the grant to manage them.
  */
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -8,8 +9,11 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Schedule } from 'aws-cdk-lib/aws-scheduler';
 import { MetricName } from '../functions/protocol/metric-names';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import { ValidationError } from './errors';
 import type { JobWorker } from './job-worker';
 import { jobMetric } from './metrics';
+import { acknowledgeScheduleManagerFindings } from './nag-acknowledgements';
+import { grantManageKeyedSchedules, type KeyedJobGrantParts } from './runtime-schedules';
 
 /** What ScheduledJobs hands a job's handle. */
 export interface ScheduledJobParts {
@@ -18,6 +22,8 @@ export interface ScheduledJobParts {
   readonly schedule: Schedule | undefined;
   readonly metricsNamespace: string;
   readonly reportBucket: s3.IBucket;
+  /** For a job with runtimeSchedules: the registry and its schedules, for grantManageSchedules. */
+  readonly runtimeSchedules?: KeyedJobGrantParts;
 }
 
 /**
@@ -39,10 +45,16 @@ export class ScheduledJob {
   readonly jobId: string;
   /** The worker that runs it: a shared one, or the job's own. */
   readonly worker: JobWorker;
-  /** Its schedule; undefined when the job is added with `enabled: false`. */
+  /**
+   * Its schedule; undefined when the job is added with `enabled: false`. For a job with `runtimeSchedules`, its
+   * template: DISABLED, never due, what each of its keys' schedules copies.
+   */
   readonly schedule: Schedule | undefined;
+  /** Whether the job takes its schedules at run time (`runtimeSchedules: true`) instead of one fixed schedule. */
+  readonly runtimeSchedules: boolean;
   private readonly metricsNamespace: string;
   private readonly reportBucket: s3.IBucket;
+  private readonly keyed: KeyedJobGrantParts | undefined;
 
   /**
    * Built by `ScheduledJobs.addJob` only, so the published declarations leave it out.
@@ -59,6 +71,8 @@ export class ScheduledJob {
     this.schedule = parts.schedule;
     this.metricsNamespace = parts.metricsNamespace;
     this.reportBucket = parts.reportBucket;
+    this.keyed = parts.runtimeSchedules;
+    this.runtimeSchedules = parts.runtimeSchedules !== undefined;
   }
 
   /**
@@ -104,5 +118,34 @@ export class ScheduledJob {
   /** Lets `grantee` read this job's reports (GetObject on `reports/<jobId>/*`). */
   grantReadReports(grantee: iam.IGrantable): iam.Grant {
     return this.reportBucket.grantRead(grantee, `${REPORT_KEY_PREFIX}${this.jobId}/*`);
+  }
+
+  /**
+   * Lets `grantee` (your app's function, say) create, change, pause and delete this job's run-time schedules with
+   * `scheduled-jobs-stack/operations` (`upsertSchedule`, `deleteSchedule`, ...), and nothing of any other job:
+   *
+   * - the schedule registry's rows of this job (Get/Put/Update/DeleteItem, Query, ConditionCheckItem where the
+   *   leading key is the job id) and its audit index `byAuditBucket` (Query where the leading key starts with
+   *   `<jobId>#`); not the sync index `bySyncDue`, whose partitions every job shares (the reconciler's alone);
+   * - Create/Update/Delete/GetSchedule in this job's own schedule group, GetSchedule on its template;
+   * - ListSchedules, which takes no resource in IAM (`*`): it shows schedules' names and states, not their inputs;
+   * - iam:PassRole of the schedules' target role, to `scheduler.amazonaws.com` only.
+   *
+   * Only for a job added with `runtimeSchedules: true`; any other job throws a {@link ValidationError}.
+   *
+   * @example
+   * ```ts
+   * const weekly = jobs.addJob('weekly-report', { runtimeSchedules: true, entry: 'src/jobs/weekly-report.ts' });
+   * weekly.grantManageSchedules(signupFunction);
+   * ```
+   */
+  grantManageSchedules(grantee: iam.IGrantable): iam.Grant {
+    if (this.keyed === undefined)
+      throw new ValidationError([
+        `grantManageSchedules(${this.jobId}): job ${this.jobId} has one fixed schedule; only a job added with ` +
+          'runtimeSchedules: true takes schedules at run time (docs/runtime-schedules.md)',
+      ]);
+    acknowledgeScheduleManagerFindings(grantee, this.keyed.schedules.group.scheduleGroupName, this.jobId);
+    return grantManageKeyedSchedules(grantee, this.keyed);
   }
 }

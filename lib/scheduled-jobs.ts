@@ -11,6 +11,10 @@
  * function, queue, dead-letter queue, role and alarms (job-worker.ts). No function is handed the settings of every
  * job: each schedule carries what the trigger needs of its job, each worker reads its own jobs' settings, and the
  * trigger and the reconciler read one entry per worker (docs/design.md, "Workers").
+ *
+ * A job that takes its schedules at run time (runtimeSchedules) adds its own schedule group and a template schedule,
+ * and the first such job the schedule registry table, which the reconciler then keeps Scheduler in step with
+ * (runtime-schedules.ts, docs/runtime-schedules.md).
  */
 import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -34,7 +38,7 @@ import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } fro
 import { allow } from './job-function';
 import type { JobProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
-import { JobSchedules } from './job-schedules';
+import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
 import {
   ADD_JOB,
   ALLOW_PAUSE,
@@ -49,8 +53,10 @@ import {
 import { type JobsAlarmsOptions, JobsMonitoring, jobsAlarmsProblems } from './jobs-monitoring';
 import { functionErrors, reconcilerRepairs } from './metrics';
 import {
+  acknowledgeKeyedGroupFindings,
   acknowledgeNagFindings,
   acknowledgeOperatorFindings,
+  acknowledgeRegistryReconcilerFindings,
   acknowledgeSchedulerRoleFindings,
   acknowledgeVpcAccessFindings,
   acknowledgeWorkerReportFindings,
@@ -63,6 +69,12 @@ import {
 } from './occurrence-functions';
 import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
 import { reportAnnouncements } from './report-announcements';
+import {
+  allowReconcileKeyedJob,
+  allowReconcileRegistry,
+  grantPassRoleToScheduler,
+  scheduleRegistryTable,
+} from './runtime-schedules';
 import { ScheduledJob } from './scheduled-job';
 import { STACK_OUTPUTS } from './stack-outputs';
 
@@ -86,6 +98,22 @@ const QUEUE_URL_MAX_BYTES = 135;
  * 500 resources (about 32 workers), bounds the workers of one stack.
  */
 export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
+
+/**
+ * What the schedule registry adds to the reconciler's environment once a job takes run-time schedules, at the
+ * longest: REGISTRY_TABLE and the table's name (a reference, counted as a queue URL is, 130 bytes) and SCHEDULE_GROUP
+ * and the group's name (at most 64). WORKERS gets that much less room then: a stack of the most workers has one
+ * fewer or two.
+ */
+export const REGISTRY_ENVIRONMENT_BYTES = 250;
+
+/**
+ * What each job with run-time schedules adds to the reconciler's environment: its id in REGISTRY_JOBS (a JSON array
+ * of the ids the audit walks), at most 64 characters, two quotes and a comma; the variable's own name is counted once
+ * with the first job.
+ */
+export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
+const REGISTRY_JOBS_NAME_BYTES = 16;
 
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
 const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
@@ -184,6 +212,11 @@ export class ScheduledJobs extends Construct {
   /** The role the schedules invoke the trigger with, once a schedule exists. */
   private scheduleTargetRoleArn: string | undefined;
   private built: SharedPieces | undefined;
+  private readonly removalPolicy: RemovalPolicy;
+  /** The schedule registry, built with the first job that takes run-time schedules. */
+  private registry: dynamodb.Table | undefined;
+  /** The ids of the jobs with run-time schedules, in the order added: the reconciler's REGISTRY_JOBS. */
+  private readonly keyedJobIds: string[] = [];
 
   constructor(scope: Construct, id: string, props: ScheduledJobsProps = {}) {
     super(scope, id);
@@ -191,6 +224,7 @@ export class ScheduledJobs extends Construct {
     this.outputPrefix = props.outputPrefix ?? '';
     validatedCall(ScheduledJobs, () => this.checkProps());
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.removalPolicy = removalPolicy;
     this.table = occurrenceTable(this, removalPolicy);
     this.reportBucket = reportBucket(this, removalPolicy);
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
@@ -319,6 +353,15 @@ export class ScheduledJobs extends Construct {
   }
 
   /**
+   * The schedule registry: one row per schedule of the jobs that take their schedules at run time, the source of
+   * truth their Scheduler schedules are projected from (docs/runtime-schedules.md). Built with the first such job;
+   * undefined while there is none. Grant access to one job's rows with `ScheduledJob.grantManageSchedules`.
+   */
+  get scheduleRegistry(): dynamodb.ITable | undefined {
+    return this.registry;
+  }
+
+  /**
    * The alarms (`monitoring.sharedAlarms`, `monitoring.workerAlarms(workerId)`), their topic, and the dashboard.
    */
   get monitoring(): JobsMonitoring {
@@ -404,10 +447,11 @@ export class ScheduledJobs extends Construct {
       problems.push(`${where}: the id ${quoteValue(workerId)} is taken by a shared queue's alarm (dlq-${workerId})`);
     else {
       const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
-      if (bytes > WORKER_ROUTES_BUDGET_BYTES)
+      const budget = this.workerRoutesBudget(this.keyedJobIds.length);
+      if (bytes > budget)
         problems.push(
           `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
-            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${WORKER_ROUTES_BUDGET_BYTES} ` +
+            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${budget} ` +
             `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob(id, { worker }))`,
         );
     }
@@ -461,17 +505,23 @@ export class ScheduledJobs extends Construct {
     const resolved = this.resolve(translated.config, where);
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
+    if (resolved.runtimeSchedules)
+      // A job with an entry of its own brings its worker, and its queue URL, to WORKERS too.
+      this.checkRoomForRegistry(where, props.worker === undefined && typeof props.entry === 'string' ? [jobId] : []);
     const worker = this.workerFor(props, resolved.settings, where);
-    worker[ADD_JOB](resolved.settings);
+    worker[ADD_JOB](resolved.settings, { runtimeSchedules: resolved.runtimeSchedules });
     const schedules = this.shared().schedules;
-    const schedule = schedules.addJob(resolved, worker.workerId);
+    const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker) : undefined;
+    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
       if (worker.pausingJobs.length === 0) this.monitoring.addPauseAlarm(worker);
-      worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, schedule);
+      // A job with run-time schedules pauses a series, not a schedule of the app's: its pause only records the
+      // state row (its template never fires; its keys' schedules are the registry's to switch).
+      worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, keyed === undefined ? schedule : undefined);
     }
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
@@ -481,9 +531,47 @@ export class ScheduledJobs extends Construct {
       schedule: schedules.schedules.get(jobId),
       metricsNamespace: this.metricsNamespace,
       reportBucket: this.reportBucket,
+      runtimeSchedules:
+        keyed === undefined || this.registry === undefined
+          ? undefined
+          : { jobId, registry: this.registry, schedules: keyed },
     });
     this.jobsById.set(jobId, job);
+    if (job.runtimeSchedules) for (const operator of this.operators) job.grantManageSchedules(operator);
     return job;
+  }
+
+  /**
+   * A job that takes its schedules at run time: its group and template (JobSchedules.addKeyedJob), the registry
+   * with the first such job, and the reconciler's access to the job's group and template.
+   */
+  private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker): KeyedJobSchedule {
+    const shared = this.shared();
+    const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
+    this.keyedJobIds.push(resolved.settings.id);
+    if (this.registry === undefined) this.registry = this.buildRegistry(shared, keyed);
+    allowReconcileKeyedJob(shared.reconciler.fn, this, keyed);
+    acknowledgeKeyedGroupFindings(shared.reconciler.fn, keyed.group.scheduleGroupName, resolved.settings.id);
+    return keyed;
+  }
+
+  /**
+   * The schedule registry, and what the reconciler needs to repair its projection: the table's name (REGISTRY_TABLE)
+   * and the shared group's (SCHEDULE_GROUP, where it reads each job's template by the job id), the whole table and
+   * both indexes, ListSchedules, and the template's target role to hand to Scheduler.
+   */
+  private buildRegistry(shared: SharedPieces, keyed: KeyedJobSchedule): dynamodb.Table {
+    const registry = scheduleRegistryTable(this, this.removalPolicy);
+    const reconciler = shared.reconciler.fn;
+    reconciler.addEnvironment(ENV.registryTable, registry.tableName);
+    reconciler.addEnvironment(ENV.scheduleGroup, shared.schedules.group.scheduleGroupName);
+    // Every job with run-time schedules, the ones added after this too: the audit walks their groups in turn.
+    reconciler.addEnvironment(ENV.registryJobs, Lazy.string({ produce: () => JSON.stringify(this.keyedJobIds) }));
+    allowReconcileRegistry(reconciler, registry);
+    grantPassRoleToScheduler(reconciler, keyed.targetRoleArn);
+    acknowledgeRegistryReconcilerFindings(reconciler);
+    if (this.props.stackOutputs !== false) this.stackOutput(STACK_OUTPUTS.scheduleRegistryTable, registry.tableName);
+    return registry;
   }
 
   /** The job configuration checked and with its defaults, its problems named by the props' own names. */
@@ -526,8 +614,10 @@ export class ScheduledJobs extends Construct {
 
   /**
    * Lets an operator run `occurrences pause`, `resume`, `run` and `describe` on this stack's jobs (docs/cli.md lists
-   * what each needs). Workers and schedules added later are covered too: their queues and the schedules' role are
-   * granted as they are added (the returned Grant holds what was granted by this call).
+   * what each needs), and manage the run-time schedules of the jobs that take them (each job's
+   * `ScheduledJob.grantManageSchedules`). Workers, schedules and such jobs added later are covered too: their queues,
+   * the schedules' role and their schedules are granted as they are added (the returned Grant holds what was granted
+   * by this call).
    *
    * @example
    * ```ts
@@ -564,6 +654,7 @@ export class ScheduledJobs extends Construct {
       ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
     ];
     if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
+    for (const job of this.jobsById.values()) if (job.runtimeSchedules) grants.push(job.grantManageSchedules(grantee));
     return grants.reduce((all, grant) => all.combine(grant));
   }
 
@@ -614,6 +705,34 @@ export class ScheduledJobs extends Construct {
     const problems = workerJobProblems(worker, settings, where);
     if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
     return worker;
+  }
+
+  /** What WORKERS may take of the reconciler's environment, with or without the schedule registry's variables. */
+  private workerRoutesBudget(keyedJobs: number): number {
+    if (keyedJobs === 0) return WORKER_ROUTES_BUDGET_BYTES;
+    return (
+      WORKER_ROUTES_BUDGET_BYTES -
+      REGISTRY_ENVIRONMENT_BYTES -
+      REGISTRY_JOBS_NAME_BYTES -
+      keyedJobs * KEYED_JOB_ENVIRONMENT_BYTES
+    );
+  }
+
+  /**
+   * The first job with run-time schedules adds the registry's variables to the reconciler's environment: refused,
+   * before anything is built, when the workers' WORKERS already leaves no room for them.
+   */
+  private checkRoomForRegistry(where: string, newWorkerIds: readonly string[]): void {
+    const bytes = this.workerRoutesBytes([...this.workersById.keys(), ...newWorkerIds]);
+    const budget = this.workerRoutesBudget(this.keyedJobIds.length + 1);
+    if (bytes > budget)
+      throw new ValidationError([
+        `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable}, ${ENV.scheduleGroup} and ` +
+          `${ENV.registryJobs} (${this.keyedJobIds.length + 1} job ids) to the ` +
+          `reconciler's environment, and the ${ENV.workers} of this stack's ${this.workersById.size + newWorkerIds.length} workers takes up to ` +
+          `${bytes} bytes of it, more than the ${budget} left beside them in Lambda's 4 KB; run more jobs per worker ` +
+          '(addJob(id, { worker }))',
+      ]);
   }
 
   /**

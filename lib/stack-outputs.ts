@@ -6,6 +6,8 @@ export const STACK_OUTPUTS = {
   table: 'OccurrenceTableName',
   bucket: 'ReportBucketName',
   scheduleGroup: 'ScheduleGroupName',
+  /** Only when a job takes run-time schedules: the schedule registry table (lib/runtime-schedules.ts). */
+  scheduleRegistryTable: 'ScheduleRegistryTableName',
   reportReadyTopic: 'ReportReadyTopicArn',
   reportReadyQueue: 'ReportReadyQueueUrl',
   alarmTopic: 'AlarmTopicArn',

@@ -9,7 +9,9 @@
  * (5,000 in a few; Service Quotas, "Scheduler"), shared by the whole account and Region: the app's own upserts, the
  * reconciler and other stacks. The default, DEFAULT_BULK_RATE = 50 items/s (each new item costs one CreateSchedule,
  * one GetItem and two writes in the registry table), leaves that headroom: 100,000 schedules take about 34 minutes.
- * Raise `rate` towards the quota for a first import in an account that does nothing else.
+ * Raising `rate` meets the registry's limit first: its rows of one job share a partition key, which takes about 500
+ * upserts/s (166 with a 2 KB input) until DynamoDB splits it for heat, after minutes of sustained load and only if
+ * the keys do not arrive in ascending order (bench/registry-model.ts): shuffle a large import's items.
  *
  * Bad input is per item: an item that is not an object, has no or a bad `scheduleKey`, a field that is not a
  * schedule's, or a spec upsertSchedule rejects (InvalidInputError) is reported by its index, and the rest are
@@ -40,6 +42,7 @@ export const BULK_BACKOFF_CAP_MS = 20_000;
 
 /** One schedule to create or update: its key and its spec, as one JSON object (one line of an NDJSON file). */
 export interface BulkScheduleItem extends ScheduleSpec {
+  /** The schedule key (a customer id, say). */
   readonly scheduleKey: string;
 }
 
@@ -56,8 +59,11 @@ const ITEM_FIELDS: ReadonlySet<string> = new Set([
 
 /** Counts after each item, for a progress bar: `done` includes `failed`; both include the items skipped by startAt. */
 export interface BulkProgress {
+  /** Items done so far, failed ones included. */
   readonly done: number;
+  /** Items in the list. */
   readonly total: number;
+  /** Items that failed so far. */
   readonly failed: number;
 }
 
@@ -69,6 +75,7 @@ export interface BulkCheckpoint {
   save?(nextIndex: number): void | Promise<void>;
 }
 
+/** How upsertSchedules paces, retries, reports and resumes. */
 export interface BulkUpsertOptions {
   /** Items started per second at most. @defaultValue DEFAULT_BULK_RATE (50) */
   readonly rate?: number;
@@ -78,29 +85,39 @@ export interface BulkUpsertOptions {
   readonly maxAttempts?: number;
   /** Who makes the change, recorded in each row (`updatedBy`). */
   readonly by?: string;
+  /** Called after each item, for a progress bar. */
   readonly onProgress?: (progress: BulkProgress) => void;
+  /** Where to start, and where to save how far the run got, so that a crashed run goes on where it stopped. */
   readonly checkpoint?: BulkCheckpoint;
   /** Stops starting items (Ctrl-C); those in flight finish, and the result says `stopped`. */
   readonly signal?: AbortSignal;
-  /** For tests: the time, the wait, and the jitter's randomness. */
+  /** What "now" is for the pacing. @defaultValue the system clock */
   readonly clock?: Clock;
+  /** How the run waits (tests pass a fake). @defaultValue a timer */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Uniform in [0, 1): the backoff's jitter. @defaultValue `Math.random` */
   readonly random?: () => number;
 }
 
+/** One item that could not be written, and why. */
 export interface BulkItemFailure {
   /** The item's index in the list (the line number minus one, for an NDJSON file). */
   readonly index: number;
+  /** Its schedule key, when it had a readable one. */
   readonly scheduleKey?: string;
+  /** What was wrong, naming the field. */
   readonly error: string;
 }
 
+/** What a bulk upsert did. */
 export interface BulkUpsertResult {
+  /** Items in the list. */
   readonly total: number;
   /** Items whose row (and schedule) this run wrote. */
   readonly written: number;
   /** Items already in the registry as asked: read, nothing written. */
   readonly unchanged: number;
+  /** Items that could not be written, by index. */
   readonly failed: readonly BulkItemFailure[];
   /** Transient failures retried. */
   readonly retries: number;

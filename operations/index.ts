@@ -90,6 +90,15 @@ export { InvalidScheduleError } from '../functions/protocol/schedule-registry';
 export type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
 export { OperatorOccurrenceReader, OperatorOccurrenceStore } from './adapters';
 export {
+  type BulkCheckpoint,
+  type BulkItemFailure,
+  type BulkProgress,
+  type BulkScheduleItem,
+  type BulkUpsertOptions,
+  type BulkUpsertResult,
+  upsertSchedules,
+} from './bulk-schedules';
+export {
   connectJobOperations,
   JobNotFoundError,
   type JobOperations,

@@ -5,6 +5,7 @@
 import { DEFAULT_JOB_SETTINGS, DEFAULT_RETRY_POLICY, JOB_ID_PATTERN } from '../functions/protocol/job-settings';
 import { iso, normaliseScheduledTime, type Occurrence, OccurrenceStatus } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { scheduleInput, scheduleKey } from '../functions/protocol/schedule-key';
 import { statusShardOf } from '../functions/protocol/table-schema';
 
 /** A fixed scheduled time, so that a test's occurrence (and a report that names it) is the same on every run. */
@@ -42,7 +43,18 @@ export function fakeOccurrence(fields: FakeOccurrenceFields = {}): Occurrence {
   const scheduledTime = time.value;
   const scheduledAt = Date.parse(scheduledTime);
   const claimedAt = scheduledAt + CLAIM_DELAY_MS;
-  const key = { jobId, scheduledTime };
+  // A schedule created at run time: its key and input are checked as the trigger checks them.
+  for (const checked of [
+    fields.scheduleKey === undefined ? undefined : scheduleKey('scheduleKey', fields.scheduleKey),
+    fields.input === undefined ? undefined : scheduleInput('input', fields.input),
+  ]) {
+    if (checked !== undefined && !checked.ok) throw new TypeError(`fakeOccurrence: ${checked.error}`);
+  }
+  const key = {
+    jobId,
+    ...(fields.scheduleKey === undefined ? {} : { scheduleKey: fields.scheduleKey }),
+    scheduledTime,
+  };
   const occurrence: Occurrence = {
     ...key,
     status: OccurrenceStatus.RUNNING,

@@ -24,6 +24,7 @@ export type {
   JobContext,
   JobDefinition,
   JobHandler,
+  JsonValue,
   LogFields,
   Logger,
   Occurrence,

@@ -20,6 +20,7 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { isJsonObject } from '../protocol/field-checks';
 import { type Clock, systemClock } from '../protocol/ports';
+import { TEMPLATE_GROUP_FIELD } from '../protocol/schedule-event';
 import type {
   KeyedJobTemplate,
   ProjectedScheduleSummary,
@@ -28,8 +29,6 @@ import type {
 } from '../protocol/schedule-registry-ports';
 import { asDependencyError } from './classify-error';
 
-/** The template input's field that names the group of the job's own schedules; only a template carries it. */
-export const KEYED_SCHEDULE_GROUP_FIELD = 'keyedScheduleGroup';
 /** What Scheduler replaces with each invocation's scheduled time. */
 export const SCHEDULED_TIME_PLACEHOLDER = '<aws.scheduler.scheduled-time>';
 /** One page of ListSchedules (Scheduler's largest). */
@@ -130,7 +129,7 @@ export function templateFromSchedule(jobId: string, schedule: GetScheduleCommand
     return undefined;
   }
   if (!isJsonObject(input)) return undefined;
-  const { [KEYED_SCHEDULE_GROUP_FIELD]: group, scheduledTime: _placeholder, ...event } = input;
+  const { [TEMPLATE_GROUP_FIELD]: group, scheduledTime: _placeholder, ...event } = input;
   if (typeof group !== 'string' || group === '' || schedule.Target === undefined) return undefined;
   const { Input: _templateInput, ...target } = schedule.Target;
   const flexibleTimeWindow = { ...(schedule.FlexibleTimeWindow ?? { Mode: 'OFF' }) };

@@ -3,7 +3,7 @@
  * Its row in the store is the single source of truth about progress.
  */
 import { quoteValue } from './quote-value';
-import type { JsonValue, SeriesKey } from './schedule-key';
+import type { JsonValue } from './schedule-key';
 import type { OverlapPolicy } from './setting-basics';
 
 /** Where an occurrence is in its life; a row's `status` is one of these. */
@@ -68,7 +68,11 @@ export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];
  * scheduled time. The row's key in the table is its series (`seriesOf`: the job id, or `jobId#scheduleKey`) and its
  * scheduled time (table-schema.ts).
  */
-export interface OccurrenceKey extends SeriesKey {
+export interface OccurrenceKey {
+  /** The job's id, as given to `addJob`. */
+  readonly jobId: string;
+  /** The schedule key, for an occurrence of a schedule created at run time; absent for a job's fixed schedule. */
+  readonly scheduleKey?: string;
   /** UTC, whole seconds: `2026-11-30T06:00:00Z`. */
   readonly scheduledTime: string;
 }

@@ -12,7 +12,8 @@ export const WHOLE_JOB_PAUSE_CACHE_MS = 15_000;
 
 /** Reads the job's state row at most once per WHOLE_JOB_PAUSE_CACHE_MS per job (eventually consistent). */
 export class CachedWholeJobPauses implements WholeJobPauses {
-  private readonly known = new Map<string, { readonly paused: boolean; readonly readAt: number }>();
+  // The read itself is kept, so the concurrent starts of one batch share one read instead of each making its own.
+  private readonly known = new Map<string, { readonly paused: Promise<boolean>; readonly readAt: number }>();
 
   constructor(
     private readonly slots: Pick<JobSlotStore, 'read'>,
@@ -20,13 +21,16 @@ export class CachedWholeJobPauses implements WholeJobPauses {
     private readonly maxAgeMs: number = WHOLE_JOB_PAUSE_CACHE_MS,
   ) {}
 
-  async isPaused(jobId: string): Promise<boolean> {
+  isPaused(jobId: string): Promise<boolean> {
     const now = this.clock.now();
     const cached = this.known.get(jobId);
     if (cached !== undefined && now - cached.readAt < this.maxAgeMs) return cached.paused;
-    const state = await this.slots.read(jobId, false);
-    const paused = state?.pausedAt !== undefined;
+    const paused = this.slots.read(jobId, false).then((state) => state?.pausedAt !== undefined);
     this.known.set(jobId, { paused, readAt: now });
+    // A failed read is not kept: the next start reads again (and this one's caller sees the failure).
+    paused.catch(() => {
+      if (this.known.get(jobId)?.paused === paused) this.known.delete(jobId);
+    });
     return paused;
   }
 }

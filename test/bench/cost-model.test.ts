@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { alternativeModels, costPerMillion, type OccurrenceUsage, totalPerMillion } from '../../bench/cost-model';
+import {
+  alternativeModels,
+  atRestPerScheduleMonth,
+  auditRunCost,
+  costPerMillion,
+  KEYED_OCCURRENCE_ASSUMPTIONS,
+  keyedOccurrenceUsage,
+  MEASURED_HAPPY_PATH,
+  monthlyWeeklyReports,
+  type OccurrenceUsage,
+  totalPerMillion,
+  upsertCost,
+} from '../../bench/cost-model';
+import { itemSize } from '../../bench/item-size';
 import { PRICES, type PriceTable } from '../../bench/prices';
+import { auditRun, registryRow } from '../../bench/registry-model';
 
 /** Every price $2 per million units (GB-seconds and GB included), so each line is 2 × its quantity. */
 const FLAT: PriceTable = Object.fromEntries(
@@ -50,5 +64,53 @@ describe('Function: alternativeModels', () => {
     expect(durable.usdPerMillion).toBeCloseTo(32 + 1 + 5 + 0.3);
     // 4 writes × $0.625 + the same three.
     expect(idempotency.usdPerMillion).toBeCloseTo(2.5 + 1 + 5 + 0.3);
+  });
+});
+
+describe('Run-time schedules: cost', () => {
+  it('an occurrence of a keyed schedule with a 2 KB input bills 23 write units with one heartbeat', () => {
+    const usage = keyedOccurrenceUsage();
+    // 4 row writes and 1 heartbeat at 3 units, the series' slot 2, the index 6.
+    expect(usage.dynamoWriteUnits).toBe(5 * 3 + 2 + 6);
+    const worker = usage.lambda.find((l) => l.fn.startsWith('worker'));
+    expect(worker?.ms).toBe(60_000 + MEASURED_HAPPY_PATH.workerMs);
+    const noJob = keyedOccurrenceUsage({ ...KEYED_OCCURRENCE_ASSUMPTIONS, jobSeconds: 0 });
+    expect(noJob.dynamoWriteUnits).toBe(4 * 3 + 2 + 6);
+  });
+
+  it('a schedule at rest costs Scheduler nothing; the registry its bytes twice (table and audit index) and backup', () => {
+    const run = auditRun(100_000, 0);
+    const flatRest = atRestPerScheduleMonth(0, { run, usdPerRun: 0 }, FLAT);
+    expect(flatRest.scheduler).toBe(2 / 1e6); // FLAT prices even the free schedule at $2 per million
+    const rest = atRestPerScheduleMonth(0, { run, usdPerRun: 0 }, PRICES);
+    expect(rest.scheduler).toBe(0);
+    const gb = (itemSize(registryRow(0)) + 100) / 1024 ** 3;
+    expect(rest.registryStorage).toBeCloseTo(gb * (2 * 0.25 + 0.2), 15);
+    const shared = atRestPerScheduleMonth(0, { run, usdPerRun: 1 }, PRICES);
+    expect(shared.audit).toBeCloseTo(8_640 / 100_000, 12);
+  });
+
+  it('an upsert costs its six write units and one read', () => {
+    expect(upsertCost(0, PRICES)).toBeCloseTo(6 * 0.625e-6 + 0.125e-6, 15);
+    expect(upsertCost(2_048, PRICES)).toBeCloseTo(18 * 0.625e-6 + 0.125e-6, 15);
+  });
+
+  it('an audit run costs its read units, the Lambda time and one request, and nothing for ListSchedules', () => {
+    const run = auditRun(1_000_000, 0);
+    const expected = (run.queryReadUnits + run.sweepReadUnits) * 0.125e-6 + run.seconds * 0.25 * 0.0000133334 + 0.2e-6;
+    expect(auditRunCost(run, PRICES)).toBeCloseTo(expected, 15);
+  });
+
+  it('100,000 weekly reports are 434,821 occurrences a month', () => {
+    const rest = { scheduler: 0, registryStorage: 1e-6, audit: 1e-5, total: 1.1e-5 };
+    const month = monthlyWeeklyReports(100_000, { withJob: 1e-4, withoutJob: 2e-5 }, rest, 1_000, 91, PRICES);
+    expect(Math.round(month.occurrencesPerMonth)).toBe(434_821);
+    expect(month.occurrences).toBeCloseTo(month.occurrencesPerMonth * 1e-4, 9);
+    expect(month.atRest).toBeCloseTo(1.1, 9);
+    // 1.3 M rows kept 91 days: (1,100 + 400 bytes) each, with the table's backup.
+    const tableGb = (1_300_000 * 1_100) / 1024 ** 3;
+    const indexGb = (1_300_000 * 400) / 1024 ** 3;
+    expect(month.occurrenceStorage).toBeCloseTo((tableGb + indexGb) * 0.25 + tableGb * 0.2, 9);
+    expect(month.total).toBeCloseTo(month.occurrences + month.atRest + month.occurrenceStorage, 9);
   });
 });

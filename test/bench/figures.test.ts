@@ -72,4 +72,11 @@ describe('Function: parseOptions', () => {
     });
     expect(parseOptions(['--ticks', '10,1000'])).toMatchObject({ ticks: [10, 1000] });
   });
+
+  it('includes the run-time schedules figure, with 500 bulk-created schedules a path (100 with --quick)', () => {
+    expect(parseOptions([]).only).toContain('schedules');
+    expect(parseOptions([])).toMatchObject({ bulkSchedules: 500 });
+    expect(parseOptions(['--quick'])).toMatchObject({ bulkSchedules: 100 });
+    expect(parseOptions(['--bulk-schedules', '50'])).toMatchObject({ bulkSchedules: 50 });
+  });
 });

@@ -20,6 +20,14 @@ const HAPPY_PATH_REQUESTS = {
 /** Write units of the same path: table (2 of them the job-state row's take and release) and status index. */
 const HAPPY_PATH_WRITE_UNITS = { table: 6, index: 6 };
 
+/**
+ * One occurrence of a schedule created at run time with a 2,048-byte input (issue 22), as bench/cost-model.ts
+ * models it: the same requests and one eventually consistent read of the whole job's state row (is the job paused?),
+ * each of the row's four writes 3 units (the input is on the row), the series' slot 1 + 1, the index 6.
+ */
+const KEYED_PATH_REQUESTS = { ...HAPPY_PATH_REQUESTS, 'DynamoDB.GetItem': 1 };
+const KEYED_PATH_UNITS = { table: 4 * 3 + 2, index: 6, read: 0.5 };
+
 describe('bench on moto', () => {
   let session: BenchSession;
   beforeAll(async () => {
@@ -36,6 +44,16 @@ describe('bench on moto', () => {
     expect(happy.requests['event-source']).toMatchObject({ 'SQS.ReceiveMessage': 1, 'SQS.DeleteMessageBatch': 1 });
     expect(happy.capacity.tableWriteUnits).toBe(HAPPY_PATH_WRITE_UNITS.table);
     expect(happy.capacity.indexWriteUnits).toBe(HAPPY_PATH_WRITE_UNITS.index);
+  });
+
+  it('counts a keyed occurrence with the largest input as the cost model has it', async () => {
+    const keyed = { scheduleKey: 'customer-42', input: { report: 'x'.repeat(2_035) } };
+    const path = await runOccurrences(session, 'keyed happy path', { keyed });
+
+    expect(path.requests.handler).toEqual(KEYED_PATH_REQUESTS);
+    expect(path.capacity.tableWriteUnits).toBe(KEYED_PATH_UNITS.table);
+    expect(path.capacity.indexWriteUnits).toBe(KEYED_PATH_UNITS.index);
+    expect(path.capacity.tableReadUnits + path.capacity.indexReadUnits).toBe(KEYED_PATH_UNITS.read);
   });
 
   it("times every handler and counts the metrics they record, through the pipeline's instrument hook", async () => {

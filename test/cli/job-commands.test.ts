@@ -3,13 +3,16 @@
  * target: the schedules are moto's Scheduler, the job-state row and the occurrences are in its table, and what the
  * commands enqueue is read back from the worker's queue.
  */
-import { GetScheduleCommand, type GetScheduleCommandOutput } from '@aws-sdk/client-scheduler';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { CreateScheduleCommand, GetScheduleCommand, type GetScheduleCommandOutput } from '@aws-sdk/client-scheduler';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
 import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
+import type { RegisteredSchedule } from '../../functions/protocol/schedule-registry-ports';
+import { scheduleOperationsOver } from '../../operations/schedules';
+import { FakeProjection, FakeRegistry, row as keyedRow, template } from '../protocol/drift-fakes';
 import {
   cliDeps,
   deployedFlags,
@@ -278,5 +281,96 @@ describe('backfill --overlap', () => {
     expect(result.code).toBe(2);
     expect(result.err).toContain('--concurrency: applies to --overlap allowAll only');
     expect(await jobRows(HOURLY)).toEqual([]);
+  });
+});
+
+describe('describe --key (one schedule of a job that takes schedules at run time)', () => {
+  const KEYED = 'keyed-report';
+
+  /** The job's template in the stack group (DISABLED), a registry of fakes holding `rows`, and the CLI over both. */
+  async function keyedWorld(rows: RegisteredSchedule[]) {
+    const route = { worker: WORKER, deadlineSeconds: 3600, retentionDays: 30, keyedScheduleGroup: 'keyed-group' };
+    const scheduler = schedulerClient(emulator.moto.endpoint);
+    try {
+      await scheduler.send(
+        new CreateScheduleCommand({
+          GroupName: GROUP,
+          Name: KEYED,
+          ScheduleExpression: 'cron(0 0 1 1 ? 2199)',
+          State: 'DISABLED',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          Target: {
+            Arn: 'arn:aws:lambda:us-east-1:123456789012:function:trigger',
+            RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+            Input: JSON.stringify({ jobId: KEYED, scheduledTime: '<aws.scheduler.scheduled-time>', ...route }),
+          },
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'ConflictException') throw error; // an earlier test made it
+    } finally {
+      scheduler.destroy();
+    }
+    const registry = new FakeRegistry();
+    registry.add(...rows);
+    const projection = new FakeProjection(() => Date.now());
+    projection.templates.set(KEYED, template(KEYED));
+    const connectSchedules = async () => ({
+      ops: scheduleOperationsOver({ registry, projection, clock: { now: () => Date.now() } }),
+      where: 'registry fake',
+    });
+    return (args: string[], clock: Clock) => cli(args, clock, { connectSchedules });
+  }
+
+  it("describes that schedule's expression, next times, pause after failures and newest occurrences", async () => {
+    const now = Date.parse('2026-12-01T12:00:00Z');
+    const clock = { now: () => now };
+    const cliOf = await keyedWorld([keyedRow(KEYED, 'cust-42', 0, now, { expression: 'cron(0 8 ? * MON *)' })]);
+    await putRows(emulator.clients, emulator.resources.tableName, [
+      {
+        jobId: `${KEYED}#cust-42`,
+        scheduleKey: 'cust-42',
+        scheduledTime: '2026-11-30T07:00:00Z',
+        status: 'FAILED',
+        attempt: 1,
+        lastError: 'no data',
+        createdAt: '2026-11-30T07:00:00.000Z',
+        deadlineAt: '2026-11-30T08:00:00.000Z',
+        ttl: 2e9,
+      } as Occurrence,
+    ]);
+    await emulator.clients.documents.send(
+      new PutCommand({
+        TableName: emulator.resources.tableName,
+        Item: {
+          jobId: `${KEYED}#cust-42`,
+          scheduledTime: JOB_STATE_SORT_KEY,
+          version: 1,
+          pausedAt: '2026-11-30T07:01:00.000Z',
+          pausedBy: 'pauseAfterFailures',
+          pauseCause: 'failures',
+          pauseNote: 'paused after 1 FAILED occurrences in a row; last: no data',
+        },
+      }),
+    );
+
+    const json = JSON.parse((await cliOf(['describe', KEYED, '--key', 'cust-42', '--json'], clock)).out);
+
+    expect(json.job).toMatchObject({ id: KEYED, scheduleKey: 'cust-42', schedule: 'cron(0 8 ? * MON *)' });
+    expect(json.next[0]).toBe('2026-12-07T07:00:00Z'); // Monday 08:00 in Paris
+    expect(json.paused).toBe(true);
+    expect(json.state.pauseCause).toBe('failures');
+    expect(json.recent.map((o: Occurrence) => `${o.scheduleKey} ${o.status}`)).toEqual(['cust-42 FAILED']);
+  });
+
+  it('names --key when the key has no schedule, or the job has a fixed one (exit 2)', async () => {
+    const clock = { now: () => Date.now() };
+    const cliOf = await keyedWorld([]);
+    const missing = await cliOf(['describe', KEYED, '--key', 'nobody'], clock);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain(`--key: job ${KEYED} has no schedule nobody`);
+    const fixed = await cli(['describe', HOURLY, '--key', 'cust-1'], clock);
+    expect(fixed.code).toBe(2);
+    expect(fixed.err).toContain(`--key: job ${HOURLY} has a fixed schedule`);
   });
 });

@@ -19,6 +19,7 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoAuditCursorStore } from '../../functions/aws/audit-cursor-store';
+import { withDatedTemplates } from '../../functions/aws/dated-templates';
 import { DynamoScheduleRegistry } from '../../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../../functions/aws/scheduler-projection';
 import { MetricName } from '../../functions/protocol/metric-names';
@@ -210,7 +211,8 @@ describe('drift repair on moto', () => {
       bucketName: 'reports',
       schedules: {
         registry,
-        projection: new SchedulerProjection(scheduler, SHARED_GROUP),
+        // As the deployed reconciler reads it: templates with their last change (no template changed here).
+        projection: withDatedTemplates(new SchedulerProjection(scheduler, SHARED_GROUP), scheduler, SHARED_GROUP),
         cursor,
         jobs: [JOB],
         limits: { auditBucketsPerRun: 3 },
@@ -219,7 +221,9 @@ describe('drift repair on moto', () => {
 
     const runStarted = Date.now();
     const report = await reconciler();
-    console.info(`one reconciler run on moto (sweep, 3 buckets of ~12 schedules, 4 repairs): ${Date.now() - runStarted} ms`);
+    console.info(
+      `one reconciler run on moto (sweep, 3 buckets of ~12 schedules, 4 repairs): ${Date.now() - runStarted} ms`,
+    );
 
     const repairs = report.schedules?.repairs ?? [];
     expect(report.schedules?.audited).toEqual([bucket, bucket + 1, bucket + 2].map((b) => `${JOB}#${bucketLabel(b)}`));

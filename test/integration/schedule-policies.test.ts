@@ -109,6 +109,31 @@ describe('two occurrences of one job', () => {
   });
 });
 
+describe('two schedule keys of one job (schedules created at run time)', () => {
+  it('skip: a slow occurrence of one key never skips the other key, while a second of the same key is SKIPPED', async () => {
+    const [a, b, c] = times();
+    const slow = { ...a, scheduleKey: 'cust-1' };
+    const otherKey = { ...b, scheduleKey: 'cust-2' };
+    const sameKey = { ...c, scheduleKey: 'cust-1' };
+    const job = jobByTime({ [a.scheduledTime]: 4_000 });
+    const p = await start(job, testSettings({ overlap: 'skip' }));
+    await p.fire([slow]);
+    await waitForStatus(p, slow, ['RUNNING']);
+    await p.fire([otherKey, sameKey]);
+    const [rowSlow, rowOther, rowSame] = await p.waitUntilSettled([slow, otherKey, sameKey], SETTLE_MS);
+    await p.stop();
+
+    expect(rowSlow).toMatchObject({ status: 'SUCCEEDED', scheduleKey: 'cust-1' });
+    expect(rowOther).toMatchObject({ status: 'SUCCEEDED', scheduleKey: 'cust-2' });
+    expect(rowSame).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', yieldedTo: a.scheduledTime });
+    expect(job.runs.sort()).toEqual([a.scheduledTime, b.scheduledTime]);
+    expect((await p.reportKeys()).sort()).toEqual([
+      `reports/${JOB_ID}/cust-1/${a.scheduledTime}.txt`,
+      `reports/${JOB_ID}/cust-2/${b.scheduledTime}.txt`,
+    ]);
+  });
+});
+
 describe('a paused job', () => {
   it('a delivery is SKIPPED as paused when the job-state row says so; the claim is undone', async () => {
     const [a] = times();

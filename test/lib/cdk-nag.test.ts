@@ -17,7 +17,10 @@ import { OverlapPolicy } from '../../lib/job-props';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
 
-/** A job that pauses itself after failures, and an operator role given grantOperateJobs. */
+/**
+ * A job that pauses itself after failures, an operator role given grantOperateJobs, and two jobs that take their
+ * schedules at run time (the registry, their groups), one managed by an app role (grantManageSchedules).
+ */
 function policiesStack(app: App): void {
   const stack = new Stack(app, 'Policies');
   const jobs = new ScheduledJobs(stack, 'Jobs');
@@ -29,6 +32,9 @@ function policiesStack(app: App): void {
     overlap: OverlapPolicy.BUFFER_ALL,
   });
   jobs.grantOperateJobs(new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() }));
+  const weekly = jobs.addJob('weekly-report', { runtimeSchedules: true, worker, pauseAfterFailures: 2 });
+  jobs.addJob('reminders', { runtimeSchedules: true, entry: WORKER_ENTRY });
+  weekly.grantManageSchedules(new iam.Role(stack, 'SignupApp', { assumedBy: new iam.AccountRootPrincipal() }));
 }
 
 const outdir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-'));
@@ -57,7 +63,7 @@ function synthWithNag(app: App): { error?: Error; violations: Violation[] } {
 }
 
 describe('cdk-nag AwsSolutions', () => {
-  it('finds nothing that is not acknowledged with a reason, in the sample stack, a stack of several workers and one with the schedule policies', () => {
+  it('finds nothing that is not acknowledged with a reason, in the sample stack, a stack of several workers and one with the schedule policies and run-time schedules', () => {
     // Skip bundling the functions: the rules read the template, not the code.
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'oncall@example.com' } });
     new ScheduledJobsStack(app, 'ScheduledJobs', { jobs: sampleJobs });

@@ -220,6 +220,27 @@ describe('resolveJobConfigs', () => {
     expect(settings).toMatchObject({ overlap: 'bufferAll', catchupWindowSeconds: 600, pauseAfterFailures: 3 });
   });
 
+  it('takes runtimeSchedules: true instead of a schedule, kept out of the settings handed to the functions', () => {
+    const [job] = resolveJobConfigs([{ id: 'weekly-report', runtimeSchedules: true }]);
+    expect(job).toMatchObject({ runtimeSchedules: true, enabled: true });
+    expect(job.schedule).toBeUndefined();
+    expect(Object.keys(job.settings)).not.toContain('runtimeSchedules');
+    expect(resolveJobConfigs([valid])[0].runtimeSchedules).toBe(false);
+  });
+
+  it('rejects both or neither of schedule and runtimeSchedules, and runtimeSchedules with enabled false', () => {
+    expect(problemsOf([{ ...valid, runtimeSchedules: true }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.runtimeSchedules: give either schedule .* not both/),
+    ]);
+    expect(problemsOf([{ id: 'a' }, { id: 'b', runtimeSchedules: false }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.schedule: give schedule .* or runtimeSchedules: true/),
+      expect.stringMatching(/^jobs\[1\]\.schedule: give schedule/),
+    ]);
+    expect(problemsOf([{ id: 'a', runtimeSchedules: true, enabled: false }])).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.enabled: a job with runtimeSchedules cannot be disabled/),
+    ]);
+  });
+
   it('rejects an empty job list', () => {
     expect(problemsOf([])).toEqual(['jobs: at least one job is needed']);
   });

@@ -1,11 +1,14 @@
 /**
  * The public types reject, at compile time, what the validation would reject at synth: a job with neither or both of
- * `worker` and `entry`, a time as a bare number, a schedule as a string. `npm test` type-checks this file (tsc
+ * `worker` and `entry`, a time as a bare number, a schedule as a string. (Neither or both of `schedule` and
+ * `runtimeSchedules` is left to the synth: a union there would break apps that type their props as
+ * JobWithOwnWorkerProps or JobInSharedWorkerProps.) `npm test` type-checks this file (tsc
  * --noEmit): an `@ts-expect-error` that no longer meets an error fails it.
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Duration, type Stack } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from '../../lib/job-props';
@@ -43,6 +46,14 @@ describe('Type: JobProps', () => {
     // @ts-expect-error a schedule string
     const expression: JobProps = { schedule: 'cron(0 6 * * ? *)', entry: 'x' };
     void [seconds, expression];
+  });
+
+  it('takes runtimeSchedules: true in place of a schedule (exactly one of the two is checked at synth)', () => {
+    expectTypeOf({ runtimeSchedules: true, entry: 'src/jobs/weekly-report.ts' }).toExtend<JobProps>();
+    expectTypeOf({ runtimeSchedules: true, worker }).toExtend<JobProps>();
+    expectTypeOf({ runtimeSchedules: 'yes', worker }).not.toExtend<JobProps>();
+    expectTypeOf<JobProps['runtimeSchedules']>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<ScheduledJob['grantManageSchedules']>().returns.toEqualTypeOf<iam.Grant>();
   });
 
   it('addJob takes the id apart from the props and returns the job', () => {

@@ -194,6 +194,48 @@ describe('what one more job or worker costs', () => {
 });
 
 describe('at the limits of the environment', () => {
+  it('leaves room for the schedule registry in the reconciler: fewer workers with a run-time schedules job, and that job refused when they are too many', () => {
+    const app = unbundledApp();
+    const stack = new Stack(app, 'ManyWorkersKeyed');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const first = jobs.addWorker('worker-0', { entry: WORKER_ENTRY });
+    jobs.addJob('keyed', { runtimeSchedules: true, worker: first });
+    let refused: unknown;
+    for (let w = 1; w < 40 && refused === undefined; w++) {
+      try {
+        const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
+        jobs.addJob(`job-${w}`, { schedule: HOURLY, worker });
+      } catch (error) {
+        refused = error;
+      }
+    }
+    expect((refused as Error).message).toContain('the WORKERS');
+    const n = jobs.workers.size;
+    const longest = longestEnvironment(synth(app, stack));
+    console.log(
+      `${n} workers fit one stack with the schedule registry: the longest environment is ${longest.bytes} bytes`,
+    );
+    expect(n).toBeGreaterThanOrEqual(15);
+    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
+
+    // The other way round: as many workers as fit without the registry, then the first run-time schedules job.
+    const full = new ScheduledJobs(new Stack(unbundledApp(), 'FullThenKeyed'), 'Jobs');
+    for (let w = 0; w < 40; w++) {
+      try {
+        full.addJob(`job-${w}`, { schedule: HOURLY, worker: full.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) });
+      } catch {
+        break;
+      }
+    }
+    const workers = full.workers.size;
+    expect(workers).toBeGreaterThan(n);
+    expect(() => full.addJob('keyed', { runtimeSchedules: true, worker: full.workers.get('worker-0')! })).toThrow(
+      /addJob\(keyed\)\.runtimeSchedules: the schedule registry adds REGISTRY_TABLE, SCHEDULE_GROUP and REGISTRY_JOBS/,
+    );
+    expect(full.scheduleRegistry).toBeUndefined();
+    expect(full.workers.size).toBe(workers);
+  });
+
   it("refuses the worker whose queue URL would overflow the trigger's and the reconciler's WORKERS, and the rest deploy", () => {
     const app = unbundledApp();
     const stack = new Stack(app, 'ManyWorkers');

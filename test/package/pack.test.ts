@@ -80,6 +80,7 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'retryOccurrence',
     'runJobNow',
     'upsertSchedule',
+    'upsertSchedules',
   ],
   './testing': [
     'AssemblyError',

@@ -139,5 +139,25 @@ describe('CachedWholeJobPauses', () => {
     now = 15_000;
     expect(await pauses.isPaused('report')).toBe(true);
     expect(reads).toBe(2);
+    // The starts of one batch share a read in flight.
+    now = 30_000;
+    expect(await Promise.all([pauses.isPaused('report'), pauses.isPaused('report')])).toEqual([true, true]);
+    expect(reads).toBe(3);
+  });
+
+  it('does not keep a failed read: the next start reads again', async () => {
+    let fail = true;
+    const pauses = new CachedWholeJobPauses(
+      {
+        read: async (jobId) => {
+          if (fail) throw new Error('throttled');
+          return { jobId, scheduledTime: '#job', version: 1 };
+        },
+      },
+      { now: () => 0 },
+    );
+    await expect(pauses.isPaused('report')).rejects.toThrow('throttled');
+    fail = false;
+    expect(await pauses.isPaused('report')).toBe(false);
   });
 });

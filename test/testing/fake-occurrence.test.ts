@@ -45,9 +45,17 @@ describe('Function: fakeOccurrence', () => {
     [{ scheduledTime: '2026-11-30T06:00:00.5Z' }, /whole seconds/],
     [{ status: 'DONE' as never }, /status must be one of PENDING, RUNNING/],
     [{ attempt: 1.5 }, /attempt must be a whole number, got 1.5/],
+    [{ scheduleKey: 'a/b' }, /scheduleKey must be 1-128 letters/],
+    [{ input: 'x'.repeat(3000) }, /input must be at most 2048 bytes/],
   ])('rejects %j with a TypeError that says what a valid value is', (fields, message) => {
     expect(() => fakeOccurrence(fields)).toThrow(TypeError);
     expect(() => fakeOccurrence(fields)).toThrow(message);
+  });
+
+  it('an occurrence of a schedule created at run time carries its key and input, and its shard names the key', () => {
+    const o = fakeOccurrence({ jobId: 'weekly-report', scheduleKey: 'cust-42', input: { plan: 'pro' } });
+    expect(o).toMatchObject({ jobId: 'weekly-report', scheduleKey: 'cust-42', input: { plan: 'pro' } });
+    expect(o.statusShard).toBe(statusShardOf(o, 'RUNNING'));
   });
 
   it('rejects what is not an object of fields', () => {

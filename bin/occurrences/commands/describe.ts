@@ -9,11 +9,15 @@ import { z } from 'zod';
 import { DESCRIBE_NEXT, describeJob, type JobDescription, pauseSummary } from '../../../functions/protocol/job-control';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import { statusReason } from '../../../functions/protocol/status-reason';
-import { jobIdArgument, parseArguments, wholeNumberArgument } from '../arguments';
+import { getSchedule } from '../../../operations/schedules';
+import { jobIdArgument, parseArguments, scheduleKeyArgument, wholeNumberArgument } from '../arguments';
+import type { DeployedJob } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
+import { UsageError } from '../errors';
 import { fieldTable, plainTable } from '../format';
 import { catalogueOf, historyOf } from '../target';
 import { deployedJob } from './backfill';
+import { connectSchedulesOf } from './schedules';
 
 export function registerDescribe(program: Command, setup: CommandSetup): void {
   program
@@ -21,15 +25,24 @@ export function registerDescribe(program: Command, setup: CommandSetup): void {
     .description('a job: schedule, paused or not, next fire times, newest occurrences, skipped/missed/failed counts')
     .argument('<jobId>', 'the job')
     .option('--rows <n>', 'newest occurrences to count over, 10-1000', '100')
+    .option('--key <scheduleKey>', 'one schedule of a job that takes schedules at run time (from the registry)')
+    .option('--registry-table <name>', 'with --key: the schedule registry table (instead of the stack output)')
     .option('--json', 'the description as JSON')
     .action(async (jobId: string, raw, cmd: Command) => {
       const o = parseArguments(
-        z.object({ jobId: jobIdArgument, rows: wholeNumberArgument(10, 1000), json: z.boolean().default(false) }),
+        z.object({
+          jobId: jobIdArgument,
+          rows: wholeNumberArgument(10, 1000),
+          key: scheduleKeyArgument.optional(),
+          registryTable: z.string().optional(),
+          json: z.boolean().default(false),
+        }),
         { jobId, ...raw },
         ['jobId'],
       );
       const target = await setup.connect(cmd, { jobs: true });
-      const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
+      const template = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
+      const job = o.key === undefined ? template : await scheduleOfJob(cmd, setup, template, o.key);
       const deps = { states: target.states, clock: setup.deps.clock, history: historyOf(target) };
       const description = await describeJob(deps, job, { rows: o.rows });
       if (o.json) setup.deps.io.out(JSON.stringify(description, null, 2));
@@ -37,11 +50,36 @@ export function registerDescribe(program: Command, setup: CommandSetup): void {
     });
 }
 
+/**
+ * One schedule of a job that takes schedules at run time, as a deployed job: the template's route, and the
+ * registry's expression, time zone, state and input, so that describeJob reads that schedule's series.
+ */
+async function scheduleOfJob(
+  cmd: Command,
+  setup: CommandSetup,
+  template: DeployedJob,
+  key: string,
+): Promise<DeployedJob> {
+  if (template.runtimeScheduleGroup === undefined)
+    throw new UsageError(`--key: job ${template.id} has a fixed schedule; only a job with runtimeSchedules has keys`);
+  const { ops, where } = await connectSchedulesOf(cmd, setup.deps);
+  const schedule = await getSchedule(ops, template.id, key);
+  if (schedule === undefined) throw new UsageError(`--key: job ${template.id} has no schedule ${key} in ${where}`);
+  return {
+    ...template,
+    schedule: schedule.expression,
+    timeZone: schedule.timeZone,
+    state: schedule.state === 'PAUSED' ? 'DISABLED' : 'ENABLED',
+    scheduleKey: key,
+    ...(schedule.input === undefined ? {} : { input: schedule.input }),
+  };
+}
+
 export function printDescription(ctx: CommandContext, d: JobDescription): void {
   const { job, state } = d;
   ctx.io.out(
     fieldTable([
-      ['job', job.id],
+      ['job', job.scheduleKey === undefined ? job.id : `${job.id} schedule ${job.scheduleKey}`],
       ['schedule', `${job.schedule} in ${job.timeZone} (Scheduler: ${job.state})`],
       ['worker', job.route.worker],
       ['state', d.paused && state ? `PAUSED ${pauseSummary(state)}` : 'not paused'],

@@ -22,6 +22,8 @@ export interface ScheduleTargetOptions {
   readonly outputPrefix?: string;
   readonly registryTable?: string;
   readonly scheduleGroup?: string;
+  /** The occurrences table (--table or the stack output): `resume` then also lifts a pause after failures. */
+  readonly occurrenceTable?: string;
   readonly endpoint?: string;
   readonly region?: string;
 }
@@ -46,12 +48,14 @@ export async function resolveScheduleTarget(
   const config = clientConfig(options, env);
   let registryTable = options.registryTable;
   let scheduleGroup = options.scheduleGroup;
+  let occurrenceTable = options.occurrenceTable;
   const stack = options.stack ?? DEFAULT_STACK;
   const prefix = options.outputPrefix ?? '';
   if (registryTable === undefined || scheduleGroup === undefined) {
     const values = await stackOutputValues(new CloudFormationClient(config), stack, prefix);
     registryTable ??= values[`${prefix}${REGISTRY_TABLE_OUTPUT}`];
     scheduleGroup ??= values[`${prefix}${STACK_OUTPUTS.scheduleGroup}`];
+    occurrenceTable ??= values[`${prefix}${STACK_OUTPUTS.table}`];
     if (registryTable === undefined) {
       throw new UsageError(
         `the schedule registry table is unknown: stack ${stack} has no output ${prefix}${REGISTRY_TABLE_OUTPUT} ` +
@@ -68,6 +72,7 @@ export async function resolveScheduleTarget(
   const ops = connectScheduleOperations({
     registryTableName: registryTable,
     scheduleGroupName: scheduleGroup,
+    ...(occurrenceTable === undefined ? {} : { occurrenceTableName: occurrenceTable }),
     clients: { dynamoDb: new DynamoDBClient(config), scheduler: new SchedulerClient(config) },
   });
   const at = config.endpoint === undefined ? '' : ` at ${config.endpoint}`;

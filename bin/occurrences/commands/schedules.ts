@@ -87,9 +87,31 @@ const targetArguments = z.object({
   outputPrefix: outputPrefixArgument.optional(),
   registryTable: nameArgument.optional(),
   scheduleGroup: nameArgument.optional(),
+  occurrenceTable: nameArgument.optional(),
   endpoint: urlArgument.optional(),
   region: nameArgument.optional(),
 });
+
+/** The schedule operations a command's options name (its own and the program's), as every schedules command finds them. */
+export function connectSchedulesOf(
+  cmd: Command,
+  deps: CommandSetup['deps'] & ScheduleCliDeps,
+): Promise<ScheduleTarget> {
+  const all = cmd.optsWithGlobals();
+  const options = parseArguments(targetArguments, {
+    stack: all.stack,
+    outputPrefix: all.outputPrefix,
+    registryTable: all.registryTable,
+    scheduleGroup: all.scheduleGroup,
+    occurrenceTable: all.table,
+    endpoint: all.endpoint,
+    region: all.region,
+  });
+  // The default --stack counts as unset, as for the other commands.
+  const stack = cmd.getOptionValueSourceWithGlobals('stack') === 'default' ? undefined : options.stack;
+  const given: ScheduleTargetOptions = { ...options, stack };
+  return (deps.connectSchedules ?? ((o) => resolveScheduleTarget(o, deps.env)))(given);
+}
 
 export function registerSchedules(program: Command, setup: CommandSetup): void {
   const deps = setup.deps as CommandSetup['deps'] & ScheduleCliDeps;
@@ -103,21 +125,7 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
       'the schedule registry table (instead of the stack output ScheduleRegistryTableName)',
     );
 
-  const connect = async (cmd: Command): Promise<ScheduleTarget> => {
-    const all = cmd.optsWithGlobals();
-    const options = parseArguments(targetArguments, {
-      stack: all.stack,
-      outputPrefix: all.outputPrefix,
-      registryTable: all.registryTable,
-      scheduleGroup: all.scheduleGroup,
-      endpoint: all.endpoint,
-      region: all.region,
-    });
-    // The default --stack counts as unset, as for the other commands.
-    const stack = cmd.getOptionValueSourceWithGlobals('stack') === 'default' ? undefined : options.stack;
-    const given: ScheduleTargetOptions = { ...options, stack };
-    return (deps.connectSchedules ?? ((o) => resolveScheduleTarget(o, deps.env)))(given);
-  };
+  const connect = (cmd: Command): Promise<ScheduleTarget> => connectSchedulesOf(cmd, deps);
   const by = (given: string | undefined) => given ?? defaultBy(deps.env);
 
   schedules
