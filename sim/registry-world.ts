@@ -28,6 +28,7 @@
  */
 import fc from 'fast-check';
 import { DynamoAuditCursorStore } from '../functions/aws/audit-cursor-store';
+import { withDatedTemplates } from '../functions/aws/dated-templates';
 import { DynamoScheduleRegistry, rowOf } from '../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../functions/aws/scheduler-projection';
 import {
@@ -641,7 +642,9 @@ class RegistryWorld implements NetworkHost, Applier {
         });
       return;
     }
-    const projection = this.projection();
+    // As functions/reconciler.ts deploys it: templates read with their last change, so the audit finds schedules
+    // projected from a template a deployment has since changed.
+    const projection = withDatedTemplates(this.projection(), sdkClients().scheduler, SHARED_GROUP);
     this.reconcilersRunning++;
     this.vt
       .runAs(actor, () =>

@@ -351,18 +351,14 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
 });
 
 /**
- * Found by the registry world (sim/registry-world.ts, `npm run sim:registry -- --redeploy`), OPEN: reported to the lead.
- * A deployment that changes a job's template (its deadline, retention, target, role, window) leaves every schedule
- * of the job projected from the old one, for good. An upsert of the same spec is 'unchanged' and calls Scheduler not
- * at all, and the audit's driftOf has two ways to see a stale template, neither fed: the row records no
- * `syncedTemplateHash` (markSynced could write the hash of the template it projected with), and the projection's
- * template() returns no `lastModifiedAt` (the template schedule's LastModificationDate). The hash is the sound one:
- * a writer whose remembered template (rememberingTemplates, 60 s) predates the deployment projects the old template
- * after the deployment and marks the row synced later than the template's change, which the date would miss.
- * `it.fails` until then: remove `.fails` when the audit re-projects them.
+ * Found by the registry world (sim/registry-world.ts, `npm run sim:registry -- --redeploy`), fixed since. A
+ * deployment that changes a job's template (its deadline, retention, target, role, window) left every schedule of the
+ * job projected from the old one, for good: an upsert of the same spec is 'unchanged' and calls Scheduler not at all,
+ * and the audit's driftOf could not see a stale template (no syncedTemplateHash on the row, no lastModifiedAt on the
+ * template). The reconciler now reads templates with their last change (functions/aws/dated-templates.ts).
  */
 describe('stale template: schedules projected from a template a deployment has since changed', () => {
-  it.fails('after a redeploy, the audit re-projects every schedule from the new template within a cycle', async () => {
+  it('after a redeploy, the audit re-projects every schedule from the new template within a cycle', async () => {
     const { violations } = await simulateRegistryPlan({
       seed: 1,
       keys: 1,
