@@ -29,9 +29,15 @@ const OPERATIONS: Record<string, string> = {
   ChangeMessageVisibilityCommand: 'ChangeMessageVisibility',
   PublishCommand: 'Publish',
   BatchGetCommand: 'BatchGetItem',
+  CreateScheduleCommand: 'CreateSchedule',
+  UpdateScheduleCommand: 'UpdateSchedule',
+  DeleteScheduleCommand: 'DeleteSchedule',
+  GetScheduleCommand: 'GetSchedule',
+  ListSchedulesCommand: 'ListSchedules',
+  DeleteCommand: 'DeleteItem',
 };
 
-export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query', 'BatchGetItem']);
+export const TABLE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'GetItem', 'Query', 'BatchGetItem', 'DeleteItem']);
 
 export function operationOf(command: SdkCommand): string {
   return OPERATIONS[command.constructor.name] ?? command.constructor.name;
@@ -66,6 +72,14 @@ export function transientError(op: string): Error {
   return Object.assign(new Error(`${op}: Service unavailable`), {
     name: 'ServiceUnavailable',
     $metadata: { httpStatusCode: 503 },
+  });
+}
+
+/** A throttle the SDK's own retries did not get past (ThrottlingException: transient, by its name). */
+export function throttledError(op: string): Error {
+  return Object.assign(new Error(`${op}: Rate exceeded`), {
+    name: 'ThrottlingException',
+    $metadata: { httpStatusCode: 400 },
   });
 }
 

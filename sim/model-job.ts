@@ -12,13 +12,16 @@ import type { VirtualTime } from './virtual-time';
 /** How often the job touches its upstream: each step is one side effect. */
 const JOB_STEP_MS = 10_000;
 
-/** `jobMsOf`: how long the occurrence of this scheduled time works (the policy world's occurrences differ). */
+/**
+ * `jobMsOf`: how long the occurrence works, by its id (world.ts occurrenceIdOf: its scheduled time, or `key|time`
+ * for a keyed one); the policy world's occurrences differ.
+ */
 export function modelJob(
   plan: FaultPlan,
   vt: VirtualTime,
   t0: number,
   sideEffects: SideEffect[],
-  jobMsOf: (scheduledTime: string) => number = () => plan.jobMs,
+  jobMsOf: (occurrenceId: string) => number = () => plan.jobMs,
 ): JobDefinition {
   const upstreamDown = (t: number) =>
     plan.outage !== undefined && t >= t0 + plan.outage.fromMs && t < t0 + plan.outage.fromMs + plan.outage.forMs;
@@ -27,12 +30,16 @@ export function modelJob(
     async run(occurrence, { signal }) {
       const leaseId = occurrence.leaseId;
       if (leaseId === undefined) throw new Error('the model job ran without a lease');
-      const jobMs = jobMsOf(occurrence.scheduledTime);
+      const id =
+        occurrence.scheduleKey === undefined
+          ? occurrence.scheduledTime
+          : `${occurrence.scheduleKey}|${occurrence.scheduledTime}`;
+      const jobMs = jobMsOf(id);
       const steps = Math.max(1, Math.ceil(jobMs / JOB_STEP_MS));
       for (let i = 0; i < steps; i++) {
         signal.throwIfAborted();
         if (upstreamDown(vt.now)) throw new Error('upstream unavailable');
-        sideEffects.push({ leaseId, at: vt.now, scheduledTime: occurrence.scheduledTime });
+        sideEffects.push({ leaseId, at: vt.now, scheduledTime: id });
         await delay(Math.min(JOB_STEP_MS, jobMs - i * JOB_STEP_MS), signal);
       }
       signal.throwIfAborted();

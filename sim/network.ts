@@ -11,12 +11,13 @@ import {
   operationOf,
   type SdkCommand,
   TABLE_OPERATIONS,
+  throttledError,
   timeoutError,
   transientError,
 } from './calls';
 import type { CallRecord } from './outcome';
 import type { ActorKind, CallFault, FaultPlan } from './plan';
-import type { ServiceObserver } from './service-observer';
+import type { Applied } from './service-observer';
 import { type Actor, VirtualTime } from './virtual-time';
 
 const LATENCY_MS = 5;
@@ -26,6 +27,11 @@ export type Send = (command: SdkCommand, options?: { abortSignal?: AbortSignal }
 
 export interface SendingClient {
   send: Send;
+}
+
+/** What applies a request to the fakes, watching what it does (ServiceObserver, or a world's own). */
+export interface Applier {
+  apply(actor: Actor, op: string, label: string, command: SdkCommand, send: () => Promise<unknown>): Promise<Applied>;
 }
 
 /** What the network does to the processes that call through it. */
@@ -61,14 +67,15 @@ export class Network {
     notifier: 0,
     reconciler: 0,
     operator: 0,
+    app: 0,
   };
   private readonly callsByActor = new Map<Actor, number>();
 
   constructor(
-    private readonly plan: FaultPlan,
+    private readonly plan: Pick<FaultPlan, 'callFaults' | 'storeBrownouts'>,
     private readonly vt: VirtualTime,
     private readonly t0: number,
-    private readonly observer: ServiceObserver,
+    private readonly observer: Applier,
     private readonly host: NetworkHost,
   ) {
     for (const f of plan.callFaults) {
@@ -138,6 +145,10 @@ export class Network {
     }
     if (fault?.kind === 'transient') {
       this.respond(request, () => request.reject(transientError(request.op)));
+      return;
+    }
+    if (fault?.kind === 'throttled') {
+      this.respond(request, () => request.reject(throttledError(request.op)));
       return;
     }
     if (fault?.kind === 'pause-after') this.host.freeze(actor, fault.ms);

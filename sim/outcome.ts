@@ -16,7 +16,7 @@ export interface TraceLine {
 export interface SideEffect {
   readonly leaseId: string;
   readonly at: number;
-  /** The occurrence it ran for (the policy world has several). */
+  /** The occurrence it ran for (the policy world has several): its id, world.ts occurrenceIdOf. */
   readonly scheduledTime?: string;
 }
 
@@ -88,6 +88,7 @@ export interface WorldOutcome {
   /** When a worker first started an attempt of each occurrence (past its overlap policy), by scheduled time. */
   readonly firstStartedAt: ReadonlyMap<string, number>;
   /** The scheduled time of every announcement the subscribers received. */
+  /** The occurrences announced (world.ts occurrenceIdOf: the scheduled time, or `key|time` for a keyed one). */
   readonly announcedTimes: readonly string[];
   readonly objects: ReadonlyMap<string, { body: string; metadata?: Record<string, string> }>;
   readonly overwrites: TraceLine[];

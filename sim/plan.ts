@@ -10,6 +10,8 @@ import fc from 'fast-check';
 export type CallFault =
   /** The call fails before it reaches the service (after the SDK's own retries): a throttle, a 503, a timeout. */
   | { readonly kind: 'transient' }
+  /** The service throttles the call (ThrottlingException), after the SDK's own retries; nothing is applied. */
+  | { readonly kind: 'throttled' }
   /** The request reaches the service this much later than usual (the response is on time after that). */
   | { readonly kind: 'slow'; readonly ms: number }
   /** Applied, the response is lost, the SDK retries the same request and the caller sees the retry's answer. */
@@ -23,8 +25,11 @@ export type CallFault =
   /** The call is applied and the process dies before the response arrives (commit-then-die, for PutObject). */
   | { readonly kind: 'crash-after' };
 
-/** `reconciler` (every world) and `operator` (pause, resume; the policy world only): no plan faults them. */
-export type ActorKind = 'trigger' | 'worker' | 'notifier' | 'reconciler' | 'operator';
+/**
+ * `reconciler` (every world) and `operator` (pause, resume; the policy world only): no plan of the occurrence worlds
+ * faults them. `app`: the user's app managing its schedules (the registry world, which faults it and the reconciler).
+ */
+export type ActorKind = 'trigger' | 'worker' | 'notifier' | 'reconciler' | 'operator' | 'app';
 
 export interface FaultPlan {
   /** Drives the retry jitter and the queue poller's delays. */

@@ -4,10 +4,12 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { FakeAws } from './fakes/fake-aws';
+import { FakeScheduler } from './fakes/fake-scheduler';
 import type { VirtualTime } from './virtual-time';
 
 export interface SdkClients {
@@ -15,6 +17,7 @@ export interface SdkClients {
   readonly s3: S3Client;
   readonly sqs: SQSClient;
   readonly sns: SNSClient;
+  readonly scheduler: SchedulerClient;
 }
 
 let fake: { aws: FakeAws; time: VirtualTime } | undefined;
@@ -33,6 +36,19 @@ export function sharedFakeAws(time: VirtualTime): FakeAws {
   return fake.aws;
 }
 
+let scheduler: { fake: FakeScheduler; time: VirtualTime } | undefined;
+
+/** One FakeScheduler for the whole process, reset for each run, on the run's clock (as sharedFakeAws). */
+export function sharedFakeScheduler(time: VirtualTime): FakeScheduler {
+  if (scheduler === undefined) {
+    const state: { time: VirtualTime } = { time };
+    scheduler = Object.assign(state, { fake: new FakeScheduler(() => state.time.now) });
+  }
+  scheduler.time = time;
+  scheduler.fake.reset();
+  return scheduler.fake;
+}
+
 let clients: SdkClients | undefined;
 
 /** The SDK clients of the process; each run re-routes their send through its own network (sim/network.ts). */
@@ -46,6 +62,7 @@ export function sdkClients(): SdkClients {
       s3: new S3Client({ region: 'eu-central-1', credentials }),
       sqs: new SQSClient({ region: 'eu-central-1', credentials }),
       sns: new SNSClient({ region: 'eu-central-1', credentials }),
+      scheduler: new SchedulerClient({ region: 'eu-central-1', credentials }),
     };
   }
   return clients;

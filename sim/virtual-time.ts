@@ -18,7 +18,7 @@ export class Actor {
   frozenUntil = 0;
   readonly name: string;
   constructor(
-    readonly kind: 'trigger' | 'worker' | 'notifier' | 'reconciler' | 'operator',
+    readonly kind: 'trigger' | 'worker' | 'notifier' | 'reconciler' | 'operator' | 'app',
     /** 1-based count of actors of this kind in the run. */
     readonly index: number,
     /** Added to true time to give the actor's clock. */

@@ -51,7 +51,8 @@ import {
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { isUnannounced, stuckReason } from '../functions/protocol/reconcile';
 import { type JobRoute, scheduleEventOf } from '../functions/protocol/schedule-event';
-import { statusShardOf } from '../functions/protocol/table-schema';
+import { seriesKeyOf, seriesOf } from '../functions/protocol/schedule-key';
+import { fromTableItem, statusShardOf } from '../functions/protocol/table-schema';
 import {
   RECONCILE_EVERY_MINUTES,
   reconcileThresholds,
@@ -139,7 +140,18 @@ export const reconcilePhaseMs = (plan: FaultPlan): number =>
  */
 export interface PolicyScenario {
   readonly overlap: OverlapPolicy;
-  readonly others: readonly { readonly afterMs: number; readonly jobMs: number; readonly lateMs?: number }[];
+  readonly others: readonly {
+    readonly afterMs: number;
+    readonly jobMs: number;
+    readonly lateMs?: number;
+    /** Its schedule key, an index into `keys` (the keyed world); absent: the first key. */
+    readonly key?: number;
+  }[];
+  /**
+   * The keyed world (sim/keyed-world.ts): the job takes schedules at run time and each occurrence is of one of these
+   * schedule keys (the first occurrence of the first), so that each key is a series with its own slot and policy.
+   */
+  readonly keys?: readonly string[];
   /** The job's catchupWindowSeconds (validated as the stack's settings are); absent: its retry deadline. */
   readonly catchupWindowSeconds?: number;
   /** The job's pauseAfterFailures. */
@@ -178,6 +190,34 @@ export function scheduleOf(scenario: PolicyScenario | undefined): string {
   const at = new Date(T0);
   return `cron(${[...new Set(minutes)].join(',')} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} ? ${at.getUTCFullYear()})`;
 }
+
+/** One occurrence of a scenario: its schedule key (keyed scenarios only) and scheduled time. */
+export interface ScenarioOccurrence {
+  readonly scheduleKey?: string;
+  readonly scheduledTime: string;
+}
+
+/** A scenario's occurrences in order, the first one's first (scenarioTimes, with their keys). */
+export function scenarioOccurrences(scenario: PolicyScenario | undefined): ScenarioOccurrence[] {
+  const times = scenarioTimes(scenario);
+  const keys = scenario?.keys;
+  return times.map((scheduledTime, i) => {
+    const index = i === 0 ? 0 : (scenario?.others[i - 1]?.key ?? 0);
+    const scheduleKey = keys === undefined ? undefined : keys[index % keys.length];
+    return scheduleKey === undefined ? { scheduledTime } : { scheduleKey, scheduledTime };
+  });
+}
+
+/**
+ * How the world names an occurrence in what it records (starts, claims, ends, side effects): its scheduled time, or
+ * for a keyed one `key|time`, so that two keys' occurrences at one time are told apart.
+ */
+export const occurrenceIdOf = (o: ScenarioOccurrence): string =>
+  o.scheduleKey === undefined ? o.scheduledTime : `${o.scheduleKey}|${o.scheduledTime}`;
+
+/** The id of a table row of an occurrence (its jobId attribute is its series). */
+const rowIdOf = (row: Row): string =>
+  occurrenceIdOf({ ...seriesKeyOf(String(row.jobId)), scheduledTime: String(row.scheduledTime) });
 
 /** The scheduled times of a scenario's occurrences, the first one's first. */
 export function scenarioTimes(scenario: PolicyScenario | undefined): string[] {
@@ -251,6 +291,7 @@ export class World implements NetworkHost {
     notifier: 0,
     reconciler: 0,
     operator: 0,
+    app: 0,
   };
   private readonly workerSkews: number[] = [];
   private readonly triggerFailures = new Map<number, number>();
@@ -339,14 +380,18 @@ export class World implements NetworkHost {
 
   /** Deliver the schedule as planned and run until nothing is left to happen or the horizon. */
   async run(): Promise<WorldOutcome> {
+    const occurrences = scenarioOccurrences(this.scenario);
+    const firstKey = occurrences[0]?.scheduleKey;
     for (const [i, offset] of this.plan.schedulerDeliveries.entries())
-      this.vt.scheduleSystem(offset, () => this.invokeTrigger(i + 1, 1));
+      this.vt.scheduleSystem(offset, () => this.invokeTrigger(i + 1, 1, SCHEDULED_TIME, firstKey));
     // The scenario's other occurrences: each fires at its scheduled time (unless the schedule is disabled then), and
     // its one Scheduler delivery arrives lateMs later.
-    const times = scenarioTimes(this.scenario);
-    for (let i = 1; i < times.length; i++) {
-      const at = Date.parse(times[i]) - T0;
-      this.vt.scheduleSystem(at, () => this.fire(1000 + i, times[i], this.scenario?.others[i - 1]?.lateMs ?? 0));
+    for (let i = 1; i < occurrences.length; i++) {
+      const { scheduledTime, scheduleKey } = occurrences[i];
+      const at = Date.parse(scheduledTime) - T0;
+      this.vt.scheduleSystem(at, () =>
+        this.fire(1000 + i, scheduledTime, this.scenario?.others[i - 1]?.lateMs ?? 0, scheduleKey),
+      );
     }
     for (const [i, action] of (this.scenario?.operator ?? []).entries())
       this.vt.scheduleSystem(action.atMs, () => this.invokeOperator(action, i + 1));
@@ -428,12 +473,15 @@ export class World implements NetworkHost {
       warn: (m, f) => this.onLog(m, f),
       error: (m, f) => this.onLog(m, f),
     };
-    const times = scenarioTimes(options.scenario);
+    const occurrences = scenarioOccurrences(options.scenario);
     const jobMs = new Map(
-      times.map((t, i) => [t, i === 0 ? this.plan.jobMs : (options.scenario?.others[i - 1]?.jobMs ?? 0)]),
+      occurrences.map((o, i) => [
+        occurrenceIdOf(o),
+        i === 0 ? this.plan.jobMs : (options.scenario?.others[i - 1]?.jobMs ?? 0),
+      ]),
     );
     const job =
-      options.job ?? modelJob(this.plan, this.vt, T0, this.sideEffects, (t) => jobMs.get(t) ?? this.plan.jobMs);
+      options.job ?? modelJob(this.plan, this.vt, T0, this.sideEffects, (id) => jobMs.get(id) ?? this.plan.jobMs);
     const settings = new Map([[JOB_ID, this.settings]]);
     const store = new DynamoOccurrenceStore(doc, TABLE);
     const queue = new SqsWorkQueue(sqs, QUEUE_URL);
@@ -500,23 +548,26 @@ export class World implements NetworkHost {
     const leaseId = fields.leaseId as string | undefined;
     this.note(actor?.name ?? '?', `log: ${message}${fields.error ? ` (${String(fields.error).slice(0, 140)})` : ''}`);
     if (actor !== undefined && leaseId !== undefined) this.beliefs.onLog(actor, leaseId, message, this.vt.now);
-    const time = fields.scheduledTime as string | undefined;
-    if (message !== 'claimed occurrence' || time === undefined) return;
+    const scheduledTime = fields.scheduledTime as string | undefined;
+    if (message !== 'claimed occurrence' || scheduledTime === undefined) return;
+    const time = occurrenceIdOf({ scheduledTime, scheduleKey: fields.scheduleKey as string | undefined });
     if (!this.firstStartedAt.has(time)) this.firstStartedAt.set(time, this.vt.now);
     if (leaseId !== undefined) this.runStarts.push({ leaseId, scheduledTime: time, at: this.vt.now });
   }
 
   // ---- the trigger, invoked by the Scheduler ----------------------------------------------------------------------
 
-  private invokeTrigger(delivery: number, tryNo: number, scheduledTime = SCHEDULED_TIME): void {
+  private invokeTrigger(delivery: number, tryNo: number, scheduledTime = SCHEDULED_TIME, scheduleKey?: string): void {
     const invocation: Invocation = { actor: this.newActor('trigger'), settled: false };
     const { actor } = invocation;
     this.triggerDeliveryOf.set(actor, delivery);
     this.note(actor.name, `invoked (Scheduler delivery ${delivery}, try ${tryNo})`);
-    const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why, scheduledTime);
+    const fail = (why: string) => this.triggerFailed(invocation, delivery, tryNo, why, scheduledTime, scheduleKey);
+    const key =
+      scheduleKey === undefined ? { jobId: JOB_ID, scheduledTime } : { jobId: JOB_ID, scheduleKey, scheduledTime };
     this.vt.scheduleSystem(TRIGGER_TIMEOUT_MS, () => fail('trigger timed out'));
     this.vt
-      .runAs(actor, () => this.handlers.trigger(scheduleEventOf({ jobId: JOB_ID, scheduledTime }, this.route)))
+      .runAs(actor, () => this.handlers.trigger(scheduleEventOf(key, this.route)))
       .then(
         (result) => this.triggerReturned(invocation, result),
         (error) => fail(`trigger failed: ${String(error).slice(0, 120)}`),
@@ -537,6 +588,7 @@ export class World implements NetworkHost {
     tryNo: number,
     why: string,
     scheduledTime: string,
+    scheduleKey?: string,
   ): void {
     if (invocation.settled) return;
     invocation.settled = true;
@@ -547,7 +599,7 @@ export class World implements NetworkHost {
       this.triggerEventsDropped++;
       this.note('lambda', `trigger event of delivery ${delivery} sent to the trigger DLQ after ${tryNo} tries`);
     } else {
-      this.vt.scheduleSystem(retryIn, () => this.invokeTrigger(delivery, tryNo + 1, scheduledTime));
+      this.vt.scheduleSystem(retryIn, () => this.invokeTrigger(delivery, tryNo + 1, scheduledTime, scheduleKey));
     }
   }
 
@@ -584,8 +636,8 @@ export class World implements NetworkHost {
     const now = this.vt.now;
     const stuckAfter = stuckAfterSeconds(this.limits);
     const { unannouncedAfterSeconds } = reconcileThresholds([this.settings]);
-    return scenarioTimes(this.scenario).some((t) => {
-      const row = this.aws.row(JOB_ID, t) as unknown as Occurrence | undefined;
+    return scenarioOccurrences(this.scenario).some((o) => {
+      const row = this.aws.row(seriesOf({ jobId: JOB_ID, ...o }), o.scheduledTime) as unknown as Occurrence | undefined;
       return (
         row !== undefined &&
         (stuckReason(row, now, stuckAfter) !== undefined || isUnannounced(row, now, unannouncedAfterSeconds))
@@ -596,14 +648,14 @@ export class World implements NetworkHost {
   // ---- the schedule and the operator -----------------------------------------------------------------------------
 
   /** A fire time of the schedule: held back while the schedule is disabled, else delivered `lateMs` later. */
-  private fire(delivery: number, scheduledTime: string, lateMs: number): void {
+  private fire(delivery: number, scheduledTime: string, lateMs: number, scheduleKey?: string): void {
     if (!this.schedule.enabled) {
       this.firesHeldBack.push({ scheduledTime, at: this.vt.now });
       this.note('scheduler', `${scheduledTime} not fired: the schedule is disabled`);
       return;
     }
     if (lateMs > 0) this.note('scheduler', `${scheduledTime} fired; its delivery is ${lateMs} ms late`);
-    this.vt.scheduleSystem(lateMs, () => this.invokeTrigger(delivery, 1, scheduledTime));
+    this.vt.scheduleSystem(lateMs, () => this.invokeTrigger(delivery, 1, scheduledTime, scheduleKey));
   }
 
   /** The deployed job as the operator's resume reads it from Scheduler. */
@@ -724,11 +776,13 @@ export class World implements NetworkHost {
     // The job-state row (the running slot) has no status and no index key: the stream filter never passes it.
     if (isJobStateKey(after as unknown as OccurrenceKey)) return;
     this.observer.rowWritten(after);
-    const time = String(after.scheduledTime);
+    const time = rowIdOf(after);
     if (after.status === 'BUFFERED' && !this.firstBufferedAt.has(time)) this.firstBufferedAt.set(time, this.vt.now);
     this.noteClaimAndEnd(before, after, time);
     // The reconciler and the CLI find a row by its status only through this key: it must move with every status.
-    const expected = statusShardOf(after as unknown as OccurrenceKey, after.status as OccurrenceStatus);
+    // The row as the table holds it names its series in jobId: read it back as the protocol sees it.
+    const key = fromTableItem(after as unknown as OccurrenceKey);
+    const expected = statusShardOf(key, after.status as OccurrenceStatus);
     if (after.statusShard !== expected) {
       this.indexKeyMismatches.push(
         `${String(after.status)} row with index key ${String(after.statusShard)} (expected ${expected}) at +${((this.vt.now - T0) / 1000).toFixed(3)} s`,
@@ -795,13 +849,17 @@ export class World implements NetworkHost {
       limits: this.limits,
       trace: this.trace,
       row: this.row(),
-      rows: scenarioTimes(this.scenario).map((t) => this.aws.row(JOB_ID, t)),
+      rows: scenarioOccurrences(this.scenario).map((o) =>
+        this.aws.row(seriesOf({ jobId: JOB_ID, ...o }), o.scheduledTime),
+      ),
       jobState: this.aws.row(JOB_ID, '#job'),
       firstBufferedAt: this.firstBufferedAt,
       firstStartedAt: this.firstStartedAt,
-      announcedTimes: this.aws.delivered.map((m) =>
-        String((JSON.parse(m.Message) as { scheduledTime?: unknown }).scheduledTime),
-      ),
+      announcedTimes: this.aws.delivered.map((m) => {
+        const message = JSON.parse(m.Message) as { scheduledTime?: unknown; scheduleKey?: unknown };
+        const scheduleKey = typeof message.scheduleKey === 'string' ? message.scheduleKey : undefined;
+        return occurrenceIdOf({ scheduledTime: String(message.scheduledTime), scheduleKey });
+      }),
       objects: this.aws.objects,
       published: this.aws.published.length,
       delivered: this.aws.delivered.length,

@@ -5,7 +5,7 @@
  * Semantics follow DynamoDB: a comparison involving a missing attribute (or values of different types) is false;
  * `attribute_exists` / `attribute_not_exists` test presence; `IN` is equality with any listed operand.
  * Only what the adapters need is supported: OR, AND, NOT, parentheses, = <> < <= > >=, BETWEEN, IN,
- * attribute_exists, attribute_not_exists; updates with SET (value, `path + value`, if_not_exists(path, value),
+ * attribute_exists, attribute_not_exists, begins_with; updates with SET (value, `path + value`, if_not_exists(path, value),
  * list_append(a, b), and those combined with + or -) and REMOVE.
  */
 
@@ -106,6 +106,15 @@ class Parser {
       this.expect(')');
       return t.text === 'attribute_exists' ? operand !== MISSING : operand === MISSING;
     }
+    if (t?.kind === 'word' && t.text === 'begins_with') {
+      this.at++;
+      this.expect('(');
+      const operand = this.operand();
+      this.expect(',');
+      const prefix = this.operand();
+      this.expect(')');
+      return typeof operand === 'string' && typeof prefix === 'string' && operand.startsWith(prefix);
+    }
     const left = this.operand();
     const next = this.tokens[this.at++];
     if (next === undefined) throw new Error('expected a comparator');
@@ -130,14 +139,28 @@ class Parser {
   }
   operand(): Operand {
     const t = this.tokens[this.at++];
-    if (t?.kind === 'name') {
-      const attribute = resolveName(this.input, t.text);
+    if (t?.kind === 'name' || isPlainName(t)) {
+      const attribute = attributeOf(this.input, t as Token);
       if (this.row === undefined || !(attribute in this.row) || this.row[attribute] === undefined) return MISSING;
       return this.row[attribute];
     }
     if (t?.kind === 'value') return resolveValue(this.input, t.text);
     throw new Error(`expected an operand, got ${t?.text ?? 'end'}`);
   }
+}
+
+/** Words an expression gives a meaning of their own; any other bare word is an attribute's name. */
+const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
+const FUNCTIONS = new Set(['attribute_exists', 'attribute_not_exists', 'begins_with', 'if_not_exists', 'list_append']);
+
+/** A bare attribute name (DynamoDB takes one that is no reserved word without a # placeholder). */
+function isPlainName(t: Token | undefined): boolean {
+  return t?.kind === 'word' && !KEYWORDS.has(t.text.toUpperCase()) && !FUNCTIONS.has(t.text);
+}
+
+/** The attribute a name token refers to: a placeholder's name, or the bare name itself. */
+function attributeOf(input: ExpressionInput, t: Token): string {
+  return t.kind === 'name' ? resolveName(input, t.text) : t.text;
 }
 
 function resolveName(input: ExpressionInput, placeholder: string): string {
@@ -199,7 +222,7 @@ export function applyUpdate(expression: string, input: ExpressionInput, rowLike:
   let at = 0;
   const operand = (t: Token | undefined): unknown => {
     if (t?.kind === 'value') return resolveValue(input, t.text);
-    if (t?.kind === 'name') return row[resolveName(input, t.text)];
+    if (t?.kind === 'name' || isPlainName(t)) return row[attributeOf(input, t as Token)];
     if (t?.kind === 'word' && (t.text === 'if_not_exists' || t.text === 'list_append')) {
       if (tokens[at++]?.text !== '(') throw new Error(`expected ( after ${t.text}`);
       const pathToken = tokens[at];
@@ -223,8 +246,9 @@ export function applyUpdate(expression: string, input: ExpressionInput, rowLike:
     do {
       if (tokens[at]?.text === ',') at++;
       const target = tokens[at++];
-      if (target?.kind !== 'name') throw new Error(`expected an attribute name, got ${target?.text ?? 'end'}`);
-      const attribute = resolveName(input, target.text);
+      if (target?.kind !== 'name' && !isPlainName(target))
+        throw new Error(`expected an attribute name, got ${target?.text ?? 'end'}`);
+      const attribute = attributeOf(input, target as Token);
       touch(attribute);
       if (keyword === 'REMOVE') {
         delete out[attribute];

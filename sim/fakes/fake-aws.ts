@@ -18,6 +18,7 @@ import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@
 import {
   BatchGetCommand,
   type BatchGetCommandInput,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -36,6 +37,7 @@ import {
   type Row as Item,
   placeholderProblems,
 } from './dynamo-expressions';
+import { FakeTable, type TableSchema } from './fake-table';
 import { IndexedTable } from './status-index';
 
 type Fault = () => Error;
@@ -99,6 +101,11 @@ export class FakeAws {
   };
   /** Called after every applied table write with the row before and after: the simulation's table stream. */
   onRowChange?: (before: Item | undefined, after: Item) => void;
+  /**
+   * More tables, by name (addTable): a request whose TableName is one of them goes there; any other request is the
+   * occurrence table's, as before.
+   */
+  readonly tables = new Map<string, FakeTable>();
 
   readonly ddb = mockClient(DynamoDBDocumentClient);
   readonly s3 = mockClient(S3Client);
@@ -106,12 +113,30 @@ export class FakeAws {
   readonly sns = mockClient(SNSClient);
 
   constructor(private readonly now: () => number = Date.now) {
-    this.ddb.on(PutCommand).callsFake((input) => this.run('PutItem', input, () => this.put(input)));
-    this.ddb.on(UpdateCommand).callsFake((input) => this.run('UpdateItem', input, () => this.update(input)));
+    this.ddb
+      .on(PutCommand)
+      .callsFake((input) => this.run('PutItem', input, () => this.other(input)?.put(input) ?? this.put(input)));
+    this.ddb
+      .on(UpdateCommand)
+      .callsFake((input) =>
+        this.run('UpdateItem', input, () => this.other(input)?.update(input) ?? this.update(input)),
+      );
     this.ddb
       .on(GetCommand)
-      .callsFake((input) => this.run('GetItem', input, () => ({ Item: this.table.get(rowKey(input.Key)) })));
-    this.ddb.on(QueryCommand).callsFake((input) => this.run('Query', input, () => this.query(input)));
+      .callsFake((input) =>
+        this.run('GetItem', input, () => this.other(input)?.get(input) ?? { Item: this.table.get(rowKey(input.Key)) }),
+      );
+    this.ddb
+      .on(QueryCommand)
+      .callsFake((input) => this.run('Query', input, () => this.other(input)?.query(input) ?? this.query(input)));
+    this.ddb.on(DeleteCommand).callsFake((input) =>
+      this.run('DeleteItem', input, () => {
+        const table = this.other(input);
+        if (table === undefined)
+          throw new Error('the fake occurrence table takes no DeleteItem: nothing deletes a row');
+        return table.delete(input);
+      }),
+    );
     this.ddb.on(BatchGetCommand).callsFake((input) => this.run('BatchGetItem', input, () => this.batchGet(input)));
     this.s3.on(PutObjectCommand).callsFake((input) => this.run('PutObject', input, () => this.putObject(input)));
     this.s3.on(HeadObjectCommand).callsFake((input) => this.run('HeadObject', input, () => this.headObject(input)));
@@ -134,6 +159,13 @@ export class FakeAws {
       }),
     );
     this.sns.on(PublishCommand).callsFake((input) => this.run('Publish', input, () => this.publish(input)));
+  }
+
+  /** Add a table by its key schema (fake-table.ts); requests naming it go there until reset. */
+  addTable(name: string, schema: TableSchema): FakeTable {
+    const table = new FakeTable(name, schema);
+    this.tables.set(name, table);
+    return table;
   }
 
   /** The next `count` calls of `operation` (e.g. 'UpdateItem') fail with `fault` before touching state. */
@@ -172,7 +204,7 @@ export class FakeAws {
   reset(): void {
     // The mocks remember every call they answered; thousands of runs would keep them all.
     for (const m of [this.ddb, this.s3, this.sqs, this.sns]) m.resetHistory();
-    for (const m of [this.table, this.objects, this.dedup, this.queuedFaults]) m.clear();
+    for (const m of [this.table, this.objects, this.dedup, this.queuedFaults, this.tables]) m.clear();
     this.statusIndex.reset();
     for (const list of [this.sent, this.hidden, this.published, this.delivered, this.calls]) list.length = 0;
     this.afterWrite = undefined;
@@ -198,6 +230,11 @@ export class FakeAws {
       return new Promise(() => {});
     }
     return result;
+  }
+
+  /** The added table the request names, if any. */
+  private other(input: { readonly TableName?: string }): FakeTable | undefined {
+    return input.TableName === undefined ? undefined : this.tables.get(input.TableName);
   }
 
   private put(input: PutCommandInput): unknown {

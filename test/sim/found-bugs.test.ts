@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { calmPlan } from '../../sim/plan';
 import { type PolicyPlan, simulatePolicyPlan } from '../../sim/policy-world';
+import { simulateRegistryPlan } from '../../sim/registry-world';
 import { simulateOne } from '../../sim/simulate';
 
 /** A six-hour outage: every attempt fails and is retried until attempts or the deadline run out. */
@@ -345,6 +346,80 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
         },
       }),
     );
+    expect(violations).toEqual([]);
+  });
+});
+
+/**
+ * Found by the registry world (sim/registry-world.ts, `npm run sim:registry -- --redeploy`), fixed since. A
+ * deployment that changes a job's template (its deadline, retention, target, role, window) left every schedule of the
+ * job projected from the old one, for good: an upsert of the same spec is 'unchanged' and calls Scheduler not at all,
+ * and the audit's driftOf could not see a stale template (no syncedTemplateHash on the row, no lastModifiedAt on the
+ * template). The reconciler now reads templates with their last change (functions/aws/dated-templates.ts).
+ */
+describe('stale template: schedules projected from a template a deployment has since changed', () => {
+  it('after a redeploy, the audit re-projects every schedule from the new template within a cycle', async () => {
+    const { violations } = await simulateRegistryPlan({
+      seed: 1,
+      keys: 1,
+      ops: [{ atMs: 0, caller: 1, key: 0, op: 'upsert', spec: 1 }],
+      edits: [{ atMs: 600_000, key: 0, edit: 'redeploy' }],
+      callFaults: [],
+      phaseMs: 100_000,
+    });
+    expect(violations).toEqual([]);
+  });
+});
+
+/**
+ * Found by the registry world (`npm run sim:registry -- --redeploy`, seed 715307), OPEN: reported to the lead. The
+ * dated-templates fix above misses a write in flight across the deployment: the writer reads the template, the
+ * deployment changes it, the writer projects the old template and marks the row synced after the change, so syncedAt
+ * is later than the template's lastModifiedAt and the audit never re-projects it (also with a template remembered
+ * for 60 s by rememberingTemplates). Fix: markSynced records the hash of the template it projected with
+ * (`syncedTemplateHash`, which driftOf already compares with template.templateHash).
+ */
+describe('stale template, in flight: a write that read the template before a deployment and synced after it', () => {
+  it.fails('is re-projected from the new template by the audit within a cycle', async () => {
+    const { violations } = await simulateRegistryPlan({
+      seed: 0,
+      keys: 1,
+      ops: [{ atMs: 0, caller: 1, key: 0, op: 'upsert', spec: 0 }],
+      edits: [{ atMs: 6, key: 0, edit: 'redeploy' }],
+      callFaults: [],
+      phaseMs: 0,
+    });
+    expect(violations).toEqual([]);
+  });
+});
+
+/**
+ * Found by the registry world (invariant S6), OPEN: reported to the lead. A row's version starts again at 1 when a
+ * schedule is deleted (the tombstone removed) and created again, and every conditional write of the registry
+ * (ScheduleRegistry.put's expectedVersion, markSynced, remove) checks the version alone. A pause that read v1 of the
+ * old row and whose put arrives after the delete and the new upsert finds v1 again, and writes the old row's spec,
+ * paused, over the new one: the upsert returned 'created', and its spec is gone (an ABA lost update). The same holds
+ * for a late markSynced(v1), which would mark the new row synced while Scheduler holds the old projection. Fix: make
+ * the conditions name the row's life as well as its version (the row's createdAt, or a generation id set by newRow),
+ * or let versions go on across a delete (newRow from the tombstone's version, kept until TTL).
+ * `it.fails` until then: remove `.fails` when a stale pause is refused.
+ */
+describe('ABA: a write from before a delete lands on the schedule created again after it', () => {
+  it.fails("a pause that read the deleted row never brings the deleted row's spec back over the new one", async () => {
+    const { violations } = await simulateRegistryPlan({
+      seed: 0,
+      keys: 1,
+      ops: [
+        { atMs: 0, caller: 1, key: 0, op: 'upsert', spec: 0 },
+        // Reads v1, and its put (its third call) arrives 2 s later, after the delete and the new upsert.
+        { atMs: 1000, caller: 2, key: 0, op: 'pause', spec: 0 },
+        { atMs: 1100, caller: 1, key: 0, op: 'delete', spec: 0 },
+        { atMs: 1500, caller: 1, key: 0, op: 'upsert', spec: 1 },
+      ],
+      edits: [],
+      callFaults: [{ actor: 'app', invocation: 2, call: 3, fault: { kind: 'slow', ms: 2000 } }],
+      phaseMs: 0,
+    });
     expect(violations).toEqual([]);
   });
 });
