@@ -22,6 +22,7 @@ import type {
   RegisteredSchedule,
   RegistryPage,
   RegistryWriteResult,
+  RowVersion,
   ScheduleRegistry,
 } from '../protocol/schedule-registry-ports';
 import { asDependencyError, isConditionalFailure, refusedItem } from './classify-error';
@@ -31,6 +32,14 @@ export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1_000;
 
 type Item = Record<string, unknown>;
+
+/**
+ * The condition of every write that expects a row: its version and its life (createdAt), so that a write read from a
+ * row since deleted and created again (its versions start over) is refused rather than landing on the new one.
+ */
+const AT_VERSION = '#version = :expected AND #createdAt = :createdAt';
+const VERSION_NAMES = { '#version': 'version', '#createdAt': 'createdAt' };
+const versionValues = (expected: RowVersion) => ({ ':expected': expected.version, ':createdAt': expected.createdAt });
 
 /** The rows of one registry table. */
 export class DynamoScheduleRegistry implements ScheduleRegistry {
@@ -50,18 +59,18 @@ export class DynamoScheduleRegistry implements ScheduleRegistry {
     }
   }
 
-  async put(row: RegisteredSchedule, expectedVersion: number | undefined): Promise<RegistryWriteResult> {
+  async put(row: RegisteredSchedule, expected: RowVersion | undefined): Promise<RegistryWriteResult> {
     try {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
           Item: itemOf(row),
-          ...(expectedVersion === undefined
+          ...(expected === undefined
             ? { ConditionExpression: 'attribute_not_exists(jobId)' }
             : {
-                ConditionExpression: '#version = :expected',
-                ExpressionAttributeNames: { '#version': 'version' },
-                ExpressionAttributeValues: { ':expected': expectedVersion },
+                ConditionExpression: AT_VERSION,
+                ExpressionAttributeNames: VERSION_NAMES,
+                ExpressionAttributeValues: versionValues(expected),
               }),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -75,16 +84,24 @@ export class DynamoScheduleRegistry implements ScheduleRegistry {
     }
   }
 
-  async markSynced(jobId: string, scheduleKey: string, version: number, now: number): Promise<RegistryWriteResult> {
+  async markSynced(
+    jobId: string,
+    scheduleKey: string,
+    expected: RowVersion,
+    now: number,
+    templateHash: string,
+  ): Promise<RegistryWriteResult> {
+    const { version } = expected;
     try {
       const out = await this.documents.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { jobId, scheduleKey },
-          UpdateExpression: 'SET syncedVersion = :version, syncedAt = :now REMOVE syncDueAt, syncShard',
-          ConditionExpression: '#version = :version',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ExpressionAttributeValues: { ':version': version, ':now': iso(now) },
+          UpdateExpression:
+            'SET syncedVersion = :expected, syncedAt = :now, syncedTemplateHash = :template REMOVE syncDueAt, syncShard',
+          ConditionExpression: AT_VERSION,
+          ExpressionAttributeNames: VERSION_NAMES,
+          ExpressionAttributeValues: { ...versionValues(expected), ':now': iso(now), ':template': templateHash },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -98,15 +115,16 @@ export class DynamoScheduleRegistry implements ScheduleRegistry {
     }
   }
 
-  async remove(jobId: string, scheduleKey: string, version: number): Promise<{ readonly removed: boolean }> {
+  async remove(jobId: string, scheduleKey: string, expected: RowVersion): Promise<{ readonly removed: boolean }> {
+    const { version } = expected;
     try {
       await this.documents.send(
         new DeleteCommand({
           TableName: this.table,
           Key: { jobId, scheduleKey },
-          ConditionExpression: '#version = :version AND attribute_exists(deletedAt)',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ExpressionAttributeValues: { ':version': version },
+          ConditionExpression: `${AT_VERSION} AND attribute_exists(deletedAt)`,
+          ExpressionAttributeNames: VERSION_NAMES,
+          ExpressionAttributeValues: versionValues(expected),
         }),
       );
       return { removed: true };

@@ -208,11 +208,11 @@ export async function repairSchedule(
     const now = clock.now();
     if (current.deletedAt !== undefined) {
       await projection.remove(template, current.scheduleName);
-      if ((await registry.remove(current.jobId, current.scheduleKey, current.version)).removed) return undefined;
+      if ((await registry.remove(current.jobId, current.scheduleKey, current)).removed) return undefined;
     } else {
       if (isFinished(current, now)) await projection.remove(template, current.scheduleName);
       else await projection.put(current, template);
-      const marked = await registry.markSynced(current.jobId, current.scheduleKey, current.version, now);
+      const marked = await registry.markSynced(current.jobId, current.scheduleKey, current, now, template.templateHash);
       if (marked.written) return marked.current;
     }
     // The row moved on while we projected; our projection may have landed after the newer writer's.
@@ -251,7 +251,7 @@ async function writeRow(
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const next = change(current);
     if (next === undefined) return { wrote: false, row: current, previous: current };
-    const result = await registry.put(next, current?.version);
+    const result = await registry.put(next, current);
     if (result.written) return { wrote: true, row: result.current, previous: current };
     current = result.current;
   }

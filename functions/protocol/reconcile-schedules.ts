@@ -199,13 +199,9 @@ export function auditPairs(
 }
 
 /**
- * A template hash the row records when it was synced, if the registry keeps one (`syncedTemplateHash`), and the
- * template's own last change, if the projection reads it (`lastModifiedAt`): either says a row's schedule was
- * projected from an older template.
+ * The template's own last change, if the projection reads it (`lastModifiedAt`): with the hash a row records when it
+ * is synced (`syncedTemplateHash`), either says a row's schedule was projected from an older template.
  */
-interface TemplateTrace {
-  readonly syncedTemplateHash?: string;
-}
 interface TemplateChange {
   readonly lastModifiedAt?: string;
 }
@@ -222,7 +218,7 @@ export function driftOf(
   const modifiedAt = schedule.lastModifiedAt === undefined ? Number.NaN : Date.parse(schedule.lastModifiedAt);
   if (!Number.isNaN(syncedAt) && !Number.isNaN(modifiedAt) && modifiedAt > syncedAt + EDITED_BY_HAND_MARGIN_MS)
     return 'edited';
-  const traced = (row as RegisteredSchedule & TemplateTrace).syncedTemplateHash;
+  const traced = row.syncedTemplateHash;
   if (traced !== undefined && traced !== template.templateHash) return 'stale-template';
   const templateChanged = (template as KeyedJobTemplate & TemplateChange).lastModifiedAt;
   const changedAt = templateChanged === undefined ? Number.NaN : Date.parse(templateChanged);

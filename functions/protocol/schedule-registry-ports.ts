@@ -61,6 +61,8 @@ export interface RegisteredSchedule {
   /** The version last confirmed in Scheduler, and when. */
   readonly syncedVersion?: number;
   readonly syncedAt?: string;
+  /** The hash of the template that version was projected from: a later template makes the schedule stale. */
+  readonly syncedTemplateHash?: string;
   /** Set by a delete: the row stays (a tombstone) until its Scheduler schedule is confirmed gone, then is removed. */
   readonly deletedAt?: string;
   /** The audit index's partition key, `${jobId}#${bucket}` (one of AUDIT_BUCKETS, a hash of the key). */
@@ -68,6 +70,12 @@ export interface RegisteredSchedule {
   /** DynamoDB TTL, epoch seconds: set for an `at()` schedule only, some days after its one time. */
   readonly ttl?: number;
 }
+
+/**
+ * Which write of which life of a row a conditional write expects: its version, and its createdAt, because a row
+ * deleted and created again starts its versions over, and a write read from the old life must not land on the new.
+ */
+export type RowVersion = Pick<RegisteredSchedule, 'version' | 'createdAt'>;
 
 /** The result of a conditional write: `current` is the row as it is after (written) or as it refused (not). */
 export type RegistryWriteResult =
@@ -84,12 +92,21 @@ export interface RegistryPage<T> {
 export interface ScheduleRegistry {
   /** The row, or undefined. `consistent` for a read-modify-write. */
   get(jobId: string, scheduleKey: string, consistent: boolean): Promise<RegisteredSchedule | undefined>;
-  /** Put `row` if the stored version is `expectedVersion` (undefined: only if no row exists). */
-  put(row: RegisteredSchedule, expectedVersion: number | undefined): Promise<RegistryWriteResult>;
-  /** Record that `version` is projected: clears syncDueAt/syncShard if the row is still at `version`. */
-  markSynced(jobId: string, scheduleKey: string, version: number, now: number): Promise<RegistryWriteResult>;
-  /** Remove the tombstone at `version` (its schedule is confirmed gone). */
-  remove(jobId: string, scheduleKey: string, version: number): Promise<{ readonly removed: boolean }>;
+  /** Put `row` if the stored row is at `expected` (undefined: only if no row exists). */
+  put(row: RegisteredSchedule, expected: RowVersion | undefined): Promise<RegistryWriteResult>;
+  /**
+   * Record that the row at `expected` is projected, from the template of `templateHash`: clears syncDueAt/syncShard
+   * if the row is still at `expected`.
+   */
+  markSynced(
+    jobId: string,
+    scheduleKey: string,
+    expected: RowVersion,
+    now: number,
+    templateHash: string,
+  ): Promise<RegistryWriteResult>;
+  /** Remove the tombstone at `expected` (its schedule is confirmed gone). */
+  remove(jobId: string, scheduleKey: string, expected: RowVersion): Promise<{ readonly removed: boolean }>;
   /** A job's rows (tombstones included), in key order, from keys starting with `prefix`. */
   list(
     jobId: string,

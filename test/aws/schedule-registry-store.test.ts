@@ -61,15 +61,15 @@ describe('DynamoScheduleRegistry', () => {
     });
   });
 
-  it('puts a new row only where none is, a changed one only on the version read', async () => {
+  it('puts a new row only where none is, a changed one only on the version and the life (createdAt) read', async () => {
     ddbMock.on(PutCommand).resolves({});
     await store.put(ROW, undefined);
-    await store.put({ ...ROW, version: 2 }, 1);
+    await store.put({ ...ROW, version: 2 }, ROW);
     const [first, second] = ddbMock.commandCalls(PutCommand).map((c) => c.args[0].input);
     expect(first.ConditionExpression).toBe('attribute_not_exists(jobId)');
     expect(second).toMatchObject({
-      ConditionExpression: '#version = :expected',
-      ExpressionAttributeValues: { ':expected': 1 },
+      ConditionExpression: '#version = :expected AND #createdAt = :createdAt',
+      ExpressionAttributeValues: { ':expected': 1, ':createdAt': ROW.createdAt },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
@@ -77,7 +77,10 @@ describe('DynamoScheduleRegistry', () => {
   it('returns a refused put as a result carrying the stored row, and classifies every other failure', async () => {
     const stored = { ...ROW, version: 4 };
     ddbMock.on(PutCommand).rejectsOnce(refusedWith(stored));
-    expect(await store.put({ ...ROW, version: 3 }, 2)).toEqual({ written: false, current: stored });
+    expect(await store.put({ ...ROW, version: 3 }, { ...ROW, version: 2 })).toEqual({
+      written: false,
+      current: stored,
+    });
 
     ddbMock.reset();
     ddbMock.on(PutCommand).rejects(throttled());
@@ -91,26 +94,36 @@ describe('DynamoScheduleRegistry', () => {
   });
 
   it('marks a version synced: removes the sparse index keys, only while the row is at that version', async () => {
-    const synced = { ...ROW, syncedVersion: 1, syncedAt: '2026-12-01T09:00:10.000Z' };
+    const synced = { ...ROW, syncedVersion: 1, syncedAt: '2026-12-01T09:00:10.000Z', syncedTemplateHash: 'h1' };
     ddbMock.on(UpdateCommand).resolves({ Attributes: itemOf(synced) });
-    expect(await store.markSynced(JOB, 'customer-42', 1, NOW + 10_000)).toEqual({ written: true, current: synced });
+    expect(await store.markSynced(JOB, 'customer-42', ROW, NOW + 10_000, 'h1')).toEqual({
+      written: true,
+      current: synced,
+    });
     expect(ddbMock.commandCalls(UpdateCommand)[0].args[0].input).toMatchObject({
-      UpdateExpression: 'SET syncedVersion = :version, syncedAt = :now REMOVE syncDueAt, syncShard',
-      ConditionExpression: '#version = :version',
-      ExpressionAttributeValues: { ':version': 1, ':now': '2026-12-01T09:00:10.000Z' },
+      UpdateExpression:
+        'SET syncedVersion = :expected, syncedAt = :now, syncedTemplateHash = :template REMOVE syncDueAt, syncShard',
+      ConditionExpression: '#version = :expected AND #createdAt = :createdAt',
+      ExpressionAttributeValues: {
+        ':expected': 1,
+        ':createdAt': ROW.createdAt,
+        ':now': '2026-12-01T09:00:10.000Z',
+        ':template': 'h1',
+      },
     });
 
     ddbMock.reset();
     ddbMock.on(UpdateCommand).rejects(conditionFailed());
-    expect(await store.markSynced(JOB, 'gone', 1, NOW)).toEqual({ written: false, current: undefined });
+    expect(await store.markSynced(JOB, 'gone', ROW, NOW, 'h1')).toEqual({ written: false, current: undefined });
   });
 
   it('removes a tombstone only at its version, and says when it did not', async () => {
     ddbMock.on(DeleteCommand).resolvesOnce({}).rejectsOnce(conditionFailed());
-    expect(await store.remove(JOB, 'customer-42', 2)).toEqual({ removed: true });
-    expect(await store.remove(JOB, 'customer-42', 2)).toEqual({ removed: false });
+    const tombstone = { ...ROW, version: 2 };
+    expect(await store.remove(JOB, 'customer-42', tombstone)).toEqual({ removed: true });
+    expect(await store.remove(JOB, 'customer-42', tombstone)).toEqual({ removed: false });
     expect(ddbMock.commandCalls(DeleteCommand)[0].args[0].input.ConditionExpression).toBe(
-      '#version = :version AND attribute_exists(deletedAt)',
+      '#version = :expected AND #createdAt = :createdAt AND attribute_exists(deletedAt)',
     );
   });
 

@@ -12,6 +12,7 @@ import type {
   ProjectedScheduleSummary,
   RegisteredSchedule,
   RegistryWriteResult,
+  RowVersion,
   ScheduleProjection,
   ScheduleRegistry,
 } from '../../functions/protocol/schedule-registry-ports';
@@ -62,6 +63,12 @@ function count(calls: Calls, op: string): void {
   calls[op] = (calls[op] ?? 0) + 1;
 }
 
+/** Whether `row` is at `expected`: the same version of the same life (createdAt) of the row. */
+const isAt = (row: RegisteredSchedule | undefined, expected: RowVersion | undefined): boolean =>
+  expected === undefined
+    ? row === undefined
+    : row?.version === expected.version && row.createdAt === expected.createdAt;
+
 export class FakeRegistry implements ScheduleRegistry {
   readonly rows = new Map<string, RegisteredSchedule>();
   readonly calls: Calls = {};
@@ -86,31 +93,37 @@ export class FakeRegistry implements ScheduleRegistry {
     return this.row(jobId, scheduleKey);
   }
 
-  async put(next: RegisteredSchedule, expectedVersion: number | undefined): Promise<RegistryWriteResult> {
+  async put(next: RegisteredSchedule, expected: RowVersion | undefined): Promise<RegistryWriteResult> {
     count(this.calls, 'put');
-    this.before('put', [next, expectedVersion]);
+    this.before('put', [next, expected?.version]);
     const current = this.row(next.jobId, next.scheduleKey);
-    if (current?.version !== expectedVersion) return { written: false, current };
+    if (!isAt(current, expected)) return { written: false, current };
     this.add(next);
     return { written: true, current: next };
   }
 
-  async markSynced(jobId: string, scheduleKey: string, version: number, now: number): Promise<RegistryWriteResult> {
+  async markSynced(
+    jobId: string,
+    scheduleKey: string,
+    expected: RowVersion,
+    now: number,
+    templateHash: string,
+  ): Promise<RegistryWriteResult> {
     count(this.calls, 'markSynced');
-    this.before('markSynced', [jobId, scheduleKey, version]);
+    this.before('markSynced', [jobId, scheduleKey, expected.version]);
     const current = this.row(jobId, scheduleKey);
-    if (current?.version !== version) return { written: false, current };
+    if (current === undefined || !isAt(current, expected)) return { written: false, current };
     const { syncDueAt: _d, syncShard: _s, ...rest } = current;
-    const synced = { ...rest, syncedVersion: version, syncedAt: iso(now) };
+    const synced = { ...rest, syncedVersion: expected.version, syncedAt: iso(now), syncedTemplateHash: templateHash };
     this.add(synced);
     return { written: true, current: synced };
   }
 
-  async remove(jobId: string, scheduleKey: string, version: number): Promise<{ removed: boolean }> {
+  async remove(jobId: string, scheduleKey: string, expected: RowVersion): Promise<{ removed: boolean }> {
     count(this.calls, 'remove');
-    this.before('remove', [jobId, scheduleKey, version]);
+    this.before('remove', [jobId, scheduleKey, expected.version]);
     const current = this.row(jobId, scheduleKey);
-    if (current?.version !== version || current.deletedAt === undefined) return { removed: false };
+    if (!isAt(current, expected) || current?.deletedAt === undefined) return { removed: false };
     this.rows.delete(FakeRegistry.id(jobId, scheduleKey));
     return { removed: true };
   }

@@ -11,6 +11,7 @@ import type {
   RegisteredSchedule,
   RegistryPage,
   RegistryWriteResult,
+  RowVersion,
   ScheduleProjection,
   ScheduleRegistry,
 } from '../../functions/protocol/schedule-registry-ports';
@@ -56,6 +57,12 @@ export function template(jobId = JOB): KeyedJobTemplate {
 
 const keyOf = (jobId: string, key: string): string => `${jobId}\u0000${key}`;
 
+/** Whether `row` is at `expected`: the same version of the same life (createdAt) of the row. */
+const isAt = (row: RegisteredSchedule | undefined, expected: RowVersion | undefined): boolean =>
+  expected === undefined
+    ? row === undefined
+    : row?.version === expected.version && row.createdAt === expected.createdAt;
+
 export class FakeRegistry implements ScheduleRegistry {
   readonly rows = new Map<string, RegisteredSchedule>();
   puts = 0;
@@ -70,27 +77,38 @@ export class FakeRegistry implements ScheduleRegistry {
     return this.row(jobId, key);
   }
 
-  async put(row: RegisteredSchedule, expectedVersion: number | undefined): Promise<RegistryWriteResult> {
+  async put(row: RegisteredSchedule, expected: RowVersion | undefined): Promise<RegistryWriteResult> {
     this.beforePut?.(row);
     const current = this.row(row.jobId, row.scheduleKey);
-    if (current?.version !== expectedVersion) return { written: false, current };
+    if (!isAt(current, expected)) return { written: false, current };
     this.puts++;
     this.rows.set(keyOf(row.jobId, row.scheduleKey), row);
     return { written: true, current: row };
   }
 
-  async markSynced(jobId: string, key: string, version: number, now: number): Promise<RegistryWriteResult> {
+  async markSynced(
+    jobId: string,
+    key: string,
+    expected: RowVersion,
+    now: number,
+    templateHash: string,
+  ): Promise<RegistryWriteResult> {
     const current = this.row(jobId, key);
-    if (current?.version !== version) return { written: false, current };
+    if (current === undefined || !isAt(current, expected)) return { written: false, current };
     const { syncDueAt: _due, syncShard: _shard, ...rest } = current;
-    const synced = { ...rest, syncedVersion: version, syncedAt: new Date(now).toISOString() };
+    const synced = {
+      ...rest,
+      syncedVersion: expected.version,
+      syncedAt: new Date(now).toISOString(),
+      syncedTemplateHash: templateHash,
+    };
     this.rows.set(keyOf(jobId, key), synced);
     return { written: true, current: synced };
   }
 
-  async remove(jobId: string, key: string, version: number): Promise<{ readonly removed: boolean }> {
+  async remove(jobId: string, key: string, expected: RowVersion): Promise<{ readonly removed: boolean }> {
     const current = this.row(jobId, key);
-    if (current?.version !== version || current.deletedAt === undefined) return { removed: false };
+    if (!isAt(current, expected) || current?.deletedAt === undefined) return { removed: false };
     this.rows.delete(keyOf(jobId, key));
     return { removed: true };
   }

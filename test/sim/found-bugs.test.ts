@@ -372,15 +372,15 @@ describe('stale template: schedules projected from a template a deployment has s
 });
 
 /**
- * Found by the registry world (`npm run sim:registry -- --redeploy`, seed 715307), OPEN: reported to the lead. The
+ * Found by the registry world (`npm run sim:registry -- --redeploy`, seed 715307), fixed. The
  * dated-templates fix above misses a write in flight across the deployment: the writer reads the template, the
  * deployment changes it, the writer projects the old template and marks the row synced after the change, so syncedAt
  * is later than the template's lastModifiedAt and the audit never re-projects it (also with a template remembered
- * for 60 s by rememberingTemplates). Fix: markSynced records the hash of the template it projected with
- * (`syncedTemplateHash`, which driftOf already compares with template.templateHash).
+ * for 60 s by rememberingTemplates). The fix: markSynced records the hash of the template it projected with
+ * (`syncedTemplateHash`), which driftOf compares with template.templateHash.
  */
 describe('stale template, in flight: a write that read the template before a deployment and synced after it', () => {
-  it.fails('is re-projected from the new template by the audit within a cycle', async () => {
+  it('is re-projected from the new template by the audit within a cycle', async () => {
     const { violations } = await simulateRegistryPlan({
       seed: 0,
       keys: 1,
@@ -394,18 +394,16 @@ describe('stale template, in flight: a write that read the template before a dep
 });
 
 /**
- * Found by the registry world (invariant S6), OPEN: reported to the lead. A row's version starts again at 1 when a
+ * Found by the registry world (invariant S6), fixed. A row's version starts again at 1 when a
  * schedule is deleted (the tombstone removed) and created again, and every conditional write of the registry
  * (ScheduleRegistry.put's expectedVersion, markSynced, remove) checks the version alone. A pause that read v1 of the
  * old row and whose put arrives after the delete and the new upsert finds v1 again, and writes the old row's spec,
  * paused, over the new one: the upsert returned 'created', and its spec is gone (an ABA lost update). The same holds
- * for a late markSynced(v1), which would mark the new row synced while Scheduler holds the old projection. Fix: make
- * the conditions name the row's life as well as its version (the row's createdAt, or a generation id set by newRow),
- * or let versions go on across a delete (newRow from the tombstone's version, kept until TTL).
- * `it.fails` until then: remove `.fails` when a stale pause is refused.
+ * for a late markSynced(v1), which would mark the new row synced while Scheduler holds the old projection. The fix:
+ * every conditional write names the row's life as well as its version (RowVersion: version and createdAt).
  */
 describe('ABA: a write from before a delete lands on the schedule created again after it', () => {
-  it.fails("a pause that read the deleted row never brings the deleted row's spec back over the new one", async () => {
+  it("a pause that read the deleted row never brings the deleted row's spec back over the new one", async () => {
     const { violations } = await simulateRegistryPlan({
       seed: 0,
       keys: 1,
