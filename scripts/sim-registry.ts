@@ -10,6 +10,8 @@
 import { parseArgs } from 'node:util';
 import { formatRegistryReport, registryPlans, simulateRegistry } from '../sim/registry-world';
 
+import { simRunOptions } from './sim-run-options';
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -19,22 +21,10 @@ async function main(): Promise<void> {
       minutes: { type: 'string' },
     },
   });
-  const runs = Number(values.runs);
-  const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
-  if (!Number.isSafeInteger(runs) || runs < 1)
-    throw new Error(`--runs must be a positive whole number, got ${values.runs}`);
-  if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be a whole number, got ${values.seed}`);
-  const step = Math.max(100, Math.round(runs / 10));
+  const options = simRunOptions(values);
+  const { runs, seed } = options;
   console.error(`simulating ${runs} registry plans with seed ${seed}…`);
-  const report = await simulateRegistry({
-    runs,
-    seed,
-    plans: registryPlans({ redeploy: values.redeploy }),
-    ...(values.minutes === undefined ? {} : { timeLimitMs: Number(values.minutes) * 60_000 }),
-    onRun: (done) => {
-      if (done % step === 0 && done < runs) console.error(`  ${done} runs`);
-    },
-  });
+  const report = await simulateRegistry({ ...options, plans: registryPlans({ redeploy: values.redeploy }) });
   console.log(formatRegistryReport(report));
   if (report.failure) {
     console.error(
