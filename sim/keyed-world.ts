@@ -21,6 +21,7 @@ import fc from 'fast-check';
 import { OVERLAP_POLICIES } from '../functions/protocol/job-settings';
 import { reportKeyOf } from '../functions/protocol/occurrence';
 import { seriesOf } from '../functions/protocol/schedule-key';
+import { checkPlans } from './check-plans';
 import type { Row } from './fakes/dynamo-expressions';
 import { isOverlapChecked, sideEffectSpans } from './invariants';
 import type { WorldOutcome } from './outcome';
@@ -246,11 +247,10 @@ export async function simulateKeyed(options: {
   const bump = (r: Record<string, number>, k: string) => {
     r[k] = (r[k] ?? 0) + 1;
   };
-  const started = performance.now();
-  let failing = false;
-  const property = fc.asyncProperty(keyedPlan, async (p) => {
-    const { outcome, violations } = await simulateKeyedPlan(p);
-    if (!failing) {
+  const { elapsedMs, failure } = await checkPlans({
+    plans: keyedPlan,
+    simulate: simulateKeyedPlan,
+    count: (p, { outcome }) => {
       tally.runs++;
       tally.events += outcome.events;
       tally.workerCrashes += outcome.workerCrashes;
@@ -264,20 +264,15 @@ export async function simulateKeyed(options: {
       if (crossKeyOverlap(outcome)) tally.crossKeyOverlaps++;
       if (!isOverlapChecked(outcome)) tally.overlapNotChecked++;
       options.onRun?.(tally.runs);
-    }
-    if (violations.length > 0) failing = true;
-    return violations.length === 0;
-  });
-  const details = await fc.check(property, {
-    numRuns: options.runs,
+    },
+    runs: options.runs,
     seed: options.seed,
-    ...(options.timeLimitMs === undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs }),
+    ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
+    world: 'keyed',
   });
-  const report = { seed: options.seed, requestedRuns: options.runs, tally, elapsedMs: performance.now() - started };
-  if (!details.failed) return report;
-  if (details.counterexample === null) throw details.errorInstance ?? new Error('keyed simulation failed');
-  const [plan] = details.counterexample;
-  const replay = await simulateKeyedPlan(plan);
+  const report = { seed: options.seed, requestedRuns: options.runs, tally, elapsedMs };
+  if (failure === undefined) return report;
+  const { plan, replay } = failure;
   return { ...report, failure: { plan, violations: replay.violations, trace: formatTrace(replay.outcome.trace) } };
 }
 

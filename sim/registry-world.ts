@@ -63,6 +63,7 @@ import type {
 } from '../functions/protocol/schedule-registry-ports';
 import { RECONCILE_EVERY_MINUTES } from '../functions/protocol/worker-limits';
 import type { SdkCommand } from './calls';
+import { checkPlans } from './check-plans';
 import type { Row } from './fakes/dynamo-expressions';
 import type { FakeAws } from './fakes/fake-aws';
 import type { FakeSchedule, FakeScheduler } from './fakes/fake-scheduler';
@@ -1054,31 +1055,22 @@ export async function simulateRegistry(options: {
     faults: {},
     convergeMinutes: [],
   };
-  const started = performance.now();
-  let failing = false;
-  const property = fc.asyncProperty(options.plans ?? registryPlan, async (plan) => {
-    const { outcome, violations } = await simulateRegistryPlan(plan);
-    if (!failing) {
+  const { elapsedMs, failure } = await checkPlans({
+    plans: options.plans ?? registryPlan,
+    simulate: simulateRegistryPlan,
+    count: (_plan, { outcome }) => {
       countRun(tally, outcome);
       options.onRun?.(tally.runs);
-    }
-    if (violations.length > 0) failing = true;
-    return violations.length === 0;
-  });
-  const details = await fc.check(property, {
-    numRuns: options.runs,
+    },
+    runs: options.runs,
     seed: options.seed,
-    ...(options.timeLimitMs === undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs }),
+    ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
+    world: 'registry',
   });
-  const report = { seed: options.seed, requestedRuns: options.runs, tally, elapsedMs: performance.now() - started };
-  if (!details.failed) return report;
-  if (details.counterexample === null) throw details.errorInstance ?? new Error('registry simulation failed');
-  const [plan] = details.counterexample;
-  const replay = await simulateRegistryPlan(plan);
-  return {
-    ...report,
-    failure: { plan, violations: replay.violations, trace: replay.outcome.trace, shrinks: details.numShrinks },
-  };
+  const report = { seed: options.seed, requestedRuns: options.runs, tally, elapsedMs };
+  if (failure === undefined) return report;
+  const { plan, replay, shrinks } = failure;
+  return { ...report, failure: { plan, violations: replay.violations, trace: replay.outcome.trace, shrinks } };
 }
 
 function countRun(t: RegistryTally, o: RegistryOutcome): void {
