@@ -13,7 +13,6 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
 import { MetricName } from '../../functions/protocol/metric-names';
-import { ValidationError } from '../../lib/errors';
 import {
   type JobsAlarmsOptions,
   JobsMonitoring,
@@ -29,6 +28,7 @@ import {
   reconcilerRepairs,
   workerMetric,
 } from '../../lib/metrics';
+import { validationProblemsOf } from './fixtures/test-stack';
 import { rendered, type TemplateNode } from './template-json';
 
 const NAMESPACE = 'ScheduledJobs/Test';
@@ -143,16 +143,6 @@ function widgets(template: Template): { type: string; properties: { alarms?: str
   return JSON.parse(rendered(dashboard.Properties.DashboardBody)).widgets;
 }
 
-function problemsOf(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).problems;
-  }
-  throw new Error('no error thrown');
-}
-
 describe('JobsMonitoring with the default alarms', () => {
   const built = build();
 
@@ -194,7 +184,7 @@ describe('JobsMonitoring with the default alarms', () => {
   });
 
   it('refuses the alarms of a worker it was not given, naming the ones it has', () => {
-    expect(problemsOf(() => built.monitoring.workerAlarms('exprts'))).toEqual([
+    expect(validationProblemsOf(() => built.monitoring.workerAlarms('exprts'))).toEqual([
       'monitoring.workerAlarms("exprts"): no such worker (workers: "exports", "digest")',
     ]);
   });
@@ -460,13 +450,13 @@ describe('a bad alarms configuration', () => {
   const monitoringWith = (alarms: unknown) => () => build(alarms as JobsAlarmsOptions);
 
   it('names the e-mail address that is not one by its place in the list, not a -c flag', () => {
-    const problems = problemsOf(monitoringWith({ emailAddresses: ['ops@example.com', 'oncall'] }));
+    const problems = validationProblemsOf(monitoringWith({ emailAddresses: ['ops@example.com', 'oncall'] }));
     expect(problems).toEqual(['alarms.emailAddresses[1]: not an e-mail address: "oncall"']);
     expect(problems.join('\n')).not.toContain('-c');
   });
 
   it('names every threshold CloudWatch would refuse, each by its path', () => {
-    const problems = problemsOf(
+    const problems = validationProblemsOf(
       monitoringWith({
         thresholds: {
           failedOccurrences: { evaluationPeriods: 0 },

@@ -16,14 +16,13 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REGISTRY_TABLE } from '../../functions/protocol/schedule-registry';
 import { ENV } from '../../functions/runtime-env';
-import { ValidationError } from '../../lib/errors';
 import type { JobProps } from '../../lib/job-props';
 import { KEYED_TEMPLATE_EXPRESSION } from '../../lib/job-schedules';
 import type { JobWorker } from '../../lib/job-worker';
 import type { ScheduledJob } from '../../lib/scheduled-job';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { STACK_OUTPUTS } from '../../lib/stack-outputs';
-import { WORKER_ENTRY } from './fixtures/test-stack';
+import { validationProblemsOf, WORKER_ENTRY } from './fixtures/test-stack';
 import { rendered, type TemplateNode, type TemplateResource } from './template-json';
 
 const NIGHTLY = ScheduleExpression.expression('cron(0 2 * * ? *)');
@@ -102,17 +101,6 @@ const roleOf = (fn: { role?: IConstruct }): IConstruct => {
   if (fn.role === undefined) throw new Error('a function without a role');
   return fn.role;
 };
-
-/** The ValidationError's problems, or a failure when nothing is thrown. */
-function problemsOf(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).problems;
-  }
-  throw new Error('no ValidationError was thrown');
-}
 
 describe('a job with runtimeSchedules', () => {
   it('has a schedule group of its own, beside the stack group', () => {
@@ -303,7 +291,7 @@ describe('ScheduledJob.grantManageSchedules', () => {
     const role = new iam.Role(new Stack(unbundledApp(), 'Other'), 'Other', {
       assumedBy: new iam.AccountRootPrincipal(),
     });
-    expect(problemsOf(() => built.nightly.grantManageSchedules(role))).toEqual([
+    expect(validationProblemsOf(() => built.nightly.grantManageSchedules(role))).toEqual([
       expect.stringMatching(/^grantManageSchedules\(nightly\): job nightly has one fixed schedule/),
     ]);
   });
@@ -398,7 +386,7 @@ describe('addJob: schedule or runtimeSchedules, exactly one', () => {
   /** A fresh ScheduledJobs, and whether a worker was built (bundled) for a job that was refused. */
   function refused(props: unknown): { problems: readonly string[]; workers: number } {
     const jobs = new ScheduledJobs(new Stack(unbundledApp(), 'Refused'), 'Jobs');
-    const problems = problemsOf(() => jobs.addJob('weekly-report', props as JobProps));
+    const problems = validationProblemsOf(() => jobs.addJob('weekly-report', props as JobProps));
     return { problems, workers: jobs.workers.size };
   }
 
