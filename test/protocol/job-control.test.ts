@@ -8,6 +8,7 @@ import {
   MAX_STATE_WRITES,
   pauseJob,
   resumeJob,
+  resumeSeries,
   runJobNow,
 } from '../../functions/protocol/job-control';
 import { JOB_STATE_SORT_KEY, type JobState } from '../../functions/protocol/job-state';
@@ -403,5 +404,36 @@ describe('Function: describeJob', () => {
     const d = await describeJob(deps(), HOURLY, { rows: 12 });
     expect(d.counts).toEqual({ read: 12, skippedForOverlap: 0, missed: 0, failed: 12 });
     expect(d.paused).toBe(false);
+  });
+});
+
+describe('resumeSeries (one schedule of a job that takes schedules at run time)', () => {
+  const SERIES = `${JOB}#cust-42`;
+
+  it("lifts that schedule's pause after failures, resets its count, and leaves the job's own row alone", async () => {
+    states.rows.set(SERIES, {
+      jobId: SERIES,
+      scheduledTime: JOB_STATE_SORT_KEY,
+      version: 3,
+      consecutiveFailures: 2,
+      pausedAt: '2026-11-20T00:00:00.000Z',
+      pausedBy: 'pauseAfterFailures',
+      pauseCause: 'failures',
+      pauseNote: 'paused after 2 FAILED occurrences in a row',
+    });
+
+    expect(await resumeSeries({ states, clock }, SERIES, 'alice')).toBe(true);
+
+    const row = states.rows.get(SERIES);
+    expect(row).toMatchObject({ version: 4, consecutiveFailures: 0, resumedBy: 'alice' });
+    expect(row?.pausedAt).toBeUndefined();
+    expect(states.rows.has(JOB)).toBe(false);
+    expect(schedules.calls).toEqual([]); // no Scheduler switch: the schedule's state is the registry's
+  });
+
+  it('is a no-op for a schedule that is not paused, and refuses an empty `by`', async () => {
+    expect(await resumeSeries({ states, clock }, SERIES, 'alice')).toBe(false);
+    expect(states.writes).toBe(0);
+    await expect(resumeSeries({ states, clock }, SERIES, '')).rejects.toBeInstanceOf(InvalidInputError);
   });
 });
