@@ -16,6 +16,7 @@ export const SLOW_NEEDS: Readonly<Record<string, RegExp>> = {
   moto: /\b(startMotoServer|useMoto|useCliEmulator|runLocally)\(|\bBenchSession\.start\(/,
   'a packed tarball': /\b(packTarball|packAndInstall)\(/,
   'the cdk CLI': /['"]cdk['"],\s*\[?['"]synth['"]/,
+  'a browser': /\blaunchBrowser\(/,
 };
 
 /** The slow things a test file's source needs; none: it is fast. */

@@ -26,10 +26,10 @@ interface LayerRule {
 const RULES: readonly LayerRule[] = [
   {
     from: 'functions',
-    mustNotImport: ['lib', 'bin', 'scripts', 'sim', 'test', 'testing', 'aws-cdk-lib', 'constructs'],
+    mustNotImport: ['lib', 'bin', 'console', 'scripts', 'sim', 'test', 'testing', 'aws-cdk-lib', 'constructs'],
   },
   { from: 'functions/protocol', mustNotImport: ['functions/aws', 'functions/runtime', '@aws-sdk/', '@smithy/'] },
-  { from: 'lib', mustNotImport: ['bin', 'scripts', 'sim', 'test', 'testing'] },
+  { from: 'lib', mustNotImport: ['bin', 'console', 'scripts', 'sim', 'test', 'testing'] },
   { from: 'bin', mustNotImport: ['scripts', 'sim', 'test', 'testing'] },
   {
     from: 'scripts',
@@ -48,9 +48,16 @@ const RULES: readonly LayerRule[] = [
     },
   },
   // The test kit users import: it may use the functions, the schedule evaluator and the local emulation, nothing of ours.
-  { from: 'testing', mustNotImport: ['bin', 'sim', 'test', 'bench'] },
+  { from: 'testing', mustNotImport: ['bin', 'console', 'sim', 'test', 'bench'] },
   // The operator actions' entry point: the protocol's actions, the AWS adapters and the CLI's job catalogue.
-  { from: 'operations', mustNotImport: ['lib', 'scripts', 'sim', 'test', 'testing', 'bench'] },
+  { from: 'operations', mustNotImport: ['lib', 'console', 'scripts', 'sim', 'test', 'testing', 'bench'] },
+  // The console: its server is an operator's tool beside the CLI (it runs the same actions through the same target);
+  // the CLI's command builds its adapters and hands them in, so the console imports no CLI code. Its page runs in a browser and shares nothing with the server but the API's types (console/contract.ts).
+  { from: 'console', mustNotImport: ['lib', 'bin', 'scripts', 'sim', 'test', 'testing', 'bench'] },
+  {
+    from: 'console/web',
+    mustNotImport: ['functions', 'bin', 'operations', 'console/server', '@aws-sdk/', '@smithy/', 'node:', 'hono'],
+  },
   { from: 'sim', mustNotImport: ['test', 'scripts', 'bin', 'testing'] },
   { from: 'bench', mustNotImport: ['test', 'bin'] },
 ];
@@ -104,12 +111,12 @@ function sourceFiles(folder: string): string[] {
   return entries.flatMap((entry) => {
     const path = `${folder}/${entry.name}`;
     if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sourceFiles(path);
-    return /\.(ts|mts|cts)$/.test(entry.name) ? [path] : [];
+    return /\.(ts|tsx|mts|cts)$/.test(entry.name) ? [path] : [];
   });
 }
 
 /** The folders in which no import cycle may form. */
-const ACYCLIC_FOLDERS = ['functions', 'lib', 'bin', 'testing'] as const;
+const ACYCLIC_FOLDERS = ['functions', 'lib', 'bin', 'testing', 'console'] as const;
 
 /**
  * Cycles known and owned elsewhere, each as its files in the order `importCycles` reports them, with who removes it.
@@ -121,7 +128,7 @@ const KNOWN_CYCLES: Readonly<Record<string, string>> = {};
 function resolveImport(fileFromRoot: string, specifier: string, files: ReadonlySet<string>): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
   const target = importTarget(fileFromRoot, specifier);
-  const candidates = [target, `${target}.ts`, `${target}.mts`, `${target}.cts`, `${target}/index.ts`];
+  const candidates = [target, `${target}.ts`, `${target}.tsx`, `${target}.mts`, `${target}.cts`, `${target}/index.ts`];
   if (target.endsWith('.js')) candidates.push(`${target.slice(0, -3)}.ts`);
   return candidates.find((candidate) => files.has(candidate));
 }

@@ -1,0 +1,240 @@
+/**
+ * The console's HTTP API: the JSON its server (console/server/) sends and its page (console/web/) reads. Types only,
+ * so that both sides are checked against one definition and the page's bundle holds none of the server's code.
+ *
+ * Every route is under /api and needs the session (the token the console printed, kept in a cookie, or
+ * `Authorization: Bearer <token>`). Times are ISO-8601 UTC strings. An error is `{ error }` with a 4xx or 5xx status:
+ * 400 a bad parameter (the message names it), 401 no or a wrong token, 403 a foreign Host or Origin or an action in
+ * read-only mode, 404 no such job, schedule or occurrence, 409 an action the row's state refuses, 502 AWS failed.
+ *
+ *   GET  /api/config                                     ConsoleConfig
+ *   GET  /api/jobs                                       JobsPage
+ *   GET  /api/jobs/:jobId[?key=K]                        JobSummary (one job, or one of its run-time schedules)
+ *   GET  /api/jobs/:jobId/schedules[?prefix=P&cursor=C]  SchedulesPage (a job that takes schedules at run time)
+ *   GET  /api/timeline?job=J[&key=K]&from=T&to=T[&before=T]   TimelinePage, newest first, one page
+ *   GET  /api/occurrence?job=J[&key=K]&time=T             OccurrenceDetail
+ *   GET  /api/report?job=J[&key=K]&time=T                 the committed report's bytes (a download)
+ *   POST /api/actions/{retry|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
+ */
+
+/** The statuses of an occurrence row (functions/protocol/occurrence.ts). */
+export type Status =
+  | 'PENDING'
+  | 'RUNNING'
+  | 'RETRY_WAIT'
+  | 'SUCCEEDED'
+  | 'FAILED'
+  | 'SKIPPED'
+  | 'BUFFERED'
+  | 'CANCELLED';
+/** Why an occurrence was SKIPPED. */
+export type SkipReasonName = 'overlap' | 'missed' | 'paused';
+/** A job's overlap policy. */
+export type OverlapName = 'skip' | 'bufferOne' | 'bufferAll' | 'cancelOther' | 'allowAll';
+
+/** GET /api/config: what the page needs before anything else. */
+export interface ConsoleConfig {
+  /** Actions are hidden in the page and refused by the server. */
+  readonly readOnly: boolean;
+  /** What the console is connected to, for the header: `table X at http://127.0.0.1:5000`, or the stack and region. */
+  readonly where: string;
+  /** Who the actions are recorded as (`by`): the operator's name and AWS identity. */
+  readonly operator: string;
+  /** The server's clock when it answered. */
+  readonly now: string;
+  /** Whether a report bucket is known (download links). */
+  readonly reports: boolean;
+  /** Whether the schedule registry is known (run-time schedules can be listed, paused and resumed). */
+  readonly registry: boolean;
+}
+
+/** A few of a job's newest occurrences, for the history strip. */
+export interface RecentRun {
+  readonly scheduledTime: string;
+  readonly status: Status;
+  readonly skipReason?: SkipReasonName;
+}
+
+/** One job (or one run-time schedule of a job) at a glance: a row of the jobs page, the header of its timeline. */
+export interface JobSummary {
+  readonly jobId: string;
+  /** Set for one run-time schedule of a job. */
+  readonly scheduleKey?: string;
+  /** `cron(0 6 * * ? *)`, `rate(1 hour)`, `at(...)`. */
+  readonly schedule: string;
+  /** The schedule in words: `At 06:00 AM, every day`. */
+  readonly scheduleInWords: string;
+  readonly timeZone: string;
+  /** The schedule's state in Scheduler: ENABLED or DISABLED. */
+  readonly schedulerState: string;
+  /** The job takes its schedules at run time (its own schedule is a disabled template; see its schedules). */
+  readonly runtimeSchedules: boolean;
+  readonly worker: string;
+  readonly overlap: OverlapName;
+  readonly paused: boolean;
+  /** Who paused it, when, why; set when paused. */
+  readonly pause?: {
+    readonly at: string;
+    readonly by: string;
+    readonly note: string;
+    readonly cause: 'operator' | 'failures';
+  };
+  /** Failed occurrences in a row (the job-state row's count). */
+  readonly failuresInARow: number;
+  /** The newest occurrence that started: its status and how long it took (absent while it runs). */
+  readonly lastRun?: {
+    readonly scheduledTime: string;
+    readonly status: Status;
+    readonly startedAt?: string;
+    readonly endedAt?: string;
+    readonly durationMs?: number;
+  };
+  /** The next fire times from now, at most 5 (none while paused or for a template). */
+  readonly next: readonly string[];
+  /** The newest occurrences, newest first, at most 20. */
+  readonly recent: readonly RecentRun[];
+}
+
+/** GET /api/jobs. */
+export interface JobsPage {
+  readonly jobs: readonly JobSummary[];
+  /** DynamoDB read capacity units this answer consumed (the console's own cost). */
+  readonly readUnits: number;
+}
+
+/** One run-time schedule of a job, as its registry row has it. */
+export interface ScheduleSummary {
+  readonly jobId: string;
+  readonly scheduleKey: string;
+  readonly expression: string;
+  readonly timeZone: string;
+  readonly state: 'ENABLED' | 'DISABLED';
+  readonly updatedAt?: string;
+}
+
+/** GET /api/jobs/:jobId/schedules: one page, by key. */
+export interface SchedulesPage {
+  readonly schedules: readonly ScheduleSummary[];
+  /** Pass as `cursor` for the next page; absent on the last. */
+  readonly cursor?: string;
+}
+
+/** One occurrence as the timeline draws it: a bar from scheduled to started to finished. */
+export interface TimelineBar {
+  readonly scheduledTime: string;
+  readonly status: Status;
+  /** Attempts so far (claims). More than one: it retried. */
+  readonly attempt: number;
+  /** The first claim (a resumable run's `runStartedAt`, else the first attempt's claim). */
+  readonly startedAt?: string;
+  /** When it ended: succeeded, failed, skipped, cancelled. Absent while it runs or waits. */
+  readonly endedAt?: string;
+  readonly skipReason?: SkipReasonName;
+  /** SKIPPED for overlap: the scheduled time it yielded to. */
+  readonly yieldedTo?: string;
+  /** CANCELLED: the scheduled time that cancelled it. */
+  readonly cancelledBy?: string;
+  /** `run` or `backfill`: recorded by an operator. */
+  readonly origin?: 'run' | 'backfill';
+  /** A resumable run's segments so far. */
+  readonly segments?: number;
+  /** A resumable run's progress. */
+  readonly progress?: { readonly done: number; readonly total?: number; readonly at: string };
+  /** The last attempt's error, cut short. */
+  readonly lastError?: string;
+}
+
+/** GET /api/timeline: one page of a range, newest first. */
+export interface TimelinePage {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly from: string;
+  readonly to: string;
+  readonly bars: readonly TimelineBar[];
+  /** More rows in the range: ask again with `before` = this (the oldest scheduled time of this page). */
+  readonly before?: string;
+  /** The job's fire times in (now, to], at most 100: drawn ahead of now. */
+  readonly next: readonly string[];
+  readonly readUnits: number;
+}
+
+/** A page of the timeline holds at most this many bars; the page stops loading at MAX_TIMELINE_BARS. */
+export const TIMELINE_PAGE_BARS = 1000;
+/** The most bars the timeline loads for one range; more: it says so and asks for a narrower range. */
+export const MAX_TIMELINE_BARS = 10_000;
+
+/** GET /api/occurrence: the row in full, and what the page derives from it. */
+export interface OccurrenceDetail {
+  /** The row as stored, every attribute. */
+  readonly row: Readonly<Record<string, unknown>>;
+  readonly summary: TimelineBar;
+  /** The report's S3 key and a link to download it through the console; absent until committed. */
+  readonly report?: { readonly key: string; readonly href: string };
+  /** The "report ready" notification: published (when, message id) or not yet. */
+  readonly notification: { readonly publishedAt?: string; readonly messageId?: string };
+  /** A resumable run's checkpoint: its age and what it covers. */
+  readonly checkpoint?: {
+    readonly at?: string;
+    readonly ageMs?: number;
+    readonly bytes?: number;
+    readonly parts?: number;
+  };
+  /** Whether the row can still change (the page polls it every 2 s while true). */
+  readonly live: boolean;
+  readonly readUnits: number;
+}
+
+/** POST /api/actions/retry: reopen a FAILED occurrence (or, with force, enqueue it again). */
+export interface RetryRequest {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly scheduledTime: string;
+  readonly force?: boolean;
+}
+/** POST /api/actions/run: an occurrence now. */
+export interface RunRequest {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  /** This occurrence's own overlap policy; default: the job's. */
+  readonly overlap?: OverlapName;
+}
+/** POST /api/actions/pause. */
+export interface PauseRequest {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly note: string;
+}
+/** POST /api/actions/resume. */
+export interface ResumeRequest {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+}
+/** POST /api/actions/backfill: record the job's fire times in [from, to) that have no row; dryRun writes nothing. */
+export interface BackfillRequest {
+  readonly jobId: string;
+  readonly from: string;
+  readonly to: string;
+  /** Default bufferAll. */
+  readonly overlap?: OverlapName;
+  readonly dryRun: boolean;
+}
+
+/** What an action did. */
+export interface ActionResult {
+  /** The library function's outcome: `paused`, `already-paused`, `resumed`, `recorded`, `reopened`, `refused`, ... */
+  readonly outcome: string;
+  /** One sentence for the operator: what happened. */
+  readonly message: string;
+  /** Who it was recorded as. */
+  readonly by: string;
+}
+
+/** A backfill's dry run: what it would record. */
+export interface BackfillPreview extends ActionResult {
+  readonly outcome: 'dry-run';
+  readonly planned: number;
+  /** Of those, already recorded, by status. */
+  readonly existing: Readonly<Partial<Record<Status, number>>>;
+  /** The first 100 of the times it would record. */
+  readonly times: readonly string[];
+}
