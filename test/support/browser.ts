@@ -1,0 +1,29 @@
+/**
+ * Debian's Chromium, driven by playwright-core (its own browser downloads cannot be fetched on this machine). The
+ * flags keep it from reaching for Google's hosts at start, which this machine's closed network refuses. A test file
+ * (playwright gives each launch a fresh profile of its own) that calls launchBrowser( is in the slow tier (test/tiers.mts).
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, chromium } from 'playwright-core';
+
+/** Where Debian installs Chromium (`apt-get install -y chromium`); CHROMIUM_PATH overrides it. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
