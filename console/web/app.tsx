@@ -35,9 +35,9 @@ export function App() {
   const now = config ? clockFrom(config) : () => Date.now();
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+      <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
         Skip to content
-      </a>
+      </button>
       <header class="top">
         <a class="brand" href="#/">
           occurrences <span>console</span>

@@ -261,9 +261,7 @@ function Detail(props: {
       </section>
       <section aria-labelledby="raw-title" class="card wide">
         <h2 id="raw-title">Raw row</h2>
-        <pre class="raw" tabIndex={0} aria-label="The row as stored, JSON">
-          {JSON.stringify(row, null, 2)}
-        </pre>
+        <pre class="raw">{JSON.stringify(row, null, 2)}</pre>
       </section>
     </div>
   );

@@ -138,12 +138,14 @@ export function TimelineCanvas(props: TimelineCanvasProps) {
 export function barLines(bar: TimelineBar, now: number): string[] {
   const times = barTimes(bar, now);
   const lines = [`${statusText(bar.status, bar.skipReason)} · ${formatUtc(bar.scheduledTime)}`];
-  if (bar.startedAt)
-    lines.push(`started ${formatUtc(bar.startedAt)} (waited ${formatDuration(times.started! - times.scheduled)})`);
-  if (bar.endedAt)
-    lines.push(
-      `ended ${formatUtc(bar.endedAt)}${bar.startedAt ? ` (ran ${formatDuration(times.ended - times.started!)})` : ''}`,
-    );
+  const { started } = times;
+  if (bar.startedAt && started !== undefined) {
+    lines.push(`started ${formatUtc(bar.startedAt)} (waited ${formatDuration(started - times.scheduled)})`);
+  }
+  if (bar.endedAt) {
+    const ran = started === undefined ? '' : ` (ran ${formatDuration(times.ended - started)})`;
+    lines.push(`ended ${formatUtc(bar.endedAt)}${ran}`);
+  }
   if (bar.attempt > 1) lines.push(`attempt ${bar.attempt} (retried)`);
   if (bar.segments !== undefined && bar.segments > 1) lines.push(`${bar.segments} segments`);
   if (bar.progress)

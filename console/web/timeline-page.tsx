@@ -250,7 +250,8 @@ function RangeControls(props: {
   const valid = fromMs !== undefined && toMs !== undefined && toMs > fromMs;
   return (
     <div class="range-controls">
-      <div class="presets" role="group" aria-label="Range">
+      <fieldset class="presets">
+        <legend class="sr-only">Range</legend>
         {RANGE_PRESETS.map((preset) => (
           <button
             key={preset.label}
@@ -261,7 +262,7 @@ function RangeControls(props: {
             {preset.label}
           </button>
         ))}
-      </div>
+      </fieldset>
       <form
         class="range-form"
         onSubmit={(event) => {
@@ -281,7 +282,8 @@ function RangeControls(props: {
           Show
         </button>
       </form>
-      <div class="zoom" role="group" aria-label="Zoom and pan">
+      <fieldset class="zoom">
+        <legend class="sr-only">Zoom and pan</legend>
         <button
           type="button"
           onClick={() => props.onChange(panRange(range, -1))}
@@ -314,7 +316,7 @@ function RangeControls(props: {
         >
           Later →
         </button>
-      </div>
+      </fieldset>
       <p class="muted small range-text">
         {formatUtc(range.from)} – {formatUtc(range.to)} ({formatDuration(width)})
       </p>

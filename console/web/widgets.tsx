@@ -31,8 +31,9 @@ export function HistoryStrip(props: {
               href={occurrenceHash(props.jobId, run.scheduledTime, props.scheduleKey)}
               class={`cell status-${run.status}`}
               title={label}
-              aria-label={label}
-            />
+            >
+              <span class="sr-only">{label}</span>
+            </a>
           </li>
         );
       })}
