@@ -136,7 +136,13 @@ function JobRows(props: {
           )}
         </td>
         <td>
-          <code>{job.overlap}</code>
+          {job.overlap ? (
+            <code>{job.overlap}</code>
+          ) : (
+            <span class="muted" title="The deployed schedule does not say; the worker applies the job's policy">
+              the job's
+            </span>
+          )}
         </td>
         <td>
           {job.lastRun ? (

@@ -113,7 +113,13 @@ export function TimelinePage(props: {
           {job && (
             <p class="sub">
               {job.runtimeSchedules && scheduleKey === undefined ? 'Schedules set at run time' : job.scheduleInWords} ·{' '}
-              <code>{job.schedule}</code> · {job.timeZone} · overlap <code>{job.overlap}</code>
+              <code>{job.schedule}</code> · {job.timeZone}
+              {job.overlap && (
+                <>
+                  {' '}
+                  · overlap <code>{job.overlap}</code>
+                </>
+              )}
               {job.paused && (
                 <>
                   {' '}
