@@ -7,7 +7,7 @@ import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, OccurrenceDetail } from '../contract';
 import { ActionDialogs, type OpenAction } from './actions';
-import { api, errorText } from './api';
+import { ApiError, api, errorText } from './api';
 import { formatBytes, formatCount, formatDuration, formatUtc } from './format';
 import { attemptHistory, knownFields, leaseState } from './occurrence-fields';
 import { formatRate, type ProgressReading, progressRate, progressShare } from './progress-rate';
@@ -52,7 +52,8 @@ export function OccurrencePage(props: {
         (e: unknown) => {
           if (abort.signal.aborted) return;
           setError(errorText(e));
-          timer = setTimeout(read, POLL_MS * 2);
+          // A refusal (no such occurrence, a bad parameter, no session) stays one; a failure may pass.
+          if (!(e instanceof ApiError && e.status < 500)) timer = setTimeout(read, POLL_MS * 2);
         },
       );
     };
