@@ -36,12 +36,17 @@ export interface FakeApi {
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+/** More than MAX_TIMELINE_BARS in the dense job's week, so that the page has to stop loading. */
+export const DENSE_BARS = 10_500;
 const BY = 'tester via console (arn:aws:sts::123456789012:assumed-role/Operator/tester)';
 
 /** Starts the fake on a free port. */
 export async function startFakeApi(): Promise<FakeApi> {
   const bundle = await bundlePage();
-  const timelines: Record<string, TimelineBar[]> = { 'weekly-export': weeklyExportBars(), dense: denseBars() };
+  const timelines: Record<string, TimelineBar[]> = {
+    'weekly-export': weeklyExportBars(),
+    dense: denseBars(DENSE_BARS),
+  };
   const posts: RecordedPost[] = [];
   const timelineRequests: URLSearchParams[] = [];
   const polls = new Map<string, number>();
