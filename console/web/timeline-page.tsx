@@ -327,7 +327,8 @@ function RangeControls(props: {
         </button>
       </fieldset>
       <p class="muted small range-text">
-        {formatUtc(range.from)} – {formatUtc(range.to)} ({formatDuration(width)})
+        {formatUtc(range.from)} – {formatUtc(range.to)} ({formatDuration(width)}) · keys: <kbd>+</kbd> <kbd>−</kbd>{' '}
+        zoom, <kbd>←</kbd> <kbd>→</kbd> pan
       </p>
     </div>
   );
