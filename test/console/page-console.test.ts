@@ -101,12 +101,28 @@ describe('the timeline', () => {
 
   it('keeps the range in the URL: + zooms in around the centre, → pans later by half the range', async () => {
     const p = await open(weeklyDay, 'timeline');
-    await p.locator('canvas[data-test="timeline"]').focus();
     await p.keyboard.press('+');
     await p.waitForURL((url) => url.hash.includes('from=2026-12-01T14%3A30'));
     expect(hashOf(p)).toBe('#/job/weekly-export?from=2026-12-01T14:30:00.000Z&to=2026-12-02T03:30:00.000Z');
     await p.keyboard.press('ArrowRight');
     await p.waitForURL((url) => url.hash.includes('to=2026-12-02T10%3A00'));
+    expect(hashOf(p)).toBe('#/job/weekly-export?from=2026-12-01T21:00:00.000Z&to=2026-12-02T10:00:00.000Z');
+  });
+
+  it('steps from the newest range when keys come faster than the page redraws', async () => {
+    const p = await open(weeklyDay, 'timeline');
+    // Two zooms at once: a quarter of 26 h around 21:00, not the same half twice.
+    // Four key presses in one task, before any hashchange is handled (a real fast typist can beat a redraw too).
+    await p.evaluate(() => {
+      const { document, KeyboardEvent } = globalThis as unknown as {
+        document: { body: { dispatchEvent(event: unknown): void } };
+        KeyboardEvent: new (type: string, init: { key: string; bubbles: boolean }) => unknown;
+      };
+      for (const key of ['+', '+', '-', '+'])
+        document.body.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+    });
+    await p.waitForURL((url) => url.hash.includes('from=2026-12-01T17%3A45'));
+    expect(hashOf(p)).toBe('#/job/weekly-export?from=2026-12-01T17:45:00.000Z&to=2026-12-02T00:15:00.000Z');
   });
 
   it('opens an occurrence on a click of its bar', async () => {
