@@ -365,7 +365,7 @@ function OccurrenceTable(props: {
               <tr>
                 <th scope="col">Scheduled</th>
                 <th scope="col">Status</th>
-                <th scope="col">Started</th>
+                <th scope="col">Started after</th>
                 <th scope="col">Took</th>
                 <th scope="col" class="num">
                   Attempts
