@@ -167,6 +167,30 @@ describe('the timeline', () => {
     await p.click('button.more');
     expect(await p.$$('tr[data-occurrence]')).toHaveLength(200);
   });
+
+  it("shows a binned column's counts by status on hover, and zooms in to it on a click", async () => {
+    const p = await open('#/job/dense?from=2026-11-25T00:00:00.000Z&to=2026-12-02T12:00:00.000Z', 'timeline');
+    const box = await p.locator('canvas[data-test="timeline"]').boundingBox();
+    if (box === null) throw new Error('no canvas');
+    // A column a day before NOW: about seven per-minute occurrences each.
+    const x = 12 + ((NOW - 86_400_000 - Date.parse('2026-11-25T00:00:00Z')) / (7.5 * 86_400_000)) * (box.width - 24);
+    await p.mouse.move(box.x + x, box.y + 20 + 60);
+    await p.waitForSelector('.tooltip');
+    const tip = (await p.textContent('.tooltip')) ?? '';
+    expect(tip).toMatch(/\d+ occurrences/);
+    expect(tip).toMatch(/Succeeded: \d+/);
+    expect(tip).toContain('Click to zoom in');
+    await p.mouse.click(box.x + x, box.y + 20 + 60);
+    await waitForReady(p, 'timeline');
+    const url = new URL(p.url().replace('#', ''));
+    const width = Date.parse(url.searchParams.get('to') ?? '') - Date.parse(url.searchParams.get('from') ?? '');
+    // Forty columns' worth of the week: about five hours, around the column clicked.
+    expect(width).toBeGreaterThan(4 * 3_600_000);
+    expect(width).toBeLessThan(6 * 3_600_000);
+    expect(Math.abs(Date.parse(url.searchParams.get('from') ?? '') + width / 2 - (NOW - 86_400_000))).toBeLessThan(
+      15 * 60_000,
+    );
+  });
 });
 
 describe('actions', () => {
