@@ -7,6 +7,7 @@
 
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -122,11 +123,20 @@ describe('occurrences console', () => {
     const now = Date.now();
     const hour = (n: number) =>
       new Date(Math.floor(now / 3600_000) * 3600_000 - n * 3600_000).toISOString().replace('.000Z', 'Z');
+    const reportKey = `reports/${HOURLY}/${hour(2)}.json`;
+    await emulator.clients.s3.send(
+      new PutObjectCommand({
+        Bucket: emulator.resources.bucketName,
+        Key: reportKey,
+        Body: '{"rows":42}',
+        ContentType: 'application/json',
+      }),
+    );
     await putRows(emulator.clients, emulator.resources.tableName, [
-      row(HOURLY, hour(2), OccurrenceStatus.SUCCEEDED, now),
+      row(HOURLY, hour(2), OccurrenceStatus.SUCCEEDED, now, { reportKey }),
       row(HOURLY, hour(1), OccurrenceStatus.SKIPPED, now, { skipReason: 'overlap', yieldedTo: hour(2) }),
     ]);
-    running = await startCommand(['--read-only']);
+    running = await startCommand(['--read-only', '--bucket', emulator.resources.bucketName]);
     expect(running.out.slice(0, 2)).toEqual([expect.stringMatching(/^Console: /), 'read-only']);
     const headers = { authorization: `Bearer ${running.token}` };
     const jobs = await fetch(`${running.base}/api/jobs`, { headers });
@@ -144,6 +154,11 @@ describe('occurrences console', () => {
       ['SUCCEEDED', undefined],
     ]);
     expect(timeline.headers.get('x-read-requests')).toBe('1');
+    // The report, streamed from the bucket as a download.
+    const report = await fetch(`${running.base}/api/report?job=${HOURLY}&time=${hour(2)}`, { headers });
+    expect(report.status).toBe(200);
+    expect(report.headers.get('content-disposition')).toBe(`attachment; filename="${hour(2)}.json"`);
+    expect(await report.text()).toBe('{"rows":42}');
     const refused = await fetch(`${running.base}/api/actions/pause`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },

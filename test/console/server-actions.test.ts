@@ -110,9 +110,13 @@ describe('POST /api/actions/retry', () => {
     expect(w.queue.sent).toHaveLength(1);
     const refused = await post(app, 'retry', { jobId: HOURLY, scheduledTime: '2026-12-01T09:00:00Z', force: true });
     expect(refused.status).toBe(409);
+    const pending = await post(app, 'retry', { jobId: HOURLY, scheduledTime: '2026-12-01T08:00:00Z' });
+    // Reopened above, now PENDING: refused, but force would enqueue it once more.
+    expect(await pending.clone().json()).toMatchObject({ outcome: 'refused', forceWouldEnqueue: true });
     expect(await errorOf(refused)).toMatch(/it SUCCEEDED and its report is at/);
     expect(w.audit.map((a) => [a.action, a.outcome])).toEqual([
       ['retry', 'reopened'],
+      ['retry', 'refused'],
       ['retry', 'refused'],
     ]);
   });

@@ -302,3 +302,20 @@ describe('GET /api/report', () => {
     expect(await errorOf(answer)).toBe('the occurrence has no committed report (it is RUNNING)');
   });
 });
+
+describe('a run-time schedule of a paused job', () => {
+  it('is paused with its job: the pause is the job’s, and it fires nothing', async () => {
+    const w = await world();
+    w.states.rows.set(KEYED, {
+      jobId: KEYED,
+      scheduledTime: '#job',
+      version: 1,
+      pausedAt: '2026-12-01T11:00:00.000Z',
+      pausedBy: 'bob',
+      pauseNote: 'all customers on hold',
+      pauseCause: 'operator',
+    });
+    const keyed = await json<JobSummary>(signedIn(appOf(w.deps), `/api/jobs/${KEYED}?key=${KEY}`));
+    expect(keyed).toMatchObject({ paused: true, pause: { by: 'bob', note: 'all customers on hold' }, next: [] });
+  });
+});
