@@ -70,7 +70,11 @@ export interface JobSummary {
   /** The job takes its schedules at run time (its own schedule is a disabled template; see its schedules). */
   readonly runtimeSchedules: boolean;
   readonly worker: string;
-  readonly overlap: OverlapName;
+  /**
+   * The job's overlap policy, when known. The deployed schedule does not carry it (only the job's worker knows it),
+   * so the server leaves it out; the page shows none rather than a guess.
+   */
+  readonly overlap?: OverlapName;
   readonly paused: boolean;
   /** Who paused it, when, why; set when paused. */
   readonly pause?: {
@@ -227,6 +231,11 @@ export interface ActionResult {
   readonly message: string;
   /** Who it was recorded as. */
   readonly by: string;
+  /**
+   * A refused retry that `force` would enqueue (retryOccurrence's `forceWouldEnqueue`): the page then offers
+   * "retry with force". Also accepted on a 409 `{ error, forceWouldEnqueue }` body.
+   */
+  readonly forceWouldEnqueue?: boolean;
 }
 
 /** A backfill's dry run: what it would record. */
