@@ -110,6 +110,7 @@ export async function summaryOf(deps: ConsoleDeps, job: DeployedJob, schedule?: 
     schedulerState: job.state,
     runtimeSchedules: job.runtimeScheduleGroup !== undefined,
     worker: job.route.worker,
+    ...(job.overlap === undefined ? {} : { overlap: job.overlap }),
     paused,
     ...pauseOf(isPaused(state) ? state : jobState, schedule),
     failuresInARow: state?.consecutiveFailures ?? 0,

@@ -51,6 +51,7 @@ describe('GET /api/jobs', () => {
       schedulerState: 'ENABLED',
       runtimeSchedules: false,
       worker: 'reports',
+      overlap: 'bufferAll',
       paused: false,
       failuresInARow: 2,
       // The newest that started: the long run, still going (no end, no duration).
@@ -72,6 +73,8 @@ describe('GET /api/jobs', () => {
     ]);
     // The template of a job with run-time schedules has no occurrences and fires nothing itself.
     expect(page.jobs[1]).toMatchObject({ jobId: KEYED, runtimeSchedules: true, recent: [], next: [] });
+    // A schedule deployed before its input named the overlap policy: unknown, not guessed.
+    expect(page.jobs[1]).not.toHaveProperty('overlap');
     // At most 20 newest rows of each job, by one newest-first read of its partition.
     expect(w.occurrences.queries.map((q) => [q.series, q.range.limit])).toEqual([[HOURLY, 20]]);
     expect(page.readUnits).toBe(0);

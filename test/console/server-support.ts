@@ -40,6 +40,7 @@ export const hourlyJob: DeployedJob = {
   timeZone: 'UTC',
   state: 'ENABLED',
   route: { worker: 'reports', deadlineSeconds: 3600, retentionDays: 7 },
+  overlap: 'bufferAll',
 };
 
 export const keyedJob: DeployedJob = {

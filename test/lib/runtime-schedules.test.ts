@@ -139,6 +139,7 @@ describe('a job with runtimeSchedules', () => {
       deadlineSeconds: 21_600,
       retentionDays: 90,
       catchupWindowSeconds: 1200,
+      overlap: 'skip',
       keyedScheduleGroup: resources[logicalId(group)].Properties.Name,
     });
     expect(built.weekly.runtimeSchedules).toBe(true);
