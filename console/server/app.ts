@@ -37,7 +37,7 @@ export interface ConsoleAppOptions {
 const SHELL =
   '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
   '<meta name="viewport" content="width=device-width, initial-scale=1">' +
-  '<title>occurrences console</title><link rel="stylesheet" href="/assets/console.css"></head>' +
+  '<title>occurrences console</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/console.css"></head>' +
   '<body><noscript>The console needs JavaScript.</noscript><script src="/assets/console.js"></script></body></html>';
 
 /** The console's app. */
