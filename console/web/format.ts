@@ -19,6 +19,11 @@ export function formatDuration(ms: number): string {
   return sign + twoUnits(abs);
 }
 
+/** A signed offset from a time: `+3 h 41 min` after it, `-2 d 20 h` before it (a run that started early). */
+export function formatOffset(ms: number): string {
+  return ms < 0 ? formatDuration(ms) : `+${formatDuration(ms)}`;
+}
+
 function twoUnits(abs: number): string {
   const units: ReadonlyArray<readonly [number, string]> = [
     [DAY, 'd'],

@@ -8,7 +8,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type ConsoleConfig, type JobSummary, MAX_TIMELINE_BARS, type TimelineBar } from '../contract';
 import { ActionDialogs, type OpenAction } from './actions';
 import { api, errorText } from './api';
-import { formatCount, formatDuration, formatUtc } from './format';
+import { formatCount, formatDuration, formatOffset, formatUtc } from './format';
 import { occurrenceHash, parseHash, timelineHash } from './route';
 import {
   fromInputValue,
@@ -425,7 +425,7 @@ function OccurrenceRow(props: {
       <td>
         <StatusBadge status={bar.status} skipReason={bar.skipReason} />
       </td>
-      <td>{started !== undefined ? `+${formatDuration(started - Date.parse(bar.scheduledTime))}` : ''}</td>
+      <td>{started !== undefined ? formatOffset(started - Date.parse(bar.scheduledTime)) : ''}</td>
       <td>
         {started !== undefined && ended !== undefined
           ? formatDuration(ended - started)

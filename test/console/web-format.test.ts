@@ -1,5 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatCount, formatDuration, formatRelative, formatUtc } from '../../console/web/format';
+import {
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatOffset,
+  formatRelative,
+  formatUtc,
+} from '../../console/web/format';
+
+describe('formatOffset', () => {
+  it('signs an offset once: + after the scheduled time, - before it (a run that started early)', () => {
+    expect(formatOffset(3 * 3_600_000 + 41 * 60_000)).toBe('+3 h 41 min');
+    expect(formatOffset(-(2 * 86_400_000 + 20 * 3_600_000))).toBe('-2 d 20 h');
+    expect(formatOffset(0)).toBe('+0 ms');
+  });
+});
 
 describe('formatDuration', () => {
   it.each([
