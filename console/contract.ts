@@ -227,6 +227,11 @@ export interface ActionResult {
   readonly message: string;
   /** Who it was recorded as. */
   readonly by: string;
+  /**
+   * A refused retry that `force` would enqueue (retryOccurrence's `forceWouldEnqueue`): the page then offers
+   * "retry with force". Also accepted on a 409 `{ error, forceWouldEnqueue }` body.
+   */
+  readonly forceWouldEnqueue?: boolean;
 }
 
 /** A backfill's dry run: what it would record. */

@@ -1,9 +1,6 @@
-/** The console's page: placeholder until the pages land. */
+/** The console's page: bundled by console/server/page-bundle.ts (script and stylesheet), talks only to /api. */
 import { render } from 'preact';
-import type { ConsoleConfig } from '../contract';
+import { App } from './app';
+import './console.css';
 
-function App(props: { readonly config?: ConsoleConfig }) {
-  return <p>console {props.config?.where ?? ''}</p>;
-}
-
-render(<App />, document.body);
+render(<App />, document.getElementById('app') ?? document.body);

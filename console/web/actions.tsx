@@ -1,0 +1,336 @@
+/**
+ * The actions' dialogs: pause (a note is required), resume, run now (with an overlap choice), retry (with force
+ * only when the server says the status needs it) and backfill (a dry run's preview before the real one). Each says
+ * what will happen, posts to /api/actions/*, and shows the answer.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { ActionResult, BackfillPreview, OverlapName, Status } from '../contract';
+import {
+  type ActionTarget,
+  backfillSentence,
+  OVERLAP_TEXT,
+  OVERLAPS,
+  pauseSentence,
+  resumeSentence,
+  retrySentence,
+  runSentence,
+  targetName,
+} from './action-text';
+import { api } from './api';
+import { ConfirmDialog, useAction } from './confirm-dialog';
+import { formatCount, formatUtc } from './format';
+import { fromInputValue, toInputValue } from './time-range';
+
+/** Every dialog's props: what it acts on, and what to do when it closes (`changed`: an action went through). */
+interface DialogProps {
+  readonly target: ActionTarget;
+  readonly onClose: (changed: boolean) => void;
+}
+
+function scheduleField(target: ActionTarget) {
+  return target.scheduleKey === undefined ? {} : { scheduleKey: target.scheduleKey };
+}
+
+/** Pause: a required note. */
+export function PauseDialog(props: DialogProps) {
+  const [note, setNote] = useState('');
+  const action = useAction();
+  return (
+    <ConfirmDialog
+      title={`Pause ${targetName(props.target)}`}
+      sentence={pauseSentence(props.target, note)}
+      confirmLabel="Pause"
+      state={action.state}
+      canConfirm={note.trim() !== ''}
+      onConfirm={() =>
+        action.perform(() =>
+          api.pause({ jobId: props.target.jobId, ...scheduleField(props.target), note: note.trim() }),
+        )
+      }
+      onClose={() => props.onClose(action.state.kind === 'done')}
+    >
+      <label class="field">
+        <span>Note (required): why it is paused</span>
+        <textarea
+          name="note"
+          required
+          rows={2}
+          value={note}
+          onInput={(event) => setNote((event.currentTarget as HTMLTextAreaElement).value)}
+        />
+      </label>
+    </ConfirmDialog>
+  );
+}
+
+/** Resume. */
+export function ResumeDialog(props: DialogProps) {
+  const action = useAction();
+  return (
+    <ConfirmDialog
+      title={`Resume ${targetName(props.target)}`}
+      sentence={resumeSentence(props.target)}
+      confirmLabel="Resume"
+      state={action.state}
+      onConfirm={() => action.perform(() => api.resume({ jobId: props.target.jobId, ...scheduleField(props.target) }))}
+      onClose={() => props.onClose(action.state.kind === 'done')}
+    />
+  );
+}
+
+/** Run now, with the overlap choice (default: the job's own policy). */
+export function RunDialog(props: DialogProps & { readonly jobOverlap?: OverlapName }) {
+  const [overlap, setOverlap] = useState<OverlapName | ''>('');
+  const action = useAction();
+  const chosen = overlap === '' ? undefined : overlap;
+  return (
+    <ConfirmDialog
+      title={`Run ${targetName(props.target)} now`}
+      sentence={runSentence(props.target, chosen, props.jobOverlap)}
+      confirmLabel="Run now"
+      state={action.state}
+      onConfirm={() =>
+        action.perform(() =>
+          api.run({
+            jobId: props.target.jobId,
+            ...scheduleField(props.target),
+            ...(chosen ? { overlap: chosen } : {}),
+          }),
+        )
+      }
+      onClose={() => props.onClose(action.state.kind === 'done')}
+    >
+      <OverlapSelect
+        label="If a run is going"
+        value={overlap}
+        onChange={(value) => setOverlap(value)}
+        defaultLabel={props.jobOverlap ? `the job's policy (${props.jobOverlap})` : "the job's policy"}
+      />
+    </ConfirmDialog>
+  );
+}
+
+/** Retry: plain first; when the server refuses and says force would enqueue, it offers the forced retry. */
+export function RetryDialog(props: DialogProps & { readonly scheduledTime: string; readonly status: Status }) {
+  const [force, setForce] = useState(false);
+  const action = useAction();
+  const { state } = action;
+  const refusedButForceable =
+    !force &&
+    ((state.kind === 'done' && state.result.forceWouldEnqueue === true) ||
+      (state.kind === 'failed' && state.body?.forceWouldEnqueue === true));
+  const [changed, setChanged] = useState(false);
+  return (
+    <ConfirmDialog
+      title={`Retry ${targetName(props.target)}`}
+      sentence={retrySentence(props.target, props.scheduledTime, props.status, force)}
+      confirmLabel={force ? 'Retry with force' : 'Retry'}
+      state={state}
+      onConfirm={async () => {
+        const result = await action.perform(() =>
+          api.retry({
+            jobId: props.target.jobId,
+            ...scheduleField(props.target),
+            scheduledTime: props.scheduledTime,
+            ...(force ? { force: true } : {}),
+          }),
+        );
+        if (result !== undefined) setChanged(true);
+      }}
+      onClose={() => props.onClose(changed)}
+      extra={
+        refusedButForceable && (
+          <p>
+            <button
+              type="button"
+              data-test="retry-force"
+              onClick={() => {
+                setForce(true);
+                action.reset();
+              }}
+            >
+              Retry with force…
+            </button>
+          </p>
+        )
+      }
+    />
+  );
+}
+
+/** Backfill over a range with its overlap policy: a dry run first, shown in the dialog, then the real one. */
+export function BackfillDialog(
+  props: DialogProps & { readonly from: number; readonly to: number; readonly now: number },
+) {
+  const [from, setFrom] = useState(toInputValue(props.from));
+  const [to, setTo] = useState(toInputValue(Math.min(props.to, props.now)));
+  const [overlap, setOverlap] = useState<OverlapName>('bufferAll');
+  const [preview, setPreview] = useState<{ key: string; value?: BackfillPreview; error?: string }>();
+  const action = useAction();
+  const fromMs = fromInputValue(from);
+  const toMs = fromInputValue(to);
+  const valid = fromMs !== undefined && toMs !== undefined && toMs > fromMs;
+  const previewKey = `${from}|${to}|${overlap}`;
+  useEffect(() => {
+    if (!valid) return;
+    let current = true;
+    setPreview({ key: previewKey });
+    api
+      .backfill({
+        jobId: props.target.jobId,
+        from: new Date(fromMs).toISOString(),
+        to: new Date(toMs).toISOString(),
+        overlap,
+        dryRun: true,
+      })
+      .then(
+        (value) => current && setPreview({ key: previewKey, value: value as BackfillPreview }),
+        (error: unknown) =>
+          current && setPreview({ key: previewKey, error: String((error as Error).message ?? error) }),
+      );
+    return () => {
+      current = false;
+    };
+  }, [previewKey, valid]);
+  const ready = valid && preview?.key === previewKey && preview.value !== undefined;
+  const sentence = valid
+    ? backfillSentence(props.target, fromMs, toMs, overlap, ready ? preview?.value?.planned : undefined)
+    : 'Choose a range: the end must be after the start.';
+  return (
+    <ConfirmDialog
+      title={`Backfill ${targetName(props.target)}`}
+      sentence={sentence}
+      confirmLabel="Backfill"
+      state={action.state}
+      canConfirm={ready && (preview?.value?.planned ?? 0) > 0}
+      onConfirm={() =>
+        valid &&
+        action.perform(
+          (): Promise<ActionResult> =>
+            api.backfill({
+              jobId: props.target.jobId,
+              from: new Date(fromMs).toISOString(),
+              to: new Date(toMs).toISOString(),
+              overlap,
+              dryRun: false,
+            }),
+        )
+      }
+      onClose={() => props.onClose(action.state.kind === 'done')}
+      extra={action.state.kind === 'idle' && <PreviewBox preview={preview} previewKey={previewKey} />}
+    >
+      <div class="field-row">
+        <label class="field">
+          <span>From (UTC)</span>
+          <input type="datetime-local" step={1} value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+        </label>
+        <label class="field">
+          <span>To (UTC, not included)</span>
+          <input type="datetime-local" step={1} value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+        </label>
+      </div>
+      <OverlapSelect
+        label="Overlap policy of the backfilled runs"
+        value={overlap}
+        onChange={(v) => v && setOverlap(v)}
+      />
+    </ConfirmDialog>
+  );
+}
+
+function PreviewBox(props: { preview?: { key: string; value?: BackfillPreview; error?: string }; previewKey: string }) {
+  const { preview } = props;
+  if (preview === undefined) return null;
+  if (preview.key !== props.previewKey || (preview.value === undefined && preview.error === undefined)) {
+    return <p class="muted">Dry run…</p>;
+  }
+  if (preview.error !== undefined) {
+    return (
+      <p class="error" role="alert" data-test="error">
+        Dry run failed: {preview.error}
+      </p>
+    );
+  }
+  const value = preview.value as BackfillPreview;
+  const existing = Object.entries(value.existing).filter(([, n]) => (n ?? 0) > 0);
+  return (
+    <section class="preview" data-test="backfill-preview" aria-label="Dry run">
+      <p>
+        <strong>Dry run:</strong> {formatCount(value.planned)} to record. {value.message}
+      </p>
+      {existing.length > 0 && (
+        <p>Already recorded: {existing.map(([status, n]) => `${formatCount(n ?? 0)} ${status}`).join(', ')}.</p>
+      )}
+      {value.times.length > 0 && (
+        <details>
+          <summary>
+            The first {value.times.length} time{value.times.length === 1 ? '' : 's'}
+          </summary>
+          <ul class="times">
+            {value.times.map((time) => (
+              <li key={time}>{formatUtc(time)}</li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </section>
+  );
+}
+
+function OverlapSelect<T extends OverlapName | ''>(props: {
+  label: string;
+  value: T;
+  onChange: (value: T) => void;
+  defaultLabel?: string;
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as T)}>
+        {props.defaultLabel !== undefined && <option value="">{props.defaultLabel}</option>}
+        {OVERLAPS.map((name) => (
+          <option key={name} value={name}>
+            {name}: {OVERLAP_TEXT[name]}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** Which dialog is open, if any. */
+export type OpenAction =
+  | { readonly kind: 'pause' | 'resume' | 'run'; readonly target: ActionTarget; readonly overlap?: OverlapName }
+  | { readonly kind: 'retry'; readonly target: ActionTarget; readonly scheduledTime: string; readonly status: Status }
+  | { readonly kind: 'backfill'; readonly target: ActionTarget; readonly from: number; readonly to: number };
+
+/** The open dialog, or nothing. */
+export function ActionDialogs(props: {
+  readonly open?: OpenAction;
+  readonly now: number;
+  readonly onClose: (changed: boolean) => void;
+}) {
+  const { open } = props;
+  if (open === undefined) return null;
+  switch (open.kind) {
+    case 'pause':
+      return <PauseDialog target={open.target} onClose={props.onClose} />;
+    case 'resume':
+      return <ResumeDialog target={open.target} onClose={props.onClose} />;
+    case 'run':
+      return <RunDialog target={open.target} jobOverlap={open.overlap} onClose={props.onClose} />;
+    case 'retry':
+      return (
+        <RetryDialog
+          target={open.target}
+          scheduledTime={open.scheduledTime}
+          status={open.status}
+          onClose={props.onClose}
+        />
+      );
+    case 'backfill':
+      return (
+        <BackfillDialog target={open.target} from={open.from} to={open.to} now={props.now} onClose={props.onClose} />
+      );
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The timeline's geometry, apart from the canvas: where each bar lies in pixels (waiting from scheduled to started,
+ * running from started to finished), which lane it takes when runs overlap, the per-pixel-column bins drawn instead
+ * of bars when bars are narrower than a pixel, and what lies under the pointer. Pure: the scale is a function.
+ */
+import type { Status, TimelineBar } from '../contract';
+import { STATUSES } from './status';
+
+/** Maps a time (epoch ms) to an x in CSS pixels. */
+export type XScale = (time: number) => number;
+
+/** One bar, placed. */
+export interface PlacedBar {
+  /** Its index in the bars given. */
+  readonly index: number;
+  /** Its lane, 0 at the top. */
+  readonly lane: number;
+  /** x of the scheduled time. */
+  readonly scheduledX: number;
+  /** x of the start (the scheduled time when it never started). */
+  readonly startX: number;
+  /** x of the end: when it ended, or now while it runs or waits. */
+  readonly endX: number;
+}
+
+/** The most lanes overlapping runs spread over; more overlap shares the last lane. */
+export const MAX_LANES = 4;
+/** The narrowest a bar is drawn, so a skipped or instant one shows. */
+export const MIN_BAR_PX = 2;
+
+/** A bar's times in epoch ms: the end is now for one still running or waiting. */
+export function barTimes(
+  bar: TimelineBar,
+  now: number,
+): { readonly scheduled: number; readonly started?: number; readonly ended: number } {
+  const scheduled = Date.parse(bar.scheduledTime);
+  const started = bar.startedAt === undefined ? undefined : Date.parse(bar.startedAt);
+  const endedAt = bar.endedAt === undefined ? undefined : Date.parse(bar.endedAt);
+  const ended =
+    endedAt ?? (bar.status === 'SKIPPED' || bar.status === 'CANCELLED' ? scheduled : Math.max(now, scheduled));
+  return { scheduled, ...(started === undefined ? {} : { started }), ended: Math.max(ended, scheduled) };
+}
+
+/** Places every bar and gives overlapping ones their own lanes (greedy, by scheduled time, at most MAX_LANES). */
+export function placeBars(bars: readonly TimelineBar[], x: XScale, now: number): PlacedBar[] {
+  const order = bars.map((_, index) => index);
+  const scheduledAt = bars.map((bar) => Date.parse(bar.scheduledTime));
+  order.sort((a, b) => scheduledAt[a] - scheduledAt[b]);
+  const laneEnds: number[] = [];
+  const placed: PlacedBar[] = new Array(bars.length);
+  for (const index of order) {
+    const times = barTimes(bars[index], now);
+    const scheduledX = x(times.scheduled);
+    const startX = times.started === undefined ? scheduledX : Math.max(scheduledX, x(times.started));
+    const endX = Math.max(startX, x(times.ended), scheduledX + MIN_BAR_PX);
+    let lane = laneEnds.findIndex((end) => end < scheduledX);
+    if (lane < 0 && laneEnds.length < MAX_LANES) lane = laneEnds.length;
+    if (lane < 0) lane = laneEnds.indexOf(Math.min(...laneEnds));
+    laneEnds[lane] = endX;
+    placed[index] = { index, lane, scheduledX, startX, endX };
+  }
+  return placed;
+}
+
+/**
+ * Whether to draw bins instead of bars: when the typical bar (the median, from scheduled to end) is narrower than
+ * a pixel, bars would be drawn over one another and only the last one drawn would show.
+ */
+export function shouldBin(bars: readonly TimelineBar[], x: XScale, now: number): boolean {
+  if (bars.length < 2) return false;
+  const widths = bars.map((bar) => {
+    const times = barTimes(bar, now);
+    return x(times.ended) - x(times.scheduled);
+  });
+  widths.sort((a, b) => a - b);
+  return widths[Math.floor(widths.length / 2)] < 1;
+}
+
+/** One pixel column of the binned timeline: how many occurrences scheduled in it, by status. */
+export interface Bin {
+  readonly column: number;
+  readonly counts: Partial<Record<Status, number>>;
+  readonly total: number;
+  /** The bars in it (indexes), for the tooltip and a click. */
+  readonly bars: readonly number[];
+}
+
+/** Bins the bars by the pixel column of their scheduled time, within [0, width); returns the columns that have any. */
+export function binBars(bars: readonly TimelineBar[], x: XScale, width: number): Bin[] {
+  const columns = new Map<number, { counts: Partial<Record<Status, number>>; total: number; bars: number[] }>();
+  bars.forEach((bar, index) => {
+    const column = Math.floor(x(Date.parse(bar.scheduledTime)));
+    if (column < 0 || column >= width) return;
+    let bin = columns.get(column);
+    if (bin === undefined) {
+      bin = { counts: {}, total: 0, bars: [] };
+      columns.set(column, bin);
+    }
+    bin.counts[bar.status] = (bin.counts[bar.status] ?? 0) + 1;
+    bin.total += 1;
+    bin.bars.push(index);
+  });
+  return [...columns.entries()].sort(([a], [b]) => a - b).map(([column, bin]) => ({ column, ...bin }));
+}
+
+/** A bin's stacked segments, bottom first in STATUSES order: each status's share of `height` in whole pixels. */
+export function binSegments(bin: Bin, height: number): Array<{ status: Status; y: number; h: number }> {
+  const segments: Array<{ status: Status; y: number; h: number }> = [];
+  let acc = 0;
+  let previousEdge = 0;
+  for (const status of STATUSES) {
+    const count = bin.counts[status] ?? 0;
+    if (count === 0) continue;
+    acc += count;
+    const edge = Math.round((acc / bin.total) * height);
+    // At least a pixel for every status present, so a single failure among a thousand successes shows.
+    const h = Math.max(1, edge - previousEdge);
+    segments.push({ status, y: height - previousEdge - h, h });
+    previousEdge = Math.min(height, previousEdge + h);
+  }
+  return segments;
+}
+
+/** The bar under the pointer: in `lane`, the one whose span (widened by `slop` pixels) holds `px`, nearest first. */
+export function barAt(placed: readonly PlacedBar[], px: number, lane: number, slop = 3): PlacedBar | undefined {
+  let best: PlacedBar | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const bar of placed) {
+    if (bar === undefined || bar.lane !== lane) continue;
+    if (px < bar.scheduledX - slop || px > bar.endX + slop) continue;
+    const distance = px < bar.scheduledX ? bar.scheduledX - px : px > bar.endX ? px - bar.endX : 0;
+    if (distance < bestDistance) {
+      best = bar;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** The bin under the pointer, or within `slop` columns of it (nearest). */
+export function binAt(bins: readonly Bin[], px: number, slop = 2): Bin | undefined {
+  const column = Math.floor(px);
+  let best: Bin | undefined;
+  for (const bin of bins) {
+    const distance = Math.abs(bin.column - column);
+    if (distance <= slop && (best === undefined || distance < Math.abs(best.column - column))) best = bin;
+  }
+  return best;
+}

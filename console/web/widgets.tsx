@@ -1,0 +1,85 @@
+/** Small pieces shared by the pages: a status badge, the history strip, a time with its relative words. */
+import type { RecentRun, SkipReasonName, Status } from '../contract';
+import { formatRelative, formatUtc } from './format';
+import { occurrenceHash } from './route';
+import { STATUS_COLOUR, STATUS_LABEL, STATUSES, statusText } from './status';
+
+/** A status as a coloured badge with its words. */
+export function StatusBadge(props: { readonly status: Status; readonly skipReason?: SkipReasonName }) {
+  return (
+    <span class={`badge status-${props.status}`} data-status={props.status}>
+      {statusText(props.status, props.skipReason)}
+    </span>
+  );
+}
+
+/** The last runs' statuses, oldest on the left, each cell a link to its occurrence with a text label. */
+export function HistoryStrip(props: {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly runs: readonly RecentRun[];
+}) {
+  const runs = [...props.runs].reverse();
+  if (runs.length === 0) return <span class="muted">no runs yet</span>;
+  return (
+    <ul class="strip" aria-label={`The last ${runs.length} runs, oldest first`}>
+      {runs.map((run) => {
+        const label = `${formatUtc(run.scheduledTime)}: ${statusText(run.status, run.skipReason)}`;
+        return (
+          <li key={run.scheduledTime}>
+            <a
+              href={occurrenceHash(props.jobId, run.scheduledTime, props.scheduleKey)}
+              class={`cell status-${run.status}`}
+              title={label}
+            >
+              <span class="sr-only">{label}</span>
+            </a>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** A time as `in 5 min` with the absolute UTC time beside it (and in a <time> element). */
+export function When(props: { readonly time: string; readonly now: number; readonly block?: boolean }) {
+  const ms = Date.parse(props.time);
+  return (
+    <time dateTime={props.time} title={formatUtc(props.time)} class={props.block ? 'when block' : 'when'}>
+      <span>{formatRelative(ms, props.now)}</span> <span class="abs">{formatUtc(props.time)}</span>
+    </time>
+  );
+}
+
+/** The statuses' colours and words. */
+export function Legend() {
+  return (
+    <ul class="legend" aria-label="Colours of the statuses">
+      {STATUSES.map((status) => (
+        <li key={status}>
+          <span class="swatch" style={{ background: STATUS_COLOUR[status] }} aria-hidden="true" />
+          {STATUS_LABEL[status]}
+        </li>
+      ))}
+      <li>
+        <span class="swatch wait" aria-hidden="true" /> waiting to start
+      </li>
+      <li>
+        <span class="swatch retry" aria-hidden="true" /> retried
+      </li>
+      <li>
+        <span class="swatch next" aria-hidden="true" /> next fire times
+      </li>
+    </ul>
+  );
+}
+
+/** An error's place on the page. */
+export function ErrorNote(props: { readonly error?: string }) {
+  if (props.error === undefined) return null;
+  return (
+    <p class="error" role="alert" data-test="error">
+      {props.error}
+    </p>
+  );
+}
