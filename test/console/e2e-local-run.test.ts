@@ -159,16 +159,21 @@ async function scheduleState(jobId: string): Promise<string | undefined> {
   }
 }
 
-/** Confirms the action the page's dialog describes, and returns the dialog's text and the outcome it showed. */
+/**
+ * Fills the note when given, confirms the action the page's dialog describes, and returns the dialog's sentence and the
+ * outcome it showed once the server answered; an error the dialog shows fails the test with its text.
+ */
 async function confirmAction(page: Page, note?: string): Promise<{ said: string; result: string }> {
   const dialog = page.locator('dialog[data-test="confirm"]');
   await dialog.waitFor({ state: 'visible' });
-  if (note !== undefined) await dialog.locator('textarea, input[type="text"]').first().fill(note);
-  const said = (await dialog.textContent()) ?? '';
+  if (note !== undefined) await dialog.locator('textarea[name="note"]').fill(note);
+  const said = (await dialog.locator('[data-test="confirm-sentence"]').textContent()) ?? '';
   await dialog.locator('button[data-test="confirm-action"]').click();
-  const result = page.locator('[data-test="action-result"]');
-  await result.waitFor({ state: 'visible' });
-  return { said, result: (await result.textContent()) ?? '' };
+  const answered = dialog.locator('[data-test="action-result"] strong, [data-test="error"]');
+  await answered.first().waitFor({ state: 'visible', timeout: 30_000 });
+  const error = await dialog.locator('[data-test="error"]').count();
+  if (error > 0) expect.fail(`the action failed: ${await dialog.locator('[data-test="error"]').textContent()}`);
+  return { said, result: (await dialog.locator('[data-test="action-result"]').textContent()) ?? '' };
 }
 
 /** Polls `read` (the table, Scheduler) until `done` holds of it, at most 30 s. */
@@ -201,7 +206,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     await expect(row.getAttribute('data-skip-reason')).resolves.toBe('overlap');
     const text = await row.textContent();
     expect(text).toMatch(/overlap/);
-    expect(text).toContain(yieldedTo.slice(0, 16).replace('T', ' '));
+    expect(text).toContain(`yielded to ${yieldedTo.slice(0, 10)} ${yieldedTo.slice(11, 19)} UTC`);
     await expect(page.locator('canvas[data-test="timeline"]').count()).resolves.toBe(1);
     const drawn = await page.evaluate(() => performance.getEntriesByName('timeline-drawn').length);
     expect(drawn).toBeGreaterThan(0);
