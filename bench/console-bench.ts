@@ -214,10 +214,10 @@ const ms = (value: number) => `${Math.round(value)} ms`;
 
 function printRender(big: TimelineLoad[], anchor: TimelineLoad[], occurrences: number): void {
   const row = (what: string, loads: TimelineLoad[]) =>
-    `| ${what} | ${loads.map((l) => Math.round(l.drawnMs)).join(', ')} | ${ms(median(loads.map((l) => l.drawnMs)))} | ${ms(median(loads.map((l) => l.fetchMs)))} (${loads[0]?.timelineRequests} requests) |`;
+    `| ${what} | ${loads.map((l) => Math.round(l.drawnMs)).join(', ')} | ${ms(median(loads.map((l) => l.drawnMs)))} | ${ms(median(loads.map((l) => l.fetchMs)))} (${loads[0]?.timelineRequests} requests) | ${ms(median(loads.map((l) => l.afterFetchMs)))} |`;
   console.log(`\nTime to first render of a timeline, navigation start to the timeline-drawn mark with every bar:`);
-  console.log('| range | runs (ms) | median | its /api/timeline fetches, median |');
-  console.log('|---|---|---|---|');
+  console.log('| range | runs (ms) | median | its /api/timeline fetches, median | last answer to drawn, median |');
+  console.log('|---|---|---|---|---|');
   console.log(row(`${occurrences.toLocaleString('en')} occurrences`, big));
   console.log(row(`anchor: ${ANCHOR_BARS} occurrences`, anchor));
   const ratio = median(big.map((l) => l.drawnMs)) / median(anchor.map((l) => l.drawnMs));
@@ -227,9 +227,9 @@ function printRender(big: TimelineLoad[], anchor: TimelineLoad[], occurrences: n
 function printCosts(costs: readonly PageViewCost[]): void {
   console.log('\nDynamoDB per page view (requests counted between the console and moto; read units):');
   console.log(
-    '| page | DynamoDB requests | by operation | read units (server) | ConsumedCapacity (moto) | other AWS requests | /api requests |',
+    '| page | DynamoDB requests | by operation | read units (server) | read units (modelled) | ConsumedCapacity (moto) | other AWS requests | /api requests |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const c of costs) {
     const ops = Object.entries(c.dynamodb)
       .map(([op, n]) => `${n} ${op.replace('DynamoDB.', '')}`)
@@ -240,7 +240,7 @@ function printCosts(costs: readonly PageViewCost[]): void {
         .join(', ') || 'none';
     const consumed = c.consumedCapacityUnits === undefined ? 'not reported' : String(c.consumedCapacityUnits);
     console.log(
-      `| ${c.page} | ${c.dynamodbRequests} | ${ops} | ${c.reportedReadUnits} | ${consumed} | ${other} | ${c.apiRequests.length} |`,
+      `| ${c.page} | ${c.dynamodbRequests} | ${ops} | ${c.reportedReadUnits} | ${c.modelledReadUnits} | ${consumed} | ${other} | ${c.apiRequests.length} |`,
     );
   }
 }
