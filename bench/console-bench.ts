@@ -61,6 +61,8 @@ export interface TimelineLoad {
   readonly bars: number;
   /** First /api/timeline request's start to the last one's end, ms (the page's JSON fetches). */
   readonly fetchMs: number;
+  /** The last /api/timeline answer's end to the mark: the page's own work on the bars after they arrived, ms. */
+  readonly afterFetchMs: number;
   /** /api/timeline requests the page made. */
   readonly timelineRequests: number;
 }
@@ -75,6 +77,8 @@ export interface PageViewCost {
   readonly reportedReadUnits: number;
   /** Capacity units DynamoDB (moto) reported in ConsumedCapacity, when the console asked for them. */
   readonly consumedCapacityUnits: number | undefined;
+  /** The read units DynamoDB would bill for those requests, modelled from the items read (counting-proxy.ts). */
+  readonly modelledReadUnits: number;
   /** The other AWS requests (Scheduler, ...), by service and operation. */
   readonly other: Record<string, number>;
   /** The console's /api requests the page made. */
@@ -132,6 +136,7 @@ async function loadTimeline(
           drawnMs: mark.startTime,
           bars: mark.detail?.bars ?? 0,
           fetchMs: end - start,
+          afterFetchMs: mark.startTime - end,
           timelineRequests: fetches.length,
         };
       },
@@ -181,11 +186,13 @@ async function pageView(
     );
   });
   proxy.take();
+  proxy.modelReads = true;
   try {
     await page.goto(`${origin}/${hash}`);
     await ready(page);
     await page.waitForLoadState('networkidle');
   } finally {
+    proxy.modelReads = false;
     await page.close();
   }
   const requests = proxy.take();
@@ -197,6 +204,7 @@ async function pageView(
     dynamodbRequests: dynamo.length,
     reportedReadUnits: (await Promise.all(answers)).reduce((a, b) => a + b, 0),
     consumedCapacityUnits: units.length === 0 ? undefined : units.reduce((s, r) => s + (r.capacityUnits ?? 0), 0),
+    modelledReadUnits: dynamo.reduce((s, r) => s + (r.modelledReadUnits ?? 0), 0),
     other: countByOperation(requests.filter((r) => r.service !== 'DynamoDB')),
     apiRequests,
   };

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { iso, type Occurrence, OccurrenceStatus, SkipReason } from '../functions/protocol/occurrence';
+import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SkipReason } from '../functions/protocol/occurrence';
 import { statusShardOf, toTableItem } from '../functions/protocol/table-schema';
 import { workerLimits } from '../functions/protocol/worker-limits';
 import { createResources, LOCAL_REGION, type LocalClients, localClients } from '../testing/local/local-aws';
@@ -51,7 +51,8 @@ export async function seedJobHistory(
   const resources = await createResources(clients, { limits: workerLimits([]) });
   await createJobSchedule(motoEndpoint);
   const last = Math.floor(now / MINUTE) * MINUTE - MINUTE;
-  const times = Array.from({ length: count }, (_, i) => iso(last - (count - 1 - i) * MINUTE));
+  // Scheduled times in whole seconds, as Scheduler's <aws.scheduler.scheduled-time> has them.
+  const times = Array.from({ length: count }, (_, i) => isoSeconds(last - (count - 1 - i) * MINUTE));
   await writeRows(clients, resources.tableName, times.map(historyRow(now)));
   const dir = mkdtempSync(path.join(tmpdir(), 'console-bench-'));
   const localFile = path.join(dir, 'local-run.json');
@@ -64,7 +65,14 @@ export async function seedJobHistory(
     workerQueues: { [BENCH_WORKER]: resources.jobQueueUrl.replace(motoEndpoint, consoleEndpoint) },
   };
   writeFileSync(localFile, `${JSON.stringify(run, null, 2)}\n`);
-  return { localFile, tableName: resources.tableName, jobId: BENCH_JOB, from: times[0], to: iso(last + MINUTE), times };
+  return {
+    localFile,
+    tableName: resources.tableName,
+    jobId: BENCH_JOB,
+    from: times[0],
+    to: isoSeconds(last + MINUTE),
+    times,
+  };
 }
 
 /** The job's schedule as lib/job-schedules.ts deploys it: named by the job, its route in Target.Input. */
@@ -122,7 +130,7 @@ function historyRow(now: number) {
         status: OccurrenceStatus.SKIPPED,
         attempt: 1,
         skipReason: SkipReason.overlap,
-        yieldedTo: iso(at - MINUTE),
+        yieldedTo: isoSeconds(at - MINUTE),
         skippedAt: iso(at + 150),
       } as Occurrence;
     }
