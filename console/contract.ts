@@ -70,7 +70,11 @@ export interface JobSummary {
   /** The job takes its schedules at run time (its own schedule is a disabled template; see its schedules). */
   readonly runtimeSchedules: boolean;
   readonly worker: string;
-  readonly overlap: OverlapName;
+  /**
+   * The job's overlap policy, when known. The deployed schedule does not carry it (only the job's worker knows it),
+   * so the server leaves it out; the page shows none rather than a guess.
+   */
+  readonly overlap?: OverlapName;
   readonly paused: boolean;
   /** Who paused it, when, why; set when paused. */
   readonly pause?: {

@@ -9,6 +9,7 @@ import { DependencyError, messageOf } from '../../functions/protocol/errors';
 import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
 import { nameArgument, outputPrefixArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
+import { registerConsole } from './commands/console';
 import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
 import { registerPause } from './commands/pause';
@@ -44,6 +45,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerResume(program, setup);
   registerRun(program, setup);
   registerSchedules(program, setup);
+  registerConsole(program, setup);
   const activeCommand = followActiveCommand(program);
   showUsageAfterErrors(program);
 
@@ -62,7 +64,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
     .description(
-      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules.',
+      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules; serve the browser console.',
     )
     .option(
       '--stack <name>',

@@ -68,6 +68,10 @@ export interface Target {
   /** Only when the command needs them (retry, backfill without --dry-run). */
   readonly queues?: WorkerQueues;
   readonly where: string;
+  /** The document client the reader, store and states share (the console meters its reads on it). */
+  readonly documents?: DynamoDBDocumentClient;
+  /** The endpoint, region and credentials the clients were made with, for a command's other clients (STS, S3). */
+  readonly clientConfig?: ClientConfig;
 }
 
 export interface Needs {
@@ -115,6 +119,8 @@ export async function resolveTarget(
           }
         : undefined,
     where: config.endpoint === undefined ? `table ${names.table}` : `table ${names.table} at ${config.endpoint}`,
+    documents,
+    clientConfig: config,
   };
 }
 
@@ -241,7 +247,8 @@ export function outputPrefixesOf(outputs: StackOutputs): string[] {
     .sort();
 }
 
-interface ClientConfig {
+/** What the SDK clients of a target are made with. */
+export interface ClientConfig {
   endpoint?: string;
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string };

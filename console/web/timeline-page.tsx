@@ -23,6 +23,8 @@ import {
 import { TimelineCanvas } from './timeline-canvas';
 import { ErrorNote, Legend, StatusBadge, When } from './widgets';
 
+const EMPTY: Loaded = { bars: [], next: [], done: false, capped: false, readUnits: 0 };
+
 /** Rows the table shows at a time. */
 const TABLE_STEP = 100;
 
@@ -68,13 +70,14 @@ export function TimelinePage(props: {
     return () => abort.abort();
   }, [jobId, scheduleKey, generation]);
 
-  const [loaded, setLoaded] = useState<Loaded>({ bars: [], next: [], done: false, capped: false, readUnits: 0 });
+  const [stored, setLoaded] = useState<{ readonly range: TimeRange; readonly loaded: Loaded }>();
   useEffect(() => {
     const abort = new AbortController();
-    setLoaded({ bars: [], next: [], done: false, capped: false, readUnits: 0 });
-    void loadRange(jobId, scheduleKey, range, abort.signal, setLoaded);
+    void loadRange(jobId, scheduleKey, range, abort.signal, (loaded) => setLoaded({ range, loaded }));
     return () => abort.abort();
   }, [jobId, scheduleKey, range, generation]);
+  // Another range's bars are not drawn on this one's axis while its first page loads.
+  const loaded = stored?.range === range ? stored.loaded : EMPTY;
   useEffect(() => {
     if (loaded.done) document.body.dataset.ready = 'timeline';
   }, [loaded.done]);

@@ -13,6 +13,23 @@ export interface TimeAxis {
   readonly ticks: ReadonlyArray<{ readonly time: number; readonly x: number; readonly label: string }>;
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * A tick's label in UTC, from the finest unit the tick is not on the boundary of (as d3's multi-scale format does,
+ * but in 24-hour time): `.250`, `:30`, `14:05`, `Dec 2`, `Dec`, `2027`.
+ */
+export function tickLabel(date: Date): string {
+  if (date.getUTCMilliseconds() !== 0) return `.${String(date.getUTCMilliseconds()).padStart(3, '0')}`;
+  if (date.getUTCSeconds() !== 0) return `:${two(date.getUTCSeconds())}`;
+  if (date.getUTCMinutes() !== 0 || date.getUTCHours() !== 0)
+    return `${two(date.getUTCHours())}:${two(date.getUTCMinutes())}`;
+  if (date.getUTCDate() !== 1) return `${MONTHS[date.getUTCMonth()]} ${date.getUTCDate()}`;
+  if (date.getUTCMonth() !== 0) return MONTHS[date.getUTCMonth()];
+  return String(date.getUTCFullYear());
+}
+
 /** Pixels between ticks, about. */
 const TICK_SPACING_PX = 110;
 
@@ -22,7 +39,6 @@ export function timeAxis(range: TimeRange, left: number, right: number): TimeAxi
     .domain([new Date(range.from), new Date(range.to)])
     .range([left, right]);
   const count = Math.max(2, Math.floor((right - left) / TICK_SPACING_PX));
-  const format = scale.tickFormat(count);
-  const ticks = scale.ticks(count).map((date) => ({ time: date.getTime(), x: scale(date), label: format(date) }));
+  const ticks = scale.ticks(count).map((date) => ({ time: date.getTime(), x: scale(date), label: tickLabel(date) }));
   return { x: (time) => scale(new Date(time)), timeAt: (px) => scale.invert(px).getTime(), ticks };
 }

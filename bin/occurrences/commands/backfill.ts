@@ -22,18 +22,21 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence-reader';
 import type { OverlapPolicy } from '../../../functions/protocol/job-settings';
+import { isoSeconds, type OccurrenceStatus } from '../../../functions/protocol/occurrence';
+import type { WorkQueue } from '../../../functions/protocol/ports';
+import type { TriggerResult } from '../../../functions/protocol/record-occurrence';
+import { ScheduleError } from '../../../functions/protocol/schedule-times';
 import {
-  isoSeconds,
-  type OccurrenceKey,
-  type OccurrenceStatus,
-  TERMINAL_STATUSES,
-} from '../../../functions/protocol/occurrence';
-import type { Logger, OccurrenceStore, WorkQueue } from '../../../functions/protocol/ports';
-import { recordOccurrence, type TriggerResult } from '../../../functions/protocol/record-occurrence';
-import { scheduleEventOf } from '../../../functions/protocol/schedule-event';
-import { ScheduleError, scheduleTimesBetween } from '../../../functions/protocol/schedule-times';
+  BACKFILL_CONCURRENCY,
+  type BackfillPlan,
+  type BackfillRows,
+  type BackfillStore,
+  backfillRangeProblem,
+  planBackfill as planTimes,
+  previewBackfill,
+  recordBackfill,
+} from '../../../operations/backfill';
 import {
   byArgument,
   defaultBy,
@@ -47,6 +50,11 @@ import { type DeployedJob, type JobCatalogue, unknownJobMessage } from '../catal
 import { type CommandContext, type CommandSetup, type ProgressFactory, sleep } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
 import { catalogueOf, queueFor, queuesOf } from '../target';
+
+export { BACKFILL_POLL_MS } from '../../../operations/backfill';
+// The library's plan and constants, as this command's before the lift (operations/backfill.ts).
+export type { BackfillPlan };
+export { BACKFILL_CONCURRENCY };
 
 export function registerBackfill(program: Command, setup: CommandSetup): void {
   program
@@ -122,28 +130,12 @@ function backfillArguments(now: number) {
   });
 }
 
-export interface BackfillPlan {
-  readonly job: DeployedJob;
-  readonly from: number;
-  readonly to: number;
-  /** Scheduled times, oldest first, in the key format. */
-  readonly times: readonly string[];
-}
-
-/** allowAll's default: occurrences running at once. */
-export const BACKFILL_CONCURRENCY = 8;
-/** How often an allowAll backfill reads the rows it waits for. */
-export const BACKFILL_POLL_MS = 5_000;
-
 /** A range must end no later than now: the Scheduler fires the occurrences after that. Checked before connecting. */
 export function checkRange(from: number, to: number, now: number): void {
-  if (from >= to) throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);
-  if (to > now) {
-    throw new UsageError(
-      `--to (${isoSeconds(to)}) is in the future: the Scheduler fires those occurrences itself, and recording ` +
-        'them now would run the job early; end the range at now or before',
-    );
-  }
+  const problem = backfillRangeProblem(from, to, now);
+  if (problem?.parameter === 'from')
+    throw new UsageError(`--from (${isoSeconds(from)}) must be before --to (${isoSeconds(to)})`);
+  if (problem !== undefined) throw new UsageError(`--to ${problem.problem}`);
 }
 
 /**
@@ -159,13 +151,7 @@ export async function deployedJob(catalogue: JobCatalogue, jobId: string, argume
 /** The scheduled times of the deployed job's schedule in the range (checkRange), at most `max` of them. */
 export function planBackfill(job: DeployedJob, from: number, to: number, max: number): BackfillPlan {
   try {
-    const times = scheduleTimesBetween(
-      { schedule: job.schedule, timeZone: job.timeZone },
-      new Date(from),
-      new Date(to),
-      max,
-    );
-    return { job, from, to, times: times.map((t) => isoSeconds(t.getTime())) };
+    return planTimes(job, { from, to, max });
   } catch (error) {
     if (error instanceof ScheduleError) throw new UsageError(`${error.message} (or raise --max, now ${max})`);
     throw error;
@@ -175,7 +161,7 @@ export function planBackfill(job: DeployedJob, from: number, to: number, max: nu
 const noProgress: ProgressFactory = () => ({ increment: () => undefined, stop: () => undefined });
 
 export interface BackfillDeps {
-  readonly store: OccurrenceStore;
+  readonly store: BackfillStore;
   /** Each worker's job queue, by worker id: the job's worker's is used. */
   readonly queues: ReadonlyMap<string, WorkQueue>;
 }
@@ -203,16 +189,15 @@ export interface BackfillSummary {
   readonly existing?: Partial<Record<OccurrenceStatus, number>>;
 }
 
-const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 /** `--dry-run`: what a backfill of the plan would record, from one read of the range; writes nothing. */
 export async function runDryRun(
   ctx: CommandContext,
-  reader: OperatorOccurrenceReader,
+  reader: BackfillRows,
   plan: BackfillPlan,
   json: boolean,
 ): Promise<BackfillSummary> {
-  const summary = await countExisting(reader, plan);
+  const { planned, existing } = await previewBackfill(reader, plan);
+  const summary: BackfillSummary = { planned, results: {}, existing };
   if (json) {
     ctx.io.out(JSON.stringify({ dryRun: true, jobId: plan.job.id, ...summary, times: plan.times }, null, 2));
   } else {
@@ -265,89 +250,25 @@ export async function runBackfill(
   return summary;
 }
 
-interface Recorded {
-  readonly results: Partial<Record<TriggerResult, number>>;
-  /** The first failure; undefined when every occurrence was recorded, or Ctrl-C stopped the backfill. */
-  readonly failure: unknown;
-  /** When the retry deadlines (and the retention) of the recorded occurrences are counted from. */
-  readonly countFrom: number;
-}
-
 async function recordAll(
   ctx: CommandContext,
   deps: BackfillDeps,
   plan: BackfillPlan,
   options: BackfillOptions,
-): Promise<Recorded> {
-  const { id: jobId, route } = plan.job;
-  const results: Partial<Record<TriggerResult, number>> = {};
+): ReturnType<typeof recordBackfill> {
   const progress = (options.progress ?? noProgress)(plan.times.length);
-  const triggerDeps = { store: deps.store, queues: deps.queues, clock: ctx.clock, logger: quiet };
-  const countFrom = ctx.clock.now();
-  const overlap = options.overlap ?? 'bufferAll';
-  const requested = { by: options.by ?? 'occurrences backfill', origin: 'backfill' as const, overlap };
-  const parallel = overlap === 'allowAll';
-  const record = async (scheduledTime: string): Promise<void> => {
-    const event = scheduleEventOf({ jobId, scheduledTime }, route);
-    const result = await recordOccurrence(triggerDeps, event, { countFrom, requested });
-    results[result] = (results[result] ?? 0) + 1;
-    progress.increment();
-    if (parallel && result !== 'duplicate-suppressed' && result !== 'recorded-missed')
-      await untilEnded(deps.store, { jobId, scheduledTime }, () => ctx.clock.now(), options);
-  };
   try {
-    // One at a time in order unless allowAll: the worker's slot starts them in scheduled-time order anyway.
-    const concurrency = parallel ? (options.concurrency ?? BACKFILL_CONCURRENCY) : 1;
-    const failure = await inParallel(plan.times, concurrency, record, options.signal);
-    return { results, failure, countFrom };
+    return await recordBackfill({ ...deps, clock: ctx.clock }, plan, {
+      overlap: options.overlap ?? 'bufferAll',
+      concurrency: options.concurrency ?? BACKFILL_CONCURRENCY,
+      by: options.by ?? 'occurrences backfill',
+      sleep: options.sleep ?? sleep,
+      onRecorded: () => progress.increment(),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
   } finally {
     progress.stop();
   }
-}
-
-/**
- * Waits until the occurrence's row is terminal, or past its deadline (no attempt starts after it, so it no longer
- * runs for long), or the signal aborts: an allowAll backfill keeps at most `concurrency` running this way.
- */
-async function untilEnded(
-  store: OccurrenceStore,
-  key: OccurrenceKey,
-  now: () => number,
-  options: BackfillOptions,
-): Promise<void> {
-  const signal = options.signal ?? new AbortController().signal;
-  const wait = options.sleep ?? sleep;
-  while (!signal.aborted) {
-    const row = await store.get(key);
-    if (row === undefined || TERMINAL_STATUSES.includes(row.status) || Date.parse(row.deadlineAt) < now()) return;
-    await wait(BACKFILL_POLL_MS, signal);
-  }
-}
-
-/**
- * Calls `fn` for each item in order, `concurrency` at a time. After the first failure or once the signal aborts no
- * new item is started; the ones in flight finish. Resolves with the first failure, undefined when there was none.
- */
-async function inParallel<T>(
-  items: readonly T[],
-  concurrency: number,
-  fn: (item: T) => Promise<void>,
-  signal: AbortSignal | undefined,
-): Promise<unknown> {
-  let next = 0;
-  let failure: unknown;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && !signal?.aborted && next < items.length) {
-      const item = items[next++];
-      try {
-        await fn(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return failure;
 }
 
 function printBackfilled(
@@ -367,19 +288,6 @@ function printBackfilled(
     const until = isoSeconds(countFrom + plan.job.route.deadlineSeconds * 1000);
     ctx.io.out(`new occurrences may be retried until ${until} (the retry deadline counts from this backfill).`);
   }
-}
-
-async function countExisting(reader: OperatorOccurrenceReader, plan: BackfillPlan): Promise<BackfillSummary> {
-  // One key-range Query for the whole range, rather than a read per time.
-  const rows = await reader.listJobNewestFirst(plan.job.id, {
-    from: isoSeconds(plan.from),
-    to: isoSeconds(Math.ceil(plan.to / 1000) * 1000),
-    limit: Number.MAX_SAFE_INTEGER /* every row: pages are capped by the reader */,
-  });
-  const planned = new Set(plan.times);
-  const existing: Partial<Record<OccurrenceStatus, number>> = {};
-  for (const row of rows) if (planned.has(row.scheduledTime)) existing[row.status] = (existing[row.status] ?? 0) + 1;
-  return { planned: plan.times.length, results: {}, existing };
 }
 
 /** `[from, to)`, in words: the end is excluded, so that ranges that meet do not overlap. */

@@ -1,0 +1,25 @@
+/**
+ * The console's server: what the `occurrences console` command (and a test) starts. The app, its ports, the
+ * read-unit meter and the DynamoDB reads the pages make.
+ */
+export { type ConsoleAppOptions, createConsoleApp } from './app';
+export type {
+  AuditLine,
+  ConsoleDeps,
+  ConsoleJobCatalogue,
+  ConsoleOccurrenceReads,
+  ReportObject,
+  ReportReader,
+  SeriesRange,
+} from './deps';
+export { DynamoConsoleReads, TIMELINE_ATTRIBUTES } from './dynamo-reads';
+export { type ReadCount, ReadMeter, type ReadUnitSource } from './read-units';
+export {
+  CONSOLE_HOST,
+  DEFAULT_CONSOLE_PORT,
+  newToken,
+  PortInUseError,
+  type RunningConsole,
+  type StartConsoleOptions,
+  startConsole,
+} from './start';
