@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, startConsole } from '../../bench/console-process';
 import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
-import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { type KeptLocalRun, runLocally } from '../../testing';
 import { writeLocalRunFile } from '../../testing/local/keep';
 import { LOCAL_REGION, localClients } from '../../testing/local/local-aws';
@@ -85,7 +85,7 @@ afterAll(async () => {
 async function failedOccurrence(): Promise<string> {
   const store = new DynamoOccurrenceStore(localClients(run.resources.endpoint).documents, run.resources.tableName);
   const now = Date.now();
-  const scheduledTime = iso(Math.floor(now / DAY) * DAY - DAY + 5 * 3_600_000);
+  const scheduledTime = isoSeconds(Math.floor(now / DAY) * DAY - DAY + 5 * 3_600_000);
   const key = { jobId: DIGEST, scheduledTime };
   const created = await store.create({
     ...key,
@@ -124,7 +124,10 @@ async function signedIn(target: RunningConsole): Promise<BrowserContext> {
 async function open(on: BrowserContext, target: RunningConsole, hash: string, ready: string): Promise<Page> {
   const page = await on.newPage();
   await page.goto(`${target.origin}/${hash}`);
-  await page.waitForSelector(`body[data-ready="${ready}"]`, { timeout: 30_000 });
+  // The page's error, when it shows one instead, fails the test with its text.
+  await page.waitForSelector(`body[data-ready="${ready}"], [data-test="error"]`, { timeout: 30_000 });
+  const error = page.locator('[data-test="error"]');
+  if ((await error.count()) > 0) expect.fail(`the ${ready} page showed an error: ${await error.first().textContent()}`);
   return page;
 }
 
