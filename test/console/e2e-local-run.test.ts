@@ -12,13 +12,14 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { GetScheduleCommand, type GetScheduleCommandOutput, SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, startConsole } from '../../bench/console-process';
 import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { scheduleTimesBetween } from '../../functions/protocol/schedule-times';
 import { type KeptLocalRun, runLocally } from '../../testing';
 import { writeLocalRunFile } from '../../testing/local/keep';
 import { LOCAL_REGION, localClients } from '../../testing/local/local-aws';
@@ -79,32 +80,34 @@ afterAll(async () => {
 
 /**
  * The sample's jobs do not fail, so the FAILED occurrence is left in the table by the store's own writes, as the
- * trigger and a worker whose last attempt threw leave it: recorded PENDING (create), claimed, failed. Yesterday's
- * 05:00 UTC (the digest's 06:00 Berlin), before the run's own occurrences.
+ * trigger and a worker whose last attempt threw leave it: recorded PENDING (create), claimed, failed. The digest's
+ * last fire time before now, before the run's own occurrences (its next ones).
  */
 async function failedOccurrence(): Promise<string> {
   const store = new DynamoOccurrenceStore(localClients(run.resources.endpoint).documents, run.resources.tableName);
   const now = Date.now();
-  const scheduledTime = isoSeconds(Math.floor(now / DAY) * DAY - DAY + 5 * 3_600_000);
+  // The digest's fire time of the last day, from its schedule in moto's Scheduler (06:00 Berlin time).
+  const deployed = await deployedSchedule(DIGEST);
+  const spec = { schedule: deployed.ScheduleExpression ?? '', timeZone: deployed.ScheduleExpressionTimezone };
+  const [fired] = scheduleTimesBetween(spec, new Date(now - DAY), new Date(now), 1);
+  const scheduledTime = isoSeconds(fired.getTime());
   const key = { jobId: DIGEST, scheduledTime };
+  // Recorded a minute and a half ago, claimed ten seconds later, failed after twenty seconds of work.
   const created = await store.create({
     ...key,
     status: OccurrenceStatus.PENDING,
     attempt: 0,
     worker: DIGEST,
-    createdAt: iso(now),
+    createdAt: iso(now - 90_000),
     deadlineAt: iso(now + DAY),
     ttl: Math.floor(now / 1000) + 30 * 86_400,
   } as Occurrence);
   expect(created.created).toBe(true);
   const leaseId = 'e2e-lease';
-  const claim = { leaseId, owner: 'e2e worker', now, leaseExpiresAt: now + 60_000, maxAttempts: 1 };
+  const claim = { leaseId, owner: 'e2e worker', now: now - 80_000, leaseExpiresAt: now, maxAttempts: 1 };
   expect((await store.claim(key, claim)).claimed).toBe(true);
-  await store.fail(
-    { key, leaseId, attempt: 1 },
-    'Error: the digest could not read the table (left by the e2e test)',
-    now,
-  );
+  const error = 'Error: the digest could not read the table (left by the e2e test)';
+  await store.fail({ key, leaseId, attempt: 1 }, error, now - 60_000);
   return scheduledTime;
 }
 
@@ -131,9 +134,10 @@ async function open(on: BrowserContext, target: RunningConsole, hash: string, re
   return page;
 }
 
+/** A week around now: the FAILED row of yesterday, the run's own occurrences and the next fire times ahead. */
 function timelineHash(jobId: string): string {
   const now = Date.now();
-  const range = new URLSearchParams({ from: iso(now - 3 * DAY), to: iso(now + 30 * DAY) });
+  const range = new URLSearchParams({ from: iso(now - 2 * DAY), to: iso(now + 5 * DAY) });
   return `#/job/${encodeURIComponent(jobId)}?${range}`;
 }
 
@@ -146,20 +150,22 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
 }
 
-async function scheduleState(jobId: string): Promise<string | undefined> {
+async function deployedSchedule(jobId: string): Promise<GetScheduleCommandOutput> {
   const scheduler = new SchedulerClient({
     endpoint: run.resources.endpoint,
     region: LOCAL_REGION,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   try {
-    const out = await scheduler.send(
-      new GetScheduleCommand({ GroupName: run.resources.scheduleGroupName, Name: jobId }),
-    );
-    return out.State;
+    return await scheduler.send(new GetScheduleCommand({ GroupName: run.resources.scheduleGroupName, Name: jobId }));
   } finally {
     scheduler.destroy();
   }
+}
+
+/** The job's schedule's state in Scheduler: ENABLED or DISABLED. */
+async function scheduleState(jobId: string): Promise<string | undefined> {
+  return (await deployedSchedule(jobId)).State;
 }
 
 /**
