@@ -9,6 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -185,6 +186,21 @@ async function confirmAction(page: Page, note?: string): Promise<{ said: string;
   return { said, result: (await dialog.locator('[data-test="action-result"]').textContent()) ?? '' };
 }
 
+/** GET /api/jobs of the console with this Host header (fetch does not let a caller set Host). */
+function statusWithHost(host: string, headers: Readonly<Record<string, string>>): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port: consoleProcess.port, path: '/api/jobs', headers: { ...headers, Host: host } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** Polls `read` (the table, Scheduler) until `done` holds of it, at most 30 s. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   let value = await read();
@@ -285,8 +301,12 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     expect(await scheduleState(DIGEST)).toBe('ENABLED');
   });
 
-  it('a request without the token is 401, one from a foreign Origin is 403', async () => {
+  it('a request without the token is 401, one from a foreign Origin or Host is 403', async () => {
     const api = `${consoleProcess.origin}/api/jobs`;
+    const page = await fetch(`${consoleProcess.origin}/`);
+    expect(page.status).toBe(401);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('Console: http://127.0.0.1');
     expect((await fetch(api)).status).toBe(401);
     expect((await fetch(api, { headers: { Authorization: 'Bearer not-the-token' } })).status).toBe(401);
     const bearer = { Authorization: `Bearer ${consoleProcess.token}` };
@@ -299,5 +319,8 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     });
     expect(post.status).toBe(403);
     expect(await scheduleState(DIGEST)).toBe('ENABLED');
+    // A name that resolves to 127.0.0.1 in a hostile page (DNS rebinding) arrives with its own Host.
+    expect(await statusWithHost(`evil.example:${consoleProcess.port}`, bearer)).toBe(403);
+    expect(await statusWithHost(`localhost:${consoleProcess.port}`, bearer)).toBe(200);
   });
 });
