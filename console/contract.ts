@@ -71,8 +71,8 @@ export interface JobSummary {
   readonly runtimeSchedules: boolean;
   readonly worker: string;
   /**
-   * The job's overlap policy, when known. The deployed schedule does not carry it (only the job's worker knows it),
-   * so the server leaves it out; the page shows none rather than a guess.
+   * The job's overlap policy, as its deployed schedule's input names it; absent from a schedule deployed before the
+   * input named it (the page then shows it as unknown rather than a guess).
    */
   readonly overlap?: OverlapName;
   readonly paused: boolean;

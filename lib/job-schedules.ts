@@ -24,7 +24,8 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { catchupWindowSecondsOf } from '../functions/protocol/job-settings';
-import { type ScheduleEvent, TEMPLATE_GROUP_FIELD } from '../functions/protocol/schedule-event';
+import { OVERLAP_FIELD, type ScheduleEvent, TEMPLATE_GROUP_FIELD } from '../functions/protocol/schedule-event';
+import type { OverlapPolicy } from '../functions/protocol/setting-basics';
 import type { ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
 
@@ -48,7 +49,10 @@ export interface KeyedJobSchedule extends JobSchedule {
 export const KEYED_TEMPLATE_EXPRESSION = 'cron(0 0 1 1 ? 2199)';
 
 /** The template's input: the schedule event of the job, and the group its keys' schedules are in. */
-export type KeyedTemplateEvent = ScheduleEvent & { readonly [TEMPLATE_GROUP_FIELD]: string };
+export type KeyedTemplateEvent = DeployedScheduleInput & { readonly [TEMPLATE_GROUP_FIELD]: string };
+
+/** A deployed schedule's input: the schedule event, and the job's overlap policy for operators to read. */
+export type DeployedScheduleInput = ScheduleEvent & { readonly [OVERLAP_FIELD]: OverlapPolicy };
 
 export interface JobSchedulesProps {
   readonly trigger: lambda.IFunction;
@@ -117,7 +121,8 @@ export class JobSchedules extends Construct {
     return keyed;
   }
 
-  private scheduleEvent(job: ResolvedJobConfig, worker: string): ScheduleEvent {
+  /** The schedule event, and the job's overlap policy for the operators who read the schedule (OVERLAP_FIELD). */
+  private scheduleEvent(job: ResolvedJobConfig, worker: string): DeployedScheduleInput {
     const { settings } = job;
     return {
       jobId: settings.id,
@@ -126,12 +131,13 @@ export class JobSchedules extends Construct {
       deadlineSeconds: settings.retry.deadlineSeconds,
       retentionDays: settings.retentionDays,
       catchupWindowSeconds: catchupWindowSecondsOf(settings),
+      [OVERLAP_FIELD]: settings.overlap,
     };
   }
 
   private jobSchedule(
     job: ResolvedJobConfig,
-    what: { expression: ScheduleExpression; enabled: boolean; input: ScheduleEvent },
+    what: { expression: ScheduleExpression; enabled: boolean; input: DeployedScheduleInput },
   ): Schedule {
     const { settings } = job;
     const schedule = new Schedule(this, `Schedule-${settings.id}`, {

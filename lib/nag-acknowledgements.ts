@@ -79,10 +79,10 @@ export function acknowledgeSchedulerRoleFindings(jobs: AcknowledgedPieces): void
 }
 
 /**
- * The two wildcards of grantOperateJobs, on the grantee when it is a construct of the app (a role it defines); a
- * principal from elsewhere has no policy in this stack to check.
+ * The three wildcards of grantViewJobs (which grantOperateJobs includes), on the grantee when it is a construct of the
+ * app (a role it defines); a principal from elsewhere has no policy in this stack to check.
  */
-export function acknowledgeOperatorFindings(jobs: AcknowledgedPieces, grantee: iam.IGrantable): void {
+export function acknowledgeViewerFindings(jobs: AcknowledgedPieces, grantee: iam.IGrantable): void {
   const principal = grantee.grantPrincipal;
   if (!Construct.isConstruct(principal)) return;
   const group = Stack.of(jobs).resolve(jobs.schedules.group.scheduleGroupName) as unknown;
@@ -92,14 +92,20 @@ export function acknowledgeOperatorFindings(jobs: AcknowledgedPieces, grantee: i
     {
       id: wildcard(`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupName}/*`),
       reason:
-        "The operator commands act on any of the stack's jobs, each a schedule named by its job id in the stack's own " +
-        'group; GetSchedule and UpdateSchedule are limited to that group.',
+        "The operator commands and the console read (and operators switch) any of the stack's jobs, each a schedule " +
+        "named by its job id in the stack's own group; GetSchedule and UpdateSchedule are limited to that group.",
     },
     {
       id: wildcard('*'),
       reason:
         'Resource * is scheduler:ListSchedules, which has no resource-level permissions; the CLI lists the group to ' +
         'name its jobs when a job id is unknown.',
+    },
+    {
+      id: wildcard(`${arnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}*`),
+      reason:
+        'The reports are keyed reports/{jobId}/{scheduledTime}.{ext}, keys not known at deploy time; s3:GetObject ' +
+        "only, on the reports/ prefix of the stack's own bucket, to download them from the console.",
     },
   );
 }

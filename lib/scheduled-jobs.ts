@@ -55,9 +55,9 @@ import { functionErrors, reconcilerRepairs } from './metrics';
 import {
   acknowledgeKeyedGroupFindings,
   acknowledgeNagFindings,
-  acknowledgeOperatorFindings,
   acknowledgeRegistryReconcilerFindings,
   acknowledgeSchedulerRoleFindings,
+  acknowledgeViewerFindings,
   acknowledgeVpcAccessFindings,
   acknowledgeWorkerReportFindings,
 } from './nag-acknowledgements';
@@ -209,6 +209,8 @@ export class ScheduledJobs extends Construct {
   private readonly jobsById = new Map<string, ScheduledJob>();
   /** Given grantOperateJobs: each worker's queue is granted to them as it is added. */
   private readonly operators: iam.IGrantable[] = [];
+  /** Given grantViewJobs (or grantOperateJobs): the schedule registry is granted to them when it is built. */
+  private readonly viewers: iam.IGrantable[] = [];
   /** The role the schedules invoke the trigger with, once a schedule exists. */
   private scheduleTargetRoleArn: string | undefined;
   private built: SharedPieces | undefined;
@@ -549,7 +551,11 @@ export class ScheduledJobs extends Construct {
     const shared = this.shared();
     const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
     this.keyedJobIds.push(resolved.settings.id);
-    if (this.registry === undefined) this.registry = this.buildRegistry(shared, keyed);
+    if (this.registry === undefined) {
+      const registry = this.buildRegistry(shared, keyed);
+      this.registry = registry;
+      for (const viewer of this.viewers) grantReadRegistry(viewer, registry);
+    }
     allowReconcileKeyedJob(shared.reconciler.fn, this, keyed);
     acknowledgeKeyedGroupFindings(shared.reconciler.fn, keyed.group.scheduleGroupName, resolved.settings.id);
     return keyed;
@@ -613,8 +619,63 @@ export class ScheduledJobs extends Construct {
   }
 
   /**
-   * Lets an operator run `occurrences pause`, `resume`, `run` and `describe` on this stack's jobs (docs/cli.md lists
-   * what each needs), and manage the run-time schedules of the jobs that take them (each job's
+   * Lets someone see the jobs without changing anything: `occurrences list`, `show`, `watch`, `describe`,
+   * `schedules list|get` and `occurrences console --read-only` (its pages and the reports' downloads). Read-only:
+   * Scheduler's Get and List on the stack's schedule group, Query and Get on the occurrences table and its status index,
+   * Query and Get on the schedule registry (when a job takes run-time schedules, also when added later), GetObject on
+   * the reports (`reports/*`), and DescribeStacks on this stack (the outputs name the rest). grantOperateJobs includes it.
+   *
+   * @example
+   * ```ts
+   * const support = new iam.Role(this, 'Support', { assumedBy: new iam.AccountRootPrincipal() });
+   * jobs.grantViewJobs(support);
+   * ```
+   */
+  grantViewJobs(grantee: iam.IGrantable): iam.Grant {
+    this.viewers.push(grantee);
+    acknowledgeViewerFindings(this, grantee);
+    const stack = Stack.of(this);
+    const grants = [
+      // Every page and command reads the job's schedule (its expression, worker, deadline); the group names the jobs.
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['scheduler:GetSchedule'],
+        resourceArns: [this.groupSchedulesArn()],
+      }),
+      // ListSchedules has no resource-level permissions.
+      iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:ListSchedules'], resourceArns: ['*'] }),
+      // One job's rows (a Query on the key), a row, several rows, and the rows of a status (the status index).
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resourceArns: [this.table.tableArn],
+      }),
+      iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns: [statusIndexArn(this.table)] }),
+      // The reports, to download from the console; only what the workers write.
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['s3:GetObject'],
+        resourceArns: [this.reportBucket.arnForObjects(`${REPORT_KEY_PREFIX}*`)],
+      }),
+      // The stack's outputs name the table, the bucket, the schedule group and the worker queues.
+      iam.Grant.addToPrincipal({ grantee, actions: ['cloudformation:DescribeStacks'], resourceArns: [stack.stackId] }),
+    ];
+    if (this.registry !== undefined) grants.push(grantReadRegistry(grantee, this.registry));
+    return grants.reduce((all, grant) => all.combine(grant));
+  }
+
+  /** `arn:…:schedule/<the stack's group>/*`: each job's schedule, named by its job id. */
+  private groupSchedulesArn(): string {
+    return Stack.of(this).formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.schedules.group.scheduleGroupName}/*`,
+    });
+  }
+
+  /**
+   * Lets an operator run `occurrences pause`, `resume`, `run`, `retry` and `backfill` on this stack's jobs, and act in
+   * `occurrences console` (docs/cli.md lists what each needs), with everything grantViewJobs gives, and manage the run-time schedules of the jobs that take them (each job's
    * `ScheduledJob.grantManageSchedules`). Workers, schedules and such jobs added later are covered too: their queues,
    * the schedules' role and their schedules are granted as they are added (the returned Grant holds what was granted
    * by this call).
@@ -627,30 +688,21 @@ export class ScheduledJobs extends Construct {
    */
   grantOperateJobs(grantee: iam.IGrantable): iam.Grant {
     this.operators.push(grantee);
-    acknowledgeOperatorFindings(this, grantee);
-    const stack = Stack.of(this);
-    const schedules = stack.formatArn({
-      service: 'scheduler',
-      resource: 'schedule',
-      resourceName: `${this.schedules.group.scheduleGroupName}/*`,
-    });
     const grants = [
-      // Every command reads the job's schedule (its worker, deadline, window); pause and resume switch it.
+      // An operator sees what they act on: the console's pages, list, show, watch and the reports.
+      this.grantViewJobs(grantee),
+      // Pause and resume switch the job's schedule (grantViewJobs reads it).
       iam.Grant.addToPrincipal({
         grantee,
-        actions: ['scheduler:GetSchedule', 'scheduler:UpdateSchedule'],
-        resourceArns: [schedules],
+        actions: ['scheduler:UpdateSchedule'],
+        resourceArns: [this.groupSchedulesArn()],
       }),
-      // The group's jobs, named when a job id is unknown; ListSchedules has no resource-level permissions.
-      iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:ListSchedules'], resourceArns: ['*'] }),
-      // The job-state row (read, compare-and-swap), the occurrences run and resume record, describe's key query.
+      // The job-state row's compare-and-swap, the occurrences run, resume and backfill record, retry's reopen.
       iam.Grant.addToPrincipal({
         grantee,
-        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+        actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'],
         resourceArns: [this.table.tableArn],
       }),
-      // The stack's outputs name the table, the schedule group and the worker queues.
-      iam.Grant.addToPrincipal({ grantee, actions: ['cloudformation:DescribeStacks'], resourceArns: [stack.stackId] }),
       ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
     ];
     if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
@@ -756,6 +808,15 @@ export class ScheduledJobs extends Construct {
 }
 
 /** run and resume enqueue on the job's worker queue. */
+/** The schedule registry's rows, read: `schedules list|get` and the console's schedules of a job. */
+function grantReadRegistry(grantee: iam.IGrantable, registry: dynamodb.ITable): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+    resourceArns: [registry.tableArn],
+  });
+}
+
 function grantSend(grantee: iam.IGrantable, worker: JobWorker): iam.Grant {
   return iam.Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [worker.queue.queueArn] });
 }

@@ -65,7 +65,9 @@ export interface BackfillPlan {
 
 /** What is wrong with a backfill's range, and which end: undefined when nothing is. */
 export interface BackfillRangeProblem {
+  /** The end of the range that is wrong. */
   readonly parameter: 'from' | 'to';
+  /** What is wrong with it, starting with its value: `(2026-12-02T00:00:00Z) is in the future: ...`. */
   readonly problem: string;
 }
 
@@ -105,6 +107,7 @@ export function planBackfill(
 
 /** The read a dry run makes: one job's rows in a range, newest first (OperatorOccurrenceReader has it). */
 export interface BackfillRows {
+  /** The job's rows with `from <= scheduledTime < to`, newest first, at most `limit`. */
   listJobNewestFirst(
     jobId: string,
     range: NewestFirstRange,
@@ -135,11 +138,13 @@ export async function previewBackfill(rows: BackfillRows, plan: BackfillPlan): P
 
 /** Where a backfill records: the trigger's insert, and a read of a row (an allowAll backfill waits on it). */
 export interface BackfillStore extends OccurrenceRecorder {
+  /** The row of this key, or undefined when there is none. */
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
 }
 
 /** What recordBackfill works with. */
 export interface BackfillDeps {
+  /** Where the occurrences are recorded (OperatorOccurrenceStore). */
   readonly store: BackfillStore;
   /** Each worker's job queue, by worker id: the job's worker's is used. */
   readonly queues: ReadonlyMap<string, WorkQueue>;

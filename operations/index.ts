@@ -9,6 +9,13 @@
  * await resumeJob(ops, await ops.job('weekly-export'), { by: 'alice' });
  * ```
  *
+ * A backfill records the fire times a job missed in a past range, as the trigger would have, after a dry run:
+ *
+ * ```ts
+ * const plan = planBackfill(await ops.job('hourly-report'), { from, to, max: 1000 });
+ * const { existing } = await previewBackfill(ops.occurrences, plan);
+ * ```
+ *
  * The schedules a job takes at run time (one per customer, say) are managed the same way:
  *
  * ```ts
@@ -89,6 +96,22 @@ export type { JsonValue } from '../functions/protocol/schedule-key';
 export { InvalidScheduleError } from '../functions/protocol/schedule-registry';
 export type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
 export { OperatorOccurrenceReader, OperatorOccurrenceStore } from './adapters';
+export {
+  BACKFILL_CONCURRENCY,
+  BACKFILL_POLL_MS,
+  type BackfillDeps,
+  type BackfillOptions,
+  type BackfillPlan,
+  type BackfillPreview,
+  type BackfillRangeProblem,
+  type BackfillRecording,
+  type BackfillRows,
+  type BackfillStore,
+  backfillRangeProblem,
+  planBackfill,
+  previewBackfill,
+  recordBackfill,
+} from './backfill';
 export {
   type BulkCheckpoint,
   type BulkItemFailure,

@@ -25,6 +25,7 @@ import {
 import { describe } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import type { JobRoute } from '../../functions/protocol/schedule-event';
+import { OVERLAP_POLICIES, type OverlapPolicy } from '../../functions/protocol/setting-basics';
 import { ScheduleInputError, UsageError } from './errors';
 
 /** Scheduler reads an expression without a time zone in UTC. */
@@ -130,6 +131,8 @@ const scheduleInputSchema = z.object({
   catchupWindowSeconds: z.optional(wholeField('catchupWindowSeconds', CATCHUP_WINDOW_SECONDS_RANGE)),
   // Only on the template of a job that takes schedules at run time: the group of its schedules.
   keyedScheduleGroup: z.optional(z.string().check(z.minLength(1, 'keyedScheduleGroup must be a schedule group name'))),
+  // The job's overlap policy, for operators to read; absent from schedules deployed before it was added.
+  overlap: z.optional(z.enum(OVERLAP_POLICIES, { error: `overlap must be one of ${OVERLAP_POLICIES.join(', ')}` })),
 });
 
 /** A schedule as a deployed job; throws ScheduleInputError naming every problem of its input. */
@@ -141,7 +144,7 @@ export function deployedJobOf(schedule: GetScheduleCommandOutput, group: string,
   }
   const route = routeOf(schedule.Target?.Input, name);
   if (!route.ok) throw new ScheduleInputError(`${where}: Target.Input is not a schedule event: ${route.error}`);
-  const { keyedScheduleGroup, ...jobRoute } = route.value;
+  const { keyedScheduleGroup, overlap, ...jobRoute } = route.value;
   return {
     id: name,
     schedule: schedule.ScheduleExpression,
@@ -149,12 +152,16 @@ export function deployedJobOf(schedule: GetScheduleCommandOutput, group: string,
     state: schedule.State ?? 'ENABLED',
     route: jobRoute,
     ...(keyedScheduleGroup === undefined ? {} : { runtimeScheduleGroup: keyedScheduleGroup }),
+    ...(overlap === undefined ? {} : { overlap }),
   };
 }
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-function routeOf(input: string | undefined, name: string): Parsed<JobRoute & { readonly keyedScheduleGroup?: string }> {
+function routeOf(
+  input: string | undefined,
+  name: string,
+): Parsed<JobRoute & { readonly keyedScheduleGroup?: string; readonly overlap?: OverlapPolicy }> {
   if (input === undefined) return { ok: false, error: 'it has none' };
   let parsed: unknown;
   try {
@@ -167,7 +174,8 @@ function routeOf(input: string | undefined, name: string): Parsed<JobRoute & { r
   }
   const result = scheduleInputSchema.safeParse(parsed);
   if (!result.success) return { ok: false, error: result.error.issues.map((i) => i.message).join('; ') };
-  const { jobId, worker, deadlineSeconds, retentionDays, catchupWindowSeconds, keyedScheduleGroup } = result.data;
+  const { jobId, worker, deadlineSeconds, retentionDays, catchupWindowSeconds, keyedScheduleGroup, overlap } =
+    result.data;
   const problems: string[] = [];
   if (jobId !== name) problems.push(`jobId ${quoteValue(jobId)} is not the schedule's name ${quoteValue(name)}`);
   // The trigger's own rule (schedule-event.ts): a row deleted while its retries wait could be recorded again.
@@ -177,7 +185,8 @@ function routeOf(input: string | undefined, name: string): Parsed<JobRoute & { r
   if (problems.length > 0) return { ok: false, error: problems.join('; ') };
   const window = catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds };
   const keyed = keyedScheduleGroup === undefined ? {} : { keyedScheduleGroup };
-  return { ok: true, value: { worker, deadlineSeconds, retentionDays, ...window, ...keyed } };
+  const policy = overlap === undefined ? {} : { overlap };
+  return { ok: true, value: { worker, deadlineSeconds, retentionDays, ...window, ...keyed, ...policy } };
 }
 
 function describeValue(value: unknown): string {

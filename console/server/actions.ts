@@ -111,7 +111,13 @@ const ACTION_HANDLERS: Record<ActionName, Handler> = {
           message: `${name} enqueued again (it is ${result.status}; its row was left as it was): ${result.note}`,
         };
       default:
-        return { outcome: 'refused', by, message: `refused to retry ${name}: ${result.reason}` };
+        return {
+          outcome: 'refused',
+          by,
+          message: `refused to retry ${name}: ${result.reason}`,
+          // The page offers "retry with force" for a row whose message may have been lost.
+          forceWouldEnqueue: result.forceWouldEnqueue,
+        };
     }
   },
 

@@ -90,13 +90,15 @@ const isTemplate = (job: DeployedJob): boolean =>
 /** One job (or one schedule of a job) at a glance. */
 export async function summaryOf(deps: ConsoleDeps, job: DeployedJob, schedule?: RuntimeSchedule): Promise<JobSummary> {
   const series = seriesOfJob(job);
-  const [state, recent] = await Promise.all([
+  const [state, recent, jobState] = await Promise.all([
     deps.states.read(series),
     isTemplate(job) ? [] : deps.occurrences.newestFirst(series, { ...ALL_TIMES, limit: RECENT_RUNS }),
+    // One schedule of a job is paused with its job too (runJobNow refuses it then).
+    job.scheduleKey === undefined ? undefined : deps.states.read(job.id),
   ]);
   const now = deps.clock.now();
   const registryPaused = schedule?.state === 'PAUSED';
-  const paused = isPaused(state) || registryPaused;
+  const paused = isPaused(state) || isPaused(jobState) || registryPaused;
   const fires = !paused && job.state === 'ENABLED' && !isTemplate(job);
   const lastStarted = recent.find((r) => barOf(r).startedAt !== undefined);
   return {
@@ -108,8 +110,9 @@ export async function summaryOf(deps: ConsoleDeps, job: DeployedJob, schedule?: 
     schedulerState: job.state,
     runtimeSchedules: job.runtimeScheduleGroup !== undefined,
     worker: job.route.worker,
+    ...(job.overlap === undefined ? {} : { overlap: job.overlap }),
     paused,
-    ...pauseOf(state, schedule),
+    ...pauseOf(isPaused(state) ? state : jobState, schedule),
     failuresInARow: state?.consecutiveFailures ?? 0,
     ...(lastStarted === undefined ? {} : { lastRun: lastRunOf(lastStarted) }),
     next: fires ? fireTimes(job, { after: now, max: NEXT_FIRES, recent }) : [],

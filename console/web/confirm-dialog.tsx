@@ -43,6 +43,9 @@ export function useAction(): {
   };
 }
 
+/** Outcomes that did nothing: shown as a warning, not a success. */
+const REFUSALS = new Set(['refused', 'already-paused', 'already-resumed', 'not-paused']);
+
 export interface ConfirmDialogProps {
   /** The dialog's heading: `Pause weekly-export`. */
   readonly title: string;
@@ -83,6 +86,11 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
   const { state } = props;
   const answered = state.kind === 'done' || state.kind === 'failed';
   const close = () => ref.current?.close();
+  const closeButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    // The confirm button is gone once answered: keep the keyboard's focus in the dialog, on Close.
+    if (answered) closeButton.current?.focus();
+  }, [answered]);
   return (
     <dialog ref={ref} data-test="confirm" aria-labelledby="confirm-title" class="confirm">
       <form
@@ -97,7 +105,11 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
         <p class="sentence" data-test="confirm-sentence">
           {props.sentence}
         </p>
-        <div class="answer" data-test="action-result" role="status">
+        <div
+          class={state.kind === 'done' && REFUSALS.has(state.result.outcome) ? 'answer refused' : 'answer'}
+          data-test="action-result"
+          role="status"
+        >
           {state.kind === 'busy' && <span class="muted">Working…</span>}
           {state.kind === 'done' && (
             <>
@@ -123,7 +135,7 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
               {props.confirmLabel}
             </button>
           )}
-          <button type="button" data-test="cancel-action" onClick={close}>
+          <button type="button" data-test="cancel-action" onClick={close} ref={closeButton}>
             {answered ? 'Close' : 'Cancel'}
           </button>
         </div>

@@ -136,7 +136,13 @@ function JobRows(props: {
           )}
         </td>
         <td>
-          <code>{job.overlap}</code>
+          {job.overlap ? (
+            <code>{job.overlap}</code>
+          ) : (
+            <span class="muted" title="The deployed schedule does not say; the worker applies the job's policy">
+              the job's
+            </span>
+          )}
         </td>
         <td>
           {job.lastRun ? (
@@ -160,22 +166,24 @@ function JobRows(props: {
         </td>
         {!props.config.readOnly && (
           <td class="actions">
-            <button
-              type="button"
-              data-action="run"
-              onClick={() => props.onAction({ kind: 'run', target, overlap: job.overlap })}
-            >
-              Run now
-            </button>
-            {job.paused ? (
-              <button type="button" data-action="resume" onClick={() => props.onAction({ kind: 'resume', target })}>
-                Resume
+            <div class="action-buttons">
+              <button
+                type="button"
+                data-action="run"
+                onClick={() => props.onAction({ kind: 'run', target, overlap: job.overlap })}
+              >
+                Run now
               </button>
-            ) : (
-              <button type="button" data-action="pause" onClick={() => props.onAction({ kind: 'pause', target })}>
-                Pause
-              </button>
-            )}
+              {job.paused ? (
+                <button type="button" data-action="resume" onClick={() => props.onAction({ kind: 'resume', target })}>
+                  Resume
+                </button>
+              ) : (
+                <button type="button" data-action="pause" onClick={() => props.onAction({ kind: 'pause', target })}>
+                  Pause
+                </button>
+              )}
+            </div>
           </td>
         )}
       </tr>

@@ -7,12 +7,15 @@ import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, OccurrenceDetail } from '../contract';
 import { ActionDialogs, type OpenAction } from './actions';
-import { api, errorText } from './api';
+import { ApiError, api, errorText } from './api';
 import { formatBytes, formatCount, formatDuration, formatUtc } from './format';
 import { attemptHistory, knownFields, leaseState } from './occurrence-fields';
 import { formatRate, type ProgressReading, progressRate, progressShare } from './progress-rate';
-import { timelineHash } from './route';
+import { occurrenceHash, timelineHash } from './route';
 import { ErrorNote, StatusBadge } from './widgets';
+
+/** Fields that name another occurrence of the series: links to it. */
+const LINKED = new Set(['yieldedTo', 'cancelledBy']);
 
 /** How often a live row is read again. */
 export const POLL_MS = 2000;
@@ -52,7 +55,8 @@ export function OccurrencePage(props: {
         (e: unknown) => {
           if (abort.signal.aborted) return;
           setError(errorText(e));
-          timer = setTimeout(read, POLL_MS * 2);
+          // A refusal (no such occurrence, a bad parameter, no session) stays one; a failure may pass.
+          if (!(e instanceof ApiError && e.status < 500)) timer = setTimeout(read, POLL_MS * 2);
         },
       );
     };
@@ -103,7 +107,7 @@ export function OccurrencePage(props: {
       </div>
       <ErrorNote error={error} />
       {detail === undefined && error === undefined && <p class="muted">Loading…</p>}
-      {detail && <Detail detail={detail} readings={readings} now={now} />}
+      {detail && <Detail detail={detail} readings={readings} now={now} jobId={jobId} scheduleKey={scheduleKey} />}
       <ActionDialogs
         open={open}
         now={now}
@@ -120,8 +124,10 @@ function Detail(props: {
   readonly detail: OccurrenceDetail;
   readonly readings: { older?: ProgressReading; newer?: ProgressReading };
   readonly now: number;
+  readonly jobId: string;
+  readonly scheduleKey?: string;
 }) {
-  const { detail, now } = props;
+  const { detail, now, jobId, scheduleKey } = props;
   const { summary, row } = detail;
   const fields = knownFields({ ...row, segments: row.segments ?? summary.segments }, now);
   const attempts = attemptHistory(row);
@@ -227,7 +233,13 @@ function Detail(props: {
           {fields.map((field) => (
             <Fragment key={field.name}>
               <dt>{field.label}</dt>
-              <dd class={field.name === 'lastError' ? 'err-text' : undefined}>{field.value}</dd>
+              <dd class={field.name === 'lastError' ? 'err-text' : undefined}>
+                {LINKED.has(field.name) && typeof row[field.name] === 'string' ? (
+                  <a href={occurrenceHash(jobId, row[field.name] as string, scheduleKey)}>{field.value}</a>
+                ) : (
+                  field.value
+                )}
+              </dd>
             </Fragment>
           ))}
         </dl>

@@ -247,9 +247,10 @@ function drawBars(ctx: CanvasRenderingContext2D, layout: Layout, props: Timeline
     const y = TOP + placed.lane * (LANE_H + LANE_GAP);
     const colour = STATUS_COLOUR[bar.status];
     if (bar.status === 'SKIPPED') {
-      // A skipped run never ran: a diamond at its scheduled time.
+      // A skipped run never ran: a diamond at its scheduled time, a dashed line back to the run it yielded to.
       const cx = placed.scheduledX;
       const cy = y + LANE_H / 2;
+      if (bar.yieldedTo !== undefined) dashed(ctx, layout.axis.x(Date.parse(bar.yieldedTo)), cx, cy, colour);
       ctx.fillStyle = colour;
       ctx.beginPath();
       ctx.moveTo(cx, cy - 6);
@@ -267,6 +268,10 @@ function drawBars(ctx: CanvasRenderingContext2D, layout: Layout, props: Timeline
       ctx.fillStyle = colour;
       ctx.fillRect(placed.scheduledX, y + 4, Math.max(1, waitEnd - placed.scheduledX), LANE_H - 8);
       ctx.globalAlpha = 1;
+    }
+    if (bar.cancelledBy !== undefined) {
+      // Cancelled by a newer run: a dashed line on to it.
+      dashed(ctx, placed.endX, layout.axis.x(Date.parse(bar.cancelledBy)), y + LANE_H / 2, colour);
     }
     if (bar.startedAt !== undefined || bar.status === 'CANCELLED') {
       const x0 = bar.startedAt === undefined ? placed.scheduledX : placed.startX;
@@ -294,6 +299,18 @@ function drawBars(ctx: CanvasRenderingContext2D, layout: Layout, props: Timeline
       ctx.fill();
     }
   }
+}
+
+function dashed(ctx: CanvasRenderingContext2D, x0: number, x1: number, y: number, colour: string): void {
+  ctx.save();
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = 1;
+  ctx.setLineDash([3, 3]);
+  ctx.beginPath();
+  ctx.moveTo(Math.min(x0, x1), Math.round(y) + 0.5);
+  ctx.lineTo(Math.max(x0, x1), Math.round(y) + 0.5);
+  ctx.stroke();
+  ctx.restore();
 }
 
 function drawBins(ctx: CanvasRenderingContext2D, layout: Layout): void {

@@ -68,13 +68,19 @@ export function placeBars(bars: readonly TimelineBar[], x: XScale, now: number):
  */
 export function shouldBin(bars: readonly TimelineBar[], x: XScale, now: number): boolean {
   if (bars.length < 2) return false;
-  const widths = bars.map((bar) => {
-    const times = barTimes(bar, now);
-    return x(times.ended) - x(times.scheduled);
-  });
+  // The median of an even sample of at most SAMPLE bars: as good a judge, at a tenth of the work for 10,000.
+  const step = Math.max(1, Math.floor(bars.length / SAMPLE));
+  const widths: number[] = [];
+  for (let i = 0; i < bars.length; i += step) {
+    const times = barTimes(bars[i], now);
+    widths.push(x(times.ended) - x(times.scheduled));
+  }
   widths.sort((a, b) => a - b);
   return widths[Math.floor(widths.length / 2)] < 1;
 }
+
+/** The most bars shouldBin measures. */
+const SAMPLE = 1000;
 
 /** One pixel column of the binned timeline: how many occurrences scheduled in it, by status. */
 export interface Bin {

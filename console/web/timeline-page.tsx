@@ -3,12 +3,13 @@
  * the range's occurrences. The range lives in the URL. Pages of TIMELINE_PAGE_BARS come newest first (`before`) and
  * are drawn as they arrive, up to MAX_TIMELINE_BARS.
  */
+import { type ComponentChild, Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type ConsoleConfig, type JobSummary, MAX_TIMELINE_BARS, type TimelineBar } from '../contract';
 import { ActionDialogs, type OpenAction } from './actions';
 import { api, errorText } from './api';
 import { formatCount, formatDuration, formatUtc } from './format';
-import { occurrenceHash, timelineHash } from './route';
+import { occurrenceHash, parseHash, timelineHash } from './route';
 import {
   fromInputValue,
   panRange,
@@ -54,6 +55,15 @@ export function TimelinePage(props: {
     if (replace) history.replaceState(null, '', hash);
     else location.hash = hash;
   };
+  /**
+   * Moves from the range in the URL now, not the one this render saw: a second key press before the hashchange is
+   * handled steps from the first one's range.
+   */
+  const step = (change: (current: TimeRange) => TimeRange) => {
+    const route = parseHash(location.hash);
+    const current = route.page === 'timeline' ? rangeFromUrl(route.from, route.to, props.now()) : range;
+    go(change(current));
+  };
   useEffect(() => {
     // Put the default range in the URL, so that a reload or a shared link shows the same range.
     if (props.from === undefined || props.to === undefined) go(range, true);
@@ -85,18 +95,18 @@ export function TimelinePage(props: {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.altKey || event.ctrlKey || event.metaKey || document.querySelector('dialog[open]')) return;
-      const target = event.target as HTMLElement | null;
-      if (target?.closest('input, textarea, select, [contenteditable]')) return;
-      if (event.key === '+' || event.key === '=') go(zoomRange(range, 0.5));
-      else if (event.key === '-' || event.key === '_') go(zoomRange(range, 2));
-      else if (event.key === 'ArrowLeft') go(panRange(range, -1));
-      else if (event.key === 'ArrowRight') go(panRange(range, 1));
+      const target = event.target;
+      if (target instanceof Element && target.closest('input, textarea, select, [contenteditable]')) return;
+      if (event.key === '+' || event.key === '=') step((r) => zoomRange(r, 0.5));
+      else if (event.key === '-' || event.key === '_') step((r) => zoomRange(r, 2));
+      else if (event.key === 'ArrowLeft') step((r) => panRange(r, -1));
+      else if (event.key === 'ArrowRight') step((r) => panRange(r, 1));
       else return;
       event.preventDefault();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [range]);
+  }, []);
 
   const [open, setOpen] = useState<OpenAction>();
   const target = { jobId, ...(scheduleKey ? { scheduleKey } : {}) };
@@ -113,7 +123,13 @@ export function TimelinePage(props: {
           {job && (
             <p class="sub">
               {job.runtimeSchedules && scheduleKey === undefined ? 'Schedules set at run time' : job.scheduleInWords} ·{' '}
-              <code>{job.schedule}</code> · {job.timeZone} · overlap <code>{job.overlap}</code>
+              <code>{job.schedule}</code> · {job.timeZone}
+              {job.overlap && (
+                <>
+                  {' '}
+                  · overlap <code>{job.overlap}</code>
+                </>
+              )}
               {job.paused && (
                 <>
                   {' '}
@@ -154,7 +170,7 @@ export function TimelinePage(props: {
           </div>
         )}
       </div>
-      <RangeControls range={range} now={now} onChange={(next) => go(next)} />
+      <RangeControls range={range} onChange={(next) => go(next)} onStep={step} />
       <TimelineCanvas
         bars={loaded.bars}
         next={loaded.next}
@@ -237,8 +253,8 @@ async function loadRange(
 /** Presets, from/to, zoom and pan. */
 function RangeControls(props: {
   readonly range: TimeRange;
-  readonly now: number;
   readonly onChange: (range: TimeRange) => void;
+  readonly onStep: (change: (current: TimeRange) => TimeRange) => void;
 }) {
   const { range } = props;
   const [from, setFrom] = useState(toInputValue(range.from));
@@ -289,7 +305,7 @@ function RangeControls(props: {
         <legend class="sr-only">Zoom and pan</legend>
         <button
           type="button"
-          onClick={() => props.onChange(panRange(range, -1))}
+          onClick={() => props.onStep((r) => panRange(r, -1))}
           aria-label="Earlier (←)"
           title="Earlier (←)"
         >
@@ -297,7 +313,7 @@ function RangeControls(props: {
         </button>
         <button
           type="button"
-          onClick={() => props.onChange(zoomRange(range, 2))}
+          onClick={() => props.onStep((r) => zoomRange(r, 2))}
           aria-label="Zoom out (-)"
           title="Zoom out (-)"
         >
@@ -305,7 +321,7 @@ function RangeControls(props: {
         </button>
         <button
           type="button"
-          onClick={() => props.onChange(zoomRange(range, 0.5))}
+          onClick={() => props.onStep((r) => zoomRange(r, 0.5))}
           aria-label="Zoom in (+)"
           title="Zoom in (+)"
         >
@@ -313,7 +329,7 @@ function RangeControls(props: {
         </button>
         <button
           type="button"
-          onClick={() => props.onChange(panRange(range, 1))}
+          onClick={() => props.onStep((r) => panRange(r, 1))}
           aria-label="Later (→)"
           title="Later (→)"
         >
@@ -321,7 +337,8 @@ function RangeControls(props: {
         </button>
       </fieldset>
       <p class="muted small range-text">
-        {formatUtc(range.from)} – {formatUtc(range.to)} ({formatDuration(width)})
+        {formatUtc(range.from)} – {formatUtc(range.to)} ({formatDuration(width)}) · keys: <kbd>+</kbd> <kbd>−</kbd>{' '}
+        zoom, <kbd>←</kbd> <kbd>→</kbd> pan
       </p>
     </div>
   );
@@ -348,7 +365,7 @@ function OccurrenceTable(props: {
               <tr>
                 <th scope="col">Scheduled</th>
                 <th scope="col">Status</th>
-                <th scope="col">Started</th>
+                <th scope="col">Started after</th>
                 <th scope="col">Took</th>
                 <th scope="col" class="num">
                   Attempts
@@ -388,10 +405,11 @@ function OccurrenceRow(props: {
   const { bar } = props;
   const started = bar.startedAt ? Date.parse(bar.startedAt) : undefined;
   const ended = bar.endedAt ? Date.parse(bar.endedAt) : undefined;
-  const details: string[] = [];
+  const details: ComponentChild[] = [];
+  const linkTo = (time: string) => <a href={occurrenceHash(props.jobId, time, props.scheduleKey)}>{formatUtc(time)}</a>;
   if (bar.status === 'SKIPPED' && bar.skipReason) details.push(`skipped for ${bar.skipReason}`);
-  if (bar.yieldedTo) details.push(`yielded to ${formatUtc(bar.yieldedTo)}`);
-  if (bar.cancelledBy) details.push(`cancelled by ${formatUtc(bar.cancelledBy)}`);
+  if (bar.yieldedTo) details.push(<>yielded to {linkTo(bar.yieldedTo)}</>);
+  if (bar.cancelledBy) details.push(<>cancelled by {linkTo(bar.cancelledBy)}</>);
   if (bar.origin) details.push(`by an operator (${bar.origin})`);
   if (bar.segments !== undefined && bar.segments > 1) details.push(`${bar.segments} segments`);
   if (bar.progress) {
@@ -417,7 +435,12 @@ function OccurrenceRow(props: {
       </td>
       <td class={bar.attempt > 1 ? 'num bad' : 'num'}>{bar.attempt}</td>
       <td class="details">
-        {details.join(' · ')}
+        {details.map((detail, i) => (
+          <Fragment key={i}>
+            {i > 0 && ' · '}
+            {detail}
+          </Fragment>
+        ))}
         {bar.lastError && <div class="err-text">{bar.lastError}</div>}
       </td>
     </tr>

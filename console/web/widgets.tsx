@@ -70,6 +70,9 @@ export function Legend() {
       <li>
         <span class="swatch next" aria-hidden="true" /> next fire times
       </li>
+      <li>
+        <span class="swatch link" aria-hidden="true" /> yielded to / cancelled by
+      </li>
     </ul>
   );
 }

@@ -51,6 +51,8 @@ export interface DeployedJob {
   readonly scheduleKey?: string;
   /** That schedule's input, handed to the occurrences recorded for it (catch-up, run now). */
   readonly input?: JsonValue;
+  /** The job's overlap policy, as its schedule's input names it; absent from a schedule deployed before it did. */
+  readonly overlap?: OverlapPolicy;
 }
 
 /** The occurrence table partition of a deployed job, or of one of its schedules (schedule-key.ts). */

@@ -39,6 +39,12 @@ export type ScheduleEvent = OccurrenceKey & JobRoute & { readonly input?: JsonVa
  */
 export const TEMPLATE_GROUP_FIELD = 'keyedScheduleGroup';
 
+/**
+ * The field of a deployed schedule's input that names its job's overlap policy, for operators to read (describe, the
+ * console). Nothing acts on it: the trigger ignores it, and the worker applies the policy of its own settings.
+ */
+export const OVERLAP_FIELD = 'overlap';
+
 /** The schedule event of one occurrence of a job: what a schedule's input becomes at its scheduled time. */
 export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEvent {
   return {

@@ -65,6 +65,17 @@ describe('Class: SchedulerJobCatalogue', () => {
       expect(await catalogue.job(OTHER)).toEqual(otherJob);
     });
 
+    it("reads the job's overlap policy from its schedule's input; one deployed without it has none", async () => {
+      const raw = input({ worker: 'reports', deadlineSeconds: 3600, retentionDays: 7, overlap: 'bufferAll' });
+      await createSchedules(moto.endpoint, [hourlyJob], { input: { [HOURLY]: raw } });
+
+      expect((await catalogue.job(HOURLY))?.overlap).toBe('bufferAll');
+      await createSchedules(moto.endpoint, [hourlyJob], {
+        input: { [HOURLY]: input({ worker: 'reports', deadlineSeconds: 3600, retentionDays: 7 }) },
+      });
+      expect(await catalogue.job(HOURLY)).not.toHaveProperty('overlap');
+    });
+
     it('keeps a schedule disabled in Scheduler as a job, with its state; without a time zone it is UTC', async () => {
       const paused: DeployedJob = { ...otherJob, state: 'DISABLED', timeZone: '' };
       await createSchedules(moto.endpoint, [paused]);
@@ -113,6 +124,11 @@ describe('Class: SchedulerJobCatalogue', () => {
         'another job id than the schedule name',
         input({ jobId: OTHER, worker: 'reports', deadlineSeconds: 3600, retentionDays: 7 }),
         `jobId "${OTHER}" is not the schedule's name "${HOURLY}"`,
+      ],
+      [
+        'an overlap policy that is not one',
+        input({ worker: 'reports', deadlineSeconds: 3600, retentionDays: 7, overlap: 'queue' }),
+        'overlap must be one of skip, bufferOne, bufferAll, cancelOther, allowAll',
       ],
       [
         'a retention that does not outlive the deadline',

@@ -33,12 +33,20 @@ export interface FakeApi {
   close(): Promise<void>;
 }
 
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+/** More than MAX_TIMELINE_BARS in the dense job's week, so that the page has to stop loading. */
+export const DENSE_BARS = 10_500;
 const BY = 'tester via console (arn:aws:sts::123456789012:assumed-role/Operator/tester)';
 
 /** Starts the fake on a free port. */
 export async function startFakeApi(): Promise<FakeApi> {
   const bundle = await bundlePage();
-  const timelines: Record<string, TimelineBar[]> = { 'weekly-export': weeklyExportBars(), dense: denseBars() };
+  const timelines: Record<string, TimelineBar[]> = {
+    'weekly-export': weeklyExportBars(),
+    dense: denseBars(DENSE_BARS),
+  };
   const posts: RecordedPost[] = [];
   const timelineRequests: URLSearchParams[] = [];
   const polls = new Map<string, number>();
@@ -51,12 +59,13 @@ export async function startFakeApi(): Promise<FakeApi> {
       res.end(JSON.stringify(body));
     };
     if (req.method === 'GET' && url.pathname === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      // The real server's CSP, so that the page is tested under it (no inline script or style, no eval).
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP });
       res.end(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>occurrences console</title>' +
           '<meta name="viewport" content="width=device-width, initial-scale=1">' +
           '<link rel="stylesheet" href="/assets/console.css"></head>' +
-          '<body><div id="app"></div><script src="/assets/console.js"></script></body></html>',
+          '<body><script src="/assets/console.js"></script></body></html>',
       );
       return;
     }

@@ -44,6 +44,7 @@ describe('cdk synth of bin/app.ts', () => {
             deadlineSeconds: seconds(j.props.retry?.deadline) ?? 21_600,
             retentionDays: j.props.retention?.toDays() ?? 90,
             catchupWindowSeconds: seconds(j.props.catchupWindow) ?? seconds(j.props.retry?.deadline) ?? 21_600,
+            overlap: j.props.overlap ?? 'skip',
           },
         }))
         .sort(byName),

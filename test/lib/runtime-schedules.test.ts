@@ -139,6 +139,7 @@ describe('a job with runtimeSchedules', () => {
       deadlineSeconds: 21_600,
       retentionDays: 90,
       catchupWindowSeconds: 1200,
+      overlap: 'skip',
       keyedScheduleGroup: resources[logicalId(group)].Properties.Name,
     });
     expect(built.weekly.runtimeSchedules).toBe(true);
@@ -315,6 +316,31 @@ describe('grantOperateJobs', () => {
       .map((st) => st.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'])
       .filter((keys) => keys !== undefined);
     expect(leadingKeys).toEqual([['early'], ['late']]);
+  });
+});
+
+describe('grantViewJobs', () => {
+  it('lets a viewer read the schedule registry, built before or after the grant, and write none of it', () => {
+    const registryReads = (grantFirst: boolean): string[] => {
+      const stack = new Stack(unbundledApp(), grantFirst ? 'ViewedFirst' : 'ViewedLater');
+      const jobs = new ScheduledJobs(stack, 'Jobs');
+      const worker = jobs.addWorker('reports', { entry: WORKER_ENTRY });
+      const support = new iam.Role(stack, 'Support', { assumedBy: new iam.AccountRootPrincipal() });
+      if (grantFirst) jobs.grantViewJobs(support);
+      jobs.addJob('per-customer', { runtimeSchedules: true, worker });
+      if (!grantFirst) jobs.grantViewJobs(support);
+      const json = Template.fromStack(stack).toJSON();
+      const roleId = stack.getLogicalId(support.node.defaultChild as CfnElement);
+      const registryId = stack.getLogicalId(jobs.scheduleRegistry?.node.defaultChild as CfnElement);
+      return Object.values(json.Resources as Record<string, TemplateResource>)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x) => x.Ref === roleId))
+        .flatMap((p) => [...p.Properties.PolicyDocument.Statement])
+        .filter((st) => JSON.stringify(st.Resource).includes(registryId))
+        .flatMap((st) => actionsOf(st))
+        .sort();
+    };
+    expect(registryReads(true)).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
+    expect(registryReads(false)).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
   });
 });
 

@@ -24,6 +24,7 @@ let pausing: JobWorker;
 let plain: JobWorker;
 let late: JobWorker;
 let operator: iam.Role;
+let viewer: iam.Role;
 let resources: Record<string, TemplateResource>;
 
 beforeAll(() => {
@@ -43,6 +44,8 @@ beforeAll(() => {
   jobs.addJob('daily', { schedule: expression('cron(0 6 * * ? *)'), worker: plain, overlap: OverlapPolicy.ALLOW_ALL });
   operator = new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() });
   jobs.grantOperateJobs(operator);
+  viewer = new iam.Role(stack, 'Viewer', { assumedBy: new iam.AccountRootPrincipal() });
+  jobs.grantViewJobs(viewer);
   // Added after the grant: the operator may still enqueue on its queue.
   late = jobs.addWorker('late', { entry: WORKER_ENTRY });
   jobs.addJob('weekly', { schedule: expression('cron(0 3 ? * MON *)'), worker: late, pauseAfterFailures: 1 });
@@ -153,23 +156,41 @@ describe('every worker, for the running slot', () => {
   });
 });
 
+const groupSchedules = () =>
+  `arn:\${AWS::Partition}:scheduler:\${AWS::Region}:\${AWS::AccountId}:schedule/${groupName()}/*`;
+
+/** What grantViewJobs gives on this stack: reads only. */
+function viewerGrants(): string[] {
+  const table = `\${${logicalId(jobs.table)}.Arn}`;
+  return [
+    `scheduler:GetSchedule on ${groupSchedules()}`,
+    'scheduler:ListSchedules on *',
+    `dynamodb:GetItem on ${table}`,
+    `dynamodb:BatchGetItem on ${table}`,
+    `dynamodb:Query on ${table}`,
+    `dynamodb:Query on ${table}/index/byStatusShard`,
+    `s3:GetObject on \${${logicalId(jobs.reportBucket)}.Arn}/reports/*`,
+    `cloudformation:DescribeStacks on \${AWS::StackId}`,
+  ];
+}
+
+describe('Method: grantViewJobs', () => {
+  it('gives only reads: the schedules, the rows and the status index, the reports, the stack outputs', () => {
+    expect(grants(statementsOf(logicalId(viewer)), '').sort()).toEqual(viewerGrants().sort());
+  });
+});
+
 describe('Method: grantOperateJobs', () => {
   const operatorGrants = () => grants(statementsOf(logicalId(operator)), '');
 
-  it('gives what pause, resume, run and describe call, on this stack’s resources', () => {
+  it('gives what pause, resume, run, retry, backfill and the console call, with what a viewer reads', () => {
     const table = `\${${logicalId(jobs.table)}.Arn}`;
-    const group = groupName();
-    const schedules = `arn:\${AWS::Partition}:scheduler:\${AWS::Region}:\${AWS::AccountId}:schedule/${group}/*`;
     expect(operatorGrants().sort()).toEqual(
       [
-        `scheduler:GetSchedule on ${schedules}`,
-        `scheduler:UpdateSchedule on ${schedules}`,
-        'scheduler:ListSchedules on *',
-        `dynamodb:GetItem on ${table}`,
+        ...viewerGrants(),
+        `scheduler:UpdateSchedule on ${groupSchedules()}`,
         `dynamodb:UpdateItem on ${table}`,
         `dynamodb:PutItem on ${table}`,
-        `dynamodb:Query on ${table}`,
-        `cloudformation:DescribeStacks on \${AWS::StackId}`,
         ...[pausing, plain, late].map((w) => `sqs:SendMessage on \${${logicalId(w.queue)}.Arn}`),
         `iam:PassRole on ${targetRole()}`,
       ].sort(),

@@ -192,6 +192,8 @@ describe('schedules', () => {
       retentionDays,
       // No catch-up window configured: the deadline, past which no attempt could start anyway.
       catchupWindowSeconds: deadlineSeconds,
+      // The default policy, for operators to read (describe, the console).
+      overlap: 'skip',
     });
     expect(inputs).toEqual({
       [WEEKLY.id]: event(WEEKLY.id, 'exports', 21_600, 90),

@@ -19,6 +19,9 @@
  * occurrence: under bufferAll the occurrences are recorded one at a time in scheduled-time order, and start one at a
  * time in that order. Under allowAll they run side by side, at most `--concurrency` at once: the backfill waits for
  * one to end (or pass its deadline) before it records the next.
+ *
+ * The planning, the dry run's count and the recording are the library's (operations/backfill.ts, which the console's
+ * backfill runs too); this file parses the arguments, turns the library's refusals into usage errors and prints.
  */
 import type { Command } from 'commander';
 import { z } from 'zod';

@@ -82,6 +82,7 @@ export function printDescription(ctx: CommandContext, d: JobDescription): void {
       ['job', job.scheduleKey === undefined ? job.id : `${job.id} schedule ${job.scheduleKey}`],
       ['schedule', `${job.schedule} in ${job.timeZone} (Scheduler: ${job.state})`],
       ['worker', job.route.worker],
+      ['overlap', job.overlap],
       ['state', d.paused && state ? `PAUSED ${pauseSummary(state)}` : 'not paused'],
       ['last resumed', state?.resumedAt && `${state.resumedAt} by ${state.resumedBy ?? 'unknown'}`],
       ['running slot', state?.slotTime && `held by the occurrence of ${state.slotTime}`],

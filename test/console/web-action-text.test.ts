@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import {
+  backfillSentence,
+  pauseSentence,
+  resumeSentence,
+  retrySentence,
+  runSentence,
+  targetName,
+} from '../../console/web/action-text';
+
+const job = { jobId: 'weekly-export' };
+const schedule = { jobId: 'reports', scheduleKey: 'customer-42' };
+
+describe('the confirmation sentences', () => {
+  it('names a job, or one schedule of it', () => {
+    expect(targetName(job)).toBe('weekly-export');
+    expect(targetName(schedule)).toBe('reports (schedule customer-42)');
+  });
+
+  it('says a pause disables the schedule until resumed, with the note, or that one is required', () => {
+    expect(pauseSentence(job, '  freeze ')).toBe(
+      'Pause weekly-export: its schedule is disabled and runs stop until resumed. Note: “freeze”.',
+    );
+    expect(pauseSentence(job, ' ')).toContain('A note is required.');
+  });
+
+  it('says a resume enables the schedule again', () => {
+    expect(resumeSentence(schedule)).toBe(
+      'Resume reports (schedule customer-42): its schedule is enabled again and runs start at the next fire time.',
+    );
+  });
+
+  it("says which overlap policy a run now uses: the one chosen, else the job's", () => {
+    expect(runSentence(job, 'allowAll', 'skip')).toContain('with overlap allowAll: run alongside any run going');
+    expect(runSentence(job, undefined, 'skip')).toContain(
+      "with overlap skip (the job's): skip it while a run is going",
+    );
+    expect(runSentence(job, undefined)).toContain("with the job's overlap policy");
+  });
+
+  it('tells a plain retry from a forced one', () => {
+    expect(retrySentence(job, '2026-12-02T05:00:00.000Z', 'FAILED', false)).toBe(
+      'Retry weekly-export at 2026-12-02 05:00:00 UTC: the FAILED occurrence is reopened and enqueued to run again.',
+    );
+    expect(retrySentence(job, '2026-12-02T05:00:00.000Z', 'RUNNING', true)).toContain(
+      'with force: one more message is enqueued for this RUNNING occurrence',
+    );
+  });
+
+  it("gives a backfill's range, policy and, after the dry run, its count", () => {
+    const from = Date.parse('2026-12-01T00:00:00Z');
+    const to = Date.parse('2026-12-02T00:00:00Z');
+    expect(backfillSentence(job, from, to, 'bufferAll', 24)).toBe(
+      'Backfill weekly-export from 2026-12-01 00:00:00 UTC to 2026-12-02 00:00:00 UTC: records 24 fire times ' +
+        'without a row yet and runs them with overlap bufferAll (buffer every run behind the one going).',
+    );
+    expect(backfillSentence(job, from, to, 'skip', 1)).toContain('records 1 fire time without');
+    expect(backfillSentence(job, from, to, 'skip')).toContain('records the fire times without');
+  });
+});
