@@ -11,6 +11,7 @@ import path from 'node:path';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus, SkipReason } from '../functions/protocol/occurrence';
+import { OVERLAP_FIELD } from '../functions/protocol/schedule-event';
 import { statusShardOf, toTableItem } from '../functions/protocol/table-schema';
 import { workerLimits } from '../functions/protocol/worker-limits';
 import { createResources, LOCAL_REGION, type LocalClients, localClients } from '../testing/local/local-aws';
@@ -75,7 +76,7 @@ export async function seedJobHistory(
   };
 }
 
-/** The job's schedule as lib/job-schedules.ts deploys it: named by the job, its route in Target.Input. */
+/** The job's schedule as lib/job-schedules.ts deploys it: named by the job, its route and overlap policy in Target.Input. */
 async function createJobSchedule(endpoint: string): Promise<void> {
   const scheduler = new SchedulerClient({
     endpoint,
@@ -91,6 +92,7 @@ async function createJobSchedule(endpoint: string): Promise<void> {
       deadlineSeconds: 3_600,
       retentionDays: 400,
       catchupWindowSeconds: 3_600,
+      [OVERLAP_FIELD]: 'skip',
     };
     await scheduler.send(
       new CreateScheduleCommand({

@@ -216,7 +216,10 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     const page = await open(context, consoleProcess, '#/', 'jobs');
     await expect(page.locator(`tr[data-job="${DIGEST}"]`).count()).resolves.toBe(1);
     await expect(page.locator(`tr[data-job="${EXPORT}"]`).count()).resolves.toBe(1);
-    await expect(page.locator(`tr[data-job="${DIGEST}"]`).textContent()).resolves.toMatch(/Europe\/Berlin/);
+    // Its schedule in words and time zone, and the overlap policy its deployed schedule names (the sample's default).
+    await expect(page.locator(`tr[data-job="${DIGEST}"]`).textContent()).resolves.toMatch(
+      /At 06:00.*Europe\/Berlin.*skip/s,
+    );
     await screenshot(page, 'console-jobs');
     await page.close();
   });
