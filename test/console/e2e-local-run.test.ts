@@ -77,6 +77,7 @@ afterAll(async () => {
   await Promise.all([consoleProcess?.stop(), readOnlyProcess?.stop()]);
   await run?.stop();
   rmSync(work, { recursive: true, force: true });
+  if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(SCREENSHOTS, { recursive: true, force: true });
 });
 
 /**
