@@ -34,9 +34,12 @@ export function pauseSentence(target: ActionTarget, note: string): string {
   return `Pause ${targetName(target)}: its schedule is disabled and runs stop until resumed.${noteText}`;
 }
 
-/** Resume: the schedule starts again. */
+/** Resume: the schedule starts again, and the fire times the pause missed are caught up (resumeJob). */
 export function resumeSentence(target: ActionTarget): string {
-  return `Resume ${targetName(target)}: its schedule is enabled again and runs start at the next fire time.`;
+  return (
+    `Resume ${targetName(target)}: its schedule is enabled again; the fire times missed while paused run now if ` +
+    'still inside the catch-up window, older ones are recorded as skipped (missed).'
+  );
 }
 
 /** Run now: one occurrence now, with an overlap choice. */
@@ -55,7 +58,11 @@ export function retrySentence(target: ActionTarget, scheduledTime: string, statu
   if (force) {
     return `Retry ${which} with force: one more message is enqueued for this ${status} occurrence; its row is left as it is.`;
   }
-  return `Retry ${which}: the ${status} occurrence is reopened and enqueued to run again.`;
+  if (status === 'FAILED') return `Retry ${which}: the FAILED occurrence is reopened and enqueued to run again.`;
+  return (
+    `Retry ${which}: only a FAILED occurrence is reopened; for this ${status} one the server answers whether a ` +
+    'forced retry would enqueue it.'
+  );
 }
 
 /** Backfill: record the fire times that have no row; the dry run's count when known. */

@@ -1,7 +1,8 @@
 /**
  * How the page shows each status: a colour (the timeline, the history strip, the legend) and words (labels for
- * screen readers and tooltips). The colours keep at least 3:1 against the white page and differ in lightness as
- * well as hue, and every coloured mark also has a text label.
+ * screen readers and tooltips). White text on each colour keeps 4.5:1 (the badges) except SKIPPED's canvas grey
+ * (3.2:1 against white, a graphic only; its badge is darker, styles in console.css), and every coloured mark also
+ * has a text label.
  */
 import type { SkipReasonName, Status } from '../contract';
 
@@ -22,7 +23,7 @@ export const STATUS_COLOUR: Readonly<Record<Status, string>> = {
   SUCCEEDED: '#2f7d32',
   FAILED: '#c62828',
   RUNNING: '#1565c0',
-  RETRY_WAIT: '#d9480f',
+  RETRY_WAIT: '#c2410c',
   PENDING: '#7b3fb3',
   BUFFERED: '#00796b',
   SKIPPED: '#8a8f98',
@@ -56,4 +57,18 @@ export function statusText(status: Status, skipReason?: SkipReasonName): string 
 /** Whether a status is final: the row no longer changes by itself. */
 export function isFinal(status: Status): boolean {
   return status === 'SUCCEEDED' || status === 'FAILED' || status === 'SKIPPED' || status === 'CANCELLED';
+}
+
+/**
+ * A history strip in words, for screen readers and keyboards (its cells are for the mouse):
+ * `last 20 runs: 18 succeeded, 2 failed; the newest failed`. Runs newest first, as the API gives them.
+ */
+export function historySummary(runs: ReadonlyArray<{ readonly status: Status }>): string {
+  if (runs.length === 0) return 'no runs yet';
+  const counts = new Map<Status, number>();
+  for (const run of runs) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
+  const parts = STATUSES.filter((status) => counts.has(status)).map(
+    (status) => `${counts.get(status)} ${STATUS_LABEL[status].toLowerCase()}`,
+  );
+  return `last ${runs.length} runs: ${parts.join(', ')}; the newest ${STATUS_LABEL[runs[0].status].toLowerCase()}`;
 }

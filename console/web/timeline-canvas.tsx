@@ -293,7 +293,7 @@ function drawBars(ctx: CanvasRenderingContext2D, layout: Layout, props: Timeline
       ctx.beginPath();
       ctx.arc(placed.scheduledX + 1, y + 1, 4.5, 0, Math.PI * 2);
       ctx.fill();
-      ctx.fillStyle = '#d9480f';
+      ctx.fillStyle = '#c2410c';
       ctx.beginPath();
       ctx.arc(placed.scheduledX + 1, y + 1, 3, 0, Math.PI * 2);
       ctx.fill();

@@ -2,7 +2,7 @@
 import type { RecentRun, SkipReasonName, Status } from '../contract';
 import { formatRelative, formatUtc } from './format';
 import { occurrenceHash } from './route';
-import { STATUS_COLOUR, STATUS_LABEL, STATUSES, statusText } from './status';
+import { historySummary, STATUS_COLOUR, STATUS_LABEL, STATUSES, statusText } from './status';
 
 /** A status as a coloured badge with its words. */
 export function StatusBadge(props: { readonly status: Status; readonly skipReason?: SkipReasonName }) {
@@ -21,23 +21,29 @@ export function HistoryStrip(props: {
 }) {
   const runs = [...props.runs].reverse();
   if (runs.length === 0) return <span class="muted">no runs yet</span>;
+  // One tab stop per job, not twenty: the summary is read out, the cells are for the mouse (the timeline's table
+  // lists every run for the keyboard).
   return (
-    <ul class="strip" aria-label={`The last ${runs.length} runs, oldest first`}>
-      {runs.map((run) => {
-        const label = `${formatUtc(run.scheduledTime)}: ${statusText(run.status, run.skipReason)}`;
-        return (
-          <li key={run.scheduledTime}>
-            <a
-              href={occurrenceHash(props.jobId, run.scheduledTime, props.scheduleKey)}
-              class={`cell status-${run.status}`}
-              title={label}
-            >
-              <span class="sr-only">{label}</span>
-            </a>
-          </li>
-        );
-      })}
-    </ul>
+    <>
+      <span class="sr-only">{historySummary(props.runs)}</span>
+      <ul class="strip" aria-label={`The last ${runs.length} runs, oldest first`}>
+        {runs.map((run) => {
+          const label = `${formatUtc(run.scheduledTime)}: ${statusText(run.status, run.skipReason)}`;
+          return (
+            <li key={run.scheduledTime}>
+              <a
+                href={occurrenceHash(props.jobId, run.scheduledTime, props.scheduleKey)}
+                class={`cell status-${run.status}`}
+                title={label}
+                tabIndex={-1}
+              >
+                <span class="sr-only">{label}</span>
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+    </>
   );
 }
 

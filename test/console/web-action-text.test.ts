@@ -24,9 +24,10 @@ describe('the confirmation sentences', () => {
     expect(pauseSentence(job, ' ')).toContain('A note is required.');
   });
 
-  it('says a resume enables the schedule again', () => {
+  it('says a resume enables the schedule again and catches up on the fire times it missed', () => {
     expect(resumeSentence(schedule)).toBe(
-      'Resume reports (schedule customer-42): its schedule is enabled again and runs start at the next fire time.',
+      'Resume reports (schedule customer-42): its schedule is enabled again; the fire times missed while paused run ' +
+        'now if still inside the catch-up window, older ones are recorded as skipped (missed).',
     );
   });
 
@@ -41,6 +42,9 @@ describe('the confirmation sentences', () => {
   it('tells a plain retry from a forced one', () => {
     expect(retrySentence(job, '2026-12-02T05:00:00.000Z', 'FAILED', false)).toBe(
       'Retry weekly-export at 2026-12-02 05:00:00 UTC: the FAILED occurrence is reopened and enqueued to run again.',
+    );
+    expect(retrySentence(job, '2026-12-02T05:00:00.000Z', 'RUNNING', false)).toContain(
+      'only a FAILED occurrence is reopened; for this RUNNING one the server answers whether a forced retry would',
     );
     expect(retrySentence(job, '2026-12-02T05:00:00.000Z', 'RUNNING', true)).toContain(
       'with force: one more message is enqueued for this RUNNING occurrence',
