@@ -18,6 +18,7 @@ import { deployedJobOf, jobSummaries, scheduleOfJob, summaryOf } from './jobs';
 import { occurrenceDetail } from './occurrence';
 import type { PageBundle } from './page-bundle';
 import { jobIdParam, keyParam, optionalTimeParam, scheduledTimeParam, timeParam } from './params';
+import { RecentJobs } from './recent-jobs';
 import { downloadReport } from './report';
 import { securityHeaders, sessionGuard } from './session';
 import { timelinePage } from './timeline-page';
@@ -41,7 +42,9 @@ const SHELL =
   '<body><noscript>The console needs JavaScript.</noscript><script src="/assets/console.js"></script></body></html>';
 
 /** The console's app. */
-export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions): Hono {
+export function createConsoleApp(given: ConsoleDeps, options: ConsoleAppOptions): Hono {
+  const jobs = new RecentJobs(given.jobs, given.clock);
+  const deps: ConsoleDeps = { ...given, jobs };
   const app = new Hono();
   let bundle: Promise<PageBundle> | undefined;
   const page = () => {
@@ -161,8 +164,12 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
     } catch {
       throw badParameter('body', 'must be JSON');
     }
-    const { status, answer } = await runAction(deps, action as ActionName, body);
-    return c.json(answer, status);
+    try {
+      const { status, answer } = await runAction(deps, action as ActionName, body);
+      return c.json(answer, status);
+    } finally {
+      jobs.forget();
+    }
   });
 
   return app;

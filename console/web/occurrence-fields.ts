@@ -95,11 +95,16 @@ export function attemptHistory(row: Readonly<Record<string, unknown>>): AttemptL
   });
 }
 
-/** The lease: who holds it, how old its last sign of life is, and when it expires; undefined without one. */
+/**
+ * The lease: who holds it, how old its last sign of life is, and when it expires; undefined when nobody holds one.
+ * Only a RUNNING row has a holder: a row that waits for a retry or has ended keeps its last lease's fields, which
+ * name who held it, not who holds it.
+ */
 export function leaseState(
   row: Readonly<Record<string, unknown>>,
   now: number,
 ): { readonly owner?: string; readonly age?: string; readonly expires?: string } | undefined {
+  if (row.status !== 'RUNNING') return undefined;
   const expires = typeof row.leaseExpiresAt === 'string' ? Date.parse(row.leaseExpiresAt) : Number.NaN;
   const lastSign = [row.heartbeatAt, row.claimedAt].find((v): v is string => typeof v === 'string');
   if (Number.isNaN(expires) && row.leaseId === undefined) return undefined;

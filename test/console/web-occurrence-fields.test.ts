@@ -48,6 +48,7 @@ describe('leaseState', () => {
     expect(
       leaseState(
         {
+          status: 'RUNNING',
           leaseId: 'l',
           leaseOwner: 'w7',
           heartbeatAt: '2026-12-02T07:59:40.000Z',
@@ -58,13 +59,24 @@ describe('leaseState', () => {
     ).toEqual({ owner: 'w7', age: '20 s', expires: 'expires in 4 min' });
     expect(
       leaseState(
-        { leaseId: 'l', claimedAt: '2026-12-02T07:00:00.000Z', leaseExpiresAt: '2026-12-02T07:30:00.000Z' },
+        {
+          status: 'RUNNING',
+          leaseId: 'l',
+          claimedAt: '2026-12-02T07:00:00.000Z',
+          leaseExpiresAt: '2026-12-02T07:30:00.000Z',
+        },
         now,
       ),
     ).toEqual({
       age: '1 h',
       expires: 'expired 30 min ago',
     });
+  });
+
+  it('is undefined for a row nobody holds: a FAILED or RETRY_WAIT row keeps its last lease, no holder', () => {
+    const leftOver = { leaseId: 'l', leaseOwner: 'w7', heartbeatAt: '2026-12-02T07:59:40.000Z' };
+    expect(leaseState({ ...leftOver, status: 'FAILED' }, now)).toBeUndefined();
+    expect(leaseState({ ...leftOver, status: 'RETRY_WAIT' }, now)).toBeUndefined();
   });
 
   it('is undefined without a lease', () => {
