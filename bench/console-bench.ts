@@ -15,23 +15,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchBrowser } from '../scripts/chromium';
 import { startMotoServer } from '../testing/local/moto-server';
 import { type RunningConsole, startConsole } from './console-process';
 import { type SeededJob, seedJobHistory } from './console-seed';
 import { CountingProxy, countByOperation } from './counting-proxy';
 
-/** Debian's Chromium (`apt-get install -y chromium`), as the browser tests launch it (test/support/browser.ts). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** The anchor's range: the newest 100 of the seeded occurrences. */
 const ANCHOR_BARS = 100;
 const MINUTE = 60_000;
@@ -275,7 +265,7 @@ async function main(): Promise<void> {
     console.log(`seeding ${options.occurrences} occurrences of one per-minute job on moto (BatchWriteItem)...`);
     const job = await seedJobHistory(moto.endpoint, proxy.endpoint, options.occurrences, Date.now());
     target = await startConsole(['console', '--local', job.localFile, '--port', '0']);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+    browser = await launchBrowser();
     const context = await signIn(browser, target);
     const anchorFrom = new Date(Date.parse(job.to) - ANCHOR_BARS * MINUTE).toISOString();
     const bigHash = timelineHash(job, job.from);

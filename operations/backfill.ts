@@ -45,6 +45,7 @@ import type { Clock, Logger, OccurrenceRecorder, WorkQueue } from '../functions/
 import { recordOccurrence, type TriggerResult } from '../functions/protocol/record-occurrence';
 import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import { scheduleTimesBetween } from '../functions/protocol/schedule-times';
+import { sleep } from '../functions/protocol/transient-retry';
 
 /** allowAll's default: occurrences running at once. */
 export const BACKFILL_CONCURRENCY = 8;
@@ -228,20 +229,6 @@ async function untilEnded(deps: BackfillDeps, key: OccurrenceKey, options: Backf
       return;
     await wait(BACKFILL_POLL_MS, signal);
   }
-}
-
-/** Waits `ms`, or less when the signal aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**

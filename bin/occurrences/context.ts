@@ -52,16 +52,5 @@ export interface CommandSetup {
   setExitCode(code: ExitCode): void;
 }
 
-/** Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+// Waits `ms`, or less when the signal aborts (Ctrl-C ends a watch between two polls at once).
+export { sleep } from '../../functions/protocol/transient-retry';

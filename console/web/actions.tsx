@@ -304,6 +304,21 @@ export type OpenAction =
   | { readonly kind: 'retry'; readonly target: ActionTarget; readonly scheduledTime: string; readonly status: Status }
   | { readonly kind: 'backfill'; readonly target: ActionTarget; readonly from: number; readonly to: number };
 
+/**
+ * A page's action dialogs: which one is open, and the generation of the page's data, which a change made by an action
+ * (or `reload`) moves on so that the page reads its data again.
+ */
+export function useActionDialogs() {
+  const [open, setOpen] = useState<OpenAction>();
+  const [generation, setGeneration] = useState(0);
+  const reload = () => setGeneration((g) => g + 1);
+  const close = (changed: boolean) => {
+    setOpen(undefined);
+    if (changed) reload();
+  };
+  return { open, setOpen, close, generation, reload };
+}
+
 /** The open dialog, or nothing. */
 export function ActionDialogs(props: {
   readonly open?: OpenAction;

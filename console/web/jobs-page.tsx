@@ -1,7 +1,7 @@
 /** The jobs page (`#/`): one row per job, with its schedule, state, last and next runs, history, and actions. */
 import { useEffect, useState } from 'preact/hooks';
 import type { ConsoleConfig, JobSummary, ScheduleSummary } from '../contract';
-import { ActionDialogs, type OpenAction } from './actions';
+import { ActionDialogs, type OpenAction, useActionDialogs } from './actions';
 import { api, errorText } from './api';
 import { formatCount, formatDuration, formatRelative, formatUtc } from './format';
 import { timelineHash } from './route';
@@ -12,8 +12,7 @@ export function JobsPage(props: { readonly config: ConsoleConfig; readonly now: 
   const [jobs, setJobs] = useState<readonly JobSummary[]>();
   const [readUnits, setReadUnits] = useState<number>();
   const [error, setError] = useState<string>();
-  const [open, setOpen] = useState<OpenAction>();
-  const [generation, setGeneration] = useState(0);
+  const { open, setOpen, close, generation, reload } = useActionDialogs();
   useEffect(() => {
     const abort = new AbortController();
     api.jobs(abort.signal).then(
@@ -36,7 +35,7 @@ export function JobsPage(props: { readonly config: ConsoleConfig; readonly now: 
         <h1 id="jobs-title">Jobs</h1>
         <div class="head-side">
           {readUnits !== undefined && <span class="muted">{formatCount(readUnits)} read units</span>}
-          <button type="button" onClick={() => setGeneration((g) => g + 1)}>
+          <button type="button" onClick={reload}>
             Refresh
           </button>
         </div>
@@ -76,14 +75,7 @@ export function JobsPage(props: { readonly config: ConsoleConfig; readonly now: 
           </table>
         </div>
       )}
-      <ActionDialogs
-        open={open}
-        now={now}
-        onClose={(changed) => {
-          setOpen(undefined);
-          if (changed) setGeneration((g) => g + 1);
-        }}
-      />
+      <ActionDialogs open={open} now={now} onClose={close} />
     </section>
   );
 }

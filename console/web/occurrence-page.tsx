@@ -6,7 +6,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, OccurrenceDetail } from '../contract';
-import { ActionDialogs, type OpenAction } from './actions';
+import { ActionDialogs, useActionDialogs } from './actions';
 import { ApiError, api, errorText } from './api';
 import { formatBytes, formatCount, formatDuration, formatUtc } from './format';
 import { attemptHistory, knownFields, leaseState } from './occurrence-fields';
@@ -31,9 +31,8 @@ export function OccurrencePage(props: {
   const { jobId, time, scheduleKey } = props;
   const [detail, setDetail] = useState<OccurrenceDetail>();
   const [error, setError] = useState<string>();
-  const [generation, setGeneration] = useState(0);
+  const { open, setOpen, close, generation } = useActionDialogs();
   const [readings, setReadings] = useState<{ older?: ProgressReading; newer?: ProgressReading }>({});
-  const [open, setOpen] = useState<OpenAction>();
   const [now, setNow] = useState(props.now());
   const lastAt = useRef<string | undefined>(undefined);
   useEffect(() => {
@@ -108,14 +107,7 @@ export function OccurrencePage(props: {
       <ErrorNote error={error} />
       {detail === undefined && error === undefined && <p class="muted">Loading…</p>}
       {detail && <Detail detail={detail} readings={readings} now={now} jobId={jobId} scheduleKey={scheduleKey} />}
-      <ActionDialogs
-        open={open}
-        now={now}
-        onClose={(changed) => {
-          setOpen(undefined);
-          if (changed) setGeneration((g) => g + 1);
-        }}
-      />
+      <ActionDialogs open={open} now={now} onClose={close} />
     </section>
   );
 }

@@ -6,7 +6,7 @@
 import { type ComponentChild, Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type ConsoleConfig, type JobSummary, MAX_TIMELINE_BARS, type TimelineBar } from '../contract';
-import { ActionDialogs, type OpenAction } from './actions';
+import { ActionDialogs, useActionDialogs } from './actions';
 import { api, errorText } from './api';
 import { formatCount, formatDuration, formatOffset, formatUtc } from './format';
 import { occurrenceHash, parseHash, timelineHash } from './route';
@@ -71,7 +71,7 @@ export function TimelinePage(props: {
 
   const [job, setJob] = useState<JobSummary>();
   const [jobError, setJobError] = useState<string>();
-  const [generation, setGeneration] = useState(0);
+  const { open, setOpen, close, generation } = useActionDialogs();
   useEffect(() => {
     const abort = new AbortController();
     api
@@ -108,7 +108,6 @@ export function TimelinePage(props: {
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  const [open, setOpen] = useState<OpenAction>();
   const target = { jobId, ...(scheduleKey ? { scheduleKey } : {}) };
   const title = scheduleKey === undefined ? jobId : `${jobId} · ${scheduleKey}`;
   const canAct = !props.config.readOnly;
@@ -203,14 +202,7 @@ export function TimelinePage(props: {
         </p>
       )}
       <OccurrenceTable jobId={jobId} scheduleKey={scheduleKey} bars={loaded.bars} now={now} />
-      <ActionDialogs
-        open={open}
-        now={now}
-        onClose={(changed) => {
-          setOpen(undefined);
-          if (changed) setGeneration((g) => g + 1);
-        }}
-      />
+      <ActionDialogs open={open} now={now} onClose={close} />
     </section>
   );
 }

@@ -21,10 +21,10 @@ import { DynamoJobStateStore } from '../../functions/aws/job-state-store';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { scheduleTimesBetween } from '../../functions/protocol/schedule-times';
+import { launchBrowser } from '../../scripts/chromium';
 import { type KeptLocalRun, runLocally } from '../../testing';
 import { writeLocalRunFile } from '../../testing/local/keep';
 import { LOCAL_REGION, localClients } from '../../testing/local/local-aws';
-import { launchBrowser } from '../support/browser';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DIGEST = 'occurrence-digest';

@@ -6,7 +6,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TIMELINE_BARS, TIMELINE_PAGE_BARS } from '../../console/contract';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser } from '../../scripts/chromium';
 import { type FakeApi, startFakeApi } from './page-fake-api';
 import { FAILED_TIME, NOW, SKIPPED_TIME, YIELDED_TO } from './page-fixtures';
 

@@ -1,7 +1,8 @@
 /**
- * Debian's Chromium, driven by playwright-core (its own browser downloads cannot be fetched on this machine). The
- * flags keep it from reaching for Google's hosts at start, which this machine's closed network refuses. A test file
- * (playwright gives each launch a fresh profile of its own) that calls launchBrowser( is in the slow tier (test/tiers.mts).
+ * Debian's Chromium, driven by playwright-core, for the console's browser tests and its benchmark: playwright's own
+ * browser downloads cannot be fetched on this machine. The flags keep it from reaching for Google's hosts at start,
+ * which a closed network refuses; playwright gives each launch a fresh profile of its own. A test file that calls
+ * launchBrowser( is in the slow tier (test/tiers.mts).
  */
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
