@@ -11,7 +11,7 @@ import { DynamoJobStateStore } from '../functions/aws/job-state-store';
 import { DynamoScheduleRegistry } from '../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../functions/aws/scheduler-projection';
 import { checkAll, id } from '../functions/protocol/field-checks';
-import { resumeSeries } from '../functions/protocol/job-control';
+import { type DeployedJob, resumeSeries } from '../functions/protocol/job-control';
 import {
   deleteScheduleRecord,
   type ManageScheduleDeps,
@@ -252,6 +252,21 @@ export async function upsertSchedule(
 ): Promise<UpsertScheduleResult> {
   const result = await upsertScheduleRecord(unwrap(ops), jobId, scheduleKey, spec, { by: options.by });
   return { outcome: result.outcome, schedule: publicView(result.schedule) as RuntimeSchedule };
+}
+
+/**
+ * One run-time schedule of a job as a deployed job of its own: the template's route with the schedule's expression,
+ * time zone, state and input, and its key, so that describe, pause, resume and run act on that schedule's series.
+ */
+export function deployedScheduleOf(template: DeployedJob, schedule: RuntimeSchedule): DeployedJob {
+  return {
+    ...template,
+    schedule: schedule.expression,
+    timeZone: schedule.timeZone,
+    state: schedule.state === 'PAUSED' ? 'DISABLED' : 'ENABLED',
+    scheduleKey: schedule.scheduleKey,
+    ...(schedule.input === undefined ? {} : { input: schedule.input }),
+  };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { DeployedJob } from '../../functions/protocol/job-control';
 import { isPaused, seriesOfJob } from '../../functions/protocol/job-control';
 import type { JobState } from '../../functions/protocol/job-state';
 import { isoSeconds, type Occurrence, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
-import { getSchedule, type RuntimeSchedule } from '../../operations/schedules';
+import { deployedScheduleOf, getSchedule, type RuntimeSchedule } from '../../operations/schedules';
 import type { JobSummary } from '../contract';
 import type { ConsoleDeps } from './deps';
 import { HttpError } from './http-errors';
@@ -73,15 +73,7 @@ export async function scheduleOfJob(
     );
   const schedule = await getSchedule(deps.registry, template.id, key);
   if (schedule === undefined) throw new HttpError(404, `key: job ${template.id} has no schedule ${key}`);
-  const job: DeployedJob = {
-    ...template,
-    schedule: schedule.expression,
-    timeZone: schedule.timeZone,
-    state: schedule.state === 'PAUSED' ? 'DISABLED' : 'ENABLED',
-    scheduleKey: key,
-    ...(schedule.input === undefined ? {} : { input: schedule.input }),
-  };
-  return { job, schedule };
+  return { job: deployedScheduleOf(template, schedule), schedule };
 }
 
 const isTemplate = (job: DeployedJob): boolean =>

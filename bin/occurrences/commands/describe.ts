@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { DESCRIBE_NEXT, describeJob, type JobDescription, pauseSummary } from '../../../functions/protocol/job-control';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import { statusReason } from '../../../functions/protocol/status-reason';
-import { getSchedule } from '../../../operations/schedules';
+import { deployedScheduleOf, getSchedule } from '../../../operations/schedules';
 import { jobIdArgument, parseArguments, scheduleKeyArgument, wholeNumberArgument } from '../arguments';
 import type { DeployedJob } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
@@ -65,14 +65,7 @@ async function scheduleOfJob(
   const { ops, where } = await connectSchedulesOf(cmd, setup.deps);
   const schedule = await getSchedule(ops, template.id, key);
   if (schedule === undefined) throw new UsageError(`--key: job ${template.id} has no schedule ${key} in ${where}`);
-  return {
-    ...template,
-    schedule: schedule.expression,
-    timeZone: schedule.timeZone,
-    state: schedule.state === 'PAUSED' ? 'DISABLED' : 'ENABLED',
-    scheduleKey: key,
-    ...(schedule.input === undefined ? {} : { input: schedule.input }),
-  };
+  return deployedScheduleOf(template, schedule);
 }
 
 export function printDescription(ctx: CommandContext, d: JobDescription): void {
