@@ -59,6 +59,10 @@ export const REQUIRED_FILES: readonly string[] = [
   'functions/notifier.ts',
   'functions/reconciler.ts',
   'dist/bin/occurrences.js',
+  // The console: its server, and its page's source, which esbuild bundles when the console starts.
+  'dist/console/server/index.js',
+  'console/web/main.tsx',
+  'console/contract.ts',
 ];
 
 /**
@@ -73,8 +77,12 @@ export function unwantedFiles(files: readonly string[]): string[] {
       // The sample app, wherever it would land: its stack, its jobs (functions/jobs/ before they moved).
       /sample/i.test(file) ||
       /^(dist\/)?functions\/jobs\//.test(file) ||
-      // The functions' sources are shipped (the bundler reads them: lib/handler-entry.ts); no other source is.
-      (/\.(ts|mts|cts)$/.test(file) && !/\.d\.ts$/.test(file) && !/^functions\/.*\.ts$/.test(file)) ||
+      // The functions' sources are shipped (the bundler reads them: lib/handler-entry.ts), and the console page's (it
+      // is bundled when the console starts: console/server/page-bundle.ts); no other source is.
+      (/\.(ts|tsx|mts|cts)$/.test(file) &&
+        !/\.d\.ts$/.test(file) &&
+        !/^functions\/.*\.ts$/.test(file) &&
+        !/^console\/(web\/.*\.tsx?|contract\.ts)$/.test(file)) ||
       /\.tsbuildinfo$/.test(file),
   );
 }

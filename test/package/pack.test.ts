@@ -55,6 +55,8 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'defineWorker',
   ],
   './operations': [
+    'BACKFILL_CONCURRENCY',
+    'BACKFILL_POLL_MS',
     'DynamoJobStateStore',
     'InvalidScheduleError',
     'JobNotFoundError',
@@ -67,6 +69,7 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'SchedulerScheduleSwitch',
     'SqsWorkQueue',
     'UnknownScheduleJobError',
+    'backfillRangeProblem',
     'connectJobOperations',
     'connectScheduleOperations',
     'deleteSchedule',
@@ -75,6 +78,9 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'listSchedules',
     'pauseJob',
     'pauseSchedule',
+    'planBackfill',
+    'previewBackfill',
+    'recordBackfill',
     'resumeJob',
     'resumeSchedule',
     'retryOccurrence',
@@ -293,6 +299,27 @@ describe('Package: installed in an app', () => {
       expect(result.stdout).toContain('backfill');
       const tsx = await node(`require.resolve('tsx/cjs/api', { paths: [${JSON.stringify(installed.packageDir)}] })`);
       expect(tsx.code, 'tsx is a dev dependency: it must not be in the app').not.toBe(0);
+    },
+    SLOW,
+  );
+
+  it(
+    "bundles the console's page from the installed package: its source and every library it imports are there",
+    async () => {
+      const bundler = join(installed.packageDir, 'dist', 'console', 'server', 'page-bundle.js');
+      const result = await node(`
+        require(${JSON.stringify(bundler)}).bundlePage().then(
+          (page) => console.log(JSON.stringify({ script: page.script.length, style: page.style.length })),
+          (error) => { console.error(error.message); process.exit(1); },
+        );
+      `);
+
+      expect(result.code, result.stderr).toBe(0);
+      const sizes = JSON.parse(result.stdout);
+      console.log(`[package] the console's page: script ${sizes.script} B, style ${sizes.style} B`);
+      // Preact and d3-scale alone are more than 30 KB minified; an empty or half bundle is far smaller.
+      expect(sizes.script).toBeGreaterThan(30_000);
+      expect(sizes.style).toBeGreaterThan(1_000);
     },
     SLOW,
   );

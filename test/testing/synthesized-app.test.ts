@@ -96,6 +96,8 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       retentionDays: 90,
       // Not configured: the retry deadline (job-settings.ts, catchupWindowSecondsOf).
       catchupWindowSeconds: 21_600,
+      // The job's overlap policy, for operators to read; the trigger ignores it.
+      overlap: 'skip',
     });
   });
 
