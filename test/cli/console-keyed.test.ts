@@ -12,17 +12,16 @@
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../bin/occurrences/program';
 import type { ActionResult, JobSummary, JobsPage, SchedulesPage, TimelinePage } from '../../console/contract';
 import { DynamoOccurrenceRecorder } from '../../functions/aws/occurrence-recorder';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { scheduleNameOf } from '../../functions/protocol/schedule-registry';
 import { connectScheduleOperations, upsertSchedule } from '../../operations/schedules';
 import { createRegistryStores, SHARED_GROUP, TABLE } from '../integration/registry-emulator';
-import { cliDeps, row, useCliEmulator, WORKER } from './support';
+import { type RunningConsole, signIn, startConsoleCommand } from './console-command';
+import { row, useCliEmulator, WORKER } from './support';
 
 const emulator = useCliEmulator();
-const PAGE = { script: '/* page */', style: '' };
 
 /** A job with `runtimeSchedules: true`: its template in SHARED_GROUP, its schedules in JOB_GROUP. */
 const JOB = 'weekly-report';
@@ -31,24 +30,17 @@ const KEY = 'customer-42';
 const WEEKLY = { expression: 'cron(0 8 ? * MON *)', timeZone: 'Europe/Berlin', input: { plan: 'pro' } };
 const BY = 'tester via console (arn:aws:sts::123456789012:user/moto)';
 
-interface Running {
-  readonly base: string;
-  readonly token: string;
-  readonly out: string[];
-  stop(): Promise<number>;
-}
-
-let running: Running | undefined;
+let running: RunningConsole | undefined;
 afterEach(async () => {
   await running?.stop();
   running = undefined;
 });
 
-/** The console command on a free port, pointed at the job's stores by flags; waits (bounded) for its first line. */
-async function startCommand(): Promise<Running> {
-  const stop = new AbortController();
-  const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' }, signal: stop.signal, page: PAGE };
-  const flags = [
+/** The command on the emulator's table, queue, stack group and registry. */
+function startCommand(): Promise<RunningConsole> {
+  return startConsoleCommand([
+    '--registry-table',
+    TABLE,
     '--table',
     emulator.resources.tableName,
     '--schedule-group',
@@ -57,30 +49,7 @@ async function startCommand(): Promise<Running> {
     `${WORKER}=${emulator.resources.jobQueueUrl}`,
     '--endpoint',
     emulator.moto.endpoint,
-  ];
-  const exit = runCli(['console', '--port', '0', '--registry-table', TABLE, ...flags], deps);
-  for (let i = 0; i < 200 && !deps.captured.out.some((l) => l.startsWith('Console: ')); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const line = deps.captured.out.find((l) => l.startsWith('Console: '));
-  if (line === undefined) throw new Error(`no Console line; stderr: ${deps.captured.err.join('\n')}`);
-  const url = new URL(line.slice('Console: '.length));
-  return {
-    base: url.origin,
-    token: url.searchParams.get('token') ?? '',
-    out: deps.captured.out,
-    stop: async () => {
-      stop.abort();
-      return exit;
-    },
-  };
-}
-
-/** Signs in as a browser does: the printed URL, then the cookie it set. */
-async function signIn(console_: Running): Promise<string> {
-  const answer = await fetch(`${console_.base}/?token=${console_.token}`, { redirect: 'manual' });
-  expect(answer.status).toBe(302);
-  return (answer.headers.get('set-cookie') ?? '').split(';')[0];
+  ]);
 }
 
 async function registryRow(key: string) {

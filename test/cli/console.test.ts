@@ -15,53 +15,21 @@ import { runCli } from '../../bin/occurrences/program';
 import type { JobsPage, TimelinePage } from '../../console/contract';
 import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { type RunningConsole, signIn, startConsoleCommand } from './console-command';
 import { cliDeps, deployedFlags, GROUP, HOURLY, putRows, row, schedulerClient, useCliEmulator } from './support';
 
 const emulator = useCliEmulator({ deployed: true });
-const PAGE = { script: '/* page */', style: '' };
 
-interface Running {
-  readonly base: string;
-  readonly token: string;
-  readonly out: string[];
-  readonly err: string[];
-  stop(): Promise<number>;
-}
-
-let running: Running | undefined;
+let running: RunningConsole | undefined;
 afterEach(async () => {
   await running?.stop();
   running = undefined;
 });
 
 /** Starts the command on a free port and waits (bounded) for the line it prints. */
-async function startCommand(extra: string[] = []): Promise<Running> {
-  const stop = new AbortController();
-  const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' }, signal: stop.signal, page: PAGE };
-  const exit = runCli(['console', '--port', '0', ...extra, ...deployedFlags(emulator)], deps);
-  for (let i = 0; i < 200 && !deps.captured.out.some((l) => l.startsWith('Console: ')); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const line = deps.captured.out.find((l) => l.startsWith('Console: '));
-  if (line === undefined) throw new Error(`no Console line; stderr: ${deps.captured.err.join('\n')}`);
-  const url = new URL(line.slice('Console: '.length));
-  return {
-    base: url.origin,
-    token: url.searchParams.get('token') ?? '',
-    out: deps.captured.out,
-    err: deps.captured.err,
-    stop: async () => {
-      stop.abort();
-      return exit;
-    },
-  };
-}
-
-/** Signs in as a browser does: the printed URL, then the cookie it set. */
-async function signIn(console_: Running): Promise<string> {
-  const answer = await fetch(`${console_.base}/?token=${console_.token}`, { redirect: 'manual' });
-  expect(answer.status).toBe(302);
-  return (answer.headers.get('set-cookie') ?? '').split(';')[0];
+/** The command on the deployed stack's names, with `extra` options. */
+function startCommand(extra: string[] = []): Promise<RunningConsole> {
+  return startConsoleCommand([...extra, ...deployedFlags(emulator)]);
 }
 
 async function jobState(jobId: string) {
@@ -173,7 +141,7 @@ describe('occurrences console', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as AddressInfo).port;
     try {
-      const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' }, page: PAGE };
+      const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' }, page: { script: '', style: '' } };
       const code = await runCli(['console', '--port', String(port), ...deployedFlags(emulator)], deps);
       expect(code).toBe(2);
       expect(deps.captured.err.join('\n')).toMatch(
