@@ -8,21 +8,13 @@ import type { Hono } from 'hono';
 import { createConsoleApp } from '../../console/server/app';
 import type { AuditLine, ConsoleDeps, ReportReader, SeriesRange } from '../../console/server/deps';
 import type { DeployedJob } from '../../functions/protocol/job-control';
-import { JOB_STATE_SORT_KEY, type JobState } from '../../functions/protocol/job-state';
+import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import type {
-  Clock,
-  CreateResult,
-  JobStateChange,
-  JobStateStore,
-  JobStateWrite,
-  ReopenRequest,
-  ReopenResult,
-  WorkQueue,
-} from '../../functions/protocol/ports';
+import type { Clock, CreateResult, ReopenRequest, ReopenResult, WorkQueue } from '../../functions/protocol/ports';
 import { seriesOf } from '../../functions/protocol/schedule-key';
 import { scheduleOperationsOver, upsertSchedule } from '../../operations/schedules';
 import { FakeProjection, FakeRegistry, template } from '../protocol/drift-fakes';
+import { MemoryJobStates } from '../support/memory-job-states';
 
 export const NOW = Date.parse('2026-12-01T12:00:00Z');
 export const PORT = 8765;
@@ -107,25 +99,6 @@ export const hourlyRows: readonly Occurrence[] = [
   }),
 ];
 
-/** The job-state rows in memory, with the compare-and-swap on version. */
-export class MemoryStates implements JobStateStore {
-  readonly rows = new Map<string, JobState>();
-
-  async read(jobId: string): Promise<JobState | undefined> {
-    return this.rows.get(jobId);
-  }
-
-  async write(jobId: string, expected: number | undefined, change: JobStateChange): Promise<JobStateWrite> {
-    const current = this.rows.get(jobId);
-    if (current?.version !== expected) return { written: false, current };
-    const next: Record<string, unknown> = { ...(current ?? { jobId, scheduledTime: JOB_STATE_SORT_KEY }) };
-    Object.assign(next, change.set, { version: (expected ?? 0) + 1 });
-    for (const field of change.remove) delete next[field];
-    this.rows.set(jobId, next as unknown as JobState);
-    return { written: true, state: next as unknown as JobState };
-  }
-}
-
 const idOf = (key: OccurrenceKey) => `${seriesOf(key)}|${key.scheduledTime}`;
 
 /** The occurrence rows: the pages' reads, the trigger's insert and a retry's reopen. */
@@ -182,7 +155,7 @@ export class MemoryQueue implements WorkQueue {
 
 export interface World {
   readonly deps: ConsoleDeps;
-  readonly states: MemoryStates;
+  readonly states: MemoryJobStates;
   readonly occurrences: MemoryOccurrences;
   readonly queue: MemoryQueue;
   readonly switched: { jobId: string; state: string }[];
@@ -194,7 +167,7 @@ export interface World {
 /** The world with the hourly job's morning, a keyed job with one schedule (customer-42) and one report. */
 export async function world(options: { clock?: Clock } = {}): Promise<World> {
   const clock = options.clock ?? { now: () => NOW };
-  const states = new MemoryStates();
+  const states = new MemoryJobStates();
   states.rows.set(HOURLY, { jobId: HOURLY, scheduledTime: JOB_STATE_SORT_KEY, version: 3, consecutiveFailures: 2 });
   const occurrences = new MemoryOccurrences();
   occurrences.add(...hourlyRows);

@@ -11,19 +11,17 @@ import {
   resumeSeries,
   runJobNow,
 } from '../../functions/protocol/job-control';
-import { JOB_STATE_SORT_KEY, type JobState } from '../../functions/protocol/job-state';
+import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type {
   CreateResult,
-  JobStateChange,
-  JobStateStore,
-  JobStateWrite,
   OccurrenceHistory,
   OccurrenceStore,
   ScheduleSwitch,
   WorkQueue,
 } from '../../functions/protocol/ports';
 import type { TriggerDeps } from '../../functions/protocol/record-occurrence';
+import { MemoryJobStates } from '../support/memory-job-states';
 
 const JOB = 'hourly';
 const WORKER = 'exports';
@@ -41,35 +39,6 @@ class ManualClock {
   now = () => this.t;
   set(iso: string) {
     this.t = Date.parse(iso);
-  }
-}
-
-/** The job-state row in memory, with the compare-and-swap on version; `interfere` writes before the next CAS. */
-class MemoryStates implements JobStateStore {
-  rows = new Map<string, JobState>();
-  writes = 0;
-  interfere: ((jobId: string) => void) | undefined;
-
-  async read(jobId: string) {
-    return this.rows.get(jobId);
-  }
-
-  async write(jobId: string, expected: number | undefined, change: JobStateChange): Promise<JobStateWrite> {
-    this.writes++;
-    this.interfere?.(jobId);
-    const current = this.rows.get(jobId);
-    if (current?.version !== expected) return { written: false, current };
-    const next: Record<string, unknown> = { ...(current ?? { jobId, scheduledTime: JOB_STATE_SORT_KEY }) };
-    Object.assign(next, change.set, { version: (expected ?? 0) + 1 });
-    for (const field of change.remove) delete next[field];
-    this.rows.set(jobId, next as unknown as JobState);
-    return { written: true, state: next as unknown as JobState };
-  }
-
-  /** Another writer (the worker) bumps the version. */
-  bump(jobId: string) {
-    const row = this.rows.get(jobId) ?? ({ jobId, scheduledTime: JOB_STATE_SORT_KEY, version: 0 } as JobState);
-    this.rows.set(jobId, { ...row, version: row.version + 1 });
   }
 }
 
@@ -105,7 +74,7 @@ class RecordingSwitch implements ScheduleSwitch {
 }
 
 let clock: ManualClock;
-let states: MemoryStates;
+let states: MemoryJobStates;
 let occurrences: MemoryOccurrences;
 let schedules: RecordingSwitch;
 let events: string[];
@@ -114,7 +83,7 @@ let trigger: TriggerDeps;
 
 beforeEach(() => {
   clock = new ManualClock(Date.parse('2026-11-20T00:30:00.400Z'));
-  states = new MemoryStates();
+  states = new MemoryJobStates();
   occurrences = new MemoryOccurrences();
   events = [];
   schedules = new RecordingSwitch(events);
