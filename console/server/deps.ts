@@ -40,7 +40,7 @@ export interface SeriesRange {
 export interface ConsoleOccurrenceReads {
   /**
    * A series' rows in the range, newest first: only the attributes a timeline bar and the jobs page's history strip
-   * need (TIMELINE_ATTRIBUTES), so a page of a thousand long runs does not carry their checkpoints.
+   * need (timeline.ts, TIMELINE_ATTRIBUTES), so a page of a thousand long runs does not carry their checkpoints.
    */
   newestFirst(series: string, range: SeriesRange): Promise<Occurrence[]>;
   /** One row with every attribute, as stored; undefined when there is none. */

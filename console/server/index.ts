@@ -12,7 +12,6 @@ export type {
   ReportReader,
   SeriesRange,
 } from './deps';
-export { DynamoConsoleReads, TIMELINE_ATTRIBUTES } from './dynamo-reads';
 export { type ReadCount, ReadMeter, type ReadUnitSource } from './read-units';
 export {
   CONSOLE_HOST,
@@ -23,3 +22,4 @@ export {
   type StartConsoleOptions,
   startConsole,
 } from './start';
+export { TIMELINE_ATTRIBUTES } from './timeline';

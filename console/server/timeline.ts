@@ -9,6 +9,27 @@ import { isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/p
 import { scheduleTimes } from '../../functions/protocol/schedule-times';
 import type { TimelineBar } from '../contract';
 
+/** The attributes of a row the timeline and the jobs page draw (barOf reads no others): the pages' projection. */
+export const TIMELINE_ATTRIBUTES = [
+  'jobId',
+  'scheduledTime',
+  'status',
+  'attempt',
+  'claimedAt',
+  'runStartedAt',
+  'succeededAt',
+  'failedAt',
+  'skippedAt',
+  'cancelledAt',
+  'skipReason',
+  'yieldedTo',
+  'cancelledBy',
+  'origin',
+  'segment',
+  'progress',
+  'lastError',
+] as const;
+
 /** The longest last error a bar carries; the occurrence page shows it in full. */
 export const BAR_ERROR_CHARS = 200;
 

@@ -180,6 +180,25 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
   }
 
   /**
+   * One series' rows in the range, newest first, with only `attributes` (a ProjectionExpression): for a page that
+   * draws many rows (the console's timeline) without carrying their checkpoints. DynamoDB bills the whole items read
+   * all the same. The attributes must include the key (`jobId`, `scheduledTime`).
+   */
+  async listSeriesNewestFirst(
+    series: string,
+    range: NewestFirstRange,
+    attributes: readonly string[],
+  ): Promise<Occurrence[]> {
+    const names = Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a]));
+    return (await this.newestFirst(range, {
+      KeyConditionExpression: '#job = :job AND #time BETWEEN :from AND :last',
+      ExpressionAttributeNames: { '#job': OCCURRENCE_TABLE.partitionKey, '#time': OCCURRENCE_TABLE.sortKey, ...names },
+      ExpressionAttributeValues: { ':job': series },
+      ProjectionExpression: Object.keys(names).join(', '),
+    })) as Occurrence[];
+  }
+
+  /**
    * Occurrences of every job with this status, newest first: the newest `limit` of each shard (the newest `limit`
    * of all are among them), merged, cut to `limit`, then their full rows.
    */
@@ -236,6 +255,7 @@ interface QueryParts {
   readonly ExpressionAttributeNames: Record<string, string>;
   readonly ExpressionAttributeValues: Record<string, unknown>;
   readonly FilterExpression?: string;
+  readonly ProjectionExpression?: string;
 }
 
 /** Scheduled time, then job: the order one shard's query returns, kept across shards. */

@@ -187,3 +187,34 @@ describe('OperatorOccurrenceReader.listStatusNewestFirst', () => {
     ).toEqual([3]);
   });
 });
+
+describe('OperatorOccurrenceReader.listSeriesNewestFirst', () => {
+  it("queries one series' key range newest first, projected to the attributes asked for, and splits the series", async () => {
+    const operator = new OperatorOccurrenceReader(documents, TABLE);
+    ddbMock
+      .on(QueryCommand)
+      .resolves({ Items: [{ jobId: 'weekly-report#customer-42', scheduledTime: FROM, status: SUCCEEDED }] });
+
+    const rows = await operator.listSeriesNewestFirst('weekly-report#customer-42', { from: FROM, to: TO, limit: 10 }, [
+      'jobId',
+      'scheduledTime',
+      'status',
+    ]);
+
+    expect(rows).toEqual([
+      { jobId: 'weekly-report', scheduleKey: 'customer-42', scheduledTime: FROM, status: SUCCEEDED },
+    ]);
+    const [input] = queryInputs();
+    expect(input).toMatchObject({
+      ScanIndexForward: false,
+      ProjectionExpression: '#a0, #a1, #a2',
+      ExpressionAttributeNames: { '#a0': 'jobId', '#a1': 'scheduledTime', '#a2': 'status' },
+      ExpressionAttributeValues: {
+        ':job': 'weekly-report#customer-42',
+        ':from': FROM,
+        ':last': '2026-11-30T05:59:59Z',
+      },
+    });
+    expect(input.IndexName).toBeUndefined();
+  });
+});

@@ -16,9 +16,9 @@ async function fakeTarget(): Promise<Target> {
   const w = await world();
   return {
     tableName: 'Occurrences',
-    reader: { listJobNewestFirst: (series: string, range) => w.occurrences.newestFirst(series, range) } as Pick<
+    reader: { listSeriesNewestFirst: (series: string, range) => w.occurrences.newestFirst(series, range) } as Pick<
       OperatorOccurrenceReader,
-      'listJobNewestFirst'
+      'listSeriesNewestFirst'
     > as OperatorOccurrenceReader,
     store: w.occurrences as unknown as OperatorOccurrenceStore,
     states: w.states,

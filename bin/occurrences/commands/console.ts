@@ -19,11 +19,11 @@ import {
   type ConsoleDeps,
   type ConsoleOccurrenceReads,
   DEFAULT_CONSOLE_PORT,
-  DynamoConsoleReads,
   PortInUseError,
   ReadMeter,
   type ReportReader,
   startConsole,
+  TIMELINE_ATTRIBUTES,
 } from '../../../console/server';
 import { asDependencyError } from '../../../functions/aws/classify-error';
 import { messageOf } from '../../../functions/protocol/errors';
@@ -108,17 +108,12 @@ function consoleDepsOf(
 ): ConsoleDeps {
   // Against the emulator the units are estimated from item sizes: moto answers ConsumedCapacity with constants.
   const meter = new ReadMeter(extra.config.endpoint === undefined ? 'reported' : 'estimated');
-  let occurrences: ConsoleOccurrenceReads;
-  if (target.documents !== undefined) {
-    meter.attach(target.documents);
-    occurrences = new DynamoConsoleReads(target.documents, target.tableName);
-  } else {
-    // A target without its client (a test's): the CLI's own reads, unprojected.
-    occurrences = {
-      newestFirst: (series, range) => target.reader.listJobNewestFirst(series, range),
-      get: async (key) => (await target.store.get(key)) as unknown as Record<string, unknown> | undefined,
-    };
-  }
+  if (target.documents !== undefined) meter.attach(target.documents);
+  // The CLI's own reads: a projected Query of one series (no checkpoints over the wire), a consistent GetItem.
+  const occurrences: ConsoleOccurrenceReads = {
+    newestFirst: (series, range) => target.reader.listSeriesNewestFirst(series, range, TIMELINE_ATTRIBUTES),
+    get: async (key) => (await target.store.get(key)) as unknown as Record<string, unknown> | undefined,
+  };
   const user = osUser(deps.env);
   const operator = (extra.arn === undefined ? `${user} via console` : `${user} via console (${extra.arn})`).slice(
     0,
