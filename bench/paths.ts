@@ -228,7 +228,6 @@ async function fireKeyed(
 const BENCH_STUCK_AFTER_SECONDS = 1;
 const BENCH_RECONCILE: ReconcileThresholds = {
   unannouncedAfterSeconds: 86_400,
-  lookbackSeconds: 3_600,
   maxFixesPerRun: 100,
 };
 

@@ -13,6 +13,7 @@ import { registerConsole } from './commands/console';
 import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
 import { registerPause } from './commands/pause';
+import { registerReindex } from './commands/reindex';
 import { registerResume } from './commands/resume';
 import { registerRetry } from './commands/retry';
 import { registerRun } from './commands/run';
@@ -46,6 +47,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerRun(program, setup);
   registerSchedules(program, setup);
   registerConsole(program, setup);
+  registerReindex(program, setup);
   const activeCommand = followActiveCommand(program);
   showUsageAfterErrors(program);
 

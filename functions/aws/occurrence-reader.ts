@@ -4,14 +4,21 @@
  * only what a heartbeat does not change, so a reader queries every shard of a status, merges them in scheduled-time
  * order, and reads full rows from the table (BatchGetItem) where it needs more than the projection. Never a Scan.
  */
-import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../protocol/errors';
-import { isoSeconds, type Occurrence, type OccurrenceKey, type OccurrenceStatus } from '../protocol/occurrence';
+import { isoSeconds, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../protocol/occurrence';
 import type { OccurrenceIndex } from '../protocol/ports';
 import { seriesOf } from '../protocol/schedule-key';
 import {
   fromTableItem,
   type IndexedOccurrence,
+  indexKeyPrefixOf,
+  indexShards,
   OCCURRENCE_TABLE,
   statusShardsOf,
   tableKeyOf,
@@ -30,6 +37,11 @@ const BATCH_GET_MAX_KEYS = 100;
 const UNPROCESSED_ROUNDS = 5;
 /** Queries in flight at once: every shard of a status, without opening more sockets than the SDK keeps. */
 const QUERY_CONCURRENCY = 16;
+/**
+ * Entries per page of shardPages (the reconciler's read): its candidates then fit one BatchGetItem, and the rows it
+ * holds at once stay a page's, however many occurrences are open.
+ */
+export const SHARD_PAGE_ITEMS = BATCH_GET_MAX_KEYS;
 
 export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex {
   constructor(
@@ -41,21 +53,38 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
     return this.readRows(await this.listIndexed(status, from, to, signal), signal);
   }
 
-  /** The index entries (keys and projected attributes) with this status and `from <= scheduledTime < to`, oldest first. */
+  /**
+   * The index entries (keys and projected attributes) with this status and `from <= scheduledTime < to`, oldest first.
+   * An open status shares its shards with the other open ones (table-schema.ts): the query keeps this status with a
+   * FilterExpression rather than in memory. It reads (and bills) the same items either way, but the others are never
+   * sent back nor held here.
+   */
   async listIndexed(
     status: OccurrenceStatus,
     from: string,
     to: string,
     signal?: AbortSignal,
   ): Promise<IndexedOccurrence[]> {
-    // `to` belongs to the next period. A key condition takes one range, and a filter may not name a key
-    // attribute, so end the range one second earlier: scheduled times are whole seconds.
-    const last = isoSeconds(Date.parse(to) - 1000);
+    const last = lastSecondBefore(to);
     if (last < from) return [];
-    const perShard = await inBatches(statusShardsOf(status), QUERY_CONCURRENCY, (shard) =>
-      this.queryShard(shard, from, last, signal),
-    );
+    const perShard = await inBatches(statusShardsOf(status), QUERY_CONCURRENCY, async (shard) => {
+      const items: IndexedOccurrence[] = [];
+      for await (const page of this.pagesOf(shard, from, last, statusFilter([status]), signal)) items.push(...page);
+      return items;
+    });
     return perShard.flat().sort(oldestFirst);
+  }
+
+  /** See OccurrenceIndex.shardPages: pages of at most SHARD_PAGE_ITEMS entries. */
+  async *shardPages(
+    shard: string,
+    from: string,
+    to: string,
+    signal?: AbortSignal,
+  ): AsyncGenerator<readonly IndexedOccurrence[]> {
+    const last = lastSecondBefore(to);
+    if (last < from) return;
+    yield* this.pagesOf(shard, from, last, undefined, signal, SHARD_PAGE_ITEMS);
   }
 
   /**
@@ -70,37 +99,40 @@ export class DynamoOccurrenceReader implements OccurrenceReader, OccurrenceIndex
     return keys.flatMap((k) => found.get(idOf(k)) ?? []);
   }
 
-  /** One shard of a status, every page, ascending. */
-  private async queryShard(
+  /** One index partition key's entries in [from, last], ascending, a Query page at a time; `filter` keeps some. */
+  private async *pagesOf(
     shard: string,
     from: string,
     last: string,
+    filter: QueryFilter | undefined,
     signal?: AbortSignal,
-  ): Promise<IndexedOccurrence[]> {
+    limit?: number,
+  ): AsyncGenerator<IndexedOccurrence[]> {
     const index = OCCURRENCE_TABLE.statusIndex;
-    const items: IndexedOccurrence[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
+      let page: QueryCommandOutput;
       try {
         signal?.throwIfAborted();
-        const page = await this.client.send(
+        page = await this.client.send(
           new QueryCommand({
             TableName: this.tableName,
             IndexName: index.name,
             KeyConditionExpression: '#shard = :shard AND #time BETWEEN :from AND :last',
-            ExpressionAttributeNames: { '#shard': index.partitionKey, '#time': index.sortKey },
-            ExpressionAttributeValues: { ':shard': shard, ':from': from, ':last': last },
+            ExpressionAttributeNames: { '#shard': index.partitionKey, '#time': index.sortKey, ...filter?.names },
+            ExpressionAttributeValues: { ':shard': shard, ':from': from, ':last': last, ...filter?.values },
+            FilterExpression: filter?.expression,
+            Limit: limit,
             ExclusiveStartKey: startKey,
           }),
           { abortSignal: signal },
         );
-        items.push(...((page.Items ?? []) as IndexedOccurrence[]).map(fromTableItem));
-        startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw asDependencyError('list occurrences', error);
       }
+      startKey = page.LastEvaluatedKey;
+      yield ((page.Items ?? []) as IndexedOccurrence[]).map(fromTableItem);
     } while (startKey !== undefined);
-    return items;
   }
 
   /** One BatchGetItem of at most 100 keys, asked again for what DynamoDB left unprocessed. */
@@ -199,17 +231,29 @@ export class OperatorOccurrenceReader extends DynamoOccurrenceReader {
   }
 
   /**
-   * Occurrences of every job with this status, newest first: the newest `limit` of each shard (the newest `limit`
-   * of all are among them), merged, cut to `limit`, then their full rows.
+   * Occurrences of every job with these statuses (one, or several), newest first: the newest `limit` of each shard
+   * they are under (the newest `limit` of all are among them), merged, cut to `limit`, then their full rows. The open
+   * statuses share their shards (table-schema.ts), so they are queried once, with a filter unless all are asked for.
+   * An announced SUCCEEDED row is in no shard: this lists only the SUCCEEDED rows not yet announced.
    */
-  async listStatusNewestFirst(status: OccurrenceStatus, range: NewestFirstRange): Promise<Occurrence[]> {
+  async listStatusNewestFirst(
+    statuses: OccurrenceStatus | readonly OccurrenceStatus[],
+    range: NewestFirstRange,
+  ): Promise<Occurrence[]> {
+    const wanted = typeof statuses === 'string' ? [statuses] : [...new Set(statuses)];
     const index = OCCURRENCE_TABLE.statusIndex;
-    const perShard = await inBatches(statusShardsOf(status), QUERY_CONCURRENCY, (shard) =>
+    const prefixes = [...new Set(wanted.map(indexKeyPrefixOf))];
+    const shards = prefixes.flatMap((prefix) => {
+      const filter = statusFilter(wanted.filter((s) => indexKeyPrefixOf(s) === prefix));
+      return indexShards(prefix).map((shard) => ({ shard, filter }));
+    });
+    const perShard = await inBatches(shards, QUERY_CONCURRENCY, ({ shard, filter }) =>
       this.newestFirst(range, {
         IndexName: index.name,
         KeyConditionExpression: '#shard = :shard AND #time BETWEEN :from AND :last',
-        ExpressionAttributeNames: { '#shard': index.partitionKey, '#time': index.sortKey },
-        ExpressionAttributeValues: { ':shard': shard },
+        ExpressionAttributeNames: { '#shard': index.partitionKey, '#time': index.sortKey, ...filter?.names },
+        ExpressionAttributeValues: { ':shard': shard, ...filter?.values },
+        FilterExpression: filter?.expression,
       }),
     );
     const page = perShard.flat().sort(newestFirstOrder).slice(0, range.limit);
@@ -266,6 +310,34 @@ export function oldestFirst(a: OccurrenceKey, b: OccurrenceKey): number {
 function newestFirstOrder(a: OccurrenceKey, b: OccurrenceKey): number {
   return b.scheduledTime.localeCompare(a.scheduledTime) || seriesOf(a).localeCompare(seriesOf(b));
 }
+
+/** A FilterExpression and its placeholders. */
+interface QueryFilter {
+  readonly expression: string;
+  readonly names: Record<string, string>;
+  readonly values: Record<string, unknown>;
+}
+
+/**
+ * The filter that keeps these statuses, or none when they are all the statuses the shards hold (a finished status's
+ * own shards, or every open status).
+ */
+function statusFilter(statuses: readonly OccurrenceStatus[]): QueryFilter | undefined {
+  const prefixes = new Set(statuses.map(indexKeyPrefixOf));
+  const under = Object.values(OccurrenceStatus).filter((s) => prefixes.has(indexKeyPrefixOf(s)));
+  if (under.every((s) => statuses.includes(s))) return undefined;
+  return {
+    expression: `#status IN (${statuses.map((_, i) => `:status${i}`).join(', ')})`,
+    names: { '#status': 'status' },
+    values: Object.fromEntries(statuses.map((s, i) => [`:status${i}`, s])),
+  };
+}
+
+/**
+ * The last whole second before `to`. `to` belongs to the next period; a key condition takes one range, and a filter
+ * may not name a key attribute, so the range ends one second earlier: scheduled times are whole seconds.
+ */
+const lastSecondBefore = (to: string): string => isoSeconds(Date.parse(to) - 1000);
 
 const idOf = (k: OccurrenceKey) => `${seriesOf(k)}\u0000${k.scheduledTime}`;
 

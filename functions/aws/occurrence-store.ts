@@ -301,9 +301,11 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
         new UpdateCommand({
           TableName: this.tableName,
           Key: tableKeyOf(key),
-          UpdateExpression: 'SET #notifiedAt = :now, #notificationId = :id',
+          // An announced success leaves the status index (its key goes, in the same write): nothing is left to do
+          // for it, and no reader looks it up by status across jobs (its job's partition still has it).
+          UpdateExpression: 'SET #notifiedAt = :now, #notificationId = :id REMOVE #statusShard',
           ConditionExpression: '#status = :succeeded AND attribute_not_exists(#notifiedAt)',
-          ExpressionAttributeNames: names('#status', '#notifiedAt', '#notificationId'),
+          ExpressionAttributeNames: names('#status', '#notifiedAt', '#notificationId', '#statusShard'),
           ExpressionAttributeValues: { ':succeeded': SUCCEEDED, ':now': iso(now), ':id': notificationId },
         }),
       );
@@ -575,6 +577,41 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
       // The SDK retried a reopen that had succeeded (its response was lost): the row shows this very reopening.
       if (current?.status === PENDING && current.manualRetryAt === now) return { reopened: true };
       return { reopened: false, current };
+    }
+  }
+
+  /**
+   * Move a row's status index key from `from` to `to` (`undefined`: remove it, the row leaves the index), only while
+   * the row still has `from` and, when `announced` is given, still is (true) or is not (false) announced: the
+   * target was chosen from an index entry that may lag the row. For `occurrences reindex`. False when the row is not
+   * as expected by now: a writer changed it (its new key is already the new rule's), or an earlier run, or a retried
+   * request whose first response was lost, moved it.
+   */
+  async moveIndexKey(
+    key: OccurrenceKey,
+    move: { readonly from: string; readonly to: string | undefined; readonly announced?: boolean },
+  ): Promise<boolean> {
+    const announced =
+      move.announced === undefined
+        ? ''
+        : move.announced
+          ? ' AND attribute_exists(#notifiedAt)'
+          : ' AND attribute_not_exists(#notifiedAt)';
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tableKeyOf(key),
+          UpdateExpression: move.to === undefined ? 'REMOVE #statusShard' : 'SET #statusShard = :to',
+          ConditionExpression: `#statusShard = :from${announced}`,
+          ExpressionAttributeNames: names('#statusShard', ...(announced ? ['#notifiedAt' as const] : [])),
+          ExpressionAttributeValues: { ':from': move.from, ...(move.to === undefined ? {} : { ':to': move.to }) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('move the status index key', error);
+      return false;
     }
   }
 }

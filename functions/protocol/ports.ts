@@ -277,6 +277,16 @@ export interface RequeueStore {
 export interface OccurrenceIndex {
   /** Index entries with this status and `from <= scheduledTime < to`, oldest first. */
   listIndexed(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<IndexedOccurrence[]>;
+  /**
+   * The entries under one index partition key (`OPEN#17`) with `from <= scheduledTime < to`, oldest first, one page
+   * at a time: a reader that handles each page before asking for the next holds one page, whatever the shard holds.
+   */
+  shardPages(
+    shard: string,
+    from: string,
+    to: string,
+    signal?: AbortSignal,
+  ): AsyncIterable<readonly IndexedOccurrence[]>;
   /** The full rows of these keys, in their order; a key whose row is gone is left out. */
   readRows(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]>;
 }

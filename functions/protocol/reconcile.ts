@@ -40,20 +40,18 @@ import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue }
 import { quoteValue } from './quote-value';
 import {
   isRequeueable,
-  REQUEUEABLE_STATUSES,
+  type REQUEUEABLE_STATUSES,
   requeueOccurrence,
   STUCK_SINCE_ATTRIBUTE,
   stuckSince,
 } from './requeue-occurrence';
 import { seriesOf } from './schedule-key';
-import type { IndexedOccurrence } from './table-schema';
+import { type IndexedOccurrence, indexShards, OPEN_INDEX_KEY } from './table-schema';
 import type { WorkerRoute } from './worker-routes';
 
 export interface ReconcileThresholds {
   /** A SUCCEEDED row without `notifiedAt` this long after `succeededAt` was not announced and will not be. */
   readonly unannouncedAfterSeconds: number;
-  /** How far back, by scheduled time, the reconciler looks. */
-  readonly lookbackSeconds: number;
   /** Re-enqueues and announcements per run at most; the rest wait for the next run. */
   readonly maxFixesPerRun: number;
 }
@@ -151,13 +149,15 @@ export function isUnannounced(o: AnnouncedFields, now: number, unannouncedAfterS
 const EARLIEST_SCHEDULED_TIME = SCHEDULED_TIME_RANGE.earliest;
 
 /**
- * One reconciler run: re-enqueue the stuck occurrences, then announce the unannounced reports, within one budget of
- * `maxFixesPerRun` fixes.
+ * One reconciler run: one pass over the open shards of the status index (OPEN_INDEX_KEY: every occurrence in flight,
+ * and every success not yet announced), a page at a time. Each page's candidates are read in full and handled before
+ * the next page is asked for, so a run holds one page whatever the table holds: stuck rows are re-enqueued and
+ * unannounced reports announced, within one budget of `maxFixesPerRun` fixes. Finished rows are never read: FAILED,
+ * SKIPPED and CANCELLED have shards of their own, and an announced success has left the index.
  */
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const run = new ReconcileRun(deps, deps.clock.now());
-  await requeueStuckOccurrences(run);
-  await announceUnannouncedReports(run);
+  await reconcileOpenOccurrences(run);
   const report = run.report();
   deps.logger.info('reconcile done', {
     examined: report.examined,
@@ -172,7 +172,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   return report;
 }
 
-/** What the two jobs of a run share: the time it started, its budget of fixes, and its tally. */
+/** What a run's pages share: the time it started, its budget of fixes, and its tally. */
 class ReconcileRun {
   readonly fixed: Fix[] = [];
   /** Per job, whether its running slot is free (read once per run, for its BUFFERED rows). */
@@ -195,28 +195,37 @@ class ReconcileRun {
     return false;
   }
 
-  /** The index entries of one status scheduled in [from, to); a failed read is counted and logged, and reads as none. */
-  async list(status: OccurrenceStatus, from: string, to: string): Promise<IndexedOccurrence[]> {
+  /**
+   * Hand each page of one shard's entries scheduled in [from, to) to `handle`, the next page asked for only once it
+   * is done; a failed read is counted and logged, and ends this shard (the next run reads it again).
+   */
+  async eachPage(
+    shard: string,
+    from: string,
+    to: string,
+    handle: (page: readonly IndexedOccurrence[]) => Promise<void>,
+  ): Promise<void> {
     try {
-      const entries = await this.deps.index.listIndexed(status, from, to);
-      this.examined += entries.length;
-      return entries;
+      for await (const page of this.deps.index.shardPages(shard, from, to)) {
+        this.examined += page.length;
+        await handle(page);
+        if (this.truncated) return;
+      }
     } catch (error) {
       this.errors++;
-      this.deps.logger.error('reconciler could not list occurrences', { status, from, to, error: messageOf(error) });
-      return [];
+      this.deps.logger.error('reconciler could not list occurrences', { shard, from, to, error: messageOf(error) });
     }
   }
 
   /** The full rows of the candidates; a failed read is counted and logged, and reads as none (the next run retries). */
-  async read(candidates: readonly IndexedOccurrence[], status: OccurrenceStatus): Promise<Occurrence[]> {
+  async read(candidates: readonly IndexedOccurrence[]): Promise<Occurrence[]> {
     if (candidates.length === 0) return [];
     try {
       return await this.deps.index.readRows(candidates);
     } catch (error) {
       this.errors++;
       this.deps.logger.error('reconciler could not read candidate occurrences', {
-        status,
+        statuses: [...new Set(candidates.map((c) => c.status))].join(','),
         candidates: candidates.length,
         error: messageOf(error),
       });
@@ -264,51 +273,81 @@ class ReconcileRun {
   }
 }
 
-/** The first job: give every occurrence stuck for longer than its worker's `stuckAfterSeconds` a new message. */
-async function requeueStuckOccurrences(run: ReconcileRun): Promise<void> {
+/**
+ * The one pass: every open shard, every age up to now (a retried or backfilled occurrence keeps its old scheduled
+ * time but has a new deadline; an announcement can be owed for any scheduled time). Only open rows are there, so
+ * reading them whole stays cheap: an idle table costs one empty Query per shard.
+ */
+async function reconcileOpenOccurrences(run: ReconcileRun): Promise<void> {
   const { deps, now } = run;
-  const { logger } = deps;
-  // Scheduled times up to now, inclusive: listByStatus's upper bound is exclusive.
+  // Scheduled times up to now, inclusive: the upper bound is exclusive.
   const upToNow = isoSeconds(now + 1000);
   // The index leaves the worker out (its projection is fixed), so the shortest threshold picks the candidates and
   // each row's own worker decides.
   const shortestStuckAfter = Math.min(...[...deps.workers.values()].map((w) => w.stuckAfterSeconds));
-  for (const status of REQUEUEABLE_STATUSES) {
-    // Every age: a retried or backfilled occurrence keeps its old scheduled time but has a new deadline. The index's
-    // non-terminal partitions hold only rows in flight, so reading them whole stays cheap.
-    const entries = await run.list(status, EARLIEST_SCHEDULED_TIME, upToNow);
-    const candidates = entries.filter((e) => mayBeStuck(e, now, shortestStuckAfter));
-    for (const row of await run.read(candidates, status)) {
-      if (row.status !== status) {
-        // Moved on since the index was read (claimed, finished): not this status's to fix; its new one is read later.
-        run.changedMeanwhile++;
-        continue;
-      }
-      const worker = row.worker === undefined ? undefined : deps.workers.get(row.worker);
-      if (worker === undefined) {
-        // No queue to send it to: a row recorded before workers existed, or of a worker removed from the stack.
-        run.skipped++;
-        logger.warn('reconciler skipped an occurrence of a worker this deployment does not run', {
-          ...fieldsOf(row),
-          worker: row.worker ?? '(none: recorded before workers existed)',
-        });
-        continue;
-      }
-      const since = stuckSince(row);
-      const reason = stuckReason(row, now, worker.stuckAfterSeconds);
-      // A reason implies a stuck-since time; a row without one has fields the reconciler cannot judge.
-      if (reason === undefined || since === undefined) {
-        if (since === undefined) {
-          run.skipped++;
-          logger.warn('reconciler skipped a row it cannot judge; check its fields', fieldsOf(row));
-        }
-        continue;
-      }
-      if (row.status === OccurrenceStatus.BUFFERED && !(await run.waitsInVain(row))) continue;
-      if (!run.hasRoom()) break;
-      await requeueStuckOccurrence(run, row, worker, reason, since);
-    }
+  const { unannouncedAfterSeconds } = deps.thresholds;
+  for (const shard of indexShards(OPEN_INDEX_KEY)) {
+    if (run.truncated) return;
+    await run.eachPage(shard, EARLIEST_SCHEDULED_TIME, upToNow, async (page) => {
+      const candidates = page.filter(
+        (e) => mayBeStuck(e, now, shortestStuckAfter) || isUnannounced(e, now, unannouncedAfterSeconds),
+      );
+      await handleCandidates(run, candidates);
+    });
   }
+}
+
+/** One page's candidates, read in full and handled in the page's order until the run's budget is spent. */
+async function handleCandidates(run: ReconcileRun, candidates: readonly IndexedOccurrence[]): Promise<void> {
+  const seen = new Map(candidates.map((e) => [keyId(e), e.status]));
+  for (const row of await run.read(candidates)) {
+    const indexed = seen.get(keyId(row));
+    if (indexed !== undefined && isRequeueable(indexed)) {
+      if (!(await requeueIfStuck(run, row, indexed))) return;
+    } else if (isUnannounced(row, run.now, run.deps.thresholds.unannouncedAfterSeconds)) {
+      if (!run.hasRoom()) return;
+      await announceUnannouncedReport(run, row);
+    }
+    // Otherwise announced between the index read and the row read: nothing to do.
+  }
+}
+
+/**
+ * Re-enqueue the row if it is still in the status it was indexed with and stuck by its own worker's threshold;
+ * false when the run's budget is spent (the rest of the page waits for the next run).
+ */
+async function requeueIfStuck(run: ReconcileRun, row: Occurrence, indexed: OccurrenceStatus): Promise<boolean> {
+  const { deps, now } = run;
+  const { logger } = deps;
+  if (row.status !== indexed) {
+    // Moved on since the index was read (claimed, finished): not this pass's to fix; the next run sees it as it is.
+    run.changedMeanwhile++;
+    return true;
+  }
+  const worker = row.worker === undefined ? undefined : deps.workers.get(row.worker);
+  if (worker === undefined) {
+    // No queue to send it to: a row recorded before workers existed, or of a worker removed from the stack.
+    run.skipped++;
+    logger.warn('reconciler skipped an occurrence of a worker this deployment does not run', {
+      ...fieldsOf(row),
+      worker: row.worker ?? '(none: recorded before workers existed)',
+    });
+    return true;
+  }
+  const since = stuckSince(row);
+  const reason = stuckReason(row, now, worker.stuckAfterSeconds);
+  // A reason implies a stuck-since time; a row without one has fields the reconciler cannot judge.
+  if (reason === undefined || since === undefined) {
+    if (since === undefined) {
+      run.skipped++;
+      logger.warn('reconciler skipped a row it cannot judge; check its fields', fieldsOf(row));
+    }
+    return true;
+  }
+  if (row.status === OccurrenceStatus.BUFFERED && !(await run.waitsInVain(row))) return true;
+  if (!run.hasRoom()) return false;
+  await requeueStuckOccurrence(run, row, worker, reason, since);
+  return true;
 }
 
 /** Re-enqueue one stuck row, conditionally on it being as it was read; a failure is counted and logged. */
@@ -350,27 +389,6 @@ async function requeueStuckOccurrence(
   }
 }
 
-/** The second job: announce, through the notifier's path, the successes the notifier never recorded announcing. */
-async function announceUnannouncedReports(run: ReconcileRun): Promise<void> {
-  const { deps, now } = run;
-  const { thresholds } = deps;
-  if (!run.hasRoom()) return;
-  const from = isoSeconds(now - thresholds.lookbackSeconds * 1000);
-  // A success is at or after its scheduled time, so rows scheduled after the cut-off cannot qualify yet.
-  const announceBefore = now - thresholds.unannouncedAfterSeconds * 1000;
-  const succeeded = await run.list(OccurrenceStatus.SUCCEEDED, from, isoSeconds(announceBefore + 1000));
-  const unannounced = succeeded.filter((e) => isUnannounced(e, now, thresholds.unannouncedAfterSeconds));
-  // Read only the rows this run can still announce; the rest wait for the next run.
-  const room = Math.max(0, thresholds.maxFixesPerRun - run.fixed.length);
-  if (unannounced.length > room) run.truncated = true;
-  for (const row of await run.read(unannounced.slice(0, room), OccurrenceStatus.SUCCEEDED)) {
-    // Announced between the index read and the row read.
-    if (!isUnannounced(row, now, thresholds.unannouncedAfterSeconds)) continue;
-    if (!run.hasRoom()) break;
-    await announceUnannouncedReport(run, row);
-  }
-}
-
 /** Announce one report; a failure is counted and logged. */
 async function announceUnannouncedReport(run: ReconcileRun, row: Occurrence): Promise<void> {
   const { deps } = run;
@@ -389,6 +407,10 @@ async function announceUnannouncedReport(run: ReconcileRun, row: Occurrence): Pr
   }
 }
 
+/** An occurrence's identity within one run: its series and scheduled time. */
+const keyId = (k: Pick<Occurrence, 'jobId' | 'scheduleKey' | 'scheduledTime'>) =>
+  `${seriesOf(k)}\u0000${k.scheduledTime}`;
+
 const fieldsOf = (o: Pick<Occurrence, 'jobId' | 'scheduleKey' | 'scheduledTime' | 'status' | 'attempt'>) => ({
   ...occurrenceKeyOf(o),
   status: o.status,
@@ -400,18 +422,16 @@ export function reconcileThresholdProblems(value: unknown, where: string): strin
   if (!isJsonObject(value)) return [`${where}: must be an object of reconcile thresholds`];
   const t = value;
   const problems: string[] = [];
-  const known = ['unannouncedAfterSeconds', 'lookbackSeconds', 'maxFixesPerRun'];
-  for (const key of Object.keys(t))
-    if (!known.includes(key)) problems.push(`${where}.${key}: unknown field (known: ${known.join(', ')})`);
+  const known = ['unannouncedAfterSeconds', 'maxFixesPerRun'];
+  for (const key of Object.keys(t)) {
+    // The look-back bounded the scan of finished rows that the open shards replaced (docs/design.md).
+    if (key === 'lookbackSeconds') problems.push(`${where}.lookbackSeconds: no longer used; remove it`);
+    else if (!known.includes(key)) problems.push(`${where}.${key}: unknown field (known: ${known.join(', ')})`);
+  }
   for (const key of known) {
     const v = t[key];
     if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1))
       problems.push(`${where}.${key}: must be a whole number of at least 1, got ${quoteValue(v)}`);
-  }
-  if (problems.length === 0 && (t.lookbackSeconds as number) <= (t.unannouncedAfterSeconds as number)) {
-    problems.push(
-      `${where}.lookbackSeconds: must exceed unannouncedAfterSeconds (${String(t.unannouncedAfterSeconds)}), or no unannounced report is ever looked at`,
-    );
   }
   return problems;
 }

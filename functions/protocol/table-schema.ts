@@ -5,7 +5,7 @@
  * The status index is sharded and projects only what does not change while a worker holds its lease; see "The
  * status index" in docs/design.md for the arithmetic behind both choices.
  */
-import { type Occurrence, OccurrenceAttributes, type OccurrenceKey, type OccurrenceStatus } from './occurrence';
+import { type Occurrence, OccurrenceAttributes, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 
 /**
@@ -101,17 +101,59 @@ export function shardOf(key: OccurrenceKey, shards: number = STATUS_INDEX_SHARDS
   return hash % shards;
 }
 
-/** The index partition key value for a status and shard: `RUNNING#17`. */
-export function statusShardValue(status: OccurrenceStatus, shard: number): string {
-  return `${status}#${shard}`;
+/**
+ * The index key prefix every occurrence shares while the reconciler may still have to act on it: PENDING, RUNNING,
+ * RETRY_WAIT, BUFFERED, and SUCCEEDED until its announcement is recorded. A change among them rewrites the index item
+ * in place (one write unit: the projected `status` changes) instead of moving it to another key (a delete and a put).
+ */
+export const OPEN_INDEX_KEY = 'OPEN';
+
+const { PENDING, RUNNING, RETRY_WAIT, BUFFERED, SUCCEEDED } = OccurrenceStatus;
+
+/** The statuses whose rows are indexed under `OPEN#<shard>` (a SUCCEEDED row only until `notifiedAt`). */
+export const OPEN_STATUSES: readonly OccurrenceStatus[] = [PENDING, RUNNING, RETRY_WAIT, BUFFERED, SUCCEEDED];
+
+/** Whether rows of this status are indexed under the OPEN key (see OPEN_INDEX_KEY). */
+export const isOpenStatus = (status: OccurrenceStatus): boolean => OPEN_STATUSES.includes(status);
+
+/**
+ * The index key prefix of a status: OPEN for the open ones, the status itself for FAILED, SKIPPED and CANCELLED
+ * (finished rows an operator lists by what became of them, and that no reconciler reads).
+ */
+export function indexKeyPrefixOf(status: OccurrenceStatus): string {
+  return isOpenStatus(status) ? OPEN_INDEX_KEY : status;
 }
 
-/** The index partition key an occurrence has in this status; written in the same update that sets the status. */
+/** The index partition key value for a key prefix (OPEN, or a finished status) and a shard: `OPEN#17`, `FAILED#3`. */
+export function statusShardValue(prefix: string, shard: number): string {
+  return `${prefix}#${shard}`;
+}
+
+/**
+ * The index partition key an occurrence has in this status; written in the same update that sets the status. Every
+ * write that sets SUCCEEDED comes before the announcement, so SUCCEEDED is OPEN here; `markNotified` removes the key.
+ */
 export function statusShardOf(key: OccurrenceKey, status: OccurrenceStatus): string {
-  return statusShardValue(status, shardOf(key));
+  return statusShardValue(indexKeyPrefixOf(status), shardOf(key));
 }
 
-/** Every index partition key of one status, for readers that query them all. */
+/**
+ * The index partition key a row must carry as it stands: none for a SUCCEEDED row whose announcement is recorded
+ * (it left the index), statusShardOf otherwise. The simulation's invariant and `occurrences reindex` judge by this.
+ */
+export function expectedStatusShard(
+  row: OccurrenceKey & { readonly status: OccurrenceStatus; readonly notifiedAt?: string },
+): string | undefined {
+  if (row.status === SUCCEEDED && row.notifiedAt !== undefined) return undefined;
+  return statusShardOf(row, row.status);
+}
+
+/** Every index partition key rows of this status are under, for readers that query them all (OPEN ones share theirs). */
 export function statusShardsOf(status: OccurrenceStatus): string[] {
-  return Array.from({ length: STATUS_INDEX_SHARDS }, (_, shard) => statusShardValue(status, shard));
+  return indexShards(indexKeyPrefixOf(status));
+}
+
+/** Every index partition key of one key prefix: `OPEN#0` ... `OPEN#63`. */
+export function indexShards(prefix: string): string[] {
+  return Array.from({ length: STATUS_INDEX_SHARDS }, (_, shard) => statusShardValue(prefix, shard));
 }

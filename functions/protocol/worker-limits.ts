@@ -88,18 +88,11 @@ export function stuckAfterSeconds(limits: WorkerLimits): number {
 
 /**
  * The reconciler's thresholds, derived from every job of the stack so that it never competes with the normal paths:
- * - unannounced after the stream's 24 h plus one hour: by then the stream notifier has stopped retrying;
- * - looking back over the longest deadline and time limit, plus that, plus a day of margin, so that an unannounced
- *   report is seen for a day.
+ * unannounced after the stream's 24 h plus one hour: by then the stream notifier has stopped retrying. It needs no
+ * look-back: an unannounced success stays in the open shards of the status index, whatever its age, until announced.
  * The stuck thresholds are each worker's own (stuckAfterSeconds), in the WORKERS the reconciler is given.
  */
 export function reconcileThresholds(jobs: readonly JobSettings[]): ReconcileThresholds {
   if (jobs.length === 0) throw new Error('reconcileThresholds: at least one job is needed');
-  const unannouncedAfterSeconds = STREAM_RETENTION_SECONDS + 3_600;
-  const longestRun = Math.max(...jobs.map((j) => j.retry.deadlineSeconds + j.timeoutSeconds));
-  return {
-    unannouncedAfterSeconds,
-    lookbackSeconds: longestRun + unannouncedAfterSeconds + 86_400,
-    maxFixesPerRun: 200,
-  };
+  return { unannouncedAfterSeconds: STREAM_RETENTION_SECONDS + 3_600, maxFixesPerRun: 200 };
 }

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { statusShardOf } from '../../functions/protocol/table-schema';
+import { expectedStatusShard } from '../../functions/protocol/table-schema';
 
 export const TABLE = 'occurrences-table';
 export const KEY = { jobId: 'daily-report', scheduledTime: '2026-11-30T06:00:00Z' } as const;
@@ -22,13 +22,16 @@ export function occurrence(overrides: Partial<Occurrence> = {}): Occurrence {
 }
 
 /**
- * A row seeded directly into a table, with the status index key its status has (the store writes it with every
- * status); other objects are left as they are.
+ * A row seeded directly into a table, with the status index key it has as it stands (the store writes it with every
+ * status, and removes it with the announcement); other objects are left as they are.
  */
 export function indexed<T extends object>(row: T): T {
   const r = row as Partial<OccurrenceKey> & { status?: unknown };
   if (typeof r.jobId !== 'string' || typeof r.scheduledTime !== 'string' || typeof r.status !== 'string') return row;
-  return { ...row, statusShard: statusShardOf(r as OccurrenceKey, r.status as OccurrenceStatus) };
+  const { statusShard: _, ...rest } = row as T & { statusShard?: string };
+  const statusShard = expectedStatusShard(row as unknown as Occurrence);
+  // An announced success has left the index: no key.
+  return (statusShard === undefined ? rest : { ...rest, statusShard }) as T;
 }
 
 /** The exception DynamoDB returns for a failed condition with ReturnValuesOnConditionCheckFailure=ALL_OLD. */

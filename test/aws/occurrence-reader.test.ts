@@ -15,7 +15,7 @@ import { STATUS_INDEX_SHARDS, statusShardOf, statusShardsOf } from '../../functi
 import { attributesOf, evaluateCondition, placeholderProblems } from '../../sim/fakes/dynamo-expressions';
 import { indexed, occurrence, TABLE, throttled } from './fixtures';
 
-const { SUCCEEDED, FAILED } = OccurrenceStatus;
+const { SUCCEEDED, FAILED, RUNNING, PENDING } = OccurrenceStatus;
 const FROM = '2026-11-29T06:00:00Z';
 const TO = '2026-11-30T06:00:00Z';
 
@@ -41,6 +41,7 @@ function fakeDynamo(table: Occurrence[]) {
   ddbMock.on(QueryCommand).callsFake((input: QueryCommandInput) => {
     const selected = table
       .filter((row) => evaluateCondition(input.KeyConditionExpression!, input, row))
+      .filter((row) => input.FilterExpression === undefined || evaluateCondition(input.FilterExpression, input, row))
       .sort((a, b) => a.scheduledTime.localeCompare(b.scheduledTime) * (input.ScanIndexForward === false ? -1 : 1))
       .slice(0, input.Limit);
     // The index projects no lease expiry.
@@ -109,11 +110,89 @@ describe('DynamoOccurrenceReader.listIndexed', () => {
     ddbMock
       .on(QueryCommand)
       .resolves({ Items: [] })
-      .on(QueryCommand, { ExpressionAttributeValues: { ':shard': 'SUCCEEDED#7' } })
+      .on(QueryCommand, { ExpressionAttributeValues: { ':shard': 'OPEN#7' } })
       .rejects(throttled());
     const error = await reader.listIndexed(SUCCEEDED, FROM, TO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error).toMatchObject({ kind: 'transient', operation: 'list occurrences' });
+  });
+});
+
+describe('DynamoOccurrenceReader: the open shards', () => {
+  it('lists an open status from the OPEN shards, keeping that status with a FilterExpression', async () => {
+    fakeDynamo([
+      at('a', '2026-11-29T07:00:00Z', RUNNING),
+      at('b', '2026-11-29T08:00:00Z', SUCCEEDED),
+      at('c', '2026-11-29T09:00:00Z', PENDING),
+      at('d', '2026-11-29T10:00:00Z', FAILED),
+    ]);
+    const entries = await reader.listIndexed(RUNNING, FROM, TO);
+    expect(entries.map((e) => [e.jobId, e.status])).toEqual([['a', RUNNING]]);
+    const inputs = queryInputs();
+    expect(inputs.map((i) => i.ExpressionAttributeValues?.[':shard']).sort()).toEqual(
+      Array.from({ length: STATUS_INDEX_SHARDS }, (_, k) => `OPEN#${k}`).sort(),
+    );
+    for (const input of inputs) {
+      expect(attributesOf(input.FilterExpression!, input)).toEqual(['status']);
+      expect(placeholderProblems([input.KeyConditionExpression, input.FilterExpression], input)).toEqual([]);
+    }
+  });
+
+  it('lists a finished status from its own shards, with no filter', async () => {
+    fakeDynamo([at('d', '2026-11-29T10:00:00Z', FAILED), at('a', '2026-11-29T07:00:00Z', RUNNING)]);
+    expect((await reader.listIndexed(FAILED, FROM, TO)).map((e) => e.jobId)).toEqual(['d']);
+    for (const input of queryInputs()) {
+      expect(input.ExpressionAttributeValues?.[':shard']).toMatch(/^FAILED#/);
+      expect(input.FilterExpression).toBeUndefined();
+    }
+  });
+
+  it("gives one shard's entries a Query page at a time, at most 100 per page, asking for the next only when wanted", async () => {
+    const shard = 'OPEN#5';
+    const first = Array.from({ length: 100 }, (_, i) => at(`job-${i}`, '2026-11-29T07:00:00Z', RUNNING));
+    ddbMock.on(QueryCommand).callsFake((input: QueryCommandInput) =>
+      input.ExclusiveStartKey === undefined
+        ? {
+            Items: first,
+            LastEvaluatedKey: { statusShard: shard, jobId: 'job-99', scheduledTime: first[0]!.scheduledTime },
+          }
+        : { Items: [at('z', '2026-11-29T08:00:00Z', SUCCEEDED)] },
+    );
+    const pages = reader.shardPages(shard, FROM, TO)[Symbol.asyncIterator]();
+    expect((await pages.next()).value).toHaveLength(100);
+    expect(ddbMock).toHaveReceivedCommandTimes(QueryCommand, 1);
+    expect((await pages.next()).value?.map((e: { jobId: string }) => e.jobId)).toEqual(['z']);
+    expect((await pages.next()).done).toBe(true);
+    for (const input of queryInputs()) {
+      expect(input).toMatchObject({ IndexName: 'byStatusShard', Limit: 100 });
+      expect(input.ExpressionAttributeValues).toMatchObject({
+        ':shard': shard,
+        ':from': FROM,
+        ':last': '2026-11-30T05:59:59Z',
+      });
+      expect(input.FilterExpression).toBeUndefined();
+    }
+  });
+
+  it('lists several statuses newest first with one Query per shard they are under: OPEN (filtered) and FAILED', async () => {
+    fakeDynamo([
+      at('a', '2026-11-29T07:00:00Z', RUNNING),
+      at('b', '2026-11-29T08:00:00Z', SUCCEEDED),
+      at('c', '2026-11-29T09:00:00Z', PENDING),
+      at('d', '2026-11-29T10:00:00Z', FAILED),
+    ]);
+    const operator = new OperatorOccurrenceReader(documents, TABLE);
+    const rows = await operator.listStatusNewestFirst([RUNNING, PENDING, FAILED], { from: FROM, to: TO, limit: 10 });
+    expect(rows.map((r) => r.jobId)).toEqual(['d', 'c', 'a']);
+    const inputs = queryInputs();
+    expect(inputs).toHaveLength(2 * STATUS_INDEX_SHARDS);
+    expect(inputs.filter((i) => String(i.ExpressionAttributeValues?.[':shard']).startsWith('OPEN#'))).toHaveLength(
+      STATUS_INDEX_SHARDS,
+    );
+    for (const input of inputs)
+      expect(input.FilterExpression === undefined).toBe(
+        String(input.ExpressionAttributeValues?.[':shard']).startsWith('FAILED#'),
+      );
   });
 });
 

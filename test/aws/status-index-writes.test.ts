@@ -1,7 +1,8 @@
 /**
  * What each store write costs the status index, counted by the fake the way DynamoDB bills it (sim/fakes/
- * status-index.ts): heartbeats and lease extensions must write the table only, and every status change must move
- * the row to the index key of its new status.
+ * status-index.ts): heartbeats and lease extensions must write the table only; a change among the open statuses
+ * (in flight, and SUCCEEDED until announced) rewrites the entry in place under `OPEN#<shard>`; a change to FAILED,
+ * SKIPPED or CANCELLED moves it to that status's key; recording the announcement takes it out of the index.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -9,11 +10,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DynamoOccurrenceStore, OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Lease } from '../../functions/protocol/ports';
-import { STATUS_INDEX_PROJECTION, statusShardOf } from '../../functions/protocol/table-schema';
+import { OPEN_STATUSES, STATUS_INDEX_PROJECTION, shardOf, statusShardOf } from '../../functions/protocol/table-schema';
 import { FakeAws } from '../../sim/fakes/fake-aws';
 import { KEY, MINUTE, NOW, occurrence, SECOND, TABLE } from './fixtures';
 
-const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED } = OccurrenceStatus;
+const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, BUFFERED } = OccurrenceStatus;
 let aws: FakeAws;
 let store: OperatorOccurrenceStore;
 const lease: Lease = { key: KEY, leaseId: 'lease-1', attempt: 1 };
@@ -55,21 +56,37 @@ describe('status index writes', () => {
     expect(row().leaseExpiresAt).toBe(new Date(NOW + 4 * MINUTE).toISOString());
   });
 
-  it('the insert writes one entry in the PENDING shard of the key', async () => {
+  it('the insert writes one entry in the OPEN shard of the key', async () => {
     const cost = await indexCost(() => store.create(occurrence()));
-    expect(cost).toEqual({ writes: 1, partitions: [statusShardOf(KEY, PENDING)] });
+    expect(cost).toEqual({ writes: 1, partitions: [`OPEN#${shardOf(KEY)}`] });
     expect(row().statusShard).toBe(statusShardOf(KEY, PENDING));
   });
 
-  it('each status change writes the shard attribute in the same update: a delete and a put in the index', async () => {
+  it('the happy path costs 4 index writes: insert, claim and complete in place under OPEN, the announcement a removal', async () => {
+    const open = `OPEN#${shardOf(KEY)}`;
+    const costs = [
+      await indexCost(() => store.create(occurrence())),
+      await indexCost(() => claim(store)),
+      await indexCost(() => store.complete(lease, 'reports/r.txt', NOW + SECOND)),
+      await indexCost(() => store.markNotified(KEY, 'n-1', NOW + 2 * SECOND)),
+    ];
+    expect(costs).toEqual([1, 1, 1, 1].map((writes) => ({ writes, partitions: [open] })));
+    // Before, with a key per status: 1 + 2 + 2 + 1 = 6.
+    expect(costs.reduce((sum, c) => sum + c.writes, 0)).toBe(4);
+    expect(row()).not.toHaveProperty('statusShard');
+    expect(aws.statusIndex.entries('byStatusShard')).toEqual([]);
+  });
+
+  it('a change among the open statuses rewrites the entry in place: one write, the projected status changes', async () => {
     await store.create(occurrence());
-    expect(await indexCost(() => claim(store))).toEqual({
-      writes: 2,
-      partitions: [statusShardOf(KEY, PENDING), statusShardOf(KEY, RUNNING)],
+    const open = statusShardOf(KEY, PENDING);
+    expect(await indexCost(() => claim(store))).toEqual({ writes: 1, partitions: [open] });
+    expect(row().statusShard).toBe(open);
+    expect(await indexCost(() => store.release(lease, NOW + MINUTE, 'boom', NOW, 'm-1'))).toEqual({
+      writes: 1,
+      partitions: [open],
     });
-    expect(row().statusShard).toBe(statusShardOf(KEY, RUNNING));
-    expect((await indexCost(() => store.release(lease, NOW + MINUTE, 'boom', NOW, 'm-1'))).writes).toBe(2);
-    expect(row().statusShard).toBe(statusShardOf(KEY, RETRY_WAIT));
+    expect(aws.statusIndex.entries('byStatusShard')).toEqual([expect.objectContaining({ status: RETRY_WAIT })]);
     const second = { ...lease, leaseId: 'lease-2', attempt: 2 };
     await store.claim(KEY, {
       leaseId: second.leaseId,
@@ -78,8 +95,8 @@ describe('status index writes', () => {
       leaseExpiresAt: NOW + 3 * MINUTE,
       maxAttempts: 3,
     });
-    expect((await indexCost(() => store.complete(second, 'reports/r.txt', NOW + 2 * MINUTE))).writes).toBe(2);
-    expect(row().statusShard).toBe(statusShardOf(KEY, SUCCEEDED));
+    expect((await indexCost(() => store.bufferClaimed(second, NOW + MINUTE))).writes).toBe(1);
+    expect(row()).toMatchObject({ status: BUFFERED, statusShard: open });
   });
 
   it('the shard is the same for every status of one key, so one occurrence stays in one shard number', () => {
@@ -87,10 +104,21 @@ describe('status index writes', () => {
     expect(new Set(shards).size).toBe(1);
   });
 
-  it('fail, failUnheld, completeUnheld and reopen write the shard of the status they set', async () => {
+  it('every open status shares the OPEN key; FAILED, SKIPPED and CANCELLED keep their own', () => {
+    const keyOf = (s: OccurrenceStatus) => statusShardOf(KEY, s).split('#')[0];
+    expect(Object.values(OccurrenceStatus).map((s) => [s, keyOf(s)])).toEqual(
+      Object.values(OccurrenceStatus).map((s) => [s, OPEN_STATUSES.includes(s) ? 'OPEN' : s]),
+    );
+    expect(OPEN_STATUSES).toEqual([PENDING, RUNNING, RETRY_WAIT, BUFFERED, SUCCEEDED]);
+  });
+
+  it('fail, failUnheld, completeUnheld and reopen write the key of the status they set', async () => {
     await store.create(occurrence());
     await claim(store);
-    await store.fail(lease, 'down', NOW);
+    expect(await indexCost(() => store.fail(lease, 'down', NOW))).toEqual({
+      writes: 2,
+      partitions: [`OPEN#${shardOf(KEY)}`, `FAILED#${shardOf(KEY)}`],
+    });
     expect(row().statusShard).toBe(statusShardOf(KEY, FAILED));
     await store.reopenFailed(KEY, { now: NOW + SECOND, deadlineAt: NOW + 60 * MINUTE, ttl: 1, worker: 'reports' });
     expect(row().statusShard).toBe(statusShardOf(KEY, PENDING));
@@ -102,7 +130,7 @@ describe('status index writes', () => {
     expect(row().statusShard).toBe(statusShardOf(KEY, SUCCEEDED));
   });
 
-  it('recording the announcement changes one projected attribute: one index write, no move', async () => {
+  it('recording the announcement removes the entry in the same write (one index write), and a repeat writes nothing', async () => {
     await store.create(occurrence());
     await claim(store);
     await store.complete(lease, 'reports/r.txt', NOW);
@@ -110,5 +138,8 @@ describe('status index writes', () => {
       writes: 1,
       partitions: [statusShardOf(KEY, SUCCEEDED)],
     });
+    expect(row()).toMatchObject({ notifiedAt: new Date(NOW).toISOString(), notificationId: 'n-1' });
+    expect(row()).not.toHaveProperty('statusShard');
+    expect(await indexCost(() => store.markNotified(KEY, 'n-2', NOW))).toEqual({ writes: 0, partitions: [] });
   });
 });

@@ -23,10 +23,10 @@ function setup(options: { indexFails?: boolean } = {}) {
   };
   let indexReads = 0;
   const index = {
-    listIndexed: async () => {
+    async *shardPages() {
       indexReads++;
       if (options.indexFails) throw new DependencyError('transient', 'query the status index', new Error('throttled'));
-      return [];
+      yield [];
     },
   } as unknown as OccurrenceIndex;
   const registry = new FakeRegistry();
@@ -38,7 +38,7 @@ function setup(options: { indexFails?: boolean } = {}) {
   const handler = (schedules: 'on' | 'off' = 'on') =>
     createReconcilerHandler({
       workers: new Map(),
-      thresholds: { unannouncedAfterSeconds: 90_000, lookbackSeconds: 86_400, maxFixesPerRun: 10 },
+      thresholds: { unannouncedAfterSeconds: 90_000, maxFixesPerRun: 10 },
       store: {} as OccurrenceStore & RequeueStore,
       index,
       announcer: { announce: async () => {} } as never,

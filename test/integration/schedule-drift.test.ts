@@ -139,9 +139,9 @@ describe('drift repair on moto', () => {
     const logger: Logger = { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f) };
     const reconciler = createReconcilerHandler({
       workers: new Map(),
-      thresholds: { unannouncedAfterSeconds: 90_000, lookbackSeconds: 86_400, maxFixesPerRun: 10 },
+      thresholds: { unannouncedAfterSeconds: 90_000, maxFixesPerRun: 10 },
       store: {} as OccurrenceStore & RequeueStore,
-      index: { listIndexed: async () => [] } as unknown as OccurrenceIndex,
+      index: { async *shardPages() {} } as unknown as OccurrenceIndex,
       announcer: { announce: async () => {} } as never,
       clock: { now: () => Date.now() + 120_000 },
       logger,

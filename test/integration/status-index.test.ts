@@ -97,7 +97,6 @@ describe('status index on moto', () => {
       metrics: noMetrics,
       thresholds: {
         unannouncedAfterSeconds: 90_000,
-        lookbackSeconds: 200_000,
         maxFixesPerRun: 10,
       },
     });

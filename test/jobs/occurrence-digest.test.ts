@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { OccurrenceReader } from '../../examples/sample-app/jobs/occurrence-digest';
 import { DIGEST_PERIOD_MS, occurrenceDigestJob, renderDigest } from '../../examples/sample-app/jobs/occurrence-digest';
-import type { OccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Logger } from '../../functions/protocol/ports';
 import { detachedRunContext } from '../../functions/protocol/resumable-run';
@@ -142,22 +142,28 @@ describe('renderDigest', () => {
 describe('occurrenceDigestJob', () => {
   const quietLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
+  /** A reader whose index has every status but announced successes: those are in their job's partition only. */
   function fakeReader(byStatus: Partial<Record<OccurrenceStatus, Occurrence[]>>) {
     const calls: { status: OccurrenceStatus; from: string; to: string; signal?: AbortSignal }[] = [];
+    const jobCalls: { jobId: string; from: string; to: string; statuses?: readonly OccurrenceStatus[] }[] = [];
     const reader: OccurrenceReader = {
       listByStatus: async (status, from, to, signal) => {
         calls.push({ status, from, to, signal });
-        return byStatus[status] ?? [];
+        return status === OccurrenceStatus.SUCCEEDED ? [] : (byStatus[status] ?? []);
+      },
+      listJobNewestFirst: async (jobId, range, statuses) => {
+        jobCalls.push({ jobId, from: range.from, to: range.to, statuses });
+        return (byStatus.SUCCEEDED ?? []).filter((o) => o.jobId === jobId);
       },
     };
-    return { reader, calls };
+    return { reader, calls, jobCalls };
   }
 
-  it('queries [scheduledTime - 24 h, scheduledTime) for every status and renders what it read as Markdown', async () => {
+  it('queries [scheduledTime - 24 h, scheduledTime): the index for every status but SUCCEEDED, each job for its successes', async () => {
     const failed = occ('export', '2026-11-30T04:00:00Z', OccurrenceStatus.FAILED, { lastError: 'boom' });
     const ok = occ('digest', '2026-11-29T06:00:00Z', OccurrenceStatus.SUCCEEDED);
-    const { reader, calls } = fakeReader({ FAILED: [failed], SUCCEEDED: [ok] });
-    const job = occurrenceDigestJob(() => reader);
+    const { reader, calls, jobCalls } = fakeReader({ FAILED: [failed], SUCCEEDED: [ok] });
+    const job = occurrenceDigestJob(() => reader, ['digest', 'export']);
     const signal = new AbortController().signal;
 
     const report = await job.run(occ('occurrence-digest', TO, OccurrenceStatus.RUNNING), {
@@ -168,12 +174,15 @@ describe('occurrenceDigestJob', () => {
 
     expect(job.reportExtension).toBe('md');
     expect(DIGEST_PERIOD_MS).toBe(24 * 60 * 60 * 1000);
-    expect(calls.map((c) => c.status).sort()).toEqual([...STATUSES].sort());
+    expect(calls.map((c) => c.status).sort()).toEqual(STATUSES.filter((s) => s !== 'SUCCEEDED').sort());
     for (const c of calls) {
       expect(c).toMatchObject({ from: FROM, to: TO });
       expect(c.signal).toBe(signal); // the job can be cancelled mid-query
     }
+    expect(jobCalls).toEqual(
+      ['digest', 'export'].map((jobId) => ({ jobId, from: FROM, to: TO, statuses: [OccurrenceStatus.SUCCEEDED] })),
+    );
     expect(report.contentType).toMatch(/^text\/markdown/);
-    expect(report.body).toBe(renderDigest([ok, failed], FROM, TO));
+    expect(report.body).toBe(renderDigest([failed, ok], FROM, TO));
   });
 });

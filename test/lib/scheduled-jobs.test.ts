@@ -16,7 +16,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { occurrenceDigestJob } from '../../examples/sample-app/jobs/occurrence-digest';
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
 import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
-import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { parseJobSettingsList, withDefaults } from '../../functions/protocol/job-settings';
 import { workerLimits } from '../../functions/protocol/worker-limits';
@@ -774,11 +774,9 @@ describe('reconciler', () => {
     });
   });
 
-  it('gets thresholds derived from every job: unannounced after 25 h, looking back over the longest run', () => {
+  it('gets its thresholds: unannounced after 25 h, and no look-back (the open shards hold every unannounced success)', () => {
     expect(JSON.parse(envOf(jobs.reconcilerFunction).RECONCILE_THRESHOLDS)).toEqual({
       unannouncedAfterSeconds: 25 * 3600,
-      // The longest deadline + time limit (weekly-export: 6 h + 540 s), 25 h, and a day.
-      lookbackSeconds: 21_600 + 540 + 25 * 3600 + 86_400,
       maxFixesPerRun: 200,
     });
   });
@@ -1230,7 +1228,7 @@ describe('permissions cover every call the handlers make', () => {
    * stack's resources: the harness has one table, bucket, topic and queue, each a stand-in for the stack's.
    */
   async function callsByFunction(): Promise<Record<string, Call[]>> {
-    const reader = new DynamoOccurrenceReader(
+    const reader = new OperatorOccurrenceReader(
       DynamoDBDocumentClient.from(
         new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
       ),
@@ -1244,7 +1242,7 @@ describe('permissions cover every call the handlers make', () => {
     };
     const h = makeHarness({
       jobs: {
-        [DIGEST.id]: occurrenceDigestJob(() => reader),
+        [DIGEST.id]: occurrenceDigestJob(() => reader, [DIGEST.id, HOURLY.id, WEEKLY.id]),
         [HOURLY.id]: exportJobs['hourly-export'],
         [WEEKLY.id]: failing,
       },

@@ -82,7 +82,7 @@ export const TEST_STUCK_AFTER_SECONDS = 1_200;
 /** The sample stack's reconcile thresholds. */
 export const RECONCILE_TEST_THRESHOLDS: ReconcileThresholds = {
   unannouncedAfterSeconds: 90_000,
-  lookbackSeconds: 200_000,
+
   maxFixesPerRun: 100,
 };
 

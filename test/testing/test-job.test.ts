@@ -64,9 +64,13 @@ describe('Function: testJob', () => {
       const row = (scheduledTime: string, status: Occurrence['status']) =>
         fakeOccurrence({ jobId: 'exports', scheduledTime, status, attempt: 1 });
       const rows = [row('2026-11-29T08:00:00Z', 'SUCCEEDED'), row('2026-11-29T09:00:00Z', 'FAILED')];
-      const job = occurrenceDigestJob(() => ({
-        listByStatus: async (status) => rows.filter((r) => r.status === status),
-      }));
+      const job = occurrenceDigestJob(
+        () => ({
+          listByStatus: async (status) => rows.filter((r) => r.status === status && status !== 'SUCCEEDED'),
+          listJobNewestFirst: async (jobId) => rows.filter((r) => r.jobId === jobId && r.status === 'SUCCEEDED'),
+        }),
+        ['exports'],
+      );
       const { report, logs } = await testJob(job, { occurrence: { scheduledTime: '2026-11-30T06:00:00Z' } });
       expect(report.contentType).toBe('text/markdown; charset=utf-8');
       expect(report.body).toContain('| exports | 0 | 0 | 0 | 1 | 1 |');

@@ -9,11 +9,26 @@ import { type JobDefinition, type Occurrence, OccurrenceStatus, type ReportBody 
 export interface OccurrenceReader {
   /** Occurrences (full rows) with this status and `from <= scheduledTime < to`, oldest first. */
   listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
+  /** One job's occurrences with these statuses, `from <= scheduledTime < to`, newest first, at most `limit`. */
+  listJobNewestFirst(
+    jobId: string,
+    range: { from: string; to: string; limit: number },
+    statuses?: readonly OccurrenceStatus[],
+  ): Promise<Occurrence[]>;
 }
 
 export const DIGEST_PERIOD_MS = 24 * 60 * 60 * 1000;
+/** The most successes of one job a digest reads: a day of one-minute runs, and more. */
+const MAX_SUCCESSES_PER_JOB = 10_000;
 
-export function occurrenceDigestJob(reader: () => OccurrenceReader): JobDefinition<ReportBody> {
+/**
+ * The digest of every status across jobs. The status index lists every status but announced successes (they leave
+ * it once announced): those are read from each job's own partition, so the digest names the jobs it covers.
+ */
+export function occurrenceDigestJob(
+  reader: () => OccurrenceReader,
+  jobIds: readonly string[],
+): JobDefinition<ReportBody> {
   return {
     reportExtension: 'md',
     async run(occurrence, { signal, logger }) {
@@ -22,7 +37,11 @@ export function occurrenceDigestJob(reader: () => OccurrenceReader): JobDefiniti
       const source = reader();
       const rows: Occurrence[] = [];
       for (const status of Object.values(OccurrenceStatus)) {
-        rows.push(...(await source.listByStatus(status, from, to, signal)));
+        if (status !== OccurrenceStatus.SUCCEEDED) rows.push(...(await source.listByStatus(status, from, to, signal)));
+      }
+      for (const jobId of jobIds) {
+        const range = { from, to, limit: MAX_SUCCESSES_PER_JOB };
+        rows.push(...(await source.listJobNewestFirst(jobId, range, [OccurrenceStatus.SUCCEEDED])));
       }
       logger.info('digest collected', { from, to, occurrences: rows.length });
       return { body: renderDigest(rows, from, to), contentType: 'text/markdown; charset=utf-8' };
