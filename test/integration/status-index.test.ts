@@ -100,7 +100,12 @@ describe('status index on moto', () => {
 
   it('an idle reconciler run sends one Query per open shard (64), and nothing else', async () => {
     let requests = 0;
-    const counted = { send: (command: never) => (requests++, clients.documents.send(command)) };
+    const counted = {
+      send: (command: never) => {
+        requests++;
+        return clients.documents.send(command);
+      },
+    };
     const report = await reconcileOnMoto(counted as unknown as typeof clients.documents);
     expect(report).toMatchObject({ examined: 0, errors: 0, fixed: [] });
     expect(requests).toBe(STATUS_INDEX_SHARDS);
