@@ -17,7 +17,11 @@ import type { ReopenableStore } from '../functions/protocol/ports';
 
 /** The occurrences table's reads an operator's own reports use: by status or by job, never a Scan. */
 export interface OperatorOccurrenceReader {
-  /** Occurrences (full rows) with this status and `from <= scheduledTime < to`, oldest first. */
+  /**
+   * Occurrences (full rows) with this status and `from <= scheduledTime < to`, oldest first, through the status
+   * index. SUCCEEDED lists only the successes not yet announced: an announced one leaves the index (read a job's
+   * successes with listJobNewestFirst).
+   */
   listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
   /** The full rows of these keys, in the order given; a key whose row is gone is left out. */
   readRows(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]>;
@@ -27,8 +31,14 @@ export interface OperatorOccurrenceReader {
     range: NewestFirstRange,
     statuses?: readonly OccurrenceStatus[],
   ): Promise<Occurrence[]>;
-  /** Occurrences of every job with this status, newest first, at most `range.limit`. */
-  listStatusNewestFirst(status: OccurrenceStatus, range: NewestFirstRange): Promise<Occurrence[]>;
+  /**
+   * Occurrences of every job with this status (or these statuses), newest first, at most `range.limit`; SUCCEEDED
+   * as in listByStatus.
+   */
+  listStatusNewestFirst(
+    statuses: OccurrenceStatus | readonly OccurrenceStatus[],
+    range: NewestFirstRange,
+  ): Promise<Occurrence[]>;
 }
 
 /**

@@ -108,15 +108,67 @@ describe('list', () => {
     expect(inputs.filter((i) => i.IndexName === undefined)).toHaveLength(1);
   });
 
-  it('without a job or status queries the index once per status and keeps the newest `limit` of all', async () => {
+  it('without a job or status queries each index key once (OPEN, FAILED, SKIPPED, CANCELLED) and keeps the newest `limit`', async () => {
     await seed();
     const target = targetOf(emulator.clients, emulator.resources);
     const ctx = context(clock);
 
+    const sent = vi.spyOn(emulator.clients.documents, 'send');
+
     const rows = await runList(ctx, target, { statuses: [], from: 0, to: NOW, limit: 3 }, false);
 
     expect(rows.map((r) => r.scheduledTime)).toEqual([hour(12), hour(11), hour(8)]);
+    const inputs = sent.mock.calls.map(([c]) => (c as QueryCommand).input);
+    expect(inputs.filter((i) => i.IndexName === 'byStatusShard')).toHaveLength(4 * STATUS_INDEX_SHARDS);
     expect(ctx.captured.text()).toContain('--limit 3 reached, there may be more');
+  });
+
+  it("across jobs, reads announced successes from each deployed job's partition, and says so in the footer", async () => {
+    await seed();
+    // Announced: it has left the status index; only its job's partition has it.
+    await putRows(emulator.clients, emulator.resources.tableName, [
+      row(HOURLY, hour(5), SUCCEEDED, NOW, {
+        reportKey: `reports/${HOURLY}/${hour(5)}.txt`,
+        succeededAt: '2026-11-30T05:00:03.000Z',
+        notifiedAt: '2026-11-30T05:00:04.000Z',
+      }),
+    ]);
+    const query = { statuses: [SUCCEEDED], from: 0, to: NOW, limit: 50 };
+    const jobs = { group: GROUP, jobIds: async () => [HOURLY, OTHER], job: async () => undefined };
+
+    const withoutJobs = context(clock);
+    const tableOnly = { ...targetOf(emulator.clients, emulator.resources), jobs: undefined };
+    const unannounced = await runList(withoutJobs, tableOnly, query, false);
+    expect(unannounced.map((r) => [r.jobId, r.scheduledTime])).toEqual([
+      [HOURLY, hour(6)],
+      [OTHER, '2026-11-29T05:30:00Z'],
+    ]);
+    expect(withoutJobs.captured.text()).toContain('SUCCEEDED: only those not yet announced');
+
+    const ctx = context(clock);
+    const all = await runList(ctx, { ...targetOf(emulator.clients, emulator.resources), jobs }, query, false);
+    expect(all.map((r) => [r.jobId, r.scheduledTime])).toEqual([
+      [HOURLY, hour(6)],
+      [HOURLY, hour(5)],
+      [OTHER, '2026-11-29T05:30:00Z'],
+    ]);
+    expect(ctx.captured.text()).toContain(
+      `SUCCEEDED read from the partitions of the 2 job(s) in schedule group ${GROUP}`,
+    );
+  });
+
+  it('a listing of FAILED only reads no partition and adds no note', async () => {
+    await seed();
+    const ctx = context(clock);
+    const jobs = { group: GROUP, jobIds: vi.fn(async () => [HOURLY]), job: async () => undefined };
+    await runList(
+      ctx,
+      { ...targetOf(emulator.clients, emulator.resources), jobs },
+      { statuses: [FAILED], from: 0, to: NOW, limit: 50 },
+      false,
+    );
+    expect(jobs.jobIds).not.toHaveBeenCalled();
+    expect(ctx.captured.text()).not.toContain('SUCCEEDED');
   });
 
   it('filters one job by status and by a time range whose end is exclusive', async () => {

@@ -1,6 +1,11 @@
 /**
- * `occurrences list`: occurrences newest first, by job (a Query on the table key), by status (a Query on the
- * byStatus index, once per status) or both; never a Scan.
+ * `occurrences list`: occurrences newest first, by job (a Query on the table key), by status (Queries on the status
+ * index's shards) or both; never a Scan.
+ *
+ * Across jobs the index lists every status but one kind of row: a success leaves the index once its announcement is
+ * recorded (table-schema.ts). So when the listing wants SUCCEEDED rows without `--job`, it reads each deployed job's
+ * partition for them (the jobs from the schedule group, when the target knows it); otherwise it lists only the
+ * successes not yet announced, and its footer says so.
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -31,7 +36,8 @@ export function registerList(program: Command, setup: CommandSetup): void {
         raw,
       );
       const query = toListQuery(o, o.limit);
-      const target = await setup.connect(cmd, { knownJobs: o.job !== undefined });
+      // Successes across jobs are read per deployed job: the schedule group is worth reading then, too.
+      const target = await setup.connect(cmd, { knownJobs: o.job !== undefined || wantsSuccesses(query) });
       await runList(setup.deps, target, query, o.json);
     });
 }
@@ -92,9 +98,50 @@ export async function listOccurrences(reader: OperatorOccurrenceReader, q: ListQ
   };
   if (q.jobId !== undefined) return reader.listJobNewestFirst(q.jobId, range, q.statuses, q.scheduleKey);
   const statuses = q.statuses.length > 0 ? q.statuses : Object.values(OccurrenceStatus);
-  // Each status's query returns its newest `limit`; the newest `limit` of all of them are among those.
-  const perStatus = await Promise.all(statuses.map((s) => reader.listStatusNewestFirst(s, range)));
-  return perStatus.flat().sort(newestFirst).slice(0, q.limit);
+  // One listing of every status asked for: the open ones share their shards, read once.
+  return reader.listStatusNewestFirst(statuses, range);
+}
+
+/** Whether a listing across jobs wants SUCCEEDED rows, which the status index holds only until announced. */
+export function wantsSuccesses(q: Pick<ListQuery, 'jobId' | 'statuses'>): boolean {
+  return q.jobId === undefined && (q.statuses.length === 0 || q.statuses.includes(OccurrenceStatus.SUCCEEDED));
+}
+
+/**
+ * The listing across jobs, with the successes the index no longer holds: each deployed job's SUCCEEDED rows in the
+ * range (a Query on its partition), merged with the index's rows. Without the jobs, the index's rows and a note.
+ */
+export async function listAcrossJobs(
+  sources: Pick<ListSources, 'reader' | 'jobs'>,
+  q: ListQuery,
+): Promise<{ rows: Occurrence[]; note?: string }> {
+  const indexed = await listOccurrences(sources.reader, q);
+  if (!wantsSuccesses(q)) return { rows: indexed };
+  if (sources.jobs === undefined) {
+    return {
+      rows: indexed,
+      note:
+        'SUCCEEDED: only those not yet announced (an announced success leaves the status index); pass --job, or ' +
+        '--schedule-group or --stack, to read the successes of every deployed job',
+    };
+  }
+  const jobIds = await sources.jobs.jobIds();
+  const range = { from: isoSeconds(Math.ceil(q.from / 1000) * 1000), to: isoSeconds(Math.ceil(q.to / 1000) * 1000) };
+  const perJob = await Promise.all(
+    jobIds.map((jobId) =>
+      sources.reader.listJobNewestFirst(jobId, { ...range, limit: q.limit }, [OccurrenceStatus.SUCCEEDED]),
+    ),
+  );
+  // An unannounced success is in both its job's partition and the index: once.
+  const byKey = new Map(
+    [...indexed, ...perJob.flat()].map((o) => [`${o.jobId}\u0000${o.scheduleKey ?? ''}\u0000${o.scheduledTime}`, o]),
+  );
+  return {
+    rows: [...byKey.values()].sort(newestFirst).slice(0, q.limit),
+    note:
+      `SUCCEEDED read from the partitions of the ${jobIds.length} job(s) in schedule group ${sources.jobs.group}` +
+      ' (the successes of a run-time schedule: --job <id> --key <scheduleKey>)',
+  };
 }
 
 export function newestFirst(a: Occurrence, b: Occurrence): number {
@@ -110,7 +157,8 @@ export async function runList(
   q: ListQuery,
   json: boolean,
 ): Promise<Occurrence[]> {
-  const rows = await listOccurrences(sources.reader, q);
+  const { rows, note } =
+    q.jobId === undefined ? await listAcrossJobs(sources, q) : { rows: await listOccurrences(sources.reader, q) };
   // An unknown --job finds nothing too: refuse it rather than say "no occurrences".
   const evidence =
     rows.length === 0 && q.jobId !== undefined && q.scheduleKey === undefined
@@ -118,15 +166,17 @@ export async function runList(
       : undefined;
   if (json) {
     ctx.io.out(JSON.stringify(rows, null, 2));
+    if (note !== undefined) ctx.io.err(note);
     return rows;
   }
+  const listed = note === undefined ? '' : `; ${note}`;
   const what = [
     q.jobId ? `job ${q.jobId}${q.scheduleKey === undefined ? '' : ` schedule ${q.scheduleKey}`}` : 'all jobs',
     q.statuses.length > 0 ? q.statuses.join('/') : 'any status',
   ].join(', ');
   if (rows.length === 0) {
     const known = evidence === undefined ? '' : `; ${evidenceText(evidence)}`;
-    ctx.io.out(`no occurrences (${what}, scheduled ${describeRange(q)})${known}`);
+    ctx.io.out(`no occurrences (${what}, scheduled ${describeRange(q)})${known}${listed}`);
     return rows;
   }
   ctx.io.out(occurrenceTable(rows, ctx.clock.now(), await bufferedJobStates(sources.states, rows)));
@@ -134,7 +184,7 @@ export async function runList(
     rows.length === q.limit
       ? `; --limit ${q.limit} reached, there may be more (narrow --from/--to or raise --limit)`
       : '';
-  ctx.io.out(`${rows.length} occurrence(s), newest first (${what}, scheduled ${describeRange(q)})${more}`);
+  ctx.io.out(`${rows.length} occurrence(s), newest first (${what}, scheduled ${describeRange(q)})${more}${listed}`);
   return rows;
 }
 
