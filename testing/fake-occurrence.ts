@@ -6,7 +6,7 @@ import { DEFAULT_JOB_SETTINGS, DEFAULT_RETRY_POLICY, JOB_ID_PATTERN } from '../f
 import { iso, normaliseScheduledTime, type Occurrence, OccurrenceStatus } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { scheduleInput, scheduleKey } from '../functions/protocol/schedule-key';
-import { statusShardOf } from '../functions/protocol/table-schema';
+import { expectedStatusShard } from '../functions/protocol/table-schema';
 
 /** A fixed scheduled time, so that a test's occurrence (and a report that names it) is the same on every run. */
 export const FAKE_SCHEDULED_TIME = '2026-01-01T06:00:00Z';
@@ -67,7 +67,6 @@ export function fakeOccurrence(fields: FakeOccurrenceFields = {}): Occurrence {
     claimedAt: iso(claimedAt),
     heartbeatAt: iso(claimedAt),
     leaseExpiresAt: iso(claimedAt + DEFAULT_JOB_SETTINGS.leaseSeconds * 1000),
-    statusShard: statusShardOf(key, OccurrenceStatus.RUNNING),
     ttl: Math.floor(scheduledAt / 1000) + DEFAULT_JOB_SETTINGS.retentionDays * 86_400,
     ...fields,
     // Normalised, whatever form it was given in: the key a worker passes is always UTC, whole seconds.
@@ -80,5 +79,8 @@ export function fakeOccurrence(fields: FakeOccurrenceFields = {}): Occurrence {
     );
   if (!Number.isInteger(occurrence.attempt) || occurrence.attempt < 0)
     throw new TypeError(`fakeOccurrence: attempt must be a whole number, got ${quoteValue(occurrence.attempt)}`);
-  return occurrence;
+  // The status index key the store would have written for this state (none for an announced success), unless given.
+  if ('statusShard' in fields) return occurrence;
+  const statusShard = expectedStatusShard(occurrence);
+  return statusShard === undefined ? occurrence : { ...occurrence, statusShard };
 }

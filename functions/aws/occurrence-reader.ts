@@ -1,7 +1,8 @@
 /**
  * Reads occurrences through the status index, for the reconciler, for jobs that report on them and for the
- * occurrences CLI. The index is sharded (each status spread over STATUS_INDEX_SHARDS partition keys) and projects
- * only what a heartbeat does not change, so a reader queries every shard of a status, merges them in scheduled-time
+ * occurrences CLI. The index is sharded (each key prefix spread over STATUS_INDEX_SHARDS partition keys: OPEN for
+ * the rows in flight or unannounced, FAILED, SKIPPED and CANCELLED; an announced success is not in it) and projects
+ * only what a heartbeat does not change, so a reader queries every shard of a prefix, merges them in scheduled-time
  * order, and reads full rows from the table (BatchGetItem) where it needs more than the projection. Never a Scan.
  */
 import {

@@ -2,14 +2,15 @@
  * The occurrence table's schema: key names, the status index, TTL and stream, written once and used by the
  * functions, by the CDK constructs and by local set-up. Plain TypeScript: no CDK or AWS SDK imports.
  *
- * The status index is sharded and projects only what does not change while a worker holds its lease; see "The
- * status index" in docs/design.md for the arithmetic behind both choices.
+ * The status index is sharded, projects only what does not change while a worker holds its lease, and is keyed so
+ * that the rows still in flight or unannounced share one key prefix (OPEN) and an announced success leaves it; see
+ * "The status index" in docs/design.md for the arithmetic behind these choices.
  */
 import { type Occurrence, OccurrenceAttributes, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 
 /**
- * How many index partition keys each status is spread over. One tick's occurrences share a scheduled time, so
+ * How many index partition keys each key prefix (OPEN, FAILED, SKIPPED, CANCELLED) is spread over. One tick's occurrences share a scheduled time, so
  * without shards each status change of the whole tick lands on one index key, which DynamoDB serves from one
  * partition (about 1,000 write units per second). 64 shards keep that partition under half its limit up to about
  * 32,000 status changes per second (bench/partition-model.ts).

@@ -3,7 +3,8 @@
  * the keys and the projected attributes only, and a count of the index writes each table write costs, the way
  * DynamoDB bills them (a new or removed entry is one write, a changed index key is a delete and a put, a changed
  * projected attribute is one write, anything else none). Tests assert with it that a heartbeat writes the table
- * only.
+ * only, and that the happy path costs 4 index writes (test/aws/status-index-writes.test.ts): the insert's put, the
+ * claim's and the completion's in-place rewrites under OPEN#k, and the announcement's removal of the key.
  */
 import { OCCURRENCE_TABLE } from '../../functions/protocol/table-schema';
 import type { Row } from './dynamo-expressions';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isClaimable } from '../../functions/protocol/claimability';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { statusShardOf } from '../../functions/protocol/table-schema';
+import { shardOf, statusShardOf } from '../../functions/protocol/table-schema';
 import { fakeOccurrence } from '../../testing';
 import { FAKE_JOB_ID, FAKE_LEASE_ID, FAKE_SCHEDULED_TIME } from '../../testing/fake-occurrence';
 
@@ -56,6 +56,16 @@ describe('Function: fakeOccurrence', () => {
     const o = fakeOccurrence({ jobId: 'weekly-report', scheduleKey: 'cust-42', input: { plan: 'pro' } });
     expect(o).toMatchObject({ jobId: 'weekly-report', scheduleKey: 'cust-42', input: { plan: 'pro' } });
     expect(o.statusShard).toBe(statusShardOf(o, 'RUNNING'));
+  });
+
+  it('carries the status index key its state has: OPEN#k in flight, its own for FAILED, none once announced', () => {
+    const key = { jobId: FAKE_JOB_ID, scheduledTime: FAKE_SCHEDULED_TIME };
+    expect(fakeOccurrence({ status: 'PENDING' }).statusShard).toBe(`OPEN#${shardOf(key)}`);
+    expect(fakeOccurrence({ status: 'FAILED' }).statusShard).toBe(`FAILED#${shardOf(key)}`);
+    expect(fakeOccurrence({ status: 'SUCCEEDED', reportKey: 'r' }).statusShard).toBe(`OPEN#${shardOf(key)}`);
+    expect(fakeOccurrence({ status: 'SUCCEEDED', reportKey: 'r', notifiedAt: FAKE_SCHEDULED_TIME })).not.toHaveProperty(
+      'statusShard',
+    );
   });
 
   it('rejects what is not an object of fields', () => {
