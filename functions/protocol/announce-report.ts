@@ -139,7 +139,8 @@ async function announceRow(deps: AnnounceDeps, row: Occurrence): Promise<Announc
   try {
     const recorded = await deps.store.markNotified(row, messageId, deps.clock.now());
     // recorded false: an earlier delivery of this record announced it first, and the topic dropped this copy.
-    deps.logger.info('report announced', { ...fields, messageId, recorded });
+    // DEBUG: the worker's outcome line is the happy path's one INFO line; the row records notifiedAt.
+    deps.logger.debug?.('report announced', { ...fields, messageId, recorded });
   } catch (error) {
     // Published but not recorded: the stream retries, and the topic deduplicates the second publish.
     deps.logger.error('announced, but could not record it', { ...fields, messageId, error: messageOf(error) });
