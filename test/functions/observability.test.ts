@@ -338,6 +338,20 @@ describe('the Powertools adapters', () => {
     expect(second.leaseId).toBeUndefined();
   });
 
+  it.each([
+    ['INFO', ['INFO']],
+    ['DEBUG', ['DEBUG', 'INFO']],
+  ])("log at the level Lambda's applicationLogLevelV2 sets (AWS_LAMBDA_LOG_LEVEL %s)", (level, written) => {
+    vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', level);
+    const lines = captureStdout(() => {
+      const logger = powertoolsLogger('worker');
+      logger.debug?.('claimed occurrence', { jobId: 'a' });
+      logger.info('occurrence SUCCEEDED', { jobId: 'a' });
+    });
+    vi.unstubAllEnvs();
+    expect(lines.map((l) => JSON.parse(l).level)).toEqual(written);
+  });
+
   it("stay silent on stdout when a logger is injected and no metrics are: a local run's output is its own", async () => {
     const writes: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
