@@ -185,10 +185,10 @@ export interface JobOptions {
    */
   readonly pauseAfterFailures?: number;
   /**
-   * Whether the job's metrics are also written per job, with the dimensions { service, jobId }: what `metric()`,
+   * Whether the job's metrics are also written per job, with the dimensions `{ service, jobId }`: what `metric()`,
    * `metricFailed()` and the other `metric*()` methods of its ScheduledJob read. Each metric the job writes is then
    * a custom metric of its own at $0.30 a month (about $0.90 a month for a job that runs at least hourly). Without
-   * them the job's values count in its worker's metrics ({ service, worker }), which the stack's alarms watch.
+   * them the job's values count in its worker's metrics (`{ service, worker }`), which the stack's alarms watch.
    *
    * @default the ScheduledJobs' `jobMetrics` (false)
    */

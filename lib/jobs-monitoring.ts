@@ -11,7 +11,7 @@
  *
  * The alarms are per worker and per stack, not per job: a job adds no alarm and no custom metric, so 100 jobs fit in
  * one stack (an alarm is a CloudFormation resource) and cost the same to watch as one. The worker's alarms watch the
- * { service, worker } dimension set its function writes; the row names the job. The dashboard ($3 a month) is made
+ * `{ service, worker }` dimension set its function writes; the row names the job. The dashboard ($3 a month) is made
  * only when asked for (`dashboard: true`). Every metric comes from metrics.ts, the same functions the constructs'
  * `metric*()` methods call.
  */

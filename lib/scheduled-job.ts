@@ -23,7 +23,7 @@ export interface ScheduledJobParts {
   readonly schedule: Schedule | undefined;
   readonly metricsNamespace: string;
   readonly reportBucket: s3.IBucket;
-  /** Whether the functions write the job's metrics with { service, jobId } (the job's `jobMetrics`). */
+  /** Whether the functions write the job's metrics with `{ service, jobId }` (the job's `jobMetrics`). */
   readonly jobMetrics: boolean;
   /** For a job with runtimeSchedules: the registry and its schedules, for grantManageSchedules. */
   readonly runtimeSchedules?: KeyedJobGrantParts;
@@ -34,7 +34,7 @@ export interface ScheduledJobParts {
  *
  * @example
  * ```ts
- * const weekly = jobs.addJob('weekly-export', { schedule, worker: exportsWorker });
+ * const weekly = jobs.addJob('weekly-export', { schedule, worker: exportsWorker, jobMetrics: true });
  * new cloudwatch.Alarm(this, 'WeeklyExportFailed', {
  *   metric: weekly.metricFailed(),
  *   threshold: 1,
@@ -56,7 +56,7 @@ export class ScheduledJob {
   /** Whether the job takes its schedules at run time (`runtimeSchedules: true`) instead of one fixed schedule. */
   readonly runtimeSchedules: boolean;
   /**
-   * Whether the functions write this job's metrics per job, with { service, jobId } (`jobMetrics: true` on the job
+   * Whether the functions write this job's metrics per job, with `{ service, jobId }` (`jobMetrics: true` on the job
    * or on the ScheduledJobs): what `metric()` and the other `metric*()` methods read, and need.
    */
   readonly jobMetrics: boolean;

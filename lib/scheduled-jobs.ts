@@ -149,9 +149,9 @@ export interface ScheduledJobsProps {
   readonly dashboard?: boolean;
   /**
    * The default of every job's `jobMetrics`: whether its metrics are also written per job, with the dimensions
-   * { service, jobId }, for `job.metric()` and alarms of your own. Each (metric, job) pair written is a custom metric
+   * `{ service, jobId }`, for `job.metric()` and alarms of your own. Each (metric, job) pair written is a custom metric
    * at $0.30 a month: about $0.90 a month for a job that runs at least hourly. Without them a job's metrics count in
-   * its worker's ({ service, worker }), which the stack's alarms watch, and the occurrence rows name the job.
+   * its worker's (`{ service, worker }`), which the stack's alarms watch, and the occurrence rows name the job.
    *
    * @default false
    */
@@ -520,6 +520,7 @@ export class ScheduledJobs extends Construct {
    *   worker: exportsWorker,
    *   timeout: Duration.minutes(9),
    *   overlap: OverlapPolicy.BUFFER_ONE,
+   *   jobMetrics: true, // for the alarm on its own metric below
    * });
    * new cloudwatch.Alarm(this, 'WeeklyExportFailed', { metric: weekly.metricFailed(), threshold: 1, evaluationPeriods: 1 });
    * ```
