@@ -131,6 +131,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
         logger.error('reconcile of run-time schedules failed', { error: messageOf(error) });
         return { swept: 0, audited: [], repairs: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false };
       }));
+    metrics.flush?.(); // the run's values, buffered by the adapter: one EMF line
     const full: ReconcilerReport = schedules ? { ...report, schedules } : report;
     if (thrown !== undefined && schedules === undefined) throw thrown;
     if (report.errors > 0 || (schedules?.errors ?? 0) > 0) throw new ReconcileIncompleteError(full);

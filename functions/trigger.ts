@@ -7,10 +7,12 @@ import { documentClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceRecorder } from './aws/occurrence-recorder';
 import { SqsWorkQueue } from './aws/work-queue';
 import { messageOf } from './protocol/errors';
+import { TRIGGER_COMPONENT } from './protocol/metric-names';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { quoteValue } from './protocol/quote-value';
 import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
+import { JOB_METRICS_FIELD } from './protocol/schedule-event';
 import { parseWorkerRoutes } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -31,21 +33,38 @@ const EVENT_LOG_MAX_CHARS = 1_000;
 
 export function createTriggerHandler(options: TriggerOptions = {}): (event: unknown) => Promise<TriggerResult> {
   const logger = options.logger ?? powertoolsLogger('trigger');
+  // The job of the event being handled, when its schedule opted in to per-job metrics: one event per invocation.
+  let perJobMetrics: string | undefined;
+  const metrics =
+    options.metrics ??
+    (options.logger
+      ? noMetrics
+      : powertoolsMetrics({ dimensions: { ...TRIGGER_COMPONENT }, perJob: (jobId) => jobId === perJobMetrics }));
   const deps = {
     queues: options.queues ?? workerQueues(),
     logger,
-    metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics()),
+    metrics,
     clock: options.clock ?? systemClock,
     store: options.store ?? new DynamoOccurrenceRecorder(documentClient(), requireEnv(ENV.tableName)),
   };
   return async (event) => {
+    perJobMetrics = jobWithMetrics(event);
     try {
       return await recordOccurrence(deps, event);
     } catch (error) {
       logger.error('trigger failed', { event: quoteValue(event, EVENT_LOG_MAX_CHARS), error: messageOf(error) });
       throw error;
+    } finally {
+      metrics.flush?.();
     }
   };
+}
+
+/** The event's job id when its schedule carries JOB_METRICS_FIELD; read before the event is checked, and only here. */
+function jobWithMetrics(event: unknown): string | undefined {
+  if (typeof event !== 'object' || event === null) return undefined;
+  const fields = event as Record<string, unknown>;
+  return fields[JOB_METRICS_FIELD] === true && typeof fields.jobId === 'string' ? fields.jobId : undefined;
 }
 
 function workerQueues(): ReadonlyMap<string, WorkQueue> {

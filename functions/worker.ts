@@ -81,7 +81,7 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
   const shared = {
     clock,
     logger,
-    metrics: options.metrics ?? (options.logger ? noMetrics : powertoolsMetrics({ dimensions: workerDimension() })),
+    metrics: options.metrics ?? (options.logger ? noMetrics : workerMetrics(settings)),
     jobs: registerJobs(settings, options.jobs, logger),
     store: options.store ?? new DynamoOccurrenceStore(documentClient(), requireEnv(ENV.tableName)),
     slots,
@@ -127,16 +127,22 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
       },
       new BatchProcessor(EventType.SQS),
       { throwOnFullBatchFailure: false },
-    );
-    logger.info('batch done', { records: event.Records.length, results, failures: batchItemFailures.length });
+    ).finally(() => shared.metrics.flush?.());
+    logger.debug?.('batch done', { records: event.Records.length, results, failures: batchItemFailures.length });
     return { batchItemFailures };
   };
 }
 
-/** The worker's own dimension set, { worker }, which its alarms watch; none where the stack set no WORKER_ID. */
-function workerDimension(): Record<string, string> | undefined {
+/**
+ * EMF with the worker's own dimension set, { worker }, which its alarms watch (none where the stack set no
+ * WORKER_ID), and { jobId } for the jobs whose settings opt in to per-job metrics.
+ */
+function workerMetrics(settings: ReadonlyMap<string, JobSettings>): Metrics {
   const worker = process.env[ENV.workerId];
-  return worker === undefined || worker === '' ? undefined : { worker };
+  return powertoolsMetrics({
+    dimensions: worker === undefined || worker === '' ? undefined : { worker },
+    perJob: (jobId) => settings.get(jobId)?.jobMetrics === true,
+  });
 }
 
 /**

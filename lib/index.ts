@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 export { ScheduledJobsError, ValidationError } from './errors';
+export type { FunctionLogging } from './job-function';
 export {
   type JobInSharedWorkerProps,
   type JobOptions,

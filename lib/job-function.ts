@@ -12,6 +12,11 @@ import type { Construct } from 'constructs';
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
 export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
+/** Lambda's START/END/REPORT lines off (WARN), the functions' INFO lines on: see FunctionLogging. */
+export const DEFAULT_FUNCTION_LOGGING = {
+  systemLogLevel: lambda.SystemLogLevel.WARN,
+  applicationLogLevel: lambda.ApplicationLogLevel.INFO,
+} as const;
 
 /**
  * How every function is bundled. Exported so that the cold-load benchmark (bench/cold-load.ts) bundles its handlers
@@ -37,6 +42,30 @@ export const JOB_FUNCTION_BUNDLING = {
   forceDockerBundling: false,
 } satisfies nodejs.BundlingOptions;
 
+/**
+ * The log levels of a function, in Lambda's JSON log format. Lambda drops what is below them before it is written,
+ * so nothing below pays for ingestion.
+ */
+export interface FunctionLogging {
+  /**
+   * Lambda's own lines: START, END and REPORT of each invocation (DEBUG and INFO), platform warnings and errors.
+   * At WARN a happy invocation writes none of them: three lines per invocation, more than the one line a happy-path
+   * occurrence writes itself, that repeat what Lambda's metrics (Invocations, Duration, Errors) already count; a
+   * timeout or a crash still writes its own line at WARN or ERROR.
+   *
+   * @default lambda.SystemLogLevel.WARN
+   */
+  readonly systemLogLevel?: lambda.SystemLogLevel;
+  /**
+   * The functions' own lines (Powertools Logger reads it as AWS_LAMBDA_LOG_LEVEL). At INFO a happy-path occurrence
+   * writes one line, the worker's outcome; DEBUG adds each step (the trigger's record, the claim, the commit, the
+   * announcement); WARN leaves only what needs a look.
+   *
+   * @default lambda.ApplicationLogLevel.INFO
+   */
+  readonly applicationLogLevel?: lambda.ApplicationLogLevel;
+}
+
 export interface JobFunctionProps
   extends Omit<
     nodejs.NodejsFunctionProps,
@@ -52,10 +81,22 @@ export interface JobFunctionProps
   readonly logRemovalPolicy?: RemovalPolicy;
   /** Laid over JOB_FUNCTION_BUNDLING: a user's worker may add loaders, externals, banners. */
   readonly bundling?: nodejs.BundlingOptions;
+  /** Default: system WARN, application INFO, JSON format. */
+  readonly logging?: FunctionLogging;
 }
 
 export function jobFunction(scope: Construct, id: string, props: JobFunctionProps): nodejs.NodejsFunction {
-  const { entry, timeoutSeconds, logRemovalPolicy, environment, bundling, architecture, logRetention, ...rest } = props;
+  const {
+    entry,
+    timeoutSeconds,
+    logRemovalPolicy,
+    environment,
+    bundling,
+    architecture,
+    logRetention,
+    logging,
+    ...rest
+  } = props;
   const logGroup =
     props.logGroup ??
     new logs.LogGroup(scope, `${id}Logs`, {
@@ -101,6 +142,10 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     architecture: architecture ?? FUNCTION_ARCHITECTURE,
     timeout: Duration.seconds(timeoutSeconds),
     logGroup,
+    // JSON, so that Lambda filters by level (a level needs the JSON format) and Logs Insights queries by field.
+    loggingFormat: lambda.LoggingFormat.JSON,
+    systemLogLevelV2: logging?.systemLogLevel ?? DEFAULT_FUNCTION_LOGGING.systemLogLevel,
+    applicationLogLevelV2: logging?.applicationLogLevel ?? DEFAULT_FUNCTION_LOGGING.applicationLogLevel,
     environment: { ...environment, NODE_OPTIONS: withSourceMaps(environment?.NODE_OPTIONS) },
     bundling: withStackBundling(bundling),
   });

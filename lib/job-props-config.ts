@@ -58,6 +58,7 @@ const JOB_OPTION_KEYS = [
   'catchupWindow',
   'pauseAfterFailures',
   'maxRunTime',
+  'jobMetrics',
 ];
 const JOB_PROPS_KEYS = [...JOB_OPTION_KEYS, 'entry', 'worker', 'workerOptions'];
 const RETRY_KEYS = ['maxAttempts', 'baseDelay', 'maxDelay', 'deadline', 'jitter'];
@@ -123,6 +124,7 @@ export function jobConfigOf(jobId: string, props: JobOptions, where: string): Tr
     overlap: props.overlap,
     catchupWindowSeconds: seconds('catchupWindow', props.catchupWindow),
     pauseAfterFailures: props.pauseAfterFailures,
+    jobMetrics: props.jobMetrics,
     maxRunSeconds: seconds('maxRunTime', props.maxRunTime),
   });
   if (problems.length > 0) return { problems };

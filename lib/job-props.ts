@@ -185,6 +185,15 @@ export interface JobOptions {
    */
   readonly pauseAfterFailures?: number;
   /**
+   * Whether the job's metrics are also written per job, with the dimensions `{ service, jobId }`: what `metric()`,
+   * `metricFailed()` and the other `metric*()` methods of its ScheduledJob read. Each metric the job writes is then
+   * a custom metric of its own at $0.30 a month (about $0.90 a month for a job that runs at least hourly). Without
+   * them the job's values count in its worker's metrics (`{ service, worker }`), which the stack's alarms watch.
+   *
+   * @default the ScheduledJobs' `jobMetrics` (false)
+   */
+  readonly jobMetrics?: boolean;
+  /**
    * A resumable job's whole run, over all its invocations (docs/long-jobs.md).
    *
    * @default Duration.hours(6)

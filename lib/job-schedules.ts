@@ -24,7 +24,12 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { catchupWindowSecondsOf } from '../functions/protocol/job-settings';
-import { OVERLAP_FIELD, type ScheduleEvent, TEMPLATE_GROUP_FIELD } from '../functions/protocol/schedule-event';
+import {
+  JOB_METRICS_FIELD,
+  OVERLAP_FIELD,
+  type ScheduleEvent,
+  TEMPLATE_GROUP_FIELD,
+} from '../functions/protocol/schedule-event';
 import type { OverlapPolicy } from '../functions/protocol/setting-basics';
 import type { ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
@@ -52,7 +57,11 @@ export const KEYED_TEMPLATE_EXPRESSION = 'cron(0 0 1 1 ? 2199)';
 export type KeyedTemplateEvent = DeployedScheduleInput & { readonly [TEMPLATE_GROUP_FIELD]: string };
 
 /** A deployed schedule's input: the schedule event, and the job's overlap policy for operators to read. */
-export type DeployedScheduleInput = ScheduleEvent & { readonly [OVERLAP_FIELD]: OverlapPolicy };
+export type DeployedScheduleInput = ScheduleEvent & {
+  readonly [OVERLAP_FIELD]: OverlapPolicy;
+  /** Present only for a job with per-job metrics: the trigger writes its metrics with { jobId } too. */
+  readonly [JOB_METRICS_FIELD]?: true;
+};
 
 export interface JobSchedulesProps {
   readonly trigger: lambda.IFunction;
@@ -132,6 +141,7 @@ export class JobSchedules extends Construct {
       retentionDays: settings.retentionDays,
       catchupWindowSeconds: catchupWindowSecondsOf(settings),
       [OVERLAP_FIELD]: settings.overlap,
+      ...(settings.jobMetrics ? { [JOB_METRICS_FIELD]: true as const } : {}),
     };
   }
 

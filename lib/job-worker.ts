@@ -36,7 +36,7 @@ import {
   workerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
-import { allow, jobFunction } from './job-function';
+import { allow, type FunctionLogging, jobFunction } from './job-function';
 import type { JobSchedule } from './job-schedules';
 import type { WorkerAlarms } from './jobs-monitoring';
 import { deadLetterMessages, functionErrors, functionThrottles, type WorkerMetricName, workerMetric } from './metrics';
@@ -109,6 +109,12 @@ export interface JobWorkerOptions
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * The function's log levels (Lambda's own lines and the worker's), laid over the stack's `logging`.
+   *
+   * @default the ScheduledJobs' `logging`: Lambda's own lines at WARN, the worker's at INFO
+   */
+  readonly logging?: FunctionLogging;
 }
 
 /** A worker: its entry file and how its function is built. */
@@ -126,6 +132,8 @@ export interface WorkerResources {
   readonly table: dynamodb.ITable;
   readonly reportBucket: s3.IBucket;
   readonly metricsNamespace: string;
+  /** The stack's log levels (ScheduledJobsProps.logging), under the worker's own `logging`. */
+  readonly logging?: FunctionLogging;
 }
 
 /** The worker's item actions on its own jobs' occurrence partitions (the claim protocol's reads and writes). */
@@ -321,9 +329,13 @@ export class JobWorker extends Construct implements iam.IGrantable {
   }
 
   private workerFunction(props: JobWorkerProps, resources: WorkerResources): nodejs.NodejsFunction {
-    const { entry, description, memorySize, environment, timeout: _timeout, ...passed } = props;
+    const { entry, description, memorySize, environment, timeout: _timeout, logging, ...passed } = props;
     return jobFunction(this, 'Function', {
       ...passed,
+      logging: {
+        systemLogLevel: logging?.systemLogLevel ?? resources.logging?.systemLogLevel,
+        applicationLogLevel: logging?.applicationLogLevel ?? resources.logging?.applicationLogLevel,
+      },
       entry,
       description: description ?? `Runs the jobs of worker ${this.workerId} under a lease`,
       timeoutSeconds: Lazy.number({ produce: () => this.limits().functionTimeoutSeconds }),

@@ -9,10 +9,11 @@
  * at once (`alarms.enabled: false`). Missing data is "not breaching": no traffic is no alarm. docs/operating.md says
  * what each one means and what to do.
  *
- * The alarms are per worker and per stack, not per job: a job adds no alarm, so 100 jobs fit in one stack (an alarm
- * is a CloudFormation resource). The worker's alarms watch the { service, worker } dimension set its function writes
- * beside { service, jobId }; the row names the job, and the dashboard graphs every job by its own dimension. Every
- * metric comes from metrics.ts, the same functions the constructs' `metric*()` methods call.
+ * The alarms are per worker and per stack, not per job: a job adds no alarm and no custom metric, so 100 jobs fit in
+ * one stack (an alarm is a CloudFormation resource) and cost the same to watch as one. The worker's alarms watch the
+ * `{ service, worker }` dimension set its function writes; the row names the job. The dashboard ($3 a month) is made
+ * only when asked for (`dashboard: true`). Every metric comes from metrics.ts, the same functions the constructs'
+ * `metric*()` methods call.
  */
 import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -28,10 +29,11 @@ import { ValidationError } from './errors';
 import {
   DEFAULT_METRIC_PERIOD,
   deadLetterMessages,
-  everyJobMetric,
+  everyWorkerMetric,
   functionErrors,
   functionThrottles,
   reconcilerRepairs,
+  triggerMetric,
   type WorkerMetricName,
   workerMetric,
 } from './metrics';
@@ -221,6 +223,8 @@ export interface MonitoredWorker {
 export interface JobsMonitoringProps {
   /** The CloudWatch namespace the functions write their metrics to (POWERTOOLS_METRICS_NAMESPACE). */
   readonly metricsNamespace: string;
+  /** Whether to make the dashboard. @default false */
+  readonly dashboard?: boolean;
   /** The reconciler function, whose errors are alarmed and graphed. */
   readonly reconciler: lambda.IFunction;
   /** The shared queues whose every message needs a person, by the name their alarm carries (`dlq-<name>`). */
@@ -253,8 +257,11 @@ const ONE_HOUR_SECONDS = 3_600;
 export class JobsMonitoring extends Construct {
   /** The topic every alarm notifies: the one given as `alarms.topic`, or a new one; undefined with alarms off. */
   readonly alarmTopic: sns.ITopic | undefined;
-  /** The dashboard: the alarms' status, then a row of every job and the shared functions, then a row per worker. */
-  readonly dashboard: cloudwatch.Dashboard;
+  /**
+   * The dashboard, with ScheduledJobs' `dashboard: true`: the alarms' status, then a row of the occurrences by
+   * worker and the shared functions, then a row per worker. Undefined without it.
+   */
+  readonly dashboard: cloudwatch.Dashboard | undefined;
   /** The alarms every worker shares: the shared dead-letter queues' and the reconciler's. */
   readonly sharedAlarms: SharedAlarms;
   private readonly enabled: boolean;
@@ -289,12 +296,15 @@ export class JobsMonitoring extends Construct {
       ...(options.actions ?? []),
     ];
 
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) });
+    this.dashboard =
+      props.dashboard === true
+        ? new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) })
+        : undefined;
     if (this.enabled && ALARM_KINDS.some((kind) => this.thresholds[kind] !== false)) {
-      this.dashboard.addWidgets(new ExistingAlarmsWidget(this.alarmList));
+      this.dashboard?.addWidgets(new ExistingAlarmsWidget(this.alarmList));
     }
     this.sharedAlarms = this.addSharedAlarms(props);
-    this.dashboard.addWidgets(...sharedWidgets(props));
+    this.dashboard?.addWidgets(...sharedWidgets(props));
   }
 
   /** Every alarm, in the order created (shared ones first, then each worker's). */
@@ -364,7 +374,7 @@ export class JobsMonitoring extends Construct {
       (period) => workerMetric(this.metricsNamespace, id, MetricName.LeasesLost, { period }),
       `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written. See docs/operating.md, Alarms.`,
     );
-    this.dashboard.addWidgets(...this.workerWidgets(worker));
+    this.dashboard?.addWidgets(...this.workerWidgets(worker));
   }
 
   /**
@@ -508,15 +518,25 @@ export class JobsMonitoring extends Construct {
   }
 }
 
-/** The row of what every worker shares: occurrences by job, the shared dead-letter queues, the reconciler. */
+/**
+ * The row of what every worker shares: occurrences by worker (the per-job detail is in the rows, and in the job's own
+ * metrics where it has `jobMetrics`), the shared dead-letter queues, the reconciler.
+ */
 function sharedWidgets(props: JobsMonitoringProps): cloudwatch.IWidget[] {
-  const byJob = (name: MetricName, label: string) => everyJobMetric(props.metricsNamespace, name, label);
+  const byWorker = (name: WorkerMetricName, label: string) => everyWorkerMetric(props.metricsNamespace, name, label);
   return [
-    new cloudwatch.TextWidget({ markdown: '## Every job, and the shared functions and queues', width: 24, height: 1 }),
+    new cloudwatch.TextWidget({
+      markdown: '## Every worker, and the shared functions and queues',
+      width: 24,
+      height: 1,
+    }),
     new cloudwatch.GraphWidget({
-      title: 'occurrences succeeded, failed and missed (catch-up window), by job',
-      left: [byJob(MetricName.OccurrencesSucceeded, 'succeeded')],
-      right: [byJob(MetricName.OccurrencesFailed, 'failed'), byJob(MetricName.OccurrencesMissed, 'missed')],
+      title: 'occurrences succeeded and failed, by worker; missed (catch-up window), by the trigger',
+      left: [byWorker(MetricName.OccurrencesSucceeded, 'succeeded')],
+      right: [
+        byWorker(MetricName.OccurrencesFailed, 'failed'),
+        triggerMetric(props.metricsNamespace, MetricName.OccurrencesMissed, { label: 'missed' }),
+      ],
       width: 8,
     }),
     new cloudwatch.GraphWidget({

@@ -3,17 +3,23 @@
  * methods of the constructs all call these functions, so an alarm watches exactly the metric a user graphs, and a
  * renamed metric or dimension cannot leave one of them watching nothing.
  *
- * The functions write each value twice (functions/runtime/powertools-metrics.ts): once with the dimensions
- * { service, jobId }, and once with the dimensions of the function that wrote it, { service, worker } from a worker
- * and { service, component: 'reconciler' } from the reconciler (the trigger has no second set). CloudWatch matches a
- * metric by its exact dimension set, so each builder below only accepts the metric names that are written with its
- * set: the types {@link WorkerMetricName} and {@link ReconcilerMetricName} list them.
+ * The functions write each value with the dimensions of the function that wrote it
+ * (functions/runtime/powertools-metrics.ts): { service, worker } from a worker, { service, component: 'trigger' } from
+ * the trigger, { service, component: 'reconciler' } from the reconciler; and a second time with { service, jobId }
+ * only for a job with `jobMetrics: true`. CloudWatch matches a metric by its exact dimension set, so each builder
+ * below only accepts the metric names that are written with its set: the types {@link WorkerMetricName},
+ * {@link TriggerMetricName} and {@link ReconcilerMetricName} list them.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { METRICS_SERVICE, MetricName, RECONCILER_COMPONENT } from '../functions/protocol/metric-names';
+import {
+  METRICS_SERVICE,
+  MetricName,
+  RECONCILER_COMPONENT,
+  TRIGGER_COMPONENT,
+} from '../functions/protocol/metric-names';
 
 export { METRICS_SERVICE, MetricName } from '../functions/protocol/metric-names';
 
@@ -33,12 +39,15 @@ export type WorkerMetricName = Exclude<
   | typeof MetricName.ReportsReannounced
 >;
 
+/** The metrics the trigger writes (functions/protocol/record-occurrence.ts), with { service, component: 'trigger' }. */
+export type TriggerMetricName = typeof MetricName.OccurrencesMissed | typeof MetricName.DuplicateTriggersSuppressed;
+
 /** The metrics the reconciler writes (functions/protocol/reconcile.ts), so the ones that carry { service, component }. */
 export type ReconcilerMetricName = typeof MetricName.OccurrencesRequeued | typeof MetricName.ReportsReannounced;
 
 /**
- * One metric of one job: `name` with the dimensions { service: METRICS_SERVICE, jobId }, which every function writes
- * for every metric, so any {@link MetricName} has data here.
+ * One metric of one job: `name` with the dimensions { service: METRICS_SERVICE, jobId }, which the functions write
+ * only for a job with `jobMetrics: true` (ScheduledJob.metric() checks that before it calls this).
  *
  * @param namespace - the namespace the functions write to (ScheduledJobs.metricsNamespace)
  * @param jobId - the job's id
@@ -58,7 +67,8 @@ export function jobMetric(
 
 /**
  * One metric over every job of one worker: `name` with the dimensions { service: METRICS_SERVICE, worker }, which a
- * worker writes beside { service, jobId } (the per-worker alarms watch these, so that 100 jobs do not need 100 alarms).
+ * worker writes for every value (the per-worker alarms watch these, so that 100 jobs need neither 100 alarms nor 300
+ * custom metrics).
  *
  * @param namespace - the namespace the functions write to (ScheduledJobs.metricsNamespace)
  * @param workerId - the worker's id
@@ -77,8 +87,25 @@ export function workerMetric(
 }
 
 /**
+ * One metric of the trigger over every job: `name` with the dimensions { service: METRICS_SERVICE, component:
+ * 'trigger' }, which the trigger writes for every value.
+ *
+ * @param namespace - the namespace the functions write to (ScheduledJobs.metricsNamespace)
+ * @param name - a metric the trigger writes
+ * @param props - overrides the defaults, as in CDK's own `metric*()` methods
+ * @returns a Metric with a period of 5 minutes and the statistic Sum unless `props` says otherwise
+ */
+export function triggerMetric(
+  namespace: string,
+  name: TriggerMetricName,
+  props?: cloudwatch.MetricOptions,
+): cloudwatch.Metric {
+  return ownMetric(namespace, name, { ...TRIGGER_COMPONENT }, props);
+}
+
+/**
  * One metric of the reconciler over every job: `name` with the dimensions
- * { service: METRICS_SERVICE, component: 'reconciler' }, which the reconciler writes beside { service, jobId }.
+ * { service: METRICS_SERVICE, component: 'reconciler' }, which the reconciler writes for every value.
  *
  * @param namespace - the namespace the functions write to (ScheduledJobs.metricsNamespace)
  * @param name - a metric the reconciler writes
@@ -115,17 +142,17 @@ export function reconcilerRepairs(
 }
 
 /**
- * One metric of every job, one line per job id: a SEARCH over { service, jobId }, so a job added later needs no new
- * graph. For dashboards only; an alarm cannot watch a search.
+ * One metric of every worker, one line per worker: a SEARCH over { service, worker }, so a worker added later needs no
+ * new graph. For dashboards only; an alarm cannot watch a search.
  *
  * @param namespace - the namespace the functions write to (ScheduledJobs.metricsNamespace)
- * @param name - the metric
+ * @param name - a metric the workers write
  * @param label - the graph's label
  */
-export function everyJobMetric(namespace: string, name: MetricName, label: string): cloudwatch.MathExpression {
+export function everyWorkerMetric(namespace: string, name: WorkerMetricName, label: string): cloudwatch.MathExpression {
   const period = DEFAULT_METRIC_PERIOD.toSeconds();
   return new cloudwatch.MathExpression({
-    expression: `SEARCH('{${namespace},service,jobId} MetricName="${name}"', '${defaultStatistic(name)}', ${period})`,
+    expression: `SEARCH('{${namespace},service,worker} MetricName="${name}"', '${defaultStatistic(name)}', ${period})`,
     label,
     period: DEFAULT_METRIC_PERIOD,
   });

@@ -21,6 +21,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { NOTIFIER_TIMEOUT_SECONDS } from '../functions/protocol/announce-report';
 import { OccurrenceAttributes, OccurrenceStatus } from '../functions/protocol/occurrence';
 import {
   NOTIFIER_BATCH_SIZE,
@@ -29,12 +30,13 @@ import {
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
 import { handlerEntry } from './handler-entry';
-import { allow, jobFunction } from './job-function';
+import { allow, type FunctionLogging, jobFunction } from './job-function';
 import { statusIndexArn } from './occurrence-storage';
 import { secureQueue } from './secure-queue';
 
 export const TRIGGER_TIMEOUT_SECONDS = 10;
-export const NOTIFIER_TIMEOUT_SECONDS = 30;
+/** In the protocol, where the notifier's fresh-image window is derived from it (announce-report.ts). */
+export { NOTIFIER_TIMEOUT_SECONDS };
 /** Up to maxFixesPerRun (200) re-enqueues and announcements at two or three requests each, with room to spare. */
 export const RECONCILER_TIMEOUT_SECONDS = 120;
 
@@ -50,6 +52,8 @@ export interface OccurrenceResources {
   readonly workersJson: string;
   /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
   readonly metricsNamespace: string;
+  /** The functions' log levels (ScheduledJobsProps.logging); default DEFAULT_FUNCTION_LOGGING. */
+  readonly logging?: FunctionLogging;
 }
 
 export interface TriggerPiece {
@@ -62,6 +66,7 @@ export function triggerFunction(scope: Construct, resources: OccurrenceResources
   const { table } = resources;
   const deadLetterQueue = secureQueue(scope, 'TriggerDeadLetterQueue');
   const fn = jobFunction(scope, 'Trigger', {
+    logging: resources.logging,
     entry: handlerEntry('trigger'),
     description: 'Records one occurrence per scheduled time and enqueues it for the worker',
     timeoutSeconds: TRIGGER_TIMEOUT_SECONDS,
@@ -88,6 +93,7 @@ export function notifierFunction(scope: Construct, resources: OccurrenceResource
   const { table, reportReadyTopic } = resources;
   const failureQueue = secureQueue(scope, 'NotifierFailureQueue');
   const fn = jobFunction(scope, 'Notifier', {
+    logging: resources.logging,
     entry: handlerEntry('notifier'),
     description: 'Announces each report once when its occurrence becomes SUCCEEDED',
     timeoutSeconds: NOTIFIER_TIMEOUT_SECONDS,
@@ -145,6 +151,7 @@ export function reconcilerFunction(
 ): ReconcilerPiece {
   const { table, reportReadyTopic } = resources;
   const fn = jobFunction(scope, 'Reconciler', {
+    logging: resources.logging,
     entry: handlerEntry('reconciler'),
     description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
     timeoutSeconds: RECONCILER_TIMEOUT_SECONDS,

@@ -9,6 +9,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Schedule } from 'aws-cdk-lib/aws-scheduler';
 import { MetricName } from '../functions/protocol/metric-names';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
+import { quoteValue } from '../functions/protocol/quote-value';
 import { ValidationError } from './errors';
 import type { JobWorker } from './job-worker';
 import { jobMetric } from './metrics';
@@ -22,6 +23,8 @@ export interface ScheduledJobParts {
   readonly schedule: Schedule | undefined;
   readonly metricsNamespace: string;
   readonly reportBucket: s3.IBucket;
+  /** Whether the functions write the job's metrics with `{ service, jobId }` (the job's `jobMetrics`). */
+  readonly jobMetrics: boolean;
   /** For a job with runtimeSchedules: the registry and its schedules, for grantManageSchedules. */
   readonly runtimeSchedules?: KeyedJobGrantParts;
 }
@@ -31,7 +34,7 @@ export interface ScheduledJobParts {
  *
  * @example
  * ```ts
- * const weekly = jobs.addJob('weekly-export', { schedule, worker: exportsWorker });
+ * const weekly = jobs.addJob('weekly-export', { schedule, worker: exportsWorker, jobMetrics: true });
  * new cloudwatch.Alarm(this, 'WeeklyExportFailed', {
  *   metric: weekly.metricFailed(),
  *   threshold: 1,
@@ -52,6 +55,11 @@ export class ScheduledJob {
   readonly schedule: Schedule | undefined;
   /** Whether the job takes its schedules at run time (`runtimeSchedules: true`) instead of one fixed schedule. */
   readonly runtimeSchedules: boolean;
+  /**
+   * Whether the functions write this job's metrics per job, with `{ service, jobId }` (`jobMetrics: true` on the job
+   * or on the ScheduledJobs): what `metric()` and the other `metric*()` methods read, and need.
+   */
+  readonly jobMetrics: boolean;
   private readonly metricsNamespace: string;
   private readonly reportBucket: s3.IBucket;
   private readonly keyed: KeyedJobGrantParts | undefined;
@@ -73,15 +81,26 @@ export class ScheduledJob {
     this.reportBucket = parts.reportBucket;
     this.keyed = parts.runtimeSchedules;
     this.runtimeSchedules = parts.runtimeSchedules !== undefined;
+    this.jobMetrics = parts.jobMetrics;
   }
 
   /**
-   * One of the metrics the functions emit for this job (dimensions `{ service, jobId }`).
+   * One of the metrics the functions emit for this job (dimensions `{ service, jobId }`), written only for a job with
+   * `jobMetrics: true`. For any other job it throws a ValidationError naming the option rather than return a metric
+   * that no function writes (an alarm on it would never fire); its worker's metrics (`job.worker.metric(name)`)
+   * count it with the worker's other jobs.
    *
    * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
    * @default statistic Sum (Maximum for JobDuration), period 5 minutes
+   * @throws ValidationError when the job has no per-job metrics (`jobMetrics` is not true)
    */
   metric(metricName: MetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    if (!this.jobMetrics) {
+      throw new ValidationError([
+        `job ${quoteValue(this.jobId)}.metric(${quoteValue(metricName)}): the job has no per-job metrics; set ` +
+          "jobMetrics: true on the job (addJob) or on the ScheduledJobs, or use job.worker.metric() for its worker's",
+      ]);
+    }
     return jobMetric(this.metricsNamespace, this.jobId, metricName, props);
   }
 

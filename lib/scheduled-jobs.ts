@@ -35,7 +35,7 @@ import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
-import { allow } from './job-function';
+import { allow, type FunctionLogging } from './job-function';
 import type { JobProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
 import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
@@ -139,6 +139,30 @@ export interface ScheduledJobsProps {
    * @default every alarm, at its first occurrence, to a new SNS topic without subscriptions
    */
   readonly alarms?: JobsAlarmsOptions;
+  /**
+   * Whether to add a CloudWatch dashboard (the alarms' status, every worker's occurrences, retries, function and
+   * queues, the reconciler's repairs) and its `DashboardName` stack output. A dashboard costs $3 a month; the alarms
+   * do not need it, and `occurrences console` shows every job's runs at no cost.
+   *
+   * @default false
+   */
+  readonly dashboard?: boolean;
+  /**
+   * The default of every job's `jobMetrics`: whether its metrics are also written per job, with the dimensions
+   * `{ service, jobId }`, for `job.metric()` and alarms of your own. Each (metric, job) pair written is a custom metric
+   * at $0.30 a month: about $0.90 a month for a job that runs at least hourly. Without them a job's metrics count in
+   * its worker's (`{ service, worker }`), which the stack's alarms watch, and the occurrence rows name the job.
+   *
+   * @default false
+   */
+  readonly jobMetrics?: boolean;
+  /**
+   * The log levels of every function of the stack, the workers' too (a worker's own `logging` is laid over it), in
+   * Lambda's JSON log format.
+   *
+   * @default Lambda's own lines (START, END, REPORT) at WARN, so none on a happy invocation; the functions' at INFO
+   */
+  readonly logging?: FunctionLogging;
   /**
    * How the worker of a job that gives only `entry` is built; a job's own `workerOptions` are laid over these.
    *
@@ -273,6 +297,7 @@ export class ScheduledJobs extends Construct {
       reportReadyTopic: this.reportReadyTopic,
       workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
+      logging: this.props.logging,
     };
     const trigger = triggerFunction(this, resources);
     const notifier = notifierFunction(this, resources);
@@ -296,6 +321,7 @@ export class ScheduledJobs extends Construct {
     };
     const monitoring = JobsMonitoring.create(this, 'Monitoring', {
       metricsNamespace: this.metricsNamespace,
+      dashboard: this.props.dashboard,
       reconciler: reconciler.fn,
       deadLetterQueues: sharedQueues,
       alarms: this.props.alarms,
@@ -398,7 +424,8 @@ export class ScheduledJobs extends Construct {
     this.stackOutput(STACK_OUTPUTS.scheduleGroup, pieces.schedules.group.scheduleGroupName);
     const topic = pieces.monitoring.alarmTopic;
     if (topic !== undefined) this.stackOutput(STACK_OUTPUTS.alarmTopic, topic.topicArn);
-    this.stackOutput(STACK_OUTPUTS.dashboard, pieces.monitoring.dashboard.dashboardName);
+    const dashboard = pieces.monitoring.dashboard;
+    if (dashboard !== undefined) this.stackOutput(STACK_OUTPUTS.dashboard, dashboard.dashboardName);
   }
 
   /** A stack output built in the stack itself, so its key is the prefix and the name, not the construct path. */
@@ -465,6 +492,7 @@ export class ScheduledJobs extends Construct {
       table: this.table,
       reportBucket: this.reportBucket,
       metricsNamespace: this.metricsNamespace,
+      logging: this.props.logging,
     });
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
     allow(shared.trigger.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
@@ -492,6 +520,7 @@ export class ScheduledJobs extends Construct {
    *   worker: exportsWorker,
    *   timeout: Duration.minutes(9),
    *   overlap: OverlapPolicy.BUFFER_ONE,
+   *   jobMetrics: true, // for the alarm on its own metric below
    * });
    * new cloudwatch.Alarm(this, 'WeeklyExportFailed', { metric: weekly.metricFailed(), threshold: 1, evaluationPeriods: 1 });
    * ```
@@ -504,7 +533,9 @@ export class ScheduledJobs extends Construct {
     const where = `addJob(${typeof jobId === 'string' ? jobId : quoteValue(jobId)})`;
     const translated = jobConfigOf(jobId, props, where);
     if (translated.problems !== undefined) throw new ValidationError(translated.problems);
-    const resolved = this.resolve(translated.config, where);
+    // The stack's default where the job gives none; written into the settings only when on (the default is off).
+    const jobMetrics = translated.config.jobMetrics ?? this.props.jobMetrics;
+    const resolved = this.resolve({ ...translated.config, jobMetrics }, where);
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
     if (resolved.runtimeSchedules)
@@ -533,6 +564,7 @@ export class ScheduledJobs extends Construct {
       schedule: schedules.schedules.get(jobId),
       metricsNamespace: this.metricsNamespace,
       reportBucket: this.reportBucket,
+      jobMetrics: resolved.settings.jobMetrics,
       runtimeSchedules:
         keyed === undefined || this.registry === undefined
           ? undefined

@@ -4,7 +4,7 @@
 import type { LogFields, Logger } from '../functions/protocol/ports';
 
 /** The Logger method an entry was logged with. */
-export type LogLevel = 'info' | 'warn' | 'error';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** One call of the logger, as recorded. */
 export interface LogEntry {
@@ -41,5 +41,5 @@ export function recordingLogger(clock: { now(): number } = Date): RecordingLogge
   const record = (level: LogLevel) => (message: string, fields?: LogFields) => {
     entries.push({ level, message, fields: { ...fields }, at: clock.now() });
   };
-  return { entries, info: record('info'), warn: record('warn'), error: record('error') };
+  return { entries, debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
 }

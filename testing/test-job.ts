@@ -186,10 +186,10 @@ function checkReport(report: unknown): ReportBody {
 
 function tee(first: Logger, second: Logger): Logger {
   const both =
-    (level: keyof Logger): Logger[keyof Logger] =>
+    (level: keyof Logger): NonNullable<Logger[keyof Logger]> =>
     (message, fields) => {
-      first[level](message, fields);
-      second[level](message, fields);
+      first[level]?.(message, fields);
+      second[level]?.(message, fields);
     };
-  return { info: both('info'), warn: both('warn'), error: both('error') };
+  return { debug: both('debug'), info: both('info'), warn: both('warn'), error: both('error') };
 }

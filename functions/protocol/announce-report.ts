@@ -28,18 +28,34 @@ export interface AnnounceDeps {
 
 export type AnnounceResult = 'announced' | 'already-announced' | 'not-succeeded' | 'malformed-image';
 
+/** The SNS FIFO topic's deduplication window: a second publish with the same deduplication id within it is dropped. */
+export const FIFO_DEDUP_WINDOW_SECONDS = 300;
 /**
- * How long after `succeededAt` the stream image is announced without reading the row.
+ * The clock skew the protocol tolerates between two of its functions (the default leaseSafetyMarginSeconds, which
+ * bounds the skew between workers; a test holds them equal): here between the worker that wrote `succeededAt` and
+ * the notifier's clock. A number rather than an import, to keep zod (job-settings.ts) out of the notifier's bundle.
+ */
+export const CLOCK_SKEW_SECONDS = 15;
+/** The notifier's Lambda timeout (lib/occurrence-functions.ts): a publish can land up to this long after its check. */
+export const NOTIFIER_TIMEOUT_SECONDS = 30;
+/** Left over for what no clock here sees: the publish's way to the topic and the topic's own clock. */
+const FRESH_IMAGE_MARGIN_SECONDS = 15;
+
+/**
+ * How long after `succeededAt` the stream image is announced without reading the row: 240 s.
  *
  * The image is the row as the transition wrote it, so it never shows `notifiedAt`: it cannot tell a first delivery
  * of the record from a redelivery after an earlier one had already announced (the stream re-sends a whole batch
  * after a crash or a timeout, and bisects a failing one). Such a second publish is dropped by the FIFO topic only
- * within five minutes of the first. Every publish of this record came after the transition, so while the image is
- * younger than this window (plus the 15 s of clock skew the protocol tolerates between the worker that wrote
- * `succeededAt` and this clock), any earlier publish is too: well inside the five minutes. An older record (a stream
- * that kept failing, a backlog) reads the row, and `notifiedAt` stops a second announcement, as before.
+ * within its deduplication window of the first. Every publish of this record came after the transition, at or after
+ * `succeededAt`. This notifier checks the image at most FRESH after `succeededAt` on its own clock, so at most
+ * FRESH + skew after it in real time, and its publish lands at most the notifier's timeout after the check. So the
+ * second publish follows the first by less than FRESH + skew + timeout, which must stay inside the window:
+ * 300 s - 15 s of skew - 30 s of timeout - 15 s of margin = 240 s. An older record (a stream that kept failing, a
+ * backlog) reads the row, and `notifiedAt` stops a second announcement, as before.
  */
-export const FRESH_IMAGE_MS = 60_000;
+export const FRESH_IMAGE_MS =
+  (FIFO_DEDUP_WINDOW_SECONDS - CLOCK_SKEW_SECONDS - NOTIFIER_TIMEOUT_SECONDS - FRESH_IMAGE_MARGIN_SECONDS) * 1000;
 
 /** Announce the occurrence as the store has it now: the reconciler, and stream records too old for their image. */
 export async function announceReport(deps: AnnounceDeps, key: OccurrenceKey): Promise<AnnounceResult> {
@@ -139,7 +155,8 @@ async function announceRow(deps: AnnounceDeps, row: Occurrence): Promise<Announc
   try {
     const recorded = await deps.store.markNotified(row, messageId, deps.clock.now());
     // recorded false: an earlier delivery of this record announced it first, and the topic dropped this copy.
-    deps.logger.info('report announced', { ...fields, messageId, recorded });
+    // DEBUG: the worker's outcome line is the happy path's one INFO line; the row records notifiedAt.
+    deps.logger.debug?.('report announced', { ...fields, messageId, recorded });
   } catch (error) {
     // Published but not recorded: the stream retries, and the topic deduplicates the second publish.
     deps.logger.error('announced, but could not record it', { ...fields, messageId, error: messageOf(error) });

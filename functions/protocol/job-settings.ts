@@ -64,6 +64,8 @@ export const DEFAULT_JOB_SETTINGS = {
   overlap: 'skip' as OverlapPolicy,
   /** A resumable job's run, all segments together: six hours, as the default retry deadline. */
   maxRunSeconds: 6 * 60 * 60,
+  /** Per worker, not per job: a job's { jobId } metrics are paid for each month, so they are the job's choice. */
+  jobMetrics: false,
 };
 
 const aNumber = (min: number, max: number) => {
@@ -159,6 +161,14 @@ const jobSettingsShape = {
   catchupWindowSeconds: z.optional(wholeNumber(CATCHUP_WINDOW_SECONDS_RANGE.min, CATCHUP_WINDOW_SECONDS_RANGE.max)),
   /** After this many FAILED occurrences in a row the job pauses itself. Absent: never. */
   pauseAfterFailures: z.optional(wholeNumber(1, 1000)),
+  /**
+   * Whether the job's metrics are also written with the dimensions { service, jobId }, beside its worker's: a custom
+   * metric per name the job writes, paid for each month (docs/operating.md). Default false.
+   */
+  jobMetrics: z._default(
+    z.boolean({ error: (iss) => `must be true or false, got ${quoteValue(iss.input)}` }),
+    DEFAULT_JOB_SETTINGS.jobMetrics,
+  ),
   /**
    * A resumable job's whole run, over all its segments (invocations), from its first claim (docs/long-jobs.md).
    * The retry deadline ends a run too: a segment is a claim, and no claim starts past it.

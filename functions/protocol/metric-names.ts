@@ -1,11 +1,14 @@
 /**
  * Every metric the functions emit, in one place: the handlers record them through the Metrics port, and the CDK
  * alarms and dashboard read the same names, so a renamed metric cannot leave an alarm watching nothing.
- * Each is emitted with the dimensions { service: METRICS_SERVICE, jobId }.
+ * Each is emitted with the dimensions of the function that wrote it ({ service, worker }, { service, component }), and
+ * also with { service, jobId } for a job that opted in to per-job metrics (functions/runtime/powertools-metrics.ts).
  */
 export const METRICS_SERVICE = 'scheduled-jobs';
-/** The reconciler's own dimension set, { service, component }, beside { service, jobId }; see powertools-metrics.ts. */
+/** The reconciler's own dimension set, { service, component }; see powertools-metrics.ts. */
 export const RECONCILER_COMPONENT = { component: 'reconciler' } as const;
+/** The trigger's own dimension set, { service, component }; see powertools-metrics.ts. */
+export const TRIGGER_COMPONENT = { component: 'trigger' } as const;
 
 /**
  * The name of every metric the functions write, for `ScheduledJob.metric(name)` and `JobWorker.metric(name)`, for

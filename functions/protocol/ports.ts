@@ -26,7 +26,12 @@ export const systemClock: Clock = { now: () => Date.now() };
 export type LogFields = Record<string, unknown>;
 /** A structured logger: each line is a message and its fields. */
 export interface Logger {
-  /** Logs what happened in the normal course. */
+  /**
+   * Logs a step of the normal course, written only at the DEBUG log level. Absent (a logger written before there was
+   * one): such lines are dropped.
+   */
+  debug?(message: string, fields?: LogFields): void;
+  /** Logs what happened in the normal course: on the happy path, one line per occurrence (the worker's outcome). */
   info(message: string, fields?: LogFields): void;
   /** Logs something unusual that did not stop the work. */
   warn(message: string, fields?: LogFields): void;
@@ -241,10 +246,16 @@ export interface ReopenableStore {
   reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
 }
 
-/** Counts and durations per job (EMF on Lambda; nothing in tests and local runs unless injected). */
+/**
+ * Counts and durations (EMF on Lambda; nothing in tests and local runs unless injected). The adapter decides the
+ * dimensions: the function's own (a worker's, the trigger's, the reconciler's), and the job's only where the job
+ * opted in to per-job metrics (functions/runtime/powertools-metrics.ts).
+ */
 export interface Metrics {
-  /** Adds `value` to the metric `name` of the job `jobId`. */
+  /** Adds `value` to the metric `name`, recorded for the job `jobId`. */
   add(name: MetricName, value: number, jobId: string): void;
+  /** Writes what `add` buffered; each handler calls it once at the end of an invocation. Absent: nothing buffers. */
+  flush?(): void;
 }
 
 export const noMetrics: Metrics = { add: () => {} };

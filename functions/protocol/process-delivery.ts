@@ -24,6 +24,7 @@ import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, type OccurrenceKey, occurrenceKeyOf, reportKeyOf } from './occurrence';
 import {
+  type Clock,
   type JobDefinition,
   type Lease,
   type Logger,
@@ -205,7 +206,7 @@ async function runClaimedAttempt(
   // Every line of this attempt carries jobId, scheduledTime, leaseId and attempt (the batch runs concurrently, so
   // the keys travel with each line rather than on a shared logger).
   const attemptLog = childLogger(log, { leaseId, attempt: occurrence.attempt });
-  attemptLog.info('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
+  attemptLog.debug?.('claimed occurrence', { leaseExpiresAt: occurrence.leaseExpiresAt });
   const reportKey = reportKeyOf(key, job.definition.reportExtension);
 
   let result: DeliveryResult | SegmentYielded;
@@ -249,11 +250,18 @@ async function runClaimedAttempt(
     });
     return outcome('outcome-not-recorded');
   }
-  attemptLog.info('occurrence SUCCEEDED', { reportKey, result });
+  // The happy path's one INFO line, trigger and notifier included (docs/operating.md): the other steps are DEBUG.
+  attemptLog.info('occurrence SUCCEEDED', { reportKey, result, durationMs: msSince(occurrence.claimedAt, deps.clock) });
   return outcome(result);
 }
 
 const metricsOf = (deps: WorkerDeps): Metrics => deps.metrics ?? noMetrics;
+
+/** Milliseconds from the attempt's claim to now, for the outcome's log line; undefined without a claim time. */
+function msSince(claimedAt: string | undefined, clock: Clock): number | undefined {
+  const at = claimedAt === undefined ? Number.NaN : Date.parse(claimedAt);
+  return Number.isNaN(at) ? undefined : clock.now() - at;
+}
 
 const OUTCOME_METRIC: Partial<Record<DeliveryResult, MetricName>> = {
   succeeded: MetricName.OccurrencesSucceeded,
@@ -419,9 +427,8 @@ async function commitStreamed(
   log: Logger,
 ): Promise<DeliveryResult> {
   const written = await withTransientRetries(() => writer.commit(signal), { attempts: 4, firstDelayMs: 200, signal });
-  log.info(written === 'created' ? 'streamed report committed' : 'report was already committed; adopting it', {
-    reportKey,
-  });
+  if (written === 'created') log.debug?.('streamed report committed', { reportKey });
+  else log.info('report was already committed; adopting it', { reportKey });
   return written === 'created' ? 'succeeded' : 'adopted-committed-report';
 }
 
@@ -448,7 +455,8 @@ async function commitReport(
   });
   // 'existed': our own earlier write whose response was lost, or a previous attempt's. Either way it is the
   // one report of this occurrence; adopt it.
-  log.info(written === 'created' ? 'report committed' : 'report was already committed; adopting it', { reportKey });
+  if (written === 'created') log.debug?.('report committed', { reportKey });
+  else log.info('report was already committed; adopting it', { reportKey });
   return written === 'created' ? 'succeeded' : 'adopted-committed-report';
 }
 
@@ -586,6 +594,7 @@ async function hideQuietly(deps: WorkerDeps, delivery: Delivery, seconds: number
 
 function childLogger(logger: Logger, fields: Record<string, unknown>): Logger {
   return {
+    debug: (m, f) => logger.debug?.(m, { ...fields, ...f }),
     info: (m, f) => logger.info(m, { ...fields, ...f }),
     warn: (m, f) => logger.warn(m, { ...fields, ...f }),
     error: (m, f) => logger.error(m, { ...fields, ...f }),

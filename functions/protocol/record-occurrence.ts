@@ -110,7 +110,8 @@ export async function recordOccurrence(
   }
   await queue.send(encodeEnvelope(key));
   if (created.created) {
-    deps.logger.info('occurrence recorded and enqueued', fields);
+    // DEBUG: the happy path's one INFO line is the worker's outcome; the row records this step.
+    deps.logger.debug?.('occurrence recorded and enqueued', fields);
     return 'recorded';
   }
   deps.logger.info(

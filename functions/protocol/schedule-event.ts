@@ -45,6 +45,13 @@ export const TEMPLATE_GROUP_FIELD = 'keyedScheduleGroup';
  */
 export const OVERLAP_FIELD = 'overlap';
 
+/**
+ * The field of a deployed schedule's input, present (true) only for a job that opted in to per-job metrics
+ * (`jobMetrics`): the trigger then also writes its metrics with the dimensions { service, jobId }. Read by the trigger
+ * handler alone, for its metrics; the protocol ignores it.
+ */
+export const JOB_METRICS_FIELD = 'jobMetrics';
+
 /** The schedule event of one occurrence of a job: what a schedule's input becomes at its scheduled time. */
 export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEvent {
   return {

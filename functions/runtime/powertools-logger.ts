@@ -12,6 +12,7 @@ export function powertoolsLogger(fn: string): Logger & { readonly powertools: Po
   const logger = new PowertoolsLogger({ serviceName: METRICS_SERVICE, persistentKeys: { fn } });
   return {
     powertools: logger,
+    debug: (message: string, fields?: LogFields) => logger.debug(message, { ...fields }),
     info: (message: string, fields?: LogFields) => logger.info(message, { ...fields }),
     warn: (message: string, fields?: LogFields) => logger.warn(message, { ...fields }),
     error: (message: string, fields?: LogFields) => logger.error(message, { ...fields }),

@@ -1,9 +1,15 @@
 /**
- * The Metrics port on Powertools Metrics: each value is written at once as its own CloudWatch embedded-metric-format
- * line with the dimensions { service, jobId } and, when the function has any, a second set { service, ...its own }:
- * a worker's `{ worker }` or the reconciler's `{ component }`, which the per-worker and stack alarms watch (one alarm
- * per worker rather than per job keeps a 100-job stack inside CloudFormation's resource limit). A single metric per call, rather than a shared buffer with
- * dimensions set on it, because a worker batch records for several jobs at once in one process.
+ * The Metrics port on Powertools Metrics. Each value is buffered and written at the handler's `flush()`, once per
+ * invocation, as CloudWatch embedded-metric-format (EMF) lines:
+ *
+ * - always one line with the function's own dimension set, { service, ...own }: a worker's { worker }, the trigger's
+ *   { component: 'trigger' } or the reconciler's { component: 'reconciler' }. The alarms watch these; a stack pays
+ *   for each (name, dimension set) pair it writes, so these cost the same however many jobs the stack has;
+ * - one more line per job of the invocation that opted in to per-job metrics (`jobMetrics`), with { service, jobId }.
+ *
+ * Powertools keeps several values of one name as an array in one line (up to 100, then it writes the line and starts
+ * another), so a worker batch of ten occurrences writes one line, not thirty. One Powertools instance per dimension
+ * set, because a Powertools line has one set of values: a batch records for several jobs at once in one process.
  * The namespace comes from POWERTOOLS_METRICS_NAMESPACE, which the stack sets (lib/scheduled-jobs.ts).
  */
 import { MetricUnit, Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
@@ -12,16 +18,42 @@ import type { Metrics } from '../protocol/ports';
 
 const UNIT = { Count: MetricUnit.Count, Milliseconds: MetricUnit.Milliseconds } as const;
 
-export function powertoolsMetrics(options: { namespace?: string; dimensions?: Record<string, string> } = {}): Metrics {
-  const root = new PowertoolsMetrics({ namespace: options.namespace, serviceName: METRICS_SERVICE });
-  const own =
-    options.dimensions !== undefined && Object.keys(options.dimensions).length > 0 ? options.dimensions : undefined;
+export interface PowertoolsMetricsOptions {
+  /** Default: POWERTOOLS_METRICS_NAMESPACE. */
+  readonly namespace?: string;
+  /** The function's own dimensions beside `service`: `{ worker }` or `{ component }`. */
+  readonly dimensions?: Readonly<Record<string, string>>;
+  /** Whether a job's values are also written with { service, jobId }; default: no job's are. */
+  readonly perJob?: (jobId: string) => boolean;
+}
+
+/** The Metrics port with its `flush` present: the handlers call it once at the end of each invocation. */
+export type FlushingMetrics = Metrics & { flush(): void };
+
+export function powertoolsMetrics(options: PowertoolsMetricsOptions = {}): FlushingMetrics {
+  const own = newInstance(options.namespace, options.dimensions ?? {});
+  const byJob = new Map<string, PowertoolsMetrics>();
+  const perJob = options.perJob ?? (() => false);
   return {
     add(name: MetricName, value: number, jobId: string) {
-      const metric = root.singleMetric();
-      metric.addDimension('jobId', jobId);
-      if (own !== undefined) metric.addDimensions(own);
-      metric.addMetric(name, UNIT[METRIC_UNITS[name]], value);
+      own.addMetric(name, UNIT[METRIC_UNITS[name]], value);
+      if (!perJob(jobId)) return;
+      let job = byJob.get(jobId);
+      if (job === undefined) {
+        job = newInstance(options.namespace, { jobId });
+        byJob.set(jobId, job);
+      }
+      job.addMetric(name, UNIT[METRIC_UNITS[name]], value);
+    },
+    flush() {
+      // Only instances holding values: Powertools warns on an empty publish.
+      for (const instance of [own, ...byJob.values()]) {
+        if (instance.hasStoredMetrics()) instance.publishStoredMetrics();
+      }
     },
   };
+}
+
+function newInstance(namespace: string | undefined, dimensions: Readonly<Record<string, string>>): PowertoolsMetrics {
+  return new PowertoolsMetrics({ namespace, serviceName: METRICS_SERVICE, defaultDimensions: { ...dimensions } });
 }

@@ -20,6 +20,7 @@ import {
   SCHEDULED,
   sqsEvent,
   T0,
+  TEST_WORKER,
   timedJob,
   useHarnessTime,
 } from '../support/harness';
@@ -116,6 +117,96 @@ describe('worker metrics and attempt history', () => {
   });
 });
 
+describe('the happy path', () => {
+  it("writes one INFO line in all (the worker's outcome, with job, key, attempt, duration and report), the rest at DEBUG", async () => {
+    h = makeHarness({ jobs: { report: timedJob(1_000) } });
+    await h.trigger(KEY);
+    const pending = { ...row() };
+    const run = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await run;
+    expect(await h.streamChange(pending)).toEqual([]);
+    expect(h.aws.published).toHaveLength(1);
+
+    const info = h.logs.filter((l) => l.level !== 'DEBUG');
+    expect(info).toEqual([
+      {
+        level: 'INFO',
+        message: 'occurrence SUCCEEDED',
+        fields: expect.objectContaining({
+          ...KEY,
+          attempt: 1,
+          durationMs: 1_000,
+          reportKey: row().reportKey,
+          leaseId: 'lease-1',
+        }),
+      },
+    ]);
+    // The steps are still there for whoever turns DEBUG on: the trigger's, the claim, the commit, the announcement.
+    expect(h.logs.filter((l) => l.level === 'DEBUG').map((l) => l.message)).toEqual(
+      expect.arrayContaining([
+        'occurrence recorded and enqueued',
+        'claimed occurrence',
+        'report committed',
+        'report announced',
+      ]),
+    );
+  });
+
+  it("writes one EMF line per worker invocation with three metrics on the worker's dimensions, and one more for an opted-in job", async () => {
+    const plain = await happyPathEmf(false);
+    expect(plain.worker).toHaveLength(1);
+    expect(plain.worker[0]._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'worker']]);
+    expect(plain.worker[0]._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name).sort()).toEqual([
+      'JobDuration',
+      'OccurrencesStarted',
+      'OccurrencesSucceeded',
+    ]);
+    expect(plain.trigger).toEqual([]); // the trigger counts nothing on the happy path
+
+    const detailed = await happyPathEmf(true);
+    expect(detailed.worker.map((e) => e._aws.CloudWatchMetrics[0].Dimensions)).toEqual([
+      [['service', 'worker']],
+      [['service', 'jobId']],
+    ]);
+    expect(detailed.worker[1]).toMatchObject({ jobId: 'report', OccurrencesStarted: 1, OccurrencesSucceeded: 1 });
+  });
+});
+
+/** The EMF lines the trigger and then the worker wrote for one happy-path occurrence, with or without jobMetrics. */
+async function happyPathEmf(jobMetrics: boolean) {
+  const emf = powertoolsMetrics({
+    namespace: 'ScheduledJobs/Test',
+    dimensions: { worker: TEST_WORKER },
+    perJob: (jobId) => jobMetrics && jobId === 'report',
+  });
+  h = makeHarness({ jobs: { report: timedJob(1_000) }, alsoMetrics: emf });
+  const trigger = await captureStdoutAsync(() => h.trigger(KEY));
+  const worker = await captureStdoutAsync(async () => {
+    const run = h.deliver(MESSAGE);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await run;
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: parsed EMF
+  const parse = (lines: string[]): any[] => lines.map((l) => JSON.parse(l));
+  return { trigger: parse(trigger), worker: parse(worker) };
+}
+
+/** What `write` printed to stdout while it ran, one entry per write. */
+async function captureStdoutAsync(write: () => Promise<unknown>): Promise<string[]> {
+  const lines: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  try {
+    await write();
+  } finally {
+    vi.mocked(process.stdout.write).mockRestore();
+  }
+  return lines;
+}
+
 describe('worker log lines', () => {
   it('carry jobId, scheduledTime, leaseId and attempt on every line of an attempt, even with two occurrences in one batch', async () => {
     h = makeHarness({ jobs: { report: flakyJob(1, 2_000), other: timedJob(3_000) } });
@@ -151,29 +242,71 @@ describe('worker log lines', () => {
   });
 });
 
-describe('the Powertools adapters', () => {
-  it('write each metric as one EMF line with the namespace, the { service, jobId } dimensions and the unit', () => {
-    const lines: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    const metrics = powertoolsMetrics({ namespace: 'ScheduledJobs/Test' });
-    metrics.add('JobDuration', 1_234, 'report');
-    metrics.add('OccurrencesFailed', 1, 'other');
+/** What `write` printed to stdout, one entry per write. */
+function captureStdout(write: (lines: readonly string[]) => void): string[] {
+  const lines: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  try {
+    write(lines);
+  } finally {
     vi.mocked(process.stdout.write).mockRestore();
+  }
+  return lines;
+}
 
+describe('the Powertools adapters', () => {
+  it("buffer the values of an invocation and write one EMF line of the function's own dimensions at flush", () => {
+    const lines = captureStdout((written) => {
+      const metrics = powertoolsMetrics({ namespace: 'ScheduledJobs/Test', dimensions: { worker: 'exports' } });
+      metrics.add('OccurrencesStarted', 1, 'report');
+      metrics.add('JobDuration', 1_234, 'report');
+      metrics.add('JobDuration', 2_000, 'other');
+      metrics.add('OccurrencesSucceeded', 1, 'report');
+      metrics.add('OccurrencesSucceeded', 1, 'other');
+      expect(written).toEqual([]); // nothing before the flush
+      metrics.flush();
+      metrics.flush(); // a second flush with nothing buffered writes nothing
+    });
     const emf = lines.map((l) => JSON.parse(l));
-    expect(emf).toHaveLength(2);
-    expect(emf[0]).toMatchObject({ service: 'scheduled-jobs', jobId: 'report', JobDuration: 1_234 });
+    expect(emf).toHaveLength(1);
+    expect(emf[0]).toMatchObject({
+      service: 'scheduled-jobs',
+      worker: 'exports',
+      OccurrencesStarted: 1,
+      JobDuration: [1_234, 2_000],
+      OccurrencesSucceeded: [1, 1],
+    });
+    expect(emf[0].jobId).toBeUndefined();
     expect(emf[0]._aws.CloudWatchMetrics).toEqual([
       {
         Namespace: 'ScheduledJobs/Test',
-        Dimensions: [['service', 'jobId']],
-        Metrics: [{ Name: 'JobDuration', Unit: 'Milliseconds' }],
+        Dimensions: [['service', 'worker']],
+        Metrics: expect.arrayContaining([{ Name: 'JobDuration', Unit: 'Milliseconds' }]),
       },
     ]);
-    expect(emf[1]).toMatchObject({ jobId: 'other', OccurrencesFailed: 1 });
+  });
+
+  it('write { service, jobId } only for the jobs that opted in, one more line each', () => {
+    const lines = captureStdout(() => {
+      const metrics = powertoolsMetrics({
+        namespace: 'ScheduledJobs/Test',
+        dimensions: { component: 'trigger' },
+        perJob: (jobId) => jobId === 'detailed',
+      });
+      metrics.add('OccurrencesMissed', 1, 'detailed');
+      metrics.add('OccurrencesMissed', 1, 'plain');
+      metrics.flush();
+    });
+    const emf = lines.map((l) => JSON.parse(l));
+    expect(emf.map((e) => e._aws.CloudWatchMetrics[0].Dimensions)).toEqual([
+      [['service', 'component']],
+      [['service', 'jobId']],
+    ]);
+    expect(emf[0]).toMatchObject({ component: 'trigger', OccurrencesMissed: [1, 1] });
+    expect(emf[1]).toMatchObject({ jobId: 'detailed', OccurrencesMissed: 1 });
   });
 
   it('log JSON lines with the fields of each call, and no key carried over from another call', () => {
@@ -203,6 +336,20 @@ describe('the Powertools adapters', () => {
     });
     expect(second).toMatchObject({ level: 'WARN', jobId: 'b' });
     expect(second.leaseId).toBeUndefined();
+  });
+
+  it.each([
+    ['INFO', ['INFO']],
+    ['DEBUG', ['DEBUG', 'INFO']],
+  ])("log at the level Lambda's applicationLogLevelV2 sets (AWS_LAMBDA_LOG_LEVEL %s)", (level, written) => {
+    vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', level);
+    const lines = captureStdout(() => {
+      const logger = powertoolsLogger('worker');
+      logger.debug?.('claimed occurrence', { jobId: 'a' });
+      logger.info('occurrence SUCCEEDED', { jobId: 'a' });
+    });
+    vi.unstubAllEnvs();
+    expect(lines.map((l) => JSON.parse(l).level)).toEqual(written);
   });
 
   it("stay silent on stdout when a logger is injected and no metrics are: a local run's output is its own", async () => {

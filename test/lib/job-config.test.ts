@@ -39,6 +39,7 @@ describe('resolveJobConfigs', () => {
     expect(Object.keys(settings).sort()).toEqual([
       'heartbeatSeconds',
       'id',
+      'jobMetrics',
       'leaseSafetyMarginSeconds',
       'leaseSeconds',
       'maxRunSeconds',

@@ -26,6 +26,7 @@ import {
   jobMetric,
   reconcilerMetric,
   reconcilerRepairs,
+  triggerMetric,
   workerMetric,
 } from '../../lib/metrics';
 import { validationProblemsOf } from './fixtures/test-stack';
@@ -60,7 +61,7 @@ function inlineFunction(stack: Stack, id: string): lambda.Function {
  * A stack with JobsMonitoring over two stand-in workers; `exports` also gets the pause alarm. The alarms' options
  * may be built in the stack (a topic of the user's).
  */
-function build(alarmsIn?: JobsAlarmsOptions | ((stack: Stack) => JobsAlarmsOptions)): Built {
+function build(alarmsIn?: JobsAlarmsOptions | ((stack: Stack) => JobsAlarmsOptions), dashboard = true): Built {
   const stack = new Stack(undefined, 'Monitored');
   const alarms = typeof alarmsIn === 'function' ? alarmsIn(stack) : alarmsIn;
   const reconciler = inlineFunction(stack, 'Reconciler');
@@ -70,6 +71,7 @@ function build(alarmsIn?: JobsAlarmsOptions | ((stack: Stack) => JobsAlarmsOptio
     reconciler,
     deadLetterQueues: sharedQueues,
     alarms,
+    dashboard,
   });
   const workers: Record<string, MonitoredWorker> = {};
   for (const workerId of WORKER_IDS) {
@@ -304,8 +306,17 @@ describe('the metrics factory', () => {
     ]);
   });
 
+  it('a trigger metric: { service, component: trigger }', () => {
+    expect(watched(stack, triggerMetric(NAMESPACE, MetricName.OccurrencesMissed)).Dimensions).toEqual([
+      { Name: 'component', Value: 'trigger' },
+      { Name: 'service', Value: 'scheduled-jobs' },
+    ]);
+  });
+
   it('offers no dimension set the functions do not write', () => {
-    // The trigger writes OccurrencesMissed with { service, jobId } only, the reconciler its repairs: no worker set.
+    // The trigger writes OccurrencesMissed with its own { component }, the reconciler its repairs: no worker set.
+    // @ts-expect-error the trigger does not write OccurrencesFailed
+    triggerMetric(NAMESPACE, MetricName.OccurrencesFailed);
     // @ts-expect-error OccurrencesMissed is not a WorkerMetricName
     workerMetric(NAMESPACE, 'exports', MetricName.OccurrencesMissed);
     // @ts-expect-error OccurrencesRequeued is not a WorkerMetricName
@@ -315,6 +326,16 @@ describe('the metrics factory', () => {
     expect(watched(stack, jobMetric(NAMESPACE, 'digest', MetricName.OccurrencesMissed)).MetricName).toBe(
       'OccurrencesMissed',
     );
+  });
+});
+
+describe('JobsMonitoring without dashboard: true', () => {
+  const built = build(undefined, false);
+
+  it('makes no dashboard, and keeps every alarm', () => {
+    expect(resourcesOf(built.template, 'AWS::CloudWatch::Dashboard')).toEqual({});
+    expect(built.monitoring.dashboard).toBeUndefined();
+    expect(alarmProps(built.template).length).toBe(alarmProps(build().template).length);
   });
 });
 
@@ -398,6 +419,7 @@ describe('JobsMonitoring with thresholds', () => {
       reconciler: inlineFunction(stack, 'Reconciler'),
       deadLetterQueues: {},
       alarms: { thresholds: { reconcilerErrors: false, reconcilerRepairs: false } },
+      dashboard: true,
     });
     const template = Template.fromStack(stack);
     expect(resourcesOf(template, 'AWS::CloudWatch::Alarm')).toEqual({});

@@ -29,7 +29,7 @@ let resources: Record<string, TemplateResource>;
 
 beforeAll(() => {
   stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Policies');
-  jobs = new ScheduledJobs(stack, 'Jobs');
+  jobs = new ScheduledJobs(stack, 'Jobs', { dashboard: true });
   pausing = jobs.addWorker('exports', { entry: WORKER_ENTRY });
   plain = jobs.addWorker('plain', { entry: WORKER_ENTRY });
   jobs.addJob('nightly', { schedule: expression('cron(0 2 * * ? *)'), worker: pausing, pauseAfterFailures: 3 });
@@ -125,14 +125,15 @@ describe('a worker with a job that has pauseAfterFailures', () => {
     expect(jobs.monitoring.workerAlarms('plain').pausedOnFailures).toBeUndefined();
   });
 
-  it("graphs each worker's skipped, buffered, cancelled and paused, and every job's missed", () => {
+  it("graphs each worker's skipped, buffered, cancelled and paused, and the trigger's missed", () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = rendered(dashboard.Properties.DashboardBody);
     for (const id of ['exports', 'plain', 'late'])
       expect(body).toContain(`${id}: skipped, buffered, cancelled, paused`);
     for (const metric of ['OccurrencesSkipped', 'OccurrencesBuffered', 'OccurrencesCancelled', 'JobsPausedOnFailures'])
       expect(body).toContain(metric);
-    expect(body).toContain('MetricName=\\"OccurrencesMissed\\"');
+    // Missed is the trigger's: on its own { service, component: trigger }, over every job.
+    expect(body).toContain('"OccurrencesMissed","component","trigger","service","scheduled-jobs"');
   });
 });
 

@@ -17,6 +17,7 @@ import { occurrenceDigestJob } from '../../examples/sample-app/jobs/occurrence-d
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
 import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
 import { OperatorOccurrenceReader } from '../../functions/aws/occurrence-reader';
+import { FRESH_IMAGE_MS } from '../../functions/protocol/announce-report';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { parseJobSettingsList, withDefaults } from '../../functions/protocol/job-settings';
 import { workerLimits } from '../../functions/protocol/worker-limits';
@@ -901,7 +902,7 @@ describe('alarms and dashboard', () => {
     );
   });
 
-  it("a dashboard has a row per worker (its occurrences, retries, leases, durations, function and DLQ) and every job's occurrences", () => {
+  it("a dashboard has a row per worker (its occurrences, retries, leases, durations, function and DLQ) and every worker's occurrences", () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = rendered(dashboard.Properties.DashboardBody);
     for (const id of WORKER_IDS) {
@@ -923,9 +924,42 @@ describe('alarms and dashboard', () => {
     ]) {
       expect(body).toContain(metric);
     }
-    // Every job by its own dimension: one search, so a job adds no widget.
-    expect(body).toContain(`SEARCH('{${namespace},service,jobId} MetricName=\\"OccurrencesSucceeded\\"'`);
+    // Every worker by its own dimension: one search, so a worker adds no line to the shared graph; no job's set.
+    expect(body).toContain(`SEARCH('{${namespace},service,worker} MetricName=\\"OccurrencesSucceeded\\"'`);
+    expect(body).not.toContain('service,jobId');
     expect(body).not.toContain(`## ${WEEKLY.id}`);
+  });
+
+  it("every alarm on the functions' metrics watches a dimension set they write: { service, worker } or { service, component }", () => {
+    type Dimensions = { Name: string; Value: unknown }[];
+    const written = (dims: Dimensions) => {
+      const byName = Object.fromEntries(dims.map((d) => [d.Name, d.Value]));
+      const names = Object.keys(byName).sort().join(',');
+      if (byName.service !== 'scheduled-jobs') return false;
+      if (names === 'service,worker') return (WORKER_IDS as readonly unknown[]).includes(byName.worker);
+      return names === 'component,service' && ['trigger', 'reconciler'].includes(byName.component as string);
+    };
+    const watched = alarms().flatMap((a) => [
+      ...(a.Namespace === namespace ? [a.Dimensions as unknown as Dimensions] : []),
+      ...((a.Metrics ?? []) as unknown as TemplateNode[])
+        .map((m) => m.MetricStat?.Metric)
+        .filter((m) => m?.Namespace === namespace)
+        .map((m) => m.Dimensions as unknown as Dimensions),
+    ]);
+    // Per worker: FAILED occurrences, lost leases (and pauses); shared: the reconciler's two repairs.
+    expect(watched.length).toBeGreaterThanOrEqual(2 * WORKER_IDS.length + 2);
+    for (const dims of watched) expect(written(dims), JSON.stringify(dims)).toBe(true);
+  });
+
+  it('makes no dashboard, and no DashboardName output, unless asked (dashboard: true)', () => {
+    const sample = Template.fromStack(
+      new ScheduledJobsStack(unbundledApp(), 'NoDashboard', { jobs: sampleJobs }),
+    ).toJSON();
+    expect(
+      Object.values(sample.Resources).filter((r) => (r as TemplateResource).Type === 'AWS::CloudWatch::Dashboard'),
+    ).toEqual([]);
+    expect(Object.keys(sample.Outputs)).not.toContain(STACK_OUTPUTS.dashboard);
+    expect(Object.keys(template.toJSON().Outputs)).toContain(STACK_OUTPUTS.dashboard);
   });
 });
 
@@ -1273,10 +1307,11 @@ describe('permissions cover every call the handlers make', () => {
       for (const jobId of [DIGEST.id, HOURLY.id, WEEKLY.id])
         await as(workerOf(jobId), () => h.deliver(key(jobId)), jobId);
       await as('notifier', () => h.streamChange(before, DIGEST.id, SCHEDULED));
-      // Two minutes on: the failing job's second attempt looks for a committed report (a first attempt does not),
-      // and a stream record that old is announced from the row, read again, not from its image.
+      // Two minutes on: the failing job's second attempt looks for a committed report (a first attempt does not).
       vi.setSystemTime(T0 + 120_000);
       await as('exports', () => h.deliver(key(WEEKLY.id)), WEEKLY.id);
+      // Past the fresh window: a stream record that old is announced from the row, read again, not from its image.
+      vi.setSystemTime(T0 + FRESH_IMAGE_MS + 60_000);
       await as('notifier', () => h.streamChange(before, DIGEST.id, SCHEDULED));
       // A row the trigger recorded but could not enqueue, and a report the notifier never announced.
       h.aws.failAlways('SendMessage', faults.unavailable);

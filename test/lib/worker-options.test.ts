@@ -120,7 +120,7 @@ describe('Class: ScheduledJob', () => {
   const stack = new Stack(unbundledApp(), 'Handle');
   const jobs = new ScheduledJobs(stack, 'Jobs');
   const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
-  const nightly = jobs.addJob('nightly', { schedule: DAILY, worker });
+  const nightly = jobs.addJob('nightly', { schedule: DAILY, worker, jobMetrics: true });
   const manual = jobs.addJob('manual', { schedule: DAILY, worker, enabled: false });
 
   it('has its id, its worker and its schedule (none when disabled)', () => {
@@ -147,6 +147,18 @@ describe('Class: ScheduledJob', () => {
     expect(nightly.metricFailed({ period: Duration.hours(1) }).period.toSeconds()).toBe(3600);
   });
 
+  it("refuses a metric of a job without per-job metrics, naming jobMetrics and the worker's metric instead", () => {
+    expect(manual.jobMetrics).toBe(false);
+    expect(() => manual.metricFailed()).toThrow(ValidationError);
+    expect(() => manual.metric('OccurrencesFailed')).toThrow(
+      'job "manual".metric("OccurrencesFailed"): the job has no per-job metrics; set jobMetrics: true on the job (addJob) or on the ScheduledJobs, or use job.worker.metric() for its worker\'s',
+    );
+    expect(manual.worker.metric('OccurrencesFailed').dimensions).toEqual({
+      service: 'scheduled-jobs',
+      worker: 'exports',
+    });
+  });
+
   it('grants read access to its own reports only', () => {
     const reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() });
     nightly.grantReadReports(reader);
@@ -154,6 +166,75 @@ describe('Class: ScheduledJob', () => {
       (r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes('Reader'),
     );
     expect(JSON.stringify(policy?.Properties.PolicyDocument)).toContain('/reports/nightly/*');
+  });
+});
+
+describe('per-job metrics (jobMetrics)', () => {
+  const stack = new Stack(unbundledApp(), 'PerJob');
+  const jobs = new ScheduledJobs(stack, 'Jobs', { jobMetrics: true });
+  const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
+  const detailed = jobs.addJob('detailed', { schedule: DAILY, worker });
+  const plain = jobs.addJob('plain', { schedule: DAILY, worker, jobMetrics: false });
+  const resources = resourcesOf(stack);
+  const scheduleInput = (jobId: string) => {
+    const schedule = Object.values(resources).find(
+      (r) => r.Type === 'AWS::Scheduler::Schedule' && r.Properties.Name === jobId,
+    );
+    return JSON.parse(schedule?.Properties.Target.Input as unknown as string);
+  };
+
+  it("take the stack's default, and a job's own value over it", () => {
+    expect(detailed.jobMetrics).toBe(true);
+    expect(plain.jobMetrics).toBe(false);
+  });
+
+  it("reach the worker in its jobs' settings and the trigger in the schedule's input, only where on", () => {
+    const fn = Object.values(resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.WORKER_ID === 'exports',
+    );
+    const settings = JSON.parse(fn?.Properties.Environment.Variables.JOB_SETTINGS as unknown as string);
+    expect(settings).toEqual([{ id: 'detailed', jobMetrics: true }, { id: 'plain' }]);
+    expect(scheduleInput('detailed').jobMetrics).toBe(true);
+    expect(scheduleInput('plain')).not.toHaveProperty('jobMetrics');
+  });
+});
+
+describe('log levels (logging)', () => {
+  const loggingOf = (stack: Stack) =>
+    Object.values(resourcesOf(stack))
+      .filter((r) => r.Type === 'AWS::Lambda::Function')
+      .map((r) => ({
+        fn: String(r.Properties.Description),
+        config: r.Properties.LoggingConfig as unknown as Record<string, string>,
+      }));
+
+  it("are JSON, Lambda's own lines at WARN and the functions' at INFO by default, on every function", () => {
+    const stack = new Stack(unbundledApp(), 'DefaultLogs');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    jobs.addJob('nightly', { schedule: DAILY, worker: jobs.addWorker('exports', { entry: WORKER_ENTRY }) });
+    const all = loggingOf(stack);
+    expect(all.length).toBeGreaterThanOrEqual(4); // trigger, notifier, reconciler, the worker
+    for (const { fn, config } of all) {
+      expect(config, fn).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO' });
+    }
+  });
+
+  it("take the stack's levels, and a worker's own over them", () => {
+    const stack = new Stack(unbundledApp(), 'OwnLogs');
+    const jobs = new ScheduledJobs(stack, 'Jobs', {
+      logging: { systemLogLevel: lambda.SystemLogLevel.INFO, applicationLogLevel: lambda.ApplicationLogLevel.DEBUG },
+    });
+    const worker = jobs.addWorker('exports', {
+      entry: WORKER_ENTRY,
+      logging: { applicationLogLevel: lambda.ApplicationLogLevel.WARN },
+    });
+    jobs.addJob('nightly', { schedule: DAILY, worker });
+    for (const { fn, config } of loggingOf(stack)) {
+      const expected = fn.includes('worker exports')
+        ? { SystemLogLevel: 'INFO', ApplicationLogLevel: 'WARN' }
+        : { SystemLogLevel: 'INFO', ApplicationLogLevel: 'DEBUG' };
+      expect(config, fn).toMatchObject({ LogFormat: 'JSON', ...expected });
+    }
   });
 });
 

@@ -4,9 +4,13 @@ import {
   announceableProblem,
   announceFromStreamImage,
   announceReport,
+  CLOCK_SKEW_SECONDS,
   deduplicationIdOf,
+  FIFO_DEDUP_WINDOW_SECONDS,
   FRESH_IMAGE_MS,
+  NOTIFIER_TIMEOUT_SECONDS,
 } from '../../functions/protocol/announce-report';
+import { DEFAULT_JOB_SETTINGS } from '../../functions/protocol/job-settings';
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { Announcer, Logger, OccurrenceStore, ReportAnnouncement } from '../../functions/protocol/ports';
 
@@ -183,6 +187,34 @@ describe('announceFromStreamImage', () => {
       'announced',
     );
     expect(t.gets).toEqual([]);
+  });
+
+  describe('the fresh window: as long as the FIFO deduplication window allows', () => {
+    it('is 240 s: 300 s of window less 15 s of skew, 30 s of notifier timeout and 15 s of margin', () => {
+      expect(FRESH_IMAGE_MS).toBe(240_000);
+      // A second publish lands at most FRESH + skew + timeout after the first: still inside the window.
+      expect(FRESH_IMAGE_MS / 1000 + CLOCK_SKEW_SECONDS + NOTIFIER_TIMEOUT_SECONDS).toBeLessThan(
+        FIFO_DEDUP_WINDOW_SECONDS,
+      );
+      expect(CLOCK_SKEW_SECONDS).toBe(DEFAULT_JOB_SETTINGS.leaseSafetyMarginSeconds);
+    });
+
+    it.each([
+      ['1 ms inside it', FRESH_IMAGE_MS - 1, 0],
+      ['at its end', FRESH_IMAGE_MS, 1],
+      ['past it', FRESH_IMAGE_MS + 1, 1],
+    ])(
+      'announces an image %s after succeededAt, reading the row only from the window end on',
+      async (_, age, reads) => {
+        const t = deps(succeeded({ succeededAt: new Date(NOW - age).toISOString() }));
+        const image = succeeded({ succeededAt: new Date(NOW - age).toISOString() });
+
+        await expect(announceFromStreamImage(t.deps, image)).resolves.toBe('announced');
+
+        expect(t.gets).toHaveLength(reads);
+        expect(t.published).toHaveLength(1);
+      },
+    );
   });
 
   it.each([

@@ -46,7 +46,7 @@ export function captureLogger(lines: LogLine[]): Logger {
     (level: string) =>
     (message: string, fields: Record<string, unknown> = {}) =>
       void lines.push({ level, message, fields });
-  return { info: at('INFO'), warn: at('WARN'), error: at('ERROR') };
+  return { debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR') };
 }
 
 export interface Harness {
@@ -114,12 +114,21 @@ export function makeHarness(options: {
   reconcileWorkers?: ReadonlyMap<string, ReconcileWorker>;
   /** The worker's schedule switch (the pause after failures); default none. */
   schedules?: ScheduleSwitch;
+  /** The trigger's and the worker's metrics, beside the recording (`metrics`); default only the recording. */
+  alsoMetrics?: Metrics;
 }): Harness {
   const aws = new FakeAws();
   madeInThisTest.push(aws);
   const logs: LogLine[] = [];
   const metrics: Harness['metrics'] = [];
-  const recordingMetrics: Metrics = { add: (name, value, jobId) => void metrics.push({ name, value, jobId }) };
+  const also = options.alsoMetrics;
+  const recordingMetrics: Metrics = {
+    add: (name, value, jobId) => {
+      metrics.push({ name, value, jobId });
+      also?.add(name, value, jobId);
+    },
+    flush: () => also?.flush?.(),
+  };
   const logger = captureLogger(logs);
   const settingsList = (options.settings ?? Object.keys(options.jobs).map((id) => ({ id, ...SEED_TIMING }))).map(
     withDefaults,

@@ -39,6 +39,8 @@ export class ReportsStack extends Stack {
       timeout: Duration.minutes(9),
       overlap: OverlapPolicy.BUFFER_ONE,
       worker: exportsWorker,
+      // Its own metrics ({ service, jobId }, $0.30 each a month) for the alarm below; other jobs count in their worker's.
+      jobMetrics: true,
     });
     new cloudwatch.Alarm(this, 'WeeklyExportFailed', {
       metric: weeklyExport.metricFailed(),
