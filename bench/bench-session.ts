@@ -10,7 +10,7 @@ import { type HandlerName, LocalPipeline } from '../scripts/local/pipeline';
 import { LOCAL_REGION } from '../testing/local/local-aws';
 import { type MotoServer, startMotoServer } from '../testing/local/moto-server';
 import { CapacityLedger } from './capacity-ledger';
-import { type RecordedRequest, RequestRecorder, recordRequests } from './request-recorder';
+import { currentHandler, type RecordedRequest, RequestRecorder, recordRequests } from './request-recorder';
 
 export interface HandlerTiming {
   readonly name: HandlerName | 'reconciler';
@@ -48,6 +48,7 @@ export class BenchSession {
     settings: JobSettings | readonly JobSettings[],
     jobs: Record<string, JobDefinition>,
     workers: number,
+    runtime: 'local' | 'deployed' = 'local',
   ): Promise<LocalPipeline> {
     await this.moto.reset();
     this.recorder.dynamoObserver = undefined;
@@ -61,6 +62,7 @@ export class BenchSession {
         instrument: {
           metrics: { add: (name) => void this.metricsRecorded.push(name) },
           wrap: (name, handler) => this.timed(name, handler),
+          deployedRuntime: runtime === 'deployed',
         },
       }),
     );
@@ -74,7 +76,7 @@ export class BenchSession {
     return (async (...args: never[]) => {
       const started = performance.now();
       try {
-        return await handler(...args);
+        return await currentHandler.run(name, () => handler(...args));
       } finally {
         this.timings.push({ name, ms: performance.now() - started });
       }

@@ -5,7 +5,7 @@
  */
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { OCCURRENCE_TABLE } from '../functions/protocol/table-schema';
-import { getItemReadUnits, type IndexShape, queryReadUnits, writeUnits } from './capacity';
+import { batchGetReadUnits, getItemReadUnits, type IndexShape, queryReadUnits, writeUnits } from './capacity';
 import { itemSize, type WireItem } from './item-size';
 import type { DynamoExchange, DynamoObserver } from './request-recorder';
 
@@ -67,6 +67,8 @@ export class CapacityLedger implements DynamoObserver {
       const rcu = queryReadUnits(items, exchange.request.ConsistentRead === true);
       const onIndex = typeof exchange.request.IndexName === 'string';
       this.push('Query', true, onIndex ? { indexReadUnits: rcu } : { tableReadUnits: rcu });
+    } else if (exchange.operation === 'BatchGetItem' && succeeded) {
+      this.push('BatchGetItem', true, { tableReadUnits: batchGetTableReadUnits(exchange) });
     }
     this.pendingBefore = undefined;
   }
@@ -104,6 +106,16 @@ export class CapacityLedger implements DynamoObserver {
     );
     return got.Item as WireItem | undefined;
   }
+}
+
+/** The read units of a BatchGetItem's answer: every table's items, each table's ConsistentRead as asked. */
+function batchGetTableReadUnits(exchange: DynamoExchange): number {
+  const responses = (exchange.response?.Responses ?? {}) as Record<string, WireItem[]>;
+  const asked = (exchange.request.RequestItems ?? {}) as Record<string, { ConsistentRead?: boolean }>;
+  return Object.entries(responses).reduce(
+    (sum, [table, items]) => sum + batchGetReadUnits(items, asked[table]?.ConsistentRead === true),
+    0,
+  );
 }
 
 function keyOf(request: Record<string, unknown>): WireItem | undefined {

@@ -86,6 +86,14 @@ export function getItemReadUnits(item: WireItem | undefined, consistent: boolean
   return units(item ? itemSize(item) : 0, READ_UNIT_BYTES) * (consistent ? 1 : 0.5);
 }
 
+/**
+ * BatchGetItem: each item read as a GetItem would be (its own size rounded up to 4 KB, halved when eventually
+ * consistent); a key whose item is absent costs nothing in a batch.
+ */
+export function batchGetReadUnits(items: readonly WireItem[], consistent: boolean): number {
+  return items.reduce((sum, item) => sum + getItemReadUnits(item, consistent), 0);
+}
+
 /** Query: the summed size of the items read (not per item), rounded up to 4 KB; an index read is eventual. */
 export function queryReadUnits(items: readonly WireItem[], consistent: boolean): number {
   const bytes = items.reduce((sum, item) => sum + itemSize(item), 0);

@@ -3,7 +3,14 @@
  * SDK's retry loop, so a retried call counts once per attempt, as AWS bills it. It sits at low priority, inside
  * serializeEmulatorRequests' lock, so the time it records is the emulator's answer, not the wait for the lock.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
+
+/**
+ * The handler (trigger, worker, notifier, reconciler) whose invocation is running: BenchSession.timed runs each
+ * invocation inside it, so a request made by the shared module clients is told apart by who made it.
+ */
+export const currentHandler = new AsyncLocalStorage<string>();
 
 /** Who made a request: a handler (billed to the user), Lambda's event source (billed too), or the bench itself. */
 export type RequestRole = 'handler' | 'event-source' | 'driver';
@@ -23,6 +30,8 @@ export interface RecordedRequest {
   readonly queueUrl?: string;
   /** For SQS receives: how many messages came back (a long poll that times out is an empty receive). */
   readonly messages?: number;
+  /** The handler whose invocation made it (BenchSession.timed), for role 'handler'. */
+  readonly handler?: string;
 }
 
 /** What a DynamoDB observer sees of each attempt: the wire-format request and, when parseable, the response. */
@@ -115,6 +124,7 @@ export function recordRequests(
           requestBytes,
           queueUrl,
           messages,
+          handler: currentHandler.getStore(),
         });
       try {
         const result = await next(args);

@@ -9,7 +9,10 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { localClients } from '../testing/local/local-aws';
 import { BenchSession } from './bench-session';
+import { billFigure, occurrenceFigures, reconcilerUsdPerMillion } from './bill-figure';
 import { formatBulkCreate, measureBulkCreate } from './bulk-create';
+import { projected } from './capacity';
+import { STATUS_INDEX } from './capacity-ledger';
 import {
   type ColdLoadFigures,
   formatTable as formatColdLoad,
@@ -23,6 +26,7 @@ import {
   type OccurrenceUsage,
   totalPerMillion,
 } from './cost-model';
+import { measureDeployedRuntime } from './emitted-metrics';
 import {
   attemptsWithinOneWriteUnit,
   capacityDifference,
@@ -33,14 +37,25 @@ import {
   scale,
   usageOf,
 } from './figures';
+import { itemSize } from './item-size';
 import { formatPartitionModel, partitionModel } from './partition-model';
 import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
-import { PRICES } from './prices';
+import { dollars, PRICES } from './prices';
+import { type DeployedReconcilerFigures, measureDeployedReconciler } from './reconciler-deployed';
 import { formatKeyedPath, runtimeScheduleModels } from './runtime-schedules';
-import { printCapacity, printCost, printGrowth, printRequests, printTicks, type RequestRow } from './tables';
+import {
+  printBill,
+  printCapacity,
+  printCost,
+  printDeployedReconciler,
+  printGrowth,
+  printRequests,
+  printTicks,
+  type RequestRow,
+} from './tables';
 import { runTick, type TickResult } from './tick';
 
-const FIGURES = ['requests', 'capacity', 'cost', 'tick', 'cold-load', 'partition', 'schedules'] as const;
+const FIGURES = ['requests', 'capacity', 'cost', 'bill', 'tick', 'cold-load', 'partition', 'schedules'] as const;
 type Figure = (typeof FIGURES)[number];
 
 export interface BenchOptions {
@@ -237,6 +252,43 @@ async function runtimeSchedules(session: BenchSession, options: BenchOptions, me
   };
 }
 
+/** The deployed reconciler over a seeded window of finished rows (about a minute on moto). */
+async function deployedReconciler(session: BenchSession): Promise<DeployedReconcilerFigures> {
+  console.log('\nThe reconciler at its deployed settings: seeding 100 hourly jobs of finished occurrences...');
+  const figures = await measureDeployedReconciler(session);
+  printDeployedReconciler(figures);
+  return figures;
+}
+
+/** Figure 3's line for the reconciler's reads of finished rows, per occurrence over all the runs that see it. */
+function reconcilerLine(r: DeployedReconcilerFigures) {
+  return {
+    item: 'reconciler (deployed settings)',
+    quantity: r.readUnitsPerOccurrence,
+    unit: 'RRU',
+    usdPerMillion: reconcilerUsdPerMillion(r, PRICES),
+  };
+}
+
+/** Figure 6: the deployed runtime's metrics and logs, the stacks' templates, the bills. */
+async function bill(session: BenchSession, p: Paths, usage: OccurrenceUsage, reconciler: DeployedReconcilerFigures) {
+  const runtime = await measureDeployedRuntime(session);
+  const final = lastItem(p.happy);
+  const indexed = final?.[STATUS_INDEX.partitionKey] !== undefined;
+  const row = {
+    rowBytes: final ? itemSize(final) : 0,
+    indexEntryBytes: final && indexed ? itemSize(projected(final, STATUS_INDEX)) : 0,
+  };
+  const figure = billFigure(occurrenceFigures(usage, reconciler, runtime, row), reconciler, runtime, PRICES);
+  const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
+  const logsDeployed = dollars(PRICES.logsIngestionGb, runtime.logBytesPerOccurrence / 1024 ** 3) * 1e6;
+  printBill(figure, { total: totalPerMillion(lines), reconciler: reconcilerUsdPerMillion(reconciler, PRICES) });
+  console.log(
+    `Deployed runtime, one occurrence: ${runtime.logLinesPerOccurrence} lines, ${runtime.logBytesPerOccurrence} bytes to CloudWatch Logs ($${logsDeployed.toFixed(2)} per million without Lambda's own lines), INFO: ${runtime.infoLines.join('; ')}; custom metrics: ${runtime.counts.perJob} per job, ${runtime.counts.perWorker} per worker, ${runtime.counts.perStack} per stack, ${runtime.counts.reconcilerIdle} of the idle reconciler.`,
+  );
+  return { ...figure, runtime, logsUsdPerMillionDeployed: logsDeployed };
+}
+
 /** Figure 3's measured durations and log bytes, as the run-time schedules' cost takes them. */
 function measuredHappyPath(usage: OccurrenceUsage): MeasuredHappyPath {
   const ms = (fn: string) => usage.lambda.find((l) => l.fn.startsWith(fn))?.ms ?? 0;
@@ -283,11 +335,14 @@ async function main(): Promise<void> {
   const wants = (f: Figure) => options.only.includes(f);
   const results: Record<string, unknown> = { machine: machine(), options };
   const started = performance.now();
-  const needsMoto = wants('requests') || wants('capacity') || wants('cost') || wants('tick') || wants('schedules');
+  const needsMoto =
+    wants('requests') || wants('capacity') || wants('cost') || wants('bill') || wants('tick') || wants('schedules');
   const session = needsMoto ? await BenchSession.start() : undefined;
   try {
-    if (session && (wants('requests') || wants('capacity') || wants('cost'))) {
+    if (session && (wants('requests') || wants('capacity') || wants('cost') || wants('bill'))) {
       const p = await measurePaths(session, options);
+      const reconciler = wants('cost') || wants('bill') ? await deployedReconciler(session) : undefined;
+      if (reconciler) results.reconcilerDeployed = reconciler;
       if (wants('requests')) {
         const rows = requestRows(p);
         printRequests(rows);
@@ -301,15 +356,16 @@ async function main(): Promise<void> {
         printGrowth(growth, attemptsWithinOneWriteUnit(growth));
         results.capacity = { rows, growth, writes: p.happy.writes.map(({ after: _after, ...w }) => w) };
       }
-      if (wants('cost')) {
-        const usage = usageOf(p.happy, medianBilledMs(p.happyRuns));
-        const lines = costPerMillion(usage, PRICES);
+      const usage = usageOf(p.happy, medianBilledMs(p.happyRuns));
+      if (wants('cost') && reconciler) {
+        const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
         // The alternatives run the job in one function: ours is the worker's requests and duration.
         const worker = lines.filter((l) => l.item.includes('worker')).reduce((s, l) => s + l.usdPerMillion, 0);
         const alternatives = alternativeModels(PRICES, { lambdaJobFunctionPerMillion: worker });
         printCost(lines, totalPerMillion(lines), alternatives);
         results.cost = { usage, lines, totalPerMillion: totalPerMillion(lines), alternatives, prices: PRICES };
       }
+      if (wants('bill') && reconciler) results.bill = await bill(session, p, usage, reconciler);
     }
     if (session && wants('tick')) {
       const ticks: TickResult[] = [];

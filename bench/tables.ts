@@ -1,9 +1,11 @@
 /** The bench's printed tables (cli-table3), one function per figure. */
 import Table from 'cli-table3';
+import { type BillFigure, TARGETS } from './bill-figure';
 import type { CapacityTotals } from './capacity-ledger';
 import type { AlternativeModel, CostLine } from './cost-model';
 import type { ItemGrowth } from './figures';
 import type { OperationCounts } from './paths';
+import type { DeployedReconcilerFigures } from './reconciler-deployed';
 import type { TickResult } from './tick';
 
 export interface RequestRow {
@@ -90,6 +92,7 @@ export function printTicks(ticks: readonly TickResult[]): void {
       'N',
       'pollers',
       'handler requests / occ.',
+      'notifier re-read the row (of announced)',
       'SQS event source / occ.',
       'wall s',
       'a handler request at moto',
@@ -99,10 +102,92 @@ export function printTicks(ticks: readonly TickResult[]): void {
       t.occurrences,
       t.pollers,
       t.handlerRequestsPerOccurrence,
+      `${(100 * t.notifierRowReadShare).toFixed(0)} %`,
       t.eventSourcePerOccurrence,
       (t.wallMs / 1000).toFixed(1),
       `${(100 * t.motoShare).toFixed(0)} %`,
       t.unsettled,
     ]),
+  );
+}
+
+const usd = (n: number): string => (n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(4));
+const qty = (n: number): string =>
+  n >= 1000 ? Math.round(n).toLocaleString('en-US') : n >= 1 ? n.toFixed(2) : n.toPrecision(3);
+
+/** Figure 6: each stack's itemised month, its alternatives, then the per-job fixed cost and the targets. */
+export function printBill(figure: BillFigure, perMillion: { total: number; reconciler: number }): void {
+  for (const { bill, assumptions, alternatives } of figure.stacks) {
+    table(
+      `Figure 6. The monthly bill: ${bill.workload} (${assumptions})`,
+      ['group', 'item', 'quantity a month', 'unit', '$ a month'],
+      [
+        ...bill.lines.map((l) => [l.group, l.item, qty(l.quantity), l.unit, usd(l.usd)]),
+        ['total', '', '', '', usd(bill.total)],
+      ],
+      [11, 58, 18, 16, 11],
+    );
+    table(
+      '  the same workload elsewhere (models)',
+      ['alternative', '$ a month', 'assumptions'],
+      alternatives.map((a) => [a.name, usd(a.usd), a.assumptions]),
+      [28, 11, 80],
+    );
+  }
+  const hundred = figure.stacks[1]?.bill.total ?? Number.NaN;
+  table(
+    'Figure 6b. Against the targets (issue 24)',
+    ['figure', 'measured', 'target', 'met'],
+    [
+      [
+        'per-job fixed cost, an hourly job joining a worker',
+        `$${usd(figure.perJobFixed.joinsWorker)}`,
+        `≤ $${TARGETS.perJobFixedUsdMonth}`,
+        met(figure.perJobFixed.joinsWorker <= TARGETS.perJobFixedUsdMonth),
+      ],
+      ['per-job fixed cost, an hourly job with its own worker', `$${usd(figure.perJobFixed.ownWorker)}`, '-', '-'],
+      [
+        'the 100-hourly-job stack, a month',
+        `$${usd(hundred)}`,
+        `≤ $${TARGETS.hundredHourlyUsdMonth}`,
+        met(hundred <= TARGETS.hundredHourlyUsdMonth),
+      ],
+      [
+        '$ per million occurrences, with the reconciler',
+        `$${perMillion.total.toFixed(2)} (reconciler $${perMillion.reconciler.toFixed(2)})`,
+        `≤ $${TARGETS.usdPerMillionWithReconciler}`,
+        met(perMillion.total <= TARGETS.usdPerMillionWithReconciler),
+      ],
+    ],
+  );
+}
+
+const met = (yes: boolean) => (yes ? 'yes' : 'no');
+
+/** The deployed reconciler over a seeded window of finished occurrences. */
+export function printDeployedReconciler(r: DeployedReconcilerFigures): void {
+  const units = (run: DeployedReconcilerFigures['idle']) => run.capacity.indexReadUnits + run.capacity.tableReadUnits;
+  table(
+    `The reconciler at its deployed settings (look-back ${r.thresholds.lookbackSeconds} s, unannounced after ${r.thresholds.unannouncedAfterSeconds} s, a run every ${r.everyMinutes} min)`,
+    ['table', 'requests a run', 'RRU a run', 'index entries read', 'live heap at most'],
+    [
+      [
+        'one recent finished occurrence',
+        list(r.idle.requests),
+        units(r.idle),
+        r.idle.examined,
+        `${(r.idle.peakHeapBytes / 1024).toFixed(0)} KB`,
+      ],
+      [
+        `${r.seededRows.toLocaleString('en-US')} finished rows (100 hourly jobs over ${(r.seededSpanSeconds / 3600).toFixed(0)} h)`,
+        list(r.seeded.requests),
+        units(r.seeded),
+        r.seeded.examined,
+        `${(r.seeded.peakHeapBytes / 1024).toFixed(0)} KB`,
+      ],
+    ],
+  );
+  console.log(
+    `each finished occurrence: read by ${r.runsPerOccurrence.toFixed(0)} runs, ${r.readUnitsPerOccurrence.toFixed(2)} RRU over its life; about ${r.heapBytesPerEntry.toFixed(0)} bytes of heap per entry a run holds`,
   );
 }

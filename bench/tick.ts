@@ -16,6 +16,15 @@ export interface TickResult {
   /** "Service.Operation" → requests per occurrence, the handlers' only. */
   readonly handlerPerOccurrence: Record<string, number>;
   readonly handlerRequestsPerOccurrence: number;
+  /**
+   * The notifier's reads of the row (GetItem) per occurrence: the share of occurrences whose stream image it did not
+   * trust (older than its freshness window when the record arrived), each read once.
+   */
+  readonly notifierRowReadsPerOccurrence: number;
+  /** The notifier's row reads per announcement (SNS Publish): the share of announced occurrences it re-read. */
+  readonly notifierRowReadShare: number;
+  /** Requests per occurrence by the handler that made them. */
+  readonly byHandlerPerOccurrence: Record<string, number>;
   /** The SQS event source's non-empty receives and its deletes, per occurrence (batches make them fall below 1). */
   readonly eventSourcePerOccurrence: number;
   readonly wallMs: number;
@@ -111,11 +120,20 @@ function summarize(
   const perOccurrence = Object.fromEntries(Object.entries(handler).map(([k, v]) => [k, v / n]));
   const sqsSource = total(counts.requests['event-source'], (k) => k.startsWith('SQS.'));
   const handlerRequests = requests.filter((r) => r.role === 'handler');
+  const byHandler: Record<string, number> = {};
+  for (const r of handlerRequests) {
+    const who = r.handler ?? 'unknown';
+    byHandler[who] = (byHandler[who] ?? 0) + 1 / n;
+  }
+  const notifierReads = handlerRequests.filter((r) => r.handler === 'notifier' && r.operation === 'GetItem').length;
   return {
     occurrences: n,
     pollers,
     handlerPerOccurrence: perOccurrence,
     handlerRequestsPerOccurrence: total(handler) / n,
+    notifierRowReadsPerOccurrence: notifierReads / n,
+    notifierRowReadShare: notifierReads / Math.max(1, handler['SNS.Publish'] ?? 0),
+    byHandlerPerOccurrence: byHandler,
     eventSourcePerOccurrence: sqsSource / n,
     wallMs,
     motoShare: busyMs(handlerRequests, started, started + wallMs) / wallMs,

@@ -61,6 +61,11 @@ export interface PipelineInstrument {
   readonly metrics?: Metrics;
   /** Wraps each handler as it is built; must return a function that calls the one it was given. */
   readonly wrap?: <F extends (...args: never[]) => Promise<unknown>>(name: HandlerName, handler: F) => F;
+  /**
+   * Build the handlers with the deployed logger and metrics (Powertools, JSON and EMF lines on stdout) instead of
+   * the local JSON-lines logger: the bench reads what a deployed function writes and emits.
+   */
+  readonly deployedRuntime?: boolean;
 }
 
 /** The handlers' log lines as JSON, one per line, to `write` (a file for `npm run local`), not to stdout. */
@@ -95,8 +100,10 @@ export class LocalPipeline {
     serializeEmulatorRequests(documentClient());
     serializeEmulatorRequests(s3Client());
     const settings = new Map(options.settings.map((s) => [s.id, s]));
-    const logger = (fn: string): Logger => jsonLinesLogger(fn, options.log);
-    const metrics = options.instrument?.metrics;
+    // Deployed runtime: no logger and no metrics given, so each handler builds the ones it is deployed with.
+    const deployed = options.instrument?.deployedRuntime === true;
+    const logger = (fn: string): Logger | undefined => (deployed ? undefined : jsonLinesLogger(fn, options.log));
+    const metrics = deployed ? undefined : options.instrument?.metrics;
     const wrap = options.instrument?.wrap ?? (<F>(_name: HandlerName, handler: F): F => handler);
     const trigger = wrap('trigger', createTriggerHandler({ logger: logger('trigger'), metrics }));
     const worker = wrap(
