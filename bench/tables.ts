@@ -168,7 +168,7 @@ const met = (yes: boolean) => (yes ? 'yes' : 'no');
 export function printDeployedReconciler(r: DeployedReconcilerFigures): void {
   const units = (run: DeployedReconcilerFigures['idle']) => run.capacity.indexReadUnits + run.capacity.tableReadUnits;
   table(
-    `The reconciler at its deployed settings (look-back ${r.thresholds.lookbackSeconds} s, unannounced after ${r.thresholds.unannouncedAfterSeconds} s, a run every ${r.everyMinutes} min)`,
+    `The reconciler at its deployed settings (rows seeded over ${(r.seededSpanSeconds / 3600).toFixed(0)} h, unannounced after ${r.thresholds.unannouncedAfterSeconds} s, a run every ${r.everyMinutes} min)`,
     ['table', 'requests a run', 'RRU a run', 'index entries read', 'live heap at most'],
     [
       [

@@ -21,7 +21,7 @@ describe('Function: deployedFigures', () => {
   it("charges each finished occurrence the seeded run's extra read units, over every run that sees it", () => {
     // 1,200 rows over 12 h (100 every hour); the run reads 600 of them (a 6-hour window), 300 RRU more than idle.
     const f = deployedFigures({
-      thresholds: { unannouncedAfterSeconds: 1, lookbackSeconds: 2, maxFixesPerRun: 1 },
+      thresholds: { unannouncedAfterSeconds: 1, maxFixesPerRun: 1 },
       seededRows: 1200,
       seededSpanSeconds: 12 * 3600,
       idle: run({}),
@@ -39,7 +39,7 @@ describe('Function: deployedFigures', () => {
 
   it('charges nothing when the seeded rows are not read (a reconciler that skips finished rows)', () => {
     const f = deployedFigures({
-      thresholds: { unannouncedAfterSeconds: 1, lookbackSeconds: 2, maxFixesPerRun: 1 },
+      thresholds: { unannouncedAfterSeconds: 1, maxFixesPerRun: 1 },
       seededRows: 1200,
       seededSpanSeconds: 12 * 3600,
       idle: run({}),
