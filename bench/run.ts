@@ -271,8 +271,12 @@ function reconcilerLine(r: DeployedReconcilerFigures) {
 }
 
 /** Figure 6: the deployed runtime's metrics and logs, the stacks' templates, the bills. */
-async function bill(session: BenchSession, p: Paths, usage: OccurrenceUsage, reconciler: DeployedReconcilerFigures) {
-  const runtime = await measureDeployedRuntime(session);
+async function bill(
+  p: Paths,
+  usage: OccurrenceUsage,
+  reconciler: DeployedReconcilerFigures,
+  runtime: Awaited<ReturnType<typeof measureDeployedRuntime>>,
+) {
   const final = lastItem(p.happy);
   const indexed = final?.[STATUS_INDEX.partitionKey] !== undefined;
   const row = {
@@ -356,7 +360,12 @@ async function main(): Promise<void> {
         printGrowth(growth, attemptsWithinOneWriteUnit(growth));
         results.capacity = { rows, growth, writes: p.happy.writes.map(({ after: _after, ...w }) => w) };
       }
-      const usage = usageOf(p.happy, medianBilledMs(p.happyRuns));
+      // The log bytes are the deployed runtime's (Powertools' lines and EMF, captured from the handlers' stdout), at
+      // the stack's default system log level WARN: no START, END or REPORT lines. The local run's bytes with
+      // LOG_MODEL's additions were the figure before issue 24.
+      const runtime = wants('cost') || wants('bill') ? await measureDeployedRuntime(session) : undefined;
+      const measuredUsage = usageOf(p.happy, medianBilledMs(p.happyRuns));
+      const usage = runtime ? { ...measuredUsage, logBytes: runtime.logBytesPerOccurrence } : measuredUsage;
       if (wants('cost') && reconciler) {
         const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
         // The alternatives run the job in one function: ours is the worker's requests and duration.
@@ -365,7 +374,7 @@ async function main(): Promise<void> {
         printCost(lines, totalPerMillion(lines), alternatives);
         results.cost = { usage, lines, totalPerMillion: totalPerMillion(lines), alternatives, prices: PRICES };
       }
-      if (wants('bill') && reconciler) results.bill = await bill(session, p, usage, reconciler);
+      if (wants('bill') && reconciler && runtime) results.bill = await bill(p, usage, reconciler, runtime);
     }
     if (session && wants('tick')) {
       const ticks: TickResult[] = [];
