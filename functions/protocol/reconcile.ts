@@ -4,10 +4,11 @@
  * Nothing else sweeps a non-terminal row that has no message in flight: the trigger failed three times after its
  * insert (the event waits in the trigger's DLQ, the row stays PENDING), a message went to the job DLQ after more
  * crash redeliveries than maxReceiveCount allows (RUNNING with an expired lease, or RETRY_WAIT), or a hidden retry
- * message was lost. The reconciler reads the status index (every shard of each status), picks the entries that may
- * be stuck longer than the shortest worker's `stuckAfterSeconds` from their projected attributes, reads those rows in
- * full (BatchGetItem), and re-enqueues each row that is stuck by its own worker's threshold on that worker's queue,
- * conditionally (requeue-occurrence.ts), so racing a live worker is harmless.
+ * message was lost. The reconciler reads the open shards of the status index (OPEN#k: every row in flight, and every
+ * success not yet announced) once, a page at a time; it picks the entries that may be stuck longer than the shortest
+ * worker's `stuckAfterSeconds` from their projected attributes, reads those rows in full (BatchGetItem), and
+ * re-enqueues each row that is stuck by its own worker's threshold on that worker's queue, conditionally
+ * (requeue-occurrence.ts), so racing a live worker is harmless.
  * The index leaves out the lease expiry (a heartbeat changes it, and would write the index every time): a RUNNING
  * entry is a candidate once it was claimed longer ago than the stuck period, and its row decides. The worker then claims
  * it, or, when its attempts or deadline are used up, records it FAILED (or SUCCEEDED, if a report was committed).
@@ -16,8 +17,9 @@
  * lost, the reconciler re-enqueues the first BUFFERED row of a job whose slot is not live (overlap-policy.ts), read
  * from the job-state row and the holder's row (BatchGetItem, once per job and run).
  *
- * It also announces SUCCEEDED rows that were never announced (no `notifiedAt`), through the notifier's own path
- * (announce-report.ts: read the row, publish with the occurrence key as deduplication id, record `notifiedAt`).
+ * From the same pages it announces SUCCEEDED rows that were never announced (no `notifiedAt`), through the
+ * notifier's own path (announce-report.ts: read the row, publish with the occurrence key as deduplication id, record
+ * `notifiedAt`, which takes the row out of the index).
  * It waits `unannouncedAfterSeconds` after the success, longer than the table stream keeps the record (24 h), so
  * the stream notifier has stopped retrying by then and the two never publish the same announcement at different
  * times; the deduplication id covers a reconciler run that overlaps its own retry.
