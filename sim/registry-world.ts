@@ -487,7 +487,7 @@ class RegistryWorld implements NetworkHost, Applier {
   private logger(): Logger {
     const log = (message: string, fields: Record<string, unknown> = {}) =>
       this.note(VirtualTime.actor()?.name ?? '?', `log: ${message} ${JSON.stringify(fields).slice(0, 200)}`);
-    return { info: log, warn: log, error: log };
+    return { debug: log, info: log, warn: log, error: log };
   }
 
   private projection(): SchedulerProjection {

@@ -468,6 +468,8 @@ export class World implements NetworkHost {
   private createHandlers({ doc, s3, sqs, sns }: SdkClients, options: WorldOptions): Handlers {
     const clock: Clock = { now: () => this.vt.now + (VirtualTime.actor()?.skewMs ?? 0) };
     const logger: Logger = {
+      // The world reads the steps the handlers log at DEBUG too ("claimed occurrence": an attempt's start).
+      debug: (m, f) => this.onLog(m, f),
       info: (m, f) => this.onLog(m, f),
       warn: (m, f) => this.onLog(m, f),
       error: (m, f) => this.onLog(m, f),
