@@ -62,7 +62,7 @@ export interface PartitionLoad {
   readonly statusChangesPerSecond: number;
   /** Write units per second on the hottest index partition. */
   readonly indexPartitionWcu: number;
-  /** Which index partition that is, e.g. `RUNNING` or `RUNNING#<shard>`. */
+  /** Which index partition that is, e.g. `RUNNING` or `OPEN#<shard>`. */
   readonly hottestIndexPartition: string;
   /** Write units per second on the hottest table partition key (one occurrence's row). */
   readonly tableKeyWcu: number;
@@ -89,17 +89,26 @@ function heartbeatsPerSecond(n: number, a: PartitionModelAssumptions): number {
 }
 
 /**
- * Index writes per status partition key while a tick flows through at rate r: each status key gets a put for every
- * occurrence that enters the status and a delete for every one that leaves it (a changed index key is a delete
- * and a put); SUCCEEDED gets its put and the one update of notifiedAt; RUNNING also every heartbeat when the
- * lease expiry is projected.
+ * Index writes per status partition key while a tick flows through at rate r, under `byStatus`: each status key gets
+ * a put for every occurrence that enters the status and a delete for every one that leaves it (a changed index key is
+ * a delete and a put); SUCCEEDED gets its put and the one update of notifiedAt; RUNNING also every heartbeat, the
+ * lease expiry being projected.
  */
-function perStatusWrites(r: number, heartbeats: number, projectsLease: boolean): Record<string, number> {
+function perStatusWrites(r: number, heartbeats: number): Record<string, number> {
   return {
     PENDING: r /* insert */ + r /* claim moves it out */,
-    RUNNING: r /* claim */ + r /* complete moves it out */ + (projectsLease ? heartbeats : 0),
+    RUNNING: r /* claim */ + r /* complete moves it out */ + heartbeats,
     SUCCEEDED: r /* complete */ + r /* notifiedAt */,
   };
+}
+
+/**
+ * Index writes per key prefix under `byStatusShard` with the OPEN key (issue 24): an occurrence's one OPEN entry
+ * takes the trigger's put, the claim's and the completion's update in place and the announcement's delete, all
+ * within seconds of each other for a short job; heartbeats write no index (the lease is not projected).
+ */
+function perPrefixWrites(r: number): Record<string, number> {
+  return { OPEN: 4 * r };
 }
 
 export function partitionLoad(
@@ -110,7 +119,7 @@ export function partitionLoad(
   const r = statusChangesPerSecond(occurrences, a);
   const heartbeats = heartbeatsPerSecond(occurrences, a);
   const sharded = design === 'byStatusShard (after)';
-  const writes = perStatusWrites(r, heartbeats, !sharded);
+  const writes = sharded ? perPrefixWrites(r) : perStatusWrites(r, heartbeats);
   const [status, statusWrites] = Object.entries(writes).reduce((hottest, entry) =>
     entry[1] > hottest[1] ? entry : hottest,
   );
@@ -143,9 +152,12 @@ export function partitionModel(
   return sizes.flatMap((n) => designs.map((d) => partitionLoad(n, d, a)));
 }
 
-/** The smallest shard count that keeps the hottest index partition within `fraction` of its limit at rate r. */
+/**
+ * The smallest shard count that keeps the hottest index partition within `fraction` of its limit at rate r: the OPEN
+ * key takes four writes an occurrence.
+ */
 export function shardsNeeded(r: number, fraction = 1, a: PartitionModelAssumptions = DEFAULT_ASSUMPTIONS): number {
-  return Math.ceil((2 * r * a.entryWriteUnits) / (a.partitionWriteUnitsPerSecond * fraction));
+  return Math.ceil((4 * r * a.entryWriteUnits) / (a.partitionWriteUnitsPerSecond * fraction));
 }
 
 /** A plain-text table of the model, for a terminal. */
@@ -366,7 +378,7 @@ export interface KeyedOperationLoad {
   readonly tableKeyWcu: number;
   /** Write units per second on the whole table. */
   readonly tableWcu: number;
-  /** The index keys it writes (`PENDING#<shard>`: a put there), and the units per second on the busiest shard. */
+  /** The index keys it writes (`put OPEN#s`: a put on the OPEN key of its shard), and the units per second on the busiest shard. */
   readonly indexKeys: string;
   readonly indexShardWcu: number;
 }
@@ -392,8 +404,8 @@ export interface KeyedTickLoad {
 }
 
 /**
- * One keyed tick on DynamoDB: each status-index key takes a put for every occurrence that enters its status and a
- * delete for every one that leaves (heartbeats write no index: the lease is not projected); each series' key takes
+ * One keyed tick on DynamoDB: the OPEN index key of an occurrence's shard takes its put, its claim's and completion's
+ * updates and the announcement's delete (heartbeats write no index: the lease is not projected); each series' key takes
  * its own occurrence's writes and its own running slot's take and release (the series' job-state row).
  */
 export function keyedTickLoad(
@@ -411,7 +423,7 @@ export function keyedTickLoad(
       perSecond: r.inserts,
       tableKeyWcu: u.insert,
       tableWcu: r.inserts * u.insert,
-      indexKeys: 'put PENDING#s',
+      indexKeys: 'put OPEN#s',
       indexShardWcu: busiest(r.inserts),
     },
     {
@@ -419,7 +431,7 @@ export function keyedTickLoad(
       perSecond: r.claims,
       tableKeyWcu: u.claim + 1,
       tableWcu: r.claims * (u.claim + 1),
-      indexKeys: 'delete PENDING#s, put RUNNING#s',
+      indexKeys: 'update OPEN#s',
       indexShardWcu: busiest(r.claims),
     },
     {
@@ -435,7 +447,7 @@ export function keyedTickLoad(
       perSecond: r.completions,
       tableKeyWcu: u.complete + 1,
       tableWcu: r.completions * (u.complete + 1),
-      indexKeys: 'delete RUNNING#s, put SUCCEEDED#s',
+      indexKeys: 'update OPEN#s',
       indexShardWcu: busiest(r.completions),
     },
     {
@@ -443,16 +455,12 @@ export function keyedTickLoad(
       perSecond: r.completions,
       tableKeyWcu: u.notify,
       tableWcu: r.completions * u.notify,
-      indexKeys: 'update SUCCEEDED#s',
+      indexKeys: 'delete OPEN#s',
       indexShardWcu: busiest(r.completions),
     },
   ];
-  // Per status key: PENDING takes inserts and claims, RUNNING claims and completions, SUCCEEDED completions twice.
-  const perStatus: Record<string, number> = {
-    PENDING: r.inserts + r.claims,
-    RUNNING: r.claims + r.completions,
-    SUCCEEDED: 2 * r.completions,
-  };
+  // The OPEN key takes every index write of the path: inserts, claims, completions and announcements.
+  const perStatus: Record<string, number> = { OPEN: r.inserts + r.claims + 2 * r.completions };
   const [status, statusWrites] = Object.entries(perStatus).reduce((h, x) => (x[1] > h[1] ? x : h));
   const hottestIndexWcu = busiest(statusWrites);
   const tableWcu = operations.reduce((s, o) => s + o.tableWcu, 0);

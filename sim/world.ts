@@ -611,7 +611,7 @@ export class World implements NetworkHost {
   private invokeReconciler(): void {
     if (this.vt.now + RECONCILE_EVERY_MS <= this.horizon)
       this.vt.scheduleSystem(RECONCILE_EVERY_MS, () => this.invokeReconciler());
-    // A run is 64 index queries (one per open shard) through the SDK, the simulation's slowest part: it runs in full only when it has
+    // A run is 128 index queries (one per open shard) through the SDK, the simulation's slowest part: it runs in full only when it has
     // something to fix, judged by its own tests on the rows as they are now (the same clock, the same thresholds).
     // A run left out would have read the index, found no row stuck for long enough and nothing unannounced, and
     // written nothing.

@@ -61,7 +61,7 @@ class LeaseGuard<T> {
   private rejectStopped: (reason: unknown) => void = () => {};
 
   constructor(private readonly options: GuardOptions<T>) {
-    // A job hands its signal to every request it makes, and makes many at once (the digest reads 64 index shards, 16
+    // A job hands its signal to every request it makes, and makes many at once (the digest reads 128 index shards, 16
     // at a time): Node's leak warning at 11 listeners would be a false alarm. 100 still shows a real leak.
     setMaxListeners(JOB_SIGNAL_MAX_LISTENERS, this.controller.signal);
     this.confirmedUntil = options.leaseExpiresAt;

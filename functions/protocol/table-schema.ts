@@ -10,12 +10,22 @@ import { type Occurrence, OccurrenceAttributes, type OccurrenceKey, OccurrenceSt
 import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 
 /**
- * How many index partition keys each key prefix (OPEN, FAILED, SKIPPED, CANCELLED) is spread over. One tick's occurrences share a scheduled time, so
- * without shards each status change of the whole tick lands on one index key, which DynamoDB serves from one
- * partition (about 1,000 write units per second). 64 shards keep that partition under half its limit up to about
- * 32,000 status changes per second (bench/partition-model.ts).
+ * How many index partition keys each key prefix (OPEN, FAILED, SKIPPED, CANCELLED) is spread over. One tick's
+ * occurrences share a scheduled time, so without shards every index write of the whole tick lands on one key, which
+ * DynamoDB serves from one partition (about 1,000 write units per second). An occurrence writes its OPEN entry four
+ * times (the trigger's put, the claim and the completion in place, the announcement's delete), all within seconds for
+ * a short job: 128 shards keep the busiest OPEN key at 625 write units per second when a tick changes 20,000
+ * occurrences a second, and at the limit at 32,000 (bench/partition-model.ts). 64 were enough while each status had
+ * its own key (two writes each); a reader of a row written under 64 shards still finds it, shards 0 to 63 being
+ * among these.
  */
-export const STATUS_INDEX_SHARDS = 64;
+export const STATUS_INDEX_SHARDS = 128;
+
+/**
+ * The shard count of the index keys written before the OPEN key (`PENDING#k` ... `SUCCEEDED#k`, k below 64), which
+ * `occurrences reindex` reads to move them.
+ */
+export const LEGACY_STATUS_INDEX_SHARDS = 64;
 
 /**
  * The attributes the index carries besides the keys: what the reconciler judges a row by and the CLI's listing
@@ -154,7 +164,7 @@ export function statusShardsOf(status: OccurrenceStatus): string[] {
   return indexShards(indexKeyPrefixOf(status));
 }
 
-/** Every index partition key of one key prefix: `OPEN#0` ... `OPEN#63`. */
-export function indexShards(prefix: string): string[] {
-  return Array.from({ length: STATUS_INDEX_SHARDS }, (_, shard) => statusShardValue(prefix, shard));
+/** Every index partition key of one key prefix: `OPEN#0` ... `OPEN#127` (or as many as `shards` says). */
+export function indexShards(prefix: string, shards: number = STATUS_INDEX_SHARDS): string[] {
+  return Array.from({ length: shards }, (_, shard) => statusShardValue(prefix, shard));
 }

@@ -52,11 +52,12 @@ describe('Function: partitionLoad', () => {
     expect(load.withinLimit).toBe(false);
   });
 
-  it('after: the same writes over 64 shards, and no heartbeat among them', () => {
+  it("after: an occurrence's four OPEN writes over 128 shards, and no heartbeat among them", () => {
     const at10k = partitionLoad(10_000, 'byStatusShard (after)');
-    expect(at10k.indexPartitionWcu).toBe(20_000 / STATUS_INDEX_SHARDS); // 312.5
+    expect(at10k.hottestIndexPartition).toBe('OPEN#<shard>');
+    expect(at10k.indexPartitionWcu).toBe((4 * 10_000) / STATUS_INDEX_SHARDS); // 312.5
     const at100k = partitionLoad(100_000, 'byStatusShard (after)');
-    expect(at100k.indexPartitionWcu).toBe(40_000 / STATUS_INDEX_SHARDS); // 625
+    expect(at100k.indexPartitionWcu).toBe((4 * 20_000) / STATUS_INDEX_SHARDS); // 625
     expect(at100k.withinLimit).toBe(true);
   });
 
@@ -69,9 +70,9 @@ describe('Function: partitionLoad', () => {
 });
 
 describe('Function: shardsNeeded', () => {
-  it('64 shards hold 20,000 changes per second within the limit with room to spare', () => {
-    expect(shardsNeeded(20_000)).toBe(40);
-    expect(shardsNeeded(20_000, 0.625)).toBe(64);
+  it('128 shards hold 20,000 changes per second (four OPEN writes each) within the limit with room to spare', () => {
+    expect(shardsNeeded(20_000)).toBe(80);
+    expect(shardsNeeded(20_000, 0.625)).toBe(128);
     expect(STATUS_INDEX_SHARDS).toBeGreaterThanOrEqual(shardsNeeded(20_000));
   });
 });
@@ -123,17 +124,18 @@ describe('Run-time schedules: one job with N keys on one tick', () => {
     expect(r.inserts).toBe(200); // 10 / 0.05 s
   });
 
-  it('puts on each series key all of its one occurrence at most (14 units), and spreads the index over 64 shards', () => {
+  it('puts on each series key all of its one occurrence at most (14 units), and spreads the index over 128 shards', () => {
     const load = keyedTickLoad(100_000, NO_WINDOW, a);
     expect(load.tableKeyWcu).toBe(3 + 3 + 1 + 3 + 1 + 3);
-    // PENDING takes 1,000 inserts + 1,000 claims a second: 2,000 / 64 = 31.25, plus three standard deviations.
-    expect(load.hottestIndexKey).toBe('PENDING#<shard>');
-    expect(load.hottestIndexWcu).toBeCloseTo(busiestShardPerSecond(2_000, 64), 6);
-    expect(load.hottestIndexWcu).toBeGreaterThan(2_000 / 64);
+    // OPEN takes 1,000 inserts + 1,000 claims + 1,000 completions + 1,000 announcements a second: 4,000 / 128 =
+    // 31.25, plus three standard deviations.
+    expect(load.hottestIndexKey).toBe('OPEN#<shard>');
+    expect(load.hottestIndexWcu).toBeCloseTo(busiestShardPerSecond(4_000, 128), 6);
+    expect(load.hottestIndexWcu).toBeGreaterThan(4_000 / 128);
     expect(load.hottestIndexWcu).toBeLessThan(50);
     expect(load.withinLimit).toBe(true);
-    // Hashing the job id alone (today's shardOf) puts the tick's PENDING writes on one key: twice its limit.
-    expect(load.jobIdShardIndexWcu).toBe(2_000);
+    // Hashing the job id alone (shardOf before issue 22) puts the tick's OPEN writes on one key: four times its limit.
+    expect(load.jobIdShardIndexWcu).toBe(4_000);
     // inserts 3,000 + claims with slot 4,000 + heartbeats 75 + completions with slot 4,000 + notifies 3,000.
     expect(load.tableWcu).toBeCloseTo(3_000 + 4_000 + 75 + 4_000 + 3_000, 6);
     expect(load.tablePartitionsNeeded).toBe(15);
@@ -161,7 +163,7 @@ describe('Run-time schedules: one job with N keys on one tick', () => {
       [1_000_000, 'flexible window 15 min', true],
       [1_000_000, 'no window, quotas raised', true],
     ]);
-    expect(formatKeyedPartitionModel(rows)).toContain('PENDING#<shard>');
+    expect(formatKeyedPartitionModel(rows)).toContain('OPEN#<shard>');
     expect(formatKeyedOperations(rows[0] as (typeof rows)[number])).toContain("trigger's insert");
   });
 });

@@ -9,7 +9,7 @@ import { runCli } from '../../bin/occurrences/program';
 import type { Target } from '../../bin/occurrences/target';
 import { DependencyError } from '../../functions/protocol/errors';
 import { type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import { type IndexedOccurrence, STATUS_INDEX_SHARDS, shardOf } from '../../functions/protocol/table-schema';
+import { type IndexedOccurrence, LEGACY_STATUS_INDEX_SHARDS, shardOf } from '../../functions/protocol/table-schema';
 import { cliDeps } from './support';
 
 const { PENDING, RUNNING, SUCCEEDED } = OccurrenceStatus;
@@ -25,7 +25,7 @@ const entry = (jobId: string, status: Occurrence['status'], notifiedAt?: string)
 
 /** A reader whose legacy shards hold these entries (each under its status's own key), and a store that records moves. */
 function fakes(entries: IndexedOccurrence[], move: ReindexSources['store']['moveIndexKey'] = async () => true) {
-  const legacyKey = (e: IndexedOccurrence) => `${e.status}#${shardOf(e)}`;
+  const legacyKey = (e: IndexedOccurrence) => `${e.status}#${shardOf(e, LEGACY_STATUS_INDEX_SHARDS)}`;
   const reads: string[] = [];
   const sources = {
     reader: {
@@ -49,17 +49,20 @@ describe('reindex', () => {
     const counts = await reindex(sources, { dryRun: false });
 
     expect(counts).toEqual({ examined: 3, movedToOpen: 2, removed: 1, changedMeanwhile: 0, errors: 0 });
-    expect(reads).toHaveLength(LEGACY_OPEN_PREFIXES.length * STATUS_INDEX_SHARDS);
+    expect(reads).toHaveLength(LEGACY_OPEN_PREFIXES.length * LEGACY_STATUS_INDEX_SHARDS);
     expect(reads.filter((s) => /^(FAILED|SKIPPED|CANCELLED|OPEN)#/.test(s))).toEqual([]);
     // In shard order: sorted here by job.
     const moves = sources.store.moveIndexKey.mock.calls.map(([key, move]) => [key.jobId, move]).sort();
-    const shard = (jobId: string) => shardOf({ jobId, scheduledTime: '2026-11-30T10:00:00Z' });
+    // From the shard of before (64) to the shard of now (128).
+    const key = (jobId: string) => ({ jobId, scheduledTime: '2026-11-30T10:00:00Z' });
+    const old = (jobId: string) => shardOf(key(jobId), LEGACY_STATUS_INDEX_SHARDS);
+    const shard = (jobId: string) => shardOf(key(jobId));
     expect(moves).toEqual([
-      ['announced', { from: `SUCCEEDED#${shard('announced')}`, to: undefined, announced: true }],
-      ['pending', { from: `PENDING#${shard('pending')}`, to: `OPEN#${shard('pending')}` }],
+      ['announced', { from: `SUCCEEDED#${old('announced')}`, to: undefined, announced: true }],
+      ['pending', { from: `PENDING#${old('pending')}`, to: `OPEN#${shard('pending')}` }],
       [
         'unannounced',
-        { from: `SUCCEEDED#${shard('unannounced')}`, to: `OPEN#${shard('unannounced')}`, announced: false },
+        { from: `SUCCEEDED#${old('unannounced')}`, to: `OPEN#${shard('unannounced')}`, announced: false },
       ],
     ]);
   });

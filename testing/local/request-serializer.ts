@@ -62,7 +62,7 @@ export class RequestSerializer {
         res.end(`request serializer: ${(error as Error).message}`);
       }
     };
-    // Reads change nothing, so they need not wait their turn (the digest's 64 shard queries go at once).
+    // Reads change nothing, so they need not wait their turn (the digest's 128 shard queries go at once).
     if (isRead(req)) void send();
     else this.tail = this.tail.then(send);
   }

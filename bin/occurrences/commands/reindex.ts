@@ -5,9 +5,10 @@
  * without `notifiedAt`) moves to `OPEN#k`, where the reconciler looks; an announced success (`SUCCEEDED#k` with
  * `notifiedAt`) leaves the index. FAILED, SKIPPED and CANCELLED keep their keys: the rule did not change for them.
  *
- * It reads the legacy keys' 320 shards a page at a time (never a Scan, never more than a page in memory) and moves
- * each entry with a conditional write: only while the row still has the legacy key (and is, or is not, announced, as
- * the entry said), so a row a worker changed meanwhile (its write already set the new key) is left alone and counted.
+ * It reads the legacy keys' 320 shards (5 prefixes × the 64 shards of before) a page at a time (never a Scan, never
+ * more than a page in memory) and moves each entry with a conditional write: only while the row still has the legacy
+ * key (and is, or is not, announced, as the entry said), so a row a worker changed meanwhile (its write already set
+ * the new key) is left alone and counted.
  * A transient failure is retried a few times; a shard that still fails is counted and the command goes on, then
  * exits 1. Running it again is harmless: what it moved is no longer under a legacy key.
  */
@@ -17,7 +18,12 @@ import type { OperatorOccurrenceReader } from '../../../functions/aws/occurrence
 import type { OperatorOccurrenceStore } from '../../../functions/aws/occurrence-store';
 import { messageOf } from '../../../functions/protocol/errors';
 import { isoSeconds, OccurrenceStatus, SCHEDULED_TIME_RANGE } from '../../../functions/protocol/occurrence';
-import { expectedStatusShard, type IndexedOccurrence, indexShards } from '../../../functions/protocol/table-schema';
+import {
+  expectedStatusShard,
+  type IndexedOccurrence,
+  indexShards,
+  LEGACY_STATUS_INDEX_SHARDS,
+} from '../../../functions/protocol/table-schema';
 import { withTransientRetries } from '../../../functions/protocol/transient-retry';
 import { parseArguments } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
@@ -83,7 +89,7 @@ export async function reindex(
   const counts = { examined: 0, movedToOpen: 0, removed: 0, changedMeanwhile: 0, errors: 0 };
   const retry = { attempts: TRIES, firstDelayMs: FIRST_RETRY_MS, signal: options.signal };
   for (const prefix of LEGACY_OPEN_PREFIXES) {
-    for (const shard of indexShards(prefix)) {
+    for (const shard of indexShards(prefix, LEGACY_STATUS_INDEX_SHARDS)) {
       try {
         // A failed read starts the shard again: the entries already moved are no longer under it.
         await withTransientRetries(async () => {
