@@ -263,9 +263,16 @@ export async function endUnderPolicy(
     let state: JobState | undefined;
     if (effectivePolicyOf(occurrence, settings.overlap) === 'allowAll') {
       if (counted === undefined) return;
-      state = await deps.slots.countFailures(seriesOf(occurrence), counted, leaseId);
+      state = await countWithoutSlot(deps, seriesOf(occurrence), counted, leaseId);
+      if (state === undefined) return;
     } else {
-      const released = await deps.slots.release(seriesOf(occurrence), leaseId, counted);
+      // Retried when unanswered: a count applied whose response was lost is otherwise a count of N never followed by
+      // the pause. The retry is refused by our own release, which the store recognises (the row names our lease as
+      // the one counted last); one not applied is applied by the retry, so the failure counts once either way.
+      const released = await withTransientRetries(() => deps.slots.release(seriesOf(occurrence), leaseId, counted), {
+        attempts: 3,
+        firstDelayMs: 200,
+      });
       state = released.state;
       // Refused: the slot was taken over (this run was cancelled, or its lease expired). Wake the head anyway when
       // nobody holds it: our own release whose response was lost looks the same, and a needless wake costs a claim.
@@ -276,6 +283,29 @@ export async function endUnderPolicy(
       await pauseOnFailures(deps, settings, occurrence, state, ended.lastError, log);
   } catch (error) {
     log.error('could not release the running slot; the next start takes it over', { error: messageOf(error) });
+  }
+}
+
+/**
+ * allowAll's count of a run end; `undefined` when it cannot be known to be ours. Unanswered, it is read back (retried
+ * like the write): a row naming our lease as the one counted last shows it applied, and the pause is decided from it.
+ * It is not sent again: another run's count between the two would make the retry count our failure twice. A count
+ * that was not applied, or whose mark another count overwrote already (that count's worker decides the pause from a
+ * row that includes ours), is left as it is.
+ */
+async function countWithoutSlot(
+  deps: SlotDeps,
+  series: string,
+  outcome: 'failed' | 'succeeded',
+  leaseId: string,
+): Promise<JobState | undefined> {
+  try {
+    return await deps.slots.countFailures(series, outcome, leaseId);
+  } catch (error) {
+    if (!(error instanceof DependencyError && error.kind === 'transient')) throw error;
+    const state = await readAfterNoAnswer(deps, series);
+    if (state?.countedLeaseId === leaseId) return state;
+    throw error;
   }
 }
 
@@ -354,8 +384,9 @@ async function pauseQuietly(
 }
 
 /**
- * The row after a pause write that got no answer, retried like the write: a pause applied but unconfirmed must still
- * be recognised as ours, or its schedule is never disabled and keeps firing.
+ * The row after a pause write (or allowAll's count) that got no answer, retried like the write: a pause applied but
+ * unconfirmed must still be recognised as ours, or its schedule is never disabled and keeps firing; a count, or the
+ * pause it calls for never follows.
  */
 function readAfterNoAnswer(deps: SlotDeps, series: string): Promise<JobState | undefined> {
   return withTransientRetries(() => deps.slots.read(series, true), { attempts: 3, firstDelayMs: 200 });

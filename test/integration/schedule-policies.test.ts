@@ -246,7 +246,69 @@ describe('pauseAfterFailures', () => {
     expect(state).toMatchObject({ consecutiveFailures: 1, pausedBy: 'pauseAfterFailures', pauseCause: 'failures' });
     expect((await scheduler.send(new GetScheduleCommand({ Name: JOB_ID, GroupName: group }))).State).toBe('DISABLED');
   });
+
+  // The simulation's P10 (seed 7240001): the release that counted the failure is applied, but no answer comes back
+  // past the SDK's retries. The worker sends it again; moto refuses it (the slot is gone), the refusal names this
+  // run's lease as the one counted last, so the failure counts once and the job pauses.
+  it('pauses when the counting release was applied and its answer lost past the SDK retries', async () => {
+    const group = 'itest-lost-release';
+    const scheduler = await enabledSchedule(group);
+    const [a] = times();
+    const p = await start(
+      jobByTime({}, new Set([a.scheduledTime])),
+      testSettings({ pauseAfterFailures: 1, retry: { maxAttempts: 1 } }),
+    );
+    const lost = loseTheCountingReleaseAnswer();
+    let rowA: Awaited<ReturnType<LocalPipeline['rows']>>[number];
+    let state: Record<string, unknown> | undefined;
+    try {
+      await p.fire([a]);
+      [rowA] = await p.waitUntilSettled([a], SETTLE_MS);
+      state = await pausedState(p);
+    } finally {
+      await p.stop();
+      lost.uninstall();
+    }
+
+    expect(rowA?.status).toBe('FAILED');
+    expect(lost.releasesSent).toBe(2);
+    expect(state).toMatchObject({ consecutiveFailures: 1, pausedBy: 'pauseAfterFailures', pauseCause: 'failures' });
+    expect(state?.slotTime).toBeUndefined();
+    expect((await scheduler.send(new GetScheduleCommand({ Name: JOB_ID, GroupName: group }))).State).toBe('DISABLED');
+  });
 });
+
+/**
+ * On the handlers' DynamoDB client, outside the SDK's retries: the first release that counts a run end is sent and
+ * applied, and the caller gets a timeout instead of its answer (as when every retry of it timed out). Counts the
+ * releases sent.
+ */
+function loseTheCountingReleaseAnswer(): { releasesSent: number; uninstall: () => void } {
+  const NAME = 'loseTheCountingReleaseAnswer';
+  const stack = documentClient().middlewareStack as unknown as {
+    remove(name: string): boolean;
+    add(
+      middleware: (
+        next: (args: { request?: { body?: unknown } }) => Promise<unknown>,
+      ) => (args: { request?: { body?: unknown } }) => Promise<unknown>,
+      options: object,
+    ): void;
+  };
+  const seen = { releasesSent: 0, uninstall: () => void stack.remove(NAME) };
+  stack.add(
+    (next) => async (args) => {
+      const raw = args.request?.body;
+      const body = raw instanceof Uint8Array ? new TextDecoder().decode(raw) : String(raw ?? '');
+      if (!body.includes('REMOVE #slotTime') || !body.includes('#countedLeaseId')) return next(args);
+      seen.releasesSent++;
+      const out = await next(args);
+      if (seen.releasesSent > 1) return out;
+      throw Object.assign(new Error('socket timed out after the request was sent'), { name: 'TimeoutError' });
+    },
+    { step: 'build', name: NAME, override: true },
+  );
+  return seen;
+}
 
 /**
  * On the handlers' DynamoDB client: the pause after failures is sent, applied and its response dropped, then sent

@@ -461,6 +461,73 @@ describe('pauseAfterFailures', () => {
     expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
   });
 
+  // The simulation's P10 (seed 7240001): the release that counted the failure was applied, but its response was lost
+  // past the SDK's retries; the worker gave up on it, and the job, whose count had reached its limit, never paused.
+  it('a counting release applied but unanswered is retried, recognised as ours, and the job pauses', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
+      h.aws.afterWrite = undefined;
+      throw faults.unavailable();
+    };
+    await deliverRunning(A, 5_000);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, countedLeaseId: 'lease-1', pauseCause: 'failures' });
+    expect(jobState()?.slotTime).toBeUndefined();
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+  });
+
+  it('a counting release that failed before it was applied is retried: the failure counts once, and the job pauses', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    // The write after the one that records FAILED is the release: it fails without being applied.
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#lastError')) return;
+      h.aws.afterWrite = undefined;
+      h.aws.failNext('UpdateItem', faults.unavailable);
+    };
+    await deliverRunning(A, 5_000);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, countedLeaseId: 'lease-1', pauseCause: 'failures' });
+    expect(jobState()?.slotTime).toBeUndefined();
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+  });
+
+  it('allowAll: a count applied but unanswered is read back, found ours, and the job pauses', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { overlap: 'allowAll', pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#countedLeaseId = :leaseId')) return;
+      h.aws.afterWrite = undefined;
+      throw faults.unavailable();
+    };
+    await deliverRunning(A, 5_000);
+    expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures' });
+    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+  });
+
+  it('allowAll: a count that failed before it was applied is not sent again (it could count twice), and does not pause', async () => {
+    const job = jobOf({}, new Set([A]));
+    const schedules = recordingSwitch();
+    harness(job.definition, { overlap: 'allowAll', pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+    await record(A);
+    h.aws.afterWrite = (_operation, input) => {
+      if (!String(input.UpdateExpression).includes('#lastError')) return;
+      h.aws.afterWrite = undefined;
+      h.aws.failNext('UpdateItem', faults.unavailable);
+    };
+    await deliverRunning(A, 5_000);
+    expect(jobState()?.consecutiveFailures).toBeUndefined();
+    expect(jobState()?.pausedAt).toBeUndefined();
+    expect(schedules.calls).toEqual([]);
+  });
+
   it('a pause refused because another start wrote the row meanwhile is decided again, and pauses', async () => {
     const job = jobOf({}, new Set([A]));
     const schedules = recordingSwitch();

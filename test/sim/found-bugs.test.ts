@@ -289,6 +289,40 @@ describe('the policy world: bugs the catch-up, pause and pauseAfterFailures runs
     expect(outcome.scheduleChanges).toContainEqual(expect.objectContaining({ who: selfPause?.who, state: 'DISABLED' }));
   });
 
+  // P10 (seed 7240001, run 5 of 300, shrunk): the release that counted the only failure a job of
+  // pauseAfterFailures 1 allows was applied, but its response was lost past the SDK's retries; the worker logged it
+  // and gave up, so the count stood at 1 with no pause, and the next start of the job would have run. The release is
+  // now retried when unanswered, and the store recognises its own count in the refusal: the job pauses.
+  it('a counting release applied but unanswered still pauses the job and disables the schedule', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(
+      plan({
+        plan: {
+          seed: 0,
+          jobMs: 60000,
+          schedulerDeliveries: [0],
+          callFaults: [{ actor: 'worker', call: 5, fault: { kind: 'lost-error' } }],
+          crashes: [],
+          freezes: [],
+          sqsDuplicates: [60000],
+          skewsMs: [0],
+          storeBrownouts: [],
+          outage: { fromMs: 0, forMs: 30000 },
+          maxAttempts: 1,
+        },
+        scenario: {
+          overlap: 'skip',
+          others: [{ afterMs: 5000, jobMs: 1000, lateMs: 60001 }],
+          catchupWindowSeconds: 60,
+          pauseAfterFailures: 1,
+        },
+      }),
+    );
+    expect(violations).toEqual([]);
+    const selfPause = outcome.jobStateWrites.find((w) => w.after.pauseCause === 'failures');
+    expect(selfPause?.who).toBe('worker#1');
+    expect(outcome.scheduleChanges).toContainEqual(expect.objectContaining({ who: 'worker#1', state: 'DISABLED' }));
+  });
+
   // P3 (seed 73104, run 7,115 of the policy world's 10,000, shrunk): an extend sent slow, given up by its worker,
   // reached the table after the worker's next extend and set the lease's expiry back 27 s. The worker still believed
   // the later expiry; a cancelOther start that cancelled it waited only for the expiry in the row, and ran its job
