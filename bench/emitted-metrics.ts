@@ -5,15 +5,12 @@
  * lines give the bytes CloudWatch Logs ingests. Whatever the handlers emit, by default, is what is counted.
  */
 
-import { sqsClient } from '../functions/aws/clients';
-import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { withDefaults } from '../functions/protocol/job-settings';
 import { reconcileThresholds, stuckAfterSeconds, workerLimits } from '../functions/protocol/worker-limits';
 import { createReconcilerHandler } from '../functions/reconciler';
-import { LOCAL_WORKER } from '../testing/local/local-aws';
 import type { BenchSession } from './bench-session';
 import type { MetricSeriesCounts } from './monthly-bill';
-import { BENCH_JOB_ID, BenchPathError, benchJob, benchSettings, scheduledTimes } from './paths';
+import { BENCH_JOB_ID, BenchPathError, benchJob, benchSettings, localReconcileWorkers, scheduledTimes } from './paths';
 import { currentHandler } from './request-recorder';
 
 /** One line a handler wrote to stdout. */
@@ -81,15 +78,7 @@ async function deployedRun(session: BenchSession): Promise<DeployedRuntimeFigure
   const reconciler = session.timed(
     'reconciler',
     createReconcilerHandler({
-      workers: new Map([
-        [
-          LOCAL_WORKER,
-          {
-            queue: new SqsWorkQueue(sqsClient(), pipeline.resources.jobQueueUrl),
-            stuckAfterSeconds: stuckAfterSeconds(workerLimits([deployed])),
-          },
-        ],
-      ]),
+      workers: localReconcileWorkers(pipeline.resources.jobQueueUrl, stuckAfterSeconds(workerLimits([deployed]))),
       thresholds: reconcileThresholds([deployed]),
       schedules: false,
     }),

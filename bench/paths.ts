@@ -8,7 +8,7 @@ import { sqsClient } from '../functions/aws/clients';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
 import type { JobDefinition } from '../functions/protocol/ports';
-import type { ReconcileThresholds } from '../functions/protocol/reconcile';
+import type { ReconcileThresholds, ReconcileWorker } from '../functions/protocol/reconcile';
 import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import type { JsonValue } from '../functions/protocol/schedule-key';
 import { createReconcilerHandler } from '../functions/reconciler';
@@ -241,6 +241,16 @@ export interface ReconcilerResult {
 }
 
 /**
+ * The bench pipeline's one worker as the reconciler sees it. The handlers' own SQS client, so that the reconciler's
+ * SendMessage is counted as its own (the driver's client to the job queue is the event source's, counted apart).
+ */
+export function localReconcileWorkers(jobQueueUrl: string, stuckAfter: number): ReadonlyMap<string, ReconcileWorker> {
+  return new Map([
+    [LOCAL_WORKER, { queue: new SqsWorkQueue(sqsClient(), jobQueueUrl), stuckAfterSeconds: stuckAfter }],
+  ]);
+}
+
+/**
  * The trigger records an occurrence and its message is lost (the queue is purged before any worker polls): the
  * reconciler finds the PENDING row and re-enqueues it, and the worker then runs it.
  */
@@ -251,17 +261,7 @@ export async function runReconcilerRequeue(session: BenchSession): Promise<Recon
   const reconciler = session.timed(
     'reconciler',
     createReconcilerHandler({
-      workers: new Map([
-        [
-          LOCAL_WORKER,
-          {
-            // The handlers' own SQS client, so that its SendMessage is counted as the reconciler's (the driver's
-            // client to the job queue is the event source's, which the figures count apart).
-            queue: new SqsWorkQueue(sqsClient(), pipeline.resources.jobQueueUrl),
-            stuckAfterSeconds: BENCH_STUCK_AFTER_SECONDS,
-          },
-        ],
-      ]),
+      workers: localReconcileWorkers(pipeline.resources.jobQueueUrl, BENCH_STUCK_AFTER_SECONDS),
       thresholds: BENCH_RECONCILE,
       logger: { info: () => {}, warn: () => {}, error: () => {} },
     }),

@@ -8,8 +8,6 @@
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { BatchWriteItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { sqsClient } from '../functions/aws/clients';
-import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { withDefaults } from '../functions/protocol/job-settings';
 import { OCCURRENCE_TABLE, shardOf, tableKeyOf } from '../functions/protocol/table-schema';
 import {
@@ -19,11 +17,18 @@ import {
   workerLimits,
 } from '../functions/protocol/worker-limits';
 import { createReconcilerHandler } from '../functions/reconciler';
-import { LOCAL_WORKER } from '../testing/local/local-aws';
 import type { BenchSession } from './bench-session';
 import { type CapacityTotals, sumCapacity } from './capacity-ledger';
 import type { WireItem } from './item-size';
-import { BenchPathError, benchJob, benchSettings, countRequests, type OperationCounts, scheduledTimes } from './paths';
+import {
+  BenchPathError,
+  benchJob,
+  benchSettings,
+  countRequests,
+  localReconcileWorkers,
+  type OperationCounts,
+  scheduledTimes,
+} from './paths';
 
 /** The seeded stack: 100 hourly jobs (the second stack), one finished occurrence per job and hour. */
 export const SEEDED_JOBS = 100;
@@ -97,15 +102,7 @@ export async function measureDeployedReconciler(
   const reconciler = session.timed(
     'reconciler',
     createReconcilerHandler({
-      workers: new Map([
-        [
-          LOCAL_WORKER,
-          {
-            queue: new SqsWorkQueue(sqsClient(), pipeline.resources.jobQueueUrl),
-            stuckAfterSeconds: stuckAfterSeconds(workerLimits([deployed])),
-          },
-        ],
-      ]),
+      workers: localReconcileWorkers(pipeline.resources.jobQueueUrl, stuckAfterSeconds(workerLimits([deployed]))),
       thresholds,
       logger: { info: () => {}, warn: () => {}, error: () => {} },
     }),
