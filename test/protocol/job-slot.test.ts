@@ -365,12 +365,28 @@ describe('a job paused while occurrences are BUFFERED', () => {
   });
 });
 
-describe('pauseAfterFailures', () => {
-  function recordingSwitch() {
-    const calls: [string, string][] = [];
-    return { calls, setState: async (jobId: string, state: 'ENABLED' | 'DISABLED') => void calls.push([jobId, state]) };
-  }
+/** A schedule switch that records each state it is asked to set. */
+function recordingSwitch() {
+  const calls: [string, string][] = [];
+  return { calls, setState: async (jobId: string, state: 'ENABLED' | 'DISABLED') => void calls.push([jobId, state]) };
+}
 
+/** A job whose every attempt fails, one attempt per occurrence, pausing after one FAILED occurrence; A recorded. */
+async function failingJobPausingAfterOne(): Promise<ReturnType<typeof recordingSwitch>> {
+  const job = jobOf({}, new Set([A]));
+  const schedules = recordingSwitch();
+  harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
+  await record(A);
+  return schedules;
+}
+
+/** The job's schedule was disabled once, and the pause counted once. */
+function expectPausedOnce(schedules: ReturnType<typeof recordingSwitch>): void {
+  expect(schedules.calls).toEqual([['report', 'DISABLED']]);
+  expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+}
+
+describe('pauseAfterFailures', () => {
   it('the Nth FAILED in a row pauses the job with a note, disables its schedule, and later deliveries are SKIPPED', async () => {
     const job = jobOf({}, new Set([A, B]));
     const schedules = recordingSwitch();
@@ -409,10 +425,7 @@ describe('pauseAfterFailures', () => {
   });
 
   it('a pause write whose response was lost still pauses once and disables the schedule (read back: ours)', async () => {
-    const job = jobOf({}, new Set([A]));
-    const schedules = recordingSwitch();
-    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
-    await record(A);
+    const schedules = await failingJobPausingAfterOne();
     h.aws.afterWrite = (_operation, input) => {
       if (!String(input.UpdateExpression).includes('#pausedAt = :at')) return;
       h.aws.afterWrite = undefined;
@@ -420,17 +433,13 @@ describe('pauseAfterFailures', () => {
     };
     await deliverRunning(A);
     expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures' });
-    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
-    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+    expectPausedOnce(schedules);
   });
 
   // The simulation's P10 (seed 1967791534): the SDK's retry of a pause whose response was lost is refused by that
   // pause; the worker read the row to find out, the read timed out, and the schedule was never disabled.
   it('a pause refused by its own write (response lost, SDK retry) is recognised from the refused row, with no read', async () => {
-    const job = jobOf({}, new Set([A]));
-    const schedules = recordingSwitch();
-    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
-    await record(A);
+    const schedules = await failingJobPausingAfterOne();
     h.aws.afterWrite = (_operation, input) => {
       if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
       // The release counted the failure: the next UpdateItem is the pause, whose response is lost; a read now fails.
@@ -440,15 +449,11 @@ describe('pauseAfterFailures', () => {
     };
     await deliverRunning(A);
     expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures', version: 3 });
-    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
-    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+    expectPausedOnce(schedules);
   });
 
   it('a pause that got no answer, whose first read-back fails too, reads again, finds its pause and disables the schedule', async () => {
-    const job = jobOf({}, new Set([A]));
-    const schedules = recordingSwitch();
-    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
-    await record(A);
+    const schedules = await failingJobPausingAfterOne();
     h.aws.afterWrite = (_operation, input) => {
       if (!String(input.UpdateExpression).includes('#pausedAt = :at')) return;
       h.aws.afterWrite = undefined;
@@ -457,17 +462,13 @@ describe('pauseAfterFailures', () => {
     };
     await deliverRunning(A, 5_000);
     expect(jobState()).toMatchObject({ consecutiveFailures: 1, pauseCause: 'failures' });
-    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
-    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+    expectPausedOnce(schedules);
   });
 
   // The simulation's P10 (seed 7240001): the release that counted the failure was applied, but its response was lost
   // past the SDK's retries; the worker gave up on it, and the job, whose count had reached its limit, never paused.
   it('a counting release applied but unanswered is retried, recognised as ours, and the job pauses', async () => {
-    const job = jobOf({}, new Set([A]));
-    const schedules = recordingSwitch();
-    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
-    await record(A);
+    const schedules = await failingJobPausingAfterOne();
     h.aws.afterWrite = (_operation, input) => {
       if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
       h.aws.afterWrite = undefined;
@@ -476,15 +477,11 @@ describe('pauseAfterFailures', () => {
     await deliverRunning(A, 5_000);
     expect(jobState()).toMatchObject({ consecutiveFailures: 1, countedLeaseId: 'lease-1', pauseCause: 'failures' });
     expect(jobState()?.slotTime).toBeUndefined();
-    expect(schedules.calls).toEqual([['report', 'DISABLED']]);
-    expect(h.metrics.filter((m) => m.name === 'JobsPausedOnFailures')).toHaveLength(1);
+    expectPausedOnce(schedules);
   });
 
   it('a counting release that failed before it was applied is retried: the failure counts once, and the job pauses', async () => {
-    const job = jobOf({}, new Set([A]));
-    const schedules = recordingSwitch();
-    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
-    await record(A);
+    const schedules = await failingJobPausingAfterOne();
     // The write after the one that records FAILED is the release: it fails without being applied.
     h.aws.afterWrite = (_operation, input) => {
       if (!String(input.UpdateExpression).includes('#lastError')) return;
@@ -529,10 +526,7 @@ describe('pauseAfterFailures', () => {
   });
 
   it('a pause refused because another start wrote the row meanwhile is decided again, and pauses', async () => {
-    const job = jobOf({}, new Set([A]));
-    const schedules = recordingSwitch();
-    harness(job.definition, { pauseAfterFailures: 1, retry: { maxAttempts: 1 } }, schedules);
-    await record(A);
+    const schedules = await failingJobPausingAfterOne();
     // Right after the release that counted the failure, a woken start takes the slot (a write of its own).
     h.aws.afterWrite = (_operation, input) => {
       if (!String(input.UpdateExpression).startsWith('REMOVE #slotTime')) return;
