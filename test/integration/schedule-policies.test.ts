@@ -218,28 +218,31 @@ describe('pauseAfterFailures', () => {
     expect(schedule.ScheduleExpression).toBe('rate(1 hour)');
   });
 
+  /** One occurrence of a job that pauses after one FAILED occurrence, run with `install`'s fault: its row and state. */
+  async function failOnceUnder<F extends { uninstall(): void }>(install: () => F) {
+    const [a] = times();
+    const p = await start(
+      jobByTime({}, new Set([a.scheduledTime])),
+      testSettings({ pauseAfterFailures: 1, retry: { maxAttempts: 1 } }),
+    );
+    const fault = install();
+    try {
+      await p.fire([a]);
+      const [rowA] = await p.waitUntilSettled([a], SETTLE_MS);
+      return { rowA, state: await pausedState(p), fault };
+    } finally {
+      await p.stop();
+      fault.uninstall();
+    }
+  }
+
   // The simulation's P10 (seed 1967791534): the pause is applied, its response lost; the SDK's retry is refused by the
   // pause itself, and a read-back of the row times out. The worker still disables the schedule: the refusal returns
   // the row, which shows its own pause.
   it('disables the schedule when the pause was applied, its response lost and its retry refused by itself', async () => {
     const group = 'itest-lost-pause';
     const scheduler = await enabledSchedule(group);
-    const [a] = times();
-    const p = await start(
-      jobByTime({}, new Set([a.scheduledTime])),
-      testSettings({ pauseAfterFailures: 1, retry: { maxAttempts: 1 } }),
-    );
-    const lost = loseThePauseResponse();
-    let rowA: Awaited<ReturnType<LocalPipeline['rows']>>[number];
-    let state: Record<string, unknown> | undefined;
-    try {
-      await p.fire([a]);
-      [rowA] = await p.waitUntilSettled([a], SETTLE_MS);
-      state = await pausedState(p);
-    } finally {
-      await p.stop();
-      lost.uninstall();
-    }
+    const { rowA, state, fault: lost } = await failOnceUnder(loseThePauseResponse);
 
     expect(rowA?.status).toBe('FAILED');
     expect(lost).toMatchObject({ pauseSent: 2, readsFailed: 0 });
@@ -253,22 +256,7 @@ describe('pauseAfterFailures', () => {
   it('pauses when the counting release was applied and its answer lost past the SDK retries', async () => {
     const group = 'itest-lost-release';
     const scheduler = await enabledSchedule(group);
-    const [a] = times();
-    const p = await start(
-      jobByTime({}, new Set([a.scheduledTime])),
-      testSettings({ pauseAfterFailures: 1, retry: { maxAttempts: 1 } }),
-    );
-    const lost = loseTheCountingReleaseAnswer();
-    let rowA: Awaited<ReturnType<LocalPipeline['rows']>>[number];
-    let state: Record<string, unknown> | undefined;
-    try {
-      await p.fire([a]);
-      [rowA] = await p.waitUntilSettled([a], SETTLE_MS);
-      state = await pausedState(p);
-    } finally {
-      await p.stop();
-      lost.uninstall();
-    }
+    const { rowA, state, fault: lost } = await failOnceUnder(loseTheCountingReleaseAnswer);
 
     expect(rowA?.status).toBe('FAILED');
     expect(lost.releasesSent).toBe(2);
@@ -278,6 +266,19 @@ describe('pauseAfterFailures', () => {
   });
 });
 
+type RawRequest = { request?: { body?: unknown } };
+
+/** The handlers' DynamoDB client's middleware stack, typed as far as these faults use it (raw request bodies). */
+function handlersDynamoStack() {
+  return documentClient().middlewareStack as unknown as {
+    remove(name: string): boolean;
+    add(
+      middleware: (next: (args: RawRequest) => Promise<unknown>) => (args: RawRequest) => Promise<unknown>,
+      options: object,
+    ): void;
+  };
+}
+
 /**
  * On the handlers' DynamoDB client, outside the SDK's retries: the first release that counts a run end is sent and
  * applied, and the caller gets a timeout instead of its answer (as when every retry of it timed out). Counts the
@@ -285,15 +286,7 @@ describe('pauseAfterFailures', () => {
  */
 function loseTheCountingReleaseAnswer(): { releasesSent: number; uninstall: () => void } {
   const NAME = 'loseTheCountingReleaseAnswer';
-  const stack = documentClient().middlewareStack as unknown as {
-    remove(name: string): boolean;
-    add(
-      middleware: (
-        next: (args: { request?: { body?: unknown } }) => Promise<unknown>,
-      ) => (args: { request?: { body?: unknown } }) => Promise<unknown>,
-      options: object,
-    ): void;
-  };
+  const stack = handlersDynamoStack();
   const seen = { releasesSent: 0, uninstall: () => void stack.remove(NAME) };
   stack.add(
     (next) => async (args) => {
@@ -317,15 +310,7 @@ function loseTheCountingReleaseAnswer(): { releasesSent: number; uninstall: () =
  */
 function loseThePauseResponse(): { pauseSent: number; readsFailed: number; uninstall: () => void } {
   const NAME = 'loseThePauseResponse';
-  const stack = documentClient().middlewareStack as unknown as {
-    remove(name: string): boolean;
-    add(
-      middleware: (
-        next: (args: { request?: { body?: unknown } }) => Promise<unknown>,
-      ) => (args: { request?: { body?: unknown } }) => Promise<unknown>,
-      options: object,
-    ): void;
-  };
+  const stack = handlersDynamoStack();
   const seen = { pauseSent: 0, readsFailed: 0, uninstall: () => void stack.remove(NAME) };
   let armedRead = false;
   stack.add(
