@@ -13,7 +13,7 @@ import path from 'node:path';
 
 /** What puts a file in the slow tier, and the calls that say it needs it. */
 export const SLOW_NEEDS: Readonly<Record<string, RegExp>> = {
-  moto: /\b(startMotoServer|useMoto|useCliEmulator|runLocally)\(|\bBenchSession\.start\(/,
+  moto: /\b(startMotoServer|useMoto|useCliEmulator|runLocally|useBenchSession)\(|\bBenchSession\.start\(/,
   'a packed tarball': /\b(packTarball|packAndInstall)\(/,
   'the cdk CLI': /['"]cdk['"],\s*\[?['"]synth['"]/,
   'a browser': /\blaunchBrowser\(/,

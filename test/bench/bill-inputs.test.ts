@@ -101,25 +101,19 @@ const emf = (
 
 describe('Function: metricSeries and countSeries', () => {
   it('counts each name with each dimension set once, however often it is emitted, by what multiplies it', () => {
+    const started = emf(
+      'worker',
+      [
+        ['service', 'jobId'],
+        ['service', 'worker'],
+      ],
+      ['Started'],
+      { service: 's', jobId: 'a', worker: 'w' },
+    );
+    // The same line twice: a series is counted once however often it is written.
     const lines: WrittenLine[] = [
-      emf(
-        'worker',
-        [
-          ['service', 'jobId'],
-          ['service', 'worker'],
-        ],
-        ['Started'],
-        { service: 's', jobId: 'a', worker: 'w' },
-      ),
-      emf(
-        'worker',
-        [
-          ['service', 'jobId'],
-          ['service', 'worker'],
-        ],
-        ['Started'],
-        { service: 's', jobId: 'a', worker: 'w' },
-      ),
+      started,
+      started,
       emf('worker', [['service', 'worker']], ['Succeeded', 'Duration'], { service: 's', worker: 'w' }),
       emf('trigger', [['service', 'component']], ['Recorded'], { service: 's', component: 'trigger' }),
       emf('reconciler', [['service', 'component']], ['Runs'], { service: 's', component: 'reconciler' }),

@@ -2,22 +2,16 @@
  * The bill's measured inputs on moto: what the deployed runtime writes and emits, and the deployed reconciler over
  * seeded finished rows (a few jobs, so the run stays short).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BenchSession } from '../../bench/bench-session';
+import { describe, expect, it } from 'vitest';
 import { measureDeployedRuntime } from '../../bench/emitted-metrics';
 import { measureDeployedReconciler } from '../../bench/reconciler-deployed';
+import { useBenchSession } from '../support/bench-session';
 
 describe('the monthly bill on moto', () => {
-  let session: BenchSession;
-  beforeAll(async () => {
-    session = await BenchSession.start();
-  }, 60_000);
-  afterAll(async () => {
-    await session?.stop();
-  });
+  const session = useBenchSession();
 
   it("captures the deployed handlers' log and EMF lines: bytes, INFO lines and every metric series counted once", async () => {
-    const f = await measureDeployedRuntime(session);
+    const f = await measureDeployedRuntime(session());
     expect(f.logBytesPerOccurrence).toBeGreaterThan(0);
     expect(f.infoLines.length).toBeGreaterThan(0);
     expect(f.series.length).toBeGreaterThan(0);
@@ -27,7 +21,7 @@ describe('the monthly bill on moto', () => {
   }, 120_000);
 
   it('runs the reconciler with the deployed thresholds over 55 h of finished rows, and reads none of them', async () => {
-    const f = await measureDeployedReconciler(session, 3);
+    const f = await measureDeployedReconciler(session(), 3);
     expect(f.seededRows).toBe(3 * Math.floor(f.seededSpanSeconds / 3600));
     // Announced successes leave the status index: the seeded window adds no query, no index entry, no read unit.
     expect(f.seeded.requests['DynamoDB.Query']).toBe(f.idle.requests['DynamoDB.Query']);

@@ -4,9 +4,9 @@
  * row the stream carries). A change to the request floor changes
  * HAPPY_PATH_REQUESTS, and docs/benchmarks.md with it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BenchSession } from '../../bench/bench-session';
+import { describe, expect, it } from 'vitest';
 import { runOccurrences } from '../../bench/paths';
+import { useBenchSession } from '../support/bench-session';
 
 /** Handler requests of one occurrence's happy path (no heartbeat), by service and operation. */
 const HAPPY_PATH_REQUESTS = {
@@ -32,16 +32,10 @@ const KEYED_PATH_REQUESTS = { ...HAPPY_PATH_REQUESTS, 'DynamoDB.GetItem': 1 };
 const KEYED_PATH_UNITS = { table: 4 * 3 + 2, index: 4, read: 0.5 };
 
 describe('bench on moto', () => {
-  let session: BenchSession;
-  beforeAll(async () => {
-    session = await BenchSession.start();
-  }, 60_000);
-  afterAll(async () => {
-    await session?.stop();
-  });
+  const session = useBenchSession();
 
   it('counts the happy path per service and operation, and the event source apart', async () => {
-    const happy = await runOccurrences(session, 'happy path', {});
+    const happy = await runOccurrences(session(), 'happy path', {});
 
     expect(happy.requests.handler).toEqual(HAPPY_PATH_REQUESTS);
     expect(happy.requests['event-source']).toMatchObject({ 'SQS.ReceiveMessage': 1, 'SQS.DeleteMessageBatch': 1 });
@@ -51,7 +45,7 @@ describe('bench on moto', () => {
 
   it('counts a keyed occurrence with the largest input as the cost model has it', async () => {
     const keyed = { scheduleKey: 'customer-42', input: { report: 'x'.repeat(2_035) } };
-    const path = await runOccurrences(session, 'keyed happy path', { keyed });
+    const path = await runOccurrences(session(), 'keyed happy path', { keyed });
 
     expect(path.requests.handler).toEqual(KEYED_PATH_REQUESTS);
     expect(path.capacity.tableWriteUnits).toBe(KEYED_PATH_UNITS.table);
@@ -60,7 +54,7 @@ describe('bench on moto', () => {
   });
 
   it("times every handler and counts the metrics they record, through the pipeline's instrument hook", async () => {
-    const happy = await runOccurrences(session, 'happy path', {});
+    const happy = await runOccurrences(session(), 'happy path', {});
 
     const names = new Set(happy.timings.map((t) => t.name));
     expect([...names].sort()).toEqual(['notifier', 'trigger', 'worker']);
