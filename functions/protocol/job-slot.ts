@@ -34,6 +34,9 @@ import type {
 import { type SeriesKey, seriesKeyOf, seriesOf } from './schedule-key';
 import { withTransientRetries } from './transient-retry';
 
+/** How a write of the slot or the pause that got no answer (or its read-back) is retried: 3 tries, 200 ms then 400. */
+const NO_ANSWER_RETRIES = { attempts: 3, firstDelayMs: 200 } as const;
+
 export interface SlotDeps {
   readonly store: OccurrenceStore;
   readonly slots: JobSlotStore;
@@ -269,10 +272,10 @@ export async function endUnderPolicy(
       // Retried when unanswered: a count applied whose response was lost is otherwise a count of N never followed by
       // the pause. The retry is refused by our own release, which the store recognises (the row names our lease as
       // the one counted last); one not applied is applied by the retry, so the failure counts once either way.
-      const released = await withTransientRetries(() => deps.slots.release(seriesOf(occurrence), leaseId, counted), {
-        attempts: 3,
-        firstDelayMs: 200,
-      });
+      const released = await withTransientRetries(
+        () => deps.slots.release(seriesOf(occurrence), leaseId, counted),
+        NO_ANSWER_RETRIES,
+      );
       state = released.state;
       // Refused: the slot was taken over (this run was cancelled, or its lease expired). Wake the head anyway when
       // nobody holds it: our own release whose response was lost looks the same, and a needless wake costs a claim.
@@ -357,7 +360,7 @@ async function pauseOnFailures(
   }
   try {
     const schedules = deps.schedules;
-    await withTransientRetries(() => schedules.setState(settings.id, 'DISABLED'), { attempts: 3, firstDelayMs: 200 });
+    await withTransientRetries(() => schedules.setState(settings.id, 'DISABLED'), NO_ANSWER_RETRIES);
   } catch (error) {
     log.error('job paused, but its schedule could not be disabled: it keeps firing, and each occurrence is SKIPPED', {
       error: messageOf(error),
@@ -389,7 +392,7 @@ async function pauseQuietly(
  * pause it calls for never follows.
  */
 function readAfterNoAnswer(deps: SlotDeps, series: string): Promise<JobState | undefined> {
-  return withTransientRetries(() => deps.slots.read(series, true), { attempts: 3, firstDelayMs: 200 });
+  return withTransientRetries(() => deps.slots.read(series, true), NO_ANSWER_RETRIES);
 }
 
 /**
