@@ -45,9 +45,11 @@ export interface EventLinks {
 
 /** `detail` of an "Occurrence State Change" event, version 1. */
 export interface OccurrenceStateChange {
-  readonly version: typeof EVENT_SCHEMA_VERSION;
+  /** The schema's version, "1"; a consumer's rule can match on it (docs/events.md). */
+  readonly version: '1';
   /** Deterministic: the occurrence key, its new status and its attempt count; equal ids are one change. */
   readonly eventId: string;
+  /** The job's id, as given to `addJob`. */
   readonly jobId: string;
   /** Present for an occurrence of a schedule created at run time. */
   readonly scheduleKey?: string;
@@ -75,21 +77,29 @@ export interface OccurrenceStateChange {
   readonly by?: string;
   /** The operator's note of a cancel. */
   readonly note?: string;
+  /** Where to look: the row, and the occurrence's page in the console. */
   readonly links: EventLinks;
 }
 
 /** `detail` of a "Job Paused" event, version 1: a job that paused itself after `pauseAfterFailures` failures. */
 export interface JobPaused {
-  readonly version: typeof EVENT_SCHEMA_VERSION;
+  /** The schema's version, "1". */
+  readonly version: '1';
   /** Deterministic: the job and the pause's time. */
   readonly eventId: string;
+  /** The job that paused itself. */
   readonly jobId: string;
+  /** When it paused (its schedule was disabled then). */
   readonly pausedAt: string;
+  /** Who paused it: `pauseAfterFailures`. */
   readonly pausedBy?: string;
+  /** Always `failures`: an operator's pause is no event. */
   readonly cause: 'failures';
+  /** The pause's note: how many failures, and how to resume. */
   readonly note?: string;
   /** FAILED occurrences in a row that paused it. */
   readonly consecutiveFailures?: number;
+  /** Where to look: the job-state row, and the job's page in the console. */
   readonly links: EventLinks;
 }
 
