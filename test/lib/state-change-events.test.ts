@@ -6,10 +6,14 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as chatbot from 'aws-cdk-lib/aws-chatbot';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
+import { EVENT_SOURCE, eventOfChange } from '../../functions/protocol/occurrence-events';
 import { ValidationError } from '../../lib/errors';
 import { ScheduledJobs, type ScheduledJobsProps } from '../../lib/scheduled-jobs';
 import { EVENTS_BATCH_SIZE } from '../../lib/state-change-events';
@@ -222,5 +226,96 @@ describe('ScheduledJobs stateChangeEvents', () => {
         },
       });
     });
+  });
+});
+
+describe('the example rule of docs/events.md', () => {
+  /** The docs' example, as written there (kept in step by hand; the test below checks what it promises). */
+  function slackExample(stack: Stack): void {
+    const jobs = new ScheduledJobs(stack, 'Jobs', { stateChangeEvents: true });
+    jobs.addJob('nightly', { schedule: ScheduleExpression.expression('cron(0 2 * * ? *)'), entry: WORKER_ENTRY });
+    const outcomes = new sns.Topic(stack, 'JobOutcomes', { enforceSSL: true });
+    const field = (path: string) => events.EventField.fromPath(path);
+    const slackMessage = (title: string, description: string) =>
+      events.RuleTargetInput.fromObject({
+        version: '1.0',
+        source: 'custom',
+        content: { textType: 'client-markdown', title, description },
+      });
+    new events.Rule(stack, 'OccurrenceFailed', {
+      description: 'A scheduled job occurrence FAILED',
+      eventPattern: {
+        source: ['scheduled-jobs-stack'],
+        detailType: ['Occurrence State Change'],
+        detail: { version: ['1'], status: ['FAILED'] },
+      },
+      targets: [
+        new targets.SnsTopic(outcomes, {
+          message: slackMessage(
+            `:x: ${field('$.detail.jobId')} FAILED`,
+            `${field('$.detail.scheduledTime')}, attempt ${field('$.detail.attempt')}: ${field('$.detail.reason')}\n${field('$.detail.links.item')}`,
+          ),
+        }),
+      ],
+    });
+    new events.Rule(stack, 'JobPaused', {
+      description: 'A scheduled job paused itself after its failures',
+      eventPattern: { source: ['scheduled-jobs-stack'], detailType: ['Job Paused'], detail: { version: ['1'] } },
+      targets: [
+        new targets.SnsTopic(outcomes, {
+          message: slackMessage(
+            `:double_vertical_bar: ${field('$.detail.jobId')} paused itself`,
+            `${field('$.detail.note')}. Resume: occurrences resume ${field('$.detail.jobId')}`,
+          ),
+        }),
+      ],
+    });
+    new chatbot.SlackChannelConfiguration(stack, 'JobsSlack', {
+      slackChannelConfigurationName: 'scheduled-jobs',
+      slackWorkspaceId: 'T0123ABCDEF',
+      slackChannelId: 'C0123ABCDEF',
+      notificationTopics: [outcomes],
+    });
+  }
+
+  /** An event as EventBridge delivers it, from the mapping's output. */
+  const delivered = (old: Record<string, unknown>, now: Record<string, unknown>) => {
+    const mapped = eventOfChange({
+      eventName: 'MODIFY',
+      oldImage: old,
+      newImage: now,
+      table: { tableName: 'T', region: 'eu-central-1' },
+      recordedAt: '2026-11-30T06:05:00.000Z',
+    });
+    if (mapped.kind !== 'event') throw new Error('no event');
+    return { source: EVENT_SOURCE, 'detail-type': mapped.event.detailType, detail: mapped.event.detail };
+  };
+  const occurrence = (status: string, extra: Record<string, unknown> = {}) => ({
+    jobId: 'nightly',
+    scheduledTime: '2026-11-30T02:00:00Z',
+    status,
+    attempt: 3,
+    ...extra,
+  });
+
+  it('synthesizes, and its rules match a FAILED occurrence and a self-pause, and nothing else the stack puts', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Slack', { env: ENV });
+    slackExample(stack);
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::Chatbot::SlackChannelConfiguration', 1);
+    // The example's two rules: the stack's reconciler rule runs on a schedule, without a pattern.
+    const patterns = Object.values(template.findResources('AWS::Events::Rule'))
+      .map((r) => (r as { Properties: { EventPattern?: unknown } }).Properties.EventPattern)
+      .filter((p) => p !== undefined);
+    expect(patterns).toHaveLength(2);
+    const matchesARule = (event: unknown) => passesFilters(event, patterns);
+
+    expect(matchesARule(delivered(occurrence('RETRY_WAIT'), occurrence('FAILED', { lastError: 'boom' })))).toBe(true);
+    const state = { jobId: 'nightly', scheduledTime: '#job', version: 1 };
+    const pause = { pausedAt: '2026-11-30T06:00:00.000Z', pauseCause: 'failures', pauseNote: 'paused after 3' };
+    expect(matchesARule(delivered(state, { ...state, ...pause }))).toBe(true);
+    expect(matchesARule(delivered(occurrence('RUNNING'), occurrence('SUCCEEDED', { reportKey: 'r' })))).toBe(false);
+    expect(matchesARule(delivered(occurrence('PENDING'), occurrence('CANCELLED')))).toBe(false);
   });
 });
