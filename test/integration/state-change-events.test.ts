@@ -72,12 +72,17 @@ async function routeToQueue(sqs: SQSClient) {
 }
 
 /** The events handler behind the stack's stream filter, on the pipeline's table stream, as Lambda would run it. */
-function eventsSource(p: LocalPipeline, bridge: ReturnType<typeof motoEventBridge>, busArn: string) {
+function eventsSource(
+  p: LocalPipeline,
+  bridge: ReturnType<typeof motoEventBridge>,
+  busArn: string,
+  errors: string[] = [],
+) {
   const handler = createEventsHandler({
     client: bridge,
     eventBusName: busArn,
     bucketName: p.resources.bucketName,
-    logger: { info: () => {}, warn: () => {}, error: (m, f) => emulator.logs.push(JSON.stringify({ m, ...f })) },
+    logger: { info: () => {}, warn: () => {}, error: (m, f) => errors.push(JSON.stringify({ m, ...f })) },
   });
   const patterns = stateChangeFilters().map((f) => JSON.parse(String(f.pattern)));
   const filtered = { records: 0 };
@@ -85,6 +90,7 @@ function eventsSource(p: LocalPipeline, bridge: ReturnType<typeof motoEventBridg
     streams: p.clients.streams,
     streamArn: p.resources.streamArn,
     batchSize: 100,
+    maxRetries: 1,
     handler: async (event: DynamoDBStreamEvent) => {
       const passed = event.Records.filter((r: DynamoDBRecord) => passesFilters(r, patterns));
       filtered.records += passed.length;
@@ -206,3 +212,43 @@ async function isPaused(p: LocalPipeline): Promise<boolean> {
   );
   return out.Item?.pausedAt !== undefined;
 }
+
+describe('state-change events on moto, when the bus refuses them', () => {
+  it('puts nothing past the refused record, hands it to the stream, and a later replay puts every event once', async () => {
+    const [a, b] = times(2);
+    const p = await pipeline(emulator, {
+      jobs: { [JOB_ID]: jobByTime({}, new Set([b.scheduledTime]), 50) },
+      settings: [testSettings({ retry: { maxAttempts: 1 } })],
+    });
+    p.start();
+    // One after the other: fired together, the second would be SKIPPED for overlap (the default policy).
+    for (const key of [a, b]) {
+      await p.fire([key]);
+      await p.waitUntilSettled([key], SETTLE_MS);
+    }
+    await p.stop();
+    const bridge = motoEventBridge(emulator.moto.endpoint);
+    const missingBus = `arn:aws:events:${LOCAL_REGION}:123456789012:event-bus/${BUS}`;
+
+    const errors: string[] = [];
+    const refused = eventsSource(p, bridge, missingBus, errors);
+    await refused.playAll();
+    // Lambda's source retries (here once) and gives up: every record from the refused one on is left undelivered.
+    expect(refused.source.totals.failedRecords).toBeGreaterThan(0);
+    expect(errors).toHaveLength(2);
+    expect(JSON.parse(errors[0])).toMatchObject({
+      m: 'state-change event not put; the stream retries from its record',
+      kind: 'fatal',
+      put: 0,
+    });
+
+    const { drain } = await routeToQueue(p.clients.sqs);
+    const replay = eventsSource(p, bridge, missingBus);
+    await replay.playAll();
+    expect(replay.source.totals.failedRecords).toBe(0);
+    const delivered = await drain();
+    expect(delivered.map((e) => `${e.detail.scheduledTime} ${e.detail.status}`).sort()).toEqual(
+      [`${a.scheduledTime} SUCCEEDED`, `${b.scheduledTime} FAILED`].sort(),
+    );
+  }, 120_000);
+});
