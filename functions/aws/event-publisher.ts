@@ -12,6 +12,7 @@
  * The client is a port with PutEvents' request and response shape (PutEventsClient), so the SDK's
  * EventBridgeClient fits it in one line (`{ putEvents: (input) => client.send(new PutEventsCommand(input)) }`).
  */
+import { createRequire } from 'node:module';
 import { type FailureKind, messageOf } from '../protocol/errors';
 import { EVENT_SOURCE, type StateChangeEvent } from '../protocol/occurrence-events';
 import { delay } from '../protocol/transient-retry';
@@ -153,10 +154,17 @@ export async function sdkPutEventsClient(): Promise<PutEventsClient> {
   // specifier is a variable so that the bundler leaves it to the runtime. Once the package is a dependency, this
   // becomes a static import and the bundle carries the tested version, as it does every other client's.
   const specifier = '@aws-sdk/client-eventbridge';
-  const sdk = (await import(specifier)) as {
+  let sdk: {
     EventBridgeClient: new (config: object) => { send(command: unknown): Promise<PutEventsOutput> };
     PutEventsCommand: new (input: PutEventsInput) => unknown;
   };
+  try {
+    // CommonJS resolution, which reads NODE_PATH, where the Lambda runtime keeps its SDK; an ES import would not look.
+    sdk = createRequire(`${process.cwd()}/`)(specifier);
+  } catch (error) {
+    // Thrown from the handler: the stream retries the batch, and the log says what to install.
+    throw new Error(`${specifier} cannot be loaded (${messageOf(error)}); add it to the package's dependencies`);
+  }
   const client = new sdk.EventBridgeClient({});
   return { putEvents: (input) => client.send(new sdk.PutEventsCommand(input)) };
 }

@@ -204,4 +204,18 @@ describe('events handler', () => {
     expect(failedIds(await handlerWith(bus).handler({ Records: failures(2) }))).toEqual([]);
     expect(bus.calls.map((c) => c.Entries.length)).toEqual([2, 1]);
   });
+
+  it('reports a record from anything but a table stream as malformed, since its links cannot be made', async () => {
+    const bus = fakeBus();
+    const logs: LogLine[] = [];
+    const [stray, good] = failures(2);
+    const res = await handlerWith(bus, logs).handler({
+      Records: [{ ...stray, eventSourceARN: 'arn:aws:kinesis:x' }, good],
+    });
+    expect(failedIds(res)).toEqual([]);
+    expect(bus.put).toEqual([occurrence(1, 'FAILED').scheduledTime]);
+    expect(logs.find((l) => l.level === 'ERROR')?.fields.problem).toBe(
+      'eventSourceARN arn:aws:kinesis:x is not a table stream',
+    );
+  });
 });
