@@ -188,7 +188,7 @@ function occurrenceEvent(
     scheduledTime: row.scheduledTime,
     status: row.status,
     previousStatus,
-    reason: statusReason(row),
+    reason: reasonOf(row),
     attempt: row.attempt,
     ...(at === undefined ? {} : { at }),
     ...(row.worker === undefined ? {} : { worker: row.worker }),
@@ -210,6 +210,14 @@ function occurrenceEvent(
     ),
   };
   return { detailType: DetailType.occurrence, time: at ?? change.recordedAt, detail };
+}
+
+/**
+ * statusReason's words, but for SUCCEEDED: its words tell whether the report was announced, which a transition's
+ * image never shows (the notifier records it after this change), so they would always read "not announced yet".
+ */
+function reasonOf(row: Occurrence): string {
+  return row.status === OccurrenceStatus.SUCCEEDED ? 'report committed' : statusReason(row);
 }
 
 /**

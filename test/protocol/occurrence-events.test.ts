@@ -79,7 +79,8 @@ describe('eventOfChange: terminal transitions', () => {
       key: `reports/digest/${SCHEDULED}.txt`,
       uri: `s3://reports-bucket/reports/digest/${SCHEDULED}.txt`,
     });
-    expect(detail.reason).toBe('report committed, not announced yet');
+    // Not statusReason's "not announced yet": the announcement is the notifier's, after this change.
+    expect(detail.reason).toBe('report committed');
   });
 
   it('carries the error and the reason of a FAILED one, and the skip reason of a SKIPPED one', () => {
