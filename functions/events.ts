@@ -49,12 +49,10 @@ export function createEventsHandler(options: EventsHandlerOptions = {}): EventsH
     consoleUrl: options.consoleUrl ?? (process.env[ENV.consoleUrl] || undefined),
   };
   const eventBusName = options.eventBusName ?? requireEnv(ENV.eventBusName);
-  let publisher: EventBridgePublisher | undefined;
-  const publisherOf = async () =>
-    (publisher ??= new EventBridgePublisher(options.client ?? (await sdkPutEventsClient()), {
-      eventBusName,
-      sleep: options.sleep,
-    }));
+  const publisher = new EventBridgePublisher(options.client ?? sdkPutEventsClient(), {
+    eventBusName,
+    sleep: options.sleep,
+  });
 
   return async (event) => {
     const pending: { record: DynamoDBRecord; event: StateChangeEvent }[] = [];
@@ -70,7 +68,7 @@ export function createEventsHandler(options: EventsHandlerOptions = {}): EventsH
       }
     }
     if (pending.length === 0) return { batchItemFailures: [] };
-    const result = await (await publisherOf()).publish(pending.map((p) => p.event));
+    const result = await publisher.publish(pending.map((p) => p.event));
     if (result.failure === undefined) return { batchItemFailures: [] };
     const first = pending[result.put];
     logger.error('state-change event not put; the stream retries from its record', {

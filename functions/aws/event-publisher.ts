@@ -9,10 +9,10 @@
  * own retries (and on-failure destination) keep it. An event after a failed one is not put: the stream redelivers
  * from the failed record, and what this call put after it would be put twice.
  *
- * The client is a port with PutEvents' request and response shape (PutEventsClient), so the SDK's
- * EventBridgeClient fits it in one line (`{ putEvents: (input) => client.send(new PutEventsCommand(input)) }`).
+ * The client is a port with PutEvents' request and response shape (PutEventsClient): the SDK's EventBridgeClient
+ * in the function (sdkPutEventsClient), a scripted one in the unit tests.
  */
-import { createRequire } from 'node:module';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { type FailureKind, messageOf } from '../protocol/errors';
 import { EVENT_SOURCE, type StateChangeEvent } from '../protocol/occurrence-events';
 import { delay } from '../protocol/transient-retry';
@@ -39,7 +39,7 @@ export interface PutEventsOutput {
   }[];
 }
 
-/** The one call the publisher makes; the SDK's EventBridgeClient fits it (see the top of this file). */
+/** The one call the publisher makes (sdkPutEventsClient wraps the SDK's client in it). */
 export interface PutEventsClient {
   putEvents(input: PutEventsInput): Promise<PutEventsOutput>;
 }
@@ -148,23 +148,10 @@ function entryFailure(entry: NonNullable<PutEventsOutput['Entries']>[number] | u
   };
 }
 
-/** The SDK's EventBridgeClient as a PutEventsClient (its standard settings: region, credentials, endpoint). */
-export async function sdkPutEventsClient(): Promise<PutEventsClient> {
-  // @aws-sdk/client-eventbridge is not yet a dependency of this package; the Node.js Lambda runtimes include it. The
-  // specifier is a variable so that the bundler leaves it to the runtime. Once the package is a dependency, this
-  // becomes a static import and the bundle carries the tested version, as it does every other client's.
-  const specifier = '@aws-sdk/client-eventbridge';
-  let sdk: {
-    EventBridgeClient: new (config: object) => { send(command: unknown): Promise<PutEventsOutput> };
-    PutEventsCommand: new (input: PutEventsInput) => unknown;
-  };
-  try {
-    // CommonJS resolution, which reads NODE_PATH, where the Lambda runtime keeps its SDK; an ES import would not look.
-    sdk = createRequire(`${process.cwd()}/`)(specifier);
-  } catch (error) {
-    // Thrown from the handler: the stream retries the batch, and the log says what to install.
-    throw new Error(`${specifier} cannot be loaded (${messageOf(error)}); add it to the package's dependencies`);
-  }
-  const client = new sdk.EventBridgeClient({});
-  return { putEvents: (input) => client.send(new sdk.PutEventsCommand(input)) };
+/**
+ * The SDK's EventBridgeClient as a PutEventsClient; by default one with the SDK's standard settings (region,
+ * credentials, AWS_ENDPOINT_URL), as functions/aws/clients.ts makes the others.
+ */
+export function sdkPutEventsClient(client: EventBridgeClient = new EventBridgeClient({})): PutEventsClient {
+  return { putEvents: (input) => client.send(new PutEventsCommand({ Entries: [...input.Entries] })) };
 }

@@ -1,9 +1,16 @@
 /**
  * State-change events end to end on moto: the real trigger and worker write a real table; its stream's records are
  * played (testing/local/stream-event-source.ts, as the notifier's are), through the event source's filter as the
- * stack synthesizes it, to the events handler, which puts them on a moto EventBridge bus; a rule routes them to an
- * SQS queue, and the test reads them from there.
+ * stack synthesizes it, to the events handler, which puts them with the SDK's EventBridgeClient on a moto bus; a rule
+ * routes them to an SQS queue, and the test reads them from there.
  */
+
+import {
+  CreateEventBusCommand,
+  EventBridgeClient,
+  PutRuleCommand,
+  PutTargetsCommand,
+} from '@aws-sdk/client-eventbridge';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import {
   CreateQueueCommand,
@@ -15,6 +22,7 @@ import {
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { sdkPutEventsClient } from '../../functions/aws/event-publisher';
 import { createEventsHandler } from '../../functions/events';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
 import { ENV } from '../../functions/runtime-env';
@@ -23,7 +31,6 @@ import type { LocalPipeline } from '../../scripts/local/pipeline';
 import { passesFilters } from '../../testing/local/event-filter';
 import { LOCAL_REGION } from '../../testing/local/local-aws';
 import { StreamEventSource } from '../../testing/local/stream-event-source';
-import { motoEventBridge } from '../support/moto-event-bridge';
 import { JOB_ID, jobByTime, pipeline, testSettings, useMoto } from './emulator';
 
 const emulator = useMoto();
@@ -38,25 +45,38 @@ interface DeliveredEvent {
   readonly detail: Record<string, unknown>;
 }
 
+/** The SDK's client, on moto. */
+function motoEventBridge(): EventBridgeClient {
+  return new EventBridgeClient({
+    endpoint: emulator.moto.endpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+}
+
 /** A bus, a rule for everything this stack puts, and a queue the rule targets. */
 async function routeToQueue(sqs: SQSClient) {
-  const bridge = motoEventBridge(emulator.moto.endpoint);
+  const bridge = motoEventBridge();
   const queue = await sqs.send(new CreateQueueCommand({ QueueName: 'job-events' }));
   const queueUrl = queue.QueueUrl ?? '';
   const attributes = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
   );
-  const { EventBusArn } = await bridge.call('CreateEventBus', { Name: BUS });
-  await bridge.call('PutRule', {
-    Name: 'job-events',
-    EventBusName: BUS,
-    EventPattern: JSON.stringify({ source: ['scheduled-jobs-stack'] }),
-  });
-  await bridge.call('PutTargets', {
-    Rule: 'job-events',
-    EventBusName: BUS,
-    Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
-  });
+  const { EventBusArn } = await bridge.send(new CreateEventBusCommand({ Name: BUS }));
+  await bridge.send(
+    new PutRuleCommand({
+      Name: 'job-events',
+      EventBusName: BUS,
+      EventPattern: JSON.stringify({ source: ['scheduled-jobs-stack'] }),
+    }),
+  );
+  await bridge.send(
+    new PutTargetsCommand({
+      Rule: 'job-events',
+      EventBusName: BUS,
+      Targets: [{ Id: 'queue', Arn: attributes.Attributes?.QueueArn }],
+    }),
+  );
   const drain = async (): Promise<DeliveredEvent[]> => {
     const events: DeliveredEvent[] = [];
     for (;;) {
@@ -72,14 +92,9 @@ async function routeToQueue(sqs: SQSClient) {
 }
 
 /** The events handler behind the stack's stream filter, on the pipeline's table stream, as Lambda would run it. */
-function eventsSource(
-  p: LocalPipeline,
-  bridge: ReturnType<typeof motoEventBridge>,
-  busArn: string,
-  errors: string[] = [],
-) {
+function eventsSource(p: LocalPipeline, bridge: EventBridgeClient, busArn: string, errors: string[] = []) {
   const handler = createEventsHandler({
-    client: bridge,
+    client: sdkPutEventsClient(bridge),
     eventBusName: busArn,
     bucketName: p.resources.bucketName,
     logger: { info: () => {}, warn: () => {}, error: (m, f) => errors.push(JSON.stringify({ m, ...f })) },
@@ -227,7 +242,7 @@ describe('state-change events on moto, when the bus refuses them', () => {
       await p.waitUntilSettled([key], SETTLE_MS);
     }
     await p.stop();
-    const bridge = motoEventBridge(emulator.moto.endpoint);
+    const bridge = motoEventBridge();
     const missingBus = `arn:aws:events:${LOCAL_REGION}:123456789012:event-bus/${BUS}`;
 
     const errors: string[] = [];
