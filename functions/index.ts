@@ -32,6 +32,12 @@ export {
   OccurrenceStatus,
   SkipReason,
 } from './protocol/occurrence';
+// The detail of the EventBridge events the stack puts (ScheduledJobsProps.stateChangeEvents; docs/events.md).
+export type {
+  EventLinks,
+  JobPaused,
+  OccurrenceStateChange,
+} from './protocol/occurrence-events';
 export type {
   JobContext,
   JobDefinition,

@@ -27,6 +27,10 @@ export const ENV = {
   registryJobs: 'REGISTRY_JOBS',
   /** The reconciler's, optional: K, the audit buckets per run (1-256, default 8; reconcile-schedules.ts). */
   scheduleAuditBucketsPerRun: 'SCHEDULE_AUDIT_BUCKETS_PER_RUN',
+  /** The events function's: the EventBridge bus (name or ARN) it puts state-change events on. */
+  eventBusName: 'EVENT_BUS_NAME',
+  /** The events function's, optional: the address of `occurrences console`, for the events' links. */
+  consoleUrl: 'CONSOLE_URL',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;

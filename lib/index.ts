@@ -30,3 +30,4 @@ export {
 export { MetricName, type WorkerMetricName } from './metrics';
 export { ScheduledJob } from './scheduled-job';
 export { ScheduledJobs, type ScheduledJobsProps } from './scheduled-jobs';
+export type { StateChangeEventsOptions, StateChangeEventsPiece } from './state-change-events';

@@ -17,6 +17,7 @@ export interface AcknowledgedPieces extends IConstruct {
   readonly triggerFunction: lambda.IFunction;
   readonly notifierFunction: lambda.IFunction;
   readonly notifierFailureQueue: IConstruct;
+  readonly stateChangeEvents?: { readonly fn: lambda.IFunction; readonly failureQueue: IConstruct };
   readonly schedules: { readonly deadLetterQueue: IConstruct; readonly group: { readonly scheduleGroupName: string } };
 }
 
@@ -188,10 +189,28 @@ export function acknowledgeNagFindings(jobs: AcknowledgedPieces): void {
       "This queue is itself a dead-letter queue: the on-failure destination of the notifier's stream event " +
       'source (a destination, not a redrive policy, so the rule does not see it). It is alarmed.',
   });
+  if (jobs.stateChangeEvents !== undefined) acknowledgeEventsFindings(jobs.stateChangeEvents);
   acknowledge(jobs.schedules.deadLetterQueue, {
     id: 'AwsSolutions-SQS3',
     reason:
       "This queue is itself a dead-letter queue: EventBridge Scheduler's DeadLetterConfig for every job " +
       'schedule (not a redrive policy, so the rule does not see it). It is alarmed.',
+  });
+}
+
+/** The events function's stream read, and its failure queue, as the notifier's. */
+function acknowledgeEventsFindings(events: NonNullable<AcknowledgedPieces['stateChangeEvents']>): void {
+  acknowledge(roleOf(events.fn), {
+    id: wildcard('*'),
+    reason:
+      'Resource * is dynamodb:ListStreams, added by the DynamoDB event source: ListStreams has no ' +
+      "resource-level permissions. Reading records is limited to the occurrences table's stream, and " +
+      'events:PutEvents to the one event bus.',
+  });
+  acknowledge(events.failureQueue, {
+    id: 'AwsSolutions-SQS3',
+    reason:
+      "This queue is itself a dead-letter queue: the on-failure destination of the events function's stream " +
+      'event source (a destination, not a redrive policy, so the rule does not see it). It is alarmed.',
   });
 }

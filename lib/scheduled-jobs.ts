@@ -4,6 +4,7 @@
  *
  *   Scheduler ─▶ trigger ─▶ occurrence row (PENDING) + the job's worker queue ─▶ worker ─▶ report in S3, SUCCEEDED
  *   table stream (transition to SUCCEEDED only) ─▶ notifier ─▶ SNS FIFO "report ready" ─▶ ReportReadyQueue
+ *   table stream (final statuses, self-pauses; opt-in) ─▶ events ─▶ EventBridge (state-change-events.ts)
  *   every 5 min: reconciler ─▶ re-enqueue stuck rows on their worker's queue, announce reports never announced
  *   alarms (SNS topic) and a dashboard over all of it (jobs-monitoring.ts)
  *
@@ -77,6 +78,12 @@ import {
 } from './runtime-schedules';
 import { ScheduledJob } from './scheduled-job';
 import { STACK_OUTPUTS } from './stack-outputs';
+import {
+  type StateChangeEventsOptions,
+  type StateChangeEventsPiece,
+  stateChangeEventsFunction,
+  stateChangeEventsProblems,
+} from './state-change-events';
 
 export {
   NOTIFIER_TIMEOUT_SECONDS,
@@ -116,7 +123,12 @@ export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
 
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
-const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
+const SHARED_QUEUE_NAMES = [
+  'TriggerDeadLetterQueue',
+  'SchedulerDeadLetterQueue',
+  'NotifierFailureQueue',
+  'EventsFailureQueue',
+] as const;
 
 /**
  * A ScheduledJobs: the shared table, bucket, trigger, notifier, reconciler and alarms of a set of jobs.
@@ -183,12 +195,23 @@ export interface ScheduledJobsProps {
    * @default true
    */
   readonly stackOutputs?: boolean;
+  /**
+   * Whether to put an EventBridge event for each occurrence that ends (SUCCEEDED, FAILED, SKIPPED, CANCELLED) and
+   * each job that pauses itself after its failures, for rules of your own (Slack, PagerDuty, a function):
+   * `true` for the default bus, or the bus and the console's address. A function on the table's stream puts them;
+   * docs/events.md has the schema, an example rule to Slack and the cost: $1.03 to $1.33 per million events, $1.00
+   * of it EventBridge's.
+   *
+   * @default false: no events function, no cost
+   */
+  readonly stateChangeEvents?: boolean | StateChangeEventsOptions;
 }
 
 /** The functions, queues, schedules and alarms every job shares: built with the first worker, not before. */
 interface SharedPieces {
   readonly trigger: { readonly fn: nodejs.NodejsFunction; readonly deadLetterQueue: sqs.Queue };
   readonly notifier: { readonly fn: nodejs.NodejsFunction; readonly failureQueue: sqs.Queue };
+  readonly events: StateChangeEventsPiece | undefined;
   readonly reconciler: { readonly fn: nodejs.NodejsFunction; readonly rule: events.Rule };
   readonly schedules: JobSchedules;
   readonly monitoring: JobsMonitoring;
@@ -269,8 +292,11 @@ export class ScheduledJobs extends Construct {
 
   /** The props' own problems, before anything is built. */
   private checkProps(): void {
-    const alarmProblems = jobsAlarmsProblems(this.props.alarms);
-    if (alarmProblems.length > 0) throw new ValidationError(alarmProblems);
+    const problems = [
+      ...jobsAlarmsProblems(this.props.alarms),
+      ...stateChangeEventsProblems(`ScheduledJobs ${this.node.path}.stateChangeEvents`, this.props.stateChangeEvents),
+    ];
+    if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9]{0,64}$/.test(prefix))
       throw new ValidationError([
@@ -301,6 +327,7 @@ export class ScheduledJobs extends Construct {
     };
     const trigger = triggerFunction(this, resources);
     const notifier = notifierFunction(this, resources);
+    const events = this.buildStateChangeEvents();
     const schedules = new JobSchedules(this, 'Schedules', { trigger: trigger.fn });
     const reconciler = reconcilerFunction(
       this,
@@ -314,10 +341,12 @@ export class ScheduledJobs extends Construct {
         },
       }),
     );
-    const sharedQueues: Record<(typeof SHARED_QUEUE_NAMES)[number], sqs.IQueue> = {
+    // By SHARED_QUEUE_NAMES: the name their alarm carries.
+    const sharedQueues: Record<string, sqs.IQueue> = {
       TriggerDeadLetterQueue: trigger.deadLetterQueue,
       SchedulerDeadLetterQueue: schedules.deadLetterQueue,
       NotifierFailureQueue: notifier.failureQueue,
+      ...(events === undefined ? {} : { EventsFailureQueue: events.failureQueue }),
     };
     const monitoring = JobsMonitoring.create(this, 'Monitoring', {
       metricsNamespace: this.metricsNamespace,
@@ -329,6 +358,7 @@ export class ScheduledJobs extends Construct {
     const pieces = {
       trigger,
       notifier,
+      events,
       reconciler,
       schedules,
       monitoring,
@@ -358,6 +388,30 @@ export class ScheduledJobs extends Construct {
   /** Where the stream event source puts descriptions of batches the notifier failed for good. */
   get notifierFailureQueue(): sqs.Queue {
     return this.shared().notifier.failureQueue;
+  }
+
+  /**
+   * The state-change events (`stateChangeEvents`): the function on the table's stream, its failure queue and the
+   * bus it puts events on; undefined when the stack was not asked for them.
+   */
+  get stateChangeEvents(): StateChangeEventsPiece | undefined {
+    return this.shared().events;
+  }
+
+  /** The events function, with the stack's table, bucket and logging, when `stateChangeEvents` asks for it. */
+  private buildStateChangeEvents(): StateChangeEventsPiece | undefined {
+    const asked = this.props.stateChangeEvents;
+    if (asked === undefined || asked === false) return undefined;
+    return stateChangeEventsFunction(
+      this,
+      {
+        table: this.table,
+        bucketName: this.reportBucket.bucketName,
+        metricsNamespace: this.metricsNamespace,
+        logging: this.props.logging,
+      },
+      asked === true ? {} : asked,
+    );
   }
 
   /** Re-enqueues stuck occurrences and announces unannounced reports, every five minutes. */

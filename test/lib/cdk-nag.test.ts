@@ -18,12 +18,13 @@ import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
 
 /**
- * A job that pauses itself after failures, an operator role given grantOperateJobs, and two jobs that take their
+ * State-change events, a job that pauses itself after failures, an operator role given grantOperateJobs, and two jobs that take their
  * schedules at run time (the registry, their groups), one managed by an app role (grantManageSchedules).
  */
 function policiesStack(app: App): void {
   const stack = new Stack(app, 'Policies');
-  const jobs = new ScheduledJobs(stack, 'Jobs');
+  // With the state-change events (lib/state-change-events.ts): their function, failure queue and PutEvents grant.
+  const jobs = new ScheduledJobs(stack, 'Jobs', { stateChangeEvents: true });
   const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
   jobs.addJob('nightly', {
     schedule: ScheduleExpression.expression('cron(0 2 * * ? *)'),
