@@ -2,13 +2,13 @@
  * The CLI's arguments, validated with zod after commander has split them. Each problem names the argument it is
  * about (`--from`, `<scheduledTime>`), so the message can say what was wrong without a stack trace.
  */
-import { hostname, userInfo } from 'node:os';
 import { z } from 'zod';
 import { MAX_BY_CHARS, MAX_NOTE_CHARS } from '../../functions/protocol/job-control';
 import { JOB_ID_PATTERN, OVERLAP_POLICIES } from '../../functions/protocol/job-settings';
 import { normaliseScheduledTime, OccurrenceStatus, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { scheduleKey } from '../../functions/protocol/schedule-key';
+import { operatorName, osIdentity } from '../../operations/operator-identity';
 import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
@@ -192,20 +192,12 @@ export const noteArgument = text(MAX_NOTE_CHARS);
 export const byArgument = text(MAX_BY_CHARS);
 
 /**
- * Who runs the CLI when `--by` is not given: the OS user name and the host, `alice@bastion-1`. Local and instant,
- * so it works offline and against the emulator; STS GetCallerIdentity would name the AWS principal, but it needs a
- * network call and a client the CLI does not otherwise have, and a shared role names the role, not the person.
+ * Who runs the CLI when `--by` is not given and the command has no AWS target to ask STS with (the schedules
+ * commands): the OS user name and the host, `alice@bastion-1`. The other commands record the full identity,
+ * `<os user>@<host> (<STS caller ARN>)`, through CommandSetup.operator (operations/operator-identity.ts).
  */
 export function defaultBy(env: NodeJS.ProcessEnv): string {
-  let user = env.USER || env.LOGNAME || env.USERNAME;
-  if (!user) {
-    try {
-      user = userInfo().username;
-    } catch {
-      user = 'unknown';
-    }
-  }
-  return `${user}@${hostname()}`.slice(0, MAX_BY_CHARS);
+  return operatorName(osIdentity(env));
 }
 
 /** Non-empty names: table, bucket, stack, region. */

@@ -62,7 +62,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 const keyArgument = z.string().min(1, { error: 'must not be empty' });
 
 /** The --by option of every command that changes schedules: one wording for the author the registry records. */
-const BY_OPTION = ['--by <who>', 'who makes the change (default: the OS user name @ host)'] as const;
+const BY_OPTION = ['--by <who>', 'who makes the change (default: <os user>@<host> (<AWS caller ARN>))'] as const;
 
 /**
  * The arguments of a command on one key's schedule: `<jobId>` and `<key>` with the command's own options, so that
