@@ -34,7 +34,6 @@ import { type ManualRetryDeps, retryOccurrence } from '../functions/protocol/man
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../functions/protocol/occurrence';
 import { type Clock, systemClock } from '../functions/protocol/ports';
 import { quoteValue } from '../functions/protocol/quote-value';
-import type { IndexedOccurrence } from '../functions/protocol/table-schema';
 
 /** Rows one run may act on, by default: a larger match is refused before any write (raise it with `max`). */
 export const DEFAULT_BULK_MAX = 1000;
@@ -78,8 +77,8 @@ export interface BulkSelectionReader {
     range: { readonly from: string; readonly to: string; readonly limit: number },
     statuses?: readonly OccurrenceStatus[],
   ): Promise<Occurrence[]>;
-  /** Index entries with this status and `from <= scheduledTime < to`, oldest first. */
-  listIndexed(status: OccurrenceStatus, from: string, to: string): Promise<IndexedOccurrence[]>;
+  /** The keys of the status index's entries with this status and `from <= scheduledTime < to`, oldest first. */
+  listIndexed(status: OccurrenceStatus, from: string, to: string): Promise<readonly OccurrenceKey[]>;
   /** The full rows of these keys, in their order. */
   readRows(keys: readonly OccurrenceKey[]): Promise<Occurrence[]>;
 }
@@ -149,7 +148,7 @@ export async function selectOccurrences(
     if (rows.length > max) throw new TooManyOccurrencesError(rows.length, max);
     return rows.reverse();
   }
-  const entries: IndexedOccurrence[] = [];
+  const entries: OccurrenceKey[] = [];
   for (const status of filter.statuses) {
     const indexed = await reader.listIndexed(status, filter.from, filter.to);
     entries.push(...indexed.filter((entry) => entry.jobId === job.id));
@@ -216,7 +215,9 @@ export interface BulkRunOptions {
 
 /** A row the run did not act on, and why. */
 export interface BulkRowProblem {
+  /** The row's key. */
   readonly key: OccurrenceKey;
+  /** Why it was not acted on: the refusal's reason, or the error. */
   readonly reason: string;
 }
 
@@ -340,7 +341,7 @@ export interface BulkActor {
  * const job = await ops.job('nightly-export');
  * const filter = { jobId: job.id, statuses: ['FAILED'], from: '2026-11-24T00:00:00Z', to: '2026-12-01T00:00:00Z' };
  * const rows = await selectOccurrences(ops.occurrences, job, filter);
- * const result = await bulkRetry(ops.retryDeps(job), rows, { bulkId: newBulkId(), by: await resolveOperator() });
+ * const result = await bulkRetry(ops.retryDeps(job), rows, { bulkId: newBulkId(), by: await ops.operator() });
  * ```
  */
 export function bulkRetry(
