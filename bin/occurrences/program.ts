@@ -81,7 +81,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
     .description(
-      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules; serve the browser console.',
+      'Operate the scheduled-jobs stack: list, show, retry (one or in bulk), cancel in bulk, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules; serve the browser console.',
     )
     .option(
       '--stack <name>',
