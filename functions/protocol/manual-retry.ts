@@ -33,10 +33,11 @@ export interface ManualRetryFields {
   /** Attempts used before the reopenings (the attempt counter restarts at 0 on each). */
   readonly previousAttempts?: number;
   /**
-   * The bulk runs that acted on this occurrence (`bulk-<time>-<random>` ids, a DynamoDB string set): each run's
-   * write adds its id and is refused where the id is already present, so a resumed run acts on a row once.
+   * The bulk runs that acted on this occurrence (`bulk-<time>-<random>` ids; in the table a string set, read back
+   * sorted): each run's write adds its id and is refused where the id is already present, so a resumed run acts on
+   * a row once.
    */
-  readonly bulkActions?: ReadonlySet<string>;
+  readonly bulkActions?: readonly string[];
 }
 
 /** The history entry of a reopening: who asked, and the bulk run it was part of (if any). */
@@ -248,7 +249,7 @@ export async function retryOccurrence(
 
 /** Whether the bulk run `bulkId` acted on the row already (its id is in `bulkActions`). */
 function heldBy(row: Occurrence & ManualRetryFields, bulkId: string): boolean {
-  return row.bulkActions?.has(bulkId) === true;
+  return row.bulkActions?.includes(bulkId) === true;
 }
 
 function alreadyInBulk(row: Occurrence, bulkId: string): ManualRetryResult {

@@ -50,13 +50,13 @@ function memoryTarget(rows: readonly Row[]) {
       get: async (key: OccurrenceKey) => table.get(key.scheduledTime),
       reopenFailed: async (key: OccurrenceKey, request: ReopenRequest) => {
         const current = table.get(key.scheduledTime);
-        if (current?.status !== FAILED || (request.bulkId && current.bulkActions?.has(request.bulkId)))
+        if (current?.status !== FAILED || (request.bulkId && current.bulkActions?.includes(request.bulkId)))
           return { reopened: false, current };
         reopens.push(request);
         table.set(key.scheduledTime, {
           ...current,
           status: PENDING,
-          bulkActions: new Set([...(current.bulkActions ?? []), request.bulkId ?? '']),
+          bulkActions: [...(current.bulkActions ?? []), request.bulkId ?? ''],
         });
         return { reopened: true };
       },

@@ -59,10 +59,10 @@ class MemoryTable implements ReopenableStore, BulkSelectionReader {
   }
   async reopenFailed(key: OccurrenceKey, request: ReopenRequest) {
     const row = this.rows.get(idOf(key));
-    const marked = request.bulkId !== undefined && row?.bulkActions?.has(request.bulkId) === true;
+    const marked = request.bulkId !== undefined && row?.bulkActions?.includes(request.bulkId) === true;
     if (row?.status !== FAILED || marked) return { reopened: false as const, current: row };
     this.reopens.push(request);
-    const bulkActions = new Set([...(row.bulkActions ?? []), ...(request.bulkId ? [request.bulkId] : [])]);
+    const bulkActions = [...(row.bulkActions ?? []), ...(request.bulkId ? [request.bulkId] : [])];
     this.rows.set(idOf(key), { ...row, status: PENDING, attempt: 0, manualRetryAt: iso(request.now), bulkActions });
     return { reopened: true as const };
   }
@@ -233,7 +233,7 @@ describe('bulkRetry', () => {
     expect(result).toMatchObject({ total: 3, acted: 3, already: 0, refused: [], failed: [] });
     expect(sent).toHaveLength(3);
     expect(table.reopens.map((r) => [r.by, r.bulkId])).toEqual(Array(3).fill([BY, 'bulk-1']));
-    expect([...table.rows.values()].every((r) => r.status === PENDING && r.bulkActions?.has('bulk-1'))).toBe(true);
+    expect([...table.rows.values()].every((r) => r.status === PENDING && r.bulkActions?.includes('bulk-1'))).toBe(true);
   });
 
   it('starts at most `rate` rows per second', async () => {

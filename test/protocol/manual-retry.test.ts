@@ -141,7 +141,7 @@ describe('retryOccurrence', () => {
   });
 
   it('refuses, with no write and no message, a row the same bulk run retried already', async () => {
-    const { store, sent, deps: d } = deps({ ...row(FAILED), bulkActions: new Set(['bulk-9']) } as Occurrence);
+    const { store, sent, deps: d } = deps({ ...row(FAILED), bulkActions: ['bulk-9'] } as Occurrence);
 
     const result = await retryOccurrence(d, KEY, { force: false, bulkId: 'bulk-9' });
 
@@ -158,7 +158,7 @@ describe('retryOccurrence', () => {
     const { store, sent, deps: d } = deps(row(FAILED));
     store.reopenFailed = async () => ({
       reopened: false,
-      current: { ...row(PENDING), bulkActions: new Set(['bulk-9']) } as Occurrence,
+      current: { ...row(PENDING), bulkActions: ['bulk-9'] } as Occurrence,
     });
 
     await expect(retryOccurrence(d, KEY, { force: false, bulkId: 'bulk-9' })).resolves.toMatchObject({
