@@ -8,7 +8,6 @@ import { JOB_ID_PATTERN, OVERLAP_POLICIES } from '../../functions/protocol/job-s
 import { normaliseScheduledTime, OccurrenceStatus, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
 import { quoteValue } from '../../functions/protocol/quote-value';
 import { scheduleKey } from '../../functions/protocol/schedule-key';
-import { operatorName, osIdentity } from '../../operations/operator-identity';
 import { UsageError } from './errors';
 
 const STATUSES = Object.values(OccurrenceStatus);
@@ -190,15 +189,6 @@ export const noteArgument = text(MAX_NOTE_CHARS);
 
 /** `--by`: who asks, recorded in the job-state row or the occurrence's row. */
 export const byArgument = text(MAX_BY_CHARS);
-
-/**
- * Who runs the CLI when `--by` is not given and the command has no AWS target to ask STS with (the schedules
- * commands): the OS user name and the host, `alice@bastion-1`. The other commands record the full identity,
- * `<os user>@<host> (<STS caller ARN>)`, through CommandSetup.operator (operations/operator-identity.ts).
- */
-export function defaultBy(env: NodeJS.ProcessEnv): string {
-  return operatorName(osIdentity(env));
-}
 
 /** Non-empty names: table, bucket, stack, region. */
 export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {
