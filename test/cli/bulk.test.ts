@@ -4,7 +4,7 @@
  * arguments are named with the flag before connecting, a resumed run takes its filter from its state file, and bulk
  * cancel runs the cancel the program's deps inject. The run on moto is test/integration/bulk-retry.test.ts.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import type { Target } from '../../bin/occurrences/target';
 import type { ManualRetryFields } from '../../functions/protocol/manual-retry';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import type { ReopenRequest } from '../../functions/protocol/ports';
-import { capture, HOURLY, memoryCatalogue, row, WORKER } from './support';
+import { capture, HOURLY, memoryCatalogue, OTHER, row, WORKER } from './support';
 
 const { FAILED, PENDING, RUNNING } = OccurrenceStatus;
 const NOW = Date.parse('2026-12-02T12:00:00Z');
@@ -211,6 +211,18 @@ describe('bulk retry', () => {
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.err).toContain(message);
     }
+  });
+
+  it("refuses a job whose worker's queue is unknown before selecting anything (exit 2)", async () => {
+    const t = memoryTarget([{ ...failedAt(1), jobId: OTHER }]);
+
+    const result = await cli(['retry', OTHER, ...RANGE, '--yes'], t.target);
+
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('--worker-queue');
+    expect(t.reopens).toEqual([]);
+    // Not even the run's state file: nothing was started.
+    expect(existsSync(join(result.home, '.occurrences'))).toBe(false);
   });
 
   it('resumes a run from its state file: same filter, same id, rows it did skipped', async () => {

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { InvalidInputError } from '../../../functions/protocol/errors';
+import type { ManualRetryDeps } from '../../../functions/protocol/manual-retry';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from '../../../functions/protocol/occurrence';
 import { quoteValue } from '../../../functions/protocol/quote-value';
 import {
@@ -160,6 +161,16 @@ async function runBulkCommand(setup: CommandSetup, cmd: Command, action: BulkAct
   const words = ACTION_WORDS[action];
   const target = await setup.connect(cmd, { jobs: true, queues: action === 'retry' && !o.dryRun });
   const job = await deployedJob(catalogueOf(target), plan.filter.jobId, '<jobId>');
+  // An unknown worker queue is refused here, before the selection and anything written.
+  const retryDeps: ManualRetryDeps | undefined =
+    action === 'retry' && !o.dryRun
+      ? {
+          store: target.store,
+          queues: new Map([[job.route.worker, queueFor(queuesOf(target), job)]]),
+          clock: deps.clock,
+          jobs: new Map([[job.id, job.route]]),
+        }
+      : undefined;
   let rows: Occurrence[];
   try {
     rows = await selectOccurrences(target.reader, job, plan.filter, plan.max);
@@ -209,15 +220,7 @@ async function runBulkCommand(setup: CommandSetup, cmd: Command, action: BulkAct
   };
   let result: BulkRunResult;
   try {
-    if (action === 'retry') {
-      const queues = queuesOf(target);
-      const queue = queueFor(queues, job);
-      const retryDeps = {
-        store: target.store,
-        queues: new Map([[job.route.worker, queue]]),
-        clock: deps.clock,
-        jobs: new Map([[job.id, job.route]]),
-      };
+    if (retryDeps !== undefined) {
       result = await bulkRetry(retryDeps, rows, { bulkId, by }, options);
     } else {
       result = await bulkCancel((cancelFor as BulkCancelFactory)(target, deps, { by, note }), rows, options);
