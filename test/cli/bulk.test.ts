@@ -281,6 +281,7 @@ describe('bulk cancel', () => {
     expect(result.out).toMatch(/cancelled 2 of 2, 0 refused, 0 failed\.$/);
   });
 
+  // Protects the state before the integration: once WIRED_CANCEL (commands/bulk.ts) is set, this case goes.
   it('refuses before reading anything when no cancel is wired into the build', async () => {
     const result = await cli(['cancel', HOURLY, ...RANGE, '--yes'], memoryTarget([]).target, {
       connect: () => Promise.reject(new Error('connected')),
