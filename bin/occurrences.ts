@@ -5,20 +5,23 @@
  * commands work on (the table, the jobs, the worker queues) they learn from the deployed stack (occurrences/target.ts),
  * so the CLI serves any app that deploys a ScheduledJobs, not only this repository's sample stack.
  */
+
+import { createInterface } from 'node:readline/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { systemClock } from '../functions/protocol/ports';
+import { stsCallerArn } from '../operations/operator-identity';
 import type { ProgressFactory } from './occurrences/context';
 import { runCli } from './occurrences/program';
 
 /** Below this many occurrences a backfill finishes before a bar would be worth drawing. */
 const PROGRESS_BAR_FROM = 20;
 
-const progressBar: ProgressFactory = (total) => {
+const progressBar: ProgressFactory = (total, label = 'backfill') => {
   if (!process.stderr.isTTY || total < PROGRESS_BAR_FROM) return { increment: () => undefined, stop: () => undefined };
   const bar = new SingleBar(
     {
       stream: process.stderr,
-      format: 'backfill [{bar}] {value}/{total} occurrences, {eta_formatted} left',
+      format: `${label} [{bar}] {value}/{total} occurrences, {eta_formatted} left`,
       hideCursor: true,
     },
     Presets.shades_classic,
@@ -26,6 +29,16 @@ const progressBar: ProgressFactory = (total) => {
   bar.start(total, 0);
   return { increment: () => bar.increment(), stop: () => bar.stop() };
 };
+
+/** A yes/no question on the terminal (a bulk action's confirmation): only `y` or `yes` is a yes. */
+async function confirm(question: string): Promise<boolean> {
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await terminal.question(`${question} [y/N] `)).trim());
+  } finally {
+    terminal.close();
+  }
+}
 
 async function main(): Promise<number> {
   // `occurrences list | head`: once the reader has closed the pipe, stop quietly, as Unix tools do.
@@ -47,6 +60,8 @@ async function main(): Promise<number> {
     env: process.env,
     progress: progressBar,
     signal: stop.signal,
+    callerArn: stsCallerArn,
+    ...(process.stdin.isTTY && process.stderr.isTTY ? { confirm } : {}),
   });
 }
 

@@ -23,6 +23,11 @@ export interface OperatorOccurrenceReader {
    * successes with listJobNewestFirst).
    */
   listByStatus(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<Occurrence[]>;
+  /**
+   * The keys of the status index's entries (not full rows) with this status and
+   * `from <= scheduledTime < to`, oldest first: what a bulk selection counts before it reads any row.
+   */
+  listIndexed(status: OccurrenceStatus, from: string, to: string, signal?: AbortSignal): Promise<OccurrenceKey[]>;
   /** The full rows of these keys, in the order given; a key whose row is gone is left out. */
   readRows(keys: readonly OccurrenceKey[], signal?: AbortSignal): Promise<Occurrence[]>;
   /** One job's occurrences, newest first; with `statuses`, only those. */

@@ -9,6 +9,14 @@
  * await resumeJob(ops, await ops.job('weekly-export'), { by: 'alice' });
  * ```
  *
+ * Many occurrences are retried (or cancelled) at once by job, status and time range, capped, at a bounded rate,
+ * each row once even across a resumed run:
+ *
+ * ```ts
+ * const rows = await selectOccurrences(ops.occurrences, job, { jobId: job.id, statuses: ['FAILED'], from, to });
+ * await bulkRetry(ops.retryDeps(job), rows, { bulkId: newBulkId(), by: await ops.operator() });
+ * ```
+ *
  * A backfill records the fire times a job missed in a past range, as the trigger would have, after a dry run:
  *
  * ```ts
@@ -69,8 +77,11 @@ export {
 } from '../functions/protocol/manage-schedule';
 export {
   type ManualRetryDeps,
+  type ManualRetryFields,
+  type ManualRetryOptions,
   type ManualRetryResult,
   ReopenedNotEnqueuedError,
+  type ReopenRecord,
   retryOccurrence,
 } from '../functions/protocol/manual-retry';
 // The types of the occurrence rows and of the runtime that the signatures above name: the same declarations as
@@ -113,6 +124,26 @@ export {
   recordBackfill,
 } from './backfill';
 export {
+  BULK_STATUSES,
+  type BulkAction,
+  type BulkActor,
+  type BulkCancel,
+  type BulkFilter,
+  type BulkRowProblem,
+  type BulkRunOptions,
+  type BulkRunProgress,
+  type BulkRunResult,
+  type BulkSelectionReader,
+  bulkCancel,
+  bulkRetry,
+  checkBulkFilter,
+  DEFAULT_BULK_MAX,
+  DEFAULT_BULK_OCCURRENCE_RATE,
+  newBulkId,
+  selectOccurrences,
+  TooManyOccurrencesError,
+} from './bulk-occurrences';
+export {
   type BulkCheckpoint,
   type BulkItemFailure,
   type BulkProgress,
@@ -128,6 +159,13 @@ export {
   type OperationsClients,
   type OperationsTarget,
 } from './job-operations';
+export {
+  type OperatorIdentity,
+  type OperatorIdentitySources,
+  operatorName,
+  resolveOperatorIdentity,
+  stsCallerArn,
+} from './operator-identity';
 export {
   connectScheduleOperations,
   type DeleteScheduleResult,

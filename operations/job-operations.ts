@@ -6,6 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type JobCatalogue, SchedulerJobCatalogue, unknownJobMessage } from '../bin/occurrences/catalogue';
 import { DynamoJobStateStore } from '../functions/aws/job-state-store';
@@ -20,6 +21,7 @@ import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { type Clock, type Logger, type ScheduleSwitch, systemClock, type WorkQueue } from '../functions/protocol/ports';
 import type { TriggerDeps } from '../functions/protocol/record-occurrence';
 import type { OperatorOccurrenceReader as OccurrenceReads } from './adapters';
+import { memoizedOperator, operatorName } from './operator-identity';
 
 /** The AWS SDK clients the adapters use; each one not given is created with the SDK's default configuration. */
 export interface OperationsClients {
@@ -29,6 +31,8 @@ export interface OperationsClients {
   readonly scheduler?: SchedulerClient;
   /** For the worker queues. @defaultValue `new SQSClient({})` */
   readonly sqs?: SQSClient;
+  /** For the operator's identity (GetCallerIdentity). @defaultValue `new STSClient({})` */
+  readonly sts?: STSClient;
 }
 
 /** What the operator actions work on: the names a deployed ScheduledJobs puts in its stack outputs. */
@@ -81,6 +85,11 @@ export interface JobOperations {
   job(jobId: string): Promise<DeployedJob>;
   /** What retryOccurrence needs to retry an occurrence of `job`. */
   retryDeps(job: DeployedJob): ManualRetryDeps;
+  /**
+   * Who is acting, as every write records it: `<os user>@<host> (<STS caller ARN>)`, or the OS user alone when STS
+   * fails (operator-identity.ts). STS is asked once per JobOperations.
+   */
+  operator(): Promise<string>;
 }
 
 /** The schedule group has no schedule for the job: it is disabled in the app, or not deployed at all. */
@@ -139,6 +148,13 @@ export function connectJobOperations(target: OperationsTarget): JobOperations {
   const occurrences = new OperatorOccurrenceReader(documents, target.tableName);
   const catalogue = new SchedulerJobCatalogue(scheduler, target.scheduleGroupName);
   const { earliest: from, latest: to } = SCHEDULED_TIME_RANGE;
+  const identity = memoizedOperator({
+    callerArn: async () => {
+      const sts = target.clients?.sts ?? new STSClient({});
+      return (await sts.send(new GetCallerIdentityCommand({}))).Arn;
+    },
+    warn: (text) => (target.logger ?? silent).warn(text),
+  });
   return {
     states: new DynamoJobStateStore(documents, target.tableName),
     clock,
@@ -154,5 +170,6 @@ export function connectJobOperations(target: OperationsTarget): JobOperations {
       return job;
     },
     retryDeps: (job) => ({ store, queues, clock, jobs: new Map([[job.id, job.route]]) }),
+    operator: async () => operatorName(await identity()),
   };
 }

@@ -2,7 +2,6 @@
  * The CLI's arguments, validated with zod after commander has split them. Each problem names the argument it is
  * about (`--from`, `<scheduledTime>`), so the message can say what was wrong without a stack trace.
  */
-import { hostname, userInfo } from 'node:os';
 import { z } from 'zod';
 import { MAX_BY_CHARS, MAX_NOTE_CHARS } from '../../functions/protocol/job-control';
 import { JOB_ID_PATTERN, OVERLAP_POLICIES } from '../../functions/protocol/job-settings';
@@ -190,23 +189,6 @@ export const noteArgument = text(MAX_NOTE_CHARS);
 
 /** `--by`: who asks, recorded in the job-state row or the occurrence's row. */
 export const byArgument = text(MAX_BY_CHARS);
-
-/**
- * Who runs the CLI when `--by` is not given: the OS user name and the host, `alice@bastion-1`. Local and instant,
- * so it works offline and against the emulator; STS GetCallerIdentity would name the AWS principal, but it needs a
- * network call and a client the CLI does not otherwise have, and a shared role names the role, not the person.
- */
-export function defaultBy(env: NodeJS.ProcessEnv): string {
-  let user = env.USER || env.LOGNAME || env.USERNAME;
-  if (!user) {
-    try {
-      user = userInfo().username;
-    } catch {
-      user = 'unknown';
-    }
-  }
-  return `${user}@${hostname()}`.slice(0, MAX_BY_CHARS);
-}
 
 /** Non-empty names: table, bucket, stack, region. */
 export const nameArgument = z.string().regex(/^[A-Za-z0-9._:/-]+$/, {

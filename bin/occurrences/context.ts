@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import type { Clock } from '../../functions/protocol/ports';
 import type { ExitCode } from './errors';
-import type { Needs, Target, TargetOptions } from './target';
+import type { ClientConfig, Needs, Target, TargetOptions } from './target';
 
 export interface Output {
   /** One piece of the result, on stdout. */
@@ -23,7 +23,8 @@ export interface Progress {
   increment(): void;
   stop(): void;
 }
-export type ProgressFactory = (total: number) => Progress;
+/** A bar for `total` items; `label` names what advances it (`backfill` when not given). */
+export type ProgressFactory = (total: number, label?: string) => Progress;
 
 export interface CommandContext {
   readonly io: Output;
@@ -39,6 +40,14 @@ export interface CliDeps extends CommandContext {
   /** Stops `watch` (Ctrl-C in the real CLI). */
   readonly signal?: AbortSignal;
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * The caller's ARN (STS GetCallerIdentity with the target's client config), for the operator's identity
+   * (operations/operator-identity.ts). The real CLI passes stsCallerArn; without it the OS user and host alone are
+   * recorded (a program calling runCli, tests), except by the console, which asks STS itself.
+   */
+  readonly callerArn?: (config: ClientConfig) => Promise<string | undefined>;
+  /** Asks a yes/no question on the terminal (bulk actions without --yes); absent when stdin is not a TTY. */
+  readonly confirm?: (question: string) => Promise<boolean>;
 }
 
 /** What a command's file gets from the program when it registers its command (`registerList` and the others). */
@@ -48,6 +57,11 @@ export interface CommandSetup {
   readonly now: number;
   /** The table, bucket, jobs and worker queues named by the global options (or the stack's outputs). */
   connect(cmd: Command, needs: Needs): Promise<Target>;
+  /**
+   * Who runs the command, as its writes record it: `given` (`--by`) when there is one, else the operator's identity,
+   * `<os user>@<host> (<STS caller ARN>)`, resolved once per process (operations/operator-identity.ts).
+   */
+  operator(target: Pick<Target, 'clientConfig'>, given?: string): Promise<string>;
   /** For a command that finished with an answer other than "done" (3 refused, 4 not found). */
   setExitCode(code: ExitCode): void;
 }

@@ -7,8 +7,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
 import { DependencyError, messageOf } from '../../functions/protocol/errors';
 import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
+import { type OperatorIdentity, operatorName, resolveOperatorIdentity } from '../../operations/operator-identity';
 import { nameArgument, outputPrefixArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
+import { registerBulk } from './commands/bulk';
 import { registerConsole } from './commands/console';
 import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
@@ -27,10 +29,22 @@ import { DEFAULT_STACK, type Needs, resolveTarget, type Target, type TargetOptio
 
 export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number> {
   let exitCode: number = EXIT.ok;
+  let identity: Promise<OperatorIdentity> | undefined;
   const setup: CommandSetup = {
     deps,
     now: deps.clock.now(),
     connect: (cmd, needs) => connect(cmd, needs, deps),
+    operator: async (target, given) => {
+      if (given !== undefined) return given;
+      const { callerArn } = deps;
+      // Once per process: a bulk run of a thousand rows makes one STS call.
+      identity ??= resolveOperatorIdentity({
+        env: deps.env,
+        callerArn: callerArn === undefined ? undefined : () => callerArn(target.clientConfig ?? {}),
+        warn: deps.io.err,
+      });
+      return operatorName(await identity);
+    },
     setExitCode: (code) => {
       exitCode = code;
     },
@@ -48,6 +62,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerSchedules(program, setup);
   registerConsole(program, setup);
   registerReindex(program, setup);
+  registerBulk(program, setup);
   const activeCommand = followActiveCommand(program);
   showUsageAfterErrors(program);
 
@@ -66,7 +81,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
 function withGlobalOptions(program: Command, io: Output): Command {
   return program
     .description(
-      'Operate the scheduled-jobs stack: list, show, retry, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules; serve the browser console.',
+      'Operate the scheduled-jobs stack: list, show, retry (one or in bulk), cancel in bulk, backfill and watch occurrences; describe, pause, resume and run jobs; manage run-time schedules; serve the browser console.',
     )
     .option(
       '--stack <name>',

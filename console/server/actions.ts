@@ -92,7 +92,7 @@ const ACTION_HANDLERS: Record<ActionName, Handler> = {
         jobs: new Map([[job.id, job.route]]),
       },
       key,
-      { force },
+      { force, by },
     );
     const name = `${scheduleKey === undefined ? jobId : `${jobId} schedule ${scheduleKey}`} ${scheduledTime}`;
     switch (result.outcome) {

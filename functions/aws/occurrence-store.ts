@@ -6,7 +6,7 @@
 
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../protocol/errors';
-import type { ManualRetryFields } from '../protocol/manual-retry';
+import type { ManualRetryFields, ReopenRecord } from '../protocol/manual-retry';
 import {
   ATTEMPT_ERROR_MAX_CHARS,
   type AttemptRecord,
@@ -511,6 +511,26 @@ function historyEntry(lease: Lease | undefined, outcome: AttemptRecord['outcome'
   return { ':noHistory': [], ':historyEntry': [entry] };
 }
 
+/**
+ * The parts of a reopening that mark it as a bulk run's: the id added to the string set `bulkActions`, and the
+ * condition that refuses a row already holding it (the run acted on it before an interruption). Empty without a run.
+ */
+function bulkMarker(bulkId: string | undefined): {
+  add: string;
+  condition: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+} {
+  if (bulkId === undefined) return { add: '', condition: '', names: {}, values: {} };
+  return {
+    add: ' ADD #bulkActions :bulkIds',
+    condition: ' AND (attribute_not_exists(#bulkActions) OR NOT contains(#bulkActions, :bulkId))',
+    names: { '#bulkActions': 'bulkActions' },
+    // A Set is written as a DynamoDB string set (SS), which ADD merges.
+    values: { ':bulkIds': new Set([bulkId]), ':bulkId': bulkId },
+  };
+}
+
 /** A row read or returned by a write, as the protocol sees it (its series split into job and schedule key). */
 const rowOf = <T extends Occurrence = Occurrence>(item: unknown): T | undefined =>
   item === undefined ? undefined : fromTableItem(item as T);
@@ -526,6 +546,13 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
   /** FAILED to PENDING with a fresh attempt budget; see functions/protocol/manual-retry.ts. */
   async reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult> {
     const now = iso(request.now);
+    const bulk = bulkMarker(request.bulkId);
+    const entry: ReopenRecord = {
+      outcome: 'reopened',
+      at: now,
+      ...(request.by === undefined ? {} : { by: request.by }),
+      ...(request.bulkId === undefined ? {} : { bulkId: request.bulkId }),
+    };
     try {
       await this.client.send(
         new UpdateCommand({
@@ -535,8 +562,8 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             'SET #status = :pending, #statusShard = :statusShard, #previousAttempts = if_not_exists(#previousAttempts, :zero) + #attempt, #attempt = :zero, ' +
             '#deadlineAt = :deadline, #ttl = :ttl, #worker = :worker, #manualRetryAt = :now, #manualRetries = if_not_exists(#manualRetries, :zero) + :one, ' +
             // requeuedAt: the reconciler judges a PENDING row stuck from its last enqueue, this one, not from createdAt.
-            `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId`,
-          ConditionExpression: 'attribute_exists(#jobId) AND #status = :failed',
+            `#requeuedAt = :now, ${APPEND_HISTORY} REMOVE #failedAt, #nextAttemptAt, #leaseExpiresAt, #retryMessageId${bulk.add}`,
+          ConditionExpression: `attribute_exists(#jobId) AND #status = :failed${bulk.condition}`,
           ExpressionAttributeNames: {
             '#jobId': 'jobId',
             '#status': 'status',
@@ -554,6 +581,7 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             '#history': 'history',
             '#requeuedAt': 'requeuedAt',
             '#retryMessageId': 'retryMessageId',
+            ...bulk.names,
           },
           ExpressionAttributeValues: {
             ':pending': PENDING,
@@ -565,7 +593,9 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             ':ttl': request.ttl,
             ':worker': request.worker,
             ':now': now,
-            ...historyEntry(undefined, 'reopened', request.now),
+            ':noHistory': [],
+            ':historyEntry': [entry],
+            ...bulk.values,
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

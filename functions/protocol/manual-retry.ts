@@ -19,7 +19,7 @@
  */
 import { encodeEnvelope } from './envelope';
 import { messageOf, ScheduledJobsError } from './errors';
-import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
+import { type AttemptRecord, iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from './occurrence';
 import type { Clock, ReopenableStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
 import type { JobRoute } from './schedule-event';
@@ -32,6 +32,20 @@ export interface ManualRetryFields {
   readonly manualRetryAt?: string;
   /** Attempts used before the reopenings (the attempt counter restarts at 0 on each). */
   readonly previousAttempts?: number;
+  /**
+   * The bulk runs that acted on this occurrence (`bulk-<time>-<random>` ids; in the table a string set, read back
+   * sorted): each run's write adds its id and is refused where the id is already present, so a resumed run acts on
+   * a row once.
+   */
+  readonly bulkActions?: readonly string[];
+}
+
+/** The history entry of a reopening: who asked, and the bulk run it was part of (if any). */
+export interface ReopenRecord extends AttemptRecord {
+  /** The operator who retried it (operator-identity.ts). */
+  readonly by?: string;
+  /** The bulk run that retried it. */
+  readonly bulkId?: string;
 }
 
 /** What retryOccurrence needs: the store, the worker queues, a clock and the deployed jobs' routes. */
@@ -75,7 +89,19 @@ export type ManualRetryResult =
       readonly reason: string;
       readonly status?: OccurrenceStatus;
       readonly forceWouldEnqueue: boolean;
+      /** The bulk run `options.bulkId` reopened it before (it was interrupted, then resumed): nothing was written. */
+      readonly alreadyInBulk?: true;
     };
+
+/** How retryOccurrence acts: forced or not, for whom, and as part of which bulk run. */
+export interface ManualRetryOptions {
+  /** Enqueue one more message for a stuck PENDING, RETRY_WAIT or expired RUNNING row (the module comment). */
+  readonly force: boolean;
+  /** Who retries it, recorded in the reopening's history entry (operator-identity.ts). */
+  readonly by?: string;
+  /** The bulk run this retry is part of: a row that holds it in `bulkActions` is not reopened again. */
+  readonly bulkId?: string;
+}
 
 export type RetryDecision =
   | { readonly action: 'reopen' }
@@ -161,7 +187,7 @@ export function decideManualRetry(row: Occurrence, now: number, force: boolean):
 export async function retryOccurrence(
   deps: ManualRetryDeps,
   key: OccurrenceKey,
-  options: { force: boolean },
+  options: ManualRetryOptions,
 ): Promise<ManualRetryResult> {
   const job = deps.jobs.get(key.jobId);
   const queue = job === undefined ? undefined : deps.queues.get(job.worker);
@@ -177,6 +203,7 @@ export async function retryOccurrence(
   }
   const row = await deps.store.get(key);
   if (row === undefined) return { outcome: 'refused', forceWouldEnqueue: false, reason: 'there is no such occurrence' };
+  if (options.bulkId !== undefined && heldBy(row, options.bulkId)) return alreadyInBulk(row, options.bulkId);
   const now = deps.clock.now();
   const decision = decideManualRetry(row, now, options.force);
   if (decision.action === 'refuse') {
@@ -194,8 +221,17 @@ export async function retryOccurrence(
   const deadlineAt = now + job.deadlineSeconds * 1000;
   // Retention counts from the reopening, as a backfill's does from the backfill: never shorter than it was.
   const ttl = Math.max(row.ttl, Math.floor(now / 1000) + job.retentionDays * 86_400);
-  const reopened = await deps.store.reopenFailed(key, { now, deadlineAt, ttl, worker: job.worker });
+  const reopened = await deps.store.reopenFailed(key, {
+    now,
+    deadlineAt,
+    ttl,
+    worker: job.worker,
+    ...(options.by === undefined ? {} : { by: options.by }),
+    ...(options.bulkId === undefined ? {} : { bulkId: options.bulkId }),
+  });
   if (!reopened.reopened) {
+    if (options.bulkId !== undefined && reopened.current && heldBy(reopened.current, options.bulkId))
+      return alreadyInBulk(reopened.current, options.bulkId);
     return {
       outcome: 'refused',
       forceWouldEnqueue: false,
@@ -209,4 +245,19 @@ export async function retryOccurrence(
     throw new ReopenedNotEnqueuedError(key, error);
   }
   return { outcome: 'reopened', previous: row, deadlineAt: iso(deadlineAt) };
+}
+
+/** Whether the bulk run `bulkId` acted on the row already (its id is in `bulkActions`). */
+function heldBy(row: Occurrence & ManualRetryFields, bulkId: string): boolean {
+  return row.bulkActions?.includes(bulkId) === true;
+}
+
+function alreadyInBulk(row: Occurrence, bulkId: string): ManualRetryResult {
+  return {
+    outcome: 'refused',
+    forceWouldEnqueue: false,
+    status: row.status,
+    alreadyInBulk: true,
+    reason: `the bulk run ${bulkId} retried it already (it is ${row.status} now)`,
+  };
 }

@@ -233,6 +233,13 @@ export interface ReopenRequest {
   readonly ttl: number;
   /** The worker that runs the job now (it may have moved since the occurrence was recorded). */
   readonly worker: string;
+  /** Who retries it (operator-identity.ts), recorded in the history entry of the reopening. */
+  readonly by?: string;
+  /**
+   * The bulk run that reopens it (bulk-occurrences.ts): added to the row's `bulkActions` in the same write, whose
+   * condition refuses a row that holds it already, so that a resumed run never reopens one occurrence twice.
+   */
+  readonly bulkId?: string;
 }
 
 /** On failure the row that refused the condition (undefined when there is none). */

@@ -86,8 +86,12 @@ export const tableKeyOf = (key: OccurrenceKey): { jobId: string; scheduledTime: 
  */
 export function fromTableItem<T extends SeriesKey>(item: T): T {
   const { jobId, scheduleKey } = seriesKeyOf(item.jobId);
+  // A string set (`bulkActions`) comes back from the document client as a Set, which JSON (show --json, the
+  // console's API) would print as {}: the protocol sees it as a sorted array.
+  const sets =
+    'bulkActions' in item && item.bulkActions instanceof Set ? { bulkActions: [...item.bulkActions].sort() } : {};
   // The series is the truth; a stored scheduleKey attribute (written for people reading the table) agrees with it.
-  return { ...item, jobId, ...(scheduleKey === undefined ? {} : { scheduleKey }) };
+  return { ...item, jobId, ...(scheduleKey === undefined ? {} : { scheduleKey }), ...sets };
 }
 
 /** An occurrence as the table stores it: keyed by its series, and carrying its schedule key for people reading it. */

@@ -47,6 +47,32 @@ describe('OperatorOccurrenceStore.reopenFailed', () => {
     });
   });
 
+  it("records who retried it, and a bulk run's id in bulkActions, refused where the row holds that id", async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+
+    await store.reopenFailed(KEY, { ...request, by: 'alice@bastion (arn:aws:iam::1:user/alice)', bulkId: 'bulk-7' });
+
+    const input = ddbMock.commandCalls(UpdateCommand)[0]!.args[0].input;
+    expect(input.UpdateExpression).toMatch(/ ADD #bulkActions :bulkIds$/);
+    expect(input.ConditionExpression).toBe(
+      'attribute_exists(#jobId) AND #status = :failed AND (attribute_not_exists(#bulkActions) OR NOT contains(#bulkActions, :bulkId))',
+    );
+    expect(input.ExpressionAttributeValues).toMatchObject({ ':bulkIds': new Set(['bulk-7']), ':bulkId': 'bulk-7' });
+    expect(input.ExpressionAttributeValues?.[':historyEntry']).toEqual([
+      { outcome: 'reopened', at: iso(NOW), by: 'alice@bastion (arn:aws:iam::1:user/alice)', bulkId: 'bulk-7' },
+    ]);
+  });
+
+  it('without a bulk run, neither adds to nor tests bulkActions', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+
+    await store.reopenFailed(KEY, request);
+
+    const input = ddbMock.commandCalls(UpdateCommand)[0]!.args[0].input;
+    expect(`${input.UpdateExpression} ${input.ConditionExpression}`).not.toContain('bulkActions');
+    expect(input.ExpressionAttributeValues?.[':historyEntry']).toEqual([{ outcome: 'reopened', at: iso(NOW) }]);
+  });
+
   it('counts a retried request that finds its own reopening (same manualRetryAt) as done', async () => {
     const ownReopening = { ...occurrence({ status: PENDING }), manualRetryAt: iso(NOW), manualRetries: 1 };
     ddbMock.on(UpdateCommand).rejects(conditionFailed(ownReopening as never));

@@ -106,6 +106,8 @@ describe('POST /api/actions/retry', () => {
     expect(await w.occurrences.get({ jobId: HOURLY, scheduledTime: '2026-12-01T08:00:00Z' })).toMatchObject({
       status: 'PENDING',
       attempt: 0,
+      // Who retried it, in the row's history: the console's operator.
+      history: [expect.objectContaining({ outcome: 'reopened', by: OPERATOR })],
     });
     expect(w.queue.sent).toHaveLength(1);
     const refused = await post(app, 'retry', { jobId: HOURLY, scheduledTime: '2026-12-01T09:00:00Z', force: true });

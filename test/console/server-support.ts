@@ -140,6 +140,7 @@ export class MemoryOccurrences {
       deadlineAt: iso(r.deadlineAt),
       ttl: r.ttl,
       worker: r.worker,
+      history: [...(current.history ?? []), { outcome: 'reopened', at: iso(r.now), ...(r.by ? { by: r.by } : {}) }],
     });
     return { reopened: true };
   }

@@ -4,20 +4,25 @@
  * runs and retries a deployed job. On moto, with the table, queues and schedules a deployed ScheduledJobs has.
  */
 import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
+import { STSClient } from '@aws-sdk/client-sts';
 import { describe, expect, it } from 'vitest';
 import {
+  bulkRetry,
   connectJobOperations,
   describeJob,
   JobNotFoundError,
   type JobOperations,
+  newBulkId,
   pauseJob,
   resumeJob,
   retryOccurrence,
   runJobNow,
+  selectOccurrences,
 } from '../../operations';
 import { GROUP, HOURLY, messagesIn, OTHER_WORKER, putRows, row, useCliEmulator, WORKER } from '../cli/support';
 
 const emulator = useCliEmulator({ deployed: true });
+const MOTO_CREDENTIALS = { accessKeyId: 'l', secretAccessKey: 'l' };
 // One instant for every action: no fire time falls between the pause and the resume.
 const NOW = Date.parse('2026-12-01T09:15:00Z');
 
@@ -27,7 +32,12 @@ function operations(): JobOperations {
     tableName: resources.tableName,
     scheduleGroupName: GROUP,
     workerQueueUrls: { [WORKER]: resources.jobQueueUrl, [OTHER_WORKER]: emulator.otherQueueUrl },
-    clients: { dynamoDb: clients.dynamo, scheduler: clients.scheduler, sqs: clients.sqs },
+    clients: {
+      dynamoDb: clients.dynamo,
+      scheduler: clients.scheduler,
+      sqs: clients.sqs,
+      sts: new STSClient({ endpoint: emulator.moto.endpoint, region: 'us-east-1', credentials: MOTO_CREDENTIALS }),
+    },
     clock: { now: () => NOW },
   });
 }
@@ -83,6 +93,31 @@ describe('the operations entry point, with only the adapters connectJobOperation
     expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toEqual([
       expect.objectContaining({ jobId: HOURLY, scheduledTime }),
     ]);
+  });
+
+  it('bulk-retries the FAILED occurrences of a range, recording the STS caller as who did it', async () => {
+    const ops = operations();
+    const times = ['2026-12-01T06:00:00Z', '2026-12-01T07:00:00Z'];
+    await putRows(
+      emulator.clients,
+      emulator.resources.tableName,
+      times.map((t) => row(HOURLY, t, 'FAILED', NOW)),
+    );
+    const job = await ops.job(HOURLY);
+
+    const rows = await selectOccurrences(ops.occurrences, job, {
+      jobId: HOURLY,
+      statuses: ['FAILED'],
+      from: '2026-12-01T00:00:00Z',
+      to: '2026-12-02T00:00:00Z',
+    });
+    const by = await ops.operator();
+    const result = await bulkRetry(ops.retryDeps(job), rows, { bulkId: newBulkId(), by });
+
+    // moto answers GetCallerIdentity with its default user.
+    expect(by).toMatch(/^.+@.+ \(arn:aws:(iam|sts)::\d{12}:.+\)$/);
+    expect(result).toMatchObject({ total: 2, acted: 2, refused: [], failed: [] });
+    expect(await messagesIn(emulator.clients, emulator.resources.jobQueueUrl)).toHaveLength(2);
   });
 
   it('names the jobs the schedule group has when asked for one it does not', async () => {

@@ -132,6 +132,42 @@ describe('retryOccurrence', () => {
     expect(sent.map((b) => decodeEnvelope(b, new Set([JOB])))).toEqual([KEY]);
   });
 
+  it('passes who retries it and the bulk run to the reopening', async () => {
+    const { store, deps: d } = deps(row(FAILED));
+
+    await retryOccurrence(d, KEY, { force: false, by: 'alice@bastion', bulkId: 'bulk-9' });
+
+    expect(store.reopens[0]).toMatchObject({ by: 'alice@bastion', bulkId: 'bulk-9' });
+  });
+
+  it('refuses, with no write and no message, a row the same bulk run retried already', async () => {
+    const { store, sent, deps: d } = deps({ ...row(FAILED), bulkActions: ['bulk-9'] } as Occurrence);
+
+    const result = await retryOccurrence(d, KEY, { force: false, bulkId: 'bulk-9' });
+
+    expect(result).toMatchObject({ outcome: 'refused', alreadyInBulk: true, status: FAILED });
+    expect(store.reopens).toEqual([]);
+    expect(sent).toEqual([]);
+    // Another run (or a single retry) may reopen it.
+    await expect(retryOccurrence(d, KEY, { force: false, bulkId: 'bulk-10' })).resolves.toMatchObject({
+      outcome: 'reopened',
+    });
+  });
+
+  it('counts a reopening refused for the bulk marker (a concurrent copy of the run) as already done', async () => {
+    const { store, sent, deps: d } = deps(row(FAILED));
+    store.reopenFailed = async () => ({
+      reopened: false,
+      current: { ...row(PENDING), bulkActions: ['bulk-9'] } as Occurrence,
+    });
+
+    await expect(retryOccurrence(d, KEY, { force: false, bulkId: 'bulk-9' })).resolves.toMatchObject({
+      outcome: 'refused',
+      alreadyInBulk: true,
+    });
+    expect(sent).toEqual([]);
+  });
+
   it('never shortens the retention of a row that would be kept longer anyway', async () => {
     const far = Date.parse('2027-06-01T00:00:00Z') / 1000;
     const { store, deps: d } = deps(row(FAILED, { ttl: far }));

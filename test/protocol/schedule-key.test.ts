@@ -33,6 +33,12 @@ describe('series', () => {
     expect(fromTableItem({ jobId: 'report', scheduledTime: T })).toEqual({ jobId: 'report', scheduledTime: T });
   });
 
+  it("reads a row's bulkActions string set (a Set from the document client) as a sorted array, which JSON can print", () => {
+    const row = fromTableItem({ jobId: 'report', scheduledTime: T, bulkActions: new Set(['bulk-b', 'bulk-a']) });
+    expect(row.bulkActions).toEqual(['bulk-a', 'bulk-b']);
+    expect(JSON.stringify(row)).toContain('"bulkActions":["bulk-a","bulk-b"]');
+  });
+
   it("spreads one job's 100,000 keys due at one time over every status-index shard, within 10% of even", () => {
     const counts = new Array<number>(STATUS_INDEX_SHARDS).fill(0);
     for (let i = 0; i < 100_000; i++)

@@ -42,7 +42,6 @@ import {
 } from '../../../operations/backfill';
 import {
   byArgument,
-  defaultBy,
   jobIdArgument,
   overlapArgument,
   parseArguments,
@@ -85,7 +84,7 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
       '--concurrency <n>',
       `with --overlap allowAll: how many run at once, 1-100 (default ${BACKFILL_CONCURRENCY})`,
     )
-    .option('--by <who>', 'who asks, recorded on each row (default: the OS user name @ host)')
+    .option('--by <who>', 'who asks, recorded on each row (default: <os user>@<host> (<AWS caller ARN>))')
     .option('--dry-run', 'say what would be recorded; write nothing')
     .option('--json', 'the summary as JSON')
     .action(async (raw, cmd: Command) => {
@@ -112,7 +111,7 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
           signal: setup.deps.signal,
           overlap: o.overlap,
           concurrency: o.concurrency ?? BACKFILL_CONCURRENCY,
-          by: o.by ?? defaultBy(setup.deps.env),
+          by: await setup.operator(target, o.by),
           sleep: setup.deps.sleep ?? sleep,
         });
       }

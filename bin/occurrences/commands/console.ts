@@ -10,9 +10,7 @@
  * every action is recorded as: `<os user> via console (<caller ARN>)`.
  */
 import { spawn } from 'node:child_process';
-import { userInfo } from 'node:os';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import {
@@ -27,7 +25,7 @@ import {
 } from '../../../console/server';
 import { asDependencyError } from '../../../functions/aws/classify-error';
 import { messageOf } from '../../../functions/protocol/errors';
-import { MAX_BY_CHARS } from '../../../functions/protocol/job-control';
+import { consoleOperatorName, resolveOperatorIdentity, stsCallerArn } from '../../../operations/operator-identity';
 import type { ScheduleOperations } from '../../../operations/schedules';
 import { parseArguments, wholeNumberArgument } from '../arguments';
 import type { CliDeps, CommandSetup } from '../context';
@@ -37,8 +35,6 @@ import { resolveScheduleTarget } from './schedules-target';
 
 /** What the console command takes from the program's dependencies beyond CliDeps: tests pass their own. */
 export interface ConsoleCliDeps {
-  /** The caller's ARN (STS GetCallerIdentity); undefined when it cannot be had. */
-  readonly callerArn?: (config: ClientConfig) => Promise<string | undefined>;
   /** Opens the URL in a browser; rejects when it cannot. */
   readonly openBrowser?: (url: string) => Promise<void>;
   /** The page, instead of bundling console/web (tests that need no page). */
@@ -70,12 +66,13 @@ export function registerConsole(program: Command, setup: CommandSetup): void {
       const target = await setup.connect(cmd, { jobs: true, queues: !o.readOnly, bucket: true });
       const config = target.clientConfig ?? {};
       const registry = await registryOf(cmd, deps, target, o.registryTable);
-      const arn = await (deps.callerArn ?? callerArn)(config).catch(() => undefined);
-      if (arn === undefined)
-        deps.io.err(
-          'warning: no AWS identity (STS GetCallerIdentity failed): actions are recorded by the OS user alone',
-        );
-      const consoleDeps = consoleDepsOf(deps, target, { registry, arn, config });
+      // The one resolver every operator write uses; the console asks STS even where the CLI's deps do not say how.
+      const identity = await resolveOperatorIdentity({
+        env: deps.env,
+        callerArn: () => (deps.callerArn ?? stsCallerArn)(config),
+        warn: deps.io.err,
+      });
+      const consoleDeps = consoleDepsOf(deps, target, { registry, operator: consoleOperatorName(identity), config });
       let running: Awaited<ReturnType<typeof startConsole>>;
       try {
         running = await startConsole(consoleDeps, {
@@ -104,7 +101,7 @@ export function registerConsole(program: Command, setup: CommandSetup): void {
 function consoleDepsOf(
   deps: CliDeps,
   target: Target,
-  extra: { registry?: ScheduleOperations; arn?: string; config: ClientConfig },
+  extra: { registry?: ScheduleOperations; operator: string; config: ClientConfig },
 ): ConsoleDeps {
   // Against the emulator the units are estimated from item sizes: moto answers ConsumedCapacity with constants.
   const meter = new ReadMeter(extra.config.endpoint === undefined ? 'reported' : 'estimated');
@@ -114,14 +111,9 @@ function consoleDepsOf(
     newestFirst: (series, range) => target.reader.listSeriesNewestFirst(series, range, TIMELINE_ATTRIBUTES),
     get: async (key) => (await target.store.get(key)) as unknown as Record<string, unknown> | undefined,
   };
-  const user = osUser(deps.env);
-  const operator = (extra.arn === undefined ? `${user} via console` : `${user} via console (${extra.arn})`).slice(
-    0,
-    MAX_BY_CHARS,
-  );
   return {
     where: target.where,
-    operator,
+    operator: extra.operator,
     clock: deps.clock,
     jobs: catalogueOf(target),
     states: target.states,
@@ -191,26 +183,6 @@ function s3Reports(config: ClientConfig, bucket: string): ReportReader {
       }
     },
   };
-}
-
-/** The caller's ARN, from STS GetCallerIdentity (the emulator answers it too). */
-async function callerArn(config: ClientConfig): Promise<string | undefined> {
-  const sts = new STSClient(config);
-  try {
-    return (await sts.send(new GetCallerIdentityCommand({}))).Arn;
-  } finally {
-    sts.destroy();
-  }
-}
-
-function osUser(env: NodeJS.ProcessEnv): string {
-  const user = env.USER || env.LOGNAME || env.USERNAME;
-  if (user) return user;
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** Opens the URL with the platform's opener (open, start, xdg-open); rejects when it cannot be run or fails. */

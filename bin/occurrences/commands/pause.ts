@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type PauseResult, pauseJob, pauseSummary } from '../../../functions/protocol/job-control';
-import { byArgument, defaultBy, jobIdArgument, noteArgument, parseArguments } from '../arguments';
+import { byArgument, jobIdArgument, noteArgument, parseArguments } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { catalogueOf, schedulesOf } from '../target';
 import { deployedJob } from './backfill';
@@ -16,7 +16,7 @@ export function registerPause(program: Command, setup: CommandSetup): void {
     .description("disable a job's schedule (its definition kept) and record who paused it, when and why")
     .argument('<jobId>', 'the job')
     .requiredOption('--note <text>', 'why, for whoever finds the job paused (up to 500 characters)')
-    .option('--by <who>', 'who pauses it (default: the OS user name @ host)')
+    .option('--by <who>', 'who pauses it (default: <os user>@<host> (<AWS caller ARN>))')
     .option('--json', 'the job-state row after the pause, as JSON')
     .action(async (jobId: string, raw, cmd: Command) => {
       const o = parseArguments(
@@ -32,7 +32,7 @@ export function registerPause(program: Command, setup: CommandSetup): void {
       const target = await setup.connect(cmd, { jobs: true });
       const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
       const deps = { states: target.states, clock: setup.deps.clock, schedules: schedulesOf(target) };
-      const result = await pauseJob(deps, job.id, { note: o.note, by: o.by ?? defaultBy(setup.deps.env) });
+      const result = await pauseJob(deps, job.id, { note: o.note, by: await setup.operator(target, o.by) });
       printPause(setup.deps, job.id, result, o.json);
     });
 }

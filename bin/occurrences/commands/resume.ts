@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { type CatchUp, type DeployedJob, type ResumeResult, resumeJob } from '../../../functions/protocol/job-control';
 import type { JobState } from '../../../functions/protocol/job-state';
 import type { TriggerResult } from '../../../functions/protocol/record-occurrence';
-import { byArgument, defaultBy, jobIdArgument, parseArguments } from '../arguments';
+import { byArgument, jobIdArgument, parseArguments } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { duration } from '../format';
 import { catalogueOf, historyOf, queuesOf, schedulesOf } from '../target';
@@ -24,7 +24,7 @@ export function registerResume(program: Command, setup: CommandSetup): void {
       "enable a paused job's schedule; run the times it missed inside its catch-up window, record older ones as missed",
     )
     .argument('<jobId>', 'the job')
-    .option('--by <who>', 'who resumes it (default: the OS user name @ host)')
+    .option('--by <who>', 'who resumes it (default: <os user>@<host> (<AWS caller ARN>))')
     .option('--json', 'what was done, as JSON')
     .action(async (jobId: string, raw, cmd: Command) => {
       const o = parseArguments(
@@ -45,7 +45,7 @@ export function registerResume(program: Command, setup: CommandSetup): void {
           history: historyOf(target),
         },
         job,
-        { by: o.by ?? defaultBy(setup.deps.env) },
+        { by: await setup.operator(target, o.by) },
       );
       printResume(setup.deps, job, result, o.json);
     });

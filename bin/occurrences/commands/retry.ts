@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { type ManualRetryResult, retryOccurrence } from '../../../functions/protocol/manual-retry';
 import type { OccurrenceKey } from '../../../functions/protocol/occurrence';
 import type { ReopenableStore, WorkQueue } from '../../../functions/protocol/ports';
-import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import { byArgument, jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
 import { type JobCatalogue, unknownJobMessage } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
@@ -28,9 +28,18 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
       'enqueue one more message for a PENDING, RETRY_WAIT or expired-lease RUNNING occurrence; ' +
         'never for SUCCEEDED or a live lease',
     )
+    .option(
+      '--by <who>',
+      "who retries it, recorded in the row's history (default: <os user>@<host> (<AWS caller ARN>))",
+    )
     .action(async (jobId: string, scheduledTime: string, raw, cmd: Command) => {
       const o = parseArguments(
-        z.object({ jobId: jobIdArgument, scheduledTime: scheduledTimeArgument, force: z.boolean().default(false) }),
+        z.object({
+          jobId: jobIdArgument,
+          scheduledTime: scheduledTimeArgument,
+          force: z.boolean().default(false),
+          by: byArgument.optional(),
+        }),
         { jobId, scheduledTime, ...raw },
         ['jobId', 'scheduledTime'],
       );
@@ -39,7 +48,7 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
         setup.deps,
         { store: target.store, jobs: catalogueOf(target), queues: queuesOf(target) },
         { jobId: o.jobId, scheduledTime: o.scheduledTime },
-        { force: o.force },
+        { force: o.force, by: await setup.operator(target, o.by) },
       );
       if (result.outcome === 'refused') setup.setExitCode(EXIT.refused);
     });
@@ -49,7 +58,7 @@ export async function runRetry(
   ctx: CommandContext,
   deps: { store: ReopenableStore; jobs: JobCatalogue; queues: WorkerQueues },
   key: OccurrenceKey,
-  options: { force: boolean },
+  options: { force: boolean; by?: string },
 ): Promise<ManualRetryResult> {
   const name = `${key.jobId} ${key.scheduledTime}`;
   const job = await deps.jobs.job(key.jobId);

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type RunResult, runJobNow } from '../../../functions/protocol/job-control';
-import { byArgument, defaultBy, jobIdArgument, overlapArgument, parseArguments } from '../arguments';
+import { byArgument, jobIdArgument, overlapArgument, parseArguments } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
 import { catalogueOf, queueFor, queuesOf } from '../target';
@@ -25,7 +25,7 @@ export function registerRun(program: Command, setup: CommandSetup): void {
       '--overlap <policy>',
       "this occurrence's own policy instead of the job's: skip, bufferOne, bufferAll, cancelOther, allowAll",
     )
-    .option('--by <who>', 'who asks (default: the OS user name @ host)')
+    .option('--by <who>', 'who asks (default: <os user>@<host> (<AWS caller ARN>))')
     .option('--json', 'the result as JSON')
     .action(async (jobId: string, raw, cmd: Command) => {
       const o = parseArguments(
@@ -50,7 +50,7 @@ export function registerRun(program: Command, setup: CommandSetup): void {
           trigger: { store: target.store, queues: queues.byWorker, clock, logger: quiet },
         },
         job,
-        { by: o.by ?? defaultBy(setup.deps.env), overlap: o.overlap },
+        { by: await setup.operator(target, o.by), overlap: o.overlap },
       );
       printRun(setup.deps, job.id, result, o);
       if (result.outcome === 'refused') setup.setExitCode(EXIT.refused);

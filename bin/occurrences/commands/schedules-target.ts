@@ -11,7 +11,7 @@ import { asDependencyError } from '../../../functions/aws/classify-error';
 import { STACK_OUTPUTS } from '../../../lib/stack-outputs';
 import { connectScheduleOperations, type ScheduleOperations } from '../../../operations/schedules';
 import { UsageError } from '../errors';
-import { clientConfig, DEFAULT_STACK, outputsOf } from '../target';
+import { type ClientConfig, clientConfig, DEFAULT_STACK, outputsOf } from '../target';
 
 /** The stack output that names the registry table (lib/ adds it when a job takes schedules at run time). */
 export const REGISTRY_TABLE_OUTPUT = 'ScheduleRegistryTableName';
@@ -32,6 +32,8 @@ export interface ScheduleTargetOptions {
 export interface ScheduleTarget {
   readonly ops: ScheduleOperations;
   readonly where: string;
+  /** The endpoint, region and credentials the clients were made with (STS asks with them: the operator's ARN). */
+  readonly clientConfig?: ClientConfig;
 }
 
 /** What the schedules commands take from the program's dependencies beyond CliDeps: tests pass their own. */
@@ -76,7 +78,7 @@ export async function resolveScheduleTarget(
     clients: { dynamoDb: new DynamoDBClient(config), scheduler: new SchedulerClient(config) },
   });
   const at = config.endpoint === undefined ? '' : ` at ${config.endpoint}`;
-  return { ops, where: `registry ${registryTable}${at}` };
+  return { ops, where: `registry ${registryTable}${at}`, clientConfig: config };
 }
 
 async function stackOutputValues(

@@ -25,7 +25,6 @@ import {
 } from '../../../operations/schedules';
 import {
   byArgument,
-  defaultBy,
   jobIdArgument,
   nameArgument,
   outputPrefixArgument,
@@ -62,7 +61,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 const keyArgument = z.string().min(1, { error: 'must not be empty' });
 
 /** The --by option of every command that changes schedules: one wording for the author the registry records. */
-const BY_OPTION = ['--by <who>', 'who makes the change (default: the OS user name @ host)'] as const;
+const BY_OPTION = ['--by <who>', 'who makes the change (default: <os user>@<host> (<AWS caller ARN>))'] as const;
 
 /**
  * The arguments of a command on one key's schedule: `<jobId>` and `<key>` with the command's own options, so that
@@ -140,7 +139,8 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
     );
 
   const connect = (cmd: Command): Promise<ScheduleTarget> => connectSchedulesOf(cmd, deps);
-  const by = (given: string | undefined) => given ?? defaultBy(deps.env);
+  // Who acts, as every operator write records it: STS asked with the registry's client config (operator-identity.ts).
+  const by = (target: ScheduleTarget, given: string | undefined) => setup.operator(target, given);
 
   schedules
     .command('upsert')
@@ -177,8 +177,10 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
         ...(o.description === undefined ? {} : { description: o.description }),
         ...(o.paused ? { enabled: false } : {}),
       };
-      const { ops } = await connect(cmd);
-      const result = await asCliErrors(() => upsertSchedule(ops, o.jobId, o.key, spec, { by: by(o.by) }));
+      const target = await connect(cmd);
+      const { ops } = target;
+      const who = await by(target, o.by);
+      const result = await asCliErrors(() => upsertSchedule(ops, o.jobId, o.key, spec, { by: who }));
       if (o.json) deps.io.out(JSON.stringify(result, null, 2));
       else deps.io.out(`${result.outcome} ${scheduleLine(result.schedule)}`);
     });
@@ -253,9 +255,11 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
       .option('--json', 'the schedule after the change, as JSON')
       .action(async (jobId: string, key: string, raw, cmd: Command) => {
         const o = parseKeyArguments(jobId, key, raw, { by: byArgument.optional(), json: z.boolean().default(false) });
-        const { ops } = await connect(cmd);
+        const target = await connect(cmd);
+        const { ops } = target;
+        const who = await by(target, o.by);
         const change = state === 'PAUSED' ? pauseSchedule : resumeSchedule;
-        const schedule = await asCliErrors(() => change(ops, o.jobId, o.key, { by: by(o.by) }), setup);
+        const schedule = await asCliErrors(() => change(ops, o.jobId, o.key, { by: who }), setup);
         if (schedule === undefined) return;
         if (o.json) deps.io.out(JSON.stringify(schedule, null, 2));
         else deps.io.out(`${state === 'PAUSED' ? 'paused' : 'resumed'} ${scheduleLine(schedule)}`);
@@ -270,8 +274,10 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
     .option(...BY_OPTION)
     .action(async (jobId: string, key: string, raw, cmd: Command) => {
       const o = parseKeyArguments(jobId, key, raw, { by: byArgument.optional() });
-      const { ops } = await connect(cmd);
-      const { deleted } = await asCliErrors(() => deleteSchedule(ops, o.jobId, o.key, { by: by(o.by) }));
+      const target = await connect(cmd);
+      const { ops } = target;
+      const who = await by(target, o.by);
+      const { deleted } = await asCliErrors(() => deleteSchedule(ops, o.jobId, o.key, { by: who }));
       if (deleted) deps.io.out(`deleted ${o.jobId}/${o.key}: its Scheduler schedule and its registry row`);
       else {
         deps.io.err(`job ${o.jobId} has no schedule with key ${quoteValue(o.key)}: nothing to delete`);
@@ -314,7 +320,9 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
       const source = readItems(o.file);
       const items = source.items;
       const startAt = o.checkpoint === undefined ? 0 : readCheckpoint(o.checkpoint, items.length);
-      const { ops } = await connect(cmd);
+      const target = await connect(cmd);
+      const { ops } = target;
+      const who = await by(target, o.by);
       const progress = importProgress(deps, items.length, startAt);
       let result: BulkUpsertResult;
       try {
@@ -322,7 +330,7 @@ export function registerSchedules(program: Command, setup: CommandSetup): void {
           upsertSchedules(ops, o.jobId, items, {
             rate: o.rate,
             concurrency: o.concurrency,
-            by: by(o.by),
+            by: who,
             signal: deps.signal,
             onProgress: (p) => progress.update(p.done, p.failed),
             checkpoint: {
