@@ -3,8 +3,8 @@
  * report write-once, and record the outcome. Every write after the claim is fenced by the lease id.
  *
  *   claim ─▶ overlap policy: take the job's running slot, or SKIPPED / BUFFERED (job-slot.ts; not for allowAll)
- *         ─▶ report already committed? ─yes─────────────────────────┐
- *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
+ *         ─▶ report already committed? ─yes──────────────────────────────────────────┐
+ *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit point ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
  *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
  *   SUCCEEDED or FAILED ─▶ release the slot, wake the first BUFFERED one; pause after N failures in a row
@@ -401,6 +401,7 @@ async function runAttempt(
       open = segment;
       const end = await runResumableSegment(segment, job.definition, occurrence, signal, log);
       if (end.kind === 'yielded') return { yielded: segment };
+      await reachCommitPoint(deps, lease, signal);
       if (end.kind === 'streamed') return commitStreamed(end.writer, reportKey, signal, log);
       return commitReport(deps, lease, reportKey, end.report, signal, log);
     },
@@ -417,6 +418,18 @@ async function adoptable(deps: WorkerDeps, reportKey: string, log: Logger): Prom
   if (!(await reportCommitted(deps, reportKey))) return false;
   log.info('report already committed by an earlier attempt; adopting it', { reportKey });
   return true;
+}
+
+/**
+ * The commit point (cancel-occurrence.ts): one fenced write just before the report is put. Refused once an operator's
+ * cancel (or a cancelOther revoke) is recorded: LeaseLostError, and nothing is put. Once written, a cancel is refused.
+ */
+function reachCommitPoint(deps: WorkerDeps, lease: Lease, signal: AbortSignal): Promise<void> {
+  return withTransientRetries(() => deps.store.markCommitting(lease, deps.clock.now()), {
+    attempts: 3,
+    firstDelayMs: 200,
+    signal,
+  });
 }
 
 /** Complete the streamed report's upload once (If-None-Match); a 412 is this occurrence's report, adopted. */
