@@ -1,0 +1,79 @@
+/**
+ * The operator's cancel in the policy world (sim/policy-world.ts cancelPlan, P11 and P12): fixed plans where the cancel
+ * meets a running job, a buffered occurrence and a job at its commit point, a short property run, and the two
+ * invariants' own ability to fail.
+ */
+import { describe, expect, it } from 'vitest';
+import { calmPlan } from '../../sim/plan';
+import { cancelPlan, checkPolicyInvariants, simulatePolicies, simulatePolicyPlan } from '../../sim/policy-world';
+import type { PolicyScenario } from '../../sim/world';
+
+const statuses = (rows: readonly (Record<string, unknown> | undefined)[]) => rows.map((r) => r?.status);
+const ids = (violations: readonly { invariant: string }[]) => [...new Set(violations.map((v) => v.invariant))];
+const FIRST = '2026-11-30T06:00:00Z';
+const REPORT = `reports/report/${FIRST}.txt`;
+
+describe('the operator cancel in the policy world', () => {
+  it('stops a running first occurrence: CANCELLED by the operator, no report, and the next one runs', async () => {
+    const scenario: PolicyScenario = {
+      overlap: 'bufferAll',
+      others: [{ afterMs: 20_000, jobMs: 5_000 }],
+      operator: [{ action: 'cancel', target: 0, atMs: 30_000 }],
+    };
+    const { outcome, violations } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 200_000 }), scenario });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['CANCELLED', 'SUCCEEDED']);
+    expect(outcome.rows[0]).toMatchObject({ cancelledByOperator: 'operator@sim', cancelNote: 'operator action 1' });
+    expect(outcome.objects.has(REPORT)).toBe(false);
+    expect(outcome.operatorActions[0]).toMatchObject({ action: 'cancel', outcome: 'cancelled' });
+  });
+
+  it("closes a BUFFERED occurrence, which the holder's wake-up then finds finished", async () => {
+    const scenario: PolicyScenario = {
+      overlap: 'bufferAll',
+      others: [
+        { afterMs: 10_000, jobMs: 5_000 },
+        { afterMs: 20_000, jobMs: 5_000 },
+      ],
+      operator: [{ action: 'cancel', target: 1, atMs: 30_000 }],
+    };
+    const { outcome, violations } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 60_000 }), scenario });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['SUCCEEDED', 'CANCELLED', 'SUCCEEDED']);
+  });
+
+  it('is refused once the occurrence SUCCEEDED, and changes nothing', async () => {
+    const scenario: PolicyScenario = {
+      overlap: 'skip',
+      others: [{ afterMs: 60_000, jobMs: 5_000 }],
+      operator: [{ action: 'cancel', target: 0, atMs: 30_000 }],
+    };
+    const { outcome, violations } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 10_000 }), scenario });
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    expect(outcome.operatorActions[0]).toMatchObject({ outcome: 'refused' });
+  });
+
+  it('P11 fails on a report committed after the cancel; P12 on a row both SUCCEEDED and CANCELLED, or a cancel not in the row', async () => {
+    const scenario: PolicyScenario = {
+      overlap: 'skip',
+      others: [{ afterMs: 60_000, jobMs: 5_000 }],
+      operator: [{ action: 'cancel', target: 0, atMs: 30_000 }],
+    };
+    const { outcome } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 200_000 }), scenario });
+    const cancelledAt = outcome.operatorCancelledAt.get(FIRST);
+    if (cancelledAt === undefined) throw new Error('not cancelled');
+    const committedLate = { ...outcome, commitsAt: new Map([[REPORT, [cancelledAt + 1]]]) };
+    expect(ids(checkPolicyInvariants(committedLate, scenario))).toEqual(['P11']);
+    const both = { ...outcome, statusesSeen: new Map([[FIRST, new Set(['RUNNING', 'SUCCEEDED', 'CANCELLED'])]]) };
+    expect(ids(checkPolicyInvariants(both, scenario))).toEqual(['P12']);
+    const notInRow = { ...outcome, rows: [{ ...outcome.rows[0], status: 'FAILED', lastError: 'x' }, outcome.rows[1]] };
+    expect(ids(checkPolicyInvariants(notInRow, scenario))).toContain('P12');
+  });
+
+  it('holds every invariant over a short run of generated cancel plans', async () => {
+    const report = await simulatePolicies({ runs: 25, seed: 7250003, plans: cancelPlan });
+    expect(report.failure).toBeUndefined();
+    expect(report.tally.cancels.cancelled ?? 0).toBeGreaterThan(0);
+  });
+});
