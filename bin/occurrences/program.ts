@@ -9,6 +9,7 @@ import { DependencyError, messageOf } from '../../functions/protocol/errors';
 import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry';
 import { nameArgument, outputPrefixArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
+import { registerCancel } from './commands/cancel';
 import { registerConsole } from './commands/console';
 import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
@@ -39,6 +40,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerList(program, setup);
   registerShow(program, setup);
   registerRetry(program, setup);
+  registerCancel(program, setup);
   registerBackfill(program, setup);
   registerWatch(program, setup);
   registerDescribe(program, setup);
