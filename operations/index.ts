@@ -9,6 +9,13 @@
  * await resumeJob(ops, await ops.job('weekly-export'), { by: 'alice' });
  * ```
  *
+ * An operator's cancel of one occurrence (a running one is stopped through its lease, a waiting one closed):
+ *
+ * ```ts
+ * const store = new OperatorOccurrenceStore(documents, tableName);
+ * await cancelOccurrence({ store, clock: { now: Date.now }, newId: randomUUID }, key, { by: 'alice', note: 'why' });
+ * ```
+ *
  * A backfill records the fire times a job missed in a past range, as the trigger would have, after a dry run:
  *
  * ```ts
@@ -45,6 +52,12 @@ export type {
   SkipReason,
 } from '../functions/index';
 export {
+  type CancelDeps,
+  type CancelOptions,
+  type CancelResult,
+  cancelOccurrence,
+} from '../functions/protocol/cancel-occurrence';
+export {
   type CatchUp,
   type DeployedJob,
   describeJob,
@@ -77,6 +90,9 @@ export {
 // scheduled-jobs-stack/runtime's, re-exported as types so that an operator's tool can name them from here too.
 export type { MetricName } from '../functions/protocol/metric-names';
 export type {
+  CancellableStore,
+  CancelRequest,
+  CancelWriteResult,
   Clock,
   CreateResult,
   JobStateChange,

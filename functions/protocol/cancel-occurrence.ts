@@ -37,7 +37,9 @@ export const CANCEL_BY_MAX_CHARS = 300;
 
 /** What cancelOccurrence needs: the store, a clock, and the uuid of a revoked lease. */
 export interface CancelDeps {
+  /** Reads the row and writes the cancel (OperatorOccurrenceStore on DynamoDB). */
   readonly store: CancellableStore;
+  /** What "now" is for the cancel's time. */
   readonly clock: Clock;
   /** A fresh uuid per call (crypto.randomUUID). */
   readonly newId: () => string;

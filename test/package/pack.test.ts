@@ -70,6 +70,7 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'SqsWorkQueue',
     'UnknownScheduleJobError',
     'backfillRangeProblem',
+    'cancelOccurrence',
     'connectJobOperations',
     'connectScheduleOperations',
     'deleteSchedule',
