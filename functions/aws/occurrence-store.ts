@@ -81,8 +81,9 @@ const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, SKIPPED, BUFFERED, CANCELLED } = OccurrenceStatus;
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
 /**
- * The row's lease has not reached its commit point (occurrence.ts committingLease): the condition of an operator's
- * cancel and of a cancelOther revoke. Past it, the report may be committed, so the holder is left to finish.
+ * The row's lease has not reached its commit point (occurrence.ts committingLease): the condition of a cancelOther
+ * revoke. Past it, the report may be committed, so the holder is left to finish. (An operator's cancel asks more: no
+ * lease ever reached it.)
  */
 const NOT_COMMITTING = '(attribute_not_exists(#committingLease) OR #committingLease <> #leaseId)';
 
@@ -612,12 +613,11 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
   /**
    * An operator's cancel (functions/protocol/cancel-occurrence.ts): CANCELLED with who and why, a history entry, and
    * for a RUNNING row its lease id replaced (its expiry kept: its worker may work until then), only while the row is
-   * as observed and, RUNNING, its lease has not reached its commit point.
+   * as observed and no lease of it ever reached its commit point.
    */
   async cancel(key: OccurrenceKey, request: CancelRequest): Promise<CancelWriteResult> {
     const { observed, revocationId, note } = request;
     const now = iso(request.now);
-    const running = observed.status === RUNNING;
     const lease = observed.leaseId === undefined ? 'attribute_not_exists(#leaseId)' : '#leaseId = :observedLease';
     const entry: AttemptRecord = {
       outcome: 'cancelled',
@@ -635,8 +635,9 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             `${note === undefined ? '' : ', #cancelNote = :note'}${revocationId === undefined ? '' : ', #leaseId = :revocation'}, ` +
             `${APPEND_HISTORY} REMOVE #nextAttemptAt`,
           ConditionExpression:
-            `attribute_exists(#jobId) AND #status = :observedStatus AND #attempt = :attempt AND ${lease}` +
-            (running ? ` AND ${NOT_COMMITTING}` : ''),
+            `attribute_exists(#jobId) AND #status = :observedStatus AND #attempt = :attempt AND ${lease} AND ` +
+            // Any lease's commit point, not only the current one's: a put sent then may still land (a frozen worker).
+            'attribute_not_exists(#committingLease)',
           ExpressionAttributeNames: names(
             '#jobId',
             '#status',
@@ -647,8 +648,8 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
             '#cancelledByOperator',
             '#history',
             '#nextAttemptAt',
+            '#committingLease',
             ...(note === undefined ? [] : ['#cancelNote' as const]),
-            ...(running ? ['#committingLease' as const] : []),
           ),
           ExpressionAttributeValues: {
             ':cancelled': CANCELLED,

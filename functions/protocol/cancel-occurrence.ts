@@ -10,9 +10,11 @@
  *   within one heartbeat, and every fenced write of that worker fails after it. An expired, continued or revoked
  *   lease has no holder to stop, and the row is closed the same way.
  * - The commit point: a worker writes `committingLease` (fenced) just before it commits its report. The cancel's
- *   condition refuses a row whose lease reached it ("too late"), and the commit point's write fails once the cancel
- *   is recorded: so a cancelled occurrence commits no report after its cancel, and none ends both SUCCEEDED and
- *   CANCELLED.
+ *   condition refuses a row any of whose leases reached it ("too late"), and the commit point's write fails once the
+ *   cancel is recorded: so a cancelled occurrence commits no report after its cancel, and none ends both SUCCEEDED
+ *   and CANCELLED. Any lease's, not only the current one's: a worker frozen after its commit point (or a slow put)
+ *   may put its report after its lease expired and the occurrence was claimed again (found by the simulation, seed
+ *   7250004). The price: an occurrence whose commit failed after its commit point cannot be cancelled any more.
  * - SUCCEEDED, FAILED, SKIPPED, CANCELLED, an unknown key: refused with the reason, and nothing written.
  */
 import { InvalidInputError } from './errors';
@@ -74,17 +76,9 @@ export function decideCancel(row: Occurrence | undefined): CancelDecision {
     case OccurrenceStatus.PENDING:
     case OccurrenceStatus.RETRY_WAIT:
     case OccurrenceStatus.BUFFERED:
-      return { action: 'cancel', revoke: false };
+      return row.committingLease === undefined ? { action: 'cancel', revoke: false } : tooLate(row);
     case OccurrenceStatus.RUNNING:
-      if (isCommitting(row)) {
-        return {
-          action: 'refuse',
-          reason:
-            `too late: it is committing its report (lease ${row.leaseId} reached its commit point at ${row.committingAt ?? '?'}); ` +
-            'it ends SUCCEEDED, or fails and can be cancelled then',
-        };
-      }
-      return { action: 'cancel', revoke: true };
+      return row.committingLease === undefined ? { action: 'cancel', revoke: true } : tooLate(row);
     case OccurrenceStatus.SUCCEEDED:
       return {
         action: 'refuse',
@@ -102,6 +96,21 @@ export function decideCancel(row: Occurrence | undefined): CancelDecision {
     default:
       return { action: 'refuse', reason: `its status ${quoteValue(row.status)} is not one this protocol writes` };
   }
+}
+
+/**
+ * A lease of the row reached its commit point: its report may be committed, or (its worker frozen or its put slow)
+ * still land, at any time; a cancel now could be followed by a report. The row ends SUCCEEDED (this or the next
+ * attempt adopts the report) or FAILED.
+ */
+function tooLate(row: Occurrence): CancelDecision {
+  const at = row.committingAt ?? '?';
+  return {
+    action: 'refuse',
+    reason: isCommitting(row)
+      ? `too late: it is committing its report (lease ${row.committingLease} reached its commit point at ${at}); it ends SUCCEEDED unless the commit fails`
+      : `too late: an earlier attempt reached its commit point (lease ${row.committingLease} at ${at}), so its report may be committed or still landing; the next attempt adopts it`,
+  };
 }
 
 /** Who cancelled a CANCELLED row, in words. */

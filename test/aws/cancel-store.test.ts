@@ -93,19 +93,24 @@ describe('OperatorOccurrenceStore.cancel', () => {
     expect(row()).toEqual(before);
   });
 
-  it("cancels a RUNNING row whose commit point is an earlier lease's (the next claim looks for that report)", async () => {
-    const claimedAgain = {
-      ...running,
-      attempt: 2,
-      leaseId: 'L2',
-      committingLease: 'L1',
-      committingAt: iso(NOW - MINUTE),
-    };
-    seed(claimedAgain);
-    expect(await store.cancel(KEY, cancelOf(claimedAgain, { revocationId: 'cancelled-by-operator-u2' }))).toEqual({
-      cancelled: true,
-    });
-  });
+  it.each([
+    ['RUNNING, claimed again', { ...running, attempt: 2, leaseId: 'L2' }],
+    [
+      'RETRY_WAIT after a failed commit',
+      occurrence({ status: RETRY_WAIT, attempt: 1, leaseId: 'L1', nextAttemptAt: iso(NOW + MINUTE) }),
+    ],
+  ])(
+    "refuses a %s row whose earlier lease reached its commit point: that lease's put may still land",
+    async (_case, r) => {
+      const o = { ...r, committingLease: 'L1', committingAt: iso(NOW - MINUTE) } as Occurrence;
+      seed(o);
+      expect(await store.cancel(KEY, cancelOf(o, { revocationId: 'cancelled-by-operator-u2' }))).toMatchObject({
+        cancelled: false,
+        current: { committingLease: 'L1' },
+      });
+      expect(row()?.status).toBe(o.status);
+    },
+  );
 
   it.each([
     ['claimed since it was read', { status: RUNNING, attempt: 1, leaseId: 'L9', leaseExpiresAt: iso(NOW + MINUTE) }],

@@ -44,7 +44,7 @@ class MemoryStore implements CancellableStore {
       c.status === request.observed.status &&
       c.leaseId === request.observed.leaseId &&
       c.attempt === request.observed.attempt &&
-      !(c.status === RUNNING && c.committingLease === c.leaseId);
+      c.committingLease === undefined;
     if (!asObserved) return { cancelled: false, current: c };
     this.current = {
       ...c,
@@ -80,6 +80,14 @@ describe('decideCancel', () => {
       action: 'refuse',
       reason: expect.stringMatching(/^too late: it is committing its report/),
     });
+  });
+
+  it.each([
+    ['RUNNING again', { ...live, attempt: 2, leaseId: 'L2' }],
+    ['RETRY_WAIT', row(RETRY_WAIT, { leaseId: 'L1' })],
+  ])('refuses a %s occurrence whose earlier lease reached its commit point: that report may still land', (_c, r) => {
+    const d = decideCancel({ ...r, committingLease: 'L1', committingAt: iso(NOW - 5) });
+    expect(d).toMatchObject({ action: 'refuse', reason: expect.stringMatching(/^too late: an earlier attempt/) });
   });
 
   it.each([

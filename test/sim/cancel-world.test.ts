@@ -71,6 +71,39 @@ describe('the operator cancel in the policy world', () => {
     expect(ids(checkPolicyInvariants(notInRow, scenario))).toContain('P12');
   });
 
+  it("refuses the cancel of an occurrence an earlier lease of which reached its commit point: that worker's put may land late", async () => {
+    // P11 (seed 7250004): worker#1 froze for 195 s right after its commit point; its lease expired, worker#4 claimed
+    // again, the operator's cancel (conditioned then only on the current lease's commit point) was recorded, and
+    // worker#1 woke and put its report after it.
+    const plan = {
+      plan: {
+        seed: 1482069027,
+        jobMs: 119997,
+        schedulerDeliveries: [0],
+        callFaults: [{ actor: 'worker' as const, call: 5, fault: { kind: 'pause-after' as const, ms: 195480 } }],
+        crashes: [],
+        freezes: [],
+        sqsDuplicates: [201521, 242014],
+        skewsMs: [2203, -4031, -7124],
+      },
+      scenario: {
+        overlap: 'skip' as const,
+        others: [
+          { afterMs: 130627, jobMs: 81863 },
+          { afterMs: 179999, jobMs: 118873 },
+        ],
+        operator: [
+          { action: 'cancel' as const, target: 0, atMs: 120608 },
+          { action: 'cancel' as const, target: 0, atMs: 201885 },
+        ],
+      },
+    };
+    const { outcome, violations } = await simulatePolicyPlan(plan);
+    expect(violations).toEqual([]);
+    expect(outcome.operatorActions.map((a) => a.outcome)).toEqual(['refused', 'refused']);
+    expect(outcome.rows[0]?.status).toBe('SUCCEEDED');
+  });
+
   it('holds every invariant over a short run of generated cancel plans', async () => {
     const report = await simulatePolicies({ runs: 25, seed: 7250003, plans: cancelPlan });
     expect(report.failure).toBeUndefined();
