@@ -6,9 +6,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCancel } from '../../bin/occurrences/commands/cancel';
+import { describeOccurrence } from '../../bin/occurrences/commands/show';
 import { runCli } from '../../bin/occurrences/program';
 import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { iso, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { statusReason } from '../../functions/protocol/status-reason';
 import { FakeAws } from '../../sim/fakes/fake-aws';
 import { indexed } from '../aws/fixtures';
 import { cliDeps, context, HOURLY, row } from './support';
@@ -93,5 +95,46 @@ describe('occurrences cancel', () => {
     expect(code).toBe(2);
     expect(deps.captured.err.join('\n')).toMatch(message);
     expect(aws.count('UpdateItem')).toBe(0);
+  });
+});
+
+describe('show and list of an operator cancel', () => {
+  it('show says who cancelled it, why, that its lease was revoked, and why there is no report; the history names who', async () => {
+    seed(row(HOURLY, TIME, RUNNING, NOW, { leaseId: 'L1', leaseOwner: 'worker/7', leaseExpiresAt: iso(NOW + 60_000) }));
+    await runCancel(context({ now: () => NOW }), store, KEY, { by: 'alice@host', note: 'upstream broken' });
+    const ctx = context({ now: () => NOW });
+
+    const text = describeOccurrence(ctx, stored() as unknown as Occurrence, undefined, undefined);
+
+    expect(text).toMatch(
+      /cancelled by +│ alice@host \(occurrences cancel\): this run's lease was revoked; its worker may have worked on until/,
+    );
+    expect(text).toMatch(/why cancelled +│ upstream broken/);
+    expect(text).toMatch(/report +│ none: an operator cancelled it before any attempt reached its commit point/);
+    expect(text).toMatch(/cancelled .*│ alice@host \(upstream broken\)/);
+  });
+
+  it('show explains a refused cancel: the commit point a lease reached', () => {
+    const committing = row(HOURLY, TIME, RUNNING, NOW, {
+      leaseId: 'L1',
+      leaseExpiresAt: iso(NOW + 60_000),
+      committingLease: 'L1',
+      committingAt: iso(NOW - 1_000),
+    });
+    const text = describeOccurrence(context({ now: () => NOW }), committing, undefined, undefined);
+    expect(text).toMatch(
+      /commit point +│ this lease reached it .*: its report may be committed, so it cannot be cancelled/,
+    );
+  });
+
+  it("list's one line of words names the operator and the note", () => {
+    const cancelled = row(HOURLY, TIME, CANCELLED, NOW, {
+      cancelledByOperator: 'alice@host',
+      cancelNote: 'upstream broken',
+    });
+    expect(statusReason(cancelled)).toBe('cancelled by alice@host: upstream broken');
+    expect(statusReason(row(HOURLY, TIME, CANCELLED, NOW, { cancelledBy: '2026-11-30T07:00:00Z' }))).toBe(
+      'cancelled by 2026-11-30T07:00:00Z (overlap cancelOther)',
+    );
   });
 });
