@@ -22,7 +22,7 @@ import { afterUnheldEnd, endUnderPolicy, type SlotDeps, type Start, startUnderPo
 import { runUnderLease } from './lease-guard';
 import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, type OccurrenceKey, occurrenceKeyOf, reportKeyOf } from './occurrence';
+import { isOperatorCancel, iso, type Occurrence, type OccurrenceKey, occurrenceKeyOf, reportKeyOf } from './occurrence';
 import {
   type Clock,
   type JobDefinition,
@@ -137,6 +137,7 @@ export async function processDelivery(
 
   const occurrence = claim.occurrence;
   const started = await startClaimed(deps, job, occurrence, leaseId, log);
+  if (started.outcome === 'lease-lost') await afterOperatorCancel(deps, job, key, log);
   if (started.outcome !== 'run') return outcome(started.outcome);
   if (occurrence.attempt === 1) metricsOf(deps).add(MetricName.OccurrencesStarted, 1, key.jobId);
   const attempted = await runClaimedAttempt(
@@ -148,6 +149,7 @@ export async function processDelivery(
     log,
   );
   countOutcome(deps, key.jobId, attempted.result);
+  if (attempted.result === 'lease-lost') await afterOperatorCancel(deps, job, key, log);
   metricsOf(deps).add(MetricName.JobDuration, deps.clock.now() - now, key.jobId);
   const ended = RUN_ENDS[attempted.result];
   if (ended !== undefined) {
@@ -161,6 +163,25 @@ export async function processDelivery(
     );
   }
   return attempted;
+}
+
+/**
+ * A lease lost to an operator's cancel (cancel-occurrence.ts): the job-state row may still name the occurrence, in the
+ * buffer (its start wrote it there before the cancel took its lease) or in the slot (it was running). Nobody else
+ * would wake the buffer's head then: the reconciler wakes only a BUFFERED head, and a finished occurrence at the head
+ * keeps the others waiting for good (the simulation's cancel world, seed 7250005). So it leaves the buffer, and the
+ * head is woken when the slot is free or names it, as for any occurrence closed without a run. One read, on this rare
+ * path only; never throws (afterUnheldEnd logs).
+ */
+async function afterOperatorCancel(deps: WorkerDeps, job: RegisteredJob, key: OccurrenceKey, log: Logger) {
+  try {
+    const row = await deps.store.get(key);
+    if (row !== undefined && isOperatorCancel(row)) await afterUnheldEnd(slotDeps(deps), job.settings, row, log);
+  } catch (error) {
+    log.warn('could not read the row after losing the lease; the reconciler wakes what waits', {
+      error: messageOf(error),
+    });
+  }
 }
 
 /** The results that end a run (the row is SUCCEEDED or FAILED under this lease): the slot is released then. */

@@ -104,6 +104,38 @@ describe('the operator cancel in the policy world', () => {
     expect(outcome.rows[0]?.status).toBe('SUCCEEDED');
   });
 
+  it('a start and a running holder that lost their leases to cancels leave the buffer and wake its head, which runs', async () => {
+    // P4 (seed 7250005): B was cancelled while its start wrote the buffer [B, C], and A (the slot holder) at its commit
+    // point; both acknowledged their messages, the finished B stayed at the buffer's head and C stayed BUFFERED.
+    const plan = {
+      plan: {
+        seed: 0,
+        jobMs: 2064,
+        schedulerDeliveries: [1139],
+        callFaults: [],
+        crashes: [],
+        freezes: [],
+        sqsDuplicates: [],
+        skewsMs: [0],
+      },
+      scenario: {
+        overlap: 'bufferAll' as const,
+        others: [
+          { afterMs: 2000, jobMs: 1000 },
+          { afterMs: 2500, jobMs: 1000 },
+        ],
+        operator: [
+          { action: 'cancel' as const, target: 0, atMs: 0 },
+          { action: 'cancel' as const, target: 1, atMs: 2228 },
+          { action: 'cancel' as const, target: 0, atMs: 3493 },
+        ],
+      },
+    };
+    const { outcome, violations } = await simulatePolicyPlan(plan);
+    expect(violations).toEqual([]);
+    expect(statuses(outcome.rows)).toEqual(['CANCELLED', 'CANCELLED', 'SUCCEEDED']);
+  });
+
   it('holds every invariant over a short run of generated cancel plans', async () => {
     const report = await simulatePolicies({ runs: 25, seed: 7250003, plans: cancelPlan });
     expect(report.failure).toBeUndefined();
