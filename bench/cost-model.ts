@@ -199,11 +199,12 @@ export const KEYED_OCCURRENCE_ASSUMPTIONS: KeyedOccurrenceAssumptions = {
 };
 
 /**
- * One occurrence of a schedule key with its input: the happy path of figure 1 (9 requests) with the larger row.
- * Every write of the row is charged on the row (the four of the protocol, and each heartbeat: an UpdateItem bills
- * the larger of the item before and after); the series' running slot, a small row, 1 unit a take and a release; the
- * index HAPPY_PATH_INDEX_WRITE_UNITS (its entries hold no input); the whole job's pause check, at most one eventually
- * consistent read.
+ * One occurrence of a schedule key with its input: the happy path of figure 1 (10 requests) with the larger row.
+ * Every write of the row is charged on the row (the four of the protocol, the commit point, and each heartbeat: an
+ * UpdateItem bills the larger of the item before and after, so the commit point costs what a heartbeat does); the
+ * series' running slot, a small row, 1 unit a take and a release; the index HAPPY_PATH_INDEX_WRITE_UNITS (its entries
+ * hold no input, nor committingLease: the commit point writes none); the whole job's pause check, at most one
+ * eventually consistent read.
  */
 export function keyedOccurrenceUsage(a: KeyedOccurrenceAssumptions = KEYED_OCCURRENCE_ASSUMPTIONS): OccurrenceUsage {
   const u = keyedRowWriteUnits(a.tick);
@@ -222,7 +223,14 @@ export function keyedOccurrenceUsage(a: KeyedOccurrenceAssumptions = KEYED_OCCUR
       { fn: 'notifier', invocations: 1, ms: m.notifierMs, memoryMb: 256 },
     ],
     dynamoWriteUnits:
-      u.insert + u.claim + u.complete + u.notify + heartbeats * u.heartbeat + 2 + HAPPY_PATH_INDEX_WRITE_UNITS,
+      u.insert +
+      u.claim +
+      COMMIT_POINT_WRITES * u.heartbeat +
+      u.complete +
+      u.notify +
+      heartbeats * u.heartbeat +
+      2 +
+      HAPPY_PATH_INDEX_WRITE_UNITS,
     dynamoReadUnits: 0.5,
     sqsStandardRequests: 3,
     s3Puts: 1,
@@ -232,6 +240,12 @@ export function keyedOccurrenceUsage(a: KeyedOccurrenceAssumptions = KEYED_OCCUR
     logBytes: m.logBytes,
   };
 }
+
+/**
+ * The worker's commit point (issue 25): one fenced UpdateItem of the RUNNING row just before the report's put, so that
+ * an operator's cancel never races the commit. It changes no projected attribute, so the index writes nothing for it.
+ */
+export const COMMIT_POINT_WRITES = 1;
 
 /**
  * The status index's write units of one happy-path occurrence: the OPEN entry's put, the claim's and the completion's

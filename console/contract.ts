@@ -14,7 +14,7 @@
  *   GET  /api/timeline?job=J[&key=K]&from=T&to=T[&before=T]   TimelinePage, newest first, one page
  *   GET  /api/occurrence?job=J[&key=K]&time=T             OccurrenceDetail
  *   GET  /api/report?job=J[&key=K]&time=T                 the committed report's bytes (a download)
- *   POST /api/actions/{retry|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
+ *   POST /api/actions/{retry|cancel|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
  */
 
 /** The statuses of an occurrence row (functions/protocol/occurrence.ts). */
@@ -194,6 +194,13 @@ export interface RetryRequest {
   readonly scheduleKey?: string;
   readonly scheduledTime: string;
   readonly force?: boolean;
+}
+/** POST /api/actions/cancel: an operator's cancel of one occurrence, with why (optional). */
+export interface CancelOccurrenceRequest {
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly scheduledTime: string;
+  readonly note?: string;
 }
 /** POST /api/actions/run: an occurrence now. */
 export interface RunRequest {

@@ -13,7 +13,7 @@ import {
 } from '../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore as OccurrenceStoreClass } from '../functions/aws/occurrence-store';
 import type { Occurrence, OccurrenceKey, OccurrenceStatus } from '../functions/protocol/occurrence';
-import type { ReopenableStore } from '../functions/protocol/ports';
+import type { CancellableStore, ReopenableStore } from '../functions/protocol/ports';
 
 /** The occurrences table's reads an operator's own reports use: by status or by job, never a Scan. */
 export interface OperatorOccurrenceReader {
@@ -57,12 +57,12 @@ export const OperatorOccurrenceReader: new (
   table: string,
 ) => OperatorOccurrenceReader = OccurrenceReaderClass;
 
-/** The occurrences table's writes a manual retry makes: read a row, reopen a FAILED one. */
-export type OperatorOccurrenceStore = ReopenableStore;
+/** The occurrences table's writes an operator makes: read a row, reopen a FAILED one (retry), cancel one. */
+export type OperatorOccurrenceStore = ReopenableStore & CancellableStore;
 
 /**
- * Writes the occurrences table `table` through `documents` as a manual retry does: the `store` of
- * `ops.retryDeps(job)`.
+ * Writes the occurrences table `table` through `documents` as a manual retry and a cancel do: the `store` of
+ * `ops.retryDeps(job)`, and of cancelOccurrence's deps.
  *
  * @param documents - a DynamoDB document client
  * @param table - the occurrences table's name (the stack output `OccurrenceTableName`)

@@ -17,6 +17,12 @@
  * await bulkRetry(ops.retryDeps(job), rows, { bulkId: newBulkId(), by: await ops.operator() });
  * ```
  *
+ * An operator's cancel of one occurrence (a running one is stopped through its lease, a waiting one closed):
+ *
+ * ```ts
+ * await cancelOccurrence(ops.cancelDeps(), { jobId: 'weekly-export', scheduledTime }, { by: await ops.operator(), note: 'why' });
+ * ```
+ *
  * A backfill records the fire times a job missed in a past range, as the trigger would have, after a dry run:
  *
  * ```ts
@@ -53,6 +59,12 @@ export type {
   SkipReason,
 } from '../functions/index';
 export {
+  type CancelDeps,
+  type CancelOptions,
+  type CancelResult,
+  cancelOccurrence,
+} from '../functions/protocol/cancel-occurrence';
+export {
   type CatchUp,
   type DeployedJob,
   describeJob,
@@ -88,6 +100,9 @@ export {
 // scheduled-jobs-stack/runtime's, re-exported as types so that an operator's tool can name them from here too.
 export type { MetricName } from '../functions/protocol/metric-names';
 export type {
+  CancellableStore,
+  CancelRequest,
+  CancelWriteResult,
   Clock,
   CreateResult,
   JobStateChange,

@@ -3,6 +3,7 @@
  * its schedule group and its worker queues (the stack's outputs). The same adapters the occurrences CLI builds
  * (bin/occurrences/target.ts), without its flags and stack lookup.
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -14,6 +15,7 @@ import { OperatorOccurrenceReader } from '../functions/aws/occurrence-reader';
 import { OperatorOccurrenceStore } from '../functions/aws/occurrence-store';
 import { SchedulerScheduleSwitch } from '../functions/aws/schedule-switch';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
+import type { CancelDeps } from '../functions/protocol/cancel-occurrence';
 import { ScheduledJobsError } from '../functions/protocol/errors';
 import type { DeployedJob, JobStateStore, OccurrenceHistory } from '../functions/protocol/job-control';
 import type { ManualRetryDeps } from '../functions/protocol/manual-retry';
@@ -61,7 +63,7 @@ export interface OperationsTarget {
 
 /**
  * The adapters of one deployed ScheduledJobs, in the shape the operator actions take them: pass the whole object
- * as the first argument of pauseJob, resumeJob, runJobNow and describeJob, and `retryDeps(job)` to retryOccurrence.
+ * as the first argument of pauseJob, resumeJob, runJobNow and describeJob, `retryDeps(job)` to retryOccurrence and `cancelDeps()` to cancelOccurrence.
  */
 export interface JobOperations {
   /** The job-state rows (pause fields, the overlap slot), read and written with compare-and-swap. */
@@ -85,6 +87,8 @@ export interface JobOperations {
   job(jobId: string): Promise<DeployedJob>;
   /** What retryOccurrence needs to retry an occurrence of `job`. */
   retryDeps(job: DeployedJob): ManualRetryDeps;
+  /** What cancelOccurrence needs to cancel an occurrence of any of the jobs (bulkCancel runs it per row). */
+  cancelDeps(): CancelDeps;
   /**
    * Who is acting, as every write records it: `<os user>@<host> (<STS caller ARN>)`, or the OS user alone when STS
    * fails (operator-identity.ts). STS is asked once per JobOperations.
@@ -170,6 +174,7 @@ export function connectJobOperations(target: OperationsTarget): JobOperations {
       return job;
     },
     retryDeps: (job) => ({ store, queues, clock, jobs: new Map([[job.id, job.route]]) }),
+    cancelDeps: () => ({ store, clock, newId: randomUUID }),
     operator: async () => operatorName(await identity()),
   };
 }

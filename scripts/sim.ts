@@ -3,18 +3,19 @@
  * the shrunk plan and its trace when an invariant breaks.
  *
  *   npm run sim -- [--runs 1000] [--seed <int>] [--protocol ours|ours-original-timing|original|broken-...]
- *                  [--world all|classic|policies]
+ *                  [--world all|classic|policies|cancel]
  *
  * `classic`: one occurrence per run (sim/world.ts); `policies`: several occurrences of one job under an overlap
- * policy (sim/policy-world.ts, our protocol only); `all` (the default, with --protocol ours): both, `--runs` each.
+ * policy (sim/policy-world.ts, our protocol only); `all` (the default, with --protocol ours): both, `--runs` each;
+ * `cancel`: the policy world with the operator's cancels in every run (cancelPlan), where the cancel races most.
  */
 import { parseArgs } from 'node:util';
-import { formatPolicyReport, simulatePolicies } from '../sim/policy-world';
+import { cancelPlan, formatPolicyReport, simulatePolicies } from '../sim/policy-world';
 import { formatReport, simulateMany } from '../sim/simulate';
 import { VARIANTS } from '../sim/variants';
 
-const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}] [--world all|classic|policies]`;
-const WORLDS = ['all', 'classic', 'policies'];
+const USAGE = `usage: npm run sim -- [--runs 1000] [--seed <int>] [--protocol ${Object.keys(VARIANTS).join('|')}] [--world all|classic|policies|cancel]`;
+const WORLDS = ['all', 'classic', 'policies', 'cancel'];
 
 function usageError(message: string): never {
   console.error(`sim: ${message}`);
@@ -73,12 +74,13 @@ async function main(): Promise<void> {
   const { runs, seed, variant, protocol, world } = parse();
   const step = Math.max(100, Math.round(runs / 10));
   const replay = `npm run sim -- --runs ${runs} --seed ${seed} --protocol ${protocol} --world ${world}`;
-  if (world !== 'policies') await classic(runs, seed, variant, step, replay);
+  if (world !== 'policies' && world !== 'cancel') await classic(runs, seed, variant, step, replay);
   if (world === 'classic') return;
-  console.error(`simulating ${runs} policy plans with seed ${seed}…`);
+  console.error(`simulating ${runs} ${world === 'cancel' ? 'cancel' : 'policy'} plans with seed ${seed}…`);
   const policies = await simulatePolicies({
     runs,
     seed,
+    ...(world === 'cancel' ? { plans: cancelPlan } : {}),
     onRun: (done) => {
       if (done % step === 0 && done < runs) console.error(`  ${done} runs`);
     },

@@ -54,6 +54,8 @@ export function describeCall(op: string, input: CommandInput): string {
   const lease = values[':leaseId'] as string | undefined;
   let step: string;
   if (update.includes('#attempt = #attempt + :one')) step = 'claim';
+  else if (update.includes('#committingLease')) step = 'commitPoint';
+  else if (values[':cancelled'] !== undefined) step = 'cancel';
   else if (update.includes('#notifiedAt')) step = 'markNotified';
   else if (values[':succeeded'] !== undefined) step = lease ? 'complete' : 'completeUnheld';
   else if (values[':failed'] !== undefined) step = lease ? 'fail' : 'failUnheld';

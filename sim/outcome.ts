@@ -53,11 +53,16 @@ export interface JobStateWriteRecord {
 
 /** One operator action of the policy world (sim/world.ts), as the operator saw it. */
 export interface OperatorRecord {
-  readonly action: 'pause' | 'resume';
+  readonly action: 'pause' | 'resume' | 'cancel';
+  /** cancel: the occurrence it cancels (world.ts occurrenceIdOf). */
+  readonly target?: string;
   /** True time it began and returned or threw. */
   readonly at: number;
   endedAt?: number;
-  /** pauseJob's or resumeJob's outcome ('paused', 'already-paused', 'resumed', 'not-paused'), or undefined if it threw. */
+  /**
+   * pauseJob's, resumeJob's or cancelOccurrence's outcome ('paused', 'already-paused', 'resumed', 'not-paused',
+   * 'cancelled', 'refused'), or undefined if it threw.
+   */
   outcome?: string;
   /** The job-state row the action wrote, or found, as the action returned it. */
   state?: Row;
@@ -138,6 +143,12 @@ export interface WorldOutcome {
   readonly leaseClaims: ReadonlyMap<string, { readonly scheduledTime: string; readonly at: number }>;
   /** When each occurrence's row first became terminal (true time). */
   readonly terminalAt: ReadonlyMap<string, number>;
+  /** When an operator's cancel made each occurrence CANCELLED (true time), by occurrence id. */
+  readonly operatorCancelledAt: ReadonlyMap<string, number>;
+  /** Every status each occurrence's row had over its life, by occurrence id. */
+  readonly statusesSeen: ReadonlyMap<string, ReadonlySet<string>>;
+  /** When a report object was written at each key (PutObject or CompleteMultipartUpload applied; true time). */
+  readonly commitsAt: ReadonlyMap<string, readonly number[]>;
   /** When each process that died was killed (true time), by actor name. */
   readonly killedAt: ReadonlyMap<string, number>;
 }

@@ -11,7 +11,8 @@
  *      occurrences too unless the policy is allowAll
  *   P4 every occurrence ends SUCCEEDED, FAILED, SKIPPED or CANCELLED by the end of the run
  *   P5 every row tells the truth: SUCCEEDED ⇒ its report exists; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒
- *      yieldedTo); CANCELLED ⇒ cancelledBy; every write keeps the status index key and the worker
+ *      yieldedTo); CANCELLED ⇒ cancelledBy or cancelledByOperator; every write keeps the status index key and the
+ *      worker
  *   P6 bufferAll: the BUFFERED occurrences start in scheduled-time order: one BUFFERED before a later BUFFERED one
  *      first started starts before it (an occurrence that took the free slot before an earlier one was recorded or
  *      delivered runs first: the buffer orders waiting occurrences, not arrivals). A start counts under a lease still
@@ -31,6 +32,11 @@
  *      job-slot.ts keeps: run ends in the order the table applied their counts, reset by a counted SUCCEEDED one or
  *      a resume), with N occurrences FAILED by then, and then disables the schedule; a count that reaches N on a
  *      running job is followed by a pause or a reset; both unless that worker died
+ * and, on the runs where an operator cancels occurrences (cancelOccurrence racing claims, heartbeats, commits and
+ * buffer wake-ups), those of the cancel:
+ *   P11 a CANCELLED occurrence has no report committed after its cancel was recorded
+ *   P12 no occurrence is ever both SUCCEEDED and CANCELLED (across its whole life); an operator's cancel reported
+ *       `cancelled` left its occurrence CANCELLED by the operator
  * Where a schedule was disabled, the fire times it held back have no row unless a resume that followed caught up on
  * them (P4 asks for a row there).
  */
@@ -44,19 +50,21 @@ import { anyPlan, type FaultPlan } from './plan';
 import { boundsLines, formatTrace, type TimeBounds, timeBoundsOf } from './simulate';
 import { JOB_ID, type OperatorAction, type PolicyScenario, runWorld, scenarioTimes, T0, WORKER_ID } from './world';
 
-export type PolicyInvariantId = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P9' | 'P10';
+export type PolicyInvariantId = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P9' | 'P10' | 'P11' | 'P12';
 
 export const POLICY_INVARIANTS: Readonly<Record<PolicyInvariantId, string>> = {
   P1: 'at most one report object per occurrence, never overwritten',
   P2: 'each SUCCEEDED occurrence announced exactly once, nothing else announced',
   P3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound (across occurrences too, unless allowAll)',
   P4: 'every occurrence ends SUCCEEDED, FAILED, SKIPPED or CANCELLED',
-  P5: 'every row tells the truth: SUCCEEDED ⇒ report; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒ yieldedTo); CANCELLED ⇒ cancelledBy; index key and worker kept after every write',
+  P5: 'every row tells the truth: SUCCEEDED ⇒ report; FAILED ⇒ lastError; SKIPPED ⇒ skipReason (overlap ⇒ yieldedTo); CANCELLED ⇒ cancelledBy or cancelledByOperator; index key and worker kept after every write',
   P6: 'bufferAll: the BUFFERED occurrences start in scheduled-time order (one BUFFERED before a later BUFFERED one first started starts before it)',
   P7: 'missed: an occurrence first recorded later than the catch-up window after its scheduled time is SKIPPED/missed and never runs (no job side effect, no report, not announced); one recorded within the window is not missed',
   P8: 'paused: no attempt claimed after a pause starts its job before the resume; no running slot is taken on a paused row; an occurrence claimed and closed within one pause ends SKIPPED/paused (or FAILED with its attempts or deadline used up)',
   P9: "job-state row: every write raises its version by one; only the operator's resume lifts a pause, whose fields stand until then; every pause and resume the operator was told it wrote is in the row's history",
   P10: 'pauseAfterFailures N: the worker pauses the job only after N counted FAILED run ends in a row, with N occurrences FAILED by then, and disables the schedule; a count reaching N on a running job is followed by a pause or a reset; both unless that worker died',
+  P11: 'a CANCELLED occurrence has no report committed after its cancel was recorded',
+  P12: 'no occurrence is ever both SUCCEEDED and CANCELLED; a cancel the operator was told succeeded left its occurrence CANCELLED by the operator',
 };
 
 export interface PolicyViolation {
@@ -151,6 +159,46 @@ const operatorScenario: fc.Arbitrary<PolicyScenario> = fc.record(
 );
 
 /**
+ * The operator's cancels: one to three, each of one occurrence, either at any time in the first seven minutes or
+ * within two seconds of when that occurrence's job would end (its scheduled time plus its job's duration), where the
+ * cancel races the worker's commit point, its complete and the release of the slot.
+ */
+const cancelActions = (occurrences: number, jobEnds: readonly number[]): fc.Arbitrary<OperatorAction[]> =>
+  fc
+    .array(
+      fc.record({
+        target: fc.integer({ min: 0, max: occurrences - 1 }),
+        near: fc.boolean(),
+        anyMs: fc.integer({ min: 0, max: 420_000 }),
+        deltaMs: fc.integer({ min: -2_000, max: 2_000 }),
+      }),
+      { minLength: 1, maxLength: 3 },
+    )
+    .map((cancels) =>
+      cancels
+        .map(({ target, near, anyMs, deltaMs }) => ({
+          action: 'cancel' as const,
+          target,
+          atMs: near ? Math.max(0, (jobEnds[target] ?? 0) + deltaMs) : anyMs,
+        }))
+        .sort((a, b) => a.atMs - b.atMs),
+    );
+
+/** Any policy, one to three more occurrences close together (a running slot holder, buffered ones), and cancels. */
+export const cancelPlan: fc.Arbitrary<PolicyPlan> = fc
+  .tuple(
+    anyPlan,
+    overlap,
+    fc.array(fc.record({ afterMs: fc.integer({ min: 2_000, max: 180_000 }), jobMs }), { minLength: 1, maxLength: 3 }),
+  )
+  .chain(([plan, policy, others]) => {
+    const jobEnds = [plan.jobMs, ...others.map((o) => o.afterMs + o.jobMs)];
+    return cancelActions(jobEnds.length, jobEnds).map(
+      (operator): PolicyPlan => ({ plan, scenario: { overlap: policy, others, operator } }),
+    );
+  });
+
+/**
  * The job's upstream down from early on for a while (some occurrences fail, later ones may not), few attempts: runs
  * of FAILED occurrences for pauseAfterFailures to count.
  */
@@ -173,6 +221,7 @@ export const policyPlan: fc.Arbitrary<PolicyPlan> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ plan: anyPlan, scenario: plainScenario }) },
   { weight: 2, arbitrary: fc.record({ plan: anyPlan, scenario: windowScenario }) },
   { weight: 2, arbitrary: fc.record({ plan: anyPlan, scenario: operatorScenario }) },
+  { weight: 2, arbitrary: cancelPlan },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -210,6 +259,8 @@ export function checkPolicyInvariants(o: WorldOutcome, scenario: PolicyScenario)
   for (const problem of pausedProblems(o, times)) fail('P8', problem);
   for (const problem of jobStateProblems(o)) fail('P9', problem);
   for (const problem of selfPauseProblems(o, times)) fail('P10', problem);
+  for (const problem of cancelCommitProblems(o, times)) fail('P11', problem);
+  for (const problem of cancelledAndSucceededProblems(o, times)) fail('P12', problem);
   return violations;
 }
 
@@ -371,6 +422,39 @@ function selfPauseChecks(o: WorldOutcome, w: JobStateWriteRecord, limit: number,
   return problems;
 }
 
+/** P11: no report object written at an occurrence's key after an operator's cancel of it was recorded. */
+function cancelCommitProblems(o: WorldOutcome, times: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const time of times) {
+    const cancelledAt = o.operatorCancelledAt.get(time);
+    if (cancelledAt === undefined) continue;
+    for (const [key, commits] of o.commitsAt) {
+      if (!key.startsWith(`reports/${JOB_ID}/${time}.`)) continue;
+      const late = commits.filter((t) => t > cancelledAt);
+      if (late.length > 0)
+        problems.push(`${time}: CANCELLED at ${at(cancelledAt)}, yet its report was committed at ${at(late[0])}`);
+    }
+  }
+  return problems;
+}
+
+/** P12: never both SUCCEEDED and CANCELLED; a cancel reported done is in the row. */
+function cancelledAndSucceededProblems(o: WorldOutcome, times: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const time of times) {
+    const seen = o.statusesSeen.get(time);
+    if (seen?.has('SUCCEEDED') && seen.has('CANCELLED')) problems.push(`${time}: was both SUCCEEDED and CANCELLED`);
+  }
+  for (const a of o.operatorActions) {
+    if (a.action !== 'cancel' || a.outcome !== 'cancelled' || a.target === undefined) continue;
+    const i = times.indexOf(a.target);
+    const row = i < 0 ? undefined : o.rows[i];
+    if (row?.status !== 'CANCELLED' || row.cancelledByOperator === undefined)
+      problems.push(`${a.target}: the cancel at ${at(a.at)} returned cancelled, but the row is ${String(row?.status)}`);
+  }
+  return problems;
+}
+
 function rowProblems(row: Row | undefined, o: WorldOutcome): string[] {
   if (row === undefined) return [];
   const problems: string[] = [];
@@ -380,7 +464,8 @@ function rowProblems(row: Row | undefined, o: WorldOutcome): string[] {
   if (row.status === 'SKIPPED' && !row.skipReason) problems.push('SKIPPED without skipReason');
   if (row.status === 'SKIPPED' && row.skipReason === 'overlap' && !row.yieldedTo)
     problems.push('SKIPPED for overlap without yieldedTo');
-  if (row.status === 'CANCELLED' && !row.cancelledBy) problems.push('CANCELLED without cancelledBy');
+  if (row.status === 'CANCELLED' && !row.cancelledBy && !row.cancelledByOperator)
+    problems.push('CANCELLED without cancelledBy or cancelledByOperator');
   if (row.worker !== WORKER_ID) problems.push(`names worker ${String(row.worker)}`);
   return problems;
 }
@@ -456,6 +541,9 @@ export interface PolicyTally {
   withPauseAfterFailures: number;
   operatorPauses: number;
   operatorResumes: number;
+  /** The operator's cancels by outcome (cancelled, refused, or threw), and the refusals that said "too late". */
+  cancels: Record<string, number>;
+  cancelsTooLate: number;
   selfPauses: number;
   firesHeldBack: number;
   reconcilerTicks: number;
@@ -482,6 +570,8 @@ export async function simulatePolicies(options: {
   runs: number;
   seed: number;
   onRun?: (done: number) => void;
+  /** The plans to generate; default policyPlan (cancelPlan: every run has operator cancels). */
+  plans?: fc.Arbitrary<PolicyPlan>;
 }): Promise<PolicyReport> {
   const tally: PolicyTally = {
     runs: 0,
@@ -497,6 +587,8 @@ export async function simulatePolicies(options: {
     withPauseAfterFailures: 0,
     operatorPauses: 0,
     operatorResumes: 0,
+    cancels: {},
+    cancelsTooLate: 0,
     selfPauses: 0,
     firesHeldBack: 0,
     reconcilerTicks: 0,
@@ -505,7 +597,7 @@ export async function simulatePolicies(options: {
   };
   const started = performance.now();
   let failing = false;
-  const property = fc.asyncProperty(policyPlan, async (p) => {
+  const property = fc.asyncProperty(options.plans ?? policyPlan, async (p) => {
     const { outcome, violations } = await simulatePolicyPlan(p);
     if (!failing) {
       count(tally, outcome, p.scenario);
@@ -543,6 +635,10 @@ function count(t: PolicyTally, o: WorldOutcome, scenario: PolicyScenario): void 
   if (scenario.pauseAfterFailures !== undefined) t.withPauseAfterFailures++;
   t.operatorPauses += o.operatorActions.filter((a) => a.outcome === 'paused').length;
   t.operatorResumes += o.operatorActions.filter((a) => a.outcome === 'resumed').length;
+  for (const a of o.operatorActions.filter((x) => x.action === 'cancel')) bump(t.cancels, a.outcome ?? 'threw');
+  t.cancelsTooLate += o.trace.filter(
+    (l) => l.who.startsWith('operator') && l.what.includes('refused: too late'),
+  ).length;
   t.selfPauses += o.jobStateWrites.filter(selfPause).length;
   t.firesHeldBack += o.firesHeldBack.length;
   t.reconcilerTicks += o.reconcilerTicks;
@@ -581,6 +677,7 @@ export function formatPolicyReport(r: PolicyReport): string {
     `faults: ${t.workerCrashes} worker crashes; ${t.overlapNotChecked} runs froze a worker past the margin (overlap measured, not required)`,
     `catch-up and pauses: ${t.withWindow} runs with a catch-up window or late deliveries, ${t.withOperator} with operator actions, ${t.withPauseAfterFailures} with pauseAfterFailures; ` +
       `${t.operatorPauses} operator pauses and ${t.operatorResumes} resumes written, ${t.selfPauses} pauses after failures, ${t.firesHeldBack} fire times held back by a disabled schedule`,
+    `operator cancels: ${list(t.cancels) || 'none'}; ${t.cancelsTooLate} refused as too late (past the commit point)`,
     ...boundsLines(
       t.bounds,
       `${t.reconcilerTicks} ticks, ${t.reconcilerRuns} of them with a row stuck by its own test (run in full), ${t.reconcilerRequeues} occurrences re-enqueued`,

@@ -21,6 +21,8 @@ export class ServiceObserver {
   readonly overwrites: TraceLine[] = [];
   /** When the report object was first written (true time). */
   firstCommitAt: number | undefined;
+  /** Every applied write of an object (PutObject, CompleteMultipartUpload), by key (true time). */
+  readonly commitsAt = new Map<string, number[]>();
   readonly staleWrites: StaleWrite[] = [];
   lateUncontestedWrites = 0;
   claims = 0;
@@ -54,6 +56,11 @@ export class ServiceObserver {
     this.note('aws', `${actor.name} ${label} → ${result.ok ? 'ok' : (result.error as Error).name}`);
     if (!result.ok) return result;
     if (op === 'PutObject') this.objectWritten(actor, input.Key as string, existed);
+    // The multipart complete goes by its command's name (calls.ts maps only the protocol's table and queue calls).
+    if (op === 'PutObject' || op.startsWith('CompleteMultipartUpload')) {
+      const key = input.Key as string;
+      this.commitsAt.set(key, [...(this.commitsAt.get(key) ?? []), this.vt.now]);
+    }
     if (op === 'UpdateItem') this.rowUpdated(actor, label, command, rowBefore);
     return result;
   }

@@ -19,7 +19,9 @@
  *   failures and of the operator's pause and resume), and its delivery arrives `lateMs` later (in flight: a disable
  *   does not stop it). The first occurrence's deliveries (plan.schedulerDeliveries) fire before any pause.
  * - The operator (policy world): pauseJob and resumeJob, the real functions over the real job-state adapter, each in
- *   its own process at its time, racing the workers' writes of the job-state row; no plan faults it.
+ *   its own process at its time, racing the workers' writes of the job-state row; and cancelOccurrence of one
+ *   occurrence, over the real operator store, racing its claims, heartbeats, commit point and buffer wake-ups. No
+ *   plan faults the operator.
  */
 import type { SQSEvent } from 'aws-lambda';
 import { SnsAnnouncer } from '../functions/aws/announcer';
@@ -27,11 +29,12 @@ import { DynamoJobSlotStore } from '../functions/aws/job-slot-store';
 import { DynamoJobStateStore } from '../functions/aws/job-state-store';
 import { S3MultipartUploads } from '../functions/aws/multipart-report-store';
 import { DynamoOccurrenceReader } from '../functions/aws/occurrence-reader';
-import { DynamoOccurrenceStore } from '../functions/aws/occurrence-store';
+import { DynamoOccurrenceStore, OperatorOccurrenceStore } from '../functions/aws/occurrence-store';
 import { S3ReportStore } from '../functions/aws/report-store';
 import { DynamoRunStateStore } from '../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { createNotifierHandler } from '../functions/notifier';
+import { type CancelResult, cancelOccurrence } from '../functions/protocol/cancel-occurrence';
 import {
   type DeployedJob,
   type PauseResult,
@@ -165,7 +168,9 @@ export interface PolicyScenario {
 
 export interface OperatorAction {
   readonly atMs: number;
-  readonly action: 'pause' | 'resume';
+  readonly action: 'pause' | 'resume' | 'cancel';
+  /** cancel: which occurrence, an index into the scenario's occurrences (0: the first). */
+  readonly target?: number;
 }
 
 /** The operator's pause note, unique per action so that the invariants can tell whose pause the row keeps. */
@@ -254,6 +259,7 @@ interface Handlers {
   readonly notifier: ReturnType<typeof createNotifierHandler>;
   readonly pause: (note: string) => Promise<PauseResult>;
   readonly resume: () => Promise<ResumeResult>;
+  readonly cancel: (key: OccurrenceKey, note: string) => Promise<CancelResult>;
 }
 
 /** One Lambda invocation the world retries when it fails: settled once it returned, failed or timed out. */
@@ -319,6 +325,10 @@ export class World implements NetworkHost {
   private readonly runStarts: RunStart[] = [];
   private readonly leaseClaims = new Map<string, { scheduledTime: string; at: number }>();
   private readonly terminalAt = new Map<string, number>();
+  /** When an operator's cancel made each occurrence CANCELLED (true time, the write as the table applied it). */
+  private readonly operatorCancelledAt = new Map<string, number>();
+  /** Every status each occurrence's row had, over its whole life. */
+  private readonly statusesSeen = new Map<string, Set<string>>();
   private readonly killedAt = new Map<string, number>();
   /** Faults beyond the bounds, skipped. */
   private readonly skipped = { crashes: 0, triggerFaults: 0, notifierFaults: 0 };
@@ -489,9 +499,15 @@ export class World implements NetworkHost {
     const queues = new Map([[WORKER_ID, queue]]);
     const states = new DynamoJobStateStore(doc, TABLE);
     let leases = 0;
+    let cancels = 0;
     return {
       trigger: createTriggerHandler({ queues, store, clock, logger }),
       pause: (note) => pauseJob({ states, clock, schedules: this.schedule }, JOB_ID, { note, by: OPERATOR }),
+      cancel: (key, note) =>
+        cancelOccurrence({ store: new OperatorOccurrenceStore(doc, TABLE), clock, newId: () => `${++cancels}` }, key, {
+          by: OPERATOR,
+          note,
+        }),
       resume: () =>
         resumeJob(
           {
@@ -667,6 +683,10 @@ export class World implements NetworkHost {
 
   /** The operator's pause or resume, in its own process (no plan faults it), racing the workers' writes. */
   private invokeOperator(action: OperatorAction, index: number): void {
+    if (action.action === 'cancel') {
+      this.invokeCancel(action, index);
+      return;
+    }
     const actor = this.newActor('operator');
     const note = action.action === 'pause' ? pauseNoteOf(index) : undefined;
     const record: OperatorRecord = { action: action.action, at: this.vt.now, ...(note && { note }) };
@@ -691,6 +711,36 @@ export class World implements NetworkHost {
       });
   }
 
+  /** The operator's cancel of one occurrence, in its own process (no plan faults it), racing the workers. */
+  private invokeCancel(action: OperatorAction, index: number): void {
+    const actor = this.newActor('operator');
+    const occurrences = scenarioOccurrences(this.scenario);
+    const target = occurrences[(action.target ?? 0) % occurrences.length];
+    const record: OperatorRecord = { action: 'cancel', at: this.vt.now, target: occurrenceIdOf(target) };
+    this.operatorActions.push(record);
+    this.note(actor.name, `invoked: cancel ${record.target}`);
+    const key = { ...seriesKeyOf(seriesOf({ jobId: JOB_ID, ...target })), scheduledTime: target.scheduledTime };
+    this.vt
+      .runAs(actor, () => this.handlers.cancel(key, `operator action ${index}`))
+      .then(
+        (result) => {
+          record.outcome = result.outcome;
+          this.note(
+            actor.name,
+            `returned ${result.outcome}${result.outcome === 'refused' ? `: ${result.reason}` : ''}`,
+          );
+        },
+        (error) => {
+          record.error = String(error).slice(0, 200);
+          this.note(actor.name, `threw ${record.error}`);
+        },
+      )
+      .finally(() => {
+        record.endedAt = this.vt.now;
+        this.ended(actor);
+      });
+  }
+
   /** A write that claimed the occurrence under a new lease, and the first that made its row terminal. */
   private noteClaimAndEnd(before: Row | undefined, after: Row, time: string): void {
     const leaseId = after.leaseId as string | undefined;
@@ -702,6 +752,10 @@ export class World implements NetworkHost {
     if (claimed && !this.leaseClaims.has(leaseId))
       this.leaseClaims.set(leaseId, { scheduledTime: time, at: this.vt.now });
     if (TERMINAL.has(String(after.status)) && !this.terminalAt.has(time)) this.terminalAt.set(time, this.vt.now);
+    const seen = this.statusesSeen.get(time) ?? new Set<string>();
+    this.statusesSeen.set(time, seen.add(String(after.status)));
+    const cancelledNow = after.status === 'CANCELLED' && before?.status !== 'CANCELLED';
+    if (cancelledNow && after.cancelledByOperator !== undefined) this.operatorCancelledAt.set(time, this.vt.now);
   }
 
   // ---- the job queue and the worker ---------------------------------------------------------------------------
@@ -897,6 +951,9 @@ export class World implements NetworkHost {
       runStarts: this.runStarts,
       leaseClaims: this.leaseClaims,
       terminalAt: this.terminalAt,
+      operatorCancelledAt: this.operatorCancelledAt,
+      statusesSeen: this.statusesSeen,
+      commitsAt: o.commitsAt,
       killedAt: this.killedAt,
     };
   }

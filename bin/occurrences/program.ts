@@ -11,6 +11,7 @@ import { type OperatorIdentity, operatorName, resolveOperatorIdentity } from '..
 import { nameArgument, outputPrefixArgument, parseArguments, urlArgument, workerQueuesArgument } from './arguments';
 import { registerBackfill } from './commands/backfill';
 import { registerBulk } from './commands/bulk';
+import { registerCancel } from './commands/cancel';
 import { registerConsole } from './commands/console';
 import { registerDescribe } from './commands/describe';
 import { registerList } from './commands/list';
@@ -53,6 +54,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   registerList(program, setup);
   registerShow(program, setup);
   registerRetry(program, setup);
+  registerCancel(program, setup);
   registerBackfill(program, setup);
   registerWatch(program, setup);
   registerDescribe(program, setup);

@@ -3,6 +3,7 @@
  * console's operator (`by`) and written to the audit trail (one line per action, whatever came of it).
  *
  *   retry     retryOccurrence (functions/protocol/manual-retry.ts)
+ *   cancel    cancelOccurrence (functions/protocol/cancel-occurrence.ts): one occurrence, with an optional note
  *   run       runJobNow (job-control.ts), for a job or one of its run-time schedules
  *   pause     pauseJob; for one run-time schedule, pauseSchedule (operations/schedules.ts)
  *   resume    resumeJob; for one run-time schedule, resumeSchedule
@@ -11,6 +12,9 @@
  * A refusal by the row's state (retry of a SUCCEEDED occurrence, run of a paused job) is a 409 that still carries
  * the outcome and its sentence.
  */
+
+import { randomUUID } from 'node:crypto';
+import { cancelOccurrence } from '../../functions/protocol/cancel-occurrence';
 import {
   type DeployedJob,
   MAX_BY_CHARS,
@@ -41,7 +45,7 @@ import {
   timeParam,
 } from './params';
 
-export const ACTIONS = ['retry', 'run', 'pause', 'resume', 'backfill'] as const;
+export const ACTIONS = ['retry', 'cancel', 'run', 'pause', 'resume', 'backfill'] as const;
 export type ActionName = (typeof ACTIONS)[number];
 
 /** The most occurrences one backfill from the console records (the CLI's --max default). */
@@ -119,6 +123,26 @@ const ACTION_HANDLERS: Record<ActionName, Handler> = {
           forceWouldEnqueue: result.forceWouldEnqueue,
         };
     }
+  },
+
+  cancel: async (deps, body, by) => {
+    const jobId = jobIdParam('jobId', body.jobId);
+    const scheduleKey = keyParam('scheduleKey', body.scheduleKey);
+    const scheduledTime = scheduledTimeParam('scheduledTime', body.scheduledTime);
+    const note = body.note === undefined || body.note === '' ? undefined : textParam('note', body.note, MAX_NOTE_CHARS);
+    const key = { jobId, ...(scheduleKey === undefined ? {} : { scheduleKey }), scheduledTime };
+    const name = `${scheduleKey === undefined ? jobId : `${jobId} schedule ${scheduleKey}`} ${scheduledTime}`;
+    const result = await cancelOccurrence({ store: deps.store, clock: deps.clock, newId: randomUUID }, key, {
+      by,
+      ...(note === undefined ? {} : { note }),
+    });
+    if (result.outcome === 'refused')
+      return { outcome: 'refused', by, message: `refused to cancel ${name}: ${result.reason}` };
+    const stops =
+      result.stopsBy === undefined
+        ? 'it will not run.'
+        : `its worker stops at its next heartbeat, by ${result.stopsBy} at the latest, and commits no report.`;
+    return { outcome: 'cancelled', by, message: `cancelled ${name} (it was ${result.previous.status}): ${stops}` };
   },
 
   run: async (deps, body, by) => {

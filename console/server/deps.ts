@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import type {
+  CancellableStore,
   Clock,
   JobStateStore,
   OccurrenceRecorder,
@@ -85,7 +86,7 @@ export interface ConsoleDeps {
   /** The pages' reads of the occurrence table. */
   readonly occurrences: ConsoleOccurrenceReads;
   /** What the actions write with: the trigger's insert (run, backfill, resume's catch-up) and a retry's reopen. */
-  readonly store: OccurrenceRecorder & ReopenableStore;
+  readonly store: OccurrenceRecorder & ReopenableStore & CancellableStore;
   /** Each worker's job queue, by worker id; absent in read-only mode (nothing is enqueued). */
   readonly queues?: ReadonlyMap<string, WorkQueue>;
   /** Turns a job's schedule off and on (pause, resume); absent in read-only mode. */

@@ -65,6 +65,23 @@ export function retrySentence(target: ActionTarget, scheduledTime: string, statu
   );
 }
 
+/** The statuses an operator's cancel acts on (cancel-occurrence.ts); the others are finished. */
+export const CANCELLABLE: readonly Status[] = ['PENDING', 'RETRY_WAIT', 'BUFFERED', 'RUNNING'];
+
+/** Cancel: a waiting occurrence is closed, a running one stopped through its lease. */
+export function cancelSentence(target: ActionTarget, scheduledTime: string, status: Status): string {
+  const which = `${targetName(target)} at ${formatUtc(scheduledTime)}`;
+  if (status === 'RUNNING') {
+    return (
+      `Cancel ${which}: its lease is taken, so its worker stops at its next heartbeat and commits no report; it ends ` +
+      'CANCELLED. Refused if it is already committing its report.'
+    );
+  }
+  if (CANCELLABLE.includes(status))
+    return `Cancel ${which}: this ${status} occurrence is closed as CANCELLED and never runs.`;
+  return `Cancel ${which}: a ${status} occurrence is finished; the server refuses to cancel it.`;
+}
+
 /** Backfill: record the fire times that have no row; the dry run's count when known. */
 export function backfillSentence(
   target: ActionTarget,

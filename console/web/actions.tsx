@@ -1,5 +1,6 @@
 /**
- * The actions' dialogs: pause (a note is required), resume, run now (with an overlap choice), retry (with force
+ * The actions' dialogs: pause (a note is required), resume, run now (with an overlap choice), cancel (a note is
+ * optional), retry (with force
  * only when the server says the status needs it) and backfill (a dry run's preview before the real one). Each says
  * what will happen, posts to /api/actions/*, and shows the answer.
  */
@@ -8,6 +9,7 @@ import type { ActionResult, BackfillPreview, OverlapName, Status } from '../cont
 import {
   type ActionTarget,
   backfillSentence,
+  cancelSentence,
   OVERLAP_TEXT,
   OVERLAPS,
   pauseSentence,
@@ -158,6 +160,41 @@ export function RetryDialog(props: DialogProps & { readonly scheduledTime: strin
   );
 }
 
+/** Cancel one occurrence, with an optional note saying why. */
+export function CancelDialog(props: DialogProps & { readonly scheduledTime: string; readonly status: Status }) {
+  const [note, setNote] = useState('');
+  const action = useAction();
+  return (
+    <ConfirmDialog
+      title={`Cancel ${targetName(props.target)} at ${props.scheduledTime}`}
+      sentence={cancelSentence(props.target, props.scheduledTime, props.status)}
+      confirmLabel="Cancel the occurrence"
+      state={action.state}
+      onConfirm={() =>
+        action.perform(() =>
+          api.cancel({
+            jobId: props.target.jobId,
+            ...scheduleField(props.target),
+            scheduledTime: props.scheduledTime,
+            ...(note.trim() === '' ? {} : { note: note.trim() }),
+          }),
+        )
+      }
+      onClose={() => props.onClose(action.state.kind === 'done')}
+    >
+      <label class="field">
+        <span>Note (optional): why it is cancelled</span>
+        <textarea
+          name="note"
+          rows={2}
+          value={note}
+          onInput={(event) => setNote((event.currentTarget as HTMLTextAreaElement).value)}
+        />
+      </label>
+    </ConfirmDialog>
+  );
+}
+
 /** Backfill over a range with its overlap policy: a dry run first, shown in the dialog, then the real one. */
 export function BackfillDialog(
   props: DialogProps & { readonly from: number; readonly to: number; readonly now: number },
@@ -301,7 +338,12 @@ function OverlapSelect<T extends OverlapName | ''>(props: {
 /** Which dialog is open, if any. */
 export type OpenAction =
   | { readonly kind: 'pause' | 'resume' | 'run'; readonly target: ActionTarget; readonly overlap?: OverlapName }
-  | { readonly kind: 'retry'; readonly target: ActionTarget; readonly scheduledTime: string; readonly status: Status }
+  | {
+      readonly kind: 'retry' | 'cancel';
+      readonly target: ActionTarget;
+      readonly scheduledTime: string;
+      readonly status: Status;
+    }
   | { readonly kind: 'backfill'; readonly target: ActionTarget; readonly from: number; readonly to: number };
 
 /**
@@ -337,6 +379,15 @@ export function ActionDialogs(props: {
     case 'retry':
       return (
         <RetryDialog
+          target={open.target}
+          scheduledTime={open.scheduledTime}
+          status={open.status}
+          onClose={props.onClose}
+        />
+      );
+    case 'cancel':
+      return (
+        <CancelDialog
           target={open.target}
           scheduledTime={open.scheduledTime}
           status={open.status}

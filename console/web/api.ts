@@ -6,6 +6,7 @@ import type {
   ActionResult,
   BackfillPreview,
   BackfillRequest,
+  CancelOccurrenceRequest,
   ConsoleConfig,
   JobSummary,
   JobsPage,
@@ -78,6 +79,7 @@ export const api = {
   occurrence: (p: { job: string; key?: string; time: string }, signal?: AbortSignal) =>
     getJson<OccurrenceDetail>(`/api/occurrence${query(p)}`, signal),
   retry: (r: RetryRequest) => postJson<ActionResult>('/api/actions/retry', r),
+  cancel: (r: CancelOccurrenceRequest) => postJson<ActionResult>('/api/actions/cancel', r),
   run: (r: RunRequest) => postJson<ActionResult>('/api/actions/run', r),
   pause: (r: PauseRequest) => postJson<ActionResult>('/api/actions/pause', r),
   resume: (r: ResumeRequest) => postJson<ActionResult>('/api/actions/resume', r),

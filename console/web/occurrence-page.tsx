@@ -1,11 +1,12 @@
 /**
  * One occurrence (`#/occurrence/<jobId>/<time>?key`): the row in full (known fields, attempts with their errors, the
  * raw JSON), lease, checkpoint, progress with rate and time left (from two successive readings), the report and the
- * notification. Polled every 2 s while the row is live. Actions: retry and run now.
+ * notification. Polled every 2 s while the row is live. Actions: retry, cancel (a row not finished yet) and run now.
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, OccurrenceDetail } from '../contract';
+import { CANCELLABLE } from './action-text';
 import { ActionDialogs, useActionDialogs } from './actions';
 import { ApiError, api, errorText } from './api';
 import { formatBytes, formatCount, formatDuration, formatUtc } from './format';
@@ -98,6 +99,15 @@ export function OccurrencePage(props: {
             >
               Retry
             </button>
+            {CANCELLABLE.includes(summary.status) && (
+              <button
+                type="button"
+                data-action="cancel"
+                onClick={() => setOpen({ kind: 'cancel', target, scheduledTime: time, status: summary.status })}
+              >
+                Cancel
+              </button>
+            )}
             <button type="button" data-action="run" onClick={() => setOpen({ kind: 'run', target })}>
               Run now
             </button>

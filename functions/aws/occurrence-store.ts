@@ -16,6 +16,9 @@ import {
   OccurrenceStatus,
 } from '../protocol/occurrence';
 import type {
+  CancellableStore,
+  CancelRequest,
+  CancelWriteResult,
   ClaimedSkip,
   ClaimRequest,
   ClaimResult,
@@ -67,12 +70,22 @@ const NAMES = {
   '#bufferedAt': 'bufferedAt',
   '#cancelledBy': 'cancelledBy',
   '#cancelledAt': 'cancelledAt',
+  '#cancelledByOperator': 'cancelledByOperator',
+  '#cancelNote': 'cancelNote',
+  '#committingLease': 'committingLease',
+  '#committingAt': 'committingAt',
 } as const;
 type Name = keyof typeof NAMES;
 const names = (...used: Name[]) => Object.fromEntries(used.map((n) => [n, NAMES[n]]));
 
 const { PENDING, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, SKIPPED, BUFFERED, CANCELLED } = OccurrenceStatus;
 const HELD_BY_LEASE = '#status = :running AND #leaseId = :leaseId';
+/**
+ * The row's lease has not reached its commit point (occurrence.ts committingLease): the condition of a cancelOther
+ * revoke. Past it, the report may be committed, so the holder is left to finish. (An operator's cancel asks more: no
+ * lease ever reached it.)
+ */
+const NOT_COMMITTING = '(attribute_not_exists(#committingLease) OR #committingLease <> #leaseId)';
 
 /** Every write and read of an occurrence row the worker, notifier and reconciler make; the trigger's one is create. */
 export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements OccurrenceStore, RequeueStore {
@@ -147,6 +160,15 @@ export class DynamoOccurrenceStore extends DynamoOccurrenceRecorder implements O
       },
       signal,
     );
+  }
+
+  /** The commit point (cancel-occurrence.ts): one fenced write; `committingLease` is not projected in the index. */
+  async markCommitting(lease: Lease, now: number): Promise<void> {
+    await this.fenced('reach the commit point', lease, RUNNING, {
+      UpdateExpression: 'SET #committingLease = :leaseId, #committingAt = :now',
+      names: ['#committingLease', '#committingAt'],
+      values: { ':now': iso(now) },
+    });
   }
 
   async complete(lease: Lease, reportKey: string, now: number): Promise<void> {
@@ -483,8 +505,16 @@ function revocationUpdate(key: OccurrenceKey, r: Revocation, now: number) {
       'SET #status = :cancelled, #statusShard = :statusShard, #cancelledBy = :by, #cancelledAt = :now, #leaseId = :revocation ' +
       // leaseExpiresAt stays: until then its worker may still be working, and whoever takes the slot waits for it.
       'REMOVE #nextAttemptAt',
-    ConditionExpression: held,
-    ExpressionAttributeNames: names(...heldNames, '#statusShard', '#cancelledBy', '#cancelledAt', '#nextAttemptAt'),
+    // A RUNNING holder past its commit point is left to finish (job-slot.ts waits for it as for a cancelled one).
+    ConditionExpression: r.observed.status === RUNNING ? `${held} AND ${NOT_COMMITTING}` : held,
+    ExpressionAttributeNames: names(
+      ...heldNames,
+      '#statusShard',
+      '#cancelledBy',
+      '#cancelledAt',
+      '#nextAttemptAt',
+      ...(r.observed.status === RUNNING ? ['#committingLease' as const] : []),
+    ),
     ExpressionAttributeValues: {
       ...observed,
       ':cancelled': CANCELLED,
@@ -542,7 +572,7 @@ const refusedRow = <T extends Occurrence>(error: unknown): T | undefined => rowO
  * Additions for the occurrences CLI. A subclass rather than edits to the class above, so that the store the
  * functions use stays exactly as it is; the CLI constructs this one.
  */
-export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements ReopenableStore {
+export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements ReopenableStore, CancellableStore {
   /** FAILED to PENDING with a fresh attempt budget; see functions/protocol/manual-retry.ts. */
   async reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult> {
     const now = iso(request.now);
@@ -607,6 +637,74 @@ export class OperatorOccurrenceStore extends DynamoOccurrenceStore implements Re
       // The SDK retried a reopen that had succeeded (its response was lost): the row shows this very reopening.
       if (current?.status === PENDING && current.manualRetryAt === now) return { reopened: true };
       return { reopened: false, current };
+    }
+  }
+
+  /**
+   * An operator's cancel (functions/protocol/cancel-occurrence.ts): CANCELLED with who and why, a history entry, and
+   * for a RUNNING row its lease id replaced (its expiry kept: its worker may work until then), only while the row is
+   * as observed and no lease of it ever reached its commit point.
+   */
+  async cancel(key: OccurrenceKey, request: CancelRequest): Promise<CancelWriteResult> {
+    const { observed, revocationId, note } = request;
+    const now = iso(request.now);
+    const lease = observed.leaseId === undefined ? 'attribute_not_exists(#leaseId)' : '#leaseId = :observedLease';
+    const entry: AttemptRecord = {
+      outcome: 'cancelled',
+      at: now,
+      by: request.by,
+      ...(note === undefined ? {} : { note }),
+    };
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tableKeyOf(key),
+          UpdateExpression:
+            'SET #status = :cancelled, #statusShard = :statusShard, #cancelledAt = :now, #cancelledByOperator = :by' +
+            `${note === undefined ? '' : ', #cancelNote = :note'}${revocationId === undefined ? '' : ', #leaseId = :revocation'}, ` +
+            `${APPEND_HISTORY} REMOVE #nextAttemptAt`,
+          ConditionExpression:
+            `attribute_exists(#jobId) AND #status = :observedStatus AND #attempt = :attempt AND ${lease} AND ` +
+            // Any lease's commit point, not only the current one's: a put sent then may still land (a frozen worker).
+            'attribute_not_exists(#committingLease)',
+          ExpressionAttributeNames: names(
+            '#jobId',
+            '#status',
+            '#statusShard',
+            '#attempt',
+            '#leaseId',
+            '#cancelledAt',
+            '#cancelledByOperator',
+            '#history',
+            '#nextAttemptAt',
+            '#committingLease',
+            ...(note === undefined ? [] : ['#cancelNote' as const]),
+          ),
+          ExpressionAttributeValues: {
+            ':cancelled': CANCELLED,
+            ':statusShard': statusShardOf(key, CANCELLED),
+            ':now': now,
+            ':by': request.by,
+            ':observedStatus': observed.status,
+            ':attempt': observed.attempt,
+            ':noHistory': [],
+            ':historyEntry': [entry],
+            ...(observed.leaseId === undefined ? {} : { ':observedLease': observed.leaseId }),
+            ...(note === undefined ? {} : { ':note': note }),
+            ...(revocationId === undefined ? {} : { ':revocation': revocationId }),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { cancelled: true };
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw asDependencyError('cancel occurrence', error);
+      const current = refusedRow<Occurrence>(error);
+      // The SDK retried a cancel that had succeeded (its response was lost): the row shows this very cancel.
+      if (current?.status === CANCELLED && current.cancelledAt === now && current.cancelledByOperator === request.by)
+        return { cancelled: true };
+      return { cancelled: false, current };
     }
   }
 

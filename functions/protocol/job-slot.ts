@@ -16,7 +16,7 @@ import { DependencyError, messageOf } from './errors';
 import type { JobSettings } from './job-settings';
 import type { JobState } from './job-state';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, type OccurrenceKey, REVOKED_LEASE_PREFIX } from './occurrence';
+import { isCommitting, iso, type Occurrence, type OccurrenceKey, REVOKED_LEASE_PREFIX } from './occurrence';
 import { decideStart, effectivePolicyOf, holderToRead, type StartDecision } from './overlap-policy';
 import type {
   Clock,
@@ -205,6 +205,16 @@ async function revokeHolder(
 ): Promise<boolean> {
   const { jobId, scheduledTime } = lease.key;
   const now = deps.clock.now();
+  if (mode === 'cancel' && isCommitting(holder)) {
+    // Past its commit point its report may be committed: it is left to finish (the revoke's condition refuses it
+    // too), and this start waits for it as for a cancelled holder, until its lease expires.
+    log.info('the running occurrence is committing its report; waiting for it instead of cancelling it', {
+      holder: holder.scheduledTime,
+      holderLeaseId: holder.leaseId,
+    });
+    waitUntil(context, Date.parse(holder.leaseExpiresAt ?? ''));
+    return true;
+  }
   const revocationId = `${REVOKED_LEASE_PREFIX}${scheduledTime}-${lease.leaseId}`;
   const revoked = await deps.store.revoke(
     { ...seriesKeyOf(seriesOf(lease.key)), scheduledTime: holder.scheduledTime },

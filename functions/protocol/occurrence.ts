@@ -25,7 +25,10 @@ export const OccurrenceStatus = {
   SKIPPED: 'SKIPPED',
   /** Waiting for the job's running slot (overlap bufferOne or bufferAll); started in scheduled-time order. */
   BUFFERED: 'BUFFERED',
-  /** Stopped by a later occurrence under overlap cancelOther (`cancelledBy`); its lease was revoked. Terminal. */
+  /**
+   * Stopped, and never run again: by a later occurrence under overlap cancelOther (`cancelledBy`), or by an operator
+   * (`cancelledByOperator`, `cancelNote`; cancel-occurrence.ts). A running one's lease was revoked. Terminal.
+   */
   CANCELLED: 'CANCELLED',
 } as const;
 /** One of the statuses of the `OccurrenceStatus` object. */
@@ -50,6 +53,12 @@ export const CONTINUED_LEASE_PREFIX = 'continued:';
  */
 export const REVOKED_LEASE_PREFIX = 'revoked-by-';
 
+/**
+ * The lease id an operator's cancel writes over a live lease (cancel-occurrence.ts): `cancelled-by-operator-<uuid>`.
+ * The holder's next extend fails, and so does every fenced write of it after that.
+ */
+export const OPERATOR_CANCEL_LEASE_PREFIX = 'cancelled-by-operator-';
+
 /** A lease another occurrence revoked: nobody holds it, and no holder's message will come back for it. */
 export const isRevokedLease = (o: Pick<Occurrence, 'status' | 'leaseId'>): boolean =>
   o.status === OccurrenceStatus.RUNNING && o.leaseId?.startsWith(REVOKED_LEASE_PREFIX) === true;
@@ -57,6 +66,14 @@ export const isRevokedLease = (o: Pick<Occurrence, 'status' | 'leaseId'>): boole
 /** A resumable run between two segments: nobody holds the lease, but the run is not over. */
 export const isContinuing = (o: Pick<Occurrence, 'status' | 'leaseId'>): boolean =>
   o.status === OccurrenceStatus.RUNNING && o.leaseId?.startsWith(CONTINUED_LEASE_PREFIX) === true;
+
+/** A RUNNING row whose lease reached its commit point (`committingLease`): its report may be committed already. */
+export const isCommitting = (o: Pick<Occurrence, 'status' | 'leaseId' | 'committingLease'>): boolean =>
+  o.status === OccurrenceStatus.RUNNING && o.leaseId !== undefined && o.committingLease === o.leaseId;
+
+/** An operator cancelled it (cancel-occurrence.ts), rather than a later occurrence under cancelOther. */
+export const isOperatorCancel = (o: Pick<Occurrence, 'status' | 'cancelledByOperator'>): boolean =>
+  o.status === OccurrenceStatus.CANCELLED && o.cancelledByOperator !== undefined;
 
 /** Why an occurrence was SKIPPED. */
 export const SkipReason = { overlap: 'overlap', missed: 'missed', paused: 'paused' } as const;
@@ -144,6 +161,18 @@ export interface Occurrence extends OccurrenceKey {
   readonly yieldedTo?: string;
   /** CANCELLED: the scheduled time of the occurrence that cancelled it (overlap cancelOther). */
   readonly cancelledBy?: string;
+  /** CANCELLED by an operator (cancel-occurrence.ts): who, as the operator's identity string. */
+  readonly cancelledByOperator?: string;
+  /** CANCELLED by an operator: why, as the operator wrote it. */
+  readonly cancelNote?: string;
+  /**
+   * The commit point: the lease that is committing its report (the worker writes it, fenced, just before the S3 put
+   * or the multipart complete). An operator's cancel, and a cancelOther revoke, are refused while it names the
+   * row's lease: past this point the report may be committed, so the holder is left to finish.
+   */
+  readonly committingLease?: string;
+  /** When the lease `committingLease` reached its commit point. */
+  readonly committingAt?: string;
   /** When it was SKIPPED, BUFFERED or CANCELLED. */
   readonly skippedAt?: string;
   /** When it was recorded BUFFERED. */
@@ -166,14 +195,21 @@ export interface Occurrence extends OccurrenceKey {
 export interface AttemptRecord {
   /** Absent for an unheld close (no attempt ran: attempts or deadline were used up between runs). */
   readonly attempt?: number;
-  /** `reopened`: an operator retried the FAILED occurrence (requeue-occurrence.ts); attempts count afresh after it. */
-  readonly outcome: 'succeeded' | 'retry' | 'failed' | 'reopened';
+  /**
+   * `reopened`: an operator retried the FAILED occurrence (requeue-occurrence.ts); attempts count afresh after it.
+   * `cancelled`: an operator cancelled it (cancel-occurrence.ts); `by` and `note` say who and why.
+   */
+  readonly outcome: 'succeeded' | 'retry' | 'failed' | 'reopened' | 'cancelled';
   /** When the attempt ended. */
   readonly at: string;
   /** The lease the attempt held, if it held one. */
   readonly leaseId?: string;
   /** The attempt's error, cut to a few hundred characters. */
   readonly error?: string;
+  /** An operator's action (`cancelled`): who, as the operator's identity string. */
+  readonly by?: string;
+  /** An operator's action (`cancelled`): why, as the operator wrote it. */
+  readonly note?: string;
 }
 
 export const ATTEMPT_ERROR_MAX_CHARS = 300;

@@ -76,6 +76,12 @@ export interface OccurrenceStore {
   /** One conditional write; succeeds only for a claimable occurrence (see claimability.ts). */
   claim(key: OccurrenceKey, request: ClaimRequest): Promise<ClaimResult>;
   extend(lease: Lease, leaseExpiresAt: number, now: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * The commit point: record, fenced, that this lease is about to commit its report (`committingLease`,
+   * `committingAt`). From then on an operator's cancel and a cancelOther revoke are refused; once either is recorded,
+   * this write fails with LeaseLostError and the report is not put. See cancel-occurrence.ts.
+   */
+  markCommitting(lease: Lease, now: number): Promise<void>;
   complete(lease: Lease, reportKey: string, now: number): Promise<void>;
   /** `retryMessageId`: the message that will carry the retry (the worker hides it until nextAttemptAt). */
   release(lease: Lease, nextAttemptAt: number, lastError: string, now: number, retryMessageId: string): Promise<void>;
@@ -251,6 +257,34 @@ export interface ReopenableStore {
   get(key: OccurrenceKey): Promise<Occurrence | undefined>;
   /** FAILED to PENDING, attempt 0, the new deadline and TTL; conditional on the row being FAILED. */
   reopenFailed(key: OccurrenceKey, request: ReopenRequest): Promise<ReopenResult>;
+}
+
+/** What an operator's cancel writes (cancel-occurrence.ts). */
+export interface CancelRequest {
+  /** The time of the cancel, epoch milliseconds. */
+  readonly now: number;
+  /** Who cancels: the operator's identity string. */
+  readonly by: string;
+  /** Why, as the operator wrote it. */
+  readonly note?: string;
+  /**
+   * The row as it was read: the write applies only while its status, lease id and attempt are still these (and, for
+   * a RUNNING row, while its lease has not reached its commit point).
+   */
+  readonly observed: Pick<Occurrence, 'status' | 'leaseId' | 'attempt'>;
+  /** RUNNING: the lease id written over the row's (`cancelled-by-operator-<uuid>`), so that its holder's writes fail. */
+  readonly revocationId?: string;
+}
+
+/** On refusal the row as it was (undefined when there is none), so that the caller decides again without a read. */
+export type CancelWriteResult = { cancelled: true } | { cancelled: false; current: Occurrence | undefined };
+
+/** What an operator's cancel needs from the store (functions/aws/occurrence-store.ts OperatorOccurrenceStore). */
+export interface CancellableStore {
+  /** The row of this key, read consistently, or undefined when there is none. */
+  get(key: OccurrenceKey): Promise<Occurrence | undefined>;
+  /** One conditional write: CANCELLED, if the row is still as observed (CancelRequest). */
+  cancel(key: OccurrenceKey, request: CancelRequest): Promise<CancelWriteResult>;
 }
 
 /**

@@ -3,8 +3,8 @@
  * report write-once, and record the outcome. Every write after the claim is fenced by the lease id.
  *
  *   claim ─▶ overlap policy: take the job's running slot, or SKIPPED / BUFFERED (job-slot.ts; not for allowAll)
- *         ─▶ report already committed? ─yes─────────────────────────┐
- *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
+ *         ─▶ report already committed? ─yes──────────────────────────────────────────┐
+ *              └─no─▶ job(signal) ∥ heartbeat ─▶ commit point ─▶ commit (If-None-Match) ─▶ complete (SUCCEEDED)
  *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
  *   SUCCEEDED or FAILED ─▶ release the slot, wake the first BUFFERED one; pause after N failures in a row
@@ -22,7 +22,7 @@ import { afterUnheldEnd, endUnderPolicy, type SlotDeps, type Start, startUnderPo
 import { runUnderLease } from './lease-guard';
 import type { ManualRetryFields } from './manual-retry';
 import { MetricName } from './metric-names';
-import { iso, type Occurrence, type OccurrenceKey, occurrenceKeyOf, reportKeyOf } from './occurrence';
+import { isOperatorCancel, iso, type Occurrence, type OccurrenceKey, occurrenceKeyOf, reportKeyOf } from './occurrence';
 import {
   type Clock,
   type JobDefinition,
@@ -137,6 +137,7 @@ export async function processDelivery(
 
   const occurrence = claim.occurrence;
   const started = await startClaimed(deps, job, occurrence, leaseId, log);
+  if (started.outcome === 'lease-lost') await afterOperatorCancel(deps, job, key, log);
   if (started.outcome !== 'run') return outcome(started.outcome);
   if (occurrence.attempt === 1) metricsOf(deps).add(MetricName.OccurrencesStarted, 1, key.jobId);
   const attempted = await runClaimedAttempt(
@@ -148,6 +149,7 @@ export async function processDelivery(
     log,
   );
   countOutcome(deps, key.jobId, attempted.result);
+  if (attempted.result === 'lease-lost') await afterOperatorCancel(deps, job, key, log);
   metricsOf(deps).add(MetricName.JobDuration, deps.clock.now() - now, key.jobId);
   const ended = RUN_ENDS[attempted.result];
   if (ended !== undefined) {
@@ -161,6 +163,25 @@ export async function processDelivery(
     );
   }
   return attempted;
+}
+
+/**
+ * A lease lost to an operator's cancel (cancel-occurrence.ts): the job-state row may still name the occurrence, in the
+ * buffer (its start wrote it there before the cancel took its lease) or in the slot (it was running). Nobody else
+ * would wake the buffer's head then: the reconciler wakes only a BUFFERED head, and a finished occurrence at the head
+ * keeps the others waiting for good (the simulation's cancel world, seed 7250005). So it leaves the buffer, and the
+ * head is woken when the slot is free or names it, as for any occurrence closed without a run. One read, on this rare
+ * path only; never throws (afterUnheldEnd logs).
+ */
+async function afterOperatorCancel(deps: WorkerDeps, job: RegisteredJob, key: OccurrenceKey, log: Logger) {
+  try {
+    const row = await deps.store.get(key);
+    if (row !== undefined && isOperatorCancel(row)) await afterUnheldEnd(slotDeps(deps), job.settings, row, log);
+  } catch (error) {
+    log.warn('could not read the row after losing the lease; the reconciler wakes what waits', {
+      error: messageOf(error),
+    });
+  }
 }
 
 /** The results that end a run (the row is SUCCEEDED or FAILED under this lease): the slot is released then. */
@@ -401,6 +422,7 @@ async function runAttempt(
       open = segment;
       const end = await runResumableSegment(segment, job.definition, occurrence, signal, log);
       if (end.kind === 'yielded') return { yielded: segment };
+      await reachCommitPoint(deps, lease, signal);
       if (end.kind === 'streamed') return commitStreamed(end.writer, reportKey, signal, log);
       return commitReport(deps, lease, reportKey, end.report, signal, log);
     },
@@ -417,6 +439,18 @@ async function adoptable(deps: WorkerDeps, reportKey: string, log: Logger): Prom
   if (!(await reportCommitted(deps, reportKey))) return false;
   log.info('report already committed by an earlier attempt; adopting it', { reportKey });
   return true;
+}
+
+/**
+ * The commit point (cancel-occurrence.ts): one fenced write just before the report is put. Refused once an operator's
+ * cancel (or a cancelOther revoke) is recorded: LeaseLostError, and nothing is put. Once written, a cancel is refused.
+ */
+function reachCommitPoint(deps: WorkerDeps, lease: Lease, signal: AbortSignal): Promise<void> {
+  return withTransientRetries(() => deps.store.markCommitting(lease, deps.clock.now()), {
+    attempts: 3,
+    firstDelayMs: 200,
+    signal,
+  });
 }
 
 /** Complete the streamed report's upload once (If-None-Match); a 412 is this occurrence's report, adopted. */

@@ -3,7 +3,7 @@
  * (`occurrences list`, the local run) so that a SKIPPED, BUFFERED, CANCELLED or FAILED row explains itself without
  * opening the row. Derived only from the row's own fields, so every reader says the same.
  */
-import { isContinuing, isRevokedLease, type Occurrence, OccurrenceStatus } from './occurrence';
+import { isCommitting, isContinuing, isRevokedLease, type Occurrence, OccurrenceStatus } from './occurrence';
 
 /** At most this many characters of `lastError` in the one line. */
 const ERROR_CHARS = 120;
@@ -15,7 +15,7 @@ export function statusReason(o: Occurrence): string {
     case OccurrenceStatus.BUFFERED:
       return `waiting for the job's running slot${o.bufferedAt === undefined ? '' : ` since ${o.bufferedAt}`}`;
     case OccurrenceStatus.CANCELLED:
-      return o.cancelledBy === undefined ? 'cancelled' : `cancelled by ${o.cancelledBy} (overlap cancelOther)`;
+      return cancelledReason(o);
     case OccurrenceStatus.FAILED:
       return o.lastError === undefined ? 'failed' : `failed: ${cut(o.lastError)}`;
     case OccurrenceStatus.RETRY_WAIT:
@@ -25,12 +25,19 @@ export function statusReason(o: Occurrence): string {
     case OccurrenceStatus.RUNNING:
       if (isContinuing(o)) return 'between two segments of a resumable run';
       if (isRevokedLease(o)) return 'its lease was revoked by a later occurrence';
+      if (isCommitting(o)) return `attempt ${o.attempt}, committing its report`;
       return `attempt ${o.attempt}, lease until ${o.leaseExpiresAt ?? '?'}`;
     case OccurrenceStatus.PENDING:
       return 'recorded, not claimed yet';
     case OccurrenceStatus.SUCCEEDED:
       return o.notifiedAt === undefined ? 'report committed, not announced yet' : 'report committed and announced';
   }
+}
+
+function cancelledReason(o: Occurrence): string {
+  if (o.cancelledByOperator !== undefined)
+    return `cancelled by ${o.cancelledByOperator}${o.cancelNote === undefined ? '' : `: ${cut(o.cancelNote)}`}`;
+  return o.cancelledBy === undefined ? 'cancelled' : `cancelled by ${o.cancelledBy} (overlap cancelOther)`;
 }
 
 function skippedReason(o: Occurrence): string {

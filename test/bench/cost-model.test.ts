@@ -3,6 +3,7 @@ import {
   alternativeModels,
   atRestPerScheduleMonth,
   auditRunCost,
+  COMMIT_POINT_WRITES,
   costPerMillion,
   KEYED_OCCURRENCE_ASSUMPTIONS,
   keyedOccurrenceUsage,
@@ -13,7 +14,7 @@ import {
   upsertCost,
 } from '../../bench/cost-model';
 import { itemSize } from '../../bench/item-size';
-import { PRICES, type PriceTable } from '../../bench/prices';
+import { dollars, PRICES, type PriceTable } from '../../bench/prices';
 import { auditRun, registryRow } from '../../bench/registry-model';
 
 /** Every price $2 per million units (GB-seconds and GB included), so each line is 2 × its quantity. */
@@ -68,14 +69,25 @@ describe('Function: alternativeModels', () => {
 });
 
 describe('Run-time schedules: cost', () => {
-  it('an occurrence of a keyed schedule with a 2 KB input bills 23 write units with one heartbeat', () => {
+  it('an occurrence of a keyed schedule with a 2 KB input bills 24 write units with one heartbeat', () => {
     const usage = keyedOccurrenceUsage();
-    // 4 row writes and 1 heartbeat at 3 units, the series' slot 2, the index 6.
-    expect(usage.dynamoWriteUnits).toBe(5 * 3 + 2 + 4);
+    // 4 row writes, the commit point and 1 heartbeat at 3 units, the series' slot 2, the index 4.
+    expect(usage.dynamoWriteUnits).toBe(6 * 3 + 2 + 4);
     const worker = usage.lambda.find((l) => l.fn.startsWith('worker'));
     expect(worker?.ms).toBe(60_000 + MEASURED_HAPPY_PATH.workerMs);
     const noJob = keyedOccurrenceUsage({ ...KEYED_OCCURRENCE_ASSUMPTIONS, jobSeconds: 0 });
-    expect(noJob.dynamoWriteUnits).toBe(4 * 3 + 2 + 4);
+    expect(noJob.dynamoWriteUnits).toBe(5 * 3 + 2 + 4);
+  });
+
+  it('the commit point (issue 25) adds one row write and no index write: 3 units for a 2 KB-input row', () => {
+    const usage = keyedOccurrenceUsage();
+    const dollarsPerMillion = (units: number) => dollars(PRICES.dynamoWriteRequestUnit, units) * 1e6;
+    expect(COMMIT_POINT_WRITES).toBe(1);
+    // On the small row of a fixed schedule the commit point bills 1 WRU: $0.625 per million occurrences.
+    expect(dollarsPerMillion(1)).toBeCloseTo(0.625);
+    expect(dollarsPerMillion(usage.dynamoWriteUnits) - dollarsPerMillion(usage.dynamoWriteUnits - 3)).toBeCloseTo(
+      1.875,
+    );
   });
 
   it('a schedule at rest costs Scheduler nothing; the registry its bytes twice (table and audit index) and backup', () => {

@@ -14,7 +14,7 @@ import { runCli } from '../../bin/occurrences/program';
 import type { Target } from '../../bin/occurrences/target';
 import type { ManualRetryFields } from '../../functions/protocol/manual-retry';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import type { ReopenRequest } from '../../functions/protocol/ports';
+import type { CancellableStore, CancelRequest, ReopenRequest } from '../../functions/protocol/ports';
 import { capture, HOURLY, memoryCatalogue, OTHER, row, WORKER } from './support';
 
 const { FAILED, PENDING, RUNNING } = OccurrenceStatus;
@@ -281,13 +281,23 @@ describe('bulk cancel', () => {
     expect(result.out).toMatch(/cancelled 2 of 2, 0 refused, 0 failed\.$/);
   });
 
-  // Protects the state before the integration: once WIRED_CANCEL (commands/bulk.ts) is set, this case goes.
-  it('refuses before reading anything when no cancel is wired into the build', async () => {
-    const result = await cli(['cancel', HOURLY, ...RANGE, '--yes'], memoryTarget([]).target, {
-      connect: () => Promise.reject(new Error('connected')),
-    });
+  it('bulk cancel without an injected cancel runs the operator cancel on the target store, once per row', async () => {
+    const pending = row(HOURLY, '2026-11-20T06:00:00Z', PENDING, NOW);
+    const memory = memoryTarget([pending]);
+    const cancels: CancelRequest[] = [];
+    const store = memory.target.store as unknown as { cancel: CancellableStore['cancel'] };
+    store.cancel = async (key, request) => {
+      const current = memory.table.get(key.scheduledTime);
+      if (current?.status !== request.observed.status) return { cancelled: false, current };
+      cancels.push(request);
+      memory.table.set(key.scheduledTime, { ...current, status: OccurrenceStatus.CANCELLED });
+      return { cancelled: true };
+    };
 
-    expect(result.code).toBe(2);
-    expect(result.err).toContain('bulk cancel: the operator cancel is not wired into this build of the CLI');
+    const result = await cli(['cancel', HOURLY, ...RANGE, '--yes', '--note', 'upstream down'], memory.target);
+
+    expect(result.code).toBe(0);
+    expect(cancels).toEqual([expect.objectContaining({ note: 'upstream down', by: expect.stringContaining(ARN) })]);
+    expect(memory.table.get(pending.scheduledTime)?.status).toBe(OccurrenceStatus.CANCELLED);
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TIMELINE_BARS, TIMELINE_PAGE_BARS } from '../../console/contract';
 import { launchBrowser } from '../../scripts/chromium';
 import { type FakeApi, startFakeApi } from './page-fake-api';
-import { FAILED_TIME, NOW, SKIPPED_TIME, YIELDED_TO } from './page-fixtures';
+import { FAILED_TIME, NOW, RUNNING_TIME, SKIPPED_TIME, YIELDED_TO } from './page-fixtures';
 
 let api: FakeApi;
 let browser: Browser;
@@ -238,6 +238,20 @@ describe('actions', () => {
     expect(api.posts.map((post) => post.body)).toEqual([
       { jobId: 'weekly-export', scheduledTime: FAILED_TIME },
       { jobId: 'weekly-export', scheduledTime: FAILED_TIME, force: true },
+    ]);
+  });
+
+  it('cancels a running occurrence with a note, after saying its worker stops at its next heartbeat; no cancel on a finished one', async () => {
+    const failed = await open(`#/occurrence/weekly-export/${encodeURIComponent(FAILED_TIME)}`, 'occurrence');
+    expect(await failed.locator('button[data-action="cancel"]').count()).toBe(0);
+    const p = await open(`#/occurrence/weekly-export/${encodeURIComponent(RUNNING_TIME)}`, 'occurrence');
+    await p.click('button[data-action="cancel"]');
+    expect(await p.textContent('dialog')).toContain('its worker stops at its next heartbeat and commits no report');
+    await p.fill('dialog textarea[name="note"]', 'upstream broken');
+    await p.click('button[data-test="confirm-action"]');
+    await p.waitForSelector('[data-test="action-result"]:has-text("cancelled")');
+    expect(api.posts.map((post) => post.body)).toEqual([
+      { jobId: 'weekly-export', scheduledTime: RUNNING_TIME, note: 'upstream broken' },
     ]);
   });
 

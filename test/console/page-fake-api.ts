@@ -175,6 +175,8 @@ function actionAnswer(action: string, body: Record<string, unknown>): ActionResu
       return { outcome: 'resumed', message: `${jobId} is resumed.`, by: BY };
     case 'run':
       return { outcome: 'recorded', message: `An occurrence of ${jobId} is recorded for now and enqueued.`, by: BY };
+    case 'cancel':
+      return { outcome: 'cancelled', message: `${jobId} ${String(body.scheduledTime)} is cancelled.`, by: BY };
     case 'retry':
       if (body.force === true) return { outcome: 'enqueued', message: 'One more message is enqueued.', by: BY };
       return {

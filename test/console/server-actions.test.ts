@@ -71,6 +71,53 @@ describe('POST /api/actions/pause and resume', () => {
   });
 });
 
+describe('POST /api/actions/cancel', () => {
+  const RUNNING_TIME = '2026-12-01T10:00:00Z';
+
+  it('cancels a RUNNING occurrence as the operator, with the note, and says when its worker stops; one audit line', async () => {
+    const w = await world();
+    const answer = await post(appOf(w.deps), 'cancel', {
+      jobId: HOURLY,
+      scheduledTime: RUNNING_TIME,
+      note: 'upstream broken',
+    });
+    expect(answer.status).toBe(200);
+    const result = (await answer.json()) as ActionResult;
+    expect(result).toMatchObject({ outcome: 'cancelled', by: OPERATOR });
+    expect(result.message).toMatch(/^cancelled hourly-report 2026-12-01T10:00:00Z \(it was RUNNING\)/);
+    expect(await w.occurrences.get({ jobId: HOURLY, scheduledTime: RUNNING_TIME })).toMatchObject({
+      status: 'CANCELLED',
+      cancelledByOperator: OPERATOR,
+      cancelNote: 'upstream broken',
+      leaseId: expect.stringMatching(/^cancelled-by-operator-/),
+    });
+    expect(w.audit.map((a) => [a.action, a.outcome])).toEqual([['cancel', 'cancelled']]);
+  });
+
+  it('refuses a SUCCEEDED and an unknown occurrence with 409 and the reason, writing nothing', async () => {
+    const w = await world();
+    const app = appOf(w.deps);
+    const before = structuredClone([...w.occurrences.rows.entries()]);
+    const done = await post(app, 'cancel', { jobId: HOURLY, scheduledTime: '2026-12-01T09:00:00Z' });
+    expect(done.status).toBe(409);
+    expect(await errorOf(done)).toMatch(/^refused to cancel hourly-report 2026-12-01T09:00:00Z: it SUCCEEDED/);
+    const unknown = await post(app, 'cancel', { jobId: HOURLY, scheduledTime: '2026-12-01T03:00:00Z' });
+    expect(unknown.status).toBe(409);
+    expect(await errorOf(unknown)).toMatch(/there is no such occurrence$/);
+    expect([...w.occurrences.rows.entries()]).toEqual(before);
+    expect(w.audit.map((a) => a.outcome)).toEqual(['refused', 'refused']);
+  });
+
+  it('answers 400 naming a bad scheduled time or a note too long', async () => {
+    const app = appOf((await world()).deps);
+    const time = await post(app, 'cancel', { jobId: HOURLY, scheduledTime: 'noon' });
+    expect(time.status).toBe(400);
+    expect(await errorOf(time)).toMatch(/^scheduledTime: /);
+    const note = await post(app, 'cancel', { jobId: HOURLY, scheduledTime: RUNNING_TIME, note: 'x'.repeat(501) });
+    expect(await errorOf(note)).toBe('note: must be a non-empty text of at most 500 characters');
+  });
+});
+
 describe('POST /api/actions/run', () => {
   it("records an occurrence now as the operator's, with the overlap asked for, and enqueues it", async () => {
     const w = await world();
@@ -198,6 +245,8 @@ describe('an unknown action', () => {
   it('answers 404 naming the actions there are', async () => {
     const answer = await post(appOf((await world()).deps), 'delete', { jobId: HOURLY });
     expect(answer.status).toBe(404);
-    expect(await errorOf(answer)).toBe('no such action: delete (the actions: retry, run, pause, resume, backfill)');
+    expect(await errorOf(answer)).toBe(
+      'no such action: delete (the actions: retry, cancel, run, pause, resume, backfill)',
+    );
   });
 });

@@ -10,7 +10,15 @@ import type { AuditLine, ConsoleDeps, ReportReader, SeriesRange } from '../../co
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
-import type { Clock, CreateResult, ReopenRequest, ReopenResult, WorkQueue } from '../../functions/protocol/ports';
+import type {
+  CancelRequest,
+  CancelWriteResult,
+  Clock,
+  CreateResult,
+  ReopenRequest,
+  ReopenResult,
+  WorkQueue,
+} from '../../functions/protocol/ports';
 import { seriesOf } from '../../functions/protocol/schedule-key';
 import { scheduleOperationsOver, upsertSchedule } from '../../operations/schedules';
 import { FakeProjection, FakeRegistry, template } from '../protocol/drift-fakes';
@@ -128,6 +136,27 @@ export class MemoryOccurrences {
     if (existing !== undefined) return { created: false, existing };
     this.rows.set(idOf(o), o);
     return { created: true };
+  }
+
+  /** An operator's cancel: CANCELLED while the row is as observed and no lease reached its commit point. */
+  async cancel(key: OccurrenceKey, r: CancelRequest): Promise<CancelWriteResult> {
+    const current = this.rows.get(idOf(key));
+    const asObserved =
+      current !== undefined &&
+      current.status === r.observed.status &&
+      current.leaseId === r.observed.leaseId &&
+      current.attempt === r.observed.attempt &&
+      current.committingLease === undefined;
+    if (!asObserved) return { cancelled: false, current };
+    this.rows.set(idOf(key), {
+      ...current,
+      status: OccurrenceStatus.CANCELLED,
+      cancelledAt: iso(r.now),
+      cancelledByOperator: r.by,
+      ...(r.note === undefined ? {} : { cancelNote: r.note }),
+      ...(r.revocationId === undefined ? {} : { leaseId: r.revocationId }),
+    });
+    return { cancelled: true };
   }
 
   async reopenFailed(key: OccurrenceKey, r: ReopenRequest): Promise<ReopenResult> {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   backfillSentence,
+  CANCELLABLE,
+  cancelSentence,
   pauseSentence,
   resumeSentence,
   retrySentence,
@@ -60,5 +62,18 @@ describe('the confirmation sentences', () => {
     );
     expect(backfillSentence(job, from, to, 'skip', 1)).toContain('records 1 fire time without');
     expect(backfillSentence(job, from, to, 'skip')).toContain('records the fire times without');
+  });
+
+  it('says a cancel stops a running occurrence through its lease, closes a waiting one, and is refused for a finished one', () => {
+    expect(cancelSentence(job, '2026-12-01T10:00:00Z', 'RUNNING')).toMatch(
+      /^Cancel weekly-export at .*: its lease is taken, so its worker stops at its next heartbeat and commits no report/,
+    );
+    expect(cancelSentence(schedule, '2026-12-01T10:00:00Z', 'BUFFERED')).toMatch(
+      /^Cancel reports \(schedule customer-42\) at .*: this BUFFERED occurrence is closed as CANCELLED and never runs\.$/,
+    );
+    expect(cancelSentence(job, '2026-12-01T10:00:00Z', 'SUCCEEDED')).toMatch(
+      /finished; the server refuses to cancel it/,
+    );
+    expect(CANCELLABLE).toEqual(['PENDING', 'RETRY_WAIT', 'BUFFERED', 'RUNNING']);
   });
 });

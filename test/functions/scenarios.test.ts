@@ -52,7 +52,7 @@ describe('scenarios', () => {
     expect(h.aws.delivered).toHaveLength(1);
   });
 
-  it('the happy path of a 100 s job costs 11 AWS requests: 2 to trigger, 7 to work (2 heartbeats, 2 for the slot), 2 to announce', async () => {
+  it('the happy path of a 100 s job costs 12 AWS requests: 2 to trigger, 8 to work (2 heartbeats, 2 for the slot, the commit point), 2 to announce', async () => {
     h = makeHarness({ jobs: { report: timedJob(100_000) } });
     await h.trigger(EVENT);
     const triggerCalls = h.aws.calls.length;
@@ -65,9 +65,10 @@ describe('scenarios', () => {
     const notifierCalls = h.aws.calls.length - triggerCalls - workerCalls;
 
     expect(h.aws.calls.slice(0, triggerCalls)).toEqual(['PutItem', 'SendMessage']);
-    // claim, take the running slot (overlap skip, the default), extend at 45 s and 90 s, commit, complete, release
-    // the slot (no look-up for a committed report on a first claim)
+    // claim, take the running slot (overlap skip, the default), extend at 45 s and 90 s, the commit point, commit,
+    // complete, release the slot (no look-up for a committed report on a first claim)
     expect(h.aws.calls.slice(triggerCalls, triggerCalls + workerCalls)).toEqual([
+      'UpdateItem',
       'UpdateItem',
       'UpdateItem',
       'UpdateItem',
@@ -78,7 +79,7 @@ describe('scenarios', () => {
     ]);
     // publish and record, from the stream record's image (no read of the row)
     expect(h.aws.calls.slice(-notifierCalls)).toEqual(['Publish', 'UpdateItem']);
-    expect(h.aws.calls).toHaveLength(11);
+    expect(h.aws.calls).toHaveLength(12);
   });
 
   it('commit-then-die before complete: the redelivery observes the committed report, completes it and it is announced once', async () => {

@@ -137,7 +137,7 @@ describe('write-once reports', () => {
 });
 
 describe('the request floor', () => {
-  it('the happy path of an instant job: 9 requests, trigger 2, worker 5 (2 for the slot; no look-up on a first claim), notifier 2', async () => {
+  it('the happy path of an instant job: 10 requests, trigger 2, worker 6 (2 for the slot, 1 for the commit point; no look-up on a first claim), notifier 2', async () => {
     const job = countingJob();
     const p = await pipeline(emulator, { jobs: { [JOB_ID]: job } });
     const requests = recordHandlerRequests();
@@ -149,19 +149,20 @@ describe('the request floor', () => {
     await p.stop();
 
     expect(job.runs).toHaveLength(1);
-    // claim, take the running slot (overlap skip, the default), commit, complete, release the slot; then the
-    // notifier: publish and record, from the stream image (no GetItem)
-    expect(requests.slice(0, 7)).toEqual([
+    // claim, take the running slot (overlap skip, the default), the commit point, commit, complete, release the slot;
+    // then the notifier: publish and record, from the stream image (no GetItem)
+    expect(requests.slice(0, 8)).toEqual([
       'PutItem',
       'SendMessage',
+      'UpdateItem',
       'UpdateItem',
       'UpdateItem',
       'PutObject',
       'UpdateItem',
       'UpdateItem',
     ]);
-    expect(requests.slice(7).sort()).toEqual(['Publish', 'UpdateItem']);
-    expect(requests).toHaveLength(9);
+    expect(requests.slice(8).sort()).toEqual(['Publish', 'UpdateItem']);
+    expect(requests).toHaveLength(10);
   });
 });
 

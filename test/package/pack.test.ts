@@ -82,6 +82,7 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'SqsWorkQueue',
     'UnknownScheduleJobError',
     'backfillRangeProblem',
+    'cancelOccurrence',
     'connectJobOperations',
     'connectScheduleOperations',
     'deleteSchedule',

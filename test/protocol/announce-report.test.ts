@@ -49,6 +49,7 @@ function fakeStore(current: Occurrence | undefined, markNotifiedError?: Error) {
     create: notUsed('create'),
     claim: notUsed('claim'),
     extend: notUsed('extend'),
+    markCommitting: notUsed('markCommitting'),
     complete: notUsed('complete'),
     release: notUsed('release'),
     fail: notUsed('fail'),

@@ -283,6 +283,46 @@ describe('overlap cancelOther', () => {
   });
 });
 
+describe('overlap cancelOther and the commit point', () => {
+  it("leaves a holder past its commit point to finish: not cancelled, and the new run waits out the holder's lease", async () => {
+    const job = jobOf({ [B]: 5_000 });
+    harness(job.definition, { overlap: 'cancelOther' });
+    await record(A, B);
+    const leaseExpiresAt = iso(T0 + 60_000);
+    // A's worker reached its commit point (its report may be committed already) and holds the slot.
+    h.aws.table.set(
+      `report|${A}`,
+      indexed({
+        ...row(A),
+        status: 'RUNNING',
+        attempt: 1,
+        leaseId: 'holder',
+        leaseExpiresAt,
+        committingLease: 'holder',
+        committingAt: iso(T0 + 1_000),
+      }),
+    );
+    h.aws.table.set('report|#job', {
+      jobId: 'report',
+      scheduledTime: '#job',
+      version: 1,
+      slotTime: A,
+      slotLeaseId: 'holder',
+    });
+
+    const b = startDelivery(h, message(B), 450_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(row(A)).toMatchObject({ status: 'RUNNING', leaseId: 'holder' });
+    expect(jobState()).toMatchObject({ slotTime: B });
+    expect(job.started).toEqual([]);
+
+    await vi.advanceTimersByTimeAsync(60_000 + 5_000);
+    await b.promise;
+    expect(job.started).toEqual([B]);
+    expect(h.metrics.filter((m) => m.name === 'OccurrencesCancelled')).toHaveLength(0);
+  });
+});
+
 describe('a paused job', () => {
   const paused = {
     jobId: 'report',

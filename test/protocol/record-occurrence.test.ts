@@ -33,6 +33,7 @@ class MemoryStore implements OccurrenceStore {
   }
   claim = notUsed('claim');
   extend = notUsed('extend');
+  markCommitting = notUsed('markCommitting');
   complete = notUsed('complete');
   release = notUsed('release');
   fail = notUsed('fail');

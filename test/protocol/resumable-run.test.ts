@@ -4,8 +4,9 @@
  * checkpoint, maxRunSeconds, a lost lease during a part upload, and a crash between the commit and the row.
  */
 import { createHash } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type ExportOptions,
@@ -14,6 +15,8 @@ import {
   ndjsonExportJob,
 } from '../../examples/sample-app/jobs/ndjson-export';
 import { S3MultipartUploads } from '../../functions/aws/multipart-report-store';
+import { OperatorOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { cancelOccurrence } from '../../functions/protocol/cancel-occurrence';
 import { CHECKPOINT_STATE_MAX_BYTES, type RunCheckpoint } from '../../functions/protocol/checkpoint';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { YieldRequestedError } from '../../functions/protocol/errors';
@@ -42,6 +45,12 @@ const SEGMENT_SETTINGS = { id: 'report', ...SEED_TIMING, timeoutSeconds: 100 };
 
 let h: Harness;
 let s3: FakeMultipart;
+
+/** A document client of the operator's own; the SDK mock is per client class, so it meets the same fake table. */
+const documents = () =>
+  DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: 'eu-central-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }),
+  );
 
 useHarnessTime();
 
@@ -318,6 +327,49 @@ describe('resumable run: crashes and lost leases', () => {
     expect(row().status).toBe('SUCCEEDED');
     expect(s3.openUploads()).toEqual([]);
     expect(sha256(h.aws.objects.get(REPORT_KEY)?.body ?? '')).toBe(sha256(expectedReport({ totalBytes: 8 * MiB })));
+  });
+});
+
+describe('resumable run: an operator cancel', () => {
+  const operatorCancel = () =>
+    cancelOccurrence(
+      {
+        store: new OperatorOccurrenceStore(documents(), 'occurrences'),
+        clock: { now: () => Date.now() },
+        newId: () => 'u1',
+      },
+      KEY,
+      { by: 'alice', note: 'not needed any more' },
+    );
+
+  it('between two segments: the run is closed, the continuation finds it finished, and no upload is completed', async () => {
+    setUp(pacedExport());
+    await h.trigger(KEY);
+    await invoke(); // the first segment yields: RUNNING under continued:lease-1
+    expect(row()).toMatchObject({ status: 'RUNNING', leaseId: 'continued:lease-1' });
+
+    expect(await operatorCancel()).toMatchObject({ outcome: 'cancelled', previous: { status: 'RUNNING' } });
+    expect(await operatorCancel()).toMatchObject({ outcome: 'refused', status: 'CANCELLED' });
+    const continuation = h.aws.sent.at(-1);
+    expect(await invoke(continuation)).toEqual([]);
+
+    expect(row()).toMatchObject({ status: 'CANCELLED', cancelledByOperator: 'alice' });
+    expect([...s3.uploads.values()].map((u) => u.state)).not.toContain('completed');
+    expect(h.aws.objects.has(REPORT_KEY)).toBe(false);
+  });
+
+  it('during a segment: the job stops at its next heartbeat, and neither the upload nor the row records a success', async () => {
+    setUp(pacedExport());
+    await h.trigger(KEY);
+    const run = startDelivery(h, MESSAGE, 150_000);
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(await operatorCancel()).toMatchObject({ outcome: 'cancelled', stopsBy: expect.any(String) });
+    for (let i = 0; i < 40 && !run.settled(); i++) await vi.advanceTimersByTimeAsync(5_000);
+
+    expect(await run.promise).toEqual([]);
+    expect(row()).toMatchObject({ status: 'CANCELLED', leaseId: 'cancelled-by-operator-u1' });
+    expect([...s3.uploads.values()].map((u) => u.state)).not.toContain('completed');
+    expect(h.aws.objects.has(REPORT_KEY)).toBe(false);
   });
 });
 

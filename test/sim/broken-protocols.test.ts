@@ -41,10 +41,11 @@ describe('a deliberately broken protocol is caught', () => {
   });
 
   it('a worker that never looks for a committed report runs the job again after commit-then-die (invariant 6), and only invariant 6 sees it', async () => {
-    // Worker call 2 of the first attempt is its PutObject; the process dies right after it is applied.
+    // Worker call 4 of the first attempt is its PutObject (claim, slot, commit point, put); the process dies right after
+    // it is applied.
     const commitThenDie = calmPlan({
       jobMs: 20_000,
-      callFaults: [{ actor: 'worker', call: 3, fault: { kind: 'crash-after' } }],
+      callFaults: [{ actor: 'worker', call: 4, fault: { kind: 'crash-after' } }],
     });
     const broken = await simulateOne(commitThenDie, BROKEN_NEVER_LOOKS);
     expect(broken.checked.violations.map((v) => v.invariant)).toEqual([6]);

@@ -12,7 +12,7 @@ const lines = (trace: { who: string; what: string }[], pattern: RegExp) =>
   trace.filter((l) => pattern.test(`${l.who} ${l.what}`));
 
 describe('simulated world', () => {
-  it('runs the happy path through the real handlers: one claim, one report, one notification, 11 requests (2 for the slot)', async () => {
+  it('runs the happy path through the real handlers: one claim, one report, one notification, 12 requests (2 for the slot, 1 for the commit point)', async () => {
     const { outcome, checked } = await simulateOne(calmPlan({ jobMs: 100_000 }));
     expect(checked.violations).toEqual([]);
     expect(outcome.row).toMatchObject({ status: 'SUCCEEDED', attempt: 1, reportKey: REPORT_KEY });
@@ -24,6 +24,7 @@ describe('simulated world', () => {
       'UpdateItem', // take the running slot (overlap skip, the default)
       'UpdateItem',
       'UpdateItem',
+      'UpdateItem', // the commit point (an operator's cancel is refused from here on)
       'PutObject',
       'UpdateItem', // complete
       'UpdateItem', // release the slot
@@ -57,8 +58,9 @@ describe('simulated world', () => {
 
   it('commit-then-die: the redelivery adopts the committed report; the job ran once and is announced once', async () => {
     const { outcome, checked } = await simulateOne(
-      // Worker call 3 of a 20 s first attempt is its PutObject (claim, take the slot, commit: no look-up before a first attempt).
-      calmPlan({ jobMs: 20_000, callFaults: [{ actor: 'worker', call: 3, fault: { kind: 'crash-after' } }] }),
+      // Worker call 4 of a 20 s first attempt is its PutObject (claim, take the slot, commit point, commit: no look-up
+      // before a first attempt).
+      calmPlan({ jobMs: 20_000, callFaults: [{ actor: 'worker', call: 4, fault: { kind: 'crash-after' } }] }),
     );
     expect(checked.violations).toEqual([]);
     expect(lines(outcome.trace, /worker#1 DIES: crashed after PutObject was applied/)).toHaveLength(1);
@@ -111,10 +113,10 @@ describe('simulated world', () => {
   });
 
   it('a Lambda timeout kills a worker whose calls hang, and the message comes back after the visibility timeout', async () => {
-    // complete (worker call 4 of a 30 s job: claim, take the slot, commit, complete) arrives 400 s late, past the 330 s
-    // function timeout.
+    // complete (worker call 5 of a 30 s job: claim, take the slot, commit point, commit, complete) arrives 400 s late,
+    // past the 330 s function timeout.
     const { outcome, checked } = await simulateOne(
-      calmPlan({ jobMs: 30_000, callFaults: [{ actor: 'worker', call: 4, fault: { kind: 'slow', ms: 400_000 } }] }),
+      calmPlan({ jobMs: 30_000, callFaults: [{ actor: 'worker', call: 5, fault: { kind: 'slow', ms: 400_000 } }] }),
     );
     expect(checked.violations).toEqual([]);
     expect(lines(outcome.trace, /worker#1 DIES: Lambda timeout/)).toHaveLength(1);

@@ -8,11 +8,13 @@
  * the first row change. An interrupted run is resumed with `--resume <id>`: the filter is read back from its state
  * file and the rows the run acted on already are skipped.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { cancelOccurrence } from '../../../functions/protocol/cancel-occurrence';
 import { InvalidInputError } from '../../../functions/protocol/errors';
 import type { ManualRetryDeps } from '../../../functions/protocol/manual-retry';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from '../../../functions/protocol/occurrence';
@@ -58,16 +60,18 @@ export type BulkCancelFactory = (
   request: { readonly by: string; readonly note: string },
 ) => BulkCancel;
 
-/**
- * WIRING POINT (the one place): the real cancel of `occurrences bulk cancel`. Until cancelOccurrence is wired here
- * (issue 25: the integrator binds it to `target.store`, `ctx.clock` and the request), bulk cancel refuses before
- * reading anything, unless the program's deps pass `cancelFor` (tests do).
- */
-const WIRED_CANCEL: BulkCancelFactory | undefined = undefined;
+/** The real cancel of `occurrences bulk cancel`: cancelOccurrence on the target's store, as `occurrences cancel` runs it. */
+const cancelOnTarget: BulkCancelFactory =
+  (target, context, { by, note }) =>
+  (key) =>
+    cancelOccurrence({ store: target.store, clock: context.clock, newId: randomUUID }, key, {
+      by,
+      ...(note === '' ? {} : { note }),
+    });
 
 /** What the bulk command takes from the program's dependencies beyond CliDeps: tests pass their own. */
 export interface BulkCliDeps {
-  /** The cancel of bulk cancel; WIRED_CANCEL when absent. */
+  /** The cancel of bulk cancel. @defaultValue cancelOccurrence on the target's store */
   readonly cancelFor?: BulkCancelFactory;
   /** How a run waits between rows (tests pass a fake). @defaultValue a timer */
   readonly bulkSleep?: (ms: number) => Promise<void>;
@@ -154,9 +158,7 @@ type BulkArguments = z.output<ReturnType<typeof bulkArguments>>;
 
 async function runBulkCommand(setup: CommandSetup, cmd: Command, action: BulkAction, o: BulkArguments) {
   const deps = setup.deps as CliDeps & BulkCliDeps;
-  const cancelFor = deps.cancelFor ?? WIRED_CANCEL;
-  if (action === 'cancel' && cancelFor === undefined)
-    throw new UsageError('bulk cancel: the operator cancel is not wired into this build of the CLI');
+  const cancelFor = deps.cancelFor ?? cancelOnTarget;
   const plan = planOf(setup, action, o);
   const words = ACTION_WORDS[action];
   const target = await setup.connect(cmd, { jobs: true, queues: action === 'retry' && !o.dryRun });
@@ -223,7 +225,7 @@ async function runBulkCommand(setup: CommandSetup, cmd: Command, action: BulkAct
     if (retryDeps !== undefined) {
       result = await bulkRetry(retryDeps, rows, { bulkId, by }, options);
     } else {
-      result = await bulkCancel((cancelFor as BulkCancelFactory)(target, deps, { by, note }), rows, options);
+      result = await bulkCancel(cancelFor(target, deps, { by, note }), rows, options);
     }
   } finally {
     progress?.stop();

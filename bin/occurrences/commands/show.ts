@@ -12,6 +12,7 @@ import {
   type Occurrence,
   type OccurrenceKey,
   OccurrenceStatus,
+  OPERATOR_CANCEL_LEASE_PREFIX,
   REPORT_KEY_PREFIX,
 } from '../../../functions/protocol/occurrence';
 import type { JobStateStore } from '../../../functions/protocol/ports';
@@ -62,6 +63,10 @@ export interface RecordedAttempt {
   readonly at?: string;
   readonly leaseId?: string;
   readonly error?: string;
+  /** An operator's entry: who. */
+  readonly by?: string;
+  /** An operator's entry: why. */
+  readonly note?: string;
 }
 
 type ShownRow = Occurrence & ManualRetryFields & { attempts?: unknown; history?: unknown };
@@ -118,6 +123,7 @@ function occurrenceFields(
     ['lease expires', when(row.leaseExpiresAt, now)],
     ['released', when(row.releasedAt, now)],
     ['next attempt', when(row.nextAttemptAt, now)],
+    ['commit point', commitPointText(row, now)],
     ['last error', row.lastError],
     ['succeeded', when(row.succeededAt, now)],
     ['failed', when(row.failedAt, now)],
@@ -162,7 +168,9 @@ function noReportReason(row: ShownRow): string | undefined {
     case 'SKIPPED':
       return 'none: the occurrence was skipped, so the job did not run';
     case 'CANCELLED':
-      return 'none: the run was cancelled before it committed one';
+      return row.cancelledByOperator === undefined
+        ? 'none: the run was cancelled before it committed one'
+        : 'none: an operator cancelled it before any attempt reached its commit point, so none will be committed';
     case 'FAILED':
       return 'none: the occurrence failed before a report was committed; retry reopens it';
     case 'SUCCEEDED':
@@ -200,6 +208,7 @@ function notRunFields(
       return [
         ['cancelled', when(row.cancelledAt, now)],
         ['cancelled by', cancelWords(row, now)],
+        ['why cancelled', row.cancelNote],
       ];
     default:
       return [];
@@ -234,9 +243,20 @@ function waitWords(row: ShownRow, state: JobState | undefined): string {
 }
 
 function cancelWords(row: ShownRow, now: number): string {
-  const by = row.cancelledBy ? `the occurrence of ${row.cancelledBy}` : 'a later occurrence (not recorded which)';
   const lease = row.leaseExpiresAt ? `; its worker may have worked on until ${when(row.leaseExpiresAt, now)}` : '';
+  if (row.cancelledByOperator !== undefined) {
+    const revoked = row.leaseId?.startsWith(OPERATOR_CANCEL_LEASE_PREFIX) === true;
+    return `${row.cancelledByOperator} (occurrences cancel)${revoked ? `: this run's lease was revoked${lease}` : ''}`;
+  }
+  const by = row.cancelledBy ? `the occurrence of ${row.cancelledBy}` : 'a later occurrence (not recorded which)';
   return `${by}, under overlap cancelOther: this run's lease was revoked${lease}`;
+}
+
+/** A commit point on a row that is not SUCCEEDED: why a cancel is refused ("too late"). */
+function commitPointText(row: ShownRow, now: number): string | undefined {
+  if (row.committingLease === undefined || row.status === 'SUCCEEDED') return undefined;
+  const current = row.committingLease === row.leaseId ? 'this lease' : `lease ${row.committingLease}`;
+  return `${current} reached it ${when(row.committingAt, now)}: its report may be committed, so it cannot be cancelled`;
 }
 
 function notificationText(row: ShownRow, now: number): string | undefined {
@@ -250,12 +270,19 @@ function historyText(row: ShownRow): string {
     return 'attempt history: not recorded in this row (the counts and times above are what it has)';
   }
   if (history.length === 0) return 'attempt history: empty';
+  // Operators' entries (a cancel, a reopening) say who, and why: a column only when some entry has one.
+  const byColumn = history.some((a) => a.by !== undefined);
   const table = plainTable(
-    ['attempt', 'outcome', 'at', 'lease id', 'error'],
-    history.map((a) => [a.attempt, a.outcome, a.at, a.leaseId, a.error].map((v) => String(v ?? ''))),
+    ['attempt', 'outcome', 'at', 'lease id', 'error', ...(byColumn ? ['by (why)'] : [])],
+    history.map((a) =>
+      [a.attempt, a.outcome, a.at, a.leaseId, a.error, ...(byColumn ? [byText(a)] : [])].map((v) => String(v ?? '')),
+    ),
   );
   return `attempt history (as recorded, oldest first):\n${table}`;
 }
+
+const byText = (a: RecordedAttempt): string | undefined =>
+  a.by === undefined ? undefined : `${a.by}${a.note === undefined ? '' : ` (${a.note})`}`;
 
 /** The lease's age (since the claim) and how long it has left, or how long ago it expired. */
 function leaseSummary(row: Occurrence, now: number): string {
