@@ -54,7 +54,8 @@ export async function recordOccurrence(
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, input, ...key } = decodeScheduleEvent(
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } =
+    decodeScheduleEvent(
     event,
     new Set(deps.queues.keys()),
   );
@@ -77,6 +78,8 @@ export async function recordOccurrence(
     deadlineAt: iso(countFrom + deadlineSeconds * 1000),
     ttl: Math.floor(countFrom / 1000) + retentionDays * 86_400,
     ...(input === undefined ? {} : { input }),
+    // An operator's run or backfill is not due at its scheduled time: only a schedule's occurrence can be late.
+    ...(lateAfterSeconds === undefined || requested !== undefined ? {} : { lateAfterSeconds }),
     ...(missed ? { skipReason: SkipReason.missed, skippedAt: iso(now) } : {}),
     ...(requested === undefined
       ? {}
