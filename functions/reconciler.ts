@@ -189,7 +189,10 @@ function perWorkerMetrics(): ((worker: string) => Metrics) & { flushAll(): void 
     }
     return m;
   };
-  return Object.assign(of, { flushAll: () => byWorker.forEach((m) => m.flush?.()) });
+  const flushAll = () => {
+    for (const m of byWorker.values()) m.flush?.();
+  };
+  return Object.assign(of, { flushAll });
 }
 
 /** The late check's sources on the stack's schedule group (SCHEDULE_GROUP); none when the stack does not set it. */

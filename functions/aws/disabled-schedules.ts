@@ -11,9 +11,9 @@ import {
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
 import { isJsonObject } from '../protocol/field-checks';
+import { SCHEDULED_TIME_RANGE } from '../protocol/occurrence';
 import type { DisabledSchedule, LateCheckSources } from '../protocol/ports';
 import { TEMPLATE_GROUP_FIELD } from '../protocol/schedule-event';
-import { SCHEDULED_TIME_RANGE } from '../protocol/occurrence';
 import { asDependencyError } from './classify-error';
 import type { OperatorOccurrenceReader } from './occurrence-reader';
 

@@ -311,9 +311,7 @@ async function reconcileOpenOccurrences(run: ReconcileRun): Promise<void> {
     await run.eachPage(shard, EARLIEST_SCHEDULED_TIME, upToNow, async (page) => {
       const candidates = page.filter(
         (e) =>
-          mayBeStuck(e, now, shortestStuckAfter) ||
-          isUnannounced(e, now, unannouncedAfterSeconds) ||
-          mayBeLate(e, now),
+          mayBeStuck(e, now, shortestStuckAfter) || isUnannounced(e, now, unannouncedAfterSeconds) || mayBeLate(e, now),
       );
       await handleCandidates(run, candidates);
     });

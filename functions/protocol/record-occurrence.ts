@@ -55,10 +55,7 @@ export async function recordOccurrence(
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
   const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } =
-    decodeScheduleEvent(
-    event,
-    new Set(deps.queues.keys()),
-  );
+    decodeScheduleEvent(event, new Set(deps.queues.keys()));
   const queue = deps.queues.get(worker);
   // decodeScheduleEvent accepts only the workers of deps.queues.
   if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);

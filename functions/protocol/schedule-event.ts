@@ -90,9 +90,7 @@ export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<st
     catchupWindowSeconds: optional(e.catchupWindowSeconds, (v) =>
       wholeNumber('catchupWindowSeconds', v, CATCHUP_WINDOW_SECONDS_RANGE),
     ),
-    lateAfterSeconds: optional(e.lateAfterSeconds, (v) =>
-      wholeNumber('lateAfterSeconds', v, LATE_AFTER_SECONDS_RANGE),
-    ),
+    lateAfterSeconds: optional(e.lateAfterSeconds, (v) => wholeNumber('lateAfterSeconds', v, LATE_AFTER_SECONDS_RANGE)),
     scheduleKey: optional(e.scheduleKey, (v) => scheduleKey('scheduleKey', v)),
     input: optional(e.input, (v) => scheduleInput('input', v)),
   });
