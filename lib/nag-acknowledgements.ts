@@ -119,7 +119,8 @@ function groupSchedulesFinding(scope: IConstruct, groupName: string): string {
 
 const LIST_SCHEDULES_REASON =
   'Resource * is scheduler:ListSchedules, which has no resource-level permissions; it shows names and states, not ' +
-  'inputs. Every other Scheduler action is limited to the schedule groups of the jobs that take run-time schedules.';
+  "inputs. Every other Scheduler action is limited to the stack's schedule group (GetSchedule, for the late check) and " +
+  'the schedule groups of the jobs that take run-time schedules.';
 
 /**
  * The reconciler's wildcards once the stack has a schedule registry: ListSchedules (`*`); each job's group is
@@ -194,4 +195,21 @@ export function acknowledgeNagFindings(jobs: AcknowledgedPieces): void {
       "This queue is itself a dead-letter queue: EventBridge Scheduler's DeadLetterConfig for every job " +
       'schedule (not a redrive policy, so the rule does not see it). It is alarmed.',
   });
+}
+
+/**
+ * The reconciler's late check: ListSchedules (`*`) and GetSchedule on `schedule/<the stack's group>/*`, to find the
+ * job schedules disabled behind the stack's back and read their expression (functions/protocol/reconcile-late.ts).
+ */
+export function acknowledgeLateCheckFindings(reconciler: lambda.IFunction, groupName: string): void {
+  acknowledge(
+    roleOf(reconciler),
+    { id: wildcard('*'), reason: LIST_SCHEDULES_REASON },
+    {
+      id: groupSchedulesFinding(reconciler, groupName),
+      reason:
+        "scheduler:GetSchedule only, on the stack's own schedule group (each job's schedule is named by its job id): " +
+        'the reconciler reads the schedules found DISABLED, to count the fire times they missed as late.',
+    },
+  );
 }

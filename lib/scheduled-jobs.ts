@@ -54,6 +54,7 @@ import { type JobsAlarmsOptions, JobsMonitoring, jobsAlarmsProblems } from './jo
 import { functionErrors, reconcilerRepairs } from './metrics';
 import {
   acknowledgeKeyedGroupFindings,
+  acknowledgeLateCheckFindings,
   acknowledgeNagFindings,
   acknowledgeRegistryReconcilerFindings,
   acknowledgeSchedulerRoleFindings,
@@ -93,8 +94,8 @@ const QUEUE_URL_MAX_BYTES = 135;
 
 /**
  * What WORKERS may take of the trigger's and the reconciler's environment: Lambda's 4 KB per function, less the
- * reconciler's other variables and their resolved values (about 500 bytes: the table name, the topic ARN, the bucket
- * name, the thresholds, the metrics namespace). About 18 workers with short ids: the environment, not the stack's
+ * reconciler's other variables and their resolved values (about 580 bytes: the table name, the topic ARN, the bucket
+ * name, the thresholds, the metrics namespace, and the schedule group the late check reads). About 18 workers with short ids: the environment, not the stack's
  * 500 resources (about 32 workers), bounds the workers of one stack.
  */
 export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
@@ -114,6 +115,25 @@ export const REGISTRY_ENVIRONMENT_BYTES = 250;
  */
 export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
+
+/**
+ * The reconciler's late check (functions/protocol/reconcile-late.ts): the stack's schedule group (SCHEDULE_GROUP),
+ * ListSchedules (no resource-level permissions) to find its DISABLED schedules, GetSchedule on the group's schedules
+ * to read their expression and input (Scheduler's API calls cost nothing), and Query on the table for such a job's
+ * newest row.
+ */
+function allowLateCheck(reconciler: nodejs.NodejsFunction, group: string, table: dynamodb.ITable): void {
+  reconciler.addEnvironment(ENV.scheduleGroup, group);
+  allow(reconciler, ['dynamodb:Query'], [table.tableArn]);
+  allow(reconciler, ['scheduler:ListSchedules'], ['*']);
+  const schedules = Stack.of(reconciler).formatArn({
+    service: 'scheduler',
+    resource: 'schedule',
+    resourceName: `${group}/*`,
+  });
+  allow(reconciler, ['scheduler:GetSchedule'], [schedules]);
+  acknowledgeLateCheckFindings(reconciler, group);
+}
 
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
 const SHARED_QUEUE_NAMES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'] as const;
@@ -314,6 +334,7 @@ export class ScheduledJobs extends Construct {
         },
       }),
     );
+    allowLateCheck(reconciler.fn, schedules.group.scheduleGroupName, this.table);
     const sharedQueues: Record<(typeof SHARED_QUEUE_NAMES)[number], sqs.IQueue> = {
       TriggerDeadLetterQueue: trigger.deadLetterQueue,
       SchedulerDeadLetterQueue: schedules.deadLetterQueue,
@@ -595,14 +616,14 @@ export class ScheduledJobs extends Construct {
 
   /**
    * The schedule registry, and what the reconciler needs to repair its projection: the table's name (REGISTRY_TABLE)
-   * and the shared group's (SCHEDULE_GROUP, where it reads each job's template by the job id), the whole table and
+   * (the shared group's, SCHEDULE_GROUP, where it reads each job's template by the job id, is set for the late
+   * check already: allowLateCheck), the whole table and
    * both indexes, ListSchedules, and the template's target role to hand to Scheduler.
    */
   private buildRegistry(shared: SharedPieces, keyed: KeyedJobSchedule): dynamodb.Table {
     const registry = scheduleRegistryTable(this, this.removalPolicy);
     const reconciler = shared.reconciler.fn;
     reconciler.addEnvironment(ENV.registryTable, registry.tableName);
-    reconciler.addEnvironment(ENV.scheduleGroup, shared.schedules.group.scheduleGroupName);
     // Every job with run-time schedules, the ones added after this too: the audit walks their groups in turn.
     reconciler.addEnvironment(ENV.registryJobs, Lazy.string({ produce: () => JSON.stringify(this.keyedJobIds) }));
     allowReconcileRegistry(reconciler, registry);
