@@ -70,6 +70,8 @@ export class SchedulerLateCheckSources implements LateCheckSources {
  * schedules (always DISABLED), and for a schedule without a lateAfter (deployed before it existed, or not the stack's).
  */
 export function disabledScheduleOf(s: GetScheduleCommandOutput): DisabledSchedule | undefined {
+  // Enabled again between the listing and the read: it fires, nothing to count.
+  if (s.State !== 'DISABLED') return undefined;
   let input: unknown;
   try {
     input = JSON.parse(s.Target?.Input ?? '');
