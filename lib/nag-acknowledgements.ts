@@ -213,3 +213,16 @@ export function acknowledgeLateCheckFindings(reconciler: lambda.IFunction, group
     },
   );
 }
+
+/**
+ * A traced function (`tracing`): Lambda's X-Ray write actions (PutTraceSegments, PutTelemetryRecords), which CDK grants
+ * on `*` because they have no resource-level permissions.
+ */
+export function acknowledgeTracingFindings(fn: lambda.IFunction): void {
+  acknowledge(roleOf(fn), {
+    id: wildcard('*'),
+    reason:
+      'Resource * is xray:PutTraceSegments and xray:PutTelemetryRecords, granted by Lambda tracing (the tracing ' +
+      'option), which have no resource-level permissions; they write traces only.',
+  });
+}

@@ -21,6 +21,7 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
@@ -58,6 +59,7 @@ import {
   acknowledgeNagFindings,
   acknowledgeRegistryReconcilerFindings,
   acknowledgeSchedulerRoleFindings,
+  acknowledgeTracingFindings,
   acknowledgeViewerFindings,
   acknowledgeVpcAccessFindings,
   acknowledgeWorkerReportFindings,
@@ -115,6 +117,10 @@ export const REGISTRY_ENVIRONMENT_BYTES = 250;
  */
 export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
+
+/** Whether Lambda gives a function with this tracing the X-Ray write permissions (ACTIVE and PASS_THROUGH do). */
+const isTraced = (tracing: lambda.Tracing | undefined): boolean =>
+  tracing !== undefined && tracing !== lambda.Tracing.DISABLED;
 
 /**
  * The reconciler's late check (functions/protocol/reconcile-late.ts): the stack's schedule group (SCHEDULE_GROUP),
@@ -183,6 +189,15 @@ export interface ScheduledJobsProps {
    * @default Lambda's own lines (START, END, REPORT) at WARN, so none on a happy invocation; the functions' at INFO
    */
   readonly logging?: FunctionLogging;
+  /**
+   * Lambda tracing of every function of the stack: the trigger, the notifier, the reconciler and each worker (a
+   * worker's own `tracing` wins). `lambda.Tracing.ACTIVE` traces with X-Ray: each worker attempt's trace is linked to
+   * the trace of the trigger that recorded its occurrence (docs/tracing.md), and the functions' roles get the X-Ray
+   * write permissions. About $5 per million occurrences traced (docs/tracing.md, "What it costs").
+   *
+   * @default none: Lambda's PassThrough (no X-Ray segments and no X-Ray permissions; the logs still carry the trace ids)
+   */
+  readonly tracing?: lambda.Tracing;
   /**
    * How the worker of a job that gives only `entry` is built; a job's own `workerOptions` are laid over these.
    *
@@ -291,6 +306,11 @@ export class ScheduledJobs extends Construct {
   private checkProps(): void {
     const alarmProblems = jobsAlarmsProblems(this.props.alarms);
     if (alarmProblems.length > 0) throw new ValidationError(alarmProblems);
+    const tracing = this.props.tracing as unknown;
+    if (tracing !== undefined && !(Object.values(lambda.Tracing) as unknown[]).includes(tracing))
+      throw new ValidationError([
+        `ScheduledJobs ${this.node.path}.tracing: must be a lambda.Tracing (ACTIVE, PASS_THROUGH or DISABLED), got ${quoteValue(tracing)}`,
+      ]);
     const prefix = this.outputPrefix;
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9]{0,64}$/.test(prefix))
       throw new ValidationError([
@@ -318,6 +338,7 @@ export class ScheduledJobs extends Construct {
       workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
       logging: this.props.logging,
+      tracing: this.props.tracing,
     };
     const trigger = triggerFunction(this, resources);
     const notifier = notifierFunction(this, resources);
@@ -335,6 +356,9 @@ export class ScheduledJobs extends Construct {
       }),
     );
     allowLateCheck(reconciler.fn, schedules.group.scheduleGroupName, this.table);
+    if (isTraced(this.props.tracing)) {
+      for (const fn of [trigger.fn, notifier.fn, reconciler.fn]) acknowledgeTracingFindings(fn);
+    }
     const sharedQueues: Record<(typeof SHARED_QUEUE_NAMES)[number], sqs.IQueue> = {
       TriggerDeadLetterQueue: trigger.deadLetterQueue,
       SchedulerDeadLetterQueue: schedules.deadLetterQueue,
@@ -514,6 +538,7 @@ export class ScheduledJobs extends Construct {
       reportBucket: this.reportBucket,
       metricsNamespace: this.metricsNamespace,
       logging: this.props.logging,
+      tracing: this.props.tracing,
     });
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
     allow(shared.trigger.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
@@ -522,6 +547,7 @@ export class ScheduledJobs extends Construct {
     shared.monitoring.addWorker(worker);
     worker[SET_ALARMS](shared.monitoring.workerAlarms(workerId));
     if (props.vpc !== undefined) acknowledgeVpcAccessFindings(worker);
+    if (isTraced(props.tracing ?? this.props.tracing)) acknowledgeTracingFindings(worker.function);
     this.workersById.set(workerId, worker);
     if (this.props.stackOutputs !== false)
       this.stackOutput(`${STACK_OUTPUTS.workerQueuePrefix}${this.workersById.size}`, worker.queue.queueUrl, workerId);
