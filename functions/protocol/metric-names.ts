@@ -37,7 +37,10 @@ export const MetricName = {
   ReportsReannounced: 'ReportsReannounced',
   /** Occurrences recorded SKIPPED because they were first recorded after the job's catch-up window. */
   OccurrencesMissed: 'OccurrencesMissed',
-  /** Occurrences recorded SKIPPED because another occurrence of the job held its running slot (overlap). */
+  /**
+   * Occurrences a worker recorded SKIPPED: another occurrence of the job held its running slot (overlap), or the job
+   * was paused; the row's skipReason and the log line say which. Those missed are OccurrencesMissed (the trigger's).
+   */
   OccurrencesSkipped: 'OccurrencesSkipped',
   /**
    * Occurrences due and not started within their job's lateAfter, counted by each reconciler run (a gauge: read its
