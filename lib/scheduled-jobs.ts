@@ -193,7 +193,7 @@ export interface ScheduledJobsProps {
    * Lambda tracing of every function of the stack: the trigger, the notifier, the reconciler and each worker (a
    * worker's own `tracing` wins). `lambda.Tracing.ACTIVE` traces with X-Ray: each worker attempt's trace is linked to
    * the trace of the trigger that recorded its occurrence (docs/tracing.md), and the functions' roles get the X-Ray
-   * write permissions. About $5 per million occurrences traced (docs/tracing.md, "What it costs").
+   * write permissions. X-Ray: up to $15 per million occurrences when every one is sampled (docs/tracing.md).
    *
    * @default none: Lambda's PassThrough (no X-Ray segments and no X-Ray permissions; the logs still carry the trace ids)
    */
