@@ -112,9 +112,15 @@ export function acknowledgeViewerFindings(jobs: AcknowledgedPieces, grantee: iam
 
 /** `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/<group>/*`, as cdk-nag names it. */
 function groupSchedulesFinding(scope: IConstruct, groupName: string): string {
+  return wildcard(
+    `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupRefOf(scope, groupName)}/*`,
+  );
+}
+
+/** A schedule group's name as cdk-nag writes it in a finding: the name, or `<LogicalId>` for a reference. */
+function groupRefOf(scope: IConstruct, groupName: string): string {
   const group = Stack.of(scope).resolve(groupName) as unknown;
-  const name = typeof group === 'string' ? group : `<${(group as { Ref: string }).Ref}>`;
-  return wildcard(`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${name}/*`);
+  return typeof group === 'string' ? group : `<${(group as { Ref: string }).Ref}>`;
 }
 
 const LIST_SCHEDULES_REASON =
@@ -206,10 +212,11 @@ export function acknowledgeLateCheckFindings(reconciler: lambda.IFunction, group
     roleOf(reconciler),
     { id: wildcard('*'), reason: LIST_SCHEDULES_REASON },
     {
-      id: groupSchedulesFinding(reconciler, groupName),
+      id: wildcard(`arn:*:scheduler:*:*:schedule/${groupRefOf(reconciler, groupName)}/*`),
       reason:
         "scheduler:GetSchedule only, on the stack's own schedule group (each job's schedule is named by its job id): " +
-        'the reconciler reads the schedules found DISABLED, to count the fire times they missed as late.',
+        'the reconciler reads the schedules found DISABLED, to count the fire times they missed as late. Any ' +
+        'partition, region and account, because Scheduler has no resource policies: only this account is readable.',
     },
   );
 }
