@@ -118,6 +118,12 @@ export const REGISTRY_ENVIRONMENT_BYTES = 250;
 export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
 
+/** A `tracing` that is not a lambda.Tracing, named by `where`. */
+function tracingProblems(where: string, tracing: unknown): string[] {
+  if (tracing === undefined || (Object.values(lambda.Tracing) as unknown[]).includes(tracing)) return [];
+  return [`${where}: must be a lambda.Tracing (ACTIVE, PASS_THROUGH or DISABLED), got ${quoteValue(tracing)}`];
+}
+
 /** Whether Lambda gives a function with this tracing the X-Ray write permissions (ACTIVE and PASS_THROUGH do). */
 const isTraced = (tracing: lambda.Tracing | undefined): boolean =>
   tracing !== undefined && tracing !== lambda.Tracing.DISABLED;
@@ -302,13 +308,11 @@ export class ScheduledJobs extends Construct {
 
   /** The props' own problems, before anything is built. */
   private checkProps(): void {
-    const alarmProblems = jobsAlarmsProblems(this.props.alarms);
-    if (alarmProblems.length > 0) throw new ValidationError(alarmProblems);
-    const tracing = this.props.tracing as unknown;
-    if (tracing !== undefined && !(Object.values(lambda.Tracing) as unknown[]).includes(tracing))
-      throw new ValidationError([
-        `ScheduledJobs ${this.node.path}.tracing: must be a lambda.Tracing (ACTIVE, PASS_THROUGH or DISABLED), got ${quoteValue(tracing)}`,
-      ]);
+    const problems = [
+      ...jobsAlarmsProblems(this.props.alarms),
+      ...tracingProblems(`ScheduledJobs ${this.node.path}.tracing`, this.props.tracing),
+    ];
+    if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;
     if (typeof prefix !== 'string' || !/^[A-Za-z0-9]{0,64}$/.test(prefix))
       throw new ValidationError([
