@@ -179,7 +179,7 @@ function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logg
 }
 
 /** One Powertools instance per worker with late occurrences, { service, worker }: the dimensions its alarm watches. */
-function perWorkerMetrics(): ((worker: string) => Metrics) & { flushAll(): void } {
+export function perWorkerMetrics(): ((worker: string) => Metrics) & { flushAll(): void } {
   const byWorker = new Map<string, Metrics>();
   const of = (worker: string) => {
     let m = byWorker.get(worker);
