@@ -15,7 +15,8 @@ import { SnsAnnouncer } from './aws/announcer';
 import { DynamoAuditCursorStore } from './aws/audit-cursor-store';
 import { documentClient, snsClient, sqsClient } from './aws/clients';
 import { withDatedTemplates } from './aws/dated-templates';
-import { DynamoOccurrenceReader } from './aws/occurrence-reader';
+import { SchedulerLateCheckSources } from './aws/disabled-schedules';
+import { DynamoOccurrenceReader, OperatorOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
 import { SchedulerProjection } from './aws/scheduler-projection';
@@ -25,6 +26,7 @@ import { RECONCILER_COMPONENT } from './protocol/metric-names';
 import type {
   Announcer,
   Clock,
+  LateCheckSources,
   Logger,
   Metrics,
   OccurrenceIndex,
@@ -62,6 +64,13 @@ export interface ReconcilerOptions {
   /** Given a logger and no metrics (tests, local runs), metrics are off rather than written to stdout as EMF. */
   readonly logger?: Logger;
   readonly metrics?: Metrics;
+  /** The metrics with one worker's dimensions (OccurrencesLate); default: Powertools EMF with { worker }, or `metrics`. */
+  readonly workerMetrics?: (worker: string) => Metrics;
+  /**
+   * Where the late check finds disabled schedules and newest rows; default: Scheduler, on the group in SCHEDULE_GROUP,
+   * when the stack sets it. `false`: only late rows are counted.
+   */
+  readonly lateSources?: LateCheckSources | false;
   readonly bucketName?: string;
   /**
    * The run-time schedules' half: the registry, Scheduler, the audit cursor, the jobs and the limits; default: built
@@ -99,11 +108,16 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
   const clock = options.clock ?? systemClock;
   const tableName = () => requireEnv(ENV.tableName);
   const store = options.store ?? new DynamoOccurrenceStore(documentClient(), tableName());
+  const injectedMetrics = options.metrics !== undefined || options.logger !== undefined;
+  const workerMetrics: ((worker: string) => Metrics) & { flushAll?(): void } =
+    options.workerMetrics ?? (injectedMetrics ? () => metrics : perWorkerMetrics());
   const deps = {
     workers: options.workers ?? reconcileWorkers(),
     thresholds,
     logger,
     metrics,
+    workerMetrics,
+    lateSources: options.lateSources === undefined ? lateSourcesFromEnv() : options.lateSources || undefined,
     clock,
     store,
     index: options.index ?? new DynamoOccurrenceReader(documentClient(), tableName()),
@@ -123,7 +137,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
     const report = await reconcile(deps).catch((error: unknown): ReconcileReport => {
       thrown = error;
       logger.error('reconcile of occurrences failed', { error: messageOf(error) });
-      return { examined: 0, fixed: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false };
+      return { examined: 0, fixed: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false, late: 0 };
     });
     const schedules =
       scheduleDeps &&
@@ -132,6 +146,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
         return { swept: 0, audited: [], repairs: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false };
       }));
     metrics.flush?.(); // the run's values, buffered by the adapter: one EMF line
+    workerMetrics.flushAll?.();
     const full: ReconcilerReport = schedules ? { ...report, schedules } : report;
     if (thrown !== undefined && schedules === undefined) throw thrown;
     if (report.errors > 0 || (schedules?.errors ?? 0) > 0) throw new ReconcileIncompleteError(full);
@@ -161,6 +176,31 @@ function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logg
     jobs,
     limits: k === undefined ? {} : { auditBucketsPerRun: k },
   };
+}
+
+/** One Powertools instance per worker with late occurrences, { service, worker }: the dimensions its alarm watches. */
+export function perWorkerMetrics(): ((worker: string) => Metrics) & { flushAll(): void } {
+  const byWorker = new Map<string, Metrics>();
+  const of = (worker: string) => {
+    let m = byWorker.get(worker);
+    if (m === undefined) {
+      m = powertoolsMetrics({ dimensions: { worker } });
+      byWorker.set(worker, m);
+    }
+    return m;
+  };
+  const flushAll = () => {
+    for (const m of byWorker.values()) m.flush?.();
+  };
+  return Object.assign(of, { flushAll });
+}
+
+/** The late check's sources on the stack's schedule group (SCHEDULE_GROUP); none when the stack does not set it. */
+function lateSourcesFromEnv(): LateCheckSources | undefined {
+  const group = process.env[ENV.scheduleGroup];
+  if (group === undefined || group === '') return undefined;
+  const reader = new OperatorOccurrenceReader(documentClient(), requireEnv(ENV.tableName));
+  return new SchedulerLateCheckSources(new SchedulerClient({}), group, reader);
 }
 
 function reconcileWorkers(): ReadonlyMap<string, ReconcileWorker> {

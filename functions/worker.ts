@@ -18,12 +18,14 @@ import { S3ReportStore } from './aws/report-store';
 import { DynamoRunStateStore } from './aws/run-state-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { DeliveryNotAcknowledgedError, type DeliveryOutcome, type DeliveryResult } from './protocol/delivery';
+import { decodeEnvelope } from './protocol/envelope';
 import { messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
 import type {
   Clock,
   JobDefinition,
   JobSlotStore,
+  LogFields,
   Logger,
   Metrics,
   MultipartUploads,
@@ -40,6 +42,7 @@ import { CachedWholeJobPauses } from './protocol/whole-job-pause';
 import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
+import { traceIdOf } from './runtime/trace-context';
 import { ENV, requireEnv } from './runtime-env';
 
 export interface WorkerOptions {
@@ -113,9 +116,11 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
       event,
       async (record: SQSRecord) => {
         const delivery = { messageId: record.messageId, body: record.body, receiptHandle: record.receiptHandle };
-        const delivered = await processDelivery(deps, delivery, mustFinishBy).catch((error): DeliveryOutcome => {
+        // Every line of this record names its occurrence and the trigger's trace: a batch runs several at once.
+        const recordDeps = { ...deps, logger: withFields(logger, recordFields(record, shared.jobs)) };
+        const delivered = await processDelivery(recordDeps, delivery, mustFinishBy).catch((error): DeliveryOutcome => {
           // A store or queue call failed before an outcome could be recorded; SQS delivers the message again.
-          logger.error('delivery failed; it will be redelivered', {
+          recordDeps.logger.error('delivery failed; it will be redelivered', {
             messageId: record.messageId,
             error: messageOf(error),
           });
@@ -130,6 +135,36 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     ).finally(() => shared.metrics.flush?.());
     logger.debug?.('batch done', { records: event.Records.length, results, failures: batchItemFailures.length });
     return { batchItemFailures };
+  };
+}
+
+/**
+ * What each log line of one record carries: the occurrence key (when the body names one), and the trace id of the
+ * trigger that enqueued it (AWSTraceHeader, runtime/trace-context.ts), which links the attempt to the trigger's trace.
+ */
+export function recordFields(
+  record: Pick<SQSRecord, 'body' | 'attributes'>,
+  jobs: ReadonlyMap<string, unknown>,
+): LogFields {
+  const triggerTraceId = traceIdOf((record.attributes as { AWSTraceHeader?: string } | undefined)?.AWSTraceHeader);
+  let key: LogFields = {};
+  try {
+    const { jobId, scheduleKey, scheduledTime } = decodeEnvelope(record.body, new Set(jobs.keys()));
+    key = { jobId, ...(scheduleKey === undefined ? {} : { scheduleKey }), scheduledTime };
+  } catch {
+    // A body that names no occurrence is logged, and rejected, by processDelivery.
+  }
+  return { ...key, ...(triggerTraceId === undefined ? {} : { triggerTraceId }) };
+}
+
+/** The logger with `fields` on every line; a line's own fields win. */
+function withFields(logger: Logger, fields: LogFields): Logger {
+  if (Object.keys(fields).length === 0) return logger;
+  return {
+    debug: logger.debug && ((message, own) => logger.debug?.(message, { ...fields, ...own })),
+    info: (message, own) => logger.info(message, { ...fields, ...own }),
+    warn: (message, own) => logger.warn(message, { ...fields, ...own }),
+    error: (message, own) => logger.error(message, { ...fields, ...own }),
   };
 }
 

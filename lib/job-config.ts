@@ -21,6 +21,7 @@ import {
 } from '../functions/protocol/job-settings';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { scheduleExpressionProblem } from '../functions/protocol/schedule-expression';
+import { LATE_AFTER_SECONDS_RANGE, LATE_MARGIN_SECONDS } from '../functions/protocol/setting-basics';
 import { ValidationError } from './errors';
 
 export const DEFAULT_TIME_ZONE = 'UTC';
@@ -102,6 +103,11 @@ const scheduleSchema = z.object({
    */
   enabled: orDefault(z.boolean({ error: (iss) => `must be true or false, got ${quoteValue(iss.input)}` }), true),
   description: z.optional(z.custom<string>()),
+  /**
+   * An occurrence due and not started this long after its time counts as late (OccurrencesLate, the worker's late
+   * alarm). Default: the flexible window plus LATE_MARGIN_SECONDS (lateAfterSecondsOf).
+   */
+  lateAfterSeconds: z.optional(wholeNumber(LATE_AFTER_SECONDS_RANGE.min, LATE_AFTER_SECONDS_RANGE.max)),
 });
 
 const SCHEDULE_FIELDS: readonly string[] = Object.keys(scheduleSchema.shape);
@@ -167,6 +173,8 @@ function resolveProblems(config: ScheduledJobConfig, where: string): { problems:
   if (settings.success && schedule.success) {
     const problem = catchupWindowProblem(settings.data, schedule.data.flexibleWindowMinutes);
     if (problem !== undefined) problems.push(`${where}.catchupWindowSeconds: ${problem}`);
+    const late = lateAfterProblem(schedule.data);
+    if (late !== undefined) problems.push(`${where}.lateAfterSeconds: ${late}`);
   }
   if (!settings.success || !schedule.success || problems.length > 0) return { problems };
   return { problems, job: { settings: settings.data, ...schedule.data } };
@@ -215,6 +223,24 @@ function catchupWindowProblem(settings: JobSettings, flexibleWindowMinutes: numb
   return (
     `must be at least flexibleWindowMinutes x 60 (${flexibleWindowMinutes * 60}) + ${CATCHUP_MARGIN_SECONDS} = ${least}, ` +
     `or occurrences Scheduler starts late within the flexible window would be recorded as missed; ${given}`
+  );
+}
+
+/** A job's lateAfter in seconds: the one it sets, or its flexible window plus LATE_MARGIN_SECONDS. */
+export function lateAfterSecondsOf(job: Pick<ResolvedJobConfig, 'lateAfterSeconds' | 'flexibleWindowMinutes'>): number {
+  return job.lateAfterSeconds ?? job.flexibleWindowMinutes * 60 + LATE_MARGIN_SECONDS;
+}
+
+/**
+ * A lateAfter shorter than the flexible window plus a minute would count as late the occurrences Scheduler starts
+ * late on purpose, within the window: the alarm would fire on a healthy job.
+ */
+function lateAfterProblem(schedule: { lateAfterSeconds?: number; flexibleWindowMinutes: number }): string | undefined {
+  const least = schedule.flexibleWindowMinutes * 60 + CATCHUP_MARGIN_SECONDS;
+  if (schedule.lateAfterSeconds === undefined || schedule.lateAfterSeconds >= least) return undefined;
+  return (
+    `must be at least flexibleWindowMinutes x 60 (${schedule.flexibleWindowMinutes * 60}) + ${CATCHUP_MARGIN_SECONDS} = ` +
+    `${least}, or occurrences Scheduler starts late within the flexible window would count as late; got ${schedule.lateAfterSeconds}`
   );
 }
 

@@ -33,6 +33,7 @@ const DURATION_FIELDS: readonly DurationField[] = [
   { prop: 'retry.deadline', setting: 'retry.deadlineSeconds', unit: 'seconds' },
   { prop: 'schedulerRetry.maxEventAge', setting: 'schedulerRetry.maximumEventAgeSeconds', unit: 'seconds' },
   { prop: 'timeWindow', setting: 'flexibleWindowMinutes', unit: 'minutes' },
+  { prop: 'lateAfter', setting: 'lateAfterSeconds', unit: 'seconds' },
 ];
 
 /** The properties whose value passes unchanged, under another name inside. */
@@ -59,6 +60,7 @@ const JOB_OPTION_KEYS = [
   'pauseAfterFailures',
   'maxRunTime',
   'jobMetrics',
+  'lateAfter',
 ];
 const JOB_PROPS_KEYS = [...JOB_OPTION_KEYS, 'entry', 'worker', 'workerOptions'];
 const RETRY_KEYS = ['maxAttempts', 'baseDelay', 'maxDelay', 'deadline', 'jitter'];
@@ -126,6 +128,7 @@ export function jobConfigOf(jobId: string, props: JobOptions, where: string): Tr
     pauseAfterFailures: props.pauseAfterFailures,
     jobMetrics: props.jobMetrics,
     maxRunSeconds: seconds('maxRunTime', props.maxRunTime),
+    lateAfterSeconds: seconds('lateAfter', props.lateAfter),
   });
   if (problems.length > 0) return { problems };
   return { config: config as unknown as ScheduledJobConfig };

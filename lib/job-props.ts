@@ -194,6 +194,15 @@ export interface JobOptions {
    */
   readonly jobMetrics?: boolean;
   /**
+   * An occurrence due and not started this long after its scheduled time (still waiting, or never recorded because
+   * its schedule was disabled behind the stack's back) counts as late: the metric `OccurrencesLate` and its worker's
+   * late alarm (docs/operating.md, "Late and missed runs"). At least a minute, at least the time window plus a
+   * minute, at most 14 days.
+   *
+   * @default the time window plus 5 minutes
+   */
+  readonly lateAfter?: Duration;
+  /**
    * A resumable job's whole run, over all its invocations (docs/long-jobs.md).
    *
    * @default Duration.hours(6)

@@ -31,7 +31,7 @@ import {
   TEMPLATE_GROUP_FIELD,
 } from '../functions/protocol/schedule-event';
 import type { OverlapPolicy } from '../functions/protocol/setting-basics';
-import type { ResolvedJobConfig } from './job-config';
+import { lateAfterSecondsOf, type ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
 
 /** A job's schedule as the worker's pause switch needs it: the schedule, and the role its target is invoked with. */
@@ -140,6 +140,7 @@ export class JobSchedules extends Construct {
       deadlineSeconds: settings.retry.deadlineSeconds,
       retentionDays: settings.retentionDays,
       catchupWindowSeconds: catchupWindowSecondsOf(settings),
+      lateAfterSeconds: lateAfterSecondsOf(job),
       [OVERLAP_FIELD]: settings.overlap,
       ...(settings.jobMetrics ? { [JOB_METRICS_FIELD]: true as const } : {}),
     };

@@ -134,6 +134,8 @@ export interface WorkerResources {
   readonly metricsNamespace: string;
   /** The stack's log levels (ScheduledJobsProps.logging), under the worker's own `logging`. */
   readonly logging?: FunctionLogging;
+  /** The stack's Lambda tracing (ScheduledJobsProps.tracing), unless the worker gives its own `tracing`. */
+  readonly tracing?: lambda.Tracing;
 }
 
 /** The worker's item actions on its own jobs' occurrence partitions (the claim protocol's reads and writes). */
@@ -332,6 +334,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
     const { entry, description, memorySize, environment, timeout: _timeout, logging, ...passed } = props;
     return jobFunction(this, 'Function', {
       ...passed,
+      tracing: passed.tracing ?? resources.tracing,
       logging: {
         systemLogLevel: logging?.systemLogLevel ?? resources.logging?.systemLogLevel,
         applicationLogLevel: logging?.applicationLogLevel ?? resources.logging?.applicationLogLevel,

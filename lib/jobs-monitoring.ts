@@ -3,8 +3,8 @@
  *
  * Every alarm goes to one SNS topic (a new one, or the user's), with any further alarm actions the user gives. By
  * default an alarm fires on the first occurrence of something that needs a person: a message parked in a dead-letter
- * queue, an occurrence that FAILED, a lease that was lost, a worker invocation that errored or was throttled, a job
- * that paused itself after its failures, a reconciler run that failed, and each repair the reconciler made (it means
+ * queue, an occurrence that FAILED, a lease that was lost, an occurrence late to start, a worker invocation that
+ * errored or was throttled, a job that paused itself after its failures, a reconciler run that failed, and each repair the reconciler made (it means
  * something upstream dropped an occurrence). Each kind can be given another threshold or turned off, and all of them
  * at once (`alarms.enabled: false`). Missing data is "not breaching": no traffic is no alarm. docs/operating.md says
  * what each one means and what to do.
@@ -82,6 +82,14 @@ export interface JobsAlarmThresholds {
    */
   readonly pausedOnFailures?: AlarmThreshold | false;
   /**
+   * An occurrence of a job of the worker is late: due and not started within its job's `lateAfter` (still waiting,
+   * or never recorded because its schedule was disabled behind the stack's back). Per worker, on the gauge
+   * OccurrencesLate the reconciler writes at each run (statistic Maximum).
+   *
+   * @default - the defaults of AlarmThreshold
+   */
+  readonly lateOccurrences?: AlarmThreshold | false;
+  /**
    * Failed reconciler runs.
    *
    * @default - the defaults of AlarmThreshold
@@ -107,6 +115,7 @@ const ALARM_KINDS = Object.keys({
   failedOccurrences: true,
   lostLeases: true,
   pausedOnFailures: true,
+  lateOccurrences: true,
   reconcilerErrors: true,
   reconcilerRepairs: true,
 } satisfies Record<JobsAlarmKind, true>) as readonly JobsAlarmKind[];
@@ -194,6 +203,8 @@ export interface WorkerAlarms {
   readonly lostLeases?: cloudwatch.Alarm;
   /** A job of the worker paused itself after its failures: present once the worker runs a job with pauseAfterFailures. */
   readonly pausedOnFailures?: cloudwatch.Alarm;
+  /** An occurrence of one of its jobs is late (OccurrencesLate). */
+  readonly lateOccurrences?: cloudwatch.Alarm;
 }
 
 /** The alarms that every worker shares, each kind present unless turned off or all alarms are off. */
@@ -330,7 +341,8 @@ export class JobsMonitoring extends Construct {
   }
 
   /**
-   * A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases) and its dashboard row. Called by
+   * A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases, late occurrences) and its
+   * dashboard row. Called by
    * `ScheduledJobs.addWorker`.
    *
    * @internal
@@ -373,6 +385,14 @@ export class JobsMonitoring extends Construct {
       `leases-lost-${id}`,
       (period) => workerMetric(this.metricsNamespace, id, MetricName.LeasesLost, { period }),
       `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written. See docs/operating.md, Alarms.`,
+    );
+    this.workerAlarm(
+      alarms,
+      'lateOccurrences',
+      `late-${id}`,
+      (period) => workerMetric(this.metricsNamespace, id, MetricName.OccurrencesLate, { period }),
+      `An occurrence of a job of worker ${id} is late: due and not started within its lateAfter (waiting in its queue or buffer, ` +
+        'or never recorded: a schedule disabled by hand). The reconciler log line "occurrence is late" names it. See docs/operating.md, Late and missed runs.',
     );
     this.dashboard?.addWidgets(...this.workerWidgets(worker));
   }

@@ -28,7 +28,8 @@ export const DEFAULT_METRIC_PERIOD = Duration.minutes(5);
 
 /**
  * The metrics a worker writes (functions/protocol/process-delivery.ts and job-slot.ts run in the worker), so the
- * ones that also carry `{ service, worker }`. The trigger's (OccurrencesMissed, DuplicateTriggersSuppressed) and the
+ * ones that also carry `{ service, worker }`; and OccurrencesLate, which the reconciler writes with the late
+ * occurrences' worker, so that each worker's late alarm watches its own. The trigger's (OccurrencesMissed, DuplicateTriggersSuppressed) and the
  * reconciler's (OccurrencesRequeued, ReportsReannounced) are not among them.
  */
 export type WorkerMetricName = Exclude<
@@ -193,8 +194,11 @@ export function deadLetterMessages(queue: sqs.IQueue, props?: cloudwatch.MetricO
 const SUM_OVER_PERIOD: cloudwatch.MetricOptions = { period: DEFAULT_METRIC_PERIOD, statistic: cloudwatch.Stats.SUM };
 
 /** Sum for the counts; Maximum for JobDuration, where the longest attempt is the one that nears the timeout. */
+/** Sum for counts; Maximum for a duration, and for the gauge OccurrencesLate (each reconciler run counts anew). */
 function defaultStatistic(name: MetricName): string {
-  return name === MetricName.JobDuration ? cloudwatch.Stats.MAXIMUM : cloudwatch.Stats.SUM;
+  return name === MetricName.JobDuration || name === MetricName.OccurrencesLate
+    ? cloudwatch.Stats.MAXIMUM
+    : cloudwatch.Stats.SUM;
 }
 
 function ownMetric(

@@ -113,14 +113,21 @@ export function acknowledgeViewerFindings(jobs: AcknowledgedPieces, grantee: iam
 
 /** `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/<group>/*`, as cdk-nag names it. */
 function groupSchedulesFinding(scope: IConstruct, groupName: string): string {
+  return wildcard(
+    `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupRefOf(scope, groupName)}/*`,
+  );
+}
+
+/** A schedule group's name as cdk-nag writes it in a finding: the name, or `<LogicalId>` for a reference. */
+function groupRefOf(scope: IConstruct, groupName: string): string {
   const group = Stack.of(scope).resolve(groupName) as unknown;
-  const name = typeof group === 'string' ? group : `<${(group as { Ref: string }).Ref}>`;
-  return wildcard(`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${name}/*`);
+  return typeof group === 'string' ? group : `<${(group as { Ref: string }).Ref}>`;
 }
 
 const LIST_SCHEDULES_REASON =
   'Resource * is scheduler:ListSchedules, which has no resource-level permissions; it shows names and states, not ' +
-  'inputs. Every other Scheduler action is limited to the schedule groups of the jobs that take run-time schedules.';
+  "inputs. Every other Scheduler action is limited to the stack's schedule group (GetSchedule, for the late check) and " +
+  'the schedule groups of the jobs that take run-time schedules.';
 
 /**
  * The reconciler's wildcards once the stack has a schedule registry: ListSchedules (`*`); each job's group is
@@ -212,5 +219,36 @@ function acknowledgeEventsFindings(events: NonNullable<AcknowledgedPieces['state
     reason:
       "This queue is itself a dead-letter queue: the on-failure destination of the events function's stream " +
       'event source (a destination, not a redrive policy, so the rule does not see it). It is alarmed.',
+  });
+}
+
+/**
+ * The reconciler's late check: ListSchedules (`*`) and GetSchedule on `schedule/<the stack's group>/*`, to find the
+ * job schedules disabled behind the stack's back and read their expression (functions/protocol/reconcile-late.ts).
+ */
+export function acknowledgeLateCheckFindings(reconciler: lambda.IFunction, groupName: string): void {
+  acknowledge(
+    roleOf(reconciler),
+    { id: wildcard('*'), reason: LIST_SCHEDULES_REASON },
+    {
+      id: wildcard(`arn:*:scheduler:*:*:schedule/${groupRefOf(reconciler, groupName)}/*`),
+      reason:
+        "scheduler:GetSchedule only, on the stack's own schedule group (each job's schedule is named by its job id): " +
+        'the reconciler reads the schedules found DISABLED, to count the fire times they missed as late. Any ' +
+        'partition, region and account, because Scheduler has no resource policies: only this account is readable.',
+    },
+  );
+}
+
+/**
+ * A traced function (`tracing`): Lambda's X-Ray write actions (PutTraceSegments, PutTelemetryRecords), which CDK grants
+ * on `*` because they have no resource-level permissions.
+ */
+export function acknowledgeTracingFindings(fn: lambda.IFunction): void {
+  acknowledge(roleOf(fn), {
+    id: wildcard('*'),
+    reason:
+      'Resource * is xray:PutTraceSegments and xray:PutTelemetryRecords, granted by Lambda tracing (the tracing ' +
+      'option), which have no resource-level permissions; they write traces only.',
   });
 }

@@ -54,6 +54,8 @@ export interface OccurrenceResources {
   readonly metricsNamespace: string;
   /** The functions' log levels (ScheduledJobsProps.logging); default DEFAULT_FUNCTION_LOGGING. */
   readonly logging?: FunctionLogging;
+  /** Lambda tracing of the trigger, the notifier and the reconciler (ScheduledJobsProps.tracing); default none. */
+  readonly tracing?: lambda.Tracing;
 }
 
 export interface TriggerPiece {
@@ -67,6 +69,7 @@ export function triggerFunction(scope: Construct, resources: OccurrenceResources
   const deadLetterQueue = secureQueue(scope, 'TriggerDeadLetterQueue');
   const fn = jobFunction(scope, 'Trigger', {
     logging: resources.logging,
+    tracing: resources.tracing,
     entry: handlerEntry('trigger'),
     description: 'Records one occurrence per scheduled time and enqueues it for the worker',
     timeoutSeconds: TRIGGER_TIMEOUT_SECONDS,
@@ -94,6 +97,7 @@ export function notifierFunction(scope: Construct, resources: OccurrenceResource
   const failureQueue = secureQueue(scope, 'NotifierFailureQueue');
   const fn = jobFunction(scope, 'Notifier', {
     logging: resources.logging,
+    tracing: resources.tracing,
     entry: handlerEntry('notifier'),
     description: 'Announces each report once when its occurrence becomes SUCCEEDED',
     timeoutSeconds: NOTIFIER_TIMEOUT_SECONDS,
@@ -152,6 +156,7 @@ export function reconcilerFunction(
   const { table, reportReadyTopic } = resources;
   const fn = jobFunction(scope, 'Reconciler', {
     logging: resources.logging,
+    tracing: resources.tracing,
     entry: handlerEntry('reconciler'),
     description: 'Re-enqueues occurrences that fell through the cracks and announces reports never announced',
     timeoutSeconds: RECONCILER_TIMEOUT_SECONDS,

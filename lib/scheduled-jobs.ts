@@ -22,6 +22,7 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
@@ -55,9 +56,11 @@ import { type JobsAlarmsOptions, JobsMonitoring, jobsAlarmsProblems } from './jo
 import { functionErrors, reconcilerRepairs } from './metrics';
 import {
   acknowledgeKeyedGroupFindings,
+  acknowledgeLateCheckFindings,
   acknowledgeNagFindings,
   acknowledgeRegistryReconcilerFindings,
   acknowledgeSchedulerRoleFindings,
+  acknowledgeTracingFindings,
   acknowledgeViewerFindings,
   acknowledgeVpcAccessFindings,
   acknowledgeWorkerReportFindings,
@@ -100,8 +103,8 @@ const QUEUE_URL_MAX_BYTES = 135;
 
 /**
  * What WORKERS may take of the trigger's and the reconciler's environment: Lambda's 4 KB per function, less the
- * reconciler's other variables and their resolved values (about 500 bytes: the table name, the topic ARN, the bucket
- * name, the thresholds, the metrics namespace). About 18 workers with short ids: the environment, not the stack's
+ * reconciler's other variables and their resolved values (about 580 bytes: the table name, the topic ARN, the bucket
+ * name, the thresholds, the metrics namespace, and the schedule group the late check reads). About 18 workers with short ids: the environment, not the stack's
  * 500 resources (about 32 workers), bounds the workers of one stack.
  */
 export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
@@ -121,6 +124,33 @@ export const REGISTRY_ENVIRONMENT_BYTES = 250;
  */
 export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
+
+/** A `tracing` that is not a lambda.Tracing, named by `where`. */
+function tracingProblems(where: string, tracing: unknown): string[] {
+  if (tracing === undefined || (Object.values(lambda.Tracing) as unknown[]).includes(tracing)) return [];
+  return [`${where}: must be a lambda.Tracing (ACTIVE, PASS_THROUGH or DISABLED), got ${quoteValue(tracing)}`];
+}
+
+/** Whether Lambda gives a function with this tracing the X-Ray write permissions (ACTIVE and PASS_THROUGH do). */
+const isTraced = (tracing: lambda.Tracing | undefined): boolean =>
+  tracing !== undefined && tracing !== lambda.Tracing.DISABLED;
+
+/**
+ * The reconciler's late check (functions/protocol/reconcile-late.ts): the stack's schedule group (SCHEDULE_GROUP),
+ * ListSchedules (no resource-level permissions) to find its DISABLED schedules, GetSchedule on the group's schedules
+ * to read their expression and input (Scheduler's API calls cost nothing), and Query on the table for such a job's
+ * newest row.
+ */
+function allowLateCheck(reconciler: nodejs.NodejsFunction, group: string, table: dynamodb.ITable): void {
+  reconciler.addEnvironment(ENV.scheduleGroup, group);
+  allow(reconciler, ['dynamodb:Query'], [table.tableArn]);
+  allow(reconciler, ['scheduler:ListSchedules'], ['*']);
+  // The group's schedules in any partition, region and account: an ARN with CloudFormation's pseudo parameters makes
+  // a cdk-nag finding id that aws-cdk-lib 2.252 (the lowest peer) refuses to acknowledge ('::' twice). Scheduler has no resource
+  // policies, so no other account's schedule can be read all the same.
+  allow(reconciler, ['scheduler:GetSchedule'], [`arn:*:scheduler:*:*:schedule/${group}/*`]);
+  acknowledgeLateCheckFindings(reconciler, group);
+}
 
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
 const SHARED_QUEUE_NAMES = [
@@ -175,6 +205,15 @@ export interface ScheduledJobsProps {
    * @default Lambda's own lines (START, END, REPORT) at WARN, so none on a happy invocation; the functions' at INFO
    */
   readonly logging?: FunctionLogging;
+  /**
+   * Lambda tracing of every function of the stack: the trigger, the notifier, the reconciler and each worker (a
+   * worker's own `tracing` wins). `lambda.Tracing.ACTIVE` traces with X-Ray: each worker attempt's trace is linked to
+   * the trace of the trigger that recorded its occurrence (docs/tracing.md), and the functions' roles get the X-Ray
+   * write permissions. X-Ray: up to $15 per million occurrences when every one is sampled (docs/tracing.md).
+   *
+   * @default none: Lambda's PassThrough (no X-Ray segments and no X-Ray permissions; the logs still carry the trace ids)
+   */
+  readonly tracing?: lambda.Tracing;
   /**
    * How the worker of a job that gives only `entry` is built; a job's own `workerOptions` are laid over these.
    *
@@ -295,6 +334,7 @@ export class ScheduledJobs extends Construct {
     const problems = [
       ...jobsAlarmsProblems(this.props.alarms),
       ...stateChangeEventsProblems(`ScheduledJobs ${this.node.path}.stateChangeEvents`, this.props.stateChangeEvents),
+      ...tracingProblems(`ScheduledJobs ${this.node.path}.tracing`, this.props.tracing),
     ];
     if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;
@@ -324,6 +364,7 @@ export class ScheduledJobs extends Construct {
       workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
       logging: this.props.logging,
+      tracing: this.props.tracing,
     };
     const trigger = triggerFunction(this, resources);
     const notifier = notifierFunction(this, resources);
@@ -341,6 +382,11 @@ export class ScheduledJobs extends Construct {
         },
       }),
     );
+    allowLateCheck(reconciler.fn, schedules.group.scheduleGroupName, this.table);
+    if (isTraced(this.props.tracing)) {
+      for (const fn of [trigger.fn, notifier.fn, reconciler.fn, ...(events === undefined ? [] : [events.fn])])
+        acknowledgeTracingFindings(fn);
+    }
     // By SHARED_QUEUE_NAMES: the name their alarm carries.
     const sharedQueues: Record<string, sqs.IQueue> = {
       TriggerDeadLetterQueue: trigger.deadLetterQueue,
@@ -409,6 +455,7 @@ export class ScheduledJobs extends Construct {
         bucketName: this.reportBucket.bucketName,
         metricsNamespace: this.metricsNamespace,
         logging: this.props.logging,
+        tracing: this.props.tracing,
       },
       asked === true ? {} : asked,
     );
@@ -547,6 +594,7 @@ export class ScheduledJobs extends Construct {
       reportBucket: this.reportBucket,
       metricsNamespace: this.metricsNamespace,
       logging: this.props.logging,
+      tracing: this.props.tracing,
     });
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
     allow(shared.trigger.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
@@ -555,6 +603,7 @@ export class ScheduledJobs extends Construct {
     shared.monitoring.addWorker(worker);
     worker[SET_ALARMS](shared.monitoring.workerAlarms(workerId));
     if (props.vpc !== undefined) acknowledgeVpcAccessFindings(worker);
+    if (isTraced(props.tracing ?? this.props.tracing)) acknowledgeTracingFindings(worker.function);
     this.workersById.set(workerId, worker);
     if (this.props.stackOutputs !== false)
       this.stackOutput(`${STACK_OUTPUTS.workerQueuePrefix}${this.workersById.size}`, worker.queue.queueUrl, workerId);
@@ -649,14 +698,14 @@ export class ScheduledJobs extends Construct {
 
   /**
    * The schedule registry, and what the reconciler needs to repair its projection: the table's name (REGISTRY_TABLE)
-   * and the shared group's (SCHEDULE_GROUP, where it reads each job's template by the job id), the whole table and
+   * (the shared group's, SCHEDULE_GROUP, where it reads each job's template by the job id, is set for the late
+   * check already: allowLateCheck), the whole table and
    * both indexes, ListSchedules, and the template's target role to hand to Scheduler.
    */
   private buildRegistry(shared: SharedPieces, keyed: KeyedJobSchedule): dynamodb.Table {
     const registry = scheduleRegistryTable(this, this.removalPolicy);
     const reconciler = shared.reconciler.fn;
     reconciler.addEnvironment(ENV.registryTable, registry.tableName);
-    reconciler.addEnvironment(ENV.scheduleGroup, shared.schedules.group.scheduleGroupName);
     // Every job with run-time schedules, the ones added after this too: the audit walks their groups in turn.
     reconciler.addEnvironment(ENV.registryJobs, Lazy.string({ produce: () => JSON.stringify(this.keyedJobIds) }));
     allowReconcileRegistry(reconciler, registry);

@@ -83,6 +83,8 @@ export interface StateChangeEventsResources {
   readonly bucketName: string;
   readonly metricsNamespace: string;
   readonly logging?: FunctionLogging;
+  /** Lambda tracing, as the stack's other functions have it (ScheduledJobsProps.tracing); default none. */
+  readonly tracing?: lambda.Tracing;
 }
 
 /** What `ScheduledJobs.stateChangeEvents` holds: the events function, its failure queue and its bus. */
@@ -105,6 +107,7 @@ export function stateChangeEventsFunction(
   const failureQueue = secureQueue(scope, 'EventsFailureQueue');
   const fn = jobFunction(scope, 'Events', {
     logging: resources.logging,
+    tracing: resources.tracing,
     entry: handlerEntry('events'),
     description: 'Puts an EventBridge event for each finished occurrence and each job paused by its failures',
     timeoutSeconds: EVENTS_TIMEOUT_SECONDS,

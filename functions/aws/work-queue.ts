@@ -3,19 +3,34 @@
  */
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { WorkQueue } from '../protocol/ports';
+import { currentTraceHeader } from '../runtime/trace-context';
 import { asDependencyError } from './classify-error';
 
 /** One worker's job queue on SQS (WorkQueue). */
 export class SqsWorkQueue implements WorkQueue {
+  /**
+   * @param traceHeader - the sender's X-Ray trace header, carried by each message (runtime/trace-context.ts);
+   *   default: the current Lambda invocation's
+   */
   constructor(
     private readonly client: SQSClient,
     private readonly queueUrl: string,
+    private readonly traceHeader: () => string | undefined = currentTraceHeader,
   ) {}
 
-  /** Sends one message (SendMessage). */
+  /** Sends one message (SendMessage), with the sender's trace header as its AWSTraceHeader when there is one. */
   async send(messageBody: string): Promise<void> {
+    const header = this.traceHeader();
     try {
-      await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: messageBody }));
+      await this.client.send(
+        new SendMessageCommand({
+          QueueUrl: this.queueUrl,
+          MessageBody: messageBody,
+          ...(header === undefined
+            ? {}
+            : { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: header } } }),
+        }),
+      );
     } catch (error) {
       throw asDependencyError('enqueue occurrence', error);
     }

@@ -37,8 +37,16 @@ export const MetricName = {
   ReportsReannounced: 'ReportsReannounced',
   /** Occurrences recorded SKIPPED because they were first recorded after the job's catch-up window. */
   OccurrencesMissed: 'OccurrencesMissed',
-  /** Occurrences recorded SKIPPED because another occurrence of the job held its running slot (overlap). */
+  /**
+   * Occurrences a worker recorded SKIPPED: another occurrence of the job held its running slot (overlap), or the job
+   * was paused; the row's skipReason and the log line say which. Those missed are OccurrencesMissed (the trigger's).
+   */
   OccurrencesSkipped: 'OccurrencesSkipped',
+  /**
+   * Occurrences due and not started within their job's lateAfter, counted by each reconciler run (a gauge: read its
+   * Maximum), with the worker's dimensions: rows still waiting, and fire times of a disabled schedule with no row.
+   */
+  OccurrencesLate: 'OccurrencesLate',
   /** Occurrences recorded BUFFERED to wait for the job's running slot. */
   OccurrencesBuffered: 'OccurrencesBuffered',
   /** Running occurrences cancelled by a later one (overlap cancelOther). */
@@ -72,6 +80,7 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnit>> = {
   ReportsReannounced: 'Count',
   OccurrencesMissed: 'Count',
   OccurrencesSkipped: 'Count',
+  OccurrencesLate: 'Count',
   OccurrencesBuffered: 'Count',
   OccurrencesCancelled: 'Count',
   JobsPausedOnFailures: 'Count',

@@ -187,6 +187,11 @@ export interface Occurrence extends OccurrenceKey {
   readonly overlap?: OverlapPolicy;
   /** The input of the schedule created at run time that started it, as it was when the schedule fired. */
   readonly input?: JsonValue;
+  /**
+   * Its job's lateAfter when the schedule recorded it: not started this long after it was due (the scheduled time,
+   * or the retry's nextAttemptAt), the reconciler counts it late (reconcile-late.ts). Absent: never judged late.
+   */
+  readonly lateAfterSeconds?: number;
   /** DynamoDB TTL, epoch seconds. */
   readonly ttl: number;
 }

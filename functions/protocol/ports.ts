@@ -565,3 +565,30 @@ export interface WorkerDeps {
   /** Streamed reports; absent: `context.report` refuses writes. */
   readonly uploads?: MultipartUploads;
 }
+
+/**
+ * A job's fixed schedule found DISABLED in the stack's schedule group, with what the late check needs
+ * (reconcile-late.ts): read from the schedule itself (its expression, and the input the stack deployed).
+ */
+export interface DisabledSchedule {
+  readonly jobId: string;
+  /** The worker its occurrences go to: the `worker` dimension its lateness is counted under. */
+  readonly worker: string;
+  /** The Scheduler expression (`cron(...)`, `rate(...)`, `at(...)`) and its time zone. */
+  readonly expression: string;
+  readonly timeZone: string;
+  readonly lateAfterSeconds: number;
+  /** When the schedule was created (ISO): no fire time before it is owed. */
+  readonly createdAt: string;
+}
+
+/** What the reconciler's check for fire times without a row reads (reconcile-late.ts). */
+export interface LateCheckSources {
+  /**
+   * The stack's fixed schedules that are DISABLED, with a lateAfter in their input: the templates of run-time
+   * schedules and schedules deployed before lateAfter existed are left out.
+   */
+  disabledSchedules(signal?: AbortSignal): Promise<DisabledSchedule[]>;
+  /** The newest scheduled time with a row in this series before `to` (exclusive), or undefined when none. */
+  newestScheduledTime(series: string, to: string, signal?: AbortSignal): Promise<string | undefined>;
+}

@@ -38,8 +38,9 @@ import {
   SCHEDULED_TIME_RANGE,
 } from './occurrence';
 import { holderToRead, isHolderLive } from './overlap-policy';
-import type { Clock, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
+import type { Clock, LateCheckSources, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
 import { quoteValue } from './quote-value';
+import { LateTally, mayBeLate } from './reconcile-late';
 import {
   isRequeueable,
   type REQUEUEABLE_STATUSES,
@@ -76,6 +77,10 @@ export interface ReconcileDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly thresholds: ReconcileThresholds;
+  /** The metrics with one worker's dimensions, for OccurrencesLate (reconcile-late.ts); default: `metrics`. */
+  readonly workerMetrics?: (worker: string) => Metrics;
+  /** The disabled schedules and newest rows, for fire times without a row; absent: only late rows are counted. */
+  readonly lateSources?: LateCheckSources;
 }
 
 export type StuckReason = 'never-claimed' | 'lease-expired' | 'retry-overdue' | 'buffered-slot-free';
@@ -109,6 +114,8 @@ export interface ReconcileReport {
   readonly errors: number;
   /** True when maxFixesPerRun stopped the run; the next run continues. */
   readonly truncated: boolean;
+  /** Occurrences late at this run (reconcile-late.ts): rows not started, and fire times without a row. */
+  readonly late: number;
 }
 
 /** Why this row needs a message, or undefined when it does not (not stuck, or not stuck for long enough). */
@@ -160,6 +167,8 @@ const EARLIEST_SCHEDULED_TIME = SCHEDULED_TIME_RANGE.earliest;
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const run = new ReconcileRun(deps, deps.clock.now());
   await reconcileOpenOccurrences(run);
+  await run.lateness.noteMissing();
+  run.lateness.emit();
   const report = run.report();
   deps.logger.info('reconcile done', {
     examined: report.examined,
@@ -170,6 +179,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     skipped: report.skipped,
     errors: report.errors,
     truncated: report.truncated,
+    late: report.late,
   });
   return report;
 }
@@ -184,11 +194,18 @@ class ReconcileRun {
   skipped = 0;
   errors = 0;
   truncated = false;
+  readonly lateness: LateTally;
 
   constructor(
     readonly deps: ReconcileDeps,
     readonly now: number,
-  ) {}
+  ) {
+    const { index, clock, logger, metrics, workerMetrics, lateSources } = deps;
+    this.lateness = new LateTally(
+      { index, clock, logger, workerMetrics: workerMetrics ?? (() => metrics), sources: lateSources },
+      now,
+    );
+  }
 
   /** Whether one more fix fits in this run; when it does not, the run is truncated. */
   hasRoom(): boolean {
@@ -270,8 +287,9 @@ class ReconcileRun {
   }
 
   report(): ReconcileReport {
-    const { examined, fixed, changedMeanwhile, skipped, errors, truncated } = this;
-    return { examined, fixed, changedMeanwhile, skipped, errors, truncated };
+    const { examined, fixed, changedMeanwhile, skipped, truncated } = this;
+    const errors = this.errors + this.lateness.errors;
+    return { examined, fixed, changedMeanwhile, skipped, errors, truncated, late: this.lateness.late.length };
   }
 }
 
@@ -292,7 +310,8 @@ async function reconcileOpenOccurrences(run: ReconcileRun): Promise<void> {
     if (run.truncated) return;
     await run.eachPage(shard, EARLIEST_SCHEDULED_TIME, upToNow, async (page) => {
       const candidates = page.filter(
-        (e) => mayBeStuck(e, now, shortestStuckAfter) || isUnannounced(e, now, unannouncedAfterSeconds),
+        (e) =>
+          mayBeStuck(e, now, shortestStuckAfter) || isUnannounced(e, now, unannouncedAfterSeconds) || mayBeLate(e, now),
       );
       await handleCandidates(run, candidates);
     });
@@ -303,6 +322,7 @@ async function reconcileOpenOccurrences(run: ReconcileRun): Promise<void> {
 async function handleCandidates(run: ReconcileRun, candidates: readonly IndexedOccurrence[]): Promise<void> {
   const seen = new Map(candidates.map((e) => [keyId(e), e.status]));
   for (const row of await run.read(candidates)) {
+    await run.lateness.noteRow(row);
     const indexed = seen.get(keyId(row));
     if (indexed !== undefined && isRequeueable(indexed)) {
       if (!(await requeueIfStuck(run, row, indexed))) return;

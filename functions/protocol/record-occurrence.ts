@@ -54,10 +54,8 @@ export async function recordOccurrence(
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, input, ...key } = decodeScheduleEvent(
-    event,
-    new Set(deps.queues.keys()),
-  );
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } =
+    decodeScheduleEvent(event, new Set(deps.queues.keys()));
   const queue = deps.queues.get(worker);
   // decodeScheduleEvent accepts only the workers of deps.queues.
   if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);
@@ -77,6 +75,8 @@ export async function recordOccurrence(
     deadlineAt: iso(countFrom + deadlineSeconds * 1000),
     ttl: Math.floor(countFrom / 1000) + retentionDays * 86_400,
     ...(input === undefined ? {} : { input }),
+    // An operator's run or backfill is not due at its scheduled time: only a schedule's occurrence can be late.
+    ...(lateAfterSeconds === undefined || requested !== undefined ? {} : { lateAfterSeconds }),
     ...(missed ? { skipReason: SkipReason.missed, skippedAt: iso(now) } : {}),
     ...(requested === undefined
       ? {}

@@ -9,7 +9,12 @@ import { InvalidInputError } from './errors';
 import { checkAll, id, jsonObject, knownOne, optional, wholeNumber } from './field-checks';
 import { normaliseScheduledTime, type OccurrenceKey } from './occurrence';
 import { type JsonValue, scheduleInput, scheduleKey } from './schedule-key';
-import { CATCHUP_WINDOW_SECONDS_RANGE, DEADLINE_SECONDS_RANGE, RETENTION_DAYS_RANGE } from './setting-basics';
+import {
+  CATCHUP_WINDOW_SECONDS_RANGE,
+  DEADLINE_SECONDS_RANGE,
+  LATE_AFTER_SECONDS_RANGE,
+  RETENTION_DAYS_RANGE,
+} from './setting-basics';
 
 /** What the writers other than the worker (trigger, backfill, retry) need to know of one job. */
 export interface JobRoute {
@@ -24,6 +29,11 @@ export interface JobRoute {
    * catchupWindowSeconds). Absent (schedules deployed before the catch-up window existed): deadlineSeconds.
    */
   readonly catchupWindowSeconds?: number;
+  /**
+   * An occurrence not started this long after it was due counts as late (the job's lateAfter; the reconciler's
+   * OccurrencesLate). Absent (schedules deployed before it existed): its occurrences are never judged late.
+   */
+  readonly lateAfterSeconds?: number;
 }
 
 /**
@@ -62,6 +72,7 @@ export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEv
     deadlineSeconds: route.deadlineSeconds,
     retentionDays: route.retentionDays,
     ...(route.catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds: route.catchupWindowSeconds }),
+    ...(route.lateAfterSeconds === undefined ? {} : { lateAfterSeconds: route.lateAfterSeconds }),
   };
 }
 
@@ -79,11 +90,12 @@ export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<st
     catchupWindowSeconds: optional(e.catchupWindowSeconds, (v) =>
       wholeNumber('catchupWindowSeconds', v, CATCHUP_WINDOW_SECONDS_RANGE),
     ),
+    lateAfterSeconds: optional(e.lateAfterSeconds, (v) => wholeNumber('lateAfterSeconds', v, LATE_AFTER_SECONDS_RANGE)),
     scheduleKey: optional(e.scheduleKey, (v) => scheduleKey('scheduleKey', v)),
     input: optional(e.input, (v) => scheduleInput('input', v)),
   });
   if (!checked.ok) throw new InvalidInputError('schedule event', checked.problems);
-  const { catchupWindowSeconds, scheduleKey: key, input, ...route } = checked.value;
+  const { catchupWindowSeconds, lateAfterSeconds, scheduleKey: key, input, ...route } = checked.value;
   if (e[TEMPLATE_GROUP_FIELD] !== undefined && key === undefined) {
     throw new InvalidInputError('schedule event', [
       `the template schedule of job ${route.jobId} fired: it must stay DISABLED (its job's schedules are created ` +
@@ -101,5 +113,6 @@ export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<st
     ...(key === undefined ? {} : { scheduleKey: key }),
     ...(input === undefined ? {} : { input }),
     ...(catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds }),
+    ...(lateAfterSeconds === undefined ? {} : { lateAfterSeconds }),
   };
 }

@@ -50,6 +50,17 @@ export const CATCHUP_WINDOW_SECONDS_RANGE = {
 /** The bounds of retry.deadlineSeconds and retentionDays, which the schedule event carries to the trigger too. */
 export const DEADLINE_SECONDS_RANGE = { min: 60, max: QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS } as const;
 export const RETENTION_DAYS_RANGE = { min: 1, max: 3650 } as const;
+/**
+ * A job's `lateAfter`: an occurrence not started this long after it was due counts as late (OccurrencesLate). At least
+ * a minute (the reconciler runs every few minutes: a shorter threshold could not be told apart), at most 14 days.
+ */
+export const LATE_AFTER_SECONDS_RANGE = { min: 60, max: 14 * 86_400 } as const;
+/**
+ * What a job's default `lateAfter` leaves beyond its flexible window: Scheduler may fire anywhere in the window, then
+ * the trigger, the queue and a worker's cold start take seconds, and a throttled worker minutes. Five minutes absorbs
+ * those without paging anyone, and is still well inside an hourly job's period.
+ */
+export const LATE_MARGIN_SECONDS = 300;
 
 /** Job settings (or another variable the stack sets) that do not validate: every problem at once, each naming its field. */
 export class JobSettingsError extends ScheduledJobsError {

@@ -7,6 +7,7 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { withDefaults } from '../../functions/protocol/job-settings';
 import { ATTEMPT_ERROR_MAX_CHARS } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
+import { perWorkerMetrics } from '../../functions/reconciler';
 import { powertoolsLogger } from '../../functions/runtime/powertools-logger';
 import { powertoolsMetrics } from '../../functions/runtime/powertools-metrics';
 import { createTriggerHandler } from '../../functions/trigger';
@@ -170,6 +171,27 @@ describe('the happy path', () => {
       [['service', 'jobId']],
     ]);
     expect(detailed.worker[1]).toMatchObject({ jobId: 'report', OccurrencesStarted: 1, OccurrencesSucceeded: 1 });
+  });
+});
+
+describe('reconciler metrics of late occurrences', () => {
+  it("writes OccurrencesLate on each worker's own dimensions, { service, worker }, one EMF line per worker at flush", async () => {
+    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'ScheduledJobs/Test');
+    try {
+      const byWorker = perWorkerMetrics();
+      const lines = await captureStdoutAsync(async () => {
+        byWorker('exports').add('OccurrencesLate', 2, 'weekly-export');
+        byWorker('digest').add('OccurrencesLate', 1, 'occurrence-digest');
+        byWorker.flushAll();
+      });
+      const emf = lines.map((l) => JSON.parse(l));
+      expect(emf.map((e) => [e.worker, e.OccurrencesLate, e._aws.CloudWatchMetrics[0].Dimensions])).toEqual([
+        ['exports', 2, [['service', 'worker']]],
+        ['digest', 1, [['service', 'worker']]],
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

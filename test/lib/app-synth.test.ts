@@ -28,7 +28,7 @@ describe('cdk synth of bin/app.ts', () => {
     const resources = Object.values(JSON.parse(readFileSync(templateFile, 'utf8')).Resources) as TemplateResource[];
     const schedules = resources.filter((r) => r.Type === 'AWS::Scheduler::Schedule');
     // One schedule per enabled job of bin/jobs.ts, named by the job, each sending its schedule event: the job id,
-    // the nominal scheduled time, the job's worker (its own: each sample job has an entry), deadline, retention and catch-up window.
+    // the nominal scheduled time, the job's worker (its own: each sample job has an entry), deadline, retention, catch-up window and lateAfter.
     const enabled = sampleJobs.filter((j) => j.props.enabled !== false);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(
@@ -44,6 +44,8 @@ describe('cdk synth of bin/app.ts', () => {
             deadlineSeconds: seconds(j.props.retry?.deadline) ?? 21_600,
             retentionDays: j.props.retention?.toDays() ?? 90,
             catchupWindowSeconds: seconds(j.props.catchupWindow) ?? seconds(j.props.retry?.deadline) ?? 21_600,
+            // The sample jobs have no time window: the default lateAfter is 5 minutes.
+            lateAfterSeconds: seconds(j.props.lateAfter) ?? 300,
             overlap: j.props.overlap ?? 'skip',
           },
         }))

@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
-import { ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
+import { SAMPLE_DIGEST_ENTRY, ScheduledJobsStack } from '../../examples/sample-app/sample-stack';
 import { OverlapPolicy } from '../../lib/job-props';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
@@ -77,6 +78,20 @@ describe('cdk-nag AwsSolutions', () => {
     ).toEqual([]);
     expect(error).toBeUndefined();
     expect(jobs.workers.size).toBe(3);
+  });
+
+  it('finds nothing unacknowledged in a stack traced with X-Ray (tracing: ACTIVE), its X-Ray grants included', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-traced-'));
+    try {
+      const app = new App({ outdir: dir, context: { 'aws:cdk:bundling-stacks': [] } });
+      const stack = new Stack(app, 'Traced');
+      const jobs = new ScheduledJobs(stack, 'Jobs', { tracing: lambda.Tracing.ACTIVE });
+      jobs.addJob('nightly', { schedule: ScheduleExpression.expression('rate(1 day)'), entry: SAMPLE_DIGEST_ENTRY });
+      Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+      expect(() => app.synth()).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('does report an unacknowledged finding (the check is live)', () => {

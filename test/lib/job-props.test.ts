@@ -5,7 +5,7 @@
 import { Duration, Lazy, TimeZone } from 'aws-cdk-lib';
 import { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { describe, expect, it } from 'vitest';
-import { resolveJobConfig } from '../../lib/job-config';
+import { lateAfterSecondsOf, resolveJobConfig } from '../../lib/job-config';
 import { type JobOptions, OverlapPolicy } from '../../lib/job-props';
 import { jobConfigOf, publicProblems } from '../../lib/job-props-config';
 
@@ -136,5 +136,41 @@ describe('Function: publicProblems', () => {
     });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(new RegExp(`^${WHERE.replace(/[()]/g, '\\$&')}\\.catchupWindow: must be at least`));
+  });
+});
+
+describe('lateAfter', () => {
+  const resolved = (props: JobOptions) => {
+    const translated = jobConfigOf('nightly', props, WHERE);
+    return resolveJobConfig(translated.config!, WHERE);
+  };
+
+  it('defaults to the time window plus 5 minutes, and takes the Duration given in seconds', () => {
+    expect(lateAfterSecondsOf(resolved({ schedule }))).toBe(300);
+    expect(lateAfterSecondsOf(resolved({ schedule, timeWindow: TimeWindow.flexible(Duration.minutes(15)) }))).toBe(
+      15 * 60 + 300,
+    );
+    expect(lateAfterSecondsOf(resolved({ schedule, lateAfter: Duration.minutes(45) }))).toBe(2700);
+  });
+
+  it('refuses a lateAfter under a minute or over 14 days, by its own name', () => {
+    expect(problemsOf({ schedule, lateAfter: Duration.seconds(30) })).toEqual([
+      expect.stringMatching(
+        /^addJob\(nightly\)\.lateAfter: must be a whole number of seconds from 60 to 1209600, got 30/,
+      ),
+    ]);
+    expect(problemsOf({ schedule, lateAfter: Duration.days(15) })).toHaveLength(1);
+  });
+
+  it('refuses a lateAfter shorter than the time window plus a minute: the alarm would fire on a healthy job', () => {
+    expect(
+      problemsOf({ schedule, timeWindow: TimeWindow.flexible(Duration.minutes(30)), lateAfter: Duration.minutes(20) }),
+    ).toEqual([expect.stringMatching(/^addJob\(nightly\)\.lateAfter: must be at least .* = 1860, .*got 1200$/)]);
+  });
+
+  it('refuses a bare number where the Duration belongs', () => {
+    expect(problemsOf({ schedule, lateAfter: 600 as unknown as Duration })).toEqual([
+      expect.stringMatching(/^addJob\(nightly\)\.lateAfter: /),
+    ]);
   });
 });

@@ -38,7 +38,7 @@ const WORKER_IDS = ['exports', 'digest'];
 /** Per stack: a dead-letter alarm per shared queue, the reconciler's errors and repairs. */
 const SHARED_ALARMS = SHARED_QUEUES.length + 2;
 /** Per worker: dead letters, errors, throttles, FAILED occurrences, lost leases (the pause alarm only on request). */
-const WORKER_ALARMS = 5;
+const WORKER_ALARMS = 6;
 
 interface Built {
   readonly stack: Stack;
@@ -148,7 +148,7 @@ function widgets(template: Template): { type: string; properties: { alarms?: str
 describe('JobsMonitoring with the default alarms', () => {
   const built = build();
 
-  it('has 5 alarms per stack, 5 per worker and the pause alarm where asked, each firing on the first event in 5 minutes', () => {
+  it('has 5 alarms per stack, 6 per worker and the pause alarm where asked, each firing on the first event in 5 minutes', () => {
     const alarms = alarmProps(built.template);
     expect(alarms).toHaveLength(SHARED_ALARMS + WORKER_ALARMS * WORKER_IDS.length + 1);
     expect(built.monitoring.alarms).toHaveLength(alarms.length);
@@ -175,14 +175,40 @@ describe('JobsMonitoring with the default alarms', () => {
   it('reaches each alarm by its kind: every worker kind per worker, pausedOnFailures only where added', () => {
     for (const id of WORKER_IDS) {
       const alarms = built.monitoring.workerAlarms(id);
-      for (const kind of ['deadLetters', 'workerErrors', 'workerThrottles', 'failedOccurrences', 'lostLeases'] as const)
-        expect(alarms[kind], `${id} ${kind}`).toBeInstanceOf(cloudwatch.Alarm);
+      const kinds = [
+        'deadLetters',
+        'workerErrors',
+        'workerThrottles',
+        'failedOccurrences',
+        'lostLeases',
+        'lateOccurrences',
+      ] as const;
+      for (const kind of kinds) expect(alarms[kind], `${id} ${kind}`).toBeInstanceOf(cloudwatch.Alarm);
     }
     expect(built.monitoring.workerAlarms('exports').pausedOnFailures).toBeInstanceOf(cloudwatch.Alarm);
     expect(built.monitoring.workerAlarms('digest').pausedOnFailures).toBeUndefined();
     expect(Object.keys(built.monitoring.sharedAlarms.deadLetters).sort()).toEqual([...SHARED_QUEUES].sort());
     expect(built.monitoring.sharedAlarms.reconcilerErrors).toBeInstanceOf(cloudwatch.Alarm);
     expect(built.monitoring.sharedAlarms.reconcilerRepairs).toBeInstanceOf(cloudwatch.Alarm);
+  });
+
+  it("alarms each worker's late occurrences on the reconciler's gauge OccurrencesLate, with its Maximum", () => {
+    const late = alarmProps(built.template).filter((a) => a.MetricName === 'OccurrencesLate');
+    expect(late).toHaveLength(WORKER_IDS.length);
+    for (const id of WORKER_IDS) {
+      expect(late).toContainEqual(
+        expect.objectContaining({
+          Namespace: NAMESPACE,
+          Statistic: 'Maximum',
+          Period: 300,
+          Threshold: 1,
+          Dimensions: expect.arrayContaining([
+            { Name: 'service', Value: 'scheduled-jobs' },
+            { Name: 'worker', Value: id },
+          ]),
+        }),
+      );
+    }
   });
 
   it('refuses the alarms of a worker it was not given, naming the ones it has', () => {
@@ -405,6 +431,7 @@ describe('JobsMonitoring with thresholds', () => {
         failedOccurrences: false,
         lostLeases: false,
         pausedOnFailures: false,
+        lateOccurrences: false,
         reconcilerErrors: false,
         reconcilerRepairs: false,
       },
@@ -499,7 +526,7 @@ describe('a bad alarms configuration', () => {
       "alarms.thresholds.deadLetters: period times evaluationPeriods must be at most one day (for a period under an hour), CloudWatch's limit; got 86700 s",
       "alarms.thresholds.reconcilerErrors: period times evaluationPeriods must be at most seven days, CloudWatch's limit; got 612000 s",
       'alarms.thresholds.workerThrottles.datapointsToAlarm: must be a whole number of at least 1, got 1.5',
-      'alarms.thresholds.failedOcurrences: not a kind of alarm; the kinds are deadLetters, workerErrors, workerThrottles, failedOccurrences, lostLeases, pausedOnFailures, reconcilerErrors, reconcilerRepairs',
+      'alarms.thresholds.failedOcurrences: not a kind of alarm; the kinds are deadLetters, workerErrors, workerThrottles, failedOccurrences, lostLeases, pausedOnFailures, lateOccurrences, reconcilerErrors, reconcilerRepairs',
     ]);
   });
 

@@ -139,6 +139,8 @@ describe('a job with runtimeSchedules', () => {
       deadlineSeconds: 21_600,
       retentionDays: 90,
       catchupWindowSeconds: 1200,
+      // The flexible window (10 minutes) plus 5: the run-time schedules' occurrences are judged late by their rows.
+      lateAfterSeconds: 900,
       overlap: 'skip',
       keyedScheduleGroup: resources[logicalId(group)].Properties.Name,
     });

@@ -185,7 +185,13 @@ describe('schedules', () => {
         return [name, JSON.parse(props.Target.Input)];
       }),
     );
-    const event = (jobId: string, worker: string, deadlineSeconds: number, retentionDays: number) => ({
+    const event = (
+      jobId: string,
+      worker: string,
+      deadlineSeconds: number,
+      retentionDays: number,
+      lateAfterSeconds: number,
+    ) => ({
       jobId,
       scheduledTime: '<aws.scheduler.scheduled-time>',
       worker,
@@ -193,13 +199,15 @@ describe('schedules', () => {
       retentionDays,
       // No catch-up window configured: the deadline, past which no attempt could start anyway.
       catchupWindowSeconds: deadlineSeconds,
+      // No lateAfter configured: the flexible window plus 5 minutes.
+      lateAfterSeconds,
       // The default policy, for operators to read (describe, the console).
       overlap: 'skip',
     });
     expect(inputs).toEqual({
-      [WEEKLY.id]: event(WEEKLY.id, 'exports', 21_600, 90),
-      [HOURLY.id]: event(HOURLY.id, 'exports', 3600, 90),
-      [DIGEST.id]: event(DIGEST.id, 'occurrence-digest', 21_600, 30),
+      [WEEKLY.id]: event(WEEKLY.id, 'exports', 21_600, 90, 300),
+      [HOURLY.id]: event(HOURLY.id, 'exports', 3600, 90, 15 * 60 + 300),
+      [DIGEST.id]: event(DIGEST.id, 'occurrence-digest', 21_600, 30, 300),
     });
   });
 
@@ -444,6 +452,8 @@ describe('trigger and reconciler', () => {
       'RECONCILE_THRESHOLDS',
       'REPORT_BUCKET_NAME',
       'REPORT_READY_TOPIC_ARN',
+      // The late check reads the DISABLED schedules of the stack's group.
+      'SCHEDULE_GROUP',
       'WORKERS',
     ]);
     expect(Object.keys(envOf(jobs.notifierFunction)).sort()).toEqual([
@@ -747,10 +757,15 @@ describe('least privilege', () => {
     ]);
   });
 
-  it("the reconciler may only query the status index, read and mark rows, send to the workers' queues and publish", () => {
+  it("the reconciler may only query the status index, read and mark rows, send to the workers' queues and publish, and read the group's schedules", () => {
+    const group = stack.resolve(jobs.schedules.group.scheduleGroupName);
     expect(grantsOf(grantStatements(jobs.reconcilerFunction)).sort()).toEqual(
       [
         `dynamodb:Query on ${tableArn()}/index/byStatusShard`,
+        // The late check: a disabled schedule's job's newest row, and the schedules found DISABLED.
+        `dynamodb:Query on ${tableArn()}`,
+        'scheduler:ListSchedules on *',
+        `scheduler:GetSchedule on arn:*:scheduler:*:*:schedule/${group}/*`,
         `dynamodb:BatchGetItem on ${tableArn()}`,
         `dynamodb:GetItem on ${tableArn()}`,
         `dynamodb:UpdateItem on ${tableArn()}`,
@@ -814,7 +829,7 @@ describe('alarms and dashboard', () => {
   });
 
   it.each(WORKER_IDS)(
-    '%s: alarms on its DLQ, its errors and throttles, and its FAILED occurrences and lost leases on { service, worker }',
+    '%s: alarms on its DLQ, its errors and throttles, and its FAILED occurrences, lost leases and late occurrences on { service, worker }',
     (id) => {
       const worker = workers[id];
       expect(queueAlarm(worker.deadLetterQueue)).toEqual([
@@ -828,8 +843,11 @@ describe('alarms and dashboard', () => {
           expect.objectContaining({ Namespace: namespace, Statistic: 'Sum', Period: 300, ...FIRES_ON_ONE }),
         ]);
       }
+      expect(find('OccurrencesLate', dimensions(['service', 'scheduled-jobs'], ['worker', id]))).toEqual([
+        expect.objectContaining({ Namespace: namespace, Statistic: 'Maximum', Period: 300, ...FIRES_ON_ONE }),
+      ]);
       expect(Object.keys(worker.alarms).sort()).toEqual(
-        ['deadLetters', 'failedOccurrences', 'lostLeases', 'workerErrors', 'workerThrottles'].sort(),
+        ['deadLetters', 'failedOccurrences', 'lateOccurrences', 'lostLeases', 'workerErrors', 'workerThrottles'].sort(),
       );
       expect(worker.alarms).toBe(jobs.monitoring.workerAlarms(id));
       // The worker's metric methods return the metrics its alarms watch.
@@ -869,9 +887,9 @@ describe('alarms and dashboard', () => {
     expect(fixes[0].Threshold).toBe(1);
   });
 
-  it('no alarm is per job: none watches a jobId dimension, and there are 5 per stack and 5 per worker', () => {
+  it('no alarm is per job: none watches a jobId dimension, and there are 5 per stack and 6 per worker', () => {
     for (const a of alarms()) expect(JSON.stringify(a)).not.toContain('"jobId"');
-    expect(alarms().length).toBe(5 + 5 * WORKER_IDS.length);
+    expect(alarms().length).toBe(5 + 6 * WORKER_IDS.length);
   });
 
   it('send every alarm to the alarm topic, which has no subscription without alarmEmail', () => {

@@ -9,6 +9,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as chatbot from 'aws-cdk-lib/aws-chatbot';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
@@ -85,6 +86,20 @@ describe('ScheduledJobs stateChangeEvents', () => {
     expect(JSON.stringify(put?.Resource)).toContain(':event-bus/default');
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ EVENT_BUS_NAME: Match.anyValue() }) },
+    });
+  });
+
+  it('is traced as the stack is: the events function takes the stack tracing, and is untraced without it', () => {
+    const traced = stackWith({ stateChangeEvents: true, tracing: lambda.Tracing.ACTIVE });
+    traced.template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: Match.absent(),
+      Description: Match.stringLikeRegexp('EventBridge event'),
+      TracingConfig: { Mode: 'Active' },
+    });
+    const untraced = stackWith({ stateChangeEvents: true });
+    untraced.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('EventBridge event'),
+      TracingConfig: Match.absent(),
     });
   });
 

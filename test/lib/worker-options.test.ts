@@ -290,3 +290,62 @@ describe('the first configuration error', () => {
     expect(stack.node.findAll().filter((c) => c instanceof lambda.Function)).toEqual([]);
   });
 });
+
+describe('tracing', () => {
+  /** Each function's tracing mode, and whether its role may write to X-Ray, by the function's construct path. */
+  function tracingOf(stack: Stack, jobs: ScheduledJobs) {
+    const resources = resourcesOf(stack);
+    const idOf = (c: { node: { defaultChild?: unknown } }) => stack.getLogicalId(c.node.defaultChild as CfnElement);
+    const xrayRoles = new Set(
+      Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy')
+        .filter((r) => JSON.stringify(r.Properties.PolicyDocument.Statement).includes('xray:PutTraceSegments'))
+        .flatMap((r) => (r.Properties.Roles as unknown as { Ref: string }[]).map((role) => role.Ref)),
+    );
+    const fns = {
+      trigger: jobs.triggerFunction,
+      notifier: jobs.notifierFunction,
+      reconciler: jobs.reconcilerFunction,
+      ...Object.fromEntries([...jobs.workers].map(([id, w]) => [`worker ${id}`, w.function])),
+    };
+    return Object.fromEntries(
+      Object.entries(fns).map(([name, fn]) => [
+        name,
+        {
+          mode: resources[idOf(fn)].Properties.TracingConfig?.Mode ?? 'none',
+          xray: xrayRoles.has(idOf(fn.role as unknown as { node: { defaultChild?: unknown } })),
+        },
+      ]),
+    );
+  }
+
+  it('is off by default: no tracing mode, and no X-Ray permission on any role', () => {
+    const stack = new Stack(unbundledApp(), 'Untraced');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    jobs.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY });
+    for (const [name, t] of Object.entries(tracingOf(stack, jobs)))
+      expect(t, name).toEqual({ mode: 'none', xray: false });
+  });
+
+  it("ACTIVE on the stack traces every function with X-Ray, and a worker's own tracing wins", () => {
+    const stack = new Stack(unbundledApp(), 'Traced');
+    const jobs = new ScheduledJobs(stack, 'Jobs', { tracing: lambda.Tracing.ACTIVE });
+    jobs.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY });
+    const quiet = jobs.addWorker('quiet', { entry: WORKER_ENTRY, tracing: lambda.Tracing.DISABLED });
+    jobs.addJob('hourly', { schedule: DAILY, worker: quiet });
+    expect(tracingOf(stack, jobs)).toEqual({
+      trigger: { mode: 'Active', xray: true },
+      notifier: { mode: 'Active', xray: true },
+      reconciler: { mode: 'Active', xray: true },
+      'worker nightly': { mode: 'Active', xray: true },
+      'worker quiet': { mode: 'none', xray: false },
+    });
+  });
+
+  it('refuses a tracing that is not a lambda.Tracing, naming the prop', () => {
+    const stack = new Stack(unbundledApp(), 'Bad');
+    expect(() => new ScheduledJobs(stack, 'Jobs', { tracing: 'on' as unknown as lambda.Tracing })).toThrow(
+      /Jobs\.tracing: must be a lambda\.Tracing \(ACTIVE, PASS_THROUGH or DISABLED\), got "on"/,
+    );
+  });
+});

@@ -41,6 +41,7 @@ describe('Class: ScheduledJobsError', () => {
         skipped: 0,
         errors: 1,
         truncated: false,
+        late: 0,
       }),
     ],
   ])('%s is one of the family and names itself', (name, error) => {

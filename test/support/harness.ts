@@ -19,7 +19,7 @@ import { DynamoRunStateStore } from '../../functions/aws/run-state-store';
 import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
-import type { JobDefinition, Logger, Metrics, ScheduleSwitch } from '../../functions/protocol/ports';
+import type { JobDefinition, LateCheckSources, Logger, Metrics, ScheduleSwitch } from '../../functions/protocol/ports';
 import type { ReconcileThresholds, ReconcileWorker } from '../../functions/protocol/reconcile';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
 import { createTriggerHandler } from '../../functions/trigger';
@@ -33,7 +33,7 @@ export const SEED_TIMING = { leaseSeconds: 120, heartbeatSeconds: 45, leaseSafet
 export const T0 = Date.parse('2026-11-30T06:00:00Z');
 export const SCHEDULED = '2026-11-30T06:00:00Z';
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
-const clientConfig = { region: 'eu-central-1', credentials };
+export const clientConfig = { region: 'eu-central-1', credentials };
 
 export interface LogLine {
   level: string;
@@ -116,6 +116,8 @@ export function makeHarness(options: {
   schedules?: ScheduleSwitch;
   /** The trigger's and the worker's metrics, beside the recording (`metrics`); default only the recording. */
   alsoMetrics?: Metrics;
+  /** The reconciler's disabled schedules and newest rows (the late check); default none. */
+  lateSources?: LateCheckSources;
 }): Harness {
   const aws = new FakeAws();
   madeInThisTest.push(aws);
@@ -197,6 +199,7 @@ export function makeHarness(options: {
     logger,
     metrics: recordingMetrics,
     bucketName: 'reports-bucket',
+    lateSources: options.lateSources ?? false,
   });
   return { aws, logs, settings, trigger, worker, notifier, deliver, streamChange, reconciler, metrics };
 }

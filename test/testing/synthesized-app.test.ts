@@ -96,6 +96,8 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       retentionDays: 90,
       // Not configured: the retry deadline (job-settings.ts, catchupWindowSecondsOf).
       catchupWindowSeconds: 21_600,
+      // Not configured, no time window: 5 minutes (lateAfterSecondsOf), recorded on the row for the late check.
+      lateAfterSeconds: 300,
       // The job's overlap policy, for operators to read; the trigger ignores it.
       overlap: 'skip',
     });
