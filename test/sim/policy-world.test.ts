@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { calmPlan } from '../../sim/plan';
-import { checkPolicyInvariants, simulatePolicies, simulatePolicyPlan } from '../../sim/policy-world';
+import {
+  checkPolicyInvariants,
+  firstOwnStarts,
+  type PolicyPlan,
+  simulatePolicies,
+  simulatePolicyPlan,
+  slotHeldSince,
+} from '../../sim/policy-world';
 import { type PolicyScenario, pauseNoteOf, scheduleOf } from '../../sim/world';
 
 const statuses = (rows: readonly (Record<string, unknown> | undefined)[]) => rows.map((r) => r?.status);
@@ -76,6 +83,88 @@ describe('the policy world', () => {
     const { withWindow, withOperator, withPauseAfterFailures, operatorPauses } = report.tally;
     expect(Math.min(withWindow, withOperator, withPauseAfterFailures, operatorPauses)).toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe('the policy world: bufferAll order (P6)', () => {
+  const scenario: PolicyScenario = {
+    overlap: 'bufferAll',
+    others: [
+      { afterMs: 40_000, jobMs: 20_000 },
+      { afterMs: 20_000, jobMs: 20_000 },
+    ],
+  };
+
+  it('P6 fails when a later buffered occurrence starts before an earlier one buffered before it', async () => {
+    const { outcome } = await simulatePolicyPlan({ plan: calmPlan({ jobMs: 60_000 }), scenario });
+    const start = (t: string) => outcome.runStarts.find((s) => s.scheduledTime === t);
+    const [second, third] = [start('2026-11-30T06:00:20Z'), start('2026-11-30T06:00:40Z')];
+    if (second === undefined || third === undefined) throw new Error('the buffered ones did not start');
+    const swapped = {
+      ...outcome,
+      runStarts: outcome.runStarts.map((s) =>
+        s === second ? { ...s, at: third.at } : s === third ? { ...s, at: second.at } : s,
+      ),
+    };
+    expect(ids(checkPolicyInvariants(swapped, scenario))).toEqual(['P6']);
+  });
+
+  // Found at seed 7250006 (--world cancel), no operator action needed. 06:00:02 took the free slot (+2.3 s), but the
+  // take's response was lost and its delivery failed; 06:00:00, delivered late (+6.8 s), was BUFFERED behind it. The
+  // redelivery of 06:00:02 (after the visibility timeout) took its own slot back and logged its first start, before
+  // 06:00:00 ran: as documented (the slot naming the occurrence is taken back before anything buffered). P6 took that
+  // logged start for the moment it went ahead of the buffer.
+  const heldFirst: PolicyPlan = {
+    plan: {
+      seed: 1585970329,
+      jobMs: 260000,
+      schedulerDeliveries: [8173, 6814, 29486],
+      callFaults: [
+        { actor: 'worker', call: 12, fault: { kind: 'lost-retried' } },
+        { actor: 'worker', call: 9, fault: { kind: 'transient' } },
+        { actor: 'worker', call: 9, fault: { kind: 'transient' } },
+        { actor: 'worker', call: 8, fault: { kind: 'slow', ms: 24815 } },
+        { actor: 'worker', call: 2, fault: { kind: 'lost-error' } },
+        { actor: 'worker', call: 3, fault: { kind: 'lost-retried' } },
+      ],
+      crashes: [{ invocation: 4, atMs: 29640 }],
+      freezes: [{ invocation: 2, atMs: 113537, forMs: 138839 }],
+      sqsDuplicates: [],
+      skewsMs: [5758, -6290, -3552, 4423],
+      maxAttempts: 17,
+    },
+    scenario: {
+      overlap: 'bufferAll',
+      others: [
+        { afterMs: 179985, jobMs: 109789 },
+        { afterMs: 2012, jobMs: 71287 },
+      ],
+    },
+  };
+  const EARLY = '2026-11-30T06:00:00Z';
+  const HOLDER = '2026-11-30T06:00:02Z';
+
+  it('one that held the slot when an earlier one was BUFFERED may start first, even if its first start came later', async () => {
+    const { outcome, violations } = await simulatePolicyPlan(heldFirst);
+    expect(violations).toEqual([]);
+    const bufferedAt = outcome.firstBufferedAt.get(EARLY) ?? 0;
+    const starts = firstOwnStarts(outcome);
+    expect(slotHeldSince(outcome, HOLDER, starts.get(HOLDER) ?? 0)).toBeLessThan(bufferedAt);
+    expect(starts.get(HOLDER)).toBeGreaterThan(bufferedAt);
+    expect(starts.get(EARLY)).toBeGreaterThan(starts.get(HOLDER) ?? 0);
+  });
+
+  it('P6 fails there when the holder lost the slot between the earlier one being BUFFERED and its own start', async () => {
+    const { outcome } = await simulatePolicyPlan(heldFirst);
+    const bufferedAt = outcome.firstBufferedAt.get(EARLY) ?? 0;
+    const last = outcome.jobStateWrites.filter((w) => w.at <= bufferedAt).at(-1);
+    if (last === undefined) throw new Error('no job-state write before the buffering');
+    const { slotTime: _t, slotLeaseId: _l, ...kept } = last.after;
+    const released = { ...kept, version: Number(last.after.version) + 1 };
+    const release = { at: bufferedAt + 1, who: 'worker#1', before: last.after, after: released };
+    const i = outcome.jobStateWrites.indexOf(last) + 1;
+    const writes = [...outcome.jobStateWrites.slice(0, i), release, ...outcome.jobStateWrites.slice(i)];
+    expect(ids(checkPolicyInvariants({ ...outcome, jobStateWrites: writes }, heldFirst.scenario))).toEqual(['P6']);
+  });
 });
 
 describe('the policy world: the catch-up window', () => {
