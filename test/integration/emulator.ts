@@ -2,12 +2,15 @@
  * Shared set-up of the integration tests: one moto_server per test file (started in beforeAll, stopped in
  * afterAll, also when a test fails), emptied before each test. Everything talks to 127.0.0.1 only.
  */
+import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { documentClient, s3Client, snsClient, sqsClient } from '../../functions/aws/clients';
 import { type JobSettings, withDefaults } from '../../functions/protocol/job-settings';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import type { JobDefinition } from '../../functions/protocol/ports';
+import { ENV } from '../../functions/runtime-env';
 import { LocalPipeline, type PipelineOptions } from '../../scripts/local/pipeline';
+import { LOCAL_REGION } from '../../testing/local/local-aws';
 import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
 
 export interface Emulator {
@@ -184,4 +187,32 @@ export function recordHandlerRequests(): RequestLog {
     );
   }
   return log;
+}
+
+/**
+ * moto's Scheduler with the job's schedule ENABLED in a new group, named in SCHEDULE_GROUP as the stack names it to
+ * the functions: what pauseAfterFailures disables.
+ */
+export async function enabledSchedule(endpoint: string, group: string): Promise<SchedulerClient> {
+  const scheduler = new SchedulerClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await scheduler.send(new CreateScheduleGroupCommand({ Name: group }));
+  await scheduler.send(
+    new CreateScheduleCommand({
+      Name: JOB_ID,
+      GroupName: group,
+      ScheduleExpression: 'rate(1 hour)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: {
+        Arn: `arn:aws:lambda:${LOCAL_REGION}:123456789012:function:trigger`,
+        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
+      },
+    }),
+  );
+  process.env[ENV.scheduleGroup] = group;
+  return scheduler;
 }

@@ -3,12 +3,7 @@
  * writes, the fenced SKIPPED/BUFFERED/CANCELLED writes) and moto's Scheduler API (the pause after failures), through
  * the real trigger, worker and notifier handlers of scripts/local.
  */
-import {
-  CreateScheduleCommand,
-  CreateScheduleGroupCommand,
-  GetScheduleCommand,
-  SchedulerClient,
-} from '@aws-sdk/client-scheduler';
+import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/aws/clients';
@@ -17,8 +12,16 @@ import type { JobSettings } from '../../functions/protocol/job-settings';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
 import { ENV } from '../../functions/runtime-env';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
-import { LOCAL_REGION } from '../../testing/local/local-aws';
-import { type CountingJob, JOB_ID, jobByTime, pipeline, testSettings, useMoto, waitForStatus } from './emulator';
+import {
+  type CountingJob,
+  enabledSchedule as emulatorSchedule,
+  JOB_ID,
+  jobByTime,
+  pipeline,
+  testSettings,
+  useMoto,
+  waitForStatus,
+} from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 30_000;
@@ -162,30 +165,7 @@ describe('a paused job', () => {
 });
 
 describe('pauseAfterFailures', () => {
-  /** moto's Scheduler, with the job's schedule ENABLED in a new group named in the worker's SCHEDULE_GROUP. */
-  async function enabledSchedule(group: string): Promise<SchedulerClient> {
-    const scheduler = new SchedulerClient({
-      endpoint: emulator.moto.endpoint,
-      region: LOCAL_REGION,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    await scheduler.send(new CreateScheduleGroupCommand({ Name: group }));
-    await scheduler.send(
-      new CreateScheduleCommand({
-        Name: JOB_ID,
-        GroupName: group,
-        ScheduleExpression: 'rate(1 hour)',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        State: 'ENABLED',
-        Target: {
-          Arn: 'arn:aws:lambda:eu-central-1:123456789012:function:trigger',
-          RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
-        },
-      }),
-    );
-    process.env[ENV.scheduleGroup] = group;
-    return scheduler;
-  }
+  const enabledSchedule = (group: string) => emulatorSchedule(emulator.moto.endpoint, group);
 
   async function pausedState(p: LocalPipeline): Promise<Record<string, unknown> | undefined> {
     let state = await jobState(p);

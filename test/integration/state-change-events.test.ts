@@ -11,7 +11,6 @@ import {
   PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
-import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -25,13 +24,12 @@ import { describe, expect, it } from 'vitest';
 import { sdkPutEventsClient } from '../../functions/aws/event-publisher';
 import { createEventsHandler } from '../../functions/events';
 import type { OccurrenceKey } from '../../functions/protocol/occurrence';
-import { ENV } from '../../functions/runtime-env';
 import { stateChangeFilters } from '../../lib/state-change-events';
 import type { LocalPipeline } from '../../scripts/local/pipeline';
 import { passesFilters } from '../../testing/local/event-filter';
 import { LOCAL_REGION } from '../../testing/local/local-aws';
 import { StreamEventSource } from '../../testing/local/stream-event-source';
-import { JOB_ID, jobByTime, pipeline, testSettings, useMoto } from './emulator';
+import { enabledSchedule, JOB_ID, jobByTime, pipeline, testSettings, useMoto } from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 30_000;
@@ -119,30 +117,6 @@ function eventsSource(p: LocalPipeline, bridge: EventBridgeClient, busArn: strin
   return { source, playAll, filtered };
 }
 
-/** moto's Scheduler, with the job's schedule ENABLED, so that pauseAfterFailures can disable it. */
-async function enabledSchedule(group: string): Promise<void> {
-  const scheduler = new SchedulerClient({
-    endpoint: emulator.moto.endpoint,
-    region: LOCAL_REGION,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await scheduler.send(new CreateScheduleGroupCommand({ Name: group }));
-  await scheduler.send(
-    new CreateScheduleCommand({
-      Name: JOB_ID,
-      GroupName: group,
-      ScheduleExpression: 'rate(1 hour)',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      State: 'ENABLED',
-      Target: {
-        Arn: 'arn:aws:lambda:us-east-1:123456789012:function:trigger',
-        RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
-      },
-    }),
-  );
-  process.env[ENV.scheduleGroup] = group;
-}
-
 /** Whole-second times a few seconds in the past, in order. */
 function times(count: number): OccurrenceKey[] {
   const base = Math.floor(Date.now() / 1000) * 1000 - 10_000;
@@ -154,7 +128,7 @@ function times(count: number): OccurrenceKey[] {
 
 describe('state-change events on moto', () => {
   it('routes one event per final transition and one for the self-pause through a rule to a queue, and a replayed stream adds only equal eventIds', async () => {
-    await enabledSchedule('itest-events');
+    await enabledSchedule(emulator.moto.endpoint, 'itest-events');
     const [ok, first, second, afterPause] = times(4);
     const failing = new Set([first.scheduledTime, second.scheduledTime]);
     const p = await pipeline(emulator, {
