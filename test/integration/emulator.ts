@@ -158,8 +158,25 @@ export function occurrences(count: number, jobId = JOB_ID): OccurrenceKey[] {
   }));
 }
 
-/** One request a handler's SDK client sent, by operation (`UpdateItem`, `HeadObject`, ...). */
+/**
+ * One request a handler's SDK client sent, by operation (`UpdateItem`, `HeadObject`, ...); a lease extension is
+ * `UpdateItem:heartbeat`, told apart by its update expression, because how many a run makes depends on how fast the
+ * machine runs the job, not on the protocol.
+ */
 export type RequestLog = string[];
+
+export const HEARTBEAT = 'UpdateItem:heartbeat';
+
+/** The heartbeat's update expression starts by moving the lease's expiry (DynamoOccurrenceStore.extend). */
+const HEARTBEAT_EXPRESSION = /^SET #leaseExpiresAt = :expires, #heartbeatAt = /;
+
+function requestName(commandName: string | undefined, input: unknown): string {
+  const name = String(commandName).replace(/Command$/, '');
+  const expression = (input as { UpdateExpression?: unknown } | undefined)?.UpdateExpression;
+  return name === 'UpdateItem' && typeof expression === 'string' && HEARTBEAT_EXPRESSION.test(expression)
+    ? HEARTBEAT
+    : name;
+}
 
 /**
  * Record every request the handlers' own clients send from now on (the event sources' receives and deletes use the
@@ -172,15 +189,15 @@ export function recordHandlerRequests(): RequestLog {
     const stack = client.middlewareStack as unknown as {
       add(
         middleware: (
-          next: (args: unknown) => Promise<unknown>,
+          next: (args: { input?: unknown }) => Promise<unknown>,
           context: { commandName?: string },
-        ) => (args: unknown) => Promise<unknown>,
+        ) => (args: { input?: unknown }) => Promise<unknown>,
         options: object,
       ): void;
     };
     stack.add(
       (next, context) => async (args) => {
-        log.push(String(context.commandName).replace(/Command$/, ''));
+        log.push(requestName(context.commandName, args.input));
         return next(args);
       },
       { step: 'initialize', name: 'recordHandlerRequests', override: true },

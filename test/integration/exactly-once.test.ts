@@ -12,7 +12,16 @@ import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
 import { reportKeyOf } from '../../functions/protocol/occurrence';
 import type { ReportStore } from '../../functions/protocol/ports';
-import { countingJob, JOB_ID, occurrences, pipeline, recordHandlerRequests, testSettings, useMoto } from './emulator';
+import {
+  countingJob,
+  HEARTBEAT,
+  JOB_ID,
+  occurrences,
+  pipeline,
+  recordHandlerRequests,
+  testSettings,
+  useMoto,
+} from './emulator';
 
 const emulator = useMoto();
 const SETTLE_MS = 30_000;
@@ -149,20 +158,22 @@ describe('the request floor', () => {
     await p.stop();
 
     expect(job.runs).toHaveLength(1);
-    // claim, take the running slot (overlap skip, the default), the commit point, commit, complete, release the slot;
-    // then the notifier: publish and record, from the stream image (no GetItem)
-    expect(requests.slice(0, 8)).toEqual([
+    // Lease extensions are counted apart: a busy machine runs even an instant job past a heartbeat now and then.
+    const floor = requests.filter((request) => request !== HEARTBEAT);
+    // In protocol order up to the commit, which nothing else can overtake: the trigger's put and enqueue, then the
+    // worker's claim, running slot (overlap skip, the default) and commit point, then the report.
+    expect(floor.slice(0, 6)).toEqual([
       'PutItem',
       'SendMessage',
       'UpdateItem',
       'UpdateItem',
       'UpdateItem',
       'PutObject',
-      'UpdateItem',
-      'UpdateItem',
     ]);
-    expect(requests.slice(8).sort()).toEqual(['Publish', 'UpdateItem']);
-    expect(requests).toHaveLength(10);
+    // After it, the worker's complete and slot release race the notifier's publish and record (from the stream
+    // image, no GetItem): which comes first is the machine's timing, so they are compared as a set.
+    expect(floor.slice(6).sort()).toEqual(['Publish', 'UpdateItem', 'UpdateItem', 'UpdateItem']);
+    expect(floor).toHaveLength(10);
   });
 });
 
