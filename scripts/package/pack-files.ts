@@ -19,7 +19,11 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const BACKUP = path.join(ROOT, 'node_modules', '.cache', 'scheduled-jobs-stack-pack');
+
+/** Where prepare keeps the originals of a package at `root` until restore puts them back. */
+function backupDir(root: string): string {
+  return path.join(root, 'node_modules', '.cache', 'scheduled-jobs-stack-pack');
+}
 
 export interface Manifest {
   readonly name?: string;
@@ -114,51 +118,55 @@ function rewriteProse(prose: string, context: LinkContext): string {
 }
 
 /** The Markdown pages of the package that ship: the root ones and those under shipped folders. */
-function shippedPages(manifest: Manifest): string[] {
+function shippedPages(root: string, manifest: Manifest): string[] {
   const files = manifest.files ?? [];
-  const root = ['README.md', 'CHANGELOG.md', 'SECURITY.md', 'CONTRIBUTING.md'].filter(
-    (page) => existsSync(path.join(ROOT, page)) && isShipped(page, files),
+  const pages = ['README.md', 'CHANGELOG.md', 'SECURITY.md', 'CONTRIBUTING.md'].filter(
+    (page) => existsSync(path.join(root, page)) && isShipped(page, files),
   );
-  const docs = existsSync(path.join(ROOT, 'docs'))
-    ? readdirMarkdown('docs').filter((page) => isShipped(page, files))
+  const docs = existsSync(path.join(root, 'docs'))
+    ? readdirMarkdown(root, 'docs').filter((page) => isShipped(page, files))
     : [];
-  return [...root, ...docs];
+  return [...pages, ...docs];
 }
 
-function readdirMarkdown(folder: string): string[] {
-  return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+function readdirMarkdown(root: string, folder: string): string[] {
+  return readdirSync(path.join(root, folder), { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.md'))
     .map((file) => path.posix.join(folder, file.split(path.sep).join('/')));
 }
 
-function backUp(file: string): void {
-  const copy = path.join(BACKUP, file);
+function backUp(root: string, file: string): void {
+  const copy = path.join(backupDir(root), file);
   mkdirSync(path.dirname(copy), { recursive: true });
-  cpSync(path.join(ROOT, file), copy);
+  cpSync(path.join(root, file), copy);
 }
 
-/** Puts back every original a prepare saved, then forgets them. */
-export function restore(): string[] {
-  if (!existsSync(BACKUP)) return [];
-  const saved = readdirSync(BACKUP, { recursive: true, encoding: 'utf8' }).filter((file) =>
-    statSync(path.join(BACKUP, file)).isFile(),
-  );
-  for (const file of saved) cpSync(path.join(BACKUP, file), path.join(ROOT, file));
-  rmSync(BACKUP, { recursive: true, force: true });
+/** Puts back every original a prepare saved, then forgets them; gives the files put back. */
+export function restore(root = ROOT): string[] {
+  const backup = backupDir(root);
+  if (!existsSync(backup)) return [];
+  const saved = readdirSync(backup, { recursive: true, encoding: 'utf8' })
+    .filter((file) => statSync(path.join(backup, file)).isFile())
+    .map((file) => file.split(path.sep).join('/'))
+    .sort();
+  for (const file of saved) cpSync(path.join(backup, file), path.join(root, file));
+  rmSync(backup, { recursive: true, force: true });
   return saved;
 }
 
-/** Writes the published package.json and the shipped pages' links in place, each original saved first. */
-export function prepare(): string[] {
-  const leftover = restore();
-  if (leftover.length > 0) console.error(`pack-files: put back ${leftover.length} files an unfinished pack left`);
-  const manifestText = readFileSync(path.join(ROOT, 'package.json'), 'utf8');
-  const manifest = JSON.parse(manifestText) as Manifest;
+/**
+ * Writes the published package.json and the shipped pages' links in place, each original saved first; gives the
+ * files changed. What an unfinished pack left is put back first.
+ */
+export function prepare(root = ROOT): string[] {
+  const leftover = restore(root);
+  if (leftover.length > 0) console.error(`pack-files: put back ${leftover.join(', ')}, left by an unfinished pack`);
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as Manifest;
   const files = manifest.files ?? [];
   const context = {
     shipped: (file: string) => isShipped(file, files),
     kind: (file: string) => {
-      const full = path.join(ROOT, file);
+      const full = path.join(root, file);
       if (!existsSync(full)) return undefined;
       return statSync(full).isDirectory() ? ('folder' as const) : ('file' as const);
     },
@@ -166,16 +174,16 @@ export function prepare(): string[] {
     tag: `v${manifest.version}`,
   };
   const changed: string[] = [];
-  for (const page of shippedPages(manifest)) {
-    const before = readFileSync(path.join(ROOT, page), 'utf8');
+  for (const page of shippedPages(root, manifest)) {
+    const before = readFileSync(path.join(root, page), 'utf8');
     const after = rewriteLinks(before, { ...context, page });
     if (after === before) continue;
-    backUp(page);
-    writeFileSync(path.join(ROOT, page), after);
+    backUp(root, page);
+    writeFileSync(path.join(root, page), after);
     changed.push(page);
   }
-  backUp('package.json');
-  writeFileSync(path.join(ROOT, 'package.json'), `${JSON.stringify(publishedManifest(manifest), null, 2)}\n`);
+  backUp(root, 'package.json');
+  writeFileSync(path.join(root, 'package.json'), `${JSON.stringify(publishedManifest(manifest), null, 2)}\n`);
   changed.push('package.json');
   return changed;
 }

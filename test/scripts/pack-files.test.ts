@@ -3,12 +3,17 @@
  * scripts, and a shipped page's link to a file the tarball lacks becomes a link into the repository at the release's
  * tag, or plain text when package.json names no repository. test/package/pack.test.ts checks the real tarball.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   isShipped,
   type LinkContext,
+  prepare,
   publishedManifest,
   repositoryWebUrl,
+  restore,
   rewriteLinks,
 } from '../../scripts/package/pack-files';
 
@@ -114,5 +119,62 @@ describe('rewriteLinks', () => {
 
   it('unlinks a link to a path the repository lacks too, rather than invent an address', () => {
     expect(rewriteLinks('[gone](scripts/gone.ts)', context('README.md', 'https://github.com/acme/p'))).toBe('gone');
+  });
+});
+
+describe('prepare and restore, on a package folder of their own', () => {
+  let root: string;
+  const manifest = {
+    name: 'p',
+    version: '1.0.0',
+    files: ['dist', 'docs', 'README.md'],
+    scripts: { build: 'tsc', local: 'tsx scripts/local.ts' },
+    repository: { type: 'git', url: 'git+https://github.com/acme/p.git' },
+  };
+  const readme = '# p\n\nAn app: [two-workers](examples/two-workers); [the CLI](docs/cli.md).\n';
+  const cli = '# CLI\n\nFrom a clone: [CONTRIBUTING](../CONTRIBUTING.md#clone).\n';
+  const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+  function makePackage(): void {
+    root = mkdtempSync(path.join(tmpdir(), 'pack-files-'));
+    mkdirSync(path.join(root, 'docs'));
+    mkdirSync(path.join(root, 'examples', 'two-workers'), { recursive: true });
+    writeFileSync(path.join(root, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(path.join(root, 'README.md'), readme);
+    writeFileSync(path.join(root, 'docs', 'cli.md'), cli);
+    writeFileSync(path.join(root, 'CONTRIBUTING.md'), '# Contributing\n\n## Clone\n');
+  }
+
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('writes what the tarball gets, then puts every original back', () => {
+    makePackage();
+    const manifestText = read('package.json');
+
+    expect(prepare(root)).toEqual(['README.md', 'docs/cli.md', 'package.json']);
+    expect(JSON.parse(read('package.json')).scripts).toBeUndefined();
+    expect(JSON.parse(read('package.json')).repository).toEqual(manifest.repository);
+    expect(read('README.md')).toContain('[two-workers](https://github.com/acme/p/tree/v1.0.0/examples/two-workers)');
+    expect(read('README.md')).toContain('[the CLI](docs/cli.md)');
+    expect(read('docs/cli.md')).toContain(
+      '[CONTRIBUTING](https://github.com/acme/p/blob/v1.0.0/CONTRIBUTING.md#clone)',
+    );
+    expect(read('CONTRIBUTING.md')).toBe('# Contributing\n\n## Clone\n'); // not shipped: left alone
+
+    expect(restore(root)).toEqual(['README.md', 'docs/cli.md', 'package.json']);
+    expect(read('package.json')).toBe(manifestText);
+    expect(read('README.md')).toBe(readme);
+    expect(read('docs/cli.md')).toBe(cli);
+    expect(restore(root)).toEqual([]);
+  });
+
+  it('after a pack that died before postpack, the next prepare starts from the originals, not the rewritten files', () => {
+    makePackage();
+    prepare(root);
+    prepare(root);
+    restore(root);
+
+    expect(JSON.parse(read('package.json')).scripts).toEqual(manifest.scripts);
+    expect(read('README.md')).toBe(readme);
   });
 });
