@@ -107,6 +107,38 @@ export function messageOf(error: unknown): string {
   return String(error);
 }
 
+/** How many causes below the error `messageWithCauses` follows: a chain deeper than this is a loop or noise. */
+const MAX_CAUSES = 5;
+
+/**
+ * An error's `name: message`, then each of its causes' (`error.cause`) after ` <- `, so that what a failed attempt
+ * records keeps what failed underneath: `fetch` throws `TypeError: fetch failed` and puts the reason
+ * (`Error: getaddrinfo ENOTFOUND api.example.com`) only in its cause. An `AggregateError` (a connection refused on
+ * both IPv4 and IPv6) contributes its errors' messages. A cause whose text the chain already holds (a
+ * DependencyError quotes its cause) is left out, at most MAX_CAUSES are followed, and the whole is cut to
+ * `maxLength` characters, ending in `…` when cut.
+ */
+export function messageWithCauses(error: unknown, maxLength = 1000): string {
+  let text = messageOf(error);
+  if (error instanceof AggregateError) text = withInnerErrors(text, error);
+  const seen = new Set<unknown>([error]);
+  let cause = error instanceof Error ? error.cause : undefined;
+  for (let depth = 0; cause !== undefined && cause !== null && depth < MAX_CAUSES && !seen.has(cause); depth++) {
+    seen.add(cause);
+    let part = messageOf(cause);
+    if (cause instanceof AggregateError) part = withInnerErrors(part, cause);
+    const message = cause instanceof Error ? cause.message : part;
+    if (message === '' || !text.includes(message)) text = `${text} <- ${part}`;
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return text.length <= maxLength ? text : `${text.slice(0, maxLength - 1)}…`;
+}
+
+function withInnerErrors(text: string, error: AggregateError): string {
+  const inner = error.errors.map(messageOf).join('; ');
+  return inner === '' ? text : `${text} (${inner})`;
+}
+
 export function isTransient(error: unknown): boolean {
   return error instanceof DependencyError && error.kind === 'transient';
 }

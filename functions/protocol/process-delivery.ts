@@ -16,7 +16,7 @@
 import { whyRefused } from './claimability';
 import type { Delivery, DeliveryOutcome, DeliveryResult } from './delivery';
 import { decodeEnvelope } from './envelope';
-import { InvalidInputError, LeaseLostError, messageOf } from './errors';
+import { InvalidInputError, LeaseLostError, messageOf, messageWithCauses } from './errors';
 import type { JobSettings } from './job-settings';
 import { afterUnheldEnd, endUnderPolicy, type SlotDeps, type Start, startUnderPolicy } from './job-slot';
 import { runUnderLease } from './lease-guard';
@@ -507,7 +507,7 @@ async function recordFailedAttempt(
   finalRun = false,
 ): Promise<DeliveryOutcome> {
   const now = deps.clock.now();
-  const lastError = `attempt ${occurrence.attempt}: ${messageOf(error)}`.slice(0, 1000);
+  const lastError = `attempt ${occurrence.attempt}: ${messageWithCauses(error, 980)}`;
   const decision = finalRun
     ? ({ retry: false, reason: `the run used up maxRunSeconds (${settings.maxRunSeconds} s)` } as const)
     : decideRetry({

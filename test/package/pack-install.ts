@@ -105,6 +105,28 @@ export function mapsNamingMissingSources(files: readonly string[], readMap: (fil
     });
 }
 
+/**
+ * The package.json scripts that name a file or folder the tarball lacks, as `script: path`: `tsx scripts/local.ts`,
+ * `bash scripts/lint-template.sh`. A word is taken for a path when it has a `/` or a script's extension; a URL, an
+ * option's value under node_modules/ (a cache) and a path the tarball holds (or a folder of it) are not counted.
+ */
+export function scriptsNamingMissingFiles(
+  scripts: Readonly<Record<string, string>> | undefined,
+  files: readonly string[],
+): string[] {
+  const present = new Set(files);
+  const holds = (target: string) => present.has(target) || files.some((file) => file.startsWith(`${target}/`));
+  return Object.entries(scripts ?? {}).flatMap(([name, command]) =>
+    command
+      .split(/[\s=;&|()'"]+/)
+      .filter((word) => word.includes('/') || /\.(c|m)?(ts|js)$|\.sh$/.test(word))
+      .filter((word) => !/^[a-z]+:\/\//i.test(word) && !word.startsWith('node_modules/') && !word.startsWith('-'))
+      .map((word) => word.replace(/^\.\//, '').replace(/\/$/, ''))
+      .filter((word) => !holds(word))
+      .map((word) => `${name}: ${word}`),
+  );
+}
+
 export function missingFiles(files: readonly string[], required: readonly string[] = REQUIRED_FILES): string[] {
   const present = new Set(files);
   return required.filter((file) => !present.has(file));

@@ -7,16 +7,20 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brokenLinks, linkTargets } from '../docs/markdown-links';
 import {
+  cleanEnv,
   type Installed,
   mapsNamingMissingSources,
   missingFiles,
   packAndInstall,
+  REPO_ROOT,
   type RunResult,
   run,
+  scriptsNamingMissingFiles,
   timed,
   unwantedFiles,
 } from './pack-install';
@@ -196,6 +200,52 @@ describe('Package: the tarball', () => {
   });
 });
 
+describe('Package: its package.json and pages, as published', () => {
+  const published = () => JSON.parse(readFileSync(join(installed.packageDir, 'package.json'), 'utf8'));
+
+  it('is version 1.0.0 in a tarball named after it', () => {
+    expect(published().version).toBe('1.0.0');
+    expect(basename(installed.tarball.path)).toBe('scheduled-jobs-stack-1.0.0.tgz');
+  });
+
+  it('carries no script that names a file the tarball lacks; the repository keeps its own scripts', () => {
+    expect(scriptsNamingMissingFiles(published().scripts, installed.tarball.files)).toEqual([]);
+    // postpack put the repository's package.json back.
+    const own = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+    expect(own.scripts.local).toBe('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true tsx scripts/local.ts');
+    expect(scriptsNamingMissingFiles(own.scripts, installed.tarball.files)).toContain('local: scripts/local.ts');
+  });
+
+  it('finds the scripts that would need unshipped files', () => {
+    const scripts = {
+      bench: 'CDK_DISABLE_VERSION_CHECK=1 tsx bench/run.ts',
+      occurrences: 'tsx bin/occurrences.ts',
+      lint: 'biome check .',
+      cached: 'tsc --tsBuildInfoFile node_modules/.cache/x.tsbuildinfo',
+      shipped: 'node bin/occurrences/bin.cjs --help',
+      docs: 'cat docs/',
+    };
+
+    expect(scriptsNamingMissingFiles(scripts, installed.tarball.files)).toEqual([
+      'bench: bench/run.ts',
+      'occurrences: bin/occurrences.ts',
+    ]);
+  });
+
+  it('ships only pages whose every link leads into the tarball (file and heading) or is an absolute URL', () => {
+    const pages = installed.tarball.files.filter((file) => file.endsWith('.md'));
+    expect(pages).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'SECURITY.md', 'docs/cli.md']));
+    const broken = pages.flatMap((page) => brokenLinks(installed.packageDir, page).map((link) => `${page}: ${link}`));
+
+    expect(broken).toEqual([]);
+    // Packed without a repository URL (the release workflow sets one), the README's link to the example app went.
+    const readme = readFileSync(join(installed.packageDir, 'README.md'), 'utf8');
+    expect(linkTargets(readme).filter((target) => target.includes('examples/'))).toEqual([]);
+    // The repository's README is as it was.
+    expect(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).toMatch(/\]\(examples\/two-workers\)/);
+  });
+});
+
 describe('Package: installed in an app', () => {
   it(
     'loads every entry point of its "exports" from its compiled JavaScript, each with exactly the expected names',
@@ -312,6 +362,30 @@ describe('Package: installed in an app', () => {
       expect(result.stdout).toContain('backfill');
       const tsx = await node(`require.resolve('tsx/cjs/api', { paths: [${JSON.stringify(installed.packageDir)}] })`);
       expect(tsx.code, 'tsx is a dev dependency: it must not be in the app').not.toBe(0);
+    },
+    SLOW,
+  );
+
+  it(
+    "runs a command that builds AWS SDK clients without the SDK's NodeVersionSupportWarning",
+    async () => {
+      // No credentials and no instance metadata: the command fails at once, after its clients were built.
+      const env = Object.fromEntries(Object.entries(cleanEnv()).filter(([key]) => !key.startsWith('AWS_')));
+      const result = await run(
+        join(APP, 'node_modules', '.bin', 'occurrences'),
+        ['--region', 'us-east-1', '--stack', 'NoSuchStack', 'list'],
+        APP,
+        {
+          ...env,
+          AWS_EC2_METADATA_DISABLED: 'true',
+          AWS_SHARED_CREDENTIALS_FILE: join(APP, 'no-credentials'),
+          AWS_CONFIG_FILE: join(APP, 'no-config'),
+        },
+      );
+
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('NoSuchStack');
+      expect(result.stderr).not.toContain('NodeVersionSupportWarning');
     },
     SLOW,
   );

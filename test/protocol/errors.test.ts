@@ -8,6 +8,7 @@ import {
   LeaseExpiringError,
   LeaseLostError,
   messageOf,
+  messageWithCauses,
   ScheduledJobsError,
   YieldRequestedError,
 } from '../../functions/protocol/errors';
@@ -65,5 +66,54 @@ describe('Class: ScheduledJobsError', () => {
       result: 'retry-scheduled',
       message: 'message msg-1 not acknowledged: retry-scheduled',
     });
+  });
+});
+
+describe('messageWithCauses: what a failed attempt records as lastError', () => {
+  it('keeps the cause that fetch hides behind "fetch failed"', () => {
+    const error = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('getaddrinfo ENOTFOUND api.example.com'), { code: 'ENOTFOUND' }),
+    });
+
+    expect(messageOf(error)).toBe('TypeError: fetch failed');
+    expect(messageWithCauses(error)).toBe('TypeError: fetch failed <- Error: getaddrinfo ENOTFOUND api.example.com');
+  });
+
+  it('follows a chain of causes in order and names the inner errors of an AggregateError', () => {
+    const refused = new AggregateError(
+      [new Error('connect ECONNREFUSED ::1:443'), new Error('connect ECONNREFUSED 127.0.0.1:443')],
+      '',
+    );
+    const error = new Error('sync failed', { cause: new TypeError('fetch failed', { cause: refused }) });
+
+    expect(messageWithCauses(error)).toBe(
+      'Error: sync failed <- TypeError: fetch failed <- AggregateError:  ' +
+        '(Error: connect ECONNREFUSED ::1:443; Error: connect ECONNREFUSED 127.0.0.1:443)',
+    );
+  });
+
+  it('does not repeat a cause the message already quotes (a DependencyError names its cause)', () => {
+    const dependency = new DependencyError('transient', 'put report', new Error('slow down'));
+
+    expect(messageWithCauses(dependency)).toBe('DependencyError: put report failed (transient): Error: slow down');
+  });
+
+  it('stops at a cycle and after five causes, and cuts the text to the length asked for', () => {
+    const looped = new Error('a');
+    looped.cause = new Error('b', { cause: looped });
+    expect(messageWithCauses(looped)).toBe('Error: a <- Error: b');
+
+    let deep: Error = new Error('level 7');
+    for (let level = 6; level >= 0; level--) deep = new Error(`level ${level}`, { cause: deep });
+    expect(messageWithCauses(deep).split(' <- ')).toHaveLength(6);
+
+    const long = messageWithCauses(new Error('x'.repeat(50), { cause: new Error('y'.repeat(50)) }), 40);
+    expect(long).toHaveLength(40);
+    expect(long.endsWith('…')).toBe(true);
+  });
+
+  it('writes a value that is not an Error as text', () => {
+    expect(messageWithCauses('plain string')).toBe('plain string');
+    expect(messageWithCauses(new Error('outer', { cause: 42 }))).toBe('Error: outer <- 42');
   });
 });

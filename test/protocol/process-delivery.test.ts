@@ -472,6 +472,22 @@ describe('processDelivery: failures and retries', () => {
     expect(h.aws.hidden).toEqual([{ receiptHandle: 'rh-msg-1', seconds: 20 }]);
   });
 
+  it("records the cause chain of the job's error in lastError: fetch's 'fetch failed' keeps why it failed", async () => {
+    const job = {
+      reportExtension: 'txt',
+      async run(): Promise<never> {
+        throw new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND api.example.com') });
+      },
+    };
+    h = makeHarness({ jobs: { report: job }, random: () => 0 });
+    await recordOccurrence();
+    await h.deliver(MESSAGE);
+
+    expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.lastError).toBe(
+      'attempt 1: TypeError: fetch failed <- Error: getaddrinfo ENOTFOUND api.example.com',
+    );
+  });
+
   it("hides the retry's own message again when it arrives before the retry is due, without claiming", async () => {
     h = makeHarness({ jobs: { report: failingJob('down') }, random: () => 0 });
     await recordOccurrence();
