@@ -2,10 +2,10 @@
  * The console's HTTP API: the JSON its server (console/server/) sends and its page (console/web/) reads. Types only,
  * so that both sides are checked against one definition and the page's bundle holds none of the server's code.
  *
- * Every route is under /api and needs the session (the token the console printed, kept in a cookie, or
- * `Authorization: Bearer <token>`). Times are ISO-8601 UTC strings. An error is `{ error }` with a 4xx or 5xx status:
- * 400 a bad parameter (the message names it), 401 no or a wrong token, 403 a foreign Host or Origin or an action in
- * read-only mode, 404 no such job, schedule or occurrence, 409 an action the row's state refuses, 502 AWS failed.
+ * Every route is under /api and needs the session (what the printed token was exchanged for, once: in a cookie, or
+ * `Authorization: Bearer <session>`). Times are ISO-8601 UTC strings. An error is `{ error }` with a 4xx or 5xx status:
+ * 400 a bad parameter (the message names it), 401 no or a wrong session, 403 a foreign Host or Origin, an action in
+ * read-only mode or a report key outside the occurrence's own folder, 413 a body over 64 KB, 404 no such job, schedule or occurrence, 409 an action the row's state refuses, 502 AWS failed.
  *
  *   GET  /api/config                                     ConsoleConfig
  *   GET  /api/jobs                                       JobsPage

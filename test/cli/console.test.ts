@@ -106,7 +106,9 @@ describe('occurrences console', () => {
     ]);
     running = await startCommand(['--read-only', '--bucket', emulator.resources.bucketName]);
     expect(running.out.slice(0, 2)).toEqual([expect.stringMatching(/^Console: /), 'read-only']);
-    const headers = { authorization: `Bearer ${running.token}` };
+    // A script signs in as a browser does (the printed address, once) and sends the session it got as a Bearer.
+    const session = (await signIn(running)).split('=')[1];
+    const headers = { authorization: `Bearer ${session}` };
     const jobs = await fetch(`${running.base}/api/jobs`, { headers });
     const page = (await jobs.json()) as JobsPage;
     expect(page.jobs.find((j) => j.jobId === HOURLY)?.recent.map((r) => r.status)).toEqual(['SKIPPED', 'SUCCEEDED']);
