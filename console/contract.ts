@@ -185,6 +185,11 @@ export interface OccurrenceDetail {
   };
   /** Whether the row can still change (the page polls it every 2 s while true). */
   readonly live: boolean;
+  /**
+   * Whether `occurrences retry` (and the console's retry) would reopen it now, by the library's own rule
+   * (decideManualRetry): true for a FAILED row only; otherwise why not, as the refusal would say it.
+   */
+  readonly retry: { readonly offered: true } | { readonly offered: false; readonly reason: string };
   readonly readUnits: number;
 }
 

@@ -19,6 +19,12 @@ export const YIELDED_TO = iso(NOW - 6 * HOUR);
 export const FAILED_TIME = iso(NOW - 3 * HOUR);
 /** The running long job. */
 export const RUNNING_TIME = iso(NOW - HOUR);
+/** A PENDING occurrence an operator cancelled, with a note. */
+export const OPERATOR_CANCELLED_TIME = iso(NOW - 1.5 * HOUR);
+export const CANCELLED_BY = 'bob via console (arn:aws:sts::123456789012:assumed-role/Operator/bob)';
+export const CANCEL_NOTE = 'the upstream export is <b>broken</b>; rerun after the fix';
+/** The FAILED occurrence's last error: a first line, then a 5,000-character stack. */
+export const LONG_ERROR = `TimeoutError: the export API did not answer in 30 s\n${'    at exportPage (jobs/export.ts:42:13)\n'.repeat(120)}`;
 
 /** weekly-export's last hours, hourly, newest first. */
 export function weeklyExportBars(): TimelineBar[] {
@@ -91,6 +97,7 @@ export function weeklyExportBars(): TimelineBar[] {
       progress: { done: 6_200, total: 10_000, at: iso(NOW - 10_000) },
     },
     { scheduledTime: iso(NOW - 0.5 * HOUR), status: 'BUFFERED', attempt: 0 },
+    { scheduledTime: OPERATOR_CANCELLED_TIME, status: 'CANCELLED', attempt: 0, endedAt: iso(NOW - 1.4 * HOUR) },
   );
   return bars.sort((a, b) => b.scheduledTime.localeCompare(a.scheduledTime));
 }
@@ -222,7 +229,11 @@ export function fixtureOccurrence(bar: TimelineBar, polls: number): OccurrenceDe
             heartbeatAt: iso(NOW - 20_000),
           }
         : {}),
-      ...(bar.lastError ? { lastError: bar.lastError, failedAt: bar.endedAt } : {}),
+      ...(bar.lastError ? { lastError: LONG_ERROR, failedAt: bar.endedAt } : {}),
+      ...(bar.scheduledTime === OPERATOR_CANCELLED_TIME
+        ? { cancelledAt: bar.endedAt, cancelledByOperator: CANCELLED_BY, cancelNote: CANCEL_NOTE }
+        : {}),
+      ...(bar.cancelledBy ? { cancelledAt: bar.endedAt, cancelledBy: bar.cancelledBy } : {}),
       ...(bar.status === 'SUCCEEDED'
         ? { succeededAt: bar.endedAt, reportKey: `reports/weekly-export/${bar.scheduledTime}.json` }
         : {}),
@@ -252,6 +263,8 @@ export function fixtureOccurrence(bar: TimelineBar, polls: number): OccurrenceDe
     notification: bar.status === 'SUCCEEDED' ? { publishedAt: bar.endedAt, messageId: 'msg-0001' } : {},
     ...(live ? { checkpoint: { at: iso(NOW - 45_000), ageMs: 45_000, bytes: 3_400_000, parts: 2 } } : {}),
     live,
+    // The fake serves what the server derives from decideManualRetry: a plain retry reopens a FAILED row only.
+    retry: bar.status === 'FAILED' ? { offered: true } : { offered: false, reason: `it is ${bar.status}` },
     readUnits: 0.5,
   };
 }
