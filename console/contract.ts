@@ -14,6 +14,7 @@
  *   GET  /api/timeline?job=J[&key=K]&from=T&to=T[&before=T]   TimelinePage, newest first, one page
  *   GET  /api/occurrence?job=J[&key=K]&time=T             OccurrenceDetail
  *   GET  /api/report?job=J[&key=K]&time=T                 the committed report's bytes (a download)
+ *   GET  /api/attention?from=F&to=T                        AttentionView (through the status index)
  *   POST /api/actions/{retry|cancel|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
  */
 
@@ -259,3 +260,47 @@ export interface BackfillPreview extends ActionResult {
   /** The first 100 of the times it would record. */
   readonly times: readonly string[];
 }
+
+/** What needs an operator, most urgent first: a FAILED run, a late start, a run going on, a buffered one. */
+export type AttentionKind = 'failed' | 'late' | 'running' | 'buffered';
+
+/** One occurrence that needs attention, with what says how urgent it is. */
+export interface AttentionItem {
+  readonly kind: AttentionKind;
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly scheduledTime: string;
+  readonly status: Status;
+  /** FAILED: the first line of its last error. */
+  readonly error?: string;
+  /** Late: how long past its job's lateAfter it still has not started. */
+  readonly lateByMs?: number;
+  /** RUNNING: its progress, how long since it was claimed, how long since its last heartbeat. */
+  readonly progress?: { readonly done: number; readonly total?: number; readonly at: string };
+  readonly leaseAgeMs?: number;
+  readonly heartbeatAgeMs?: number;
+}
+
+/**
+ * GET /api/attention: the occurrences scheduled in [from, to) that need an operator, across every job, read through
+ * the status index (its OPEN and FAILED keys: a fixed number of Queries whatever the number of jobs), and counts by
+ * status per job. An announced success has left the index, so SUCCEEDED is not counted.
+ */
+export interface AttentionView {
+  readonly from: string;
+  readonly to: string;
+  readonly total: Readonly<Partial<Record<Status, number>>>;
+  readonly jobs: readonly {
+    readonly jobId: string;
+    readonly scheduleKey?: string;
+    readonly counts: Readonly<Partial<Record<Status, number>>>;
+  }[];
+  /** Most urgent first; at most ATTENTION_ITEMS. */
+  readonly items: readonly AttentionItem[];
+  /** More occurrences needed attention than items holds. */
+  readonly truncated: boolean;
+  readonly readUnits: number;
+}
+
+/** The most items GET /api/attention lists (the counts cover every one). */
+export const ATTENTION_ITEMS = 200;

@@ -10,9 +10,11 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { isoSeconds } from '../../functions/protocol/occurrence';
 import { listSchedules } from '../../operations/schedules';
-import type { ConsoleConfig, OccurrenceDetail, SchedulesPage, TimelinePage } from '../contract';
+import type { AttentionView, ConsoleConfig, OccurrenceDetail, SchedulesPage, TimelinePage } from '../contract';
 import { ACTIONS, type ActionName, runAction } from './actions';
+import { attentionView } from './attention';
 import type { ConsoleDeps } from './deps';
 import { badParameter, errorAnswer, HttpError } from './http-errors';
 import { deployedJobOf, jobSummaries, scheduleOfJob, summaryOf } from './jobs';
@@ -157,6 +159,19 @@ export function createConsoleApp(given: ConsoleDeps, options: ConsoleAppOptions)
       occurrenceDetail(deps, { jobId, ...(key === undefined ? {} : { scheduleKey: key }), scheduledTime: time }),
     );
     const answer: OccurrenceDetail = { ...value, readUnits: units };
+    return c.json(answer);
+  });
+
+  app.get('/api/attention', async (c) => {
+    const from = timeParam('from', c.req.query('from'));
+    const to = timeParam('to', c.req.query('to'));
+    if (from >= to) throw badParameter('to', 'must be after from');
+    const index = deps.index;
+    if (index === undefined) throw new HttpError(404, 'the status index is not known to this console');
+    const { value, units } = await metered(c, deps, () =>
+      attentionView({ ...deps, index }, { from: isoSeconds(from), to: isoSeconds(to) }),
+    );
+    const answer: AttentionView = { ...value, readUnits: units };
     return c.json(answer);
   });
 

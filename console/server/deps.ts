@@ -4,6 +4,7 @@
  * resolved); the tests fill them with in-memory fakes. The server itself creates no AWS client, so it imports no
  * CLI code and needs no credentials of its own.
  */
+
 import type { Readable } from 'node:stream';
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
@@ -17,6 +18,7 @@ import type {
   WorkQueue,
 } from '../../functions/protocol/ports';
 import type { ScheduleOperations } from '../../operations/schedules';
+import type { AttentionIndex } from './attention';
 import type { ReadMeter } from './read-units';
 
 /** The deployed jobs: one schedule per job in the stack's schedule group (the CLI's JobCatalogue fits). */
@@ -95,6 +97,8 @@ export interface ConsoleDeps {
   readonly registry?: ScheduleOperations;
   /** The report bucket, when known: the occurrence page's download link. */
   readonly reports?: ReportReader;
+  /** The status index, for the attention view (attention.ts); absent: GET /api/attention answers 404. */
+  readonly index?: AttentionIndex;
   /** Counts the DynamoDB read units each answer consumed; absent: every answer says 0. */
   readonly meter?: ReadMeter;
   /** Where each action's audit line goes (the command prints it on stdout). */

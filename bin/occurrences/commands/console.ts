@@ -129,6 +129,8 @@ function consoleDepsOf(
     jobs: catalogueOf(target),
     states: target.states,
     occurrences,
+    // The attention view's reads of the status index: a Query per shard, whatever the number of jobs.
+    index: target.reader,
     store: target.store,
     ...(target.queues === undefined ? {} : { queues: target.queues.byWorker }),
     ...(target.schedules === undefined ? {} : { schedules: target.schedules }),
