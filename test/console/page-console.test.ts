@@ -41,7 +41,7 @@ afterEach(async () => {
 
 async function open(
   hash: string,
-  ready: 'jobs' | 'timeline' | 'occurrence',
+  ready: 'jobs' | 'timeline' | 'occurrence' | 'attention',
   options: BrowserContextOptions = {},
 ): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, ...options });
@@ -53,7 +53,7 @@ async function open(
 }
 
 /** Waits for the page's own signal that it rendered its data (the page code runs in the browser, hence a string). */
-function waitForReady(p: Page, ready: 'jobs' | 'timeline' | 'occurrence') {
+function waitForReady(p: Page, ready: 'jobs' | 'timeline' | 'occurrence' | 'attention') {
   // A function, not a string: the page's CSP (no unsafe-eval) refuses Playwright's string predicates.
   return p.waitForFunction(
     (name) => (globalThis as unknown as BrowserGlobals).document.body.dataset.ready === name,
@@ -97,6 +97,31 @@ describe('the jobs page', () => {
     await p.click('button:has-text("More schedules")');
     await p.waitForSelector('tr[data-schedule="customer-020"]');
     expect(await p.getAttribute('tr[data-schedule="customer-001"] a', 'href')).toBe('#/job/reports?key=customer-001');
+  });
+});
+
+describe('the attention view', () => {
+  it('lists what needs an operator across jobs, FAILED then late then RUNNING then BUFFERED, each one click from its occurrence', async () => {
+    const p = await open('#/attention', 'attention');
+    expect(await p.$$eval('tr[data-attention]', (rows) => rows.map((r) => r.getAttribute('data-attention')))).toEqual([
+      'failed',
+      'late',
+      'running',
+      'buffered',
+    ]);
+    const text = await p.textContent('table.attention');
+    expect(text).toContain('TimeoutError: the export API did not answer in 30 s');
+    expect(text).toContain('not started, 30 min past its lateAfter');
+    expect(text).toContain('6,200 of 10,000 (62 %), claimed 1 h ago, last heartbeat 20 s ago');
+    // The last day, back from the server's now.
+    const asked = api.attentionRequests.at(-1);
+    const [from, to] = [Date.parse(asked?.get('from') ?? ''), Date.parse(asked?.get('to') ?? '')];
+    expect(to - from).toBe(86_400_000 + 1_000);
+    expect(Math.abs(from - (NOW - 86_400_000))).toBeLessThan(60_000);
+    expect(await p.textContent('[data-test="attention-counts"]')).toContain('All jobs');
+    await p.click('tr[data-attention="failed"] a');
+    await waitForReady(p, 'occurrence');
+    expect(hashOf(p)).toBe(`#/occurrence/weekly-export/${FAILED_TIME}`);
   });
 });
 

@@ -3,7 +3,7 @@
  * (a skip for overlap, a retried failure, a long run with progress, a buffered and a cancelled one), and a dense job
  * of 10,000 per-minute occurrences. The clock is fixed at NOW; the page takes the server's `now` from /api/config.
  */
-import type { JobSummary, OccurrenceDetail, ScheduleSummary, TimelineBar } from '../../console/contract';
+import type { AttentionView, JobSummary, OccurrenceDetail, ScheduleSummary, TimelineBar } from '../../console/contract';
 
 export const NOW = Date.parse('2026-12-02T08:00:00.000Z');
 const MINUTE = 60_000;
@@ -266,5 +266,43 @@ export function fixtureOccurrence(bar: TimelineBar, polls: number): OccurrenceDe
     // The fake serves what the server derives from decideManualRetry: a plain retry reopens a FAILED row only.
     retry: bar.status === 'FAILED' ? { offered: true } : { offered: false, reason: `it is ${bar.status}` },
     readUnits: 0.5,
+  };
+}
+
+/**
+ * The attention view the fake serves, in the server's order: weekly-export's FAILED occurrence, a late one of the
+ * dense job, the running long job, the buffered one.
+ */
+export function fixtureAttention(from: string, to: string): AttentionView {
+  return {
+    from,
+    to,
+    total: { FAILED: 1, PENDING: 1, RUNNING: 1, BUFFERED: 1 },
+    jobs: [
+      { jobId: 'dense', counts: { PENDING: 1 } },
+      { jobId: 'weekly-export', counts: { FAILED: 1, RUNNING: 1, BUFFERED: 1 } },
+    ],
+    items: [
+      {
+        kind: 'failed',
+        jobId: 'weekly-export',
+        scheduledTime: FAILED_TIME,
+        status: 'FAILED',
+        error: 'TimeoutError: the export API did not answer in 30 s',
+      },
+      { kind: 'late', jobId: 'dense', scheduledTime: iso(NOW - 40 * MINUTE), status: 'PENDING', lateByMs: 30 * MINUTE },
+      {
+        kind: 'running',
+        jobId: 'weekly-export',
+        scheduledTime: RUNNING_TIME,
+        status: 'RUNNING',
+        progress: { done: 6_200, total: 10_000, at: iso(NOW - 10_000) },
+        leaseAgeMs: HOUR,
+        heartbeatAgeMs: 20_000,
+      },
+      { kind: 'buffered', jobId: 'weekly-export', scheduledTime: iso(NOW - 0.5 * HOUR), status: 'BUFFERED' },
+    ],
+    truncated: false,
+    readUnits: 12.5,
   };
 }
