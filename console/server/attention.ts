@@ -12,14 +12,10 @@
  */
 import type { RunFields } from '../../functions/protocol/checkpoint';
 import type { Occurrence } from '../../functions/protocol/occurrence';
-import type { OccurrenceIndex } from '../../functions/protocol/ports';
 import { seriesOf } from '../../functions/protocol/schedule-key';
 import { type IndexedOccurrence, indexShards, OPEN_INDEX_KEY } from '../../functions/protocol/table-schema';
 import { ATTENTION_ITEMS, type AttentionItem, type AttentionView, type Status } from '../contract';
-import type { ConsoleDeps } from './deps';
-
-/** The index reads the view makes (functions/aws/occurrence-reader.ts implements them). */
-export type AttentionIndex = Pick<OccurrenceIndex, 'shardPages' | 'readRows'>;
+import type { AttentionIndex, ConsoleDeps } from './deps';
 
 /** Shard Queries in flight at once. */
 const CONCURRENCY = 16;

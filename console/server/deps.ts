@@ -12,13 +12,13 @@ import type {
   CancellableStore,
   Clock,
   JobStateStore,
+  OccurrenceIndex,
   OccurrenceRecorder,
   ReopenableStore,
   ScheduleSwitch,
   WorkQueue,
 } from '../../functions/protocol/ports';
 import type { ScheduleOperations } from '../../operations/schedules';
-import type { AttentionIndex } from './attention';
 import type { ReadMeter } from './read-units';
 
 /** The deployed jobs: one schedule per job in the stack's schedule group (the CLI's JobCatalogue fits). */
@@ -73,6 +73,9 @@ export interface AuditLine {
   /** The library function's outcome, or `error: <message>`. */
   readonly outcome: string;
 }
+
+/** The attention view's reads of the status index (attention.ts; functions/aws/occurrence-reader.ts has them). */
+export type AttentionIndex = Pick<OccurrenceIndex, 'shardPages' | 'readRows'>;
 
 /** Everything the console's server works on. */
 export interface ConsoleDeps {

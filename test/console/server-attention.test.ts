@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AttentionView } from '../../console/contract';
-import type { AttentionIndex } from '../../console/server/attention';
-import type { ConsoleDeps } from '../../console/server/deps';
+import type { AttentionIndex, ConsoleDeps } from '../../console/server/deps';
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import { type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { seriesOf } from '../../functions/protocol/schedule-key';
