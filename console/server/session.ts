@@ -131,7 +131,8 @@ export function sessionGuard(options: { readonly port: number; readonly session:
       return refuse(c, 403, `a request from origin ${origin} is refused`);
     const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1];
     const cookieSession = session.holds(cookieValues(c.req.header('cookie'), session.cookieName));
-    const signedIn = cookieSession || (bearer !== undefined && session.holds([bearer]));
+    const bearerSession = bearer !== undefined && session.holds([bearer]);
+    const signedIn = cookieSession || bearerSession;
     const url = new URL(c.req.url);
     if (c.req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
       // The printed address opened again (from the history, say) by the browser it signed in: nothing to do.
@@ -149,7 +150,8 @@ export function sessionGuard(options: { readonly port: number; readonly session:
       const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
       if (type !== 'application/json')
         return refuse(c, 415, `a ${c.req.method} must be Content-Type: application/json`);
-      if (bearer === undefined && origin === undefined)
+      // A valid Bearer is no browser's ambient credential; a cookie is, so a cookie's POST shows where it comes from.
+      if (!bearerSession && origin === undefined)
         return refuse(c, 403, `a ${c.req.method} without an Authorization header must carry an Origin header`);
     }
     await next();

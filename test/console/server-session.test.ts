@@ -150,6 +150,13 @@ describe('the session', () => {
       body: JSON.stringify({ jobId: 'hourly-report', note: 'x' }),
     });
     expect(noOrigin.status).toBe(403);
+    // A wrong Bearer beside the cookie does not stand in for the Origin.
+    const wrongBearer = await signedIn(app, '/api/actions/pause', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer nope' },
+      body: JSON.stringify({ jobId: 'hourly-report', note: 'x' }),
+    });
+    expect(wrongBearer.status).toBe(403);
     expect(w.switched).toEqual([]);
     // A Bearer header is no browser's ambient credential: it needs no Origin.
     const bearer = await app.request(at('/api/actions/pause'), {
