@@ -2,10 +2,10 @@
  * The console's HTTP API: the JSON its server (console/server/) sends and its page (console/web/) reads. Types only,
  * so that both sides are checked against one definition and the page's bundle holds none of the server's code.
  *
- * Every route is under /api and needs the session (the token the console printed, kept in a cookie, or
- * `Authorization: Bearer <token>`). Times are ISO-8601 UTC strings. An error is `{ error }` with a 4xx or 5xx status:
- * 400 a bad parameter (the message names it), 401 no or a wrong token, 403 a foreign Host or Origin or an action in
- * read-only mode, 404 no such job, schedule or occurrence, 409 an action the row's state refuses, 502 AWS failed.
+ * Every route is under /api and needs the session (what the printed token was exchanged for, once: in a cookie, or
+ * `Authorization: Bearer <session>`). Times are ISO-8601 UTC strings. An error is `{ error }` with a 4xx or 5xx status:
+ * 400 a bad parameter (the message names it), 401 no or a wrong session, 403 a foreign Host or Origin, an action in
+ * read-only mode or a report key outside the occurrence's own folder, 413 a body over 64 KB, 404 no such job, schedule or occurrence, 409 an action the row's state refuses, 502 AWS failed.
  *
  *   GET  /api/config                                     ConsoleConfig
  *   GET  /api/jobs                                       JobsPage
@@ -14,6 +14,7 @@
  *   GET  /api/timeline?job=J[&key=K]&from=T&to=T[&before=T]   TimelinePage, newest first, one page
  *   GET  /api/occurrence?job=J[&key=K]&time=T             OccurrenceDetail
  *   GET  /api/report?job=J[&key=K]&time=T                 the committed report's bytes (a download)
+ *   GET  /api/attention?from=F&to=T                        AttentionView (through the status index)
  *   POST /api/actions/{retry|cancel|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
  */
 
@@ -185,6 +186,11 @@ export interface OccurrenceDetail {
   };
   /** Whether the row can still change (the page polls it every 2 s while true). */
   readonly live: boolean;
+  /**
+   * Whether `occurrences retry` (and the console's retry) would reopen it now, by the library's own rule
+   * (decideManualRetry): true for a FAILED row only; otherwise why not, as the refusal would say it.
+   */
+  readonly retry: { readonly offered: true } | { readonly offered: false; readonly reason: string };
   readonly readUnits: number;
 }
 
@@ -254,3 +260,47 @@ export interface BackfillPreview extends ActionResult {
   /** The first 100 of the times it would record. */
   readonly times: readonly string[];
 }
+
+/** What needs an operator, most urgent first: a FAILED run, a late start, a run going on, a buffered one. */
+export type AttentionKind = 'failed' | 'late' | 'running' | 'buffered';
+
+/** One occurrence that needs attention, with what says how urgent it is. */
+export interface AttentionItem {
+  readonly kind: AttentionKind;
+  readonly jobId: string;
+  readonly scheduleKey?: string;
+  readonly scheduledTime: string;
+  readonly status: Status;
+  /** FAILED: the first line of its last error. */
+  readonly error?: string;
+  /** Late: how long past its job's lateAfter it still has not started. */
+  readonly lateByMs?: number;
+  /** RUNNING: its progress, how long since it was claimed, how long since its last heartbeat. */
+  readonly progress?: { readonly done: number; readonly total?: number; readonly at: string };
+  readonly leaseAgeMs?: number;
+  readonly heartbeatAgeMs?: number;
+}
+
+/**
+ * GET /api/attention: the occurrences scheduled in [from, to) that need an operator, across every job, read through
+ * the status index (its OPEN and FAILED keys: a fixed number of Queries whatever the number of jobs), and counts by
+ * status per job. An announced success has left the index, so SUCCEEDED is not counted.
+ */
+export interface AttentionView {
+  readonly from: string;
+  readonly to: string;
+  readonly total: Readonly<Partial<Record<Status, number>>>;
+  readonly jobs: readonly {
+    readonly jobId: string;
+    readonly scheduleKey?: string;
+    readonly counts: Readonly<Partial<Record<Status, number>>>;
+  }[];
+  /** Most urgent first; at most ATTENTION_ITEMS. */
+  readonly items: readonly AttentionItem[];
+  /** More occurrences needed attention than items holds. */
+  readonly truncated: boolean;
+  readonly readUnits: number;
+}
+
+/** The most items GET /api/attention lists (the counts cover every one). */
+export const ATTENTION_ITEMS = 200;

@@ -64,10 +64,11 @@ export async function runAction(
   body: unknown,
 ): Promise<{ readonly status: 200 | 409; readonly answer: Answer | (Answer & { error: string }) }> {
   const by = deps.operator.slice(0, MAX_BY_CHARS);
+  const request: Record<string, unknown> = {};
   const audit = (outcome: string) =>
-    deps.audit({ at: new Date(deps.clock.now()).toISOString(), by, action, request: body, outcome });
+    deps.audit({ at: new Date(deps.clock.now()).toISOString(), by, action, request, outcome });
   try {
-    const answer = await ACTION_HANDLERS[action](deps, bodyObject(body), by);
+    const answer = await ACTION_HANDLERS[action](deps, parametersRead(bodyObject(body), request), by);
     audit(answer.outcome);
     if (answer.outcome === 'refused') return { status: 409, answer: { ...answer, error: answer.message } };
     return { status: 200, answer };
@@ -75,6 +76,19 @@ export async function runAction(
     audit(`error: ${errorAnswer(error).error}`);
     throw error;
   }
+}
+
+/**
+ * The body as the handler sees it, copying each field it reads (and so checks) into `into`: the audit line carries
+ * the parameters the action took, never a field it does not know (a second `by`, say).
+ */
+function parametersRead(body: Record<string, unknown>, into: Record<string, unknown>): Record<string, unknown> {
+  return new Proxy(body, {
+    get(target, field) {
+      if (typeof field === 'string' && Object.hasOwn(target, field)) into[field] = target[field];
+      return Reflect.get(target, field);
+    },
+  });
 }
 
 type Handler = (deps: ConsoleDeps, body: Record<string, unknown>, by: string) => Promise<Answer>;

@@ -3,15 +3,18 @@
  * console/contract.ts and the five actions. Everything it reads and writes goes through ConsoleDeps (deps.ts), so
  * `app.request()` tests it on in-memory fakes and startConsole (start.ts) serves it on the real adapters.
  *
- *   request ─▶ security headers ─▶ Host / Origin / session / POST rules (session.ts) ─▶ route
+ *   request ─▶ security headers ─▶ Host / Origin / session / POST rules (session.ts) ─▶ body limit ─▶ route
  *   route ─▶ read-unit meter (read-units.ts) ─▶ ports ─▶ JSON, or { error } with the contract's status
  */
 
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { isoSeconds } from '../../functions/protocol/occurrence';
 import { listSchedules } from '../../operations/schedules';
-import type { ConsoleConfig, OccurrenceDetail, SchedulesPage, TimelinePage } from '../contract';
+import type { AttentionView, ConsoleConfig, OccurrenceDetail, SchedulesPage, TimelinePage } from '../contract';
 import { ACTIONS, type ActionName, runAction } from './actions';
+import { attentionView } from './attention';
 import type { ConsoleDeps } from './deps';
 import { badParameter, errorAnswer, HttpError } from './http-errors';
 import { deployedJobOf, jobSummaries, scheduleOfJob, summaryOf } from './jobs';
@@ -20,19 +23,25 @@ import type { PageBundle } from './page-bundle';
 import { jobIdParam, keyParam, optionalTimeParam, scheduledTimeParam, timeParam } from './params';
 import { RecentJobs } from './recent-jobs';
 import { downloadReport } from './report';
-import { securityHeaders, sessionGuard } from './session';
+import { type ConsoleSession, securityHeaders, sessionGuard } from './session';
 import { timelinePage } from './timeline-page';
 
 export interface ConsoleAppOptions {
-  /** The port the server listens on: the Host and Origin it accepts, and the cookie's name. */
+  /** The port the server listens on: the Host and Origin it accepts. */
   readonly port: number;
-  /** The session token (32 random bytes, base64url). */
-  readonly token: string;
+  /** The sign-in token and the session it becomes (session.ts). */
+  readonly session: ConsoleSession;
   /** Refuse every action (and say so in /api/config, so the page shows none). */
   readonly readOnly: boolean;
   /** The page's script and style (bundlePage()); built once, on the first request when given as a function. */
   readonly page: PageBundle | (() => Promise<PageBundle>);
 }
+
+/**
+ * The largest request body: an action's JSON is a few hundred bytes. A longer body is answered 413 on its
+ * Content-Length before any of it is read, or as soon as a body without one passes the limit.
+ */
+export const MAX_BODY_BYTES = 64 * 1024;
 
 /** The page's shell: its script builds everything from /api. */
 const SHELL =
@@ -53,7 +62,14 @@ export function createConsoleApp(given: ConsoleDeps, options: ConsoleAppOptions)
   };
 
   app.use('*', securityHeaders());
-  app.use('*', sessionGuard({ port: options.port, token: options.token }));
+  app.use('*', sessionGuard({ port: options.port, session: options.session }));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json({ error: `body: must be at most ${MAX_BODY_BYTES} bytes` }, 413),
+    }),
+  );
   app.onError((error, c) => {
     const { status, error: message } = errorAnswer(error);
     return c.json({ error: message }, status);
@@ -143,6 +159,19 @@ export function createConsoleApp(given: ConsoleDeps, options: ConsoleAppOptions)
       occurrenceDetail(deps, { jobId, ...(key === undefined ? {} : { scheduleKey: key }), scheduledTime: time }),
     );
     const answer: OccurrenceDetail = { ...value, readUnits: units };
+    return c.json(answer);
+  });
+
+  app.get('/api/attention', async (c) => {
+    const from = timeParam('from', c.req.query('from'));
+    const to = timeParam('to', c.req.query('to'));
+    if (from >= to) throw badParameter('to', 'must be after from');
+    const index = deps.index;
+    if (index === undefined) throw new HttpError(404, 'the status index is not known to this console');
+    const { value, units } = await metered(c, deps, () =>
+      attentionView({ ...deps, index }, { from: isoSeconds(from), to: isoSeconds(to) }),
+    );
+    const answer: AttentionView = { ...value, readUnits: units };
     return c.json(answer);
   });
 

@@ -4,6 +4,7 @@
  * resolved); the tests fill them with in-memory fakes. The server itself creates no AWS client, so it imports no
  * CLI code and needs no credentials of its own.
  */
+
 import type { Readable } from 'node:stream';
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
@@ -11,6 +12,7 @@ import type {
   CancellableStore,
   Clock,
   JobStateStore,
+  OccurrenceIndex,
   OccurrenceRecorder,
   ReopenableStore,
   ScheduleSwitch,
@@ -72,6 +74,9 @@ export interface AuditLine {
   readonly outcome: string;
 }
 
+/** The attention view's reads of the status index (attention.ts; functions/aws/occurrence-reader.ts has them). */
+export type AttentionIndex = Pick<OccurrenceIndex, 'shardPages' | 'readRows'>;
+
 /** Everything the console's server works on. */
 export interface ConsoleDeps {
   /** What it is connected to, for the header: `table X at http://127.0.0.1:5000`. */
@@ -95,6 +100,8 @@ export interface ConsoleDeps {
   readonly registry?: ScheduleOperations;
   /** The report bucket, when known: the occurrence page's download link. */
   readonly reports?: ReportReader;
+  /** The status index, for the attention view (attention.ts); absent: GET /api/attention answers 404. */
+  readonly index?: AttentionIndex;
   /** Counts the DynamoDB read units each answer consumed; absent: every answer says 0. */
   readonly meter?: ReadMeter;
   /** Where each action's audit line goes (the command prints it on stdout). */

@@ -9,7 +9,7 @@ import { ReopenedNotEnqueuedError } from '../../functions/protocol/manual-retry'
 import { InvalidScheduleError } from '../../functions/protocol/schedule-registry';
 import { ScheduleError } from '../../functions/protocol/schedule-times';
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 415 | 500 | 502 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 502 | 503;
 
 /** An answer other than 200, with the sentence the page shows. */
 export class HttpError extends Error {

@@ -13,9 +13,11 @@ export type {
   SeriesRange,
 } from './deps';
 export { type ReadCount, ReadMeter, type ReadUnitSource } from './read-units';
+export { ConsoleSession } from './session';
 export {
   CONSOLE_HOST,
   DEFAULT_CONSOLE_PORT,
+  MAX_CONSOLE_CONNECTIONS,
   newToken,
   PortInUseError,
   type RunningConsole,

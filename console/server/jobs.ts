@@ -6,7 +6,12 @@
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import { isPaused, seriesOfJob } from '../../functions/protocol/job-control';
 import type { JobState } from '../../functions/protocol/job-state';
-import { isoSeconds, type Occurrence, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
+import {
+  isoSeconds,
+  type Occurrence,
+  OccurrenceStatus,
+  SCHEDULED_TIME_RANGE,
+} from '../../functions/protocol/occurrence';
 import { deployedScheduleOf, getSchedule, type RuntimeSchedule } from '../../operations/schedules';
 import type { JobSummary } from '../contract';
 import type { ConsoleDeps } from './deps';
@@ -92,7 +97,7 @@ export async function summaryOf(deps: ConsoleDeps, job: DeployedJob, schedule?: 
   const registryPaused = schedule?.state === 'PAUSED';
   const paused = isPaused(state) || isPaused(jobState) || registryPaused;
   const fires = !paused && job.state === 'ENABLED' && !isTemplate(job);
-  const lastStarted = recent.find((r) => barOf(r).startedAt !== undefined);
+  const lastRan = recent.find(ran);
   return {
     jobId: job.id,
     ...(job.scheduleKey === undefined ? {} : { scheduleKey: job.scheduleKey }),
@@ -106,7 +111,7 @@ export async function summaryOf(deps: ConsoleDeps, job: DeployedJob, schedule?: 
     paused,
     ...pauseOf(isPaused(state) ? state : jobState, schedule),
     failuresInARow: state?.consecutiveFailures ?? 0,
-    ...(lastStarted === undefined ? {} : { lastRun: lastRunOf(lastStarted) }),
+    ...(lastRan === undefined ? {} : { lastRun: lastRunOf(lastRan) }),
     next: fires ? fireTimes(job, { after: now, max: NEXT_FIRES, recent }) : [],
     recent: recent.map((r) => ({
       scheduledTime: r.scheduledTime,
@@ -139,6 +144,12 @@ function pauseOf(state: JobState | undefined, schedule: RuntimeSchedule | undefi
   }
   return {};
 }
+
+/**
+ * An occurrence that ran: a worker started it, and it did not yield. A SKIPPED one may have been claimed before its
+ * worker found the run it yields to: "last run: Skipped · 6.9 s" would hide the run that matters.
+ */
+const ran = (row: Occurrence): boolean => row.status !== OccurrenceStatus.SKIPPED && barOf(row).startedAt !== undefined;
 
 function lastRunOf(row: Occurrence): NonNullable<JobSummary['lastRun']> {
   const bar = barOf(row);

@@ -3,6 +3,7 @@
  * report's key and download link, the notification, a resumable run's checkpoint, and whether it can still change.
  */
 import type { RunFields } from '../../functions/protocol/checkpoint';
+import { decideManualRetry } from '../../functions/protocol/manual-retry';
 import { type Occurrence, type OccurrenceKey, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { OccurrenceDetail } from '../contract';
 import type { ConsoleDeps } from './deps';
@@ -57,5 +58,13 @@ export async function occurrenceDetail(
           },
         }),
     live: !TERMINAL_STATUSES.includes(occurrence.status),
+    retry: retryOffer(occurrence, now),
   };
+}
+
+/** The retry the page offers: the library's decision for a plain (not forced) retry of the row as read. */
+function retryOffer(row: Occurrence, now: number): OccurrenceDetail['retry'] {
+  const decision = decideManualRetry(row, now, false);
+  if (decision.action === 'reopen') return { offered: true };
+  return { offered: false, reason: decision.action === 'refuse' ? decision.reason : decision.note };
 }

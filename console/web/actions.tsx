@@ -22,6 +22,7 @@ import { api } from './api';
 import { ConfirmDialog, useAction } from './confirm-dialog';
 import { formatCount, formatUtc } from './format';
 import { fromInputValue, toInputValue } from './time-range';
+import { UtcTimeField } from './widgets';
 
 /** Every dialog's props: what it acts on, and what to do when it closes (`changed`: an action went through). */
 interface DialogProps {
@@ -257,14 +258,8 @@ export function BackfillDialog(
       extra={action.state.kind === 'idle' && <PreviewBox preview={preview} previewKey={previewKey} />}
     >
       <div class="field-row">
-        <label class="field">
-          <span>From (UTC)</span>
-          <input type="datetime-local" step={1} value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
-        </label>
-        <label class="field">
-          <span>To (UTC, not included)</span>
-          <input type="datetime-local" step={1} value={to} onInput={(e) => setTo(e.currentTarget.value)} />
-        </label>
+        <UtcTimeField class="field" label="From (UTC)" name="from" value={from} onInput={setFrom} />
+        <UtcTimeField class="field" label="To (UTC, not included)" name="to" value={to} onInput={setTo} />
       </div>
       <OverlapSelect
         label="Overlap policy of the backfilled runs"

@@ -4,6 +4,7 @@
  */
 import type {
   ActionResult,
+  AttentionView,
   BackfillPreview,
   BackfillRequest,
   CancelOccurrenceRequest,
@@ -76,6 +77,8 @@ export const api = {
     getJson<SchedulesPage>(`/api/jobs/${encodeURIComponent(jobId)}/schedules${query({ cursor })}`, signal),
   timeline: (p: { job: string; key?: string; from: string; to: string; before?: string }, signal?: AbortSignal) =>
     getJson<TimelinePage>(`/api/timeline${query(p)}`, signal),
+  attention: (p: { from: string; to: string }, signal?: AbortSignal) =>
+    getJson<AttentionView>(`/api/attention${query(p)}`, signal),
   occurrence: (p: { job: string; key?: string; time: string }, signal?: AbortSignal) =>
     getJson<OccurrenceDetail>(`/api/occurrence${query(p)}`, signal),
   retry: (r: RetryRequest) => postJson<ActionResult>('/api/actions/retry', r),

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ConsoleConfig } from '../contract';
 import { api, errorText } from './api';
+import { AttentionPage } from './attention-page';
 import { JobsPage } from './jobs-page';
 import { OccurrencePage } from './occurrence-page';
 import { parseHash, type Route } from './route';
@@ -42,6 +43,9 @@ export function App() {
         <a class="brand" href="#/">
           occurrences <span>console</span>
         </a>
+        <nav class="top-nav" aria-label="Pages">
+          <a href="#/">Jobs</a> <a href="#/attention">Needs attention</a>
+        </nav>
         {config && (
           <div class="where">
             <span title="What the console is connected to">{config.where}</span>
@@ -69,6 +73,8 @@ function Page(props: { readonly route: Route; readonly config: ConsoleConfig; re
   switch (route.page) {
     case 'jobs':
       return <JobsPage config={config} now={now} />;
+    case 'attention':
+      return <AttentionPage now={now} />;
     case 'timeline':
       return (
         <TimelinePage
@@ -108,6 +114,8 @@ function titleOf(route: Route): string {
   switch (route.page) {
     case 'jobs':
       return 'Jobs';
+    case 'attention':
+      return 'Needs attention';
     case 'timeline':
       return `${route.jobId} timeline`;
     case 'occurrence':

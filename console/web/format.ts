@@ -87,3 +87,18 @@ export function formatBytes(bytes: number): string {
   }
   return `${trimmed(value)} ${units[unit]}`;
 }
+
+/** The most characters of an error shown before it is unfolded. */
+export const ERROR_HEAD_CHARS = 200;
+
+/**
+ * An error's first line, at most ERROR_HEAD_CHARS long, and whether there is more to unfold: a 5,000-character stack
+ * is read a line at a time, not poured over the page.
+ */
+export function errorHead(text: string): { readonly head: string; readonly folded: boolean } {
+  const trimmed = text.trim();
+  const newline = trimmed.indexOf('\n');
+  const line = (newline < 0 ? trimmed : trimmed.slice(0, newline)).trimEnd();
+  const head = line.length > ERROR_HEAD_CHARS ? `${line.slice(0, ERROR_HEAD_CHARS - 1)}…` : line;
+  return { head, folded: head !== trimmed };
+}

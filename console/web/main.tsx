@@ -2,6 +2,7 @@
 import { render } from 'preact';
 import { App } from './app';
 import './console.css';
+import './console-detail.css';
 
 /** The page's root: the shell's #app, or one made here (the server's shell has only the script in its body). */
 function root(): HTMLElement {

@@ -34,7 +34,9 @@ const KNOWN: ReadonlyArray<readonly [string, string, Kind]> = [
   ['yieldedTo', 'Yielded to', 'time'],
   ['bufferedAt', 'Buffered', 'time'],
   ['cancelledAt', 'Cancelled', 'time'],
-  ['cancelledBy', 'Cancelled by', 'time'],
+  ['cancelledByOperator', 'Cancelled by', 'text'],
+  ['cancelNote', 'Why cancelled', 'text'],
+  ['cancelledBy', 'Cancelled by the occurrence of', 'time'],
   ['requeuedAt', 'Requeued', 'time'],
   ['requeueCount', 'Requeues', 'number'],
   ['lastError', 'Last error', 'text'],
@@ -117,5 +119,31 @@ export function leaseState(
           expires:
             expires > now ? `expires ${formatRelative(expires, now)}` : `expired ${formatRelative(expires, now)}`,
         }),
+  };
+}
+
+/** Who cancelled an occurrence and why: an operator (with the note), or another occurrence (cancelOther). */
+export interface Cancellation {
+  readonly at?: string;
+  /** The operator's `by` (cancelledByOperator). */
+  readonly by?: string;
+  readonly note?: string;
+  /** The scheduled time of the occurrence whose start cancelled it (cancelledBy). */
+  readonly byOccurrence?: string;
+}
+
+/** The cancellation of a CANCELLED row, from its own fields; undefined for any other status. */
+export function cancellation(row: Readonly<Record<string, unknown>>): Cancellation | undefined {
+  if (row.status !== 'CANCELLED') return undefined;
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const at = text(row.cancelledAt);
+  const by = text(row.cancelledByOperator);
+  const note = text(row.cancelNote);
+  const byOccurrence = text(row.cancelledBy);
+  return {
+    ...(at === undefined ? {} : { at }),
+    ...(by === undefined ? {} : { by }),
+    ...(note === undefined ? {} : { note }),
+    ...(byOccurrence === undefined ? {} : { byOccurrence }),
   };
 }

@@ -1,7 +1,9 @@
 /**
  * One occurrence (`#/occurrence/<jobId>/<time>?key`): the row in full (known fields, attempts with their errors, the
  * raw JSON), lease, checkpoint, progress with rate and time left (from two successive readings), the report and the
- * notification. Polled every 2 s while the row is live. Actions: retry, cancel (a row not finished yet) and run now.
+ * notification, and who cancelled it and why. Polled every 2 s while the row is live. Actions: retry (where the server
+ * says the library would reopen it: a FAILED row), cancel (a row not finished yet) and run now. Errors show their
+ * first line and unfold.
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -10,10 +12,10 @@ import { CANCELLABLE } from './action-text';
 import { ActionDialogs, useActionDialogs } from './actions';
 import { ApiError, api, errorText } from './api';
 import { formatBytes, formatCount, formatDuration, formatUtc } from './format';
-import { attemptHistory, knownFields, leaseState } from './occurrence-fields';
+import { attemptHistory, cancellation, knownFields, leaseState } from './occurrence-fields';
 import { formatRate, type ProgressReading, progressRate, progressShare } from './progress-rate';
 import { occurrenceHash, timelineHash } from './route';
-import { ErrorNote, StatusBadge } from './widgets';
+import { ErrorNote, FoldedError, StatusBadge } from './widgets';
 
 /** Fields that name another occurrence of the series: links to it. */
 const LINKED = new Set(['yieldedTo', 'cancelledBy']);
@@ -73,6 +75,7 @@ export function OccurrencePage(props: {
   const target = { jobId, ...(scheduleKey ? { scheduleKey } : {}) };
   const title = `${scheduleKey === undefined ? jobId : `${jobId} · ${scheduleKey}`} at ${formatUtc(time)}`;
   const summary = detail?.summary;
+  const cancelled = detail === undefined ? undefined : cancellation(detail.row);
   return (
     <section aria-labelledby="occurrence-title">
       <nav class="crumbs" aria-label="Breadcrumb">
@@ -89,16 +92,38 @@ export function OccurrencePage(props: {
               {detail?.live ? <span class="live">live: read again every 2 s</span> : null}
             </p>
           )}
+          {cancelled && (
+            <p class="cancelled" data-test="cancelled">
+              {cancelled.by === undefined ? 'Cancelled' : <>Cancelled by {cancelled.by}</>}
+              {cancelled.at && ` at ${formatUtc(cancelled.at)}`}
+              {cancelled.note !== undefined && (
+                <>
+                  : <q data-test="cancel-note">{cancelled.note}</q>
+                </>
+              )}
+              {cancelled.byOccurrence !== undefined && (
+                <>
+                  , by the occurrence of{' '}
+                  <a href={occurrenceHash(jobId, cancelled.byOccurrence, scheduleKey)}>
+                    {formatUtc(cancelled.byOccurrence)}
+                  </a>{' '}
+                  (overlap policy cancelOther)
+                </>
+              )}
+            </p>
+          )}
         </div>
         {!props.config.readOnly && summary && (
           <div class="head-side">
-            <button
-              type="button"
-              data-action="retry"
-              onClick={() => setOpen({ kind: 'retry', target, scheduledTime: time, status: summary.status })}
-            >
-              Retry
-            </button>
+            {detail?.retry.offered && (
+              <button
+                type="button"
+                data-action="retry"
+                onClick={() => setOpen({ kind: 'retry', target, scheduledTime: time, status: summary.status })}
+              >
+                Retry
+              </button>
+            )}
             {CANCELLABLE.includes(summary.status) && (
               <button
                 type="button"
@@ -235,9 +260,11 @@ function Detail(props: {
           {fields.map((field) => (
             <Fragment key={field.name}>
               <dt>{field.label}</dt>
-              <dd class={field.name === 'lastError' ? 'err-text' : undefined}>
+              <dd>
                 {LINKED.has(field.name) && typeof row[field.name] === 'string' ? (
                   <a href={occurrenceHash(jobId, row[field.name] as string, scheduleKey)}>{field.value}</a>
+                ) : field.name === 'lastError' ? (
+                  <FoldedError text={field.value} />
                 ) : (
                   field.value
                 )}
@@ -266,7 +293,7 @@ function Detail(props: {
                   <td>{attempt.attempt ?? ''}</td>
                   <td>{attempt.outcome}</td>
                   <td>{formatUtc(attempt.at)}</td>
-                  <td class="err-text">{attempt.error ?? ''}</td>
+                  <td>{attempt.error === undefined ? '' : <FoldedError text={attempt.error} />}</td>
                 </tr>
               ))}
             </tbody>
@@ -274,8 +301,12 @@ function Detail(props: {
         )}
       </section>
       <section aria-labelledby="raw-title" class="card wide">
-        <h2 id="raw-title">Raw row</h2>
-        <pre class="raw">{JSON.stringify(row, null, 2)}</pre>
+        <details>
+          <summary>
+            <h2 id="raw-title">Raw row</h2>
+          </summary>
+          <pre class="raw">{JSON.stringify(row, null, 2)}</pre>
+        </details>
       </section>
     </div>
   );

@@ -1,12 +1,13 @@
 /**
  * The page's routes, in the URL's hash so that the server serves one page:
- * `#/` jobs, `#/job/<jobId>?key=&from=&to=` a job's (or one schedule's) timeline,
+ * `#/` jobs, `#/attention` what needs an operator across jobs, `#/job/<jobId>?key=&from=&to=` a job's (or one schedule's) timeline,
  * `#/occurrence/<jobId>/<scheduledTime>?key=` one occurrence. Each part is URL-encoded.
  */
 
 /** Where the page is. */
 export type Route =
   | { readonly page: 'jobs' }
+  | { readonly page: 'attention' }
   | {
       readonly page: 'timeline';
       readonly jobId: string;
@@ -31,6 +32,7 @@ export function parseHash(hash: string): Route {
   }
   const key = optional(query.get('key'));
   if (decoded.length === 0) return { page: 'jobs' };
+  if (decoded[0] === 'attention' && decoded.length === 1) return { page: 'attention' };
   if (decoded[0] === 'job' && decoded.length === 2) {
     return {
       page: 'timeline',
@@ -51,6 +53,8 @@ export function formatHash(route: Route): string {
   switch (route.page) {
     case 'jobs':
       return '#/';
+    case 'attention':
+      return '#/attention';
     case 'timeline':
       return `#/job/${encodeURIComponent(route.jobId)}${query({ key: route.key, from: route.from, to: route.to })}`;
     case 'occurrence':

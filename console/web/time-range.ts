@@ -76,14 +76,24 @@ function clampWidth(range: TimeRange): TimeRange {
   return { from: Math.round(centre - target / 2), to: Math.round(centre + target / 2) };
 }
 
-/** An `<input type="datetime-local">`'s value for a time, read as UTC: `2026-12-02T07:57:36`. */
+/**
+ * A time input's value, in UTC and 24 hours as every time on the page: `2026-12-02 07:57:36`. The inputs are text,
+ * not `datetime-local`, which the browser shows in its own locale (`12/02/2026, 07:57:36 AM`) whatever the label says.
+ */
 export function toInputValue(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19);
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 }
 
-/** The time an `<input type="datetime-local">` holds, read as UTC; undefined when empty or wrong. */
+/**
+ * The time a time input holds, read as UTC: `2026-12-02 07:57[:36[.5]]`, a `T` for the space, and a trailing `Z` or
+ * ` UTC` are taken; undefined when empty, malformed or not a calendar time (2026-02-30).
+ */
 export function fromInputValue(value: string): number | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)) return undefined;
-  const ms = Date.parse(`${value}Z`);
-  return Number.isNaN(ms) ? undefined : ms;
+  const match = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)(?:Z| UTC)?$/.exec(value.trim());
+  if (match === null) return undefined;
+  const text = `${match[1]}T${match[2]}Z`;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) return undefined;
+  // Date.parse rolls 2026-02-30 over to March: the date must read back as written.
+  return new Date(ms).toISOString().slice(0, 10) === match[1] ? ms : undefined;
 }

@@ -22,7 +22,7 @@ import {
   zoomRange,
 } from './time-range';
 import { TimelineCanvas } from './timeline-canvas';
-import { ErrorNote, Legend, StatusBadge, When } from './widgets';
+import { ErrorNote, Legend, StatusBadge, UtcTimeField, When } from './widgets';
 
 const EMPTY: Loaded = { bars: [], next: [], done: false, capped: false, readUnits: 0 };
 
@@ -281,14 +281,8 @@ function RangeControls(props: {
           if (valid) props.onChange({ from: fromMs, to: toMs });
         }}
       >
-        <label>
-          <span>From (UTC)</span>
-          <input type="datetime-local" step={1} value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
-        </label>
-        <label>
-          <span>To (UTC)</span>
-          <input type="datetime-local" step={1} value={to} onInput={(e) => setTo(e.currentTarget.value)} />
-        </label>
+        <UtcTimeField label="From (UTC)" name="from" value={from} onInput={setFrom} />
+        <UtcTimeField label="To (UTC)" name="to" value={to} onInput={setTo} />
         <button type="submit" disabled={!valid}>
           Show
         </button>

@@ -1,6 +1,6 @@
 /** Small pieces shared by the pages: a status badge, the history strip, a time with its relative words. */
 import type { RecentRun, SkipReasonName, Status } from '../contract';
-import { formatRelative, formatUtc } from './format';
+import { errorHead, formatRelative, formatUtc } from './format';
 import { occurrenceHash } from './route';
 import { historySummary, STATUS_COLOUR, STATUS_LABEL, STATUSES, statusText } from './status';
 
@@ -90,5 +90,46 @@ export function ErrorNote(props: { readonly error?: string }) {
     <p class="error" role="alert" data-test="error">
       {props.error}
     </p>
+  );
+}
+
+/** An error folded to its first line; the whole text (a stack, a long message) one click away. */
+export function FoldedError(props: { readonly text: string }) {
+  const { head, folded } = errorHead(props.text);
+  if (!folded) return <span class="err-text">{head}</span>;
+  return (
+    <details class="err-fold" data-test="error-fold">
+      <summary class="err-text">{head}</summary>
+      <pre class="err-text err-full">{props.text}</pre>
+    </details>
+  );
+}
+
+/**
+ * A time typed in UTC, 24 hours (`2026-12-02 07:57:36`, time-range.ts), with its label: a text input, since
+ * `datetime-local` shows the browser's locale (`12/02/2026, 07:57:36 AM`) under a label that says UTC.
+ */
+export function UtcTimeField(props: {
+  readonly label: string;
+  readonly name: string;
+  readonly value: string;
+  readonly onInput: (value: string) => void;
+  readonly class?: string;
+}) {
+  return (
+    <label class={props.class}>
+      <span>{props.label}</span>
+      <input
+        type="text"
+        name={props.name}
+        class="time-input"
+        inputMode="numeric"
+        spellcheck={false}
+        autoComplete="off"
+        placeholder="YYYY-MM-DD HH:MM:SS"
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </label>
   );
 }

@@ -3,6 +3,9 @@
  * operator it records without an AWS identity, a browser that cannot be opened as a warning, and the end on the CLI's
  * signal (Ctrl-C).
  */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
 import type { Target } from '../../bin/occurrences/target';
@@ -55,11 +58,21 @@ describe('occurrences console (wiring)', () => {
     expect(line).toMatch(/^Console: http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
     expect(mode).toBe('read-only');
     for (let i = 0; i < 100 && opened.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(opened).toEqual([line.slice('Console: '.length)]);
+    // --open puts no secret on the opener's command line: a file:// address of a page only this user may read,
+    // which sends the browser on to the printed address.
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatch(/^file:\/\/.*\/sign-in\.html$/);
+    expect(opened[0]).not.toContain('token');
+    const file = fileURLToPath(opened[0]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+    expect(readFileSync(file, 'utf8')).toContain(
+      `<meta http-equiv="refresh" content="0;url=${line.slice('Console: '.length)}">`,
+    );
     const url = new URL(line.slice('Console: '.length));
-    const config = (await (
-      await fetch(`${url.origin}/api/config`, { headers: { authorization: `Bearer ${url.searchParams.get('token')}` } })
-    ).json()) as ConsoleConfig;
+    const signIn = await fetch(url, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0];
+    const config = (await (await fetch(`${url.origin}/api/config`, { headers: { cookie } })).json()) as ConsoleConfig;
     expect(config).toMatchObject({ readOnly: true, operator: 'tester via console', reports: false, registry: false });
     expect(deps.captured.err).toEqual([
       'warning: no AWS identity (STS GetCallerIdentity failed): actions are recorded by the OS user alone',
@@ -67,7 +80,8 @@ describe('occurrences console (wiring)', () => {
     ]);
     stop.abort();
     expect(await exit).toBe(0);
-    // Closed: nothing listens on the port any more.
+    // Closed: nothing listens on the port any more, and the sign-in page is gone.
     await expect(fetch(`${url.origin}/api/config`)).rejects.toThrow();
+    expect(existsSync(dirname(file))).toBe(false);
   });
 });

@@ -21,12 +21,12 @@ export interface RunningConsole {
   stop(): Promise<number>;
 }
 
-/** Starts `occurrences console --port 0 <args>` as user `tester`, and waits (at most 10 s) for its Console line. */
+/** Starts `occurrences console --port 0 <args>` as user `tester`, and waits (at most 30 s: the first start on a loaded machine connects to moto and asks STS) for its Console line. */
 export async function startConsoleCommand(args: readonly string[]): Promise<RunningConsole> {
   const stop = new AbortController();
   const deps = { ...cliDeps({ now: () => Date.now() }), env: { USER: 'tester' }, signal: stop.signal, page: PAGE };
   const exit = runCli(['console', '--port', '0', ...args], deps);
-  for (let i = 0; i < 200 && !deps.captured.out.some((l) => l.startsWith('Console: ')); i++) {
+  for (let i = 0; i < 600 && !deps.captured.out.some((l) => l.startsWith('Console: ')); i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const line = deps.captured.out.find((l) => l.startsWith('Console: '));

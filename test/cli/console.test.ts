@@ -12,9 +12,10 @@ import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
-import type { JobsPage, TimelinePage } from '../../console/contract';
+import type { AttentionView, JobsPage, TimelinePage } from '../../console/contract';
 import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { OccurrenceStatus } from '../../functions/protocol/occurrence';
+import { STATUS_INDEX_SHARDS } from '../../functions/protocol/table-schema';
 import { type RunningConsole, signIn, startConsoleCommand } from './console-command';
 import { cliDeps, deployedFlags, GROUP, HOURLY, putRows, row, schedulerClient, useCliEmulator } from './support';
 
@@ -106,7 +107,9 @@ describe('occurrences console', () => {
     ]);
     running = await startCommand(['--read-only', '--bucket', emulator.resources.bucketName]);
     expect(running.out.slice(0, 2)).toEqual([expect.stringMatching(/^Console: /), 'read-only']);
-    const headers = { authorization: `Bearer ${running.token}` };
+    // A script signs in as a browser does (the printed address, once) and sends the session it got as a Bearer.
+    const session = (await signIn(running)).split('=')[1];
+    const headers = { authorization: `Bearer ${session}` };
     const jobs = await fetch(`${running.base}/api/jobs`, { headers });
     const page = (await jobs.json()) as JobsPage;
     expect(page.jobs.find((j) => j.jobId === HOURLY)?.recent.map((r) => r.status)).toEqual(['SKIPPED', 'SUCCEEDED']);
@@ -134,6 +137,44 @@ describe('occurrences console', () => {
     });
     expect(refused.status).toBe(403);
     expect(await schedulerState(HOURLY)).toBe('ENABLED');
+  });
+
+  it('lists what needs attention through the status index: one Query per OPEN and FAILED shard, not per job', async () => {
+    const now = Date.now();
+    const hour = (n: number) =>
+      new Date(Math.floor(now / 3600_000) * 3600_000 - n * 3600_000).toISOString().replace('.000Z', 'Z');
+    await putRows(emulator.clients, emulator.resources.tableName, [
+      row(HOURLY, hour(6), OccurrenceStatus.FAILED, now, {
+        lastError: 'Error: the upstream said no\n    at run (job.ts:1:1)',
+      }),
+      row(HOURLY, hour(5), OccurrenceStatus.RUNNING, now, {
+        claimedAt: new Date(now - 600_000).toISOString(),
+        heartbeatAt: new Date(now - 30_000).toISOString(),
+      }),
+    ]);
+    running = await startCommand(['--read-only']);
+    const session = (await signIn(running)).split('=')[1];
+    const from = new Date(now - 86_400_000).toISOString();
+    const to = new Date(now).toISOString();
+    const started = performance.now();
+    const answer = await fetch(`${running.base}/api/attention?from=${from}&to=${to}`, {
+      headers: { authorization: `Bearer ${session}` },
+    });
+    const took = performance.now() - started;
+    expect(answer.status).toBe(200);
+    const view = (await answer.json()) as AttentionView;
+    const mine = view.items.filter((i) => i.scheduledTime === hour(6) || i.scheduledTime === hour(5));
+    expect(mine.map((i) => [i.kind, i.jobId])).toEqual([
+      ['failed', HOURLY],
+      ['running', HOURLY],
+    ]);
+    expect(mine[0].error).toBe('Error: the upstream said no');
+    expect(mine[1].heartbeatAgeMs).toBeGreaterThanOrEqual(30_000);
+    // 128 OPEN and 128 FAILED shards, one Query each (none holds a second page here), and one BatchGetItem.
+    expect(answer.headers.get('x-read-requests')).toBe(String(2 * STATUS_INDEX_SHARDS + 1));
+    console.log(
+      `attention view on moto: ${answer.headers.get('x-read-requests')} DynamoDB requests, ${Math.round(took)} ms`,
+    );
   });
 
   it('refuses a taken port with a usage error that names --port', async () => {

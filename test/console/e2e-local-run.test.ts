@@ -125,6 +125,15 @@ async function signedIn(target: RunningConsole): Promise<BrowserContext> {
   return signed;
 }
 
+/** The session a signed-in context holds: the value of its console cookie (a script sends it as a Bearer). */
+async function sessionOf(on: BrowserContext, target: RunningConsole): Promise<string> {
+  const cookies = (await on.cookies(target.origin)).filter((c) => c.name.startsWith('occurrences_console_'));
+  expect(cookies).toHaveLength(1);
+  expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
+  expect(cookies[0].name).toMatch(/^occurrences_console_[0-9a-f]{16}$/);
+  return cookies[0].value;
+}
+
 /** Opens `hash` (a page route) and waits until that page has rendered its data. */
 async function open(on: BrowserContext, target: RunningConsole, hash: string, ready: string): Promise<Page> {
   const page = await on.newPage();
@@ -285,6 +294,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
 
   it('--read-only shows no action and refuses a POST with 403', async () => {
     const readOnly = await signedIn(readOnlyProcess);
+    const session = await sessionOf(readOnly, readOnlyProcess);
     for (const [hash, ready] of [
       ['#/', 'jobs'],
       [timelineHash(DIGEST), 'timeline'],
@@ -297,7 +307,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     await readOnly.close();
     const response = await fetch(`${readOnlyProcess.origin}/api/actions/pause`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${readOnlyProcess.token}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${session}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ jobId: DIGEST, note: 'refused' }),
     });
     expect(response.status).toBe(403);
@@ -305,7 +315,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     expect(await scheduleState(DIGEST)).toBe('ENABLED');
   });
 
-  it('a request without the token is 401, one from a foreign Origin or Host is 403', async () => {
+  it('a request without the session is 401 and the token signs in once; a foreign Origin or Host is 403', async () => {
     const api = `${consoleProcess.origin}/api/jobs`;
     const page = await fetch(`${consoleProcess.origin}/`);
     expect(page.status).toBe(401);
@@ -313,7 +323,14 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     expect(await page.text()).toContain('Console: http://127.0.0.1');
     expect((await fetch(api)).status).toBe(401);
     expect((await fetch(api, { headers: { Authorization: 'Bearer not-the-token' } })).status).toBe(401);
-    const bearer = { Authorization: `Bearer ${consoleProcess.token}` };
+    const session = await sessionOf(context, consoleProcess);
+    // The cookie carries a session id of its own, not the printed token, which died at its first use.
+    expect(session).not.toBe(consoleProcess.token);
+    expect((await fetch(api, { headers: { Authorization: `Bearer ${consoleProcess.token}` } })).status).toBe(401);
+    const again = await fetch(consoleProcess.url, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+    expect(await again.text()).toContain('used already');
+    const bearer = { Authorization: `Bearer ${session}` };
     expect((await fetch(api, { headers: bearer })).status).toBe(200);
     expect((await fetch(api, { headers: { ...bearer, Origin: 'http://evil.example' } })).status).toBe(403);
     const post = await fetch(`${consoleProcess.origin}/api/actions/pause`, {

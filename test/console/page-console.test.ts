@@ -3,12 +3,21 @@
  * page's test hooks (body[data-ready], tr[data-job], tr[data-occurrence], button[data-action], the confirm dialog,
  * the timeline-drawn mark).
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TIMELINE_BARS, TIMELINE_PAGE_BARS } from '../../console/contract';
 import { launchBrowser } from '../../scripts/chromium';
 import { type FakeApi, startFakeApi } from './page-fake-api';
-import { FAILED_TIME, NOW, RUNNING_TIME, SKIPPED_TIME, YIELDED_TO } from './page-fixtures';
+import {
+  CANCEL_NOTE,
+  CANCELLED_BY,
+  FAILED_TIME,
+  NOW,
+  OPERATOR_CANCELLED_TIME,
+  RUNNING_TIME,
+  SKIPPED_TIME,
+  YIELDED_TO,
+} from './page-fixtures';
 
 let api: FakeApi;
 let browser: Browser;
@@ -30,8 +39,12 @@ afterEach(async () => {
   expect(errors.splice(0)).toEqual([]);
 });
 
-async function open(hash: string, ready: 'jobs' | 'timeline' | 'occurrence'): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+async function open(
+  hash: string,
+  ready: 'jobs' | 'timeline' | 'occurrence' | 'attention',
+  options: BrowserContextOptions = {},
+): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, ...options });
   page = await context.newPage();
   page.on('pageerror', (error) => errors.push(error.message));
   await page.goto(`${api.url}/${hash}`);
@@ -40,7 +53,7 @@ async function open(hash: string, ready: 'jobs' | 'timeline' | 'occurrence'): Pr
 }
 
 /** Waits for the page's own signal that it rendered its data (the page code runs in the browser, hence a string). */
-function waitForReady(p: Page, ready: 'jobs' | 'timeline' | 'occurrence') {
+function waitForReady(p: Page, ready: 'jobs' | 'timeline' | 'occurrence' | 'attention') {
   // A function, not a string: the page's CSP (no unsafe-eval) refuses Playwright's string predicates.
   return p.waitForFunction(
     (name) => (globalThis as unknown as BrowserGlobals).document.body.dataset.ready === name,
@@ -84,6 +97,31 @@ describe('the jobs page', () => {
     await p.click('button:has-text("More schedules")');
     await p.waitForSelector('tr[data-schedule="customer-020"]');
     expect(await p.getAttribute('tr[data-schedule="customer-001"] a', 'href')).toBe('#/job/reports?key=customer-001');
+  });
+});
+
+describe('the attention view', () => {
+  it('lists what needs an operator across jobs, FAILED then late then RUNNING then BUFFERED, each one click from its occurrence', async () => {
+    const p = await open('#/attention', 'attention');
+    expect(await p.$$eval('tr[data-attention]', (rows) => rows.map((r) => r.getAttribute('data-attention')))).toEqual([
+      'failed',
+      'late',
+      'running',
+      'buffered',
+    ]);
+    const text = await p.textContent('table.attention');
+    expect(text).toContain('TimeoutError: the export API did not answer in 30 s');
+    expect(text).toContain('not started, 30 min past its lateAfter');
+    expect(text).toContain('6,200 of 10,000 (62 %), claimed 1 h ago, last heartbeat 20 s ago');
+    // The last day, back from the server's now.
+    const asked = api.attentionRequests.at(-1);
+    const [from, to] = [Date.parse(asked?.get('from') ?? ''), Date.parse(asked?.get('to') ?? '')];
+    expect(to - from).toBe(86_400_000 + 1_000);
+    expect(Math.abs(from - (NOW - 86_400_000))).toBeLessThan(60_000);
+    expect(await p.textContent('[data-test="attention-counts"]')).toContain('All jobs');
+    await p.click('tr[data-attention="failed"] a');
+    await waitForReady(p, 'occurrence');
+    expect(hashOf(p)).toBe(`#/occurrence/weekly-export/${FAILED_TIME}`);
   });
 });
 
@@ -302,4 +340,68 @@ describe('the occurrence page', () => {
     );
     expect(await p.textContent('main')).toContain('TimeoutError');
   });
+
+  it('offers retry only where the library would reopen the row: FAILED, and none of the others', async () => {
+    const failed = await open(occurrenceAt(FAILED_TIME), 'occurrence');
+    expect(await failed.locator('button[data-action="retry"]').count()).toBe(1);
+    for (const time of [RUNNING_TIME, YIELDED_TO, SKIPPED_TIME, OPERATOR_CANCELLED_TIME]) {
+      const p = await open(occurrenceAt(time), 'occurrence');
+      expect(await p.locator('button[data-action="retry"]').count(), time).toBe(0);
+      // Run now stays: the page still has its actions.
+      expect(await p.locator('button[data-action="run"]').count(), time).toBe(1);
+      await p.context().close();
+    }
+  });
+
+  it('says who cancelled an occurrence and why, as text; and which occurrence cancelled another', async () => {
+    const p = await open(occurrenceAt(OPERATOR_CANCELLED_TIME), 'occurrence');
+    const line = await p.textContent('[data-test="cancelled"]');
+    expect(line).toContain(`Cancelled by ${CANCELLED_BY} at 2026-12-02 06:36:00 UTC`);
+    expect(await p.textContent('[data-test="cancel-note"]')).toBe(CANCEL_NOTE);
+    expect(await p.locator('[data-test="cancelled"] b').count()).toBe(0);
+    const fields = await p.textContent('[data-test="row-fields"]');
+    expect(fields).toContain('Why cancelled');
+    await p.context().close();
+    const other = await open(occurrenceAt('2026-12-02T04:00:00Z'), 'occurrence');
+    expect(await other.textContent('[data-test="cancelled"]')).toContain(
+      'by the occurrence of 2026-12-02 04:30:00 UTC (overlap policy cancelOther)',
+    );
+  });
+
+  it('folds a long error to its first line, and unfolds it on a click', async () => {
+    const p = await open(occurrenceAt(FAILED_TIME), 'occurrence');
+    const fold = p.locator('[data-test="row-fields"] [data-test="error-fold"]');
+    expect(await fold.locator('summary').textContent()).toBe('TimeoutError: the export API did not answer in 30 s');
+    const full = fold.locator('pre');
+    expect(await full.isVisible()).toBe(false);
+    const before = await p.evaluate(() => (globalThis as unknown as ScrollGlobals).document.body.scrollHeight);
+    await fold.locator('summary').click();
+    expect(await full.isVisible()).toBe(true);
+    expect(await full.textContent()).toContain('at exportPage (jobs/export.ts:42:13)');
+    const after = await p.evaluate(() => (globalThis as unknown as ScrollGlobals).document.body.scrollHeight);
+    // Folded, the 5,000 characters took no room: unfolded, they take at least a few lines more.
+    expect(after).toBeGreaterThan(before + 50);
+  });
+
+  it('writes times in ISO UTC, 24 hours, the From and To inputs included, in a 12-hour locale and another zone', async () => {
+    const p = await open(weeklyDay, 'timeline', { locale: 'en-US', timezoneId: 'America/New_York' });
+    expect(await p.inputValue('input[name="from"]')).toBe('2026-12-01 08:00:00');
+    expect(await p.inputValue('input[name="to"]')).toBe('2026-12-02 10:00:00');
+    expect(await p.textContent('main')).not.toMatch(/\b(AM|PM)\b/);
+    await p.fill('input[name="from"]', '2026-12-01 20:00:00');
+    await p.click('form.range-form button[type="submit"]');
+    await p.waitForFunction(() => (globalThis as unknown as ScrollGlobals).location.hash.includes('T20%3A00'));
+    expect(hashOf(p)).toContain('from=2026-12-01T20:00:00.000Z');
+    // A locale's own form is refused, not misread.
+    await p.fill('input[name="to"]', '12/02/2026, 10:00:00 AM');
+    expect(await p.isDisabled('form.range-form button[type="submit"]')).toBe(true);
+  });
 });
+
+const occurrenceAt = (time: string) => `#/occurrence/weekly-export/${encodeURIComponent(time)}`;
+
+/** What the predicates above read in the browser. */
+interface ScrollGlobals {
+  readonly document: { readonly body: { readonly scrollHeight: number } };
+  readonly location: { readonly hash: string };
+}

@@ -13,7 +13,15 @@ import {
   type TimelineBar,
 } from '../../console/contract';
 import { bundlePage } from '../../console/server/page-bundle';
-import { denseBars, fixtureJobs, fixtureOccurrence, fixtureSchedules, NOW, weeklyExportBars } from './page-fixtures';
+import {
+  denseBars,
+  fixtureAttention,
+  fixtureJobs,
+  fixtureOccurrence,
+  fixtureSchedules,
+  NOW,
+  weeklyExportBars,
+} from './page-fixtures';
 
 /** A POST the page made. */
 export interface RecordedPost {
@@ -30,6 +38,8 @@ export interface FakeApi {
   readOnly: boolean;
   /** GET /api/timeline requests, for paging assertions. */
   readonly timelineRequests: URLSearchParams[];
+  /** GET /api/attention requests: the window the page asked for. */
+  readonly attentionRequests: URLSearchParams[];
   close(): Promise<void>;
 }
 
@@ -49,6 +59,7 @@ export async function startFakeApi(): Promise<FakeApi> {
   };
   const posts: RecordedPost[] = [];
   const timelineRequests: URLSearchParams[] = [];
+  const attentionRequests: URLSearchParams[] = [];
   const polls = new Map<string, number>();
   const state = { readOnly: false };
 
@@ -98,6 +109,10 @@ export async function startFakeApi(): Promise<FakeApi> {
       return json(200, config);
     }
     if (url.pathname === '/api/jobs') return json(200, { jobs: fixtureJobs(), readUnits: 3.5 });
+    if (url.pathname === '/api/attention') {
+      attentionRequests.push(url.searchParams);
+      return json(200, fixtureAttention(url.searchParams.get('from') ?? '', url.searchParams.get('to') ?? ''));
+    }
     const schedules = /^\/api\/jobs\/([^/]+)\/schedules$/.exec(url.pathname);
     if (schedules) {
       const all = fixtureSchedules();
@@ -156,6 +171,7 @@ export async function startFakeApi(): Promise<FakeApi> {
     url: `http://127.0.0.1:${port}`,
     posts,
     timelineRequests,
+    attentionRequests,
     get readOnly() {
       return state.readOnly;
     },

@@ -3,7 +3,7 @@
  * (a skip for overlap, a retried failure, a long run with progress, a buffered and a cancelled one), and a dense job
  * of 10,000 per-minute occurrences. The clock is fixed at NOW; the page takes the server's `now` from /api/config.
  */
-import type { JobSummary, OccurrenceDetail, ScheduleSummary, TimelineBar } from '../../console/contract';
+import type { AttentionView, JobSummary, OccurrenceDetail, ScheduleSummary, TimelineBar } from '../../console/contract';
 
 export const NOW = Date.parse('2026-12-02T08:00:00.000Z');
 const MINUTE = 60_000;
@@ -19,6 +19,12 @@ export const YIELDED_TO = iso(NOW - 6 * HOUR);
 export const FAILED_TIME = iso(NOW - 3 * HOUR);
 /** The running long job. */
 export const RUNNING_TIME = iso(NOW - HOUR);
+/** A PENDING occurrence an operator cancelled, with a note. */
+export const OPERATOR_CANCELLED_TIME = iso(NOW - 1.5 * HOUR);
+export const CANCELLED_BY = 'bob via console (arn:aws:sts::123456789012:assumed-role/Operator/bob)';
+export const CANCEL_NOTE = 'the upstream export is <b>broken</b>; rerun after the fix';
+/** The FAILED occurrence's last error: a first line, then a 5,000-character stack. */
+export const LONG_ERROR = `TimeoutError: the export API did not answer in 30 s\n${'    at exportPage (jobs/export.ts:42:13)\n'.repeat(120)}`;
 
 /** weekly-export's last hours, hourly, newest first. */
 export function weeklyExportBars(): TimelineBar[] {
@@ -91,6 +97,7 @@ export function weeklyExportBars(): TimelineBar[] {
       progress: { done: 6_200, total: 10_000, at: iso(NOW - 10_000) },
     },
     { scheduledTime: iso(NOW - 0.5 * HOUR), status: 'BUFFERED', attempt: 0 },
+    { scheduledTime: OPERATOR_CANCELLED_TIME, status: 'CANCELLED', attempt: 0, endedAt: iso(NOW - 1.4 * HOUR) },
   );
   return bars.sort((a, b) => b.scheduledTime.localeCompare(a.scheduledTime));
 }
@@ -222,7 +229,11 @@ export function fixtureOccurrence(bar: TimelineBar, polls: number): OccurrenceDe
             heartbeatAt: iso(NOW - 20_000),
           }
         : {}),
-      ...(bar.lastError ? { lastError: bar.lastError, failedAt: bar.endedAt } : {}),
+      ...(bar.lastError ? { lastError: LONG_ERROR, failedAt: bar.endedAt } : {}),
+      ...(bar.scheduledTime === OPERATOR_CANCELLED_TIME
+        ? { cancelledAt: bar.endedAt, cancelledByOperator: CANCELLED_BY, cancelNote: CANCEL_NOTE }
+        : {}),
+      ...(bar.cancelledBy ? { cancelledAt: bar.endedAt, cancelledBy: bar.cancelledBy } : {}),
       ...(bar.status === 'SUCCEEDED'
         ? { succeededAt: bar.endedAt, reportKey: `reports/weekly-export/${bar.scheduledTime}.json` }
         : {}),
@@ -252,6 +263,46 @@ export function fixtureOccurrence(bar: TimelineBar, polls: number): OccurrenceDe
     notification: bar.status === 'SUCCEEDED' ? { publishedAt: bar.endedAt, messageId: 'msg-0001' } : {},
     ...(live ? { checkpoint: { at: iso(NOW - 45_000), ageMs: 45_000, bytes: 3_400_000, parts: 2 } } : {}),
     live,
+    // The fake serves what the server derives from decideManualRetry: a plain retry reopens a FAILED row only.
+    retry: bar.status === 'FAILED' ? { offered: true } : { offered: false, reason: `it is ${bar.status}` },
     readUnits: 0.5,
+  };
+}
+
+/**
+ * The attention view the fake serves, in the server's order: weekly-export's FAILED occurrence, a late one of the
+ * dense job, the running long job, the buffered one.
+ */
+export function fixtureAttention(from: string, to: string): AttentionView {
+  return {
+    from,
+    to,
+    total: { FAILED: 1, PENDING: 1, RUNNING: 1, BUFFERED: 1 },
+    jobs: [
+      { jobId: 'dense', counts: { PENDING: 1 } },
+      { jobId: 'weekly-export', counts: { FAILED: 1, RUNNING: 1, BUFFERED: 1 } },
+    ],
+    items: [
+      {
+        kind: 'failed',
+        jobId: 'weekly-export',
+        scheduledTime: FAILED_TIME,
+        status: 'FAILED',
+        error: 'TimeoutError: the export API did not answer in 30 s',
+      },
+      { kind: 'late', jobId: 'dense', scheduledTime: iso(NOW - 40 * MINUTE), status: 'PENDING', lateByMs: 30 * MINUTE },
+      {
+        kind: 'running',
+        jobId: 'weekly-export',
+        scheduledTime: RUNNING_TIME,
+        status: 'RUNNING',
+        progress: { done: 6_200, total: 10_000, at: iso(NOW - 10_000) },
+        leaseAgeMs: HOUR,
+        heartbeatAgeMs: 20_000,
+      },
+      { kind: 'buffered', jobId: 'weekly-export', scheduledTime: iso(NOW - 0.5 * HOUR), status: 'BUFFERED' },
+    ],
+    truncated: false,
+    readUnits: 12.5,
   };
 }

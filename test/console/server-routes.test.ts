@@ -38,6 +38,22 @@ describe('GET /api/config', () => {
 });
 
 describe('GET /api/jobs', () => {
+  it('calls the last run the newest occurrence that ran: a SKIPPED one claimed before it yielded is not it', async () => {
+    const w = await world();
+    w.occurrences.add(
+      row(HOURLY, '2026-12-01T12:00:00Z', OccurrenceStatus.SKIPPED, {
+        attempt: 1,
+        claimedAt: '2026-12-01T12:00:01.000Z',
+        skipReason: 'overlap',
+        yieldedTo: '2026-12-01T10:00:00Z',
+        skippedAt: '2026-12-01T12:00:08.000Z',
+      }),
+    );
+    const hourly = (await json<JobsPage>(signedIn(appOf(w.deps), '/api/jobs'))).jobs[0];
+    expect(hourly.recent[0]).toMatchObject({ scheduledTime: '2026-12-01T12:00:00Z', status: 'SKIPPED' });
+    expect(hourly.lastRun).toMatchObject({ scheduledTime: '2026-12-01T10:00:00Z', status: 'RUNNING' });
+  });
+
   it("gives each job's schedule in words, its last run, failures in a row, the next fire times and its history strip", async () => {
     const w = await world();
     const page = await json<JobsPage>(signedIn(appOf(w.deps), '/api/jobs'));
@@ -275,6 +291,22 @@ describe('GET /api/occurrence', () => {
       bytes: 5_242_880,
       parts: 1,
     });
+  });
+
+  it("offers retry where the library's plain retry would reopen the row (FAILED), and says why not elsewhere", async () => {
+    const app = appOf((await world()).deps);
+    const at = (time: string) => json<OccurrenceDetail>(signedIn(app, `/api/occurrence?job=${HOURLY}&time=${time}`));
+    expect((await at('2026-12-01T08:00:00Z')).retry).toEqual({ offered: true });
+    const succeeded = (await at('2026-12-01T09:00:00Z')).retry;
+    expect(succeeded).toEqual({
+      offered: false,
+      reason: expect.stringMatching(/^it SUCCEEDED .*Not even with --force/),
+    });
+    expect((await at('2026-12-01T10:00:00Z')).retry).toEqual({
+      offered: false,
+      reason: expect.stringMatching(/^it is RUNNING: a worker holds its lease/),
+    });
+    expect((await at('2026-12-01T11:00:00Z')).retry).toMatchObject({ offered: false });
   });
 
   it('answers 404 for an occurrence that has no row, and 400 for a time that is not one', async () => {

@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { createConsoleApp } from '../../console/server/app';
 import type { AuditLine, ConsoleDeps, ReportReader, SeriesRange } from '../../console/server/deps';
+import { ConsoleSession } from '../../console/server/session';
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import { JOB_STATE_SORT_KEY } from '../../functions/protocol/job-state';
 import { iso, type Occurrence, type OccurrenceKey, OccurrenceStatus } from '../../functions/protocol/occurrence';
@@ -27,6 +28,9 @@ import { MemoryJobStates } from '../support/memory-job-states';
 export const NOW = Date.parse('2026-12-01T12:00:00Z');
 export const PORT = 8765;
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuv';
+/** The session id the token becomes, and the cookie that carries it (random per start in a real console). */
+export const SESSION = 'test-session-9876543210zyxwvutsrqponmlkjihgf';
+export const COOKIE = 'occurrences_console_0123456789abcdef';
 export const ORIGIN = `http://127.0.0.1:${PORT}`;
 export const OPERATOR = 'alice via console (arn:aws:iam::123456789012:user/alice)';
 
@@ -253,11 +257,16 @@ export async function world(options: { clock?: Clock } = {}): Promise<World> {
   return { deps, states, occurrences, queue, switched, audit, registry, reports };
 }
 
-/** The app over the world's ports. */
-export function appOf(deps: ConsoleDeps, options: { readOnly?: boolean } = {}): Hono {
+/**
+ * The app over the world's ports, its token already exchanged for SESSION (as the page's first request does),
+ * unless `signedIn: false`.
+ */
+export function appOf(deps: ConsoleDeps, options: { readOnly?: boolean; signedIn?: boolean } = {}): Hono {
+  const session = new ConsoleSession(TOKEN, COOKIE, () => SESSION);
+  if (options.signedIn ?? true) session.exchange(TOKEN);
   return createConsoleApp(deps, {
     port: PORT,
-    token: TOKEN,
+    session,
     readOnly: options.readOnly ?? false,
     page: { script: 'console.log("page")', style: 'body{}' },
   });
@@ -266,7 +275,7 @@ export function appOf(deps: ConsoleDeps, options: { readOnly?: boolean } = {}): 
 /** A request as the signed-in page makes it: to 127.0.0.1:<port>, with the session cookie. */
 export function signedIn(app: Hono, path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
-  if (!headers.has('cookie')) headers.set('cookie', `occurrences_console_${PORT}=${TOKEN}`);
+  if (!headers.has('cookie')) headers.set('cookie', `${COOKIE}=${SESSION}`);
   return Promise.resolve(app.request(`http://127.0.0.1:${PORT}${path}`, { ...init, headers }));
 }
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ERROR_HEAD_CHARS,
+  errorHead,
   formatBytes,
   formatCount,
   formatDuration,
@@ -69,5 +71,25 @@ describe('formatCount and formatBytes', () => {
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(1_536)).toBe('1.5 KiB');
     expect(formatBytes(3_400_000)).toBe('3.2 MiB');
+  });
+});
+
+describe('errorHead', () => {
+  it('shows a one-line error whole, unfolded', () => {
+    expect(errorHead('Error: the database said no')).toEqual({ head: 'Error: the database said no', folded: false });
+  });
+
+  it('folds a stack to its first line', () => {
+    expect(errorHead('TypeError: x is undefined\n    at f (a.ts:1:1)\n    at g (b.ts:2:2)')).toEqual({
+      head: 'TypeError: x is undefined',
+      folded: true,
+    });
+  });
+
+  it('cuts a 5,000-character line to ERROR_HEAD_CHARS, with an ellipsis', () => {
+    const { head, folded } = errorHead(`Error: ${'x'.repeat(5_000)}`);
+    expect(folded).toBe(true);
+    expect(head).toHaveLength(ERROR_HEAD_CHARS);
+    expect(head.endsWith('…')).toBe(true);
   });
 });

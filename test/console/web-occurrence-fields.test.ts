@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptHistory, knownFields, leaseState } from '../../console/web/occurrence-fields';
+import { attemptHistory, cancellation, knownFields, leaseState } from '../../console/web/occurrence-fields';
 
 const now = Date.parse('2026-12-02T08:00:00Z');
 
@@ -81,5 +81,34 @@ describe('leaseState', () => {
 
   it('is undefined without a lease', () => {
     expect(leaseState({ status: 'SUCCEEDED' }, now)).toBeUndefined();
+  });
+});
+
+describe('cancellation', () => {
+  it("names the operator, the time and the note of an operator's cancel", () => {
+    const row = {
+      status: 'CANCELLED',
+      cancelledAt: '2026-12-02T06:36:00.000Z',
+      cancelledByOperator: 'bob via console',
+      cancelNote: 'upstream broken',
+    };
+    expect(cancellation(row)).toEqual({
+      at: '2026-12-02T06:36:00.000Z',
+      by: 'bob via console',
+      note: 'upstream broken',
+    });
+    expect(knownFields(row, Date.parse('2026-12-02T08:00:00Z')).map((f) => f.label)).toEqual([
+      'Status',
+      'Cancelled',
+      'Cancelled by',
+      'Why cancelled',
+    ]);
+  });
+
+  it('names the occurrence that cancelled it under cancelOther, and nothing for a row that is not CANCELLED', () => {
+    expect(cancellation({ status: 'CANCELLED', cancelledBy: '2026-12-02T04:30:00Z' })).toEqual({
+      byOccurrence: '2026-12-02T04:30:00Z',
+    });
+    expect(cancellation({ status: 'FAILED', cancelledByOperator: 'bob' })).toBeUndefined();
   });
 });

@@ -7,6 +7,12 @@ describe('parseHash', () => {
     expect(parseHash('#/')).toEqual({ page: 'jobs' });
   });
 
+  it('reads the attention view from #/attention, and writes it back', () => {
+    expect(parseHash('#/attention')).toEqual({ page: 'attention' });
+    expect(formatHash({ page: 'attention' })).toBe('#/attention');
+    expect(parseHash('#/attention/x')).toEqual({ page: 'not-found', hash: '#/attention/x' });
+  });
+
   it('reads a timeline with its key and range, each part decoded', () => {
     expect(
       parseHash(

@@ -79,15 +79,26 @@ describe('rangeAround', () => {
   });
 });
 
-describe('datetime-local values, read as UTC', () => {
-  it('writes and reads back a time', () => {
-    expect(toInputValue(now)).toBe('2026-12-02T08:00:00');
-    expect(fromInputValue('2026-12-02T08:00:00')).toBe(now);
-    expect(fromInputValue('2026-12-02T08:00')).toBe(now);
+describe('time inputs: ISO UTC, 24 hours, never the browser locale', () => {
+  it('writes a time as the page writes every time, and reads it back', () => {
+    expect(toInputValue(now)).toBe('2026-12-02 08:00:00');
+    expect(toInputValue(Date.parse('2026-12-02T23:59:59Z'))).toBe('2026-12-02 23:59:59');
+    expect(fromInputValue(toInputValue(now))).toBe(now);
+    expect(fromInputValue('2026-12-02 08:00')).toBe(now);
   });
 
-  it('refuses an empty or malformed value', () => {
+  it('takes the ISO forms an operator pastes: a T, a Z, a trailing UTC, milliseconds', () => {
+    expect(fromInputValue('2026-12-02T08:00:00Z')).toBe(now);
+    expect(fromInputValue('2026-12-02 08:00:00 UTC')).toBe(now);
+    expect(fromInputValue(' 2026-12-02T08:00:00.500Z ')).toBe(now + 500);
+  });
+
+  it('refuses an empty, locale-formatted, 12-hour or impossible value', () => {
     expect(fromInputValue('')).toBeUndefined();
     expect(fromInputValue('02/12/2026 08:00')).toBeUndefined();
+    expect(fromInputValue('12/02/2026, 08:00:00 AM')).toBeUndefined();
+    expect(fromInputValue('2026-12-02 08:00:00 AM')).toBeUndefined();
+    expect(fromInputValue('2026-02-30 08:00:00')).toBeUndefined();
+    expect(fromInputValue('2026-12-02 25:00:00')).toBeUndefined();
   });
 });

@@ -2,6 +2,8 @@
  * `occurrences console`: serve the browser console (console/server/) on 127.0.0.1 against the target the global
  * options name, as every other command does. It prints one line, `Console: http://127.0.0.1:<port>/?token=<token>`
  * (then `read-only` when so), serves until Ctrl-C or SIGTERM, and prints one JSON audit line per action on stdout.
+ * The token signs in once. `--open` hands the browser a private file that redirects to that address, never the
+ * address itself: a command line is visible to every local user (`ps`), a file made 0600 in a 0700 folder is not.
  *
  * What it hands the server: the deployed jobs and the job-state rows, the pages' reads of the occurrence table
  * (metered: each answer carries its read units), the occurrence store and the worker queues the actions write
@@ -10,6 +12,10 @@
  * every action is recorded as: `<os user> via console (<caller ARN>)`.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -87,13 +93,18 @@ export function registerConsole(program: Command, setup: CommandSetup): void {
       }
       deps.io.out(`Console: ${running.url}`);
       if (o.readOnly) deps.io.out('read-only');
-      if (o.open) {
-        await (deps.openBrowser ?? openBrowser)(running.url).catch((error: unknown) =>
-          deps.io.err(`warning: could not open a browser (${messageOf(error)}); open the URL above`),
-        );
+      const signIn = o.open ? signInFile(running.url) : undefined;
+      try {
+        if (signIn !== undefined) {
+          await (deps.openBrowser ?? openBrowser)(signIn.url).catch((error: unknown) =>
+            deps.io.err(`warning: could not open a browser (${messageOf(error)}); open the URL above`),
+          );
+        }
+        await untilStopped(deps.signal);
+      } finally {
+        signIn?.remove();
+        await running.close();
       }
-      await untilStopped(deps.signal);
-      await running.close();
     });
 }
 
@@ -118,6 +129,8 @@ function consoleDepsOf(
     jobs: catalogueOf(target),
     states: target.states,
     occurrences,
+    // The attention view's reads of the status index: a Query per shard, whatever the number of jobs.
+    index: target.reader,
     store: target.store,
     ...(target.queues === undefined ? {} : { queues: target.queues.byWorker }),
     ...(target.schedules === undefined ? {} : { schedules: target.schedules }),
@@ -183,6 +196,25 @@ function s3Reports(config: ClientConfig, bucket: string): ReportReader {
       }
     },
   };
+}
+
+/**
+ * A page that sends the browser on to `url` (the sign-in address), in a folder only this user may read (0700, the
+ * file 0600): its file:// address, which carries no secret, is what goes on the opener's command line. The token
+ * in it is spent by the first sign-in; the folder goes when the console stops.
+ */
+export function signInFile(url: string): { readonly url: string; remove(): void } {
+  const folder = mkdtempSync(join(tmpdir(), 'occurrences-console-'));
+  const file = join(folder, 'sign-in.html');
+  const href = url.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+  writeFileSync(
+    file,
+    `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+      `<meta http-equiv="refresh" content="0;url=${href}"><title>occurrences console</title>` +
+      `<p><a href="${href}">Open the console</a></p>`,
+    { mode: 0o600 },
+  );
+  return { url: pathToFileURL(file).href, remove: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
 /** Opens the URL with the platform's opener (open, start, xdg-open); rejects when it cannot be run or fails. */
