@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { localClients } from '../testing/local/local-aws';
 import { BenchSession } from './bench-session';
-import { billFigure, occurrenceFigures, reconcilerUsdPerMillion } from './bill-figure';
+import { billFigure, occurrenceFigures, RETENTION_DAYS, reconcilerUsdPerMillion, stackCases } from './bill-figure';
 import { formatBulkCreate, measureBulkCreate } from './bulk-create';
 import { projected } from './capacity';
 import { STATUS_INDEX } from './capacity-ledger';
@@ -24,6 +24,7 @@ import {
   costPerMillion,
   type MeasuredHappyPath,
   type OccurrenceUsage,
+  storagePerMillion,
   totalPerMillion,
 } from './cost-model';
 import { measureDeployedRuntime } from './emitted-metrics';
@@ -33,16 +34,18 @@ import {
   difference,
   itemGrowth,
   lastItem,
-  medianBilledMs,
+  measuredMedians,
   scale,
   usageOf,
 } from './figures';
 import { itemSize } from './item-size';
+import { LAMBDA_TIME_MODEL } from './lambda-time';
 import { formatPartitionModel, partitionModel } from './partition-model';
 import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
 import { dollars, PRICES } from './prices';
 import { type DeployedReconcilerFigures, measureDeployedReconciler } from './reconciler-deployed';
 import { formatKeyedPath, runtimeScheduleModels } from './runtime-schedules';
+import { synthesize, templateCounts } from './stack-template';
 import {
   printBill,
   printCapacity,
@@ -62,6 +65,8 @@ export interface BenchOptions {
   readonly only: readonly Figure[];
   readonly ticks: readonly number[];
   readonly pollers: number;
+  /** How long a tick of N may take to settle on moto: N × this many milliseconds, at least two minutes. */
+  readonly tickMsPerOccurrence: number;
   readonly heartbeatJobMs: number;
   /** Callgrind runs per bundle for the cold load (the median is kept): 3, or 1 with --quick. */
   readonly coldLoadRuns: number;
@@ -92,6 +97,12 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     .option('--only <figures>', `some of ${FIGURES.join(',')}`, parseFigures)
     .option('--ticks <list>', 'occurrences per tick (default 10,100; 1000 takes moto minutes)', parseList)
     .option('--pollers <n>', 'worker pollers in the tick', (v) => parseList(v)[0], 4)
+    .option(
+      '--tick-ms-per-occurrence <ms>',
+      'how long a tick may take to settle, per occurrence (moto on two cores: about 1 s each at N = 1,000)',
+      (v) => parseList(v)[0],
+      2_000,
+    )
     .option('--bulk-schedules <n>', 'schedules the bulk creation on moto makes per path', (v) => parseList(v)[0])
     .option('--out <file>', 'where the results go', path.join(__dirname, 'results.json'))
     .exitOverride()
@@ -101,6 +112,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     only?: Figure[];
     ticks?: number[];
     pollers: number;
+    tickMsPerOccurrence: number;
     bulkSchedules?: number;
     out: string;
   }>();
@@ -109,6 +121,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     // N = 1,000 takes moto several minutes on two cores: ask for it with --ticks 10,100,1000.
     ticks: o.ticks ?? (o.quick ? [10] : [10, 100]),
     pollers: o.pollers,
+    tickMsPerOccurrence: o.tickMsPerOccurrence,
     heartbeatJobMs: o.quick ? 5_000 : 9_000,
     coldLoadRuns: o.quick ? 1 : 3,
     bulkSchedules: o.bulkSchedules ?? (o.quick ? 100 : 500),
@@ -270,6 +283,29 @@ function reconcilerLine(r: DeployedReconcilerFigures) {
   };
 }
 
+/** The happy path's finished row, as the table keeps it until its TTL (and its index entry, if it keeps one). */
+function keptRow(p: Paths) {
+  const final = lastItem(p.happy);
+  const indexed = final?.[STATUS_INDEX.partitionKey] !== undefined;
+  return {
+    rowBytes: final ? itemSize(final) : 0,
+    indexEntryBytes: final && indexed ? itemSize(projected(final, STATUS_INDEX)) : 0,
+  };
+}
+
+/**
+ * Figure 3 all in: the occurrence's requests, units and Lambda time (from measured CPU), the reconciler's reads of
+ * finished rows, and the row's storage and backup over a default job's retention, PITR as the template has it.
+ */
+function allInLines(p: Paths, usage: OccurrenceUsage, reconciler: DeployedReconcilerFigures) {
+  const pointInTimeRecovery = templateCounts(synthesize(stackCases()[1].shape)).pointInTimeRecovery;
+  return [
+    ...costPerMillion(usage, PRICES),
+    reconcilerLine(reconciler),
+    ...storagePerMillion({ ...keptRow(p), retentionDays: RETENTION_DAYS, pointInTimeRecovery }, PRICES),
+  ];
+}
+
 /** Figure 6: the deployed runtime's metrics and logs, the stacks' templates, the bills. */
 async function bill(
   p: Paths,
@@ -277,14 +313,8 @@ async function bill(
   reconciler: DeployedReconcilerFigures,
   runtime: Awaited<ReturnType<typeof measureDeployedRuntime>>,
 ) {
-  const final = lastItem(p.happy);
-  const indexed = final?.[STATUS_INDEX.partitionKey] !== undefined;
-  const row = {
-    rowBytes: final ? itemSize(final) : 0,
-    indexEntryBytes: final && indexed ? itemSize(projected(final, STATUS_INDEX)) : 0,
-  };
-  const figure = billFigure(occurrenceFigures(usage, reconciler, runtime, row), reconciler, runtime, PRICES);
-  const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
+  const figure = billFigure(occurrenceFigures(usage, reconciler, runtime, keptRow(p)), reconciler, runtime, PRICES);
+  const lines = allInLines(p, usage, reconciler);
   const logsDeployed = dollars(PRICES.logsIngestionGb, runtime.logBytesPerOccurrence / 1024 ** 3) * 1e6;
   printBill(figure, { total: totalPerMillion(lines), reconciler: reconcilerUsdPerMillion(reconciler, PRICES) });
   console.log(
@@ -364,21 +394,39 @@ async function main(): Promise<void> {
       // the stack's default system log level WARN: no START, END or REPORT lines. The local run's bytes with
       // LOG_MODEL's additions were the figure before issue 24.
       const runtime = wants('cost') || wants('bill') ? await measureDeployedRuntime(session) : undefined;
-      const measuredUsage = usageOf(p.happy, medianBilledMs(p.happyRuns));
+      const measuredUsage = usageOf(p.happy, measuredMedians(p.happyRuns));
       const usage = runtime ? { ...measuredUsage, logBytes: runtime.logBytesPerOccurrence } : measuredUsage;
       if (wants('cost') && reconciler) {
-        const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
+        const lines = allInLines(p, usage, reconciler);
+        console.log(`\n${LAMBDA_TIME_MODEL}`);
         // The alternatives run the job in one function: ours is the worker's requests and duration.
         const worker = lines.filter((l) => l.item.includes('worker')).reduce((s, l) => s + l.usdPerMillion, 0);
         const alternatives = alternativeModels(PRICES, { lambdaJobFunctionPerMillion: worker });
         printCost(lines, totalPerMillion(lines), alternatives);
-        results.cost = { usage, lines, totalPerMillion: totalPerMillion(lines), alternatives, prices: PRICES };
+        results.cost = {
+          usage,
+          lines,
+          totalPerMillion: totalPerMillion(lines),
+          lambdaTimeModel: LAMBDA_TIME_MODEL,
+          alternatives,
+          prices: PRICES,
+        };
       }
       if (wants('bill') && reconciler && runtime) results.bill = await bill(p, usage, reconciler, runtime);
     }
     if (session && wants('tick')) {
       const ticks: TickResult[] = [];
-      for (const n of options.ticks) ticks.push(await runTick(session, n, options.pollers, Math.max(120_000, n * 600)));
+      for (const n of options.ticks) {
+        const limitMs = Math.max(120_000, n * options.tickMsPerOccurrence);
+        console.log(
+          `\nA tick of ${n} at once, ${options.pollers} pollers (up to ${Math.round(limitMs / 1000)} s to settle)...`,
+        );
+        const tick = await runTick(session, n, options.pollers, limitMs);
+        console.log(
+          `  ${tick.unsettled === 0 ? 'settled' : `${tick.unsettled} of ${n} NOT settled`} after ${Math.round(tick.wallMs / 1000)} s`,
+        );
+        ticks.push(tick);
+      }
       printTicks(ticks);
       results.tick = {
         measured: ticks,
