@@ -38,6 +38,7 @@ import {
   scale,
   usageOf,
 } from './figures';
+import { type GeneratedInputs, RESULTS_FILE, writeGeneratedDocs } from './generated-docs';
 import { itemSize } from './item-size';
 import { LAMBDA_TIME_MODEL } from './lambda-time';
 import { formatPartitionModel, partitionModel } from './partition-model';
@@ -104,7 +105,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       2_000,
     )
     .option('--bulk-schedules <n>', 'schedules the bulk creation on moto makes per path', (v) => parseList(v)[0])
-    .option('--out <file>', 'where the results go', path.join(__dirname, 'results.json'))
+    .option('--out <file>', 'where the results go', RESULTS_FILE)
     .exitOverride()
     .parse(argv, { from: 'user' });
   const o = program.opts<{
@@ -452,6 +453,11 @@ async function main(): Promise<void> {
   console.log(
     `\n${path.relative(process.cwd(), options.out)} written; the bench took ${Math.round((performance.now() - started) / 1000)} s.`,
   );
+  // The docs' generated tables follow the committed results: rewritten only from a whole run into bench/results.json.
+  if (path.resolve(options.out) === RESULTS_FILE && results.cost !== undefined && results.bill !== undefined) {
+    const changed = writeGeneratedDocs(results as unknown as GeneratedInputs);
+    console.log(`docs/benchmarks.md's generated tables ${changed ? 'rewritten' : 'unchanged'}.`);
+  }
 }
 
 if (require.main === module) {

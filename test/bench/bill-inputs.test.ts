@@ -3,7 +3,13 @@
  * functions' EMF lines, and the fixed items of a synthesized template.
  */
 import { describe, expect, it } from 'vitest';
-import { countSeries, deployedRuntimeFigures, metricSeries, type WrittenLine } from '../../bench/emitted-metrics';
+import {
+  countSeries,
+  deployedRuntimeFigures,
+  metricSeries,
+  undeclaredMetrics,
+  type WrittenLine,
+} from '../../bench/emitted-metrics';
 import { deployedFigures, movedRow, type ReconcilerRun } from '../../bench/reconciler-deployed';
 import { synthesize, type Template, templateCounts } from '../../bench/stack-template';
 import { OCCURRENCE_TABLE, shardOf } from '../../functions/protocol/table-schema';
@@ -136,6 +142,16 @@ describe('Function: metricSeries and countSeries', () => {
     expect(f.infoLines).toEqual(['recorded']);
     expect(f.reconcilerLogBytesPerRun).toBe(10);
     expect(f.counts.perStack).toBe(1);
+  });
+});
+
+describe('Function: undeclaredMetrics', () => {
+  it('names each emitted metric that functions/protocol/metric-names.ts does not declare, once', () => {
+    const series = (name: string) => ({ handler: 'worker', namespace: 'N', name, dimensions: {} });
+    expect(undeclaredMetrics([series('OccurrencesSucceeded'), series('Started'), series('Started')])).toEqual([
+      'Started',
+    ]);
+    expect(undeclaredMetrics([series('OccurrencesLate')])).toEqual([]);
   });
 });
 
