@@ -3,7 +3,7 @@
  * as tables and writes bench/results.json. Figure 4 (cold load, callgrind) is bench/cold-load.ts and the partition
  * model of figure 5 is bench/partition-model.ts; both also print here.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -71,6 +71,8 @@ export interface BenchOptions {
   readonly heartbeatJobMs: number;
   /** Callgrind runs per bundle for the cold load (the median is kept): 3, or 1 with --quick. */
   readonly coldLoadRuns: number;
+  /** An earlier run's results whose measured ticks are kept beside this run's (a long tick run apart). */
+  readonly ticksFrom?: string;
   /** Schedules the bulk creation on moto makes, per path (run-time schedules). */
   readonly bulkSchedules: number;
   readonly out: string;
@@ -104,6 +106,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       (v) => parseList(v)[0],
       2_000,
     )
+    .option('--ticks-from <file>', "keep an earlier run's measured ticks (e.g. --only tick --ticks 1000 run apart)")
     .option('--bulk-schedules <n>', 'schedules the bulk creation on moto makes per path', (v) => parseList(v)[0])
     .option('--out <file>', 'where the results go', RESULTS_FILE)
     .exitOverride()
@@ -114,6 +117,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     ticks?: number[];
     pollers: number;
     tickMsPerOccurrence: number;
+    ticksFrom?: string;
     bulkSchedules?: number;
     out: string;
   }>();
@@ -123,6 +127,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     ticks: o.ticks ?? (o.quick ? [10] : [10, 100]),
     pollers: o.pollers,
     tickMsPerOccurrence: o.tickMsPerOccurrence,
+    ticksFrom: o.ticksFrom,
     heartbeatJobMs: o.quick ? 5_000 : 9_000,
     coldLoadRuns: o.quick ? 1 : 3,
     bulkSchedules: o.bulkSchedules ?? (o.quick ? 100 : 500),
@@ -354,6 +359,17 @@ async function coldLoad(runs: number): Promise<ColdLoadFigures | { missing: stri
   }
 }
 
+/** The measured ticks of an earlier run's results file, with when and how long that run took. */
+function earlierTicks(file: string) {
+  const earlier = JSON.parse(readFileSync(file, 'utf8')) as {
+    machine: { date: string };
+    benchSeconds: number;
+    tick?: { measured?: TickResult[] };
+  };
+  if (earlier.tick?.measured === undefined) throw new InvalidArgumentError(`${file} has no measured tick`);
+  return { date: earlier.machine.date, benchSeconds: earlier.benchSeconds, measured: earlier.tick.measured };
+}
+
 function machine() {
   const cpus = os.cpus();
   return {
@@ -428,9 +444,11 @@ async function main(): Promise<void> {
         );
         ticks.push(tick);
       }
-      printTicks(ticks);
+      const earlier = options.ticksFrom === undefined ? undefined : earlierTicks(options.ticksFrom);
+      printTicks([...ticks, ...(earlier?.measured ?? [])]);
       results.tick = {
         measured: ticks,
+        earlierRun: earlier,
         partitionModel: wants('partition') ? modelPartitions() : undefined,
       };
     } else if (wants('partition')) {
