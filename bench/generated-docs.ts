@@ -61,7 +61,11 @@ export function usd(x: number): string {
   return Math.abs(x) >= 1 ? x.toFixed(2) : x.toFixed(4);
 }
 
-const count = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 4 });
+/** Counts with thousands separators; quantities under a thousandth (GB per occurrence) in exponent notation. */
+export function count(x: number): string {
+  if (x !== 0 && Math.abs(x) < 0.001) return x.toExponential(2);
+  return x.toLocaleString('en-US', { maximumFractionDigits: 4 });
+}
 
 function table(head: readonly string[], rows: readonly (readonly string[])[], align: readonly string[]): string {
   return [`| ${head.join(' | ')} |`, `|${align.join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   BENCHMARKS_DOC,
+  count,
   type GeneratedInputs,
   GeneratedRegionError,
   generatedRegions,
@@ -94,6 +95,12 @@ describe('Function: generatedRegions', () => {
     expect(regions['per-million']).toContain('1002 ms of CPU');
     expect(regions['per-million']).toContain('| Temporal Cloud | 205.30 | ≥ 4 actions a run |');
     expect(regions['bench-provenance']).toContain('2026-12-07 on 2 cores, Node v20, 300 s');
+  });
+
+  it('prints a GB per occurrence in exponent notation, not as 0, and counts with separators', () => {
+    expect(count(7.36e-7)).toBe('7.36e-7');
+    expect(count(91_250)).toBe('91,250');
+    expect(count(0)).toBe('0');
   });
 
   it('prints cents above a dollar and four places below', () => {
