@@ -15,6 +15,12 @@ import { currentHandler, type RecordedRequest, RequestRecorder, recordRequests }
 export interface HandlerTiming {
   readonly name: HandlerName | 'reconciler';
   readonly ms: number;
+  /**
+   * CPU milliseconds (user + system) of the whole bench process while the invocation ran: the handler's own work, its
+   * SDK clients' signing and parsing, and whatever else the process did meanwhile (the recorder, the event sources'
+   * polls). On the happy path the handlers run in turn, so it is close to the handler's own.
+   */
+  readonly cpuMs: number;
 }
 
 export class BenchSession {
@@ -75,10 +81,12 @@ export class BenchSession {
   timed<F extends (...args: never[]) => Promise<unknown>>(name: HandlerTiming['name'], handler: F): F {
     return (async (...args: never[]) => {
       const started = performance.now();
+      const cpu = process.cpuUsage();
       try {
         return await currentHandler.run(name, () => handler(...args));
       } finally {
-        this.timings.push({ name, ms: performance.now() - started });
+        const used = process.cpuUsage(cpu);
+        this.timings.push({ name, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 });
       }
     }) as F;
   }

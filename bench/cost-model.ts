@@ -4,6 +4,7 @@
  * measured here, they follow from how each one bills.
  */
 
+import { DURABLE_FUNCTIONS_RUN, describeRun, STEP_FUNCTIONS_RUN, TEMPORAL_RUN } from './alternative-models';
 import { itemSize } from './item-size';
 import { KEYED_TICK_ASSUMPTIONS, type KeyedTickAssumptions, keyedRowWriteUnits } from './partition-model';
 import { dollars, type PriceTable } from './prices';
@@ -12,9 +13,13 @@ import { type AuditRun, RECONCILER_RUNS_PER_MONTH, registryRow, upsertUnits } fr
 export interface LambdaUse {
   readonly fn: string;
   readonly invocations: number;
-  /** Billed duration per occurrence, summed over its invocations (Lambda rounds each up to 1 ms). */
+  /** Billed duration per occurrence, summed over its invocations (modelled: bench/lambda-time.ts). */
   readonly ms: number;
   readonly memoryMb: number;
+  /** Measured: CPU milliseconds at a full core, the wall milliseconds on moto, the requests it made (per occurrence). */
+  readonly cpuMs?: number;
+  readonly motoMs?: number;
+  readonly requests?: number;
 }
 
 /** What one occurrence uses, on average. */
@@ -106,6 +111,45 @@ export function costPerMillion(usage: OccurrenceUsage, prices: PriceTable): Cost
   return lines;
 }
 
+/** The finished row as kept until its TTL, for the storage an occurrence costs. */
+export interface KeptRow {
+  readonly rowBytes: number;
+  /** 0 when the finished row leaves the index (an announced occurrence has no status entry). */
+  readonly indexEntryBytes: number;
+  readonly retentionDays: number;
+  readonly pointInTimeRecovery: boolean;
+}
+
+/** Days in a month, as AWS prorates (365 × 24 / 12 hours). */
+const DAYS_A_MONTH = 730 / 24;
+
+/**
+ * What one occurrence's row costs at rest over its life: its bytes (and its index entry's), each with DynamoDB's 100
+ * bytes of overhead, for `retentionDays`, and the table's continuous backup of the row for as long.
+ */
+export function storagePerMillion(row: KeptRow, prices: PriceTable): CostLine[] {
+  const months = row.retentionDays / DAYS_A_MONTH;
+  const tableGbMonths = ((row.rowBytes + ITEM_STORAGE_OVERHEAD_BYTES) / GB) * months;
+  const indexGbMonths =
+    row.indexEntryBytes === 0 ? 0 : ((row.indexEntryBytes + ITEM_STORAGE_OVERHEAD_BYTES) / GB) * months;
+  const lines: CostLine[] = [
+    {
+      item: `DynamoDB storage, the row kept ${row.retentionDays} days (table + index)`,
+      quantity: tableGbMonths + indexGbMonths,
+      unit: 'GB-month',
+      usdPerMillion: dollars(prices.dynamoStorageGbMonth, tableGbMonths + indexGbMonths) * MILLION,
+    },
+  ];
+  if (row.pointInTimeRecovery)
+    lines.push({
+      item: `DynamoDB continuous backup (PITR) of the row, ${row.retentionDays} days`,
+      quantity: tableGbMonths,
+      unit: 'GB-month',
+      usdPerMillion: dollars(prices.dynamoPitrGbMonth, tableGbMonths) * MILLION,
+    });
+  return lines;
+}
+
 export function totalPerMillion(lines: readonly CostLine[]): number {
   return lines.reduce((sum, l) => sum + l.usdPerMillion, 0);
 }
@@ -128,31 +172,34 @@ export function alternativeModels(
   const scheduler = dollars(prices.schedulerInvocation, 1);
   const reportPut = dollars(prices.s3Put, 1);
   const announce = dollars(prices.snsFifoPublish, 1);
-  const sfnTransitions = 4;
-  const durableOperations = 4;
   const idempotencyWrites = 2;
   const progressWrites = 2;
+  const common = scheduler + reportPut + announce;
   return [
     {
       name: 'Step Functions Standard',
       usdPerMillion: perMillion(
-        dollars(prices.stepFunctionsStandardTransition, sfnTransitions) + scheduler + reportPut + announce,
+        dollars(prices.stepFunctionsStandardTransition, STEP_FUNCTIONS_RUN.unitsPerRun) + common,
       ),
-      how: `≥ ${sfnTransitions} state transitions a run (start, run job, write report, announce) at $25/M, plus Scheduler, the report PUT and the publish; the job's Lambda on top`,
+      how: `${describeRun(STEP_FUNCTIONS_RUN)} at $25/M, plus Scheduler, the report PUT and the publish; the job's Lambda on top`,
     },
     {
       name: 'Lambda durable functions',
       usdPerMillion:
-        perMillion(dollars(prices.lambdaDurableOperation, durableOperations) + scheduler + reportPut + announce) +
+        perMillion(dollars(prices.lambdaDurableOperation, DURABLE_FUNCTIONS_RUN.unitsPerRun) + common) +
         ours.lambdaJobFunctionPerMillion,
-      how: `${durableOperations} durable operations a run (start, run step, report step, announce step) at $8/M, plus the function's Lambda requests and duration (ours, measured), Scheduler, the report PUT and the publish`,
+      how: `${describeRun(DURABLE_FUNCTIONS_RUN)} at $8/M, plus the function's Lambda requests and duration (ours, modelled from measured CPU), Scheduler, the report PUT and the publish`,
+    },
+    {
+      name: 'Temporal Cloud',
+      usdPerMillion: perMillion(dollars(prices.temporalCloudAction, TEMPORAL_RUN.unitsPerRun) + reportPut + announce),
+      how: `${describeRun(TEMPORAL_RUN)} at $50/M, plus the report PUT and the publish; no Scheduler; the worker that runs the activity and the plan's monthly minimum on top (the monthly bill has them)`,
     },
     {
       name: 'Powertools idempotency (Scheduler → one Lambda)',
       usdPerMillion:
-        perMillion(
-          dollars(prices.dynamoWriteRequestUnit, idempotencyWrites + progressWrites) + scheduler + reportPut + announce,
-        ) + ours.lambdaJobFunctionPerMillion,
+        perMillion(dollars(prices.dynamoWriteRequestUnit, idempotencyWrites + progressWrites) + common) +
+        ours.lambdaJobFunctionPerMillion,
       how: `${idempotencyWrites} writes per new key (INPROGRESS put, COMPLETED update) plus a separate progress record (${progressWrites} writes), 1 WRU each; Lambda as ours; no queue, no lease extension, no retry of a crashed run before the record expires`,
     },
   ];

@@ -6,6 +6,7 @@
  */
 
 import { withDefaults } from '../functions/protocol/job-settings';
+import { MetricName } from '../functions/protocol/metric-names';
 import { reconcileThresholds, stuckAfterSeconds, workerLimits } from '../functions/protocol/worker-limits';
 import { createReconcilerHandler } from '../functions/reconciler';
 import type { BenchSession } from './bench-session';
@@ -85,7 +86,19 @@ async function deployedRun(session: BenchSession): Promise<DeployedRuntimeFigure
   );
   const reconcilerLines = await captureStdout(async () => void (await reconciler()));
   session.clear();
-  return deployedRuntimeFigures(occurrenceLines, reconcilerLines);
+  const figures = deployedRuntimeFigures(occurrenceLines, reconcilerLines);
+  const undeclared = undeclaredMetrics(figures.series);
+  if (undeclared.length > 0)
+    throw new BenchPathError(
+      `the functions emitted metrics functions/protocol/metric-names.ts does not declare: ${undeclared.join(', ')}`,
+    );
+  return figures;
+}
+
+/** Names of emitted metrics that MetricName does not declare (the bill prices only what the code says it writes). */
+export function undeclaredMetrics(series: readonly MetricSeries[]): string[] {
+  const declared = new Set<string>(Object.values(MetricName));
+  return [...new Set(series.map((s) => s.name).filter((name) => !declared.has(name)))];
 }
 
 /** The handlers log after their last write (the notifier's "report announced" follows `notifiedAt`): let them. */

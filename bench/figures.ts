@@ -7,7 +7,8 @@ import { WRITE_UNIT_BYTES, writeUnits } from './capacity';
 import { type CapacityTotals, STATUS_INDEX } from './capacity-ledger';
 import type { OccurrenceUsage } from './cost-model';
 import { itemSize, type WireItem, type WireValue } from './item-size';
-import type { OperationCounts, PathResult } from './paths';
+import { modelledBilledMs } from './lambda-time';
+import { type OperationCounts, type PathResult, total } from './paths';
 
 /** lib/job-function.ts gives every function but the worker 256 MB (a literal there, not an export). */
 export const DEFAULT_MEMORY_MB = 256;
@@ -105,25 +106,64 @@ export function billedMs(path: PathResult, name: string): number {
   return path.timings.filter((t) => t.name === name).reduce((s, t) => s + Math.ceil(t.ms), 0);
 }
 
-/** Per handler, the median over runs of the path of its billed milliseconds (durations on moto are noisy). */
-export function medianBilledMs(runs: readonly PathResult[]): Record<string, number> {
+const HANDLERS = ['trigger', 'worker', 'notifier'] as const;
+
+/** Per handler, the median over runs of the path of `pick` (durations and CPU on moto are noisy). */
+function medianPerHandler(
+  runs: readonly PathResult[],
+  pick: (run: PathResult, name: string) => number,
+): Record<string, number> {
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  const names = ['trigger', 'worker', 'notifier'];
-  return Object.fromEntries(
-    names.map((name) => [name, median(runs.map((r) => billedMs(r, name) - (name === 'worker' ? r.jobMs : 0)))]),
-  );
+  return Object.fromEntries(HANDLERS.map((name) => [name, median(runs.map((r) => pick(r, name)))]));
+}
+
+/** Per handler, the median over runs of its billed milliseconds on moto (the worker's without the job). */
+export function medianBilledMs(runs: readonly PathResult[]): Record<string, number> {
+  return medianPerHandler(runs, (r, name) => billedMs(r, name) - (name === 'worker' ? r.jobMs : 0));
+}
+
+/** CPU milliseconds of one handler on a path, summed over its invocations. */
+export function cpuMs(path: PathResult, name: string): number {
+  return path.timings.filter((t) => t.name === name).reduce((s, t) => s + t.cpuMs, 0);
+}
+
+/** Per handler, the median over runs of its CPU milliseconds. */
+export function medianCpuMs(runs: readonly PathResult[]): Record<string, number> {
+  return medianPerHandler(runs, cpuMs);
+}
+
+/** What the cost takes from several runs of one path: each handler's median CPU and moto milliseconds. */
+export interface MeasuredMedians {
+  readonly cpuMs: Record<string, number>;
+  readonly motoMs: Record<string, number>;
+}
+
+export function measuredMedians(runs: readonly PathResult[]): MeasuredMedians {
+  return { cpuMs: medianCpuMs(runs), motoMs: medianBilledMs(runs) };
 }
 
 /**
- * What one occurrence of the happy path bills, from the measured run (per occurrence). `durations` (billed ms per
- * handler, the worker's without the job) defaults to this run's own.
+ * What one occurrence of the happy path bills, from the measured run (per occurrence). Lambda time is modelled
+ * (bench/lambda-time.ts) from each handler's CPU and requests; `medians` (several runs' CPU and moto ms) defaults to
+ * this run's own.
  */
-export function usageOf(path: PathResult, durations?: Record<string, number>): OccurrenceUsage {
+export function usageOf(path: PathResult, medians: MeasuredMedians = measuredMedians([path])): OccurrenceUsage {
   const n = path.occurrences;
   const h = path.requests.handler;
   const es = path.requests['event-source'];
-  const own = (name: string) => billedMs(path, name) - (name === 'worker' ? path.jobMs : 0);
-  const ms = (name: string) => durations?.[name] ?? own(name);
+  const lambda = (fn: string, name: string, invocations: number) => {
+    const cpu = medians.cpuMs[name] / n;
+    const requests = scale(path.requestsByHandler[name] ?? {}, n);
+    return {
+      fn,
+      invocations,
+      ms: modelledBilledMs(cpu, requests, DEFAULT_MEMORY_MB),
+      cpuMs: cpu,
+      motoMs: Math.max(0, medians.motoMs[name]) / n,
+      requests: total(requests),
+      memoryMb: DEFAULT_MEMORY_MB,
+    };
+  };
   const count = (name: string) => path.timings.filter((t) => t.name === name).length;
   const published = h['SNS.Publish'] ?? 0;
   const invocations = count('trigger') + count('worker') + published;
@@ -136,16 +176,11 @@ export function usageOf(path: PathResult, durations?: Record<string, number>): O
   return {
     schedulerInvocations: count('trigger') / n,
     lambda: [
-      { fn: 'trigger', invocations: count('trigger') / n, ms: ms('trigger') / n, memoryMb: DEFAULT_MEMORY_MB },
-      {
-        fn: 'worker (without the job)',
-        invocations: count('worker') / n,
-        ms: Math.max(0, ms('worker')) / n,
-        // The sample's worker is built from its job's entry, with a worker's default 256 MB (lib/job-worker.ts).
-        memoryMb: DEFAULT_MEMORY_MB,
-      },
+      lambda('trigger', 'trigger', count('trigger') / n),
+      // The sample's worker is built from its job's entry, with a worker's default 256 MB (lib/job-worker.ts).
+      lambda('worker (without the job)', 'worker', count('worker') / n),
       // Deployed, the event source's filter invokes the notifier only for the change to SUCCEEDED: one per publish.
-      { fn: 'notifier', invocations: published / n, ms: ms('notifier') / n, memoryMb: DEFAULT_MEMORY_MB },
+      lambda('notifier', 'notifier', published / n),
     ],
     dynamoWriteUnits: (path.capacity.tableWriteUnits + path.capacity.indexWriteUnits) / n,
     dynamoReadUnits: (path.capacity.tableReadUnits + path.capacity.indexReadUnits) / n,

@@ -5,6 +5,8 @@
  * captured from the deployed runtime, bench/emitted-metrics.ts), priced with bench/prices.ts. Beside each stack, the
  * same workload elsewhere, as models.
  */
+import { DURABLE_FUNCTIONS_RUN, describeRun, STEP_FUNCTIONS_RUN, TEMPORAL_RUN } from './alternative-models';
+import { vcpuShare } from './lambda-time';
 import { dollars, type PriceTable } from './prices';
 
 /** Hours in a month, as AWS prorates by (365 × 24 / 12). */
@@ -63,6 +65,8 @@ export interface ReconcilerFixed {
   readonly runsPerMonth: number;
   readonly readUnitsPerRun: number;
   readonly queriesPerRun: number;
+  /** CPU milliseconds of an idle run at a full core (measured; 0 when not). */
+  readonly cpuMsPerRun: number;
   readonly memoryMb: number;
   readonly logBytesPerRun: number;
 }
@@ -70,6 +74,21 @@ export interface ReconcilerFixed {
 /** What the stack's template holds (bench/stack-template.ts). */
 export interface TemplateCounts {
   readonly alarms: number;
+  /**
+   * What CloudWatch bills alarms by: one alarm metric per metric an alarm reads (a metric-math alarm over two metrics
+   * bills two, the expression none).
+   */
+  readonly alarmMetrics: number;
+  /** Distinct custom metrics (namespace, name, dimensions) the alarms read. */
+  readonly customMetricsAlarmed: number;
+  readonly functions: number;
+  readonly queues: number;
+  readonly schedules: number;
+  readonly tables: number;
+  readonly indexes: number;
+  readonly logGroups: number;
+  /** The longest retention of the functions' log groups, in days (0: kept forever). */
+  readonly logRetentionDays: number;
   readonly dashboards: number;
   readonly workers: number;
   /** Queues a Lambda event source polls (the workers' job queues). */
@@ -154,9 +173,13 @@ function schedulerLines(w: Workload): PricedLine[] {
 /** GB-seconds of `ms` at `memoryMb`. */
 const gbSeconds = (ms: number, memoryMb: number) => (ms / 1000) * (memoryMb / 1024);
 
-/** The reconciler's run time, modelled from its requests (moto's own time is not DynamoDB's). */
+/**
+ * The reconciler's run time, modelled: its measured CPU at its memory's share of a vCPU (bench/lambda-time.ts), plus
+ * its queries in rounds of `queryConcurrency`, one deployed round trip a round (moto's own time is not DynamoDB's).
+ */
 export function reconcilerRunMs(r: ReconcilerFixed): number {
-  return Math.ceil(r.queriesPerRun / RUNTIME_MODEL.queryConcurrency) * RUNTIME_MODEL.dynamoRequestMs;
+  const waiting = Math.ceil(r.queriesPerRun / RUNTIME_MODEL.queryConcurrency) * RUNTIME_MODEL.dynamoRequestMs;
+  return r.cpuMsPerRun / vcpuShare(r.memoryMb) + waiting;
 }
 
 function lambdaLines(w: Workload, { occurrence, reconciler }: BillInputs): PricedLine[] {
@@ -312,6 +335,11 @@ export function logBytesPerMonth(w: Workload, { occurrence: o, reconciler: r, te
   return o.logBytes * w.occurrencesPerMonth + r.logBytesPerRun * r.runsPerMonth + platform;
 }
 
+/** Months a month's log bytes stay stored: the retention, or a year when the groups keep them forever. */
+export function logMonthsKept(retentionDays: number): number {
+  return (retentionDays === 0 ? 365 : retentionDays) / DAYS_PER_MONTH;
+}
+
 /** Modelled: Lambda's START, END and REPORT lines of one invocation (figures.ts LOG_MODEL). */
 export const PLATFORM_BYTES_PER_INVOCATION = 330;
 
@@ -325,7 +353,13 @@ function observabilityLines(w: Workload, inputs: BillInputs): PricedLine[] {
       unit: 'metric-month',
       price: 'customMetricMonth',
     },
-    { group: 'CloudWatch', item: 'alarms', quantity: t.alarms, unit: 'alarm-month', price: 'cloudwatchAlarmStandard' },
+    {
+      group: 'CloudWatch',
+      item: `alarms (${t.alarms}, billed by the ${t.alarmMetrics} metrics they read)`,
+      quantity: t.alarmMetrics,
+      unit: 'alarm metric-month',
+      price: 'cloudwatchAlarmStandard',
+    },
     {
       group: 'CloudWatch',
       item: 'dashboards',
@@ -339,6 +373,13 @@ function observabilityLines(w: Workload, inputs: BillInputs): PricedLine[] {
       quantity: logBytesPerMonth(w, inputs) / GB,
       unit: 'GB',
       price: 'logsIngestionGb',
+    },
+    {
+      group: 'CloudWatch',
+      item: `Logs storage (${t.logGroups} log groups, ${t.logRetentionDays} days, uncompressed)`,
+      quantity: (logBytesPerMonth(w, inputs) / GB) * logMonthsKept(t.logRetentionDays),
+      unit: 'GB-month',
+      price: 'logsStorageGbMonth',
     },
   ];
 }
@@ -381,9 +422,6 @@ function initCost(w: Workload, prices: PriceTable, memoryMb = 256): number {
   return dollars(prices.lambdaGbSecondArm, gbSeconds(w.coldStarts.worker * RUNTIME_MODEL.initMs.worker, memoryMb));
 }
 
-export const SFN_TRANSITIONS_PER_RUN = 3;
-export const DURABLE_OPERATIONS_PER_RUN = 3;
-export const TEMPORAL_ACTIONS_PER_FIRE = 3;
 /** An always-on Temporal worker: the smallest Fargate task, 0.25 vCPU and 0.5 GB. */
 const TEMPORAL_WORKER = { vcpu: 0.25, gb: 0.5 };
 
@@ -391,20 +429,20 @@ export function alternativeBills(w: Workload, o: OccurrenceFigures, prices: Pric
   const n = w.occurrencesPerMonth;
   const common = commonPerRun(prices) * n;
   const fn = oneFunctionPerRun(o, prices) * n + initCost(w, prices);
-  const temporalUsage = dollars(prices.temporalCloudAction, TEMPORAL_ACTIONS_PER_FIRE * n);
+  const temporalUsage = dollars(prices.temporalCloudAction, TEMPORAL_RUN.unitsPerRun * n);
   const temporalWorker =
     HOURS_PER_MONTH *
     (dollars(prices.fargateArmVcpuHour, TEMPORAL_WORKER.vcpu) + dollars(prices.fargateArmGbHour, TEMPORAL_WORKER.gb));
   return [
     {
       name: 'Step Functions Standard',
-      usd: dollars(prices.stepFunctionsStandardTransition, SFN_TRANSITIONS_PER_RUN * n) + common + fn,
-      assumptions: `Scheduler starts a 3-state machine (run the job's Lambda, write the report, publish): ${SFN_TRANSITIONS_PER_RUN} transitions a run at $25/M; the job's Lambda as our worker without the job, with its cold starts; no alarms, no dashboard, execution history kept by the service`,
+      usd: dollars(prices.stepFunctionsStandardTransition, STEP_FUNCTIONS_RUN.unitsPerRun * n) + common + fn,
+      assumptions: `Scheduler starts a 3-state machine: ${describeRun(STEP_FUNCTIONS_RUN)} at $25/M; the job's Lambda as our worker without the job, with its cold starts; no alarms, no dashboard, execution history kept by the service`,
     },
     {
       name: 'Lambda durable functions',
-      usd: dollars(prices.lambdaDurableOperation, DURABLE_OPERATIONS_PER_RUN * n) + common + fn,
-      assumptions: `Scheduler invokes one durable function of ${DURABLE_OPERATIONS_PER_RUN} operations (run step, report step, announce step) at $8/M, no waits (one invocation); Lambda as our worker without the job; data-retention charges left out (a few KB a run)`,
+      usd: dollars(prices.lambdaDurableOperation, DURABLE_FUNCTIONS_RUN.unitsPerRun * n) + common + fn,
+      assumptions: `Scheduler invokes one durable function: ${describeRun(DURABLE_FUNCTIONS_RUN)} at $8/M, no waits (one invocation); Lambda as our worker without the job; data-retention charges left out (a few KB a run)`,
     },
     {
       name: 'Temporal Cloud',
@@ -412,7 +450,7 @@ export function alternativeBills(w: Workload, o: OccurrenceFigures, prices: Pric
         Math.max(dollars(prices.temporalCloudEssentialsMonth, 1), temporalUsage) +
         temporalWorker +
         (common - dollars(prices.schedulerInvocation, n)),
-      assumptions: `a Temporal schedule per job (per customer in the third stack), ${TEMPORAL_ACTIONS_PER_FIRE} actions a fire (schedule start, workflow, activity) at $50/M, the Essentials plan's $100 a month minimum; one always-on worker on Fargate (0.25 vCPU, 0.5 GB, arm64); the report PUT and the publish as ours; no Scheduler`,
+      assumptions: `a Temporal schedule per job (per customer in the third stack), ${describeRun(TEMPORAL_RUN)} at $50/M, the Essentials plan's $100 a month minimum; one always-on worker on Fargate (0.25 vCPU, 0.5 GB, arm64); the report PUT and the publish as ours; no Scheduler`,
     },
     {
       name: 'plain Scheduler → Lambda',

@@ -23,17 +23,24 @@ export const BENCH_JOB_ID = 'bench';
 
 /** Short timing, as the integration tests use, so that heartbeats and retries take seconds. */
 export function benchSettings(
-  overrides: Partial<Pick<JobSettings, 'leaseSeconds' | 'heartbeatSeconds'>> = {},
+  overrides: Partial<Pick<JobSettings, 'leaseSeconds' | 'heartbeatSeconds'>> & { retryDeadlineSeconds?: number } = {},
   id = BENCH_JOB_ID,
 ) {
+  const { retryDeadlineSeconds = 600, ...timing } = overrides;
   return withDefaults({
     id,
     leaseSeconds: 10,
     heartbeatSeconds: 2,
     leaseSafetyMarginSeconds: 2,
     timeoutSeconds: 30,
-    ...overrides,
-    retry: { maxAttempts: 3, baseDelaySeconds: 1, maxDelaySeconds: 1, deadlineSeconds: 600, jitter: 0 },
+    ...timing,
+    retry: {
+      maxAttempts: 3,
+      baseDelaySeconds: 1,
+      maxDelaySeconds: 1,
+      deadlineSeconds: retryDeadlineSeconds,
+      jitter: 0,
+    },
   });
 }
 
@@ -89,6 +96,8 @@ export interface PathResult {
   readonly logLines: number;
   readonly metrics: number;
   readonly timings: readonly HandlerTiming[];
+  /** The handlers' requests by the handler that made them (each a round trip on its critical path). */
+  readonly requestsByHandler: Readonly<Record<string, OperationCounts>>;
   readonly jobMs: number;
   /** Time spent waiting for moto's answers, summed over all requests (they overlap under concurrency). */
   readonly motoMs: number;
@@ -155,10 +164,23 @@ function result(session: BenchSession, path: string, occurrences: number, job: B
       .reduce((sum, r) => sum + r.requestBytes, 0),
     metrics: session.metricsRecorded.length,
     timings: [...session.timings],
+    requestsByHandler: byHandler(requests),
     jobMs: job.jobMs.reduce((a, b) => a + b, 0),
     motoMs: requests.filter((r) => r.role !== 'driver').reduce((sum, r) => sum + r.durationMs, 0),
     wallMs: performance.now() - started,
   };
+}
+
+/** "Service.Operation" counts of the handlers' requests, by the handler that made them. */
+function byHandler(requests: readonly RecordedRequest[]): Record<string, OperationCounts> {
+  const out: Record<string, OperationCounts> = {};
+  for (const r of requests) {
+    if (r.role !== 'handler') continue;
+    const who = r.handler ?? 'unknown';
+    const key = `${r.service}.${r.operation}`;
+    out[who] = { ...out[who], [key]: (out[who]?.[key] ?? 0) + 1 };
+  }
+  return out;
 }
 
 export interface RunOptions {

@@ -135,6 +135,13 @@ export const PRICES = {
     source: CLOUDWATCH,
     checked: NOT_RECHECKED('2025-06'),
   },
+  logsStorageGbMonth: {
+    usd: 0.03,
+    per: 1,
+    unit: 'GB-month of CloudWatch Logs archived (compressed; the bill counts the bytes uncompressed, an upper bound)',
+    source: CLOUDWATCH,
+    checked: NOT_RECHECKED('2025-06'),
+  },
   customMetricMonth: {
     usd: 0.3,
     per: 1,

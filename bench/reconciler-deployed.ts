@@ -70,6 +70,8 @@ export interface DeployedReconcilerFigures {
   readonly readUnitsPerOccurrence: number;
   /** The seeded run's extra heap per finished row it read (bytes). */
   readonly heapBytesPerEntry: number;
+  /** CPU milliseconds of an idle run at a full core (its queries' signing and parsing), measured apart. */
+  readonly idleCpuMs?: number;
 }
 
 /**
@@ -109,6 +111,7 @@ export async function measureDeployedReconciler(
   );
   session.clear();
   const idle = await measuredRun(session, reconciler);
+  const idleCpuMs = await cpuOfRun(session, reconciler);
 
   const spanSeconds = SEEDED_SPAN_SECONDS + SEEDED_EVERY_SECONDS;
   const rows = seedRows(template, templateKey, jobs, spanSeconds);
@@ -124,7 +127,22 @@ export async function measureDeployedReconciler(
   session.clear();
   const seeded = await measuredRun(session, reconciler);
   session.clear();
-  return deployedFigures({ thresholds, seededRows: rows.length, seededSpanSeconds: spanSeconds, idle, seeded });
+  return {
+    ...deployedFigures({ thresholds, seededRows: rows.length, seededSpanSeconds: spanSeconds, idle, seeded }),
+    idleCpuMs,
+  };
+}
+
+/**
+ * The CPU of one idle run, apart from the measured run: that one's heap sampling runs a full collection every
+ * HEAP_SAMPLE_MS, which is not the reconciler's work.
+ */
+async function cpuOfRun(session: BenchSession, reconciler: () => Promise<unknown>): Promise<number> {
+  session.clear();
+  await reconciler();
+  const cpuMs = session.timings.at(-1)?.cpuMs ?? 0;
+  session.clear();
+  return cpuMs;
 }
 
 /** The per-occurrence figures from the two runs (pure: tested with hand-made runs). */

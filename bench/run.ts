@@ -3,13 +3,13 @@
  * as tables and writes bench/results.json. Figure 4 (cold load, callgrind) is bench/cold-load.ts and the partition
  * model of figure 5 is bench/partition-model.ts; both also print here.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { localClients } from '../testing/local/local-aws';
 import { BenchSession } from './bench-session';
-import { billFigure, occurrenceFigures, reconcilerUsdPerMillion } from './bill-figure';
+import { billFigure, occurrenceFigures, RETENTION_DAYS, reconcilerUsdPerMillion, stackCases } from './bill-figure';
 import { formatBulkCreate, measureBulkCreate } from './bulk-create';
 import { projected } from './capacity';
 import { STATUS_INDEX } from './capacity-ledger';
@@ -24,6 +24,7 @@ import {
   costPerMillion,
   type MeasuredHappyPath,
   type OccurrenceUsage,
+  storagePerMillion,
   totalPerMillion,
 } from './cost-model';
 import { measureDeployedRuntime } from './emitted-metrics';
@@ -33,16 +34,19 @@ import {
   difference,
   itemGrowth,
   lastItem,
-  medianBilledMs,
+  measuredMedians,
   scale,
   usageOf,
 } from './figures';
+import { type GeneratedInputs, RESULTS_FILE, writeGeneratedDocs } from './generated-docs';
 import { itemSize } from './item-size';
+import { LAMBDA_TIME_MODEL } from './lambda-time';
 import { formatPartitionModel, partitionModel } from './partition-model';
 import { benchSettings, type PathResult, runOccurrences, runReconcilerRequeue } from './paths';
 import { dollars, PRICES } from './prices';
 import { type DeployedReconcilerFigures, measureDeployedReconciler } from './reconciler-deployed';
 import { formatKeyedPath, runtimeScheduleModels } from './runtime-schedules';
+import { synthesize, templateCounts } from './stack-template';
 import {
   printBill,
   printCapacity,
@@ -62,9 +66,13 @@ export interface BenchOptions {
   readonly only: readonly Figure[];
   readonly ticks: readonly number[];
   readonly pollers: number;
+  /** How long a tick of N may take to settle on moto: N × this many milliseconds, at least two minutes. */
+  readonly tickMsPerOccurrence: number;
   readonly heartbeatJobMs: number;
   /** Callgrind runs per bundle for the cold load (the median is kept): 3, or 1 with --quick. */
   readonly coldLoadRuns: number;
+  /** An earlier run's results whose measured ticks are kept beside this run's (a long tick run apart). */
+  readonly ticksFrom?: string;
   /** Schedules the bulk creation on moto makes, per path (run-time schedules). */
   readonly bulkSchedules: number;
   readonly out: string;
@@ -92,8 +100,15 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     .option('--only <figures>', `some of ${FIGURES.join(',')}`, parseFigures)
     .option('--ticks <list>', 'occurrences per tick (default 10,100; 1000 takes moto minutes)', parseList)
     .option('--pollers <n>', 'worker pollers in the tick', (v) => parseList(v)[0], 4)
+    .option(
+      '--tick-ms-per-occurrence <ms>',
+      'how long a tick may take to settle, per occurrence (moto on two cores: about 1 s each at N = 1,000)',
+      (v) => parseList(v)[0],
+      2_000,
+    )
+    .option('--ticks-from <file>', "keep an earlier run's measured ticks (e.g. --only tick --ticks 1000 run apart)")
     .option('--bulk-schedules <n>', 'schedules the bulk creation on moto makes per path', (v) => parseList(v)[0])
-    .option('--out <file>', 'where the results go', path.join(__dirname, 'results.json'))
+    .option('--out <file>', 'where the results go', RESULTS_FILE)
     .exitOverride()
     .parse(argv, { from: 'user' });
   const o = program.opts<{
@@ -101,6 +116,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     only?: Figure[];
     ticks?: number[];
     pollers: number;
+    tickMsPerOccurrence: number;
+    ticksFrom?: string;
     bulkSchedules?: number;
     out: string;
   }>();
@@ -109,6 +126,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     // N = 1,000 takes moto several minutes on two cores: ask for it with --ticks 10,100,1000.
     ticks: o.ticks ?? (o.quick ? [10] : [10, 100]),
     pollers: o.pollers,
+    tickMsPerOccurrence: o.tickMsPerOccurrence,
+    ticksFrom: o.ticksFrom,
     heartbeatJobMs: o.quick ? 5_000 : 9_000,
     coldLoadRuns: o.quick ? 1 : 3,
     bulkSchedules: o.bulkSchedules ?? (o.quick ? 100 : 500),
@@ -270,6 +289,29 @@ function reconcilerLine(r: DeployedReconcilerFigures) {
   };
 }
 
+/** The happy path's finished row, as the table keeps it until its TTL (and its index entry, if it keeps one). */
+function keptRow(p: Paths) {
+  const final = lastItem(p.happy);
+  const indexed = final?.[STATUS_INDEX.partitionKey] !== undefined;
+  return {
+    rowBytes: final ? itemSize(final) : 0,
+    indexEntryBytes: final && indexed ? itemSize(projected(final, STATUS_INDEX)) : 0,
+  };
+}
+
+/**
+ * Figure 3 all in: the occurrence's requests, units and Lambda time (from measured CPU), the reconciler's reads of
+ * finished rows, and the row's storage and backup over a default job's retention, PITR as the template has it.
+ */
+function allInLines(p: Paths, usage: OccurrenceUsage, reconciler: DeployedReconcilerFigures) {
+  const pointInTimeRecovery = templateCounts(synthesize(stackCases()[1].shape)).pointInTimeRecovery;
+  return [
+    ...costPerMillion(usage, PRICES),
+    reconcilerLine(reconciler),
+    ...storagePerMillion({ ...keptRow(p), retentionDays: RETENTION_DAYS, pointInTimeRecovery }, PRICES),
+  ];
+}
+
 /** Figure 6: the deployed runtime's metrics and logs, the stacks' templates, the bills. */
 async function bill(
   p: Paths,
@@ -277,14 +319,8 @@ async function bill(
   reconciler: DeployedReconcilerFigures,
   runtime: Awaited<ReturnType<typeof measureDeployedRuntime>>,
 ) {
-  const final = lastItem(p.happy);
-  const indexed = final?.[STATUS_INDEX.partitionKey] !== undefined;
-  const row = {
-    rowBytes: final ? itemSize(final) : 0,
-    indexEntryBytes: final && indexed ? itemSize(projected(final, STATUS_INDEX)) : 0,
-  };
-  const figure = billFigure(occurrenceFigures(usage, reconciler, runtime, row), reconciler, runtime, PRICES);
-  const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
+  const figure = billFigure(occurrenceFigures(usage, reconciler, runtime, keptRow(p)), reconciler, runtime, PRICES);
+  const lines = allInLines(p, usage, reconciler);
   const logsDeployed = dollars(PRICES.logsIngestionGb, runtime.logBytesPerOccurrence / 1024 ** 3) * 1e6;
   printBill(figure, { total: totalPerMillion(lines), reconciler: reconcilerUsdPerMillion(reconciler, PRICES) });
   console.log(
@@ -321,6 +357,17 @@ async function coldLoad(runs: number): Promise<ColdLoadFigures | { missing: stri
     console.error(error.message);
     return { missing: error.message };
   }
+}
+
+/** The measured ticks of an earlier run's results file, with when and how long that run took. */
+function earlierTicks(file: string) {
+  const earlier = JSON.parse(readFileSync(file, 'utf8')) as {
+    machine: { date: string };
+    benchSeconds: number;
+    tick?: { measured?: TickResult[] };
+  };
+  if (earlier.tick?.measured === undefined) throw new InvalidArgumentError(`${file} has no measured tick`);
+  return { date: earlier.machine.date, benchSeconds: earlier.benchSeconds, measured: earlier.tick.measured };
 }
 
 function machine() {
@@ -364,24 +411,44 @@ async function main(): Promise<void> {
       // the stack's default system log level WARN: no START, END or REPORT lines. The local run's bytes with
       // LOG_MODEL's additions were the figure before issue 24.
       const runtime = wants('cost') || wants('bill') ? await measureDeployedRuntime(session) : undefined;
-      const measuredUsage = usageOf(p.happy, medianBilledMs(p.happyRuns));
+      const measuredUsage = usageOf(p.happy, measuredMedians(p.happyRuns));
       const usage = runtime ? { ...measuredUsage, logBytes: runtime.logBytesPerOccurrence } : measuredUsage;
       if (wants('cost') && reconciler) {
-        const lines = [...costPerMillion(usage, PRICES), reconcilerLine(reconciler)];
+        const lines = allInLines(p, usage, reconciler);
+        console.log(`\n${LAMBDA_TIME_MODEL}`);
         // The alternatives run the job in one function: ours is the worker's requests and duration.
         const worker = lines.filter((l) => l.item.includes('worker')).reduce((s, l) => s + l.usdPerMillion, 0);
         const alternatives = alternativeModels(PRICES, { lambdaJobFunctionPerMillion: worker });
         printCost(lines, totalPerMillion(lines), alternatives);
-        results.cost = { usage, lines, totalPerMillion: totalPerMillion(lines), alternatives, prices: PRICES };
+        results.cost = {
+          usage,
+          lines,
+          totalPerMillion: totalPerMillion(lines),
+          lambdaTimeModel: LAMBDA_TIME_MODEL,
+          alternatives,
+          prices: PRICES,
+        };
       }
       if (wants('bill') && reconciler && runtime) results.bill = await bill(p, usage, reconciler, runtime);
     }
     if (session && wants('tick')) {
       const ticks: TickResult[] = [];
-      for (const n of options.ticks) ticks.push(await runTick(session, n, options.pollers, Math.max(120_000, n * 600)));
-      printTicks(ticks);
+      for (const n of options.ticks) {
+        const limitMs = Math.max(120_000, n * options.tickMsPerOccurrence);
+        console.log(
+          `\nA tick of ${n} at once, ${options.pollers} pollers (up to ${Math.round(limitMs / 1000)} s to settle)...`,
+        );
+        const tick = await runTick(session, n, options.pollers, limitMs);
+        console.log(
+          `  ${tick.unsettled === 0 ? 'settled' : `${tick.unsettled} of ${n} NOT settled`} after ${Math.round(tick.wallMs / 1000)} s`,
+        );
+        ticks.push(tick);
+      }
+      const earlier = options.ticksFrom === undefined ? undefined : earlierTicks(options.ticksFrom);
+      printTicks([...ticks, ...(earlier?.measured ?? [])]);
       results.tick = {
         measured: ticks,
+        earlierRun: earlier,
         partitionModel: wants('partition') ? modelPartitions() : undefined,
       };
     } else if (wants('partition')) {
@@ -404,6 +471,11 @@ async function main(): Promise<void> {
   console.log(
     `\n${path.relative(process.cwd(), options.out)} written; the bench took ${Math.round((performance.now() - started) / 1000)} s.`,
   );
+  // The docs' generated tables follow the committed results: rewritten only from a whole run into bench/results.json.
+  if (path.resolve(options.out) === RESULTS_FILE && results.cost !== undefined && results.bill !== undefined) {
+    const changed = writeGeneratedDocs(results as unknown as GeneratedInputs);
+    console.log(`docs/benchmarks.md's generated tables ${changed ? 'rewritten' : 'unchanged'}.`);
+  }
 }
 
 if (require.main === module) {

@@ -39,8 +39,23 @@ export interface StackShape {
   readonly schedule: string;
 }
 
-/** Builds the stack as the README writes it and returns its template. */
+const synthesized = new Map<string, Template>();
+
+/** Builds the stack as the README writes it and returns its template: one synth per shape, kept for the run. */
 export function synthesize(shape: StackShape): Template {
+  const key = JSON.stringify(shape);
+  const known = synthesized.get(key);
+  if (known !== undefined) return known;
+  const template = synthesizeOnce(shape);
+  synthesized.set(key, template);
+  return template;
+}
+
+/**
+ * Without bundling (`aws:cdk:bundling-stacks: []`, as the fast tests synthesize): the constructs run as a user's app
+ * runs them, only esbuild is not; the counts do not depend on the bundles.
+ */
+function synthesizeOnce(shape: StackShape): Template {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Bill');
   const jobs = new ScheduledJobs(stack, 'Jobs');
@@ -64,8 +79,28 @@ export function templateCounts(t: Template): TemplateCounts {
     .filter((arn) => arn.includes('Queue'));
   const functions = ofType(t, 'AWS::Lambda::Function');
   const tables = ofType(t, 'AWS::DynamoDB::Table');
+  const alarms = ofType(t, 'AWS::CloudWatch::Alarm');
+  const logGroups = ofType(t, 'AWS::Logs::LogGroup');
+  const retention = logGroups.map((g) => Number(g.Properties?.RetentionInDays ?? 0));
   return {
-    alarms: ofType(t, 'AWS::CloudWatch::Alarm').length,
+    alarms: alarms.length,
+    alarmMetrics: alarms.reduce((sum, a) => sum + alarmMetricsOf(a).length, 0),
+    customMetricsAlarmed: new Set(
+      alarms
+        .flatMap(alarmMetricsOf)
+        .filter((m) => !m.namespace.startsWith('AWS/'))
+        .map((m) => m.key),
+    ).size,
+    functions: functions.length,
+    queues: ofType(t, 'AWS::SQS::Queue').length,
+    schedules: ofType(t, 'AWS::Scheduler::Schedule').length,
+    tables: tables.length,
+    indexes: tables.reduce(
+      (sum, table) => sum + ((table.Properties?.GlobalSecondaryIndexes as unknown[]) ?? []).length,
+      0,
+    ),
+    logGroups: logGroups.length,
+    logRetentionDays: retention.includes(0) ? 0 : Math.max(0, ...retention),
     dashboards: ofType(t, 'AWS::CloudWatch::Dashboard').length,
     workers: queueArns.length,
     polledQueues: new Set(queueArns).size,
@@ -73,6 +108,30 @@ export function templateCounts(t: Template): TemplateCounts {
     // Lambda writes START, END and REPORT at INFO: unless every function's system log level is above it.
     platformLogLines: functions.some((f) => !quietSystemLog(f)),
   };
+}
+
+interface AlarmMetric {
+  readonly namespace: string;
+  /** Namespace, name and dimensions, as one string: the metric's identity. */
+  readonly key: string;
+}
+
+interface MetricStatQuery {
+  readonly MetricStat?: { readonly Metric?: { Namespace?: string; MetricName?: string; Dimensions?: unknown } };
+}
+
+/** The metrics an alarm reads: its one metric, or each metric (not expression) of a metric-math alarm. */
+export function alarmMetricsOf(alarm: TemplateResource): AlarmMetric[] {
+  const p = alarm.Properties ?? {};
+  const metricOf = (namespace: unknown, name: unknown, dimensions: unknown): AlarmMetric => ({
+    namespace: String(namespace ?? ''),
+    key: JSON.stringify([namespace, name, dimensions ?? []]),
+  });
+  if (p.MetricName !== undefined) return [metricOf(p.Namespace, p.MetricName, p.Dimensions)];
+  return ((p.Metrics as MetricStatQuery[] | undefined) ?? [])
+    .map((q) => q.MetricStat?.Metric)
+    .filter((m) => m !== undefined)
+    .map((m) => metricOf(m.Namespace, m.MetricName, m.Dimensions));
 }
 
 function pitrEnabled(table: TemplateResource): boolean {

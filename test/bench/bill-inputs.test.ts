@@ -3,7 +3,13 @@
  * functions' EMF lines, and the fixed items of a synthesized template.
  */
 import { describe, expect, it } from 'vitest';
-import { countSeries, deployedRuntimeFigures, metricSeries, type WrittenLine } from '../../bench/emitted-metrics';
+import {
+  countSeries,
+  deployedRuntimeFigures,
+  metricSeries,
+  undeclaredMetrics,
+  type WrittenLine,
+} from '../../bench/emitted-metrics';
 import { deployedFigures, movedRow, type ReconcilerRun } from '../../bench/reconciler-deployed';
 import { synthesize, type Template, templateCounts } from '../../bench/stack-template';
 import { OCCURRENCE_TABLE, shardOf } from '../../functions/protocol/table-schema';
@@ -139,6 +145,16 @@ describe('Function: metricSeries and countSeries', () => {
   });
 });
 
+describe('Function: undeclaredMetrics', () => {
+  it('names each emitted metric that functions/protocol/metric-names.ts does not declare, once', () => {
+    const series = (name: string) => ({ handler: 'worker', namespace: 'N', name, dimensions: {} });
+    expect(undeclaredMetrics([series('OccurrencesSucceeded'), series('Started'), series('Started')])).toEqual([
+      'Started',
+    ]);
+    expect(undeclaredMetrics([series('OccurrencesLate')])).toEqual([]);
+  });
+});
+
 describe('Function: templateCounts', () => {
   const fn = (loggingConfig?: object) => ({
     Type: 'AWS::Lambda::Function',
@@ -148,15 +164,41 @@ describe('Function: templateCounts', () => {
     Type: 'AWS::Lambda::EventSourceMapping',
     Properties: { EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] } },
   });
+  const dimensions = (worker: string) => [{ Name: 'worker', Value: worker }];
+  const alarm = (namespace: string, name: string, worker: string) => ({
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: { Namespace: namespace, MetricName: name, Dimensions: dimensions(worker) },
+  });
+  const mathAlarm = (...metrics: [string, string][]) => ({
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: {
+      Metrics: [
+        { Id: 'expr_1', Expression: 'FILL(m0, 0) + FILL(m1, 0)', ReturnData: true },
+        ...metrics.map(([Namespace, MetricName], i) => ({
+          Id: `m${i}`,
+          MetricStat: { Metric: { Namespace, MetricName, Dimensions: [] }, Period: 300, Stat: 'Sum' },
+          ReturnData: false,
+        })),
+      ],
+    },
+  });
   const template = (functions: object[]): Template => ({
     Resources: {
-      A1: { Type: 'AWS::CloudWatch::Alarm' },
-      A2: { Type: 'AWS::CloudWatch::Alarm' },
+      A1: alarm('AWS/Lambda', 'Errors', 'worker-a'),
+      A2: alarm('Jobs', 'OccurrencesFailed', 'worker-a'),
+      A3: mathAlarm(['Jobs', 'OccurrencesRequeued'], ['Jobs', 'ReportsReannounced']),
       D: { Type: 'AWS::CloudWatch::Dashboard' },
       T: {
         Type: 'AWS::DynamoDB::Table',
-        Properties: { PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } },
+        Properties: {
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          GlobalSecondaryIndexes: [{ IndexName: 'byStatusShard' }],
+        },
       },
+      Q: { Type: 'AWS::SQS::Queue' },
+      L1: { Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: 30 } },
+      L2: { Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: 14 } },
+      Sch: { Type: 'AWS::Scheduler::Schedule' },
       M1: mapping('JobsWorkerAQueue'),
       M2: mapping('JobsWorkerBQueue'),
       S: {
@@ -167,9 +209,20 @@ describe('Function: templateCounts', () => {
     },
   });
 
-  it('counts alarms, dashboards, the queues Lambda polls (not the stream), and the table backup', () => {
+  it('counts alarms by the metrics they read, and each resource the bill prices or shows', () => {
     expect(templateCounts(template([fn()]))).toEqual({
-      alarms: 2,
+      alarms: 3,
+      // One each for the plain alarms, two for the metric-math alarm (its expression bills nothing).
+      alarmMetrics: 4,
+      // OccurrencesFailed, OccurrencesRequeued, ReportsReannounced: not AWS/Lambda's Errors.
+      customMetricsAlarmed: 3,
+      functions: 1,
+      queues: 1,
+      schedules: 1,
+      tables: 1,
+      indexes: 1,
+      logGroups: 2,
+      logRetentionDays: 30,
       dashboards: 1,
       workers: 2,
       polledQueues: 2,
@@ -197,6 +250,9 @@ describe('Function: templateCounts', () => {
     expect(shared.polledQueues).toBe(3);
     expect(joined.polledQueues).toBe(3);
     expect(joined.alarms).toBe(shared.alarms);
+    expect(joined.schedules).toBe(shared.schedules + 1);
     expect(shared.pointInTimeRecovery).toBe(true);
+    // The reconciler's repairs alarm is metric math over two metrics: one more billed metric than alarms.
+    expect(shared.alarmMetrics).toBe(shared.alarms + 1);
   }, 120_000);
 });

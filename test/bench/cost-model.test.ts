@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { STEP_FUNCTIONS_RUN } from '../../bench/alternative-models';
 import {
   alternativeModels,
   atRestPerScheduleMonth,
@@ -10,6 +11,7 @@ import {
   MEASURED_HAPPY_PATH,
   monthlyWeeklyReports,
   type OccurrenceUsage,
+  storagePerMillion,
   totalPerMillion,
   upsertCost,
 } from '../../bench/cost-model';
@@ -57,10 +59,31 @@ describe('Function: costPerMillion', () => {
   });
 });
 
+describe('Function: storagePerMillion', () => {
+  it('keeps the row and its index entry, each with 100 bytes of overhead, for the retention, and backs the row up', () => {
+    const row = { rowBytes: 924, indexEntryBytes: 412, retentionDays: 730 / 24, pointInTimeRecovery: true };
+    const [storage, backup] = storagePerMillion(row, FLAT);
+    // One month: (1,024 + 512) bytes of storage, 1,024 of backup, per occurrence; $2 per GB-month, a million times.
+    expect(storage.usdPerMillion).toBeCloseTo((2 * (1024 + 512)) / 1024 ** 3, 9);
+    expect(backup.usdPerMillion).toBeCloseTo((2 * 1024) / 1024 ** 3, 9);
+  });
+
+  it('prices 90 days at the list prices: $0.25 and $0.20 a GB-month, about $0.98 per million for a 1.1 KB row', () => {
+    const row = { rowBytes: 1_100, indexEntryBytes: 0, retentionDays: 90, pointInTimeRecovery: true };
+    const total = totalPerMillion(storagePerMillion(row, PRICES));
+    expect(total).toBeCloseTo((1_200 / 1024 ** 3) * (90 / (730 / 24)) * 0.45 * 1e6, 9);
+    expect(storagePerMillion({ ...row, pointInTimeRecovery: false }, PRICES)).toHaveLength(1);
+  });
+});
+
 describe('Function: alternativeModels', () => {
-  it('puts Step Functions Standard at no less than $100 per million and durable functions at $32 plus the rest', () => {
-    const [sfn, durable, idempotency] = alternativeModels(PRICES, { lambdaJobFunctionPerMillion: 0 });
-    expect(sfn.usdPerMillion).toBeGreaterThanOrEqual(100);
+  it('prices each alternative from the one run model the monthly bill uses', () => {
+    const [sfn, durable, temporal, idempotency] = alternativeModels(PRICES, { lambdaJobFunctionPerMillion: 0 });
+    // 4 transitions × $25 + Scheduler $1 + S3 PUT $5 + SNS FIFO publish $0.30.
+    expect(sfn.usdPerMillion).toBeCloseTo(100 + 1 + 5 + 0.3);
+    expect(sfn.how).toContain(`≥ ${STEP_FUNCTIONS_RUN.unitsPerRun} state transitions`);
+    // A Temporal schedule's fire is 3 actions before the activity: at least 4 × $50, the PUT and the publish.
+    expect(temporal.usdPerMillion).toBeCloseTo(200 + 5 + 0.3);
     // 4 × $8 + Scheduler $1 + S3 PUT $5 + SNS FIFO publish $0.30.
     expect(durable.usdPerMillion).toBeCloseTo(32 + 1 + 5 + 0.3);
     // 4 writes × $0.625 + the same three.

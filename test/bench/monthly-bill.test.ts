@@ -42,9 +42,25 @@ const OCCURRENCE: OccurrenceFigures = {
 
 const INPUTS: BillInputs = {
   occurrence: OCCURRENCE,
-  reconciler: { runsPerMonth: 10, readUnitsPerRun: 160, queriesPerRun: 320, memoryMb: 1024, logBytesPerRun: 300 },
+  reconciler: {
+    runsPerMonth: 10,
+    readUnitsPerRun: 160,
+    queriesPerRun: 320,
+    cpuMsPerRun: 0,
+    memoryMb: 1024,
+    logBytesPerRun: 300,
+  },
   template: {
     alarms: 7,
+    alarmMetrics: 8,
+    customMetricsAlarmed: 3,
+    functions: 5,
+    queues: 6,
+    schedules: 4,
+    tables: 1,
+    indexes: 1,
+    logGroups: 5,
+    logRetentionDays: 30,
     dashboards: 1,
     workers: 2,
     polledQueues: 2,
@@ -90,8 +106,14 @@ describe('Function: monthlyBill', () => {
     expect(q['SNS FIFO: publishes']).toBe(1000);
     expect(q['SNS FIFO: payload']).toBeCloseTo(1e6 / GB, 12);
     expect(q['SNS FIFO: deliveries to the FIFO queue']).toBe(1000);
-    expect(q['CloudWatch: alarms']).toBe(7);
+    // 7 alarms, one of them metric math over two metrics: CloudWatch bills 8 alarm metrics.
+    expect(q['CloudWatch: alarms (7, billed by the 8 metrics they read)']).toBe(8);
     expect(q['CloudWatch: dashboards']).toBe(1);
+    // A month's log bytes kept 30 days of a 30.4-day month.
+    expect(q['CloudWatch: Logs storage (5 log groups, 30 days, uncompressed)']).toBeCloseTo(
+      (logBytesPerMonth(WORKLOAD, INPUTS) / GB) * (30 / (730 / 24)),
+      12,
+    );
   });
 
   it('keeps a month of rows for a retention of a month: table and index bytes with 100 bytes each of overhead', () => {
@@ -124,13 +146,13 @@ describe('Function: monthlyBill', () => {
       12,
     );
     expect(bill.lines.at(-1)).toEqual(extra[0]);
-    expect(bill.lines).toHaveLength(22);
+    expect(bill.lines).toHaveLength(23);
   });
 
   it('prices alarms and dashboards at their list prices', () => {
     const bill = monthlyBill(WORKLOAD, INPUTS, PRICES);
-    const usd = (item: string) => bill.lines.find((l) => l.item === item)?.usd;
-    expect(usd('alarms')).toBeCloseTo(0.7, 9);
+    const usd = (item: string) => bill.lines.find((l) => l.item.startsWith(item))?.usd;
+    expect(usd('alarms')).toBeCloseTo(0.8, 9);
     expect(usd('dashboards')).toBeCloseTo(3, 9);
   });
 });
@@ -166,12 +188,18 @@ describe('the runtime model', () => {
     expect(reconcilerRunMs({ ...INPUTS.reconciler, queriesPerRun: 64 })).toBe(4 * RUNTIME_MODEL.dynamoRequestMs);
     expect(reconcilerRunMs({ ...INPUTS.reconciler, queriesPerRun: 65 })).toBe(5 * RUNTIME_MODEL.dynamoRequestMs);
   });
+
+  it("adds the reconciler's measured CPU at its memory's share of a vCPU (1,769 MB a vCPU)", () => {
+    // 1 s of CPU at 256 MB: 256 / 1,769 of a vCPU, so 6.91 s; and 8 rounds of queries.
+    const run = { ...INPUTS.reconciler, queriesPerRun: 128, cpuMsPerRun: 1000, memoryMb: 256 };
+    expect(reconcilerRunMs(run)).toBeCloseTo(1000 * (1769 / 256) + 8 * RUNTIME_MODEL.dynamoRequestMs, 9);
+  });
 });
 
 describe('Function: fixedPart', () => {
   it('sums the lines that do not grow with occurrences: metrics, alarms, dashboards, idle polls', () => {
     const bill = monthlyBill(WORKLOAD, INPUTS, FLAT);
-    const expected = 2e-6 * (12 + 7 + 1 + 2 * 657_000);
+    const expected = 2e-6 * (12 + 8 + 1 + 2 * 657_000);
     expect(fixedPart(bill)).toBeCloseTo(expected, 12);
     const noTraffic = monthlyBill({ ...WORKLOAD, occurrencesPerMonth: 0 }, INPUTS, FLAT);
     expect(fixedPart(noTraffic)).toBeCloseTo(expected, 12);
@@ -189,11 +217,13 @@ describe('Function: alternativeBills', () => {
     const common = 4;
     const fn = 1 + 0.1;
     expect(plain.usd).toBeCloseTo(2e-6 * 1000 * (common + fn), 12);
-    expect(sfn.usd).toBeCloseTo(2e-6 * 1000 * (3 + common + fn), 12);
-    expect(durable.usd).toBeCloseTo(2e-6 * 1000 * (3 + common + fn), 12);
-    // Temporal: the larger of the plan's minimum (1 month) and 3 actions a fire, a Fargate worker all month, no Scheduler.
+    // 4 transitions and 4 durable operations a run: the execution's start and three steps.
+    expect(sfn.usd).toBeCloseTo(2e-6 * 1000 * (4 + common + fn), 12);
+    expect(durable.usd).toBeCloseTo(2e-6 * 1000 * (4 + common + fn), 12);
+    // Temporal: the larger of the plan's minimum (1 month) and 4 actions a fire (3 before the activity), a Fargate
+    // worker all month, no Scheduler.
     const fargate = 730 * 2e-6 * (0.25 + 0.5);
-    expect(temporal.usd).toBeCloseTo(Math.max(2e-6, 2e-6 * 3000) + fargate + 2e-6 * 1000 * 3, 12);
+    expect(temporal.usd).toBeCloseTo(Math.max(2e-6, 2e-6 * 4000) + fargate + 2e-6 * 1000 * 3, 12);
   });
 
   it('charges Temporal Cloud its plan minimum at list prices', () => {
