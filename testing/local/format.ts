@@ -37,7 +37,9 @@ export function formatLocalRun(run: LocalRun): string {
   const lines = [table.toString()];
   for (const f of run.fires) {
     if (f.outcome.startsWith('trigger failed'))
-      lines.push(`  ${f.jobId}${f.scheduleKey === undefined ? '' : `/${f.scheduleKey}`} ${f.scheduledTime}: ${f.outcome}`);
+      lines.push(
+        `  ${f.jobId}${f.scheduleKey === undefined ? '' : `/${f.scheduleKey}`} ${f.scheduledTime}: ${f.outcome}`,
+      );
   }
   lines.push('');
   for (const f of run.functions)
