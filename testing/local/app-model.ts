@@ -341,7 +341,11 @@ function functionSpec(
   const asset = resource.Metadata?.['aws:asset:path'];
   const handler = literal(p.Handler);
   if (typeof asset !== 'string') {
-    problems.push(`function ${logicalId}: no aws:asset:path metadata (inline or prebuilt code cannot be run locally)`);
+    problems.push(
+      `function ${logicalId}: no aws:asset:path metadata: \`cdk synth\` writes it, \`new App().synth()\` only with ` +
+        "the context `aws:cdk:enable-asset-metadata`: `new App({ context: { 'aws:cdk:enable-asset-metadata': true } })` " +
+        '(inline or prebuilt code cannot be run locally)',
+    );
     return undefined;
   }
   const match = handler === undefined ? null : /^(.+)\.([^./]+)$/.exec(handler);
