@@ -151,7 +151,7 @@ describe.skipIf(moto === undefined)('Function: runLocally (the sample on moto)',
     // The second digest's day covers the first occurrence, which had been recorded by then.
     expect(run.rows[1].report).toContain('| occurrence-digest |');
     expect(run.announcements).toHaveLength(2);
-    expect(run.deadLetters).toEqual({ 'occurrence-digest': 0, 'ndjson-export': 0 });
+    expect(run.deadLetters).toEqual({ 'customer-report': 0, 'occurrence-digest': 0, 'ndjson-export': 0 });
   });
 
   it('delivered each occurrence twice to the trigger, and the second found it recorded', () => {
