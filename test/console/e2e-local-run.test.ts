@@ -249,7 +249,8 @@ describe('the console against a kept local run of the sample app, in Chromium', 
 
   it('the per-customer job shows its keys; Run now on its page asks for a key and runs that schedule', async () => {
     const jobs = await open(context, consoleProcess, '#/', 'jobs');
-    // The keys are listed under the job once their page of the registry has loaded.
+    // The keys are listed under the job once shown and their page of the registry has loaded.
+    await jobs.locator(`tr[data-job="${CUSTOMER}"] button[aria-expanded]`).click();
     await jobs.locator('tr[data-schedule="customer-42"]').waitFor({ timeout: 15_000 });
     await expect(jobs.locator('tr[data-schedule="customer-77"]').count()).resolves.toBe(1);
     await jobs.close();
