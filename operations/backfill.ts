@@ -32,7 +32,8 @@
  * @packageDocumentation
  */
 import type { NewestFirstRange } from '../functions/aws/occurrence-reader';
-import type { DeployedJob } from '../functions/protocol/job-control';
+import { InvalidInputError } from '../functions/protocol/errors';
+import { type DeployedJob, scheduleEventOfJob, seriesOfJob } from '../functions/protocol/job-control';
 import type { OverlapPolicy } from '../functions/protocol/job-settings';
 import {
   isoSeconds,
@@ -43,7 +44,6 @@ import {
 } from '../functions/protocol/occurrence';
 import type { Clock, Logger, OccurrenceRecorder, WorkQueue } from '../functions/protocol/ports';
 import { recordOccurrence, type TriggerResult } from '../functions/protocol/record-occurrence';
-import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import { scheduleTimesBetween } from '../functions/protocol/schedule-times';
 import { sleep } from '../functions/protocol/transient-retry';
 
@@ -92,11 +92,16 @@ export function backfillRangeProblem(from: number, to: number, now: number): Bac
 /**
  * The scheduled times of the job's schedule in `[from, to)`, at most `max` of them.
  * @throws ScheduleError when the schedule fires more than `max` times in the range, or cannot be read.
+ * @throws InvalidInputError for a job that takes schedules at run time given without one of its keys.
  */
 export function planBackfill(
   job: DeployedJob,
   range: { readonly from: number; readonly to: number; readonly max: number },
 ): BackfillPlan {
+  if (job.runtimeScheduleGroup !== undefined && job.scheduleKey === undefined)
+    throw new InvalidInputError('backfill', [
+      `job ${job.id} takes schedules at run time: backfill one of its schedules (ops.job(jobId, scheduleKey))`,
+    ]);
   const times = scheduleTimesBetween(
     { schedule: job.schedule, timeZone: job.timeZone },
     new Date(range.from),
@@ -126,7 +131,8 @@ export interface BackfillPreview {
 /** A dry run: which of the plan's times are recorded already, from one read of the range; writes nothing. */
 export async function previewBackfill(rows: BackfillRows, plan: BackfillPlan): Promise<BackfillPreview> {
   // One key-range Query for the whole range, rather than a read per time.
-  const found = await rows.listJobNewestFirst(plan.job.id, {
+  // The series: the job, or one of its run-time schedules (`jobId#scheduleKey`).
+  const found = await rows.listJobNewestFirst(seriesOfJob(plan.job), {
     from: isoSeconds(plan.from),
     to: isoSeconds(Math.ceil(plan.to / 1000) * 1000),
     limit: Number.MAX_SAFE_INTEGER /* every row: pages are capped by the reader */,
@@ -193,7 +199,7 @@ export async function recordBackfill(
   plan: BackfillPlan,
   options: BackfillOptions = {},
 ): Promise<BackfillRecording> {
-  const { id: jobId, route } = plan.job;
+  const { job } = plan;
   const results: Partial<Record<TriggerResult, number>> = {};
   const triggerDeps = { store: deps.store, queues: deps.queues, clock: deps.clock, logger: quiet };
   const countFrom = deps.clock.now();
@@ -202,13 +208,14 @@ export async function recordBackfill(
   const parallel = overlap === 'allowAll';
   let done = 0;
   const record = async (scheduledTime: string): Promise<void> => {
-    const event = scheduleEventOf({ jobId, scheduledTime }, route);
+    // The event the schedule would have sent: its key and input too, for one schedule of a job that takes them.
+    const event = scheduleEventOfJob(job, scheduledTime);
     const result = await recordOccurrence(triggerDeps, event, { countFrom, requested });
     results[result] = (results[result] ?? 0) + 1;
     done++;
     options.onRecorded?.();
     if (parallel && result !== 'duplicate-suppressed' && result !== 'recorded-missed')
-      await untilEnded(deps, { jobId, scheduledTime }, options);
+      await untilEnded(deps, { jobId: job.id, scheduleKey: job.scheduleKey, scheduledTime }, options);
   };
   // One at a time in order unless allowAll: the worker's slot starts them in scheduled-time order anyway.
   const concurrency = parallel ? (options.concurrency ?? BACKFILL_CONCURRENCY) : 1;

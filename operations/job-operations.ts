@@ -16,14 +16,16 @@ import { OperatorOccurrenceStore } from '../functions/aws/occurrence-store';
 import { SchedulerScheduleSwitch } from '../functions/aws/schedule-switch';
 import { SqsWorkQueue } from '../functions/aws/work-queue';
 import type { CancelDeps } from '../functions/protocol/cancel-occurrence';
-import { ScheduledJobsError } from '../functions/protocol/errors';
+import { InvalidInputError, ScheduledJobsError } from '../functions/protocol/errors';
 import type { DeployedJob, JobStateStore, OccurrenceHistory } from '../functions/protocol/job-control';
+import { ScheduleNotFoundError } from '../functions/protocol/manage-schedule';
 import type { ManualRetryDeps } from '../functions/protocol/manual-retry';
 import { SCHEDULED_TIME_RANGE } from '../functions/protocol/occurrence';
 import { type Clock, type Logger, type ScheduleSwitch, systemClock, type WorkQueue } from '../functions/protocol/ports';
 import type { TriggerDeps } from '../functions/protocol/record-occurrence';
 import type { OperatorOccurrenceReader as OccurrenceReads } from './adapters';
 import { memoizedOperator, operatorName } from './operator-identity';
+import { connectScheduleOperations, deployedScheduleOf, getSchedule, type ScheduleOperations } from './schedules';
 
 /** The AWS SDK clients the adapters use; each one not given is created with the SDK's default configuration. */
 export interface OperationsClients {
@@ -55,6 +57,11 @@ export interface OperationsTarget {
    * @defaultValue clients with the SDK's default configuration (region and credentials from the environment)
    */
   readonly clients?: OperationsClients;
+  /**
+   * The schedule registry (the stack output `ScheduleRegistryTableName`), for `job(jobId, scheduleKey)`: one
+   * schedule of a job that takes schedules at run time. @defaultValue none (`job` then takes no key)
+   */
+  readonly registryTableName?: string;
   /** The time the actions record. @defaultValue the system clock */
   readonly clock?: Clock;
   /** Where recording an occurrence logs. @defaultValue a logger that writes nothing */
@@ -81,10 +88,14 @@ export interface JobOperations {
   /** The occurrences table's reads (by status, by job), for an operator's own reports. */
   readonly occurrences: OccurrenceReads;
   /**
-   * The deployed job `jobId`: its schedule and its route, as resumeJob, runJobNow and describeJob take it.
+   * The deployed job `jobId`: its schedule and its route, as resumeJob, runJobNow, describeJob and planBackfill take
+   * it. With `scheduleKey`, one schedule of a job deployed with `runtimeSchedules: true`, read from the registry: its
+   * occurrences carry the key and the schedule's input, as when that schedule fires.
    * @throws JobNotFoundError when the schedule group has no schedule of that name (disabled or not deployed).
+   * @throws ScheduleNotFoundError when the registry holds no schedule of `scheduleKey` for the job.
+   * @throws InvalidInputError when a key is given for a job with a fixed schedule, or without `registryTableName`.
    */
-  job(jobId: string): Promise<DeployedJob>;
+  job(jobId: string, scheduleKey?: string): Promise<DeployedJob>;
   /** What retryOccurrence needs to retry an occurrence of `job`. */
   retryDeps(job: DeployedJob): ManualRetryDeps;
   /** What cancelOccurrence needs to cancel an occurrence of any of the jobs (bulkCancel runs it per row). */
@@ -112,6 +123,32 @@ export class JobNotFoundError extends ScheduledJobsError {
   ) {
     super(message);
   }
+}
+
+/** The registry's name, needed for a key; an InvalidInputError saying where to find it otherwise. */
+function registryTableOf(target: OperationsTarget, jobId: string): string {
+  if (target.registryTableName !== undefined) return target.registryTableName;
+  throw new InvalidInputError('job', [
+    `a schedule key of job ${jobId} needs registryTableName in connectJobOperations (the stack output ScheduleRegistryTableName)`,
+  ]);
+}
+
+/**
+ * One schedule of a job that takes schedules at run time, as a deployed job (the template's route, the registry's
+ * expression, state and input); refused for a job with a fixed schedule and for a key the registry does not hold.
+ */
+export async function scheduleOfJob(
+  template: DeployedJob,
+  scheduleKey: string,
+  registry: () => ScheduleOperations,
+): Promise<DeployedJob> {
+  if (template.runtimeScheduleGroup === undefined)
+    throw new InvalidInputError('job', [
+      `job ${template.id} has a fixed schedule; only a job deployed with runtimeSchedules has schedule keys`,
+    ]);
+  const schedule = await getSchedule(registry(), template.id, scheduleKey);
+  if (schedule === undefined) throw new ScheduleNotFoundError(template.id, scheduleKey);
+  return deployedScheduleOf(template, schedule);
 }
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -168,10 +205,18 @@ export function connectJobOperations(target: OperationsTarget): JobOperations {
     trigger: { store, queues, clock, logger: target.logger ?? silent },
     catalogue,
     occurrences,
-    async job(jobId) {
+    async job(jobId, scheduleKey) {
       const job = await catalogue.job(jobId);
       if (job === undefined) throw new JobNotFoundError(jobId, await unknownJobMessage(catalogue, jobId));
-      return job;
+      if (scheduleKey === undefined) return job;
+      return scheduleOfJob(job, scheduleKey, () =>
+        connectScheduleOperations({
+          registryTableName: registryTableOf(target, jobId),
+          scheduleGroupName: target.scheduleGroupName,
+          clients: { dynamoDb: dynamo, scheduler },
+          clock,
+        }),
+      );
     },
     retryDeps: (job) => ({ store, queues, clock, jobs: new Map([[job.id, job.route]]) }),
     cancelDeps: () => ({ store, clock, newId: randomUUID }),

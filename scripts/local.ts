@@ -28,6 +28,26 @@ const ASSEMBLY_DIR = path.join(OUT_DIR, 'cdk.out');
 /** The sample export is 200 MB deployed; locally 20 MB, so that the first command ends in seconds. */
 const LOCAL_EXPORT_BYTES = '20000000';
 const HELP_HINT = '(npm run local -- --help lists the options)';
+/**
+ * The sample's per-customer job takes its schedules at run time: the run upserts these two, as the app would for two
+ * customers, and fires them with the fixed jobs (their occurrences carry the key and the input).
+ */
+export const SAMPLE_CUSTOMER_SCHEDULES: NonNullable<RunLocallyOptions['runtimeSchedules']> = [
+  {
+    jobId: 'customer-report',
+    scheduleKey: 'customer-42',
+    expression: 'cron(0 8 ? * MON *)',
+    timeZone: 'Europe/Berlin',
+    input: { customerName: 'Acme GmbH' },
+  },
+  {
+    jobId: 'customer-report',
+    scheduleKey: 'customer-77',
+    expression: 'cron(0 9 ? * MON *)',
+    timeZone: 'America/New_York',
+    input: { customerName: 'Initech' },
+  },
+];
 
 export class LocalUsageError extends Error {
   override readonly name = 'LocalUsageError';
@@ -128,7 +148,15 @@ export function runOptions(options: LocalOptions, log: (line: string) => void): 
     timeoutSeconds: options.timeout,
     keep: options.keep,
     environment: { 'ndjson-export': { SAMPLE_EXPORT_BYTES: LOCAL_EXPORT_BYTES } },
+    // Only when the per-customer job is among the jobs fired.
+    runtimeSchedules: SAMPLE_CUSTOMER_SCHEDULES.filter(
+      (s) => options.jobs === undefined || options.jobs.includes(s.jobId),
+    ),
     onLog: (line) => log(JSON.stringify(line)),
+    onFire: (fire) =>
+      console.log(
+        `fired ${fire.jobId}${fire.scheduleKey === undefined ? '' : `/${fire.scheduleKey}`} ${fire.scheduledTime}: ${fire.outcome}`,
+      ),
   };
 }
 

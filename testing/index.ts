@@ -45,12 +45,14 @@ export { formatLocalRun } from './local/format';
 export { MotoUnavailableError } from './local/moto-server';
 export {
   type KeptLocalRun,
+  type LocalFire,
   type LocalFireMode,
   type LocalFunctionStats,
   type LocalLogLine,
   type LocalResourceNames,
   type LocalRun,
   type LocalRunRow,
+  type LocalRuntimeSchedule,
   type RunLocallyOptions,
   runLocally,
 } from './local/run-locally';

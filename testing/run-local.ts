@@ -19,7 +19,34 @@ import { waitForCtrlC } from './local/keep';
 import { MotoUnavailableError } from './local/moto-server';
 import { type KeptLocalRun, type RunLocallyOptions, runLocally } from './local/run-locally';
 
+/** What `--help` prints. */
+export const RUN_LOCAL_HELP = `Usage: node node_modules/scheduled-jobs-stack/dist/testing/run-local.js [options]
+
+Runs a synthesized app's jobs on this machine against moto (runLocally), after \`npx cdk synth --quiet\`, and
+prints each occurrence with why it ended as it did.
+
+Options:
+  --assembly <dir>     the cloud assembly (default: cdk.out)
+  --stack <name>       the stack to run (default: the assembly's only stack with schedules)
+  --from <time>        fire the occurrences due at or after this ISO date-time (default: now)
+  --count <n>          occurrences per schedule, 1-50 (default: 1)
+  --jobs <a,b>         comma-separated job ids (default: every enabled schedule)
+  --fire <mode>        in-turn (default) or at-once
+  --timeout <seconds>  give up waiting for the occurrences after this long (default: 120)
+  --endpoint <url>     a running moto_server (default: one is started)
+  --logs <file>        write the functions' log lines there, as JSON (default: not written)
+  --keep               leave everything running and print the occurrences CLI for it, until Ctrl-C; run-time
+                       schedules upserted meanwhile (npx occurrences --local .local/local-run.json schedules upsert …)
+                       are fired as they appear
+  --help               this text
+
+Exit code: 0 when every occurrence ended as its job's policies dictate, 1 when not, 2 for a usage error.`;
+
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(RUN_LOCAL_HELP);
+    return 0;
+  }
   let options: RunLocallyOptions;
   let logFile: string | undefined;
   try {

@@ -1,7 +1,7 @@
 /**
  * `--local [file]`: the target a kept local run wrote (`npm run local -- --keep`, or runLocally's command-line form
  * with `--keep`), so that one flag points the CLI at the emulator, its table, bucket, schedule group and worker
- * queues. Flags given beside it win. The file is written by testing/local/keep.ts; its fields are checked here
+ * queues, and the schedule registry the `schedules` commands use. Flags given beside it win. The file is written by testing/local/keep.ts; its fields are checked here
  * because nothing of the CLI imports the testing entry point.
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ const localRunFile = z.object({
   tableName: z.string().min(1),
   bucketName: z.string().min(1).optional(),
   scheduleGroupName: z.string().min(1).optional(),
+  registryTableName: z.string().min(1).optional(),
   workerQueues: z.record(z.string(), z.string().regex(/^https?:\/\/\S+$/)),
 });
 
@@ -48,6 +49,7 @@ export function readLocalTarget(file: string): TargetOptions {
     table: run.tableName,
     bucket: run.bucketName,
     scheduleGroup: run.scheduleGroupName,
+    registryTable: run.registryTableName,
     workerQueues: new Map(Object.entries(run.workerQueues)),
   };
 }

@@ -41,6 +41,8 @@ export interface TargetOptions {
   readonly table?: string;
   readonly bucket?: string;
   readonly scheduleGroup?: string;
+  /** The schedule registry (a kept local run names it; the `schedules` commands read it). */
+  readonly registryTable?: string;
   /** `--worker-queue`: queue URL by worker id. */
   readonly workerQueues?: ReadonlyMap<string, string>;
   readonly endpoint?: string;

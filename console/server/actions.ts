@@ -279,12 +279,9 @@ const ACTION_HANDLERS: Record<ActionName, Handler> = {
         'overlap',
         'allowAll backfills wait for their runs, more than a request can: use `occurrences backfill --overlap allowAll`',
       );
-    const job = await deployedJobOf(deps, jobId);
-    if (job.runtimeScheduleGroup !== undefined)
-      throw badParameter(
-        'jobId',
-        `${jobId} takes schedules at run time; a backfill of one of its schedules is not supported yet`,
-      );
+    const job = await jobOrSchedule(deps, jobId, keyParam('scheduleKey', body.scheduleKey));
+    if (job.runtimeScheduleGroup !== undefined && job.scheduleKey === undefined)
+      throw badParameter('scheduleKey', `job ${jobId} takes schedules at run time: backfill one of its schedules`);
     let plan: ReturnType<typeof planBackfill>;
     try {
       plan = planBackfill(job, { from, to, max: CONSOLE_BACKFILL_MAX });
@@ -321,7 +318,7 @@ const ACTION_HANDLERS: Record<ActionName, Handler> = {
       outcome: 'recorded',
       by,
       message:
-        `backfilled ${jobId}: ${plan.times.length} occurrence(s) in the schedule; ${describeResults(recorded.results)}. ` +
+        `backfilled ${seriesOfJob(job)}: ${plan.times.length} occurrence(s) in the schedule; ${describeResults(recorded.results)}. ` +
         'Running it again is safe: it is idempotent.',
     };
   },

@@ -9,6 +9,8 @@ import { formatUtc } from './format';
 export interface ActionTarget {
   readonly jobId: string;
   readonly scheduleKey?: string;
+  /** A job that takes schedules at run time, without a key yet: run now and backfill ask for one. */
+  readonly asksKey?: boolean;
 }
 
 /** `weekly-export` or `reports (schedule customer-42)`. */

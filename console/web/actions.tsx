@@ -34,6 +34,23 @@ function scheduleField(target: ActionTarget) {
   return target.scheduleKey === undefined ? {} : { scheduleKey: target.scheduleKey };
 }
 
+/**
+ * The schedule key a dialog asks for when its target is a job that takes schedules at run time (its template never
+ * fires: the action is on one of its schedules); the target with the key typed, and whether one is still missing.
+ */
+function useScheduleKey(target: ActionTarget) {
+  const [key, setKey] = useState('');
+  const typed = key.trim();
+  const keyed: ActionTarget = target.asksKey && typed !== '' ? { jobId: target.jobId, scheduleKey: typed } : target;
+  const field = target.asksKey ? (
+    <label class="field">
+      <span>Schedule key (this job's schedules are one per key)</span>
+      <input type="text" data-field="scheduleKey" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
+    </label>
+  ) : null;
+  return { target: keyed, missing: target.asksKey === true && typed === '', field };
+}
+
 /** Pause: a required note. */
 export function PauseDialog(props: DialogProps) {
   const [note, setNote] = useState('');
@@ -86,23 +103,26 @@ export function RunDialog(props: DialogProps & { readonly jobOverlap?: OverlapNa
   const [overlap, setOverlap] = useState<OverlapName | ''>('');
   const action = useAction();
   const chosen = overlap === '' ? undefined : overlap;
+  const key = useScheduleKey(props.target);
   return (
     <ConfirmDialog
       title={`Run ${targetName(props.target)} now`}
-      sentence={runSentence(props.target, chosen, props.jobOverlap)}
+      sentence={runSentence(key.target, chosen, props.jobOverlap)}
       confirmLabel="Run now"
       state={action.state}
+      canConfirm={!key.missing}
       onConfirm={() =>
         action.perform(() =>
           api.run({
             jobId: props.target.jobId,
-            ...scheduleField(props.target),
+            ...scheduleField(key.target),
             ...(chosen ? { overlap: chosen } : {}),
           }),
         )
       }
       onClose={() => props.onClose(action.state.kind === 'done')}
     >
+      {key.field}
       <OverlapSelect
         label="If a run is going"
         value={overlap}
@@ -203,12 +223,13 @@ export function BackfillDialog(
   const [from, setFrom] = useState(toInputValue(props.from));
   const [to, setTo] = useState(toInputValue(Math.min(props.to, props.now)));
   const [overlap, setOverlap] = useState<OverlapName>('bufferAll');
+  const key = useScheduleKey(props.target);
   const [preview, setPreview] = useState<{ key: string; value?: BackfillPreview; error?: string }>();
   const action = useAction();
   const fromMs = fromInputValue(from);
   const toMs = fromInputValue(to);
-  const valid = fromMs !== undefined && toMs !== undefined && toMs > fromMs;
-  const previewKey = `${from}|${to}|${overlap}`;
+  const valid = fromMs !== undefined && toMs !== undefined && toMs > fromMs && !key.missing;
+  const previewKey = `${from}|${to}|${overlap}|${key.target.scheduleKey ?? ''}`;
   useEffect(() => {
     if (!valid) return;
     let current = true;
@@ -216,6 +237,7 @@ export function BackfillDialog(
     api
       .backfill({
         jobId: props.target.jobId,
+        ...scheduleField(key.target),
         from: new Date(fromMs).toISOString(),
         to: new Date(toMs).toISOString(),
         overlap,
@@ -232,8 +254,10 @@ export function BackfillDialog(
   }, [previewKey, valid]);
   const ready = valid && preview?.key === previewKey && preview.value !== undefined;
   const sentence = valid
-    ? backfillSentence(props.target, fromMs, toMs, overlap, ready ? preview?.value?.planned : undefined)
-    : 'Choose a range: the end must be after the start.';
+    ? backfillSentence(key.target, fromMs, toMs, overlap, ready ? preview?.value?.planned : undefined)
+    : key.missing
+      ? 'Type the schedule key to backfill: this job has one schedule per key.'
+      : 'Choose a range: the end must be after the start.';
   return (
     <ConfirmDialog
       title={`Backfill ${targetName(props.target)}`}
@@ -247,6 +271,7 @@ export function BackfillDialog(
           (): Promise<ActionResult> =>
             api.backfill({
               jobId: props.target.jobId,
+              ...scheduleField(key.target),
               from: new Date(fromMs).toISOString(),
               to: new Date(toMs).toISOString(),
               overlap,
@@ -257,6 +282,7 @@ export function BackfillDialog(
       onClose={() => props.onClose(action.state.kind === 'done')}
       extra={action.state.kind === 'idle' && <PreviewBox preview={preview} previewKey={previewKey} />}
     >
+      {key.field}
       <div class="field-row">
         <UtcTimeField class="field" label="From (UTC)" name="from" value={from} onInput={setFrom} />
         <UtcTimeField class="field" label="To (UTC, not included)" name="to" value={to} onInput={setTo} />

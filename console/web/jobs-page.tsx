@@ -89,7 +89,13 @@ function JobRows(props: {
   const { job, now } = props;
   const [showSchedules, setShowSchedules] = useState(false);
   const columns = props.config.readOnly ? 8 : 9;
-  const target = { jobId: job.jobId, ...(job.scheduleKey ? { scheduleKey: job.scheduleKey } : {}) };
+  // A job that takes schedules at run time, as a whole: Run now asks for one of its keys.
+  const asksKey = job.runtimeSchedules === true && job.scheduleKey === undefined;
+  const target = {
+    jobId: job.jobId,
+    ...(job.scheduleKey ? { scheduleKey: job.scheduleKey } : {}),
+    ...(asksKey ? { asksKey } : {}),
+  };
   return (
     <>
       <tr data-job={job.jobId}>

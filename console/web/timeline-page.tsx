@@ -108,7 +108,9 @@ export function TimelinePage(props: {
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  const target = { jobId, ...(scheduleKey ? { scheduleKey } : {}) };
+  // A job that takes schedules at run time, seen as a whole: run now and backfill ask for one of its keys.
+  const asksKey = job?.runtimeSchedules === true && scheduleKey === undefined;
+  const target = { jobId, ...(scheduleKey ? { scheduleKey } : {}), ...(asksKey ? { asksKey } : {}) };
   const title = scheduleKey === undefined ? jobId : `${jobId} · ${scheduleKey}`;
   const canAct = !props.config.readOnly;
   return (
@@ -157,15 +159,13 @@ export function TimelinePage(props: {
                 Pause
               </button>
             )}
-            {scheduleKey === undefined && (
-              <button
-                type="button"
-                data-action="backfill"
-                onClick={() => setOpen({ kind: 'backfill', target, from: range.from, to: range.to })}
-              >
-                Backfill…
-              </button>
-            )}
+            <button
+              type="button"
+              data-action="backfill"
+              onClick={() => setOpen({ kind: 'backfill', target, from: range.from, to: range.to })}
+            >
+              Backfill…
+            </button>
           </div>
         )}
       </div>

@@ -3,7 +3,7 @@
  */
 import { Duration, TimeZone } from 'aws-cdk-lib';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
-import { SAMPLE_DIGEST_ENTRY, SAMPLE_EXPORT_ENTRY, type SampleJob } from './sample-stack';
+import { SAMPLE_CUSTOMER_REPORT_ENTRY, SAMPLE_DIGEST_ENTRY, SAMPLE_EXPORT_ENTRY, type SampleJob } from './sample-stack';
 
 export const sampleJobs: readonly SampleJob[] = [
   {
@@ -28,6 +28,16 @@ export const sampleJobs: readonly SampleJob[] = [
       timeout: Duration.minutes(14),
       maxRunTime: Duration.hours(2),
       entry: SAMPLE_EXPORT_ENTRY,
+    },
+  },
+  {
+    id: 'customer-report',
+    props: {
+      description: 'Weekly report per customer: one schedule per customer, created at run time',
+      // No schedule here: the app upserts one per customer (`npm run local` upserts two and fires them).
+      runtimeSchedules: true,
+      timeout: Duration.minutes(1),
+      entry: SAMPLE_CUSTOMER_REPORT_ENTRY,
     },
   },
 ];

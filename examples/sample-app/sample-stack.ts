@@ -52,6 +52,8 @@ export class ScheduledJobsStack extends Stack {
 
 /** The sample digest job's entry in this repository. */
 export const SAMPLE_DIGEST_ENTRY = path.join(__dirname, 'jobs', 'digest-job.ts');
+/** The sample per-customer job's entry: its schedules are created at run time, one per customer. */
+export const SAMPLE_CUSTOMER_REPORT_ENTRY = path.join(__dirname, 'jobs', 'customer-report-job.ts');
 /** The sample long job's entry: the NDJSON export, resumable across invocations. */
 export const SAMPLE_EXPORT_ENTRY = path.join(__dirname, 'jobs', 'export-job.ts');
 

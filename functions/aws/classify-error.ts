@@ -54,10 +54,21 @@ export function classifyAwsError(error: unknown): FailureKind {
   if (CONDITIONAL_NAMES.has(e.name) || e.$metadata?.httpStatusCode === PRECONDITION_FAILED_STATUS) {
     return 'conditional';
   }
+  // Before the status checks: an HTML error page with a 500 is no AWS service failing for a moment.
+  if (isNotAnAwsResponse(e)) return 'fatal';
   if (isThrottlingError(e) || isTransientError(e) || isServerError(e) || isRetryableByTrait(e)) return 'transient';
   if (TRANSIENT_NAMES.has(e.name)) return 'transient';
   if (typeof e.code === 'string' && TRANSIENT_SOCKET_CODES.has(e.code)) return 'transient';
   return 'fatal';
+}
+
+/**
+ * The SDK could not read the response as the service's JSON or XML: the endpoint is no AWS service (a web server's
+ * `<!doctype html>` page, an emulator's crash page for a resource it does not have). Asking again gets the same page,
+ * so it is fatal whatever the status; the SDK reports it as a SyntaxError ("Deserialization error").
+ */
+function isNotAnAwsResponse(e: { name?: unknown; message?: unknown }): boolean {
+  return e.name === 'SyntaxError' || (typeof e.message === 'string' && e.message.includes('Deserialization error'));
 }
 
 export const isConditionalFailure = (error: unknown): boolean => classifyAwsError(error) === 'conditional';

@@ -291,15 +291,18 @@ async function recordTimes(
   for (let i = 0; i < times.length; i += concurrency) {
     const batch = times.slice(i, i + concurrency);
     const outcomes = await Promise.all(
-      batch.map((scheduledTime) => recordOccurrence(trigger, eventOf(job, scheduledTime))),
+      batch.map((scheduledTime) => recordOccurrence(trigger, scheduleEventOfJob(job, scheduledTime))),
     );
     for (const r of outcomes) results[r] = (results[r] ?? 0) + 1;
   }
   return results;
 }
 
-/** The event the job's schedule (or one of its schedules) would have sent for this time. */
-function eventOf(job: DeployedJob, scheduledTime: string) {
+/**
+ * The event the job's schedule (or one of its schedules: its key and input) would have sent for this time: what
+ * catch-up, run now and a backfill record, through the trigger's own recordOccurrence.
+ */
+export function scheduleEventOfJob(job: DeployedJob, scheduledTime: string) {
   const event = scheduleEventOf({ jobId: job.id, scheduleKey: job.scheduleKey, scheduledTime }, job.route);
   return job.input === undefined ? event : { ...event, input: job.input };
 }
@@ -360,7 +363,7 @@ export async function runJobNow(
     }
   }
   const scheduledTime = isoSeconds(Math.floor(deps.clock.now() / 1000) * 1000);
-  const outcome = await recordOccurrence(deps.trigger, eventOf(job, scheduledTime), {
+  const outcome = await recordOccurrence(deps.trigger, scheduleEventOfJob(job, scheduledTime), {
     requested: { by, origin: 'run', ...(request.overlap === undefined ? {} : { overlap: request.overlap }) },
   });
   return { outcome, scheduledTime };

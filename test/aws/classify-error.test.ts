@@ -121,6 +121,23 @@ describe('classifyAwsError: fatal failures (the same call will not succeed)', ()
     expect(classifyAwsError(new NotFound({ message: 'NotFound', $metadata: meta(404) }))).toBe('fatal');
   });
 
+  it("an endpoint that answers HTML with a 500 (the SDK's SyntaxError, as moto's error page gives) is fatal, not transient", () => {
+    // The shape the SDK throws when the body is no JSON: measured against moto_server, CreateSchedule in no group.
+    const htmlPage = Object.assign(
+      new SyntaxError(
+        'Unexpected token \'<\', "<!doctype "... is not valid JSON\n  Deserialization error: to see the raw response, inspect the hidden field {error}.$response on this object.',
+      ),
+      { $metadata: meta(500) },
+    );
+    expect(classifyAwsError(htmlPage)).toBe('fatal');
+    expect(asDependencyError('create schedule x in group g', htmlPage).kind).toBe('fatal');
+  });
+
+  it('a deserialization error under another name (an XML body the SDK could not read) is fatal whatever its status', () => {
+    const error = errorWith({ name: 'Error', message: 'Deserialization error: char <', $metadata: meta(503) });
+    expect(classifyAwsError(error)).toBe('fatal');
+  });
+
   it('non-objects and bare errors are fatal rather than crashing the classifier', () => {
     expect(classifyAwsError(undefined)).toBe('fatal');
     expect(classifyAwsError(null)).toBe('fatal');

@@ -22,6 +22,7 @@ import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
 import { iso, isoSeconds, type Occurrence, OccurrenceStatus } from '../../functions/protocol/occurrence';
 import { scheduleTimesBetween } from '../../functions/protocol/schedule-times';
 import { launchBrowser } from '../../scripts/chromium';
+import { SAMPLE_CUSTOMER_SCHEDULES } from '../../scripts/local';
 import { type KeptLocalRun, runLocally } from '../../testing';
 import { writeLocalRunFile } from '../../testing/local/keep';
 import { LOCAL_REGION, localClients } from '../../testing/local/local-aws';
@@ -29,6 +30,7 @@ import { LOCAL_REGION, localClients } from '../../testing/local/local-aws';
 const ROOT = path.resolve(__dirname, '..', '..');
 const DIGEST = 'occurrence-digest';
 const EXPORT = 'ndjson-export';
+const CUSTOMER = 'customer-report';
 const DAY = 86_400_000;
 const VIEWPORT = { width: 1280, height: 800 };
 const SCREENSHOTS =
@@ -61,6 +63,8 @@ beforeAll(async () => {
     copies: 1,
     keep: true,
     environment: { [EXPORT]: { SAMPLE_EXPORT_BYTES: '2000000' } },
+    // The sample's per-customer job: two schedules upserted as `npm run local` upserts them.
+    runtimeSchedules: SAMPLE_CUSTOMER_SCHEDULES,
   });
   writeLocalRunFile(run, localFile);
   failedTime = await failedOccurrence();
@@ -249,6 +253,27 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     const drawn = await page.evaluate(() => performance.getEntriesByName('timeline-drawn').length);
     expect(drawn).toBeGreaterThan(0);
     await screenshot(page, 'console-timeline');
+    await page.close();
+  });
+
+  it('the per-customer job shows its keys; Run now on its page asks for a key and runs that schedule', async () => {
+    const jobs = await open(context, consoleProcess, '#/', 'jobs');
+    // The keys are listed under the job once shown and their page of the registry has loaded.
+    await jobs.locator(`tr[data-job="${CUSTOMER}"] button[aria-expanded]`).click();
+    await jobs.locator('tr[data-schedule="customer-42"]').waitFor({ timeout: 15_000 });
+    await expect(jobs.locator('tr[data-schedule="customer-77"]').count()).resolves.toBe(1);
+    await jobs.close();
+    const page = await open(context, consoleProcess, timelineHash(CUSTOMER), 'timeline');
+    await page.locator('button[data-action="run"]').click();
+    const dialog = page.locator('dialog[data-test="confirm"]');
+    await dialog.waitFor({ state: 'visible' });
+    // No key yet: the action cannot be confirmed.
+    await expect(dialog.locator('button[data-test="confirm-action"]').isDisabled()).resolves.toBe(true);
+    await dialog.locator('input[data-field="scheduleKey"]').fill('customer-77');
+    const { result } = await confirmAction(page);
+    expect(result).toMatch(/customer-report#customer-77 .* recorded and enqueued/);
+    const recorded = consoleProcess.audit().find((a) => a.action === 'run' && a.outcome === 'recorded');
+    expect(recorded).toBeDefined();
     await page.close();
   });
 

@@ -235,9 +235,27 @@ describe('POST /api/actions/backfill', () => {
     });
     expect(await errorOf(reversed)).toMatch(/^from: /);
     const keyed = await post(app, 'backfill', { ...range, jobId: KEYED, dryRun: true });
-    expect(await errorOf(keyed)).toMatch(/^jobId: weekly-report takes schedules at run time/);
+    expect(await errorOf(keyed)).toBe(
+      'scheduleKey: job weekly-report takes schedules at run time: backfill one of its schedules',
+    );
+    const unknownKey = await post(app, 'backfill', { ...range, jobId: KEYED, scheduleKey: 'nobody', dryRun: true });
+    expect(unknownKey.status).toBe(404);
     const dry = await post(app, 'backfill', { ...range });
     expect(await errorOf(dry)).toBe('dryRun: must be true or false, got undefined');
+  });
+});
+
+describe('POST /api/actions/backfill of one run-time schedule', () => {
+  it('records the times of that schedule with its key, as the schedule would have sent them', async () => {
+    const w = await world();
+    const body = { jobId: KEYED, scheduleKey: KEY, from: '2026-11-23T00:00:00Z', to: '2026-11-24T00:00:00Z' };
+    const answer = await post(appOf(w.deps), 'backfill', { ...body, dryRun: false });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as ActionResult).message).toMatch(/^backfilled weekly-report#customer-42: 1 /);
+    // Mondays 08:00 in Paris: 07:00 UTC.
+    const key = { jobId: KEYED, scheduleKey: KEY, scheduledTime: '2026-11-23T07:00:00Z' };
+    expect(await w.occurrences.get(key)).toMatchObject({ status: 'PENDING', origin: 'backfill', scheduleKey: KEY });
+    expect(w.queue.sent).toHaveLength(1);
   });
 });
 

@@ -38,9 +38,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(assemblyDir, { recursive: true, force: true }));
 
 describe('Function: readLocalApp (the synthesized sample)', () => {
-  it("finds the sample's two schedules, their trigger, a worker and queue for each, and the notifier on the table stream", () => {
+  it("finds the sample's two schedules and the per-customer job's template, their trigger, a worker and queue for each, and the notifier on the table stream", () => {
     expect(app.stack.stackName).toBe('ScheduledJobs');
-    expect(app.schedules.map((s) => s.jobId).sort()).toEqual(['ndjson-export', 'occurrence-digest']);
+    expect(app.schedules.map((s) => s.jobId).sort()).toEqual(['customer-report', 'ndjson-export', 'occurrence-digest']);
+    // The template of the per-customer job names its own group, and never fires.
+    const template = app.schedules.find((s) => s.jobId === 'customer-report');
+    expect(template).toMatchObject({ enabled: false, keyedGroup: expect.stringMatching(/Keyedcustomerreport/) });
     const schedule = digestSchedule();
     expect(schedule).toMatchObject({
       jobId: 'occurrence-digest',
@@ -49,20 +52,25 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       timeZone: 'Europe/Berlin',
       enabled: true,
     });
-    expect(app.workers.map((w) => w.workerId).sort()).toEqual(['ndjson-export', 'occurrence-digest']);
+    expect(app.workers.map((w) => w.workerId).sort()).toEqual([
+      'customer-report',
+      'ndjson-export',
+      'occurrence-digest',
+    ]);
     const worker = digestWorker();
     expect(worker).toMatchObject({ workerId: 'occurrence-digest', batchSize: 5, reportBatchItemFailures: true });
     expect(app.queues.find((q) => q.logicalId === worker.queue)?.attributes.VisibilityTimeout).toBe('900');
     expect(app.streamSources).toHaveLength(1);
     const [stream] = app.streamSources;
-    expect(app.tables.map((t) => t.logicalId)).toEqual([stream.table]);
+    // The occurrences table (its stream feeds the notifier) and the schedule registry.
+    expect(app.tables.map((t) => t.logicalId)).toEqual([stream.table, expect.stringMatching(/ScheduleRegistry/)]);
     expect(stream.filters).toHaveLength(1);
     const exportWorker = app.workers.find((w) => w.workerId === 'ndjson-export');
-    expect(new Set(app.schedules.map((s) => s.target)).size).toBe(1); // one trigger for both
-    expect(new Set([schedule.target, worker.function, exportWorker?.function, stream.function]).size).toBe(4);
-    expect([...app.functions.keys()].sort()).toEqual(
-      [schedule.target, worker.function, exportWorker?.function, stream.function].sort(),
-    );
+    const customerWorker = app.workers.find((w) => w.workerId === 'customer-report');
+    expect(new Set(app.schedules.map((s) => s.target)).size).toBe(1); // one trigger for all
+    const fns = [schedule.target, worker.function, exportWorker?.function, customerWorker?.function, stream.function];
+    expect(new Set(fns).size).toBe(5);
+    expect([...app.functions.keys()].sort()).toEqual(fns.sort());
   });
 
   it("reads each function's bundle, timeout and environment as the template gives them", () => {
@@ -143,7 +151,7 @@ describe.skipIf(moto === undefined)('Function: runLocally (the sample on moto)',
     // The second digest's day covers the first occurrence, which had been recorded by then.
     expect(run.rows[1].report).toContain('| occurrence-digest |');
     expect(run.announcements).toHaveLength(2);
-    expect(run.deadLetters).toEqual({ 'occurrence-digest': 0, 'ndjson-export': 0 });
+    expect(run.deadLetters).toEqual({ 'customer-report': 0, 'occurrence-digest': 0, 'ndjson-export': 0 });
   });
 
   it('delivered each occurrence twice to the trigger, and the second found it recorded', () => {

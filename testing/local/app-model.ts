@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { TEMPLATE_GROUP_FIELD } from '../../functions/protocol/schedule-event';
 import { ENV } from '../../functions/runtime-env';
 import { AssemblyError } from '../errors';
 import { readStack, type StackArtifact, type Template, type TemplateResource } from './cloud-assembly';
@@ -74,6 +75,13 @@ export interface ScheduleSpec {
   readonly target: string;
   /** Target.Input, with Scheduler's `<aws.scheduler.*>` placeholders still in it. */
   readonly input?: string;
+  /**
+   * Set on the template of a job that takes schedules at run time: the name of the job's own schedule group (its
+   * input's keyedScheduleGroup, as the template names it). The template never fires; the schedules in that group do.
+   */
+  readonly keyedGroup?: string;
+  /** Set on one schedule of such a job, read from the local Scheduler (runtime-schedules.ts): its key. */
+  readonly scheduleKey?: string;
 }
 
 /** A Lambda event filter: the patterns of FilterCriteria, any of which lets a record through. */
@@ -227,6 +235,7 @@ export function describeApp(stack: StackArtifact, template: Template): LocalApp 
         endDate: literal(p.EndDate),
         target: fn as string,
         input,
+        ...keyedGroupOf(input),
       },
     ];
   });
@@ -332,7 +341,11 @@ function functionSpec(
   const asset = resource.Metadata?.['aws:asset:path'];
   const handler = literal(p.Handler);
   if (typeof asset !== 'string') {
-    problems.push(`function ${logicalId}: no aws:asset:path metadata (inline or prebuilt code cannot be run locally)`);
+    problems.push(
+      `function ${logicalId}: no aws:asset:path metadata: \`cdk synth\` writes it, \`new App().synth()\` only with ` +
+        "the context `aws:cdk:enable-asset-metadata`: `new App({ context: { 'aws:cdk:enable-asset-metadata': true } })` " +
+        '(inline or prebuilt code cannot be run locally)',
+    );
     return undefined;
   }
   const match = handler === undefined ? null : /^(.+)\.([^./]+)$/.exec(handler);
@@ -400,6 +413,21 @@ function getAttOf(value: unknown): [string | undefined, string | undefined] {
     return [getAtt.slice(0, at), getAtt.slice(at + 1)];
   }
   return [undefined, undefined];
+}
+
+/** The keyed group a template's input names (TEMPLATE_GROUP_FIELD), as `{ keyedGroup }`, or nothing. */
+function keyedGroupOf(input: string | undefined): { keyedGroup?: string } {
+  const group = fieldOf(input, TEMPLATE_GROUP_FIELD);
+  return typeof group === 'string' && group !== '' ? { keyedGroup: group } : {};
+}
+
+function fieldOf(input: string | undefined, field: string): unknown {
+  if (input === undefined) return undefined;
+  try {
+    return (JSON.parse(input) as Record<string, unknown> | null)?.[field];
+  } catch {
+    return undefined;
+  }
 }
 
 /** The jobId of a schedule's input, the package's schedule event (functions/protocol/schedule-event.ts). */

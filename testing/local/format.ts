@@ -25,7 +25,7 @@ export function formatLocalRun(run: LocalRun): string {
   });
   for (const r of run.rows) {
     table.push([
-      r.jobId,
+      r.scheduleKey === undefined ? r.jobId : `${r.jobId}/${r.scheduleKey}`,
       r.scheduledTime,
       r.expected ? r.status : `${r.status} (!)`,
       r.why,
@@ -36,7 +36,10 @@ export function formatLocalRun(run: LocalRun): string {
   }
   const lines = [table.toString()];
   for (const f of run.fires) {
-    if (f.outcome.startsWith('trigger failed')) lines.push(`  ${f.jobId} ${f.scheduledTime}: ${f.outcome}`);
+    if (f.outcome.startsWith('trigger failed'))
+      lines.push(
+        `  ${f.jobId}${f.scheduleKey === undefined ? '' : `/${f.scheduleKey}`} ${f.scheduledTime}: ${f.outcome}`,
+      );
   }
   lines.push('');
   for (const f of run.functions)

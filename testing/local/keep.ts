@@ -12,8 +12,18 @@ export const LOCAL_RUN_FILE = path.join('.local', 'local-run.json');
 
 /** `cli`: how the CLI is started where the user is (`npx occurrences`, or `npm run -s occurrences --` here). */
 export function keptRunCommands(run: KeptLocalRun, cli: string): string[] {
-  const job = run.rows[0]?.jobId ?? '<job>';
-  return ['list', `describe ${job}`, `run ${job}`, `pause ${job} --note "why"`, `resume ${job}`].map(
+  const job = run.rows.find((r) => r.scheduleKey === undefined)?.jobId ?? run.rows[0]?.jobId ?? '<job>';
+  // A job that takes schedules at run time: its schedules commands, and one of its keys run now.
+  const keyed = run.rows.find((r) => r.scheduleKey !== undefined);
+  const perKey =
+    keyed === undefined
+      ? []
+      : [
+          `schedules list ${keyed.jobId}`,
+          `schedules upsert ${keyed.jobId} another-key --expression "rate(1 day)" --input '{"note":"local"}'`,
+          `run ${keyed.jobId} --key ${keyed.scheduleKey}`,
+        ];
+  return ['list', `describe ${job}`, `run ${job}`, `pause ${job} --note "why"`, `resume ${job}`, ...perKey].map(
     (command) => `${cli} --local ${LOCAL_RUN_FILE} ${command}`,
   );
 }
@@ -29,6 +39,8 @@ export function waitForCtrlC(run: KeptLocalRun, cli: string, print: (line: strin
   print(`\nmoto, the resources and the workers keep running at ${run.resources.endpoint}; their names are in`);
   print(`${LOCAL_RUN_FILE}, where the occurrences CLI's --local finds them. In another terminal:`);
   for (const line of keptRunCommands(run, cli)) print(`  ${line}`);
+  if (run.resources.registryTableName !== undefined)
+    print('A run-time schedule upserted now is fired as soon as the run sees it (within a second).');
   print('Press Ctrl-C to stop.');
   return new Promise((resolve) => {
     const stop = () => {

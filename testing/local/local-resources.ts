@@ -16,6 +16,8 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { isJsonObject } from '../../functions/protocol/field-checks';
+import { TEMPLATE_GROUP_FIELD } from '../../functions/protocol/schedule-event';
 import type { LocalApp, QueueSpec } from './app-model';
 import { type PhysicalResource, type ResolveContext, resolveString, resolveValue } from './intrinsics';
 import { LOCAL_REGION, type LocalClients } from './local-aws';
@@ -206,7 +208,7 @@ async function createSchedules(
           Arn: resolveString(target.Arn, context),
           // IAM is not emulated: the role only has to look like one, as UpdateSchedule passes it back.
           RoleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local-scheduler${suffix}`,
-          Input: optionalString(target.Input, context),
+          Input: withLocalKeyedGroup(optionalString(target.Input, context), groupNames),
           RetryPolicy: resolveValue(target.RetryPolicy, context) as Target['RetryPolicy'],
           DeadLetterConfig: resolveValue(target.DeadLetterConfig, context) as Target['DeadLetterConfig'],
         },
@@ -224,6 +226,27 @@ function resolveGroupName(value: unknown, context: ResolveContext, groupNames: R
   if (value === undefined) return undefined;
   if (typeof value === 'string') return groupNames.get(value) ?? value;
   return resolveString(value, context);
+}
+
+/**
+ * A template's input names its job's own group by the template's name (a literal: CDK names the group at synth);
+ * the group was created under its local name, so the input names that one, as deployed it names the real group.
+ */
+export function withLocalKeyedGroup(
+  input: string | undefined,
+  groupNames: ReadonlyMap<string, string>,
+): string | undefined {
+  if (input === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(input);
+  } catch {
+    return input;
+  }
+  if (!isJsonObject(parsed)) return input;
+  const group = parsed[TEMPLATE_GROUP_FIELD];
+  const local = typeof group === 'string' ? groupNames.get(group) : undefined;
+  return local === undefined ? input : JSON.stringify({ ...parsed, [TEMPLATE_GROUP_FIELD]: local });
 }
 
 function optionalString(value: unknown, context: ResolveContext): string | undefined {

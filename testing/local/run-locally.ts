@@ -10,30 +10,41 @@
  *
  * until every fired occurrence is SUCCEEDED (and announced) or FAILED, or the time is up.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
+import { messageOf } from '../../functions/protocol/errors';
 import { type JobSettings, parseJobSettingsList } from '../../functions/protocol/job-settings';
-import { type Occurrence, type OccurrenceKey, TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
+import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurrence';
 import type { Clock } from '../../functions/protocol/ports';
 import { quoteValue } from '../../functions/protocol/quote-value';
-import { scheduleTimes } from '../../functions/protocol/schedule-times';
 import { ENV } from '../../functions/runtime-env';
 import { AssemblyError } from '../errors';
-import { type FunctionSpec, type LocalApp, readLocalApp, type ScheduleSpec } from './app-model';
-import { passesFilters, sqsRecordForFilter } from './event-filter';
-import { type FunctionEnv, FunctionSandbox } from './function-sandbox';
-import { type ResolveContext, resolveString, UnresolvedReference } from './intrinsics';
-import { LOCAL_REGION, type LocalClients, localClients } from './local-aws';
-import { createResources, LOCAL_ACCOUNT } from './local-resources';
+import { type LocalApp, readLocalApp, type ScheduleSpec } from './app-model';
+import { startSources } from './event-sources';
+import { FunctionSandbox } from './function-sandbox';
+import type { ResolveContext } from './intrinsics';
+import { type LoadedFunction, type LocalLogLine, loadFunctions } from './load-functions';
+import { LOCAL_REGION, localClients } from './local-aws';
+import { createResources } from './local-resources';
+import { fireAtOnce, fireInTurn, fireSchedules, fireTimes, uniqueKeys } from './local-scheduler';
 import { type MotoServer, startMotoServer } from './moto-server';
 import { RequestSerializer } from './request-serializer';
-import { type LambdaContext, lambdaContext, SqsEventSource } from './sqs-event-source';
-import { StreamEventSource } from './stream-event-source';
+import { deadLetterCounts, drainSubscribedQueues, readReports } from './run-results';
+import {
+  type LocalRegistry,
+  type LocalRuntimeSchedule,
+  localGroupName,
+  readKeyedSchedules,
+  registryOf,
+  upsertLocalSchedules,
+  watchKeyedSchedules,
+} from './runtime-schedules';
 import { judgeRow, type VerdictContext } from './verdict';
+
+export type { LocalLogLine } from './load-functions';
+export { fireTimes, scheduleInput } from './local-scheduler';
+export type { LocalRuntimeSchedule } from './runtime-schedules';
 
 /** What runLocally runs and how: every member has a default, so `runLocally()` runs `cdk.out` as synthesized. */
 export interface RunLocallyOptions {
@@ -79,20 +90,18 @@ export interface RunLocallyOptions {
   readonly pollers?: number;
   /** Extra or replacement environment variables, by function: its worker id, `trigger`, `notifier` or logical id. */
   readonly environment?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /**
+   * Run-time schedules to create before firing, for the jobs deployed with `runtimeSchedules: true`: each is upserted
+   * with the package's own `upsertSchedule`, as your app would, and fired as Scheduler would fire it (its key and input
+   * in the occurrence). A kept run (`keep`) also fires the schedules upserted later, each once it appears.
+   */
+  readonly runtimeSchedules?: readonly LocalRuntimeSchedule[];
+  /** A kept run's later fires: a run-time schedule that appeared (or changed) after the start, one call per delivery. */
+  readonly onFire?: (fire: LocalFire) => void;
   /** What "now" is for the default `from`. */
   readonly clock?: Clock;
   /** Each line a function writes (its Powertools JSON logs); they are also kept in the result. */
   readonly onLog?: (line: LocalLogLine) => void;
-}
-
-/** One line a function printed during the run, with the function that printed it. */
-export interface LocalLogLine {
-  /** The function's label: `trigger`, `worker <id>`, `notifier`. */
-  readonly fn: string;
-  /** The stream the function wrote the line to. */
-  readonly stream: 'stdout' | 'stderr';
-  /** The line, without its newline. */
-  readonly line: string;
 }
 
 /** One occurrence as the run left it in the table, judged against its job's policies. */
@@ -148,6 +157,8 @@ export interface LocalResourceNames {
   readonly bucketName?: string;
   /** The schedule group of the fired jobs' schedules. */
   readonly scheduleGroupName?: string;
+  /** The schedule registry, where a job deployed with `runtimeSchedules: true` has one row per schedule key. */
+  readonly registryTableName?: string;
   /** Each worker's job queue URL, by worker id. */
   readonly workerQueues: Readonly<Record<string, string>>;
   /** The `occurrences` CLI's global options that point it at these resources. */
@@ -169,12 +180,7 @@ export interface LocalRun {
    * Each trigger invocation's outcome (the trigger's result, or its error after Lambda's async retries); `late`: a
    * redelivery after the rows settled (`redeliverLate`).
    */
-  readonly fires: readonly {
-    readonly jobId: string;
-    readonly scheduledTime: string;
-    readonly outcome: string;
-    readonly late: boolean;
-  }[];
+  readonly fires: readonly LocalFire[];
   /** What arrived on the queues subscribed to the stack's topics: one per announced report. */
   readonly announcements: readonly unknown[];
   /** Messages in each worker's dead-letter queue at the end, by worker id. */
@@ -195,6 +201,14 @@ export interface LocalRun {
   readonly resources: LocalResourceNames;
 }
 
+/** One delivery of an occurrence to the trigger, and what the trigger answered. */
+export interface LocalFire extends OccurrenceKey {
+  /** The trigger's result, or `trigger failed: <error>` after Lambda's async retries. */
+  readonly outcome: string;
+  /** A redelivery after the rows settled (`redeliverLate`). */
+  readonly late: boolean;
+}
+
 /** A run made with `keep: true`: everything still runs until `stop()`. */
 export interface KeptLocalRun extends LocalRun {
   /** Stops what the run left running: its event sources, and the emulator when the run started it. */
@@ -202,14 +216,6 @@ export interface KeptLocalRun extends LocalRun {
 }
 
 export const LOCAL_RUN_LIMITS = { maxCount: 50, maxCopies: 5, maxLogLines: 50_000 } as const;
-
-interface LoadedFunction {
-  readonly spec: FunctionSpec;
-  readonly label: string;
-  readonly env: Readonly<Record<string, string>>;
-  invocations: number;
-  invoke(event: unknown, context: LambdaContext): Promise<unknown>;
-}
 
 /**
  * Run the jobs of a synthesized app locally, end to end, and return the occurrences as they ended, each judged
@@ -244,7 +250,7 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
   const from = startTime(options.from, options.clock);
   const app = readLocalApp(assemblyDir, options.stackName);
   const { stack } = app;
-  const schedules = selectSchedules(app, options.jobs);
+  const selected = selectSchedules(app, options.jobs, options.runtimeSchedules ?? [], options.keep === true);
 
   const moto: MotoServer | undefined = options.endpoint === undefined ? await startMotoServer() : undefined;
   const endpoint = options.endpoint ?? (moto as MotoServer).endpoint;
@@ -253,7 +259,9 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
   const logs: LocalLogLine[] = [];
   const sourceMaps = enableSourceMaps();
   let stopSources: () => Promise<void> = async () => undefined;
+  let stopWatch: () => Promise<void> = async () => undefined;
   const stopAll = async () => {
+    await stopWatch();
     await stopSources();
     stopSources = async () => undefined;
     await serializer.stop();
@@ -273,10 +281,35 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       if (logs.length < LOCAL_RUN_LIMITS.maxLogLines) logs.push(line);
       options.onLog?.(line);
     };
-    const functions = await loadFunctions(app, context, { endpoint, serializer, sandbox, emit, options });
+    const functions = await loadFunctions(app, context, {
+      endpoint,
+      serializer,
+      sandbox,
+      emit,
+      environment: options.environment,
+    });
+    // The templates name their jobs' groups by their local names, as deployed they name the real ones.
+    const templates = selected.templates.map((t) => ({
+      ...t,
+      keyedGroup: localGroupName(app, context, t.keyedGroup ?? '') ?? t.keyedGroup,
+    }));
+    const registry = registryOf(app, context, tableOf(app, functions, selected.fixed[0] ?? templates[0]));
+    if (options.runtimeSchedules !== undefined && options.runtimeSchedules.length > 0) {
+      if (registry === undefined)
+        throw new AssemblyError(assemblyDir, [
+          'runtimeSchedules: the stack has no schedule registry (no job of it takes schedules at run time)',
+        ]);
+      await upsertLocalSchedules(clients, registry, options.runtimeSchedules, options.clock);
+    }
+    const keyed = await readKeyedSchedules(clients.scheduler, templates);
+    const schedules = [...selected.fixed, ...keyed.map((k) => k.spec)];
+    if (schedules.length === 0 && options.keep !== true) throw new AssemblyError(assemblyDir, [NOTHING_TO_FIRE]);
     // Each job's rows are in the table its schedule's trigger writes (a stack may have several ScheduledJobs).
     const stores = new Map(
-      schedules.map((s) => [s.jobId, new DynamoOccurrenceStore(clients.documents, tableOf(app, functions, s))]),
+      [...schedules, ...templates].map((s) => [
+        s.jobId,
+        new DynamoOccurrenceStore(clients.documents, tableOf(app, functions, s)),
+      ]),
     );
     const read = (key: OccurrenceKey) => (stores.get(key.jobId) as DynamoOccurrenceStore).get(key);
 
@@ -293,7 +326,7 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
     const settleMs = performance.now() - started;
     if (options.redeliverLate === true && !timedOut) {
       const late = await fireSchedules(
-        keys.map((key) => ({ schedule: scheduleOf(schedules, key.jobId), time: key.scheduledTime })),
+        keys.map((key) => ({ schedule: scheduleOf(schedules, key), time: key.scheduledTime })),
         functions,
         1,
       );
@@ -325,9 +358,27 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       settleMs,
       timedOut,
       fireMode,
-      resources: resourceNames(app, context, functions, { endpoint, schedules }),
+      resources: resourceNames(app, context, functions, {
+        endpoint,
+        schedule: selected.fixed[0] ?? templates[0],
+        registry,
+      }),
     };
     if (options.keep !== true) return result;
+    // Kept, the run goes on playing Scheduler for the run-time schedules that appear after the start.
+    const watch = watchKeyedSchedules({
+      read: () => readKeyedSchedules(clients.scheduler, templates),
+      seen: keyed,
+      fire: async (specs) => {
+        const now = new Date((options.clock ?? Date).now());
+        const due = specs.flatMap((schedule) => fireTimes(schedule, now, count).map((time) => ({ schedule, time })));
+        for (const f of await fireSchedules(due, functions, copies))
+          options.onFire?.({ ...f.key, outcome: f.outcome, late: false });
+      },
+      onError: (error) =>
+        emit({ fn: 'scheduler', stream: 'stderr', line: `reading the run-time schedules failed: ${messageOf(error)}` }),
+    });
+    stopWatch = watch.stop;
     kept = true;
     return { ...result, stop: stopAll };
   } finally {
@@ -341,8 +392,8 @@ function fireModeOf(mode: unknown): LocalFireMode {
   throw new TypeError(`runLocally: fire must be 'in-turn' or 'at-once', got ${quoteValue(mode)}`);
 }
 
-function scheduleOf(schedules: readonly ScheduleSpec[], jobId: string): ScheduleSpec {
-  return schedules.find((s) => s.jobId === jobId) as ScheduleSpec;
+function scheduleOf(schedules: readonly ScheduleSpec[], key: OccurrenceKey): ScheduleSpec {
+  return schedules.find((s) => s.jobId === key.jobId && s.scheduleKey === key.scheduleKey) as ScheduleSpec;
 }
 
 /** Every job's settings, from the JOB_SETTINGS its worker was given: what the verdict judges each row by. */
@@ -361,15 +412,15 @@ function resourceNames(
   app: LocalApp,
   context: ResolveContext,
   functions: ReadonlyMap<string, LoadedFunction>,
-  run: { endpoint: string; schedules: readonly ScheduleSpec[] },
+  run: { endpoint: string; schedule: ScheduleSpec; registry: LocalRegistry | undefined },
 ): LocalResourceNames {
-  const [first] = run.schedules;
-  const tableName = tableOf(app, functions, first);
+  const tableName = tableOf(app, functions, run.schedule);
   const bucketName = [...functions.values()].map((f) => f.env[ENV.bucketName]).find((b) => b !== undefined);
-  const groupId = first.groupName;
+  const groupId = run.schedule.groupName;
   const scheduleGroupName = [...context.resources.values()].find(
     (r) => r.type === 'AWS::Scheduler::ScheduleGroup' && (groupId === undefined || r.ref.startsWith(groupId)),
   )?.ref;
+  const registryTableName = run.registry?.registryTableName;
   const workerQueues = Object.fromEntries(
     app.workers.flatMap((w) => {
       const url = context.resources.get(w.queue)?.ref;
@@ -391,303 +442,49 @@ function resourceNames(
     tableName,
     bucketName,
     scheduleGroupName,
+    ...(registryTableName === undefined ? {} : { registryTableName }),
     workerQueues,
     cliOptions,
   };
 }
 
-/** The schedules to fire: those of the named jobs, or every enabled one. */
-function selectSchedules(app: LocalApp, jobs: readonly string[] | undefined): ScheduleSpec[] {
-  const dir = app.stack.assemblyDir;
-  if (jobs === undefined) {
-    const enabled = app.schedules.filter((s) => s.enabled);
-    if (enabled.length === 0) throw new AssemblyError(dir, ['every schedule is disabled; name the jobs to fire']);
-    return enabled;
-  }
-  const known = app.schedules.map((s) => s.jobId);
-  const unknown = jobs.filter((id) => !known.includes(id));
-  if (unknown.length > 0)
-    throw new AssemblyError(dir, [
-      `no schedule for job(s) ${unknown.join(', ')} (a disabled job has none); the scheduled jobs are: ${known.join(', ')}`,
-    ]);
-  return app.schedules.filter((s) => jobs.includes(s.jobId));
-}
-
-interface LoadContext {
-  readonly endpoint: string;
-  readonly serializer: RequestSerializer;
-  readonly sandbox: FunctionSandbox;
-  readonly emit: (line: LocalLogLine) => void;
-  readonly options: RunLocallyOptions;
-}
-
-/** Each function the run invokes, loaded from its bundle with its own environment; throws listing what won't resolve. */
-async function loadFunctions(
-  app: LocalApp,
-  context: ResolveContext,
-  load: LoadContext,
-): Promise<Map<string, LoadedFunction>> {
-  const labels = functionLabels(app);
-  const problems: string[] = [];
-  const loaded = new Map<string, LoadedFunction>();
-  for (const spec of app.functions.values()) {
-    const label = labels.get(spec.logicalId) ?? spec.logicalId;
-    const overrides = {
-      ...load.options.environment?.[spec.logicalId],
-      ...load.options.environment?.[label.replace(/^worker /, '')],
-    };
-    const own: Record<string, string> = {};
-    for (const [name, value] of Object.entries(spec.environment)) {
-      if (name in overrides) continue;
-      try {
-        own[name] = resolveString(value, context);
-      } catch (error) {
-        if (!(error instanceof UnresolvedReference)) throw error;
-        problems.push(
-          `${label} (${spec.logicalId}): environment variable ${name}: ${error.message}; give it with environment: { '${label.replace(/^worker /, '')}': { ${name}: '...' } }`,
-        );
-      }
-    }
-    const serialized = await load.serializer.endpointFor(label);
-    const env: FunctionEnv = {
-      AWS_REGION: LOCAL_REGION,
-      AWS_DEFAULT_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_SESSION_TOKEN: undefined,
-      AWS_PROFILE: undefined,
-      AWS_ENDPOINT_URL: load.endpoint,
-      // Conditional writes go one at a time (request-serializer.ts).
-      AWS_ENDPOINT_URL_DYNAMODB: serialized,
-      AWS_ENDPOINT_URL_S3: serialized,
-      AWS_LAMBDA_FUNCTION_NAME: context.resources.get(spec.logicalId)?.ref ?? spec.logicalId,
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memorySize),
-      // No CloudWatch here: the EMF lines would only crowd the log.
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      ...own,
-      ...overrides,
-    };
-    if (problems.length > 0) continue;
-    const output = lineSplitter(label, load.emit);
-    const module = load.sandbox.load(label, env, output, spec.bundleFile);
-    const handler = module[spec.exportName];
-    if (typeof handler !== 'function') {
-      problems.push(`${label}: ${spec.bundleFile} exports no function ${spec.exportName}`);
-      continue;
-    }
-    const fn: LoadedFunction = {
-      spec,
-      label,
-      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-      invocations: 0,
-      invoke: (event, lambda) => {
-        fn.invocations += 1;
-        return load.sandbox.run(label, env, output, () =>
-          Promise.resolve().then(() => (handler as (e: unknown, c: LambdaContext) => unknown)(event, lambda)),
-        );
-      },
-    };
-    loaded.set(spec.logicalId, fn);
-  }
-  if (problems.length > 0) throw new AssemblyError(app.stack.assemblyDir, problems);
-  return loaded;
-}
-
-/** `trigger`, `worker <id>`, `notifier`; a logical id is added where a stack has several of one kind. */
-function functionLabels(app: LocalApp): Map<string, string> {
-  const labels = new Map<string, string>();
-  const name = (ids: string[], label: string) => {
-    const unique = [...new Set(ids)];
-    for (const id of unique) labels.set(id, unique.length === 1 ? label : `${label} ${id}`);
-  };
-  name(
-    app.schedules.map((s) => s.target),
-    'trigger',
-  );
-  for (const worker of app.workers) labels.set(worker.function, `worker ${worker.workerId}`);
-  name(
-    app.streamSources.map((s) => s.function),
-    'notifier',
-  );
-  return labels;
-}
-
-/** The worker queues' and the table streams' event sources, polling until stopped. */
-function startSources(
-  app: LocalApp,
-  context: ResolveContext,
-  clients: LocalClients,
-  functions: ReadonlyMap<string, LoadedFunction>,
-  pollers: number,
-): { stop(): Promise<void> } {
-  const queueSources = app.workers.map((worker) => {
-    const fn = functions.get(worker.function) as LoadedFunction;
-    const queue = context.resources.get(worker.queue);
-    return new SqsEventSource({
-      sqs: clients.sqs,
-      queueUrl: queue?.ref ?? '',
-      queueArn: queue?.attributes.Arn ?? '',
-      functionTimeoutSeconds: fn.spec.timeoutSeconds,
-      batchSize: Math.min(worker.batchSize, 10),
-      pollers,
-      handler: async (event, lambda) => {
-        // Lambda deletes the messages its filter drops, without an invocation.
-        const records = event.Records.filter((r) => passesFilters(sqsRecordForFilter(r), worker.filters));
-        if (records.length === 0) return { batchItemFailures: [] };
-        const response = (await fn.invoke({ ...event, Records: records } satisfies SQSEvent, lambda)) as
-          | SQSBatchResponse
-          | undefined;
-        // Without ReportBatchItemFailures Lambda reads no response: the batch succeeded as it did not throw.
-        return worker.reportBatchItemFailures && response?.batchItemFailures !== undefined
-          ? response
-          : { batchItemFailures: [] };
-      },
-    });
-  });
-  const streamSources = app.streamSources.map((source) => {
-    const fn = functions.get(source.function) as LoadedFunction;
-    return new StreamEventSource({
-      streams: clients.streams,
-      streamArn: context.resources.get(source.table)?.attributes.StreamArn ?? '',
-      batchSize: source.batchSize,
-      maxRetries:
-        source.maximumRetryAttempts === undefined || source.maximumRetryAttempts < 0
-          ? undefined
-          : source.maximumRetryAttempts,
-      handler: async (event) => {
-        const records = event.Records.filter((r) => passesFilters(r, source.filters));
-        if (records.length === 0) return { batchItemFailures: [] };
-        const response = await fn.invoke(
-          { Records: records } satisfies DynamoDBStreamEvent,
-          lambdaContext(fn.label, fn.spec.timeoutSeconds),
-        );
-        const failures = (response as { batchItemFailures?: { itemIdentifier: string }[] } | undefined)
-          ?.batchItemFailures;
-        return { batchItemFailures: source.reportBatchItemFailures && failures !== undefined ? failures : [] };
-      },
-    });
-  });
-  for (const source of [...queueSources, ...streamSources]) source.start();
-  return {
-    stop: async () => {
-      await Promise.all(queueSources.map((s) => s.stop()));
-      await Promise.all(streamSources.map((s) => s.stop()));
-    },
-  };
-}
-
-interface Fired {
-  readonly key: OccurrenceKey;
-  readonly outcome: string;
-  readonly late?: boolean;
-}
-
-interface FirePlan {
-  readonly plan: { from: Date; count: number; copies: number };
-  readonly read: (key: OccurrenceKey) => Promise<Occurrence | undefined>;
-  readonly announcing: boolean;
-  readonly deadline: number;
-}
+const NOTHING_TO_FIRE =
+  'nothing to fire: every schedule is disabled and no job that takes schedules at run time has one; name the jobs ' +
+  'to fire, give runtimeSchedules to upsert, or keep the run and upsert them with `occurrences --local … schedules upsert`';
 
 /**
- * The schedules' next `count` times, one round at a time as time would bring them: round k fires every schedule's
- * k-th time, and the next round starts when the round's rows have settled.
+ * The schedules to fire: the enabled fixed ones of the named jobs (or of every job), and the templates of the jobs
+ * that take schedules at run time, whose schedules are read from the local Scheduler once resources exist.
  */
-async function fireInTurn(
-  schedules: readonly ScheduleSpec[],
-  functions: ReadonlyMap<string, LoadedFunction>,
-  run: FirePlan,
-): Promise<{ fired: Fired[]; rows: (Occurrence | undefined)[]; timedOut: boolean }> {
-  const fired: Fired[] = [];
-  const timesOf = new Map(schedules.map((s) => [s, fireTimes(s, run.plan.from, run.plan.count)]));
-  for (let round = 0; round < run.plan.count; round++) {
-    const due = schedules.flatMap((s) => {
-      const time = timesOf.get(s)?.[round];
-      return time === undefined ? [] : [{ schedule: s, time }];
-    });
-    if (due.length === 0) break;
-    const roundFired = await fireSchedules(due, functions, run.plan.copies);
-    fired.push(...roundFired);
-    const settled = await waitUntilSettled(
-      run.read,
-      uniqueKeys(roundFired.map((f) => f.key)),
-      run.announcing,
-      run.deadline - performance.now(),
-    );
-    if (settled.timedOut) break;
-  }
-  const keys = uniqueKeys(fired.map((f) => f.key));
-  return { fired, ...(await waitUntilSettled(run.read, keys, run.announcing, run.deadline - performance.now())) };
-}
-
-/** Every schedule's next `count` times at once, as Scheduler delivers a backlog after an outage. */
-async function fireAtOnce(
-  schedules: readonly ScheduleSpec[],
-  functions: ReadonlyMap<string, LoadedFunction>,
-  run: FirePlan,
-): Promise<{ fired: Fired[]; rows: (Occurrence | undefined)[]; timedOut: boolean }> {
-  const due = schedules.flatMap((schedule) =>
-    fireTimes(schedule, run.plan.from, run.plan.count).map((time) => ({ schedule, time })),
+function selectSchedules(
+  app: LocalApp,
+  jobs: readonly string[] | undefined,
+  runtimeSchedules: readonly LocalRuntimeSchedule[],
+  keep: boolean,
+): { fixed: ScheduleSpec[]; templates: ScheduleSpec[] } {
+  const dir = app.stack.assemblyDir;
+  const named = (s: ScheduleSpec) => jobs === undefined || jobs.includes(s.jobId);
+  const fixed = app.schedules.filter(
+    (s) => s.keyedGroup === undefined && named(s) && (jobs !== undefined || s.enabled),
   );
-  const fired = await fireSchedules(due, functions, run.plan.copies);
-  const keys = uniqueKeys(fired.map((f) => f.key));
-  return { fired, ...(await waitUntilSettled(run.read, keys, run.announcing, run.deadline - performance.now())) };
-}
-
-/** One round of occurrences, each delivered `copies` times at once to its trigger (Lambda async retries). */
-async function fireSchedules(
-  due: readonly { schedule: ScheduleSpec; time: string }[],
-  functions: ReadonlyMap<string, LoadedFunction>,
-  copies: number,
-): Promise<Fired[]> {
-  const deliveries = due.flatMap((d) => Array.from({ length: copies }, () => d));
-  return Promise.all(
-    deliveries.map(async ({ schedule, time }) => {
-      const trigger = functions.get(schedule.target) as LoadedFunction;
-      const event = scheduleInput(schedule, time);
-      const key = { jobId: schedule.jobId, scheduledTime: time };
-      let error = '';
-      for (let attempt = 0; attempt <= trigger.spec.asyncRetryAttempts; attempt++) {
-        try {
-          const result = await trigger.invoke(event, lambdaContext(trigger.label, trigger.spec.timeoutSeconds));
-          return { key, outcome: String(result) };
-        } catch (e) {
-          error = e instanceof Error ? e.message : String(e);
-        }
-      }
-      // Deployed, the event would now be in the trigger's dead-letter queue.
-      return { key, outcome: `trigger failed: ${error}` };
-    }),
-  );
-}
-
-/** The schedule's next `count` times at or after `from`, within its start and end dates (functions/protocol/schedule-times.ts). */
-export function fireTimes(schedule: ScheduleSpec, from: Date, count: number): string[] {
-  const start =
-    schedule.startDate === undefined ? from : new Date(Math.max(from.getTime(), Date.parse(schedule.startDate)));
-  const end = schedule.endDate === undefined ? Number.POSITIVE_INFINITY : Date.parse(schedule.endDate);
-  const times: string[] = [];
-  for (const t of scheduleTimes({ schedule: schedule.expression, timeZone: schedule.timeZone }, start)) {
-    if (t.getTime() > end || times.length === count) break;
-    times.push(t.toISOString().replace('.000Z', 'Z'));
+  const templates = app.schedules.filter((s) => s.keyedGroup !== undefined && named(s));
+  if (jobs !== undefined) {
+    const known = app.schedules.map((s) => s.jobId);
+    const unknown = jobs.filter((id) => !known.includes(id));
+    if (unknown.length > 0)
+      throw new AssemblyError(dir, [
+        `no schedule for job(s) ${unknown.join(', ')} (a disabled job has none); the scheduled jobs are: ${known.join(', ')}`,
+      ]);
   }
-  return times;
-}
-
-/** The schedule's Target.Input as Scheduler delivers it at `time`, its context placeholders filled in. */
-export function scheduleInput(schedule: ScheduleSpec, time: string): unknown {
-  const group = schedule.groupName ?? 'default';
-  const arn = `arn:aws:scheduler:${LOCAL_REGION}:${LOCAL_ACCOUNT}:schedule/${group}/${schedule.name ?? schedule.logicalId}`;
-  const text = (schedule.input ?? '{}')
-    .replaceAll('<aws.scheduler.scheduled-time>', time)
-    .replaceAll('<aws.scheduler.schedule-arn>', arn)
-    .replaceAll('<aws.scheduler.execution-id>', randomUUID())
-    .replaceAll('<aws.scheduler.attempt-number>', '1');
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  if (fixed.length === 0 && templates.length === 0) throw new AssemblyError(dir, [NOTHING_TO_FIRE]);
+  const keyedIds = new Set(app.schedules.filter((s) => s.keyedGroup !== undefined).map((s) => s.jobId));
+  const strays = runtimeSchedules.filter((r) => !keyedIds.has(r.jobId)).map((r) => r.jobId);
+  if (strays.length > 0)
+    throw new AssemblyError(dir, [
+      `runtimeSchedules: job(s) ${[...new Set(strays)].join(', ')} take no schedules at run time (the jobs that do: ${[...keyedIds].join(', ') || 'none'})`,
+    ]);
+  if (fixed.length === 0 && runtimeSchedules.length === 0 && !keep) throw new AssemblyError(dir, [NOTHING_TO_FIRE]);
+  return { fixed, templates };
 }
 
 /** The occurrence table the schedule's trigger writes (its OCCURRENCE_TABLE_NAME). */
@@ -698,97 +495,6 @@ function tableOf(app: LocalApp, functions: ReadonlyMap<string, LoadedFunction>, 
       `the trigger ${schedule.target} has no ${ENV.tableName}: is this a ScheduledJobs stack?`,
     ]);
   return name;
-}
-
-const POLL_MS = 250;
-
-/** Reads the rows until each is SUCCEEDED (and announced, where announcing) or FAILED, or the time is up. */
-async function waitUntilSettled(
-  read: (key: OccurrenceKey) => Promise<Occurrence | undefined>,
-  keys: readonly OccurrenceKey[],
-  announcing: boolean,
-  timeoutMs: number,
-): Promise<{ rows: (Occurrence | undefined)[]; timedOut: boolean }> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const rows = await Promise.all(keys.map(read));
-    const settled = rows.every(
-      (r) =>
-        r !== undefined &&
-        TERMINAL_STATUSES.includes(r.status) &&
-        (r.status !== 'SUCCEEDED' || !announcing || r.notifiedAt !== undefined),
-    );
-    if (settled) return { rows, timedOut: false };
-    if (performance.now() >= deadline) return { rows, timedOut: true };
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
-
-/** The reports of the SUCCEEDED rows, from the bucket their worker writes to (REPORT_BUCKET_NAME). */
-async function readReports(
-  clients: LocalClients,
-  functions: ReadonlyMap<string, LoadedFunction>,
-  rows: readonly (Occurrence | undefined)[],
-): Promise<Map<number, string>> {
-  const buckets = [...functions.values()].map((f) => f.env[ENV.bucketName]).filter((b) => b !== undefined);
-  const reports = new Map<number, string>();
-  for (const [i, row] of rows.entries()) {
-    if (row?.reportKey === undefined || buckets.length === 0) continue;
-    const object = await clients.s3.send(new GetObjectCommand({ Bucket: buckets[0], Key: row.reportKey }));
-    reports.set(i, (await object.Body?.transformToString()) ?? '');
-  }
-  return reports;
-}
-
-/** Takes every message off the queues subscribed to the stack's topics (the report-ready announcements). */
-async function drainSubscribedQueues(
-  app: LocalApp,
-  context: ResolveContext,
-  clients: LocalClients,
-): Promise<unknown[]> {
-  const bodies: unknown[] = [];
-  for (const subscription of app.subscriptions) {
-    const url = context.resources.get(subscription.queue)?.ref;
-    // Bounded: a queue of at most 100 batches of 10.
-    for (let i = 0; i < 100 && url !== undefined; i++) {
-      const received = await clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
-      );
-      const messages = received.Messages ?? [];
-      if (messages.length === 0) break;
-      for (const m of messages) {
-        bodies.push(parseOrText(m.Body ?? ''));
-        await clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
-      }
-    }
-  }
-  return bodies;
-}
-
-/** Messages in each worker queue's dead-letter queue, visible or not. */
-async function deadLetterCounts(
-  app: LocalApp,
-  context: ResolveContext,
-  clients: LocalClients,
-): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  for (const worker of app.workers) {
-    const queue = app.queues.find((q) => q.logicalId === worker.queue);
-    const target = (queue?.redrivePolicy as { deadLetterTargetArn?: unknown } | undefined)?.deadLetterTargetArn;
-    const dlqId = (target as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0];
-    const url = dlqId === undefined ? undefined : context.resources.get(dlqId)?.ref;
-    if (url === undefined) continue;
-    const attributes = await clients.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-    );
-    const a = attributes.Attributes ?? {};
-    counts[worker.workerId] =
-      Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
-  }
-  return counts;
 }
 
 function rowOf(
@@ -815,25 +521,6 @@ function rowOf(
   };
 }
 
-/** A function's output cut into lines, each emitted with the function's label. */
-function lineSplitter(fn: string, emit: (line: LocalLogLine) => void) {
-  const pending = { stdout: '', stderr: '' };
-  return (text: string, stream: 'stdout' | 'stderr') => {
-    const lines = (pending[stream] + text).split('\n');
-    pending[stream] = lines.pop() ?? '';
-    for (const line of lines) if (line !== '') emit({ fn, stream, line });
-  };
-}
-
-function uniqueKeys(keys: readonly OccurrenceKey[]): OccurrenceKey[] {
-  const seen = new Map<string, OccurrenceKey>();
-  for (const k of keys) seen.set(`${k.jobId}\u0000${k.scheduledTime}`, k);
-  // Each job's occurrences together, in time order: how the policies between them read.
-  return [...seen.values()].sort(
-    (a, b) => a.jobId.localeCompare(b.jobId) || a.scheduledTime.localeCompare(b.scheduledTime),
-  );
-}
-
 function startTime(from: Date | string | undefined, clock: Clock | undefined): Date {
   if (from === undefined) return new Date((clock ?? Date).now());
   const date = typeof from === 'string' ? new Date(from) : from;
@@ -848,14 +535,6 @@ function wholeInRange(name: string, value: number, min: number, max: number): nu
   if (!Number.isInteger(value) || value < min || value > max)
     throw new TypeError(`runLocally: ${name} must be a whole number from ${min} to ${max}, got ${quoteValue(value)}`);
   return value;
-}
-
-function parseOrText(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** The template's functions run with --enable-source-maps: their stack traces point into the TypeScript sources. */

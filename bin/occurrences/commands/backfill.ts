@@ -45,6 +45,7 @@ import {
   jobIdArgument,
   overlapArgument,
   parseArguments,
+  scheduleKeyArgument,
   timeArgument,
   wholeNumberArgument,
 } from '../arguments';
@@ -52,6 +53,7 @@ import { type DeployedJob, type JobCatalogue, unknownJobMessage } from '../catal
 import { type CommandContext, type CommandSetup, type ProgressFactory, sleep } from '../context';
 import { BackfillInterruptedError, UsageError } from '../errors';
 import { catalogueOf, queueFor, queuesOf } from '../target';
+import { jobOrScheduleOf } from './keyed-job';
 
 export { BACKFILL_POLL_MS } from '../../../operations/backfill';
 // The library's plan and constants, as this command's before the lift (operations/backfill.ts).
@@ -63,6 +65,10 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
     .command('backfill')
     .description("record and enqueue the occurrences a job's schedule would have produced in a time range (idempotent)")
     .requiredOption('--job <id>', "the job (its schedule's name in the schedule group)")
+    .option(
+      '--key <scheduleKey>',
+      'one schedule of a job that takes schedules at run time: its times in the range, each carrying its key and input',
+    )
     .requiredOption(
       '--from <time>',
       'start of the range, included: ISO date/time with zone, or a time ago (7d); the range is [--from, --to)',
@@ -95,11 +101,7 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
           `--concurrency: applies to --overlap allowAll only; under ${o.overlap} the worker starts them one at a time`,
         );
       const target = await setup.connect(cmd, { jobs: true, queues: !o.dryRun });
-      const job = await deployedJob(catalogueOf(target), o.job);
-      if (job.runtimeScheduleGroup !== undefined)
-        throw new UsageError(
-          `--job: ${o.job} takes schedules at run time; a backfill of one of its schedules is not supported yet`,
-        );
+      const job = await jobOrScheduleOf(cmd, setup, await deployedJob(catalogueOf(target), o.job), o.key, 'backfill');
       const plan = planBackfill(job, o.from, o.to, o.max);
       if (o.dryRun) await runDryRun(setup.deps, target.reader, plan, o.json);
       else {
@@ -121,6 +123,7 @@ export function registerBackfill(program: Command, setup: CommandSetup): void {
 function backfillArguments(now: number) {
   return z.object({
     job: jobIdArgument,
+    key: scheduleKeyArgument.optional(),
     from: timeArgument(now),
     to: timeArgument(now),
     max: wholeNumberArgument(1, 100_000),
@@ -201,7 +204,9 @@ export async function runDryRun(
   const { planned, existing } = await previewBackfill(reader, plan);
   const summary: BackfillSummary = { planned, results: {}, existing };
   if (json) {
-    ctx.io.out(JSON.stringify({ dryRun: true, jobId: plan.job.id, ...summary, times: plan.times }, null, 2));
+    ctx.io.out(
+      JSON.stringify({ dryRun: true, jobId: plan.job.id, ...keyOf(plan.job), ...summary, times: plan.times }, null, 2),
+    );
   } else {
     printDryRun(ctx, plan, summary);
   }
@@ -247,7 +252,8 @@ export async function runBackfill(
     );
     throw failure ?? new BackfillInterruptedError(done, plan.times.length);
   }
-  if (options.json) ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.id, ...summary }, null, 2));
+  if (options.json)
+    ctx.io.out(JSON.stringify({ dryRun: false, jobId: plan.job.id, ...keyOf(plan.job), ...summary }, null, 2));
   else printBackfilled(ctx, plan, results, countFrom, options.overlap ?? 'bufferAll');
   return summary;
 }
@@ -280,7 +286,8 @@ function printBackfilled(
   countFrom: number,
   overlap: OverlapPolicy,
 ): void {
-  const jobId = plan.job.id;
+  const { job } = plan;
+  const jobId = job.scheduleKey === undefined ? job.id : `${job.id} schedule ${job.scheduleKey}`;
   ctx.io.out(
     `backfilled ${jobId} from ${rangeOf(plan)}: ${plan.times.length} occurrence(s) in the schedule; ` +
       `${describeResults(results)}.`,
@@ -293,6 +300,8 @@ function printBackfilled(
 }
 
 /** `[from, to)`, in words: the end is excluded, so that ranges that meet do not overlap. */
+const keyOf = (job: DeployedJob) => (job.scheduleKey === undefined ? {} : { scheduleKey: job.scheduleKey });
+
 function rangeOf(plan: BackfillPlan): string {
   return `${isoSeconds(plan.from)} up to ${isoSeconds(plan.to)} (excluded)`;
 }

@@ -36,6 +36,7 @@ import type { ScheduleOperations } from '../../../operations/schedules';
 import { parseArguments, wholeNumberArgument } from '../arguments';
 import type { CliDeps, CommandSetup } from '../context';
 import { UsageError } from '../errors';
+import { readLocalTarget } from '../local-target';
 import { type ClientConfig, catalogueOf, type Target } from '../target';
 import { resolveScheduleTarget } from './schedules-target';
 
@@ -142,7 +143,7 @@ function consoleDepsOf(
 }
 
 /**
- * The schedule registry: from --registry-table, or else from the stack's output when the target came from a stack
+ * The schedule registry: from --registry-table, or the kept local run's file (--local), or else from the stack's output when the target came from a stack
  * (`--stack`, or no --table and no --local); absent otherwise, and absent when the stack has none (a stack without
  * run-time schedules).
  */
@@ -150,9 +151,12 @@ async function registryOf(
   cmd: Command,
   deps: CliDeps,
   target: Target,
-  registryTable: string | undefined,
+  givenRegistryTable: string | undefined,
 ): Promise<ScheduleOperations | undefined> {
   const all = cmd.optsWithGlobals();
+  // A kept local run's file names its registry (when a job of its stack takes schedules at run time).
+  const registryTable =
+    givenRegistryTable ?? (typeof all.local === 'string' ? readLocalTarget(all.local).registryTable : undefined);
   const stackGiven = cmd.getOptionValueSourceWithGlobals('stack') !== 'default';
   const fromStack = stackGiven || (all.table === undefined && all.local === undefined);
   if (registryTable === undefined && !fromStack) return undefined;

@@ -9,15 +9,12 @@ import { z } from 'zod';
 import { DESCRIBE_NEXT, describeJob, type JobDescription, pauseSummary } from '../../../functions/protocol/job-control';
 import type { Occurrence } from '../../../functions/protocol/occurrence';
 import { statusReason } from '../../../functions/protocol/status-reason';
-import { deployedScheduleOf, getSchedule } from '../../../operations/schedules';
 import { jobIdArgument, parseArguments, scheduleKeyArgument, wholeNumberArgument } from '../arguments';
-import type { DeployedJob } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
-import { UsageError } from '../errors';
 import { fieldTable, plainTable } from '../format';
 import { catalogueOf, historyOf } from '../target';
 import { deployedJob } from './backfill';
-import { connectSchedulesOf } from './schedules';
+import { isKeyedTemplate, scheduleCount, scheduleOfJob } from './keyed-job';
 
 export function registerDescribe(program: Command, setup: CommandSetup): void {
   program
@@ -45,35 +42,27 @@ export function registerDescribe(program: Command, setup: CommandSetup): void {
       const job = o.key === undefined ? template : await scheduleOfJob(cmd, setup, template, o.key);
       const deps = { states: target.states, clock: setup.deps.clock, history: historyOf(target) };
       const description = await describeJob(deps, job, { rows: o.rows });
-      if (o.json) setup.deps.io.out(JSON.stringify(description, null, 2));
-      else printDescription(setup.deps, description);
+      // The template's own expression never fires: say that its schedules are per key, and how many there are.
+      const keys = isKeyedTemplate(job) ? await scheduleCount(cmd, setup, job.id) : undefined;
+      if (o.json)
+        setup.deps.io.out(
+          JSON.stringify(keys === undefined ? description : { ...description, scheduleKeys: keys }, null, 2),
+        );
+      else printDescription(setup.deps, description, keys);
     });
 }
 
-/**
- * One schedule of a job that takes schedules at run time, as a deployed job: the template's route, and the
- * registry's expression, time zone, state and input, so that describeJob reads that schedule's series.
- */
-async function scheduleOfJob(
-  cmd: Command,
-  setup: CommandSetup,
-  template: DeployedJob,
-  key: string,
-): Promise<DeployedJob> {
-  if (template.runtimeScheduleGroup === undefined)
-    throw new UsageError(`--key: job ${template.id} has a fixed schedule; only a job with runtimeSchedules has keys`);
-  const { ops, where } = await connectSchedulesOf(cmd, setup.deps);
-  const schedule = await getSchedule(ops, template.id, key);
-  if (schedule === undefined) throw new UsageError(`--key: job ${template.id} has no schedule ${key} in ${where}`);
-  return deployedScheduleOf(template, schedule);
-}
-
-export function printDescription(ctx: CommandContext, d: JobDescription): void {
+/** `keys`: for a job that takes schedules at run time (no --key), how many the registry holds. */
+export function printDescription(ctx: CommandContext, d: JobDescription, keys?: string): void {
   const { job, state } = d;
+  const schedule =
+    keys === undefined
+      ? `${job.schedule} in ${job.timeZone} (Scheduler: ${job.state})`
+      : `one per schedule key, created at run time: ${keys} in the registry (occurrences schedules list ${job.id}; describe one with --key)`;
   ctx.io.out(
     fieldTable([
       ['job', job.scheduleKey === undefined ? job.id : `${job.id} schedule ${job.scheduleKey}`],
-      ['schedule', `${job.schedule} in ${job.timeZone} (Scheduler: ${job.state})`],
+      ['schedule', schedule],
       ['worker', job.route.worker],
       ['overlap', job.overlap],
       ['state', d.paused && state ? `PAUSED ${pauseSummary(state)}` : 'not paused'],
@@ -83,14 +72,16 @@ export function printDescription(ctx: CommandContext, d: JobDescription): void {
       ['failures in a row', state?.consecutiveFailures ? String(state.consecutiveFailures) : undefined],
     ]),
   );
-  const paused = d.paused || job.state !== 'ENABLED' ? ' (the schedule fires none of them while it is off)' : '';
-  ctx.io.out(`next ${DESCRIBE_NEXT} fire times${paused}:`);
-  ctx.io.out(
-    plainTable(
-      ['UTC', `${job.timeZone}`],
-      d.next.map((t) => [t, localTime(t, job.timeZone)]),
-    ),
-  );
+  if (keys === undefined) {
+    const paused = d.paused || job.state !== 'ENABLED' ? ' (the schedule fires none of them while it is off)' : '';
+    ctx.io.out(`next ${DESCRIBE_NEXT} fire times${paused}:`);
+    ctx.io.out(
+      plainTable(
+        ['UTC', `${job.timeZone}`],
+        d.next.map((t) => [t, localTime(t, job.timeZone)]),
+      ),
+    );
+  }
   ctx.io.out(`newest ${d.recent.length} occurrence(s):`);
   ctx.io.out(plainTable(['scheduled', 'started', 'finished', 'status', 'detail'], d.recent.map(recentRow)));
   const c = d.counts;

@@ -7,12 +7,13 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type RunResult, runJobNow } from '../../../functions/protocol/job-control';
-import { byArgument, jobIdArgument, overlapArgument, parseArguments } from '../arguments';
+import { type DeployedJob, type RunResult, runJobNow } from '../../../functions/protocol/job-control';
+import { byArgument, jobIdArgument, overlapArgument, parseArguments, scheduleKeyArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
 import { catalogueOf, queueFor, queuesOf } from '../target';
 import { deployedJob } from './backfill';
+import { jobOrScheduleOf } from './keyed-job';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -21,6 +22,10 @@ export function registerRun(program: Command, setup: CommandSetup): void {
     .command('run')
     .description("record and enqueue an occurrence of a job now; the worker applies the job's overlap policy")
     .argument('<jobId>', 'the job')
+    .option(
+      '--key <scheduleKey>',
+      'one schedule of a job that takes schedules at run time: the occurrence carries its key and input',
+    )
     .option(
       '--overlap <policy>',
       "this occurrence's own policy instead of the job's: skip, bufferOne, bufferAll, cancelOther, allowAll",
@@ -31,6 +36,7 @@ export function registerRun(program: Command, setup: CommandSetup): void {
       const o = parseArguments(
         z.object({
           jobId: jobIdArgument,
+          key: scheduleKeyArgument.optional(),
           overlap: overlapArgument.optional(),
           by: byArgument.optional(),
           json: z.boolean().default(false),
@@ -39,7 +45,8 @@ export function registerRun(program: Command, setup: CommandSetup): void {
         ['jobId'],
       );
       const target = await setup.connect(cmd, { jobs: true, queues: true });
-      const job = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
+      const deployed = await deployedJob(catalogueOf(target), o.jobId, '<jobId>');
+      const job = await jobOrScheduleOf(cmd, setup, deployed, o.key, 'run');
       const queues = queuesOf(target);
       queueFor(queues, job); // an unknown queue is refused here, before anything is written
       const clock = setup.deps.clock;
@@ -52,7 +59,7 @@ export function registerRun(program: Command, setup: CommandSetup): void {
         job,
         { by: await setup.operator(target, o.by), overlap: o.overlap },
       );
-      printRun(setup.deps, job.id, result, o);
+      printRun(setup.deps, job, result, o);
       if (result.outcome === 'refused') setup.setExitCode(EXIT.refused);
     });
 }
@@ -64,7 +71,13 @@ const OUTCOME_WORDS: Record<Exclude<RunResult['outcome'], 'refused'>, string> = 
   'recorded-missed': 'recorded as SKIPPED (missed)',
 };
 
-function printRun(ctx: CommandContext, jobId: string, result: RunResult, o: { overlap?: string; json: boolean }): void {
+function printRun(
+  ctx: CommandContext,
+  job: DeployedJob,
+  result: RunResult,
+  o: { overlap?: string; json: boolean },
+): void {
+  const name = job.scheduleKey === undefined ? job.id : `${job.id} schedule ${job.scheduleKey}`;
   if (o.json) {
     ctx.io.out(
       JSON.stringify(result.outcome === 'refused' ? { outcome: 'refused', reason: result.reason } : result, null, 2),
@@ -72,10 +85,15 @@ function printRun(ctx: CommandContext, jobId: string, result: RunResult, o: { ov
     return;
   }
   if (result.outcome === 'refused') {
-    ctx.io.err(`refused to run ${jobId}: ${result.reason}`);
+    ctx.io.err(`refused to run ${name}: ${result.reason}`);
     return;
   }
   const policy = o.overlap === undefined ? "the job's overlap policy applies" : `overlap ${o.overlap} for this one`;
-  ctx.io.out(`${jobId} ${result.scheduledTime} ${OUTCOME_WORDS[result.outcome]} (${policy}).`);
-  if (result.outcome === 'recorded') ctx.io.out(`follow it: occurrences show ${jobId} ${result.scheduledTime}`);
+  ctx.io.out(`${name} ${result.scheduledTime} ${OUTCOME_WORDS[result.outcome]} (${policy}).`);
+  if (result.outcome !== 'recorded') return;
+  ctx.io.out(
+    job.scheduleKey === undefined
+      ? `follow it: occurrences show ${job.id} ${result.scheduledTime}`
+      : `follow it: occurrences list --job ${job.id} --key ${job.scheduleKey}`,
+  );
 }

@@ -34,6 +34,8 @@ import {
 } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT, UsageError } from '../errors';
+import { readLocalTarget } from '../local-target';
+import type { TargetOptions } from '../target';
 import {
   resolveScheduleTarget,
   type ScheduleCliDeps,
@@ -111,19 +113,31 @@ export function connectSchedulesOf(
   deps: CommandSetup['deps'] & ScheduleCliDeps,
 ): Promise<ScheduleTarget> {
   const all = cmd.optsWithGlobals();
+  // --local: the kept run's file names the registry, the group, the table and the emulator; flags still win.
+  const local = typeof all.local === 'string' ? localScheduleTarget(all.local) : undefined;
   const options = parseArguments(targetArguments, {
     stack: all.stack,
     outputPrefix: all.outputPrefix,
-    registryTable: all.registryTable,
-    scheduleGroup: all.scheduleGroup,
-    occurrenceTable: all.table,
-    endpoint: all.endpoint,
-    region: all.region,
+    registryTable: all.registryTable ?? local?.registryTable,
+    scheduleGroup: all.scheduleGroup ?? local?.scheduleGroup,
+    occurrenceTable: all.table ?? local?.table,
+    endpoint: all.endpoint ?? local?.endpoint,
+    region: all.region ?? local?.region,
   });
   // The default --stack counts as unset, as for the other commands.
   const stack = cmd.getOptionValueSourceWithGlobals('stack') === 'default' ? undefined : options.stack;
   const given: ScheduleTargetOptions = { ...options, stack };
   return (deps.connectSchedules ?? ((o) => resolveScheduleTarget(o, deps.env)))(given);
+}
+
+/** The kept local run's target; a UsageError when its stack has no registry (no job takes run-time schedules). */
+function localScheduleTarget(file: string): TargetOptions {
+  const target = readLocalTarget(file);
+  if (target.registryTable === undefined)
+    throw new UsageError(
+      `--local: the kept local run at ${file} has no schedule registry: no job of its stack takes schedules at run time (runtimeSchedules: true)`,
+    );
+  return target;
 }
 
 export function registerSchedules(program: Command, setup: CommandSetup): void {

@@ -47,6 +47,31 @@ describe('Function: describeApp', () => {
     expect(app.functions.get('Trigger')).toMatchObject({ timeoutSeconds: 3, memorySize: 128, asyncRetryAttempts: 2 });
   });
 
+  it("marks a run-time schedules job's template with the group its input names; a fixed schedule has none", () => {
+    const input = JSON.stringify({
+      jobId: 'weekly',
+      scheduledTime: '<aws.scheduler.scheduled-time>',
+      keyedScheduleGroup: 'Jobs-Keyed-1',
+    });
+    const template: Template = {
+      Resources: {
+        Trigger: fn(asset('a4', 'index.js')),
+        Nightly: schedule('Trigger'),
+        Weekly: schedule('Trigger', {
+          Name: 'weekly',
+          State: 'DISABLED',
+          Target: { Arn: { 'Fn::GetAtt': ['Trigger', 'Arn'] }, Input: input },
+        }),
+      },
+    };
+    const app = describeApp(stack, template);
+    expect(app.schedules.find((s) => s.jobId === 'weekly')).toMatchObject({
+      keyedGroup: 'Jobs-Keyed-1',
+      enabled: false,
+    });
+    expect(app.schedules.find((s) => s.jobId === 'nightly-export')?.keyedGroup).toBeUndefined();
+  });
+
   it('reports every problem of the functions a run needs at once', () => {
     const template: Template = {
       Resources: {
@@ -67,7 +92,7 @@ describe('Function: describeApp', () => {
       }
     })();
     expect(problems).toEqual([
-      'Jobs: function Inline: no aws:asset:path metadata (inline or prebuilt code cannot be run locally)',
+      "Jobs: function Inline: no aws:asset:path metadata: `cdk synth` writes it, `new App().synth()` only with the context `aws:cdk:enable-asset-metadata`: `new App({ context: { 'aws:cdk:enable-asset-metadata': true } })` (inline or prebuilt code cannot be run locally)",
       'Jobs: function Esm: index.mjs is an ES module bundle; the local run loads CommonJS bundles (the NodejsFunction default)',
       'Jobs: function Odd: Handler "handler" is not "file.export"',
     ]);
