@@ -71,6 +71,9 @@ export interface KeyedPlan {
  */
 const wholeJobPause = fc.option(
   fc.record({
+    // Two more occurrences of the first key soon after the first: under a buffer policy they wait in its buffer when
+    // the pause lands, and are woken (and SKIPPED as paused) while it lasts.
+    burstSeconds: fc.tuple(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 30 })),
     // Often while the first occurrences run and the ones behind them wait in their key's buffer.
     atMs: fc.oneof(fc.integer({ min: 5_000, max: 60_000 }), fc.integer({ min: 1_000, max: 240_000 })),
     resumeAfterMs: fc.option(fc.integer({ min: 5_000, max: 1_200_000 }), { nil: undefined, freq: 4 }),
@@ -105,7 +108,8 @@ export const keyedScenario: fc.Arbitrary<PolicyScenario> = fc
   .map(({ pause, overlap, keys, others }) => {
     // One occurrence per (key, second): the first is keys[0] at 0.
     const seen = new Set([`0|0`]);
-    const unique = others
+    const burst = (pause?.burstSeconds ?? []).map((s) => ({ afterMs: s * 1000, jobMs: 1_000, key: 0 }));
+    const unique = [...burst, ...others]
       .map((o) => ({ ...o, key: o.key % keys.length }))
       .filter((o) => {
         const id = `${o.key}|${o.afterMs}`;

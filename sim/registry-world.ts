@@ -21,7 +21,7 @@
  *   S2 no schedule in the job's group without a live row
  *   S3 no tombstone left, no row still due for its projection
  *   S4 an upsert, pause or resume that returned success is in the row's history: what it asked for was written (by
- *      it, when it says it wrote) before it returned (what it returns may be a racing writer's newer row);
+ *      it, when it says it wrote; an upsert that says `unchanged` wrote nothing, in the registry or Scheduler) before it returned (what it returns may be a racing writer's newer row);
  *      the last change of a key that nothing raced is what the row holds at the end (last writer wins); a delete
  *      that was the last change of its key leaves no row
  *   S5 every put of a row raises its version by one; a call refused for bad input wrote nothing
@@ -853,7 +853,7 @@ export const REGISTRY_INVARIANTS: Readonly<Record<RegistryInvariantId, string>> 
   S1: 'convergence: every live registry row (not finished) has exactly one Scheduler schedule matching it (state, expression, time zone, start and end, input, action after completion)',
   S2: "no schedule in any job's group without a live row",
   S3: 'no tombstone left, and no row still due for its projection',
-  S4: "a call that returned success is in the row's history (what it asked for, written before it returned, by it when it says it wrote); the last change of a key nothing raced is what the row holds (last writer wins); a last delete leaves no row",
+  S4: "a call that returned success is in the row's history (what it asked for, written before it returned, by it when it says it wrote; an upsert that says unchanged wrote nothing); the last change of a key nothing raced is what the row holds (last writer wins); a last delete leaves no row",
   S5: 'every put raises the row version by one; a call refused for bad input wrote nothing',
   S6: 'a pause, resume or delete changes only the state of the row it replaces: never its expression, zone, dates, input or description (no lost update)',
   S7: `the repair bound per stack: an orphan of any name in any job's group, made after the faulted reconciler runs, is gone within ${REPAIR_BOUND_MS / 60_000} min (${repairBoundRuns(AUDIT_SLICES_PER_RUN)} periods and a run's timeout)`,
@@ -979,6 +979,17 @@ function holds(row: Row | RegisteredSchedule | undefined, want: Record<string, u
     .map(([k, v]) => `${k} is ${JSON.stringify(r[k])}, asked ${JSON.stringify(v)}`);
 }
 
+/** What one app call wrote: its registry writes and its Scheduler writes (from the trace). */
+function writesOf(o: RegistryOutcome, actor: string): string[] {
+  return [
+    ...o.writes.filter((w) => w.who === actor).map((w) => `${w.op} of the row`),
+    ...o.trace
+      .filter((l) => l.who === 'aws' && l.what.startsWith(`${actor} `))
+      .filter((l) => /^\S+ (Create|Update|Delete)Schedule/.test(l.what) && l.what.endsWith('→ ok'))
+      .map((l) => l.what),
+  ];
+}
+
 export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[] {
   const violations: RegistryViolation[] = [...convergenceProblems(o, o.horizon)];
   const fail = (invariant: RegistryInvariantId, message: string) => violations.push({ invariant, message });
@@ -989,6 +1000,8 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
   for (const rec of o.ops) {
     if (!rec.ok) continue;
     const key = KEYS[rec.op.key];
+    if (rec.outcome === 'unchanged')
+      for (const w of writesOf(o, rec.actor)) fail('S4', `${rec.actor} returned unchanged, yet wrote: ${w}`);
     const want = asked(rec.op);
     if (want !== undefined && rec.returned !== undefined) {
       const own = rec.outcome === 'created' || rec.outcome === 'updated';
