@@ -624,8 +624,12 @@ class RegistryWorld implements NetworkHost, Applier {
     if (edit.edit === 'orphan') {
       // A key the app never had, in that key's bucket, or the schedule of a key not in play in this plan; or a name
       // of any shape; in the group of any of the stack's jobs.
-      const ghost = scheduleNameOf(KEYS[(edit.key + this.plan.keys) % KEYS.length] ?? 'ghost');
-      const shaped = this.plan.keys < KEYS.length ? ghost : `${name.slice(0, 3)}ghost.0123456789abcdef`;
+      // (Only a key not in play: a key in play may have a row by then, whose schedule this would be, not an orphan.)
+      const notInPlay = KEYS.length - this.plan.keys;
+      const shaped =
+        notInPlay > 0
+          ? scheduleNameOf(KEYS[this.plan.keys + (edit.key % notInPlay)] ?? 'ghost')
+          : `${name.slice(0, 3)}ghost.0123456789abcdef`;
       const orphan = edit.stray === undefined ? shaped : STRAY_NAMES[edit.stray % STRAY_NAMES.length];
       const group = this.groupOfJob(this.jobs[(edit.job ?? 0) % this.jobs.length]);
       applied = this.scheduler.handCreate(group, orphan, 'rate(1 hour)', this.scheduler.schedulesOf(group)[0]);
