@@ -693,11 +693,11 @@ class RegistryWorld implements NetworkHost, Applier {
   /**
    * One run as deployed (every 5 minutes, killed at its function timeout); the state is checked after each.
    *
-   * A run with nothing to do is cut short, because the audit's 32 runs per cycle and the sweep's 16 index queries per
-   * run are most of a plan's calls: when no row is due for the sweep and the K buckets the cursor points at hold no
-   * row and no schedule, the run's queries and listings would all come back empty and it would only advance the
-   * cursor. Such a run advances the cursor as the reconciler does (the real cursor store and auditPairs) and makes no
-   * other call. The plan's faulted runs always run in full.
+   * A run with nothing to do is cut short, because the audit's runs and the sweep's 16 index queries per run are most
+   * of a plan's calls: when no row is due for the sweep and the K slices the cursor points at hold no row and no
+   * schedule in any job's group, the run's queries and listings would all come back empty and it would only advance
+   * the cursor. Such a run advances the cursor as the reconciler does (the real cursor store and auditWindow) and
+   * makes no other call. The plan's faulted runs always run in full.
    */
   private invokeReconciler(): void {
     if (this.vt.now + PERIOD_MS <= this.horizon) this.vt.scheduleSystem(PERIOD_MS, () => this.invokeReconciler());
