@@ -21,6 +21,7 @@ import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
 import { SchedulerProjection } from './aws/scheduler-projection';
 import { SqsWorkQueue } from './aws/work-queue';
+import { parseAuditSlicesPerRun } from './protocol/audit-slices';
 import { messageOf, ScheduledJobsError } from './protocol/errors';
 import { RECONCILER_COMPONENT } from './protocol/metric-names';
 import type {
@@ -42,7 +43,6 @@ import {
   reconcile,
 } from './protocol/reconcile';
 import {
-  parseAuditBucketsPerRun,
   parseRegistryJobs,
   reconcileSchedules,
   type ScheduleReconcileDeps,
@@ -163,7 +163,7 @@ function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logg
   const table = process.env[ENV.registryTable];
   if (table === undefined || table === '') return undefined;
   const jobs = parseRegistryJobs(process.env[ENV.registryJobs], ENV.registryJobs);
-  const k = parseAuditBucketsPerRun(process.env[ENV.scheduleAuditBucketsPerRun], ENV.scheduleAuditBucketsPerRun);
+  const k = parseAuditSlicesPerRun(process.env[ENV.scheduleAuditSlicesPerRun], ENV.scheduleAuditSlicesPerRun);
   const documents = documentClient();
   // The templates live in the stack's shared group (SCHEDULE_GROUP), one per job, named by the job id; read with
   // their last change, so that the audit finds the schedules projected from an older template.
@@ -174,7 +174,7 @@ function scheduleReconcileFromEnv(): Omit<ScheduleReconcileDeps, 'clock' | 'logg
     projection: withDatedTemplates(new SchedulerProjection(scheduler, sharedGroup), scheduler, sharedGroup),
     cursor: new DynamoAuditCursorStore(documents, table),
     jobs,
-    limits: k === undefined ? {} : { auditBucketsPerRun: k },
+    limits: k === undefined ? {} : { auditSlicesPerRun: k },
   };
 }
 

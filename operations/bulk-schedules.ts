@@ -105,9 +105,12 @@ export interface BulkItemFailure {
 export interface BulkUpsertResult {
   /** Items in the list. */
   readonly total: number;
-  /** Items whose row (and schedule) this run wrote. */
+  /**
+   * Items whose row (and schedule) this run wrote: created, updated, or repaired (the row held the spec already, but
+   * its schedule was not confirmed: this run put it).
+   */
   readonly written: number;
-  /** Items already in the registry as asked: read, nothing written. */
+  /** Items already in the registry as asked, in sync: read, nothing written. */
   readonly unchanged: number;
   /** Items that could not be written, by index. */
   readonly failed: readonly BulkItemFailure[];

@@ -162,7 +162,11 @@ export interface RuntimeSchedule {
 
 /** What upsertSchedule did, and the schedule as it is after. */
 export interface UpsertScheduleResult {
-  /** created: the key had no schedule; updated: it had another; unchanged: it had this one, nothing was written. */
+  /**
+   * created: the key had no schedule; updated: it had another; repaired: it had this one, but its Scheduler schedule
+   * was not confirmed (an earlier call that failed half way, or a racing caller still projecting it), and this call put
+   * it; unchanged: it had this one, in sync, and nothing was written.
+   */
   readonly outcome: UpsertOutcome;
   /** The schedule as it is after. */
   readonly schedule: RuntimeSchedule;
@@ -238,10 +242,15 @@ function checkIds(jobId: string, key?: string): void {
  * @param scheduleKey - 1-128 letters, digits and `.`, `_`, `-`, `:`, `@`, `+`, `=`, starting with a letter or digit.
  * @param spec - the expression and its options.
  * @param options - who makes the change.
- * @returns whether it was created, updated or unchanged, and the schedule.
+ * @returns whether it was created, updated, repaired or unchanged, and the schedule. Callers racing on one key are
+ *   retried inside (a jittered wait, then the row read again, up to 8 writes): each one's spec is written in turn and
+ *   the last writer wins; each is told `created` or `updated`, with the row as it is after.
  * @throws InvalidScheduleError naming every wrong field (an expression Scheduler refuses, an unknown time zone, an
  *   `at()` in the past, an input over 2,048 bytes of JSON, ...); UnknownScheduleJobError for a job that is not
- *   deployed or takes no schedules at run time. Nothing is written in either case.
+ *   deployed or takes no schedules at run time. Nothing is written in either case. DependencyError (transient) when
+ *   a call to DynamoDB or Scheduler failed (the same upsert again finishes it: `repaired`), or when the key's row was
+ *   changed by other callers under all 8 writes (dozens of callers on one key at once): nothing of this call was
+ *   written; try again.
  */
 export async function upsertSchedule(
   ops: ScheduleOperations,

@@ -16,19 +16,25 @@
  *      announced exactly once if SUCCEEDED, never otherwise; ends SUCCEEDED, FAILED, SKIPPED or CANCELLED; the row
  *      tells the truth and keeps its status index key and worker
  *   K4 no write by a worker that lost its lease
+ *   K5 a pause of the whole job (`occurrences pause`, on some runs, maybe resumed later): no attempt claimed while it
+ *      stands (later than the worker's pause cache and the skew bound after its write) starts its job, whatever its
+ *      key; and it strands no key's buffer: an occurrence still BUFFERED at the end is reported with what heads its
+ *      buffer (issue 34: b1 SKIPPED as paused but left at the head, b2 behind it never woken)
  */
 import fc from 'fast-check';
 import { OVERLAP_POLICIES } from '../functions/protocol/job-settings';
 import { reportKeyOf } from '../functions/protocol/occurrence';
 import { seriesOf } from '../functions/protocol/schedule-key';
+import { WHOLE_JOB_PAUSE_CACHE_MS } from '../functions/protocol/whole-job-pause';
 import { checkPlans } from './check-plans';
 import type { Row } from './fakes/dynamo-expressions';
 import { isOverlapChecked, sideEffectSpans } from './invariants';
 import type { WorldOutcome } from './outcome';
-import { anyPlan, type FaultPlan } from './plan';
+import { anyPlan, BOUNDS, type FaultPlan } from './plan';
 import { formatTrace } from './simulate';
 import {
   JOB_ID,
+  type OperatorAction,
   occurrenceIdOf,
   type PolicyScenario,
   runWorld,
@@ -38,13 +44,14 @@ import {
   WORKER_ID,
 } from './world';
 
-export type KeyedInvariantId = 'K1' | 'K2' | 'K3' | 'K4';
+export type KeyedInvariantId = 'K1' | 'K2' | 'K3' | 'K4' | 'K5';
 
 export const KEYED_INVARIANTS: Readonly<Record<KeyedInvariantId, string>> = {
   K1: 'per-key overlap: two leases of the same series never run the job at once (unless allowAll), within the skew bound',
   K2: "never SKIPPED, BUFFERED or CANCELLED because of another key: yieldedTo is a time its own series' slot held, cancelledBy an occurrence of its own key, BUFFERED only in its own series' buffer",
   K3: 'per occurrence: at most one report, under its key; announced once if SUCCEEDED, never otherwise; ends SUCCEEDED, FAILED, SKIPPED or CANCELLED; the row tells the truth',
   K4: 'no write by a worker that lost its lease; the status index key and the worker kept after every write',
+  K5: "a whole-job pause: no attempt claimed while it stands (past the worker's pause cache and the skew bound) starts its job, whatever its key; no key's buffer is left stranded (nothing ends BUFFERED)",
 };
 
 export interface KeyedViolation {
@@ -58,8 +65,32 @@ export interface KeyedPlan {
 }
 
 /** Two or three keys; two to five more occurrences, each of one key, often at the same second as another key's. */
+/**
+ * On half the runs, the operator pauses the whole job (pauseJob on the job's own state row) while occurrences of the
+ * keys are due, running or BUFFERED, and on most of those resumes it later.
+ */
+const wholeJobPause = fc.option(
+  fc.record({
+    // Two more occurrences of the first key soon after the first: under a buffer policy they wait in its buffer when
+    // the pause lands, and are woken (and SKIPPED as paused) while it lasts.
+    burstSeconds: fc.tuple(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 30 })),
+    // Often while the first occurrences run and the ones behind them wait in their key's buffer.
+    atMs: fc.oneof(fc.integer({ min: 5_000, max: 60_000 }), fc.integer({ min: 1_000, max: 240_000 })),
+    resumeAfterMs: fc.option(fc.integer({ min: 5_000, max: 1_200_000 }), { nil: undefined, freq: 4 }),
+  }),
+  { nil: undefined, freq: 2 },
+);
+
+const operatorOf = (pause: { atMs: number; resumeAfterMs?: number } | undefined): OperatorAction[] | undefined => {
+  if (pause === undefined) return undefined;
+  const actions: OperatorAction[] = [{ atMs: pause.atMs, action: 'pause' }];
+  if (pause.resumeAfterMs !== undefined) actions.push({ atMs: pause.atMs + pause.resumeAfterMs, action: 'resume' });
+  return actions;
+};
+
 export const keyedScenario: fc.Arbitrary<PolicyScenario> = fc
   .record({
+    pause: wholeJobPause,
     overlap: fc.constantFrom(...OVERLAP_POLICIES),
     keys: fc.constantFrom(['k0', 'k1'], ['k0', 'k1', 'k2'], ['tenant:42', 'user@example.com']),
     others: fc.array(
@@ -74,10 +105,11 @@ export const keyedScenario: fc.Arbitrary<PolicyScenario> = fc
       { minLength: 2, maxLength: 5 },
     ),
   })
-  .map(({ overlap, keys, others }) => {
+  .map(({ pause, overlap, keys, others }) => {
     // One occurrence per (key, second): the first is keys[0] at 0.
     const seen = new Set([`0|0`]);
-    const unique = others
+    const burst = (pause?.burstSeconds ?? []).map((s) => ({ afterMs: s * 1000, jobMs: 1_000, key: 0 }));
+    const unique = [...burst, ...others]
       .map((o) => ({ ...o, key: o.key % keys.length }))
       .filter((o) => {
         const id = `${o.key}|${o.afterMs}`;
@@ -85,7 +117,8 @@ export const keyedScenario: fc.Arbitrary<PolicyScenario> = fc
         seen.add(id);
         return true;
       });
-    return { overlap, keys, others: unique };
+    const operator = operatorOf(pause);
+    return { overlap, keys, others: unique, ...(operator && { operator }) };
   });
 
 export const keyedPlan: fc.Arbitrary<KeyedPlan> = fc.record({ plan: anyPlan, scenario: keyedScenario });
@@ -118,7 +151,58 @@ export function checkKeyedInvariants(o: WorldOutcome, scenario: PolicyScenario):
   for (const mismatch of o.indexKeyMismatches) fail('K4', mismatch);
   if (scenario.overlap !== 'allowAll' && isOverlapChecked(o))
     for (const overlap of sameSeriesOverlaps(o)) fail('K1', overlap);
+  for (const problem of wholeJobPauseProblems(o, occurrences)) fail('K5', problem);
   return violations;
+}
+
+/**
+ * How long after the pause's write a claim may still miss it: the worker container's cached answer
+ * (WHOLE_JOB_PAUSE_CACHE_MS, on the clock of whichever invocation read it), the skew between invocations, a second of
+ * requests.
+ */
+const PAUSE_REACH_MS = WHOLE_JOB_PAUSE_CACHE_MS + BOUNDS.skewBoundMs + 1_000;
+
+/** K5: runs started within a whole-job pause, and buffers left stranded. */
+function wholeJobPauseProblems(o: WorldOutcome, occurrences: readonly ScenarioOccurrence[]): string[] {
+  const problems: string[] = [];
+  const spans = wholeJobPausedSpans(o);
+  const within = (claimedAt: number) => spans.find((s) => s.from + PAUSE_REACH_MS < claimedAt && claimedAt < s.to);
+  for (const effect of o.sideEffects) {
+    const claim = o.leaseClaims.get(effect.leaseId);
+    const span = claim && within(claim.at);
+    if (claim && span && effect.at >= claim.at && effect.at < span.to)
+      problems.push(
+        `${effect.scheduledTime}: ${effect.leaseId} claimed at ${at(claim.at)} ran the job at ${at(effect.at)}, while the whole job was paused since ${at(span.from)}`,
+      );
+  }
+  for (const [i, x] of occurrences.entries()) {
+    if (o.rows[i]?.status !== 'BUFFERED') continue;
+    const series = seriesOf({ jobId: JOB_ID, ...x });
+    const buffer = (o.jobStateWrites.filter((w) => w.after.jobId === series).at(-1)?.after.buffer ?? []) as string[];
+    const heads = buffer.slice(0, Math.max(0, buffer.indexOf(x.scheduledTime)));
+    const statuses = heads.map((t) => {
+      const j = occurrences.findIndex((y) => y.scheduleKey === x.scheduleKey && y.scheduledTime === t);
+      return `${t} ${String(o.rows[j]?.status ?? '?')}`;
+    });
+    problems.push(
+      `${occurrenceIdOf(x)}: stranded BUFFERED; its buffer is [${buffer.join(', ')}]${statuses.length > 0 ? `, ahead of it: ${statuses.join(', ')}` : ''}${spans.length > 0 ? ` (whole job paused at ${at(spans[0].from)})` : ''}`,
+    );
+  }
+  return problems;
+}
+
+/** The spans (true time) the job's own state row was paused: from a pause's write to the write that lifted it. */
+function wholeJobPausedSpans(o: WorldOutcome): { from: number; to: number }[] {
+  const spans: { from: number; to: number }[] = [];
+  for (const w of o.jobStateWrites) {
+    if (w.after.jobId !== JOB_ID) continue;
+    const was = w.before?.pausedAt !== undefined;
+    const is = w.after.pausedAt !== undefined;
+    if (!was && is) spans.push({ from: w.at, to: Number.POSITIVE_INFINITY });
+    const open = spans.at(-1);
+    if (was && !is && open !== undefined) open.to = w.at;
+  }
+  return spans;
 }
 
 function rowProblems(row: Row | undefined, o: WorldOutcome, reportKey: string): string[] {
@@ -211,6 +295,9 @@ export interface KeyedTally {
   overlapNotChecked: number;
   workerCrashes: number;
   occurrences: number;
+  /** Runs in which the operator paused the whole job, and those in which a resume followed. */
+  wholeJobPauses: number;
+  resumed: number;
 }
 
 export interface KeyedReport {
@@ -243,6 +330,8 @@ export async function simulateKeyed(options: {
     overlapNotChecked: 0,
     workerCrashes: 0,
     occurrences: 0,
+    wholeJobPauses: 0,
+    resumed: 0,
   };
   const bump = (r: Record<string, number>, k: string) => {
     r[k] = (r[k] ?? 0) + 1;
@@ -255,6 +344,9 @@ export async function simulateKeyed(options: {
       tally.events += outcome.events;
       tally.workerCrashes += outcome.workerCrashes;
       bump(tally.byPolicy, p.scenario.overlap);
+      const actions = p.scenario.operator ?? [];
+      if (actions.some((a) => a.action === 'pause')) tally.wholeJobPauses++;
+      if (actions.some((a) => a.action === 'resume')) tally.resumed++;
       for (const row of outcome.rows) {
         tally.occurrences++;
         bump(tally.statuses, String(row?.status ?? 'none'));
@@ -301,6 +393,7 @@ export function formatKeyedReport(r: KeyedReport): string {
     ...Object.entries(KEYED_INVARIANTS).map(([id, text]) => `  ${id}. ${text}`),
     `runs by policy: ${list(t.byPolicy)}`,
     `occurrences: ${list(t.statuses)}; skipped for ${list(t.skipReasons)}; ${t.buffered} were BUFFERED at some point`,
+    `whole-job pauses: ${t.wholeJobPauses} runs (${t.resumed} resumed later)`,
     `different keys ran side by side (side effects overlapping in time) in ${t.crossKeyOverlaps} runs`,
     `faults: ${t.workerCrashes} worker crashes; ${t.overlapNotChecked} runs froze a worker past the margin (overlap measured, not required)`,
   );

@@ -9,9 +9,10 @@
  * app process at its time (several at once race on one key); faults of any of their calls (a throttle, a call that
  * fails before it is applied, a response lost after it was applied, a slow call, a process that dies before or after
  * a call: between the registry write and the Scheduler write, say); hand edits of Scheduler (a schedule deleted,
- * disabled or edited in the console, an orphan created, the job's template redeployed); and the reconciler, as
- * deployed, every 5 minutes from a phase drawn per plan, auditing K buckets per run, whose first runs the plan may
- * fault too.
+ * disabled or edited in the console, an orphan created with a name of any shape in the group of any of the stack's
+ * run-time-schedule jobs, the job's template redeployed); and the reconciler, as deployed, every 5 minutes from a
+ * phase drawn per plan, auditing K slices of every job's group per run (1 to 10 jobs: the plan's job and up to 9
+ * others with no rows), whose first runs the plan may fault too.
  *
  * Invariants (checked at the horizon: the last change, then two full audit cycles and two periods):
  *   S1 convergence: every live registry row (not a tombstone, not a finished at() or end date) has exactly one
@@ -20,17 +21,27 @@
  *   S2 no schedule in the job's group without a live row
  *   S3 no tombstone left, no row still due for its projection
  *   S4 an upsert, pause or resume that returned success is in the row's history: what it asked for was written (by
- *      it, when it says it wrote) before it returned (what it returns may be a racing writer's newer row);
+ *      it, when it says it wrote; an upsert that says `unchanged` wrote nothing, in the registry or Scheduler) before it returned (what it returns may be a racing writer's newer row);
  *      the last change of a key that nothing raced is what the row holds at the end (last writer wins); a delete
  *      that was the last change of its key leaves no row
  *   S5 every put of a row raises its version by one; a call refused for bad input wrote nothing
  *   S6 a pause, resume or delete changes only the state of the row it replaces (no lost update)
+ *   S7 the repair bound, per stack: an orphan made after the plan's faulted reconciler runs, whatever its name and
+ *      whichever job's group it is in, is gone within repairBoundRuns (18) reconciler periods and a run's timeout
  */
 import fc from 'fast-check';
 import { DynamoAuditCursorStore } from '../functions/aws/audit-cursor-store';
 import { withDatedTemplates } from '../functions/aws/dated-templates';
 import { DynamoScheduleRegistry, rowOf } from '../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../functions/aws/scheduler-projection';
+import {
+  AUDIT_SLICES,
+  auditWindow,
+  bucketsOfSlice,
+  DEFAULT_AUDIT_SLICES_PER_RUN,
+  repairBoundRuns,
+  runsPerCycle,
+} from '../functions/protocol/audit-slices';
 import {
   deleteScheduleRecord,
   type ManageScheduleDeps,
@@ -40,16 +51,13 @@ import {
 } from '../functions/protocol/manage-schedule';
 import type { Clock, Logger, Metrics } from '../functions/protocol/ports';
 import {
-  auditPairs,
-  DEFAULT_AUDIT_BUCKETS_PER_RUN,
   EDITED_BY_HAND_MARGIN_MS,
   reconcileSchedules,
   type ScheduleReconcileReport,
 } from '../functions/protocol/reconcile-schedules';
 import {
-  AUDIT_BUCKETS,
+  auditBucketKey,
   auditBucketOf,
-  bucketNamePrefix,
   DEFAULT_SCHEDULE_TIME_ZONE,
   isFinished,
   REGISTRY_TABLE,
@@ -83,9 +91,21 @@ const REGISTRY_TABLE_NAME = 'schedule-registry';
 export const REGISTRY_T0 = Date.parse('2026-12-01T00:00:00Z');
 const PERIOD_MS = RECONCILE_EVERY_MINUTES * 60_000;
 /** The audit's K as deployed. */
-export const AUDIT_BUCKETS_PER_RUN = DEFAULT_AUDIT_BUCKETS_PER_RUN;
-/** Runs of the reconciler for one full audit cycle of the one job. */
-export const RUNS_PER_CYCLE = Math.ceil(AUDIT_BUCKETS / AUDIT_BUCKETS_PER_RUN);
+export const AUDIT_SLICES_PER_RUN = DEFAULT_AUDIT_SLICES_PER_RUN;
+/** Runs of the reconciler for one full audit cycle of every job. */
+export const RUNS_PER_CYCLE = runsPerCycle(AUDIT_SLICES_PER_RUN);
+/** S7: how long after it an orphan may stay, at most: the audit's repair bound in periods, and a run's timeout. */
+export const REPAIR_BOUND_MS = repairBoundRuns(AUDIT_SLICES_PER_RUN) * PERIOD_MS + 120_000;
+/** The other run-time-schedule jobs of the stack a plan may have (no rows; orphans only), beside REGISTRY_JOB. */
+export const MAX_OTHER_JOBS = 9;
+const otherJobId = (i: number) => `job-${String(i + 1).padStart(2, '0')}`;
+const groupOf = (jobId: string) => `${jobId}-keyed`;
+/**
+ * Hand-made names of an orphan, of any shape: made in the console or by another tool, not by the registry (its names
+ * are `bb.…`). Among them the first characters that no registry name has, a hex digit followed by no bucket, and one
+ * that looks like a bucket without the dot.
+ */
+export const STRAY_NAMES = ['hand-made-by-ops', 'A', 'Zeta-1', '_tmp', '-x', '.x', 'a-ops', 'deadbeef', 'a3', 'q'];
 /** Reconciler invocations the plan may fault (the first ones); later runs are clean, so that the state converges. */
 export const FAULTED_RECONCILER_RUNS = 4;
 /** How long after its start an op of the app may still be applying a request (the slowest call, and then some). */
@@ -144,6 +164,12 @@ export interface HandEdit {
   readonly atMs: number;
   readonly key: number;
   readonly edit: HandEditKind;
+  /**
+   * An orphan's: the job whose group gets it (0: REGISTRY_JOB, i: the plan's other job i, modulo), and, when set, its
+   * name (a STRAY_NAMES index, modulo) instead of one shaped like the registry's.
+   */
+  readonly job?: number;
+  readonly stray?: number;
 }
 
 export interface RegistryPlan {
@@ -161,6 +187,8 @@ export interface RegistryPlan {
   }[];
   /** When the reconciler first runs, ms after T0 (its rule's phase). */
   readonly phaseMs: number;
+  /** The stack's other run-time-schedule jobs (0 to MAX_OTHER_JOBS), which the reconciler audits too. */
+  readonly otherJobs?: number;
 }
 
 // ---- plans ---------------------------------------------------------------------------------------------------------
@@ -218,9 +246,20 @@ export function registryPlans(options: { readonly redeploy?: boolean } = {}): fc
         }),
         { minLength: 1, maxLength: 10 },
       ),
-      edits: fc.array(fc.record({ atMs: fc.integer({ min: 0, max: 2_400_000 }), key: fc.nat(), edit: editKind }), {
-        maxLength: 3,
-      }),
+      edits: fc.array(
+        fc.record(
+          {
+            atMs: fc.integer({ min: 0, max: 2_400_000 }),
+            key: fc.nat(),
+            edit: editKind,
+            job: fc.nat({ max: MAX_OTHER_JOBS }),
+            stray: fc.nat({ max: STRAY_NAMES.length - 1 }),
+          },
+          { requiredKeys: ['atMs', 'key', 'edit'] },
+        ),
+        { maxLength: 3 },
+      ),
+      otherJobs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: MAX_OTHER_JOBS })),
       callFaults: fc.array(
         fc.oneof(
           {
@@ -330,6 +369,10 @@ export interface RegistryOutcome {
   /** True time after which the state first matched S1-S3 and went on matching at every later tick; undefined: never. */
   readonly convergedAt?: number;
   readonly lastChangeAt: number;
+  /** The other jobs' groups' schedules at the end (S2: there is no row of theirs, so none may be left). */
+  readonly otherSchedules: readonly FakeSchedule[];
+  /** S7: orphans still there REPAIR_BOUND_MS after they were made. */
+  readonly unrepaired: readonly string[];
 }
 
 export function runRegistryWorld(plan: RegistryPlan): Promise<RegistryOutcome> {
@@ -358,8 +401,13 @@ class RegistryWorld implements NetworkHost, Applier {
   private applying: { actor: Actor; op: string } | undefined;
   private convergedAt: number | undefined;
   private templateVersion = 1;
+  /** S7's: orphans still there REPAIR_BOUND_MS after they were made. */
+  private readonly unrepaired: string[] = [];
+  /** The stack's run-time-schedule jobs: the plan's job, then its other ones (no rows; orphans only). */
+  private readonly jobs: readonly string[];
 
   constructor(private readonly plan: RegistryPlan) {
+    this.jobs = [REGISTRY_JOB, ...Array.from({ length: plan.otherJobs ?? 0 }, (_, i) => otherJobId(i))];
     this.aws = sharedFakeAws(this.vt);
     this.scheduler = sharedFakeScheduler(this.vt);
     // Small pages, so that the audit's listing and the registry's queries page as they do at scale.
@@ -370,8 +418,10 @@ class RegistryWorld implements NetworkHost, Applier {
       indexes: [REGISTRY_TABLE.syncIndex, REGISTRY_TABLE.auditIndex],
     });
     this.table.onWrite = (before, after) => this.tableWritten(before, after);
-    this.scheduler.addGroup(KEYED_GROUP);
-    this.seedTemplate();
+    for (const jobId of this.jobs) {
+      this.scheduler.addGroup(this.groupOfJob(jobId));
+      this.seedTemplate(jobId);
+    }
     this.network = new Network({ callFaults: plan.callFaults }, this.vt, REGISTRY_T0, this, this);
     const clients = sdkClients();
     for (const client of [clients.doc, clients.scheduler]) this.network.intercept(client as unknown as SendingClient);
@@ -450,10 +500,14 @@ class RegistryWorld implements NetworkHost, Applier {
 
   // ---- set-up -------------------------------------------------------------------------------------------------------
 
-  /** The job's template as the stack deploys it: DISABLED, never firing, its input the job's event + the keyed group. */
-  private seedTemplate(): void {
+  private groupOfJob(jobId: string): string {
+    return jobId === REGISTRY_JOB ? KEYED_GROUP : groupOf(jobId);
+  }
+
+  /** A job's template as the stack deploys it: DISABLED, never firing, its input the job's event + the keyed group. */
+  private seedTemplate(jobId: string): void {
     this.scheduler.seed({
-      Name: REGISTRY_JOB,
+      Name: jobId,
       GroupName: SHARED_GROUP,
       ScheduleExpression: 'cron(0 0 1 1 ? 2199)',
       ScheduleExpressionTimezone: 'UTC',
@@ -462,21 +516,21 @@ class RegistryWorld implements NetworkHost, Applier {
       Target: {
         Arn: TRIGGER_ARN,
         RoleArn: 'arn:aws:iam::123456789012:role/scheduler',
-        Input: JSON.stringify(this.templateEvent()),
+        Input: JSON.stringify(this.templateEvent(jobId)),
         RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },
         DeadLetterConfig: { Arn: 'arn:aws:sqs:eu-central-1:123456789012:trigger-dlq' },
       },
     });
   }
 
-  private templateEvent(): Record<string, unknown> {
+  private templateEvent(jobId = REGISTRY_JOB): Record<string, unknown> {
     return {
-      jobId: REGISTRY_JOB,
+      jobId,
       scheduledTime: '<aws.scheduler.scheduled-time>',
       worker: 'reports',
       deadlineSeconds: this.templateVersion === 1 ? 21_600 : 7_200,
       retentionDays: 30,
-      keyedScheduleGroup: KEYED_GROUP,
+      keyedScheduleGroup: this.groupOfJob(jobId),
     };
   }
 
@@ -568,15 +622,21 @@ class RegistryWorld implements NetworkHost, Applier {
       applied = this.scheduler.handEdit(KEYED_GROUP, name, 'rate(5 minutes)');
     }
     if (edit.edit === 'orphan') {
-      // A key the app never had, in that key's bucket, or the schedule of a key not in play in this plan.
-      const ghost = scheduleNameOf(KEYS[(edit.key + this.plan.keys) % KEYS.length] ?? 'ghost');
-      const orphan = this.plan.keys < KEYS.length ? ghost : `${name.slice(0, 3)}ghost.0123456789abcdef`;
-      applied = this.scheduler.handCreate(
-        KEYED_GROUP,
-        orphan,
-        'rate(1 hour)',
-        this.scheduler.schedulesOf(KEYED_GROUP)[0],
-      );
+      // A key the app never had, in that key's bucket, or the schedule of a key not in play in this plan; or a name
+      // of any shape; in the group of any of the stack's jobs.
+      // (Only a key not in play: a key in play may have a row by then, whose schedule this would be, not an orphan.)
+      const notInPlay = KEYS.length - this.plan.keys;
+      const shaped =
+        notInPlay > 0
+          ? scheduleNameOf(KEYS[this.plan.keys + (edit.key % notInPlay)] ?? 'ghost')
+          : `${name.slice(0, 3)}ghost.0123456789abcdef`;
+      const orphan = edit.stray === undefined ? shaped : STRAY_NAMES[edit.stray % STRAY_NAMES.length];
+      const group = this.groupOfJob(this.jobs[(edit.job ?? 0) % this.jobs.length]);
+      applied = this.scheduler.handCreate(group, orphan, 'rate(1 hour)', this.scheduler.schedulesOf(group)[0]);
+      if (applied) this.expectRemoved(group, orphan);
+      this.note('hand', `orphan ${orphan} in ${group}${applied ? '' : ' (already there)'}`);
+      if (applied) this.editsApplied.orphan = (this.editsApplied.orphan ?? 0) + 1;
+      return;
     }
     if (edit.edit === 'redeploy') {
       // A deployment changed the job's settings: its template's input changes, and every schedule must follow it.
@@ -593,6 +653,23 @@ class RegistryWorld implements NetworkHost, Applier {
       'hand',
       `${edit.edit} ${edit.edit === 'redeploy' ? 'the template' : name}${applied ? '' : ' (nothing to change)'}`,
     );
+  }
+
+  /**
+   * S7: an orphan made once the plan's faulted reconciler runs are over is gone REPAIR_BOUND_MS later (the same
+   * schedule: one made again later by another edit is that edit's to check).
+   */
+  private expectRemoved(group: string, name: string): void {
+    const faultedRunsEnd = this.plan.phaseMs + FAULTED_RECONCILER_RUNS * PERIOD_MS + RECONCILER_TIMEOUT_SECONDS * 1000;
+    const madeAt = this.vt.now;
+    if (madeAt - REGISTRY_T0 <= faultedRunsEnd) return;
+    this.vt.scheduleSystem(REPAIR_BOUND_MS, () => {
+      const still = this.scheduler.schedule(group, name);
+      if (still !== undefined && still.CreationDate.getTime() <= madeAt)
+        this.unrepaired.push(
+          `orphan ${name} in ${group}, made at +${(madeAt - REGISTRY_T0) / 60_000} min, still there ${REPAIR_BOUND_MS / 60_000} min later`,
+        );
+    });
   }
 
   /**
@@ -616,11 +693,11 @@ class RegistryWorld implements NetworkHost, Applier {
   /**
    * One run as deployed (every 5 minutes, killed at its function timeout); the state is checked after each.
    *
-   * A run with nothing to do is cut short, because the audit's 32 runs per cycle and the sweep's 16 index queries per
-   * run are most of a plan's calls: when no row is due for the sweep and the K buckets the cursor points at hold no
-   * row and no schedule, the run's queries and listings would all come back empty and it would only advance the
-   * cursor. Such a run advances the cursor as the reconciler does (the real cursor store and auditPairs) and makes no
-   * other call. The plan's faulted runs always run in full.
+   * A run with nothing to do is cut short, because the audit's runs and the sweep's 16 index queries per run are most
+   * of a plan's calls: when no row is due for the sweep and the K slices the cursor points at hold no row and no
+   * schedule in any job's group, the run's queries and listings would all come back empty and it would only advance
+   * the cursor. Such a run advances the cursor as the reconciler does (the real cursor store and auditWindow) and
+   * makes no other call. The plan's faulted runs always run in full.
    */
   private invokeReconciler(): void {
     if (this.vt.now + PERIOD_MS <= this.horizon) this.vt.scheduleSystem(PERIOD_MS, () => this.invokeReconciler());
@@ -634,7 +711,7 @@ class RegistryWorld implements NetworkHost, Applier {
       this.vt
         .runAs(actor, async () => {
           const stored = await cursor.read();
-          await cursor.write(auditPairs([REGISTRY_JOB], stored, AUDIT_BUCKETS_PER_RUN).next, stored?.version);
+          await cursor.write(auditWindow(stored, AUDIT_SLICES_PER_RUN).next, stored?.version);
         })
         .catch((error: Error) => this.note(actor.name, `threw ${error.name}`))
         .finally(() => {
@@ -653,7 +730,7 @@ class RegistryWorld implements NetworkHost, Applier {
           registry: this.registry(),
           projection,
           cursor: new DynamoAuditCursorStore(sdkClients().doc, REGISTRY_TABLE_NAME),
-          jobs: [REGISTRY_JOB],
+          jobs: this.jobs,
           clock: this.clock(),
           logger: this.logger(),
           metrics: noMetricsHere,
@@ -681,23 +758,23 @@ class RegistryWorld implements NetworkHost, Applier {
       });
   }
 
-  /** No row due for the sweep, and the buckets the cursor points at empty in the registry and in Scheduler. */
+  /** No row due for the sweep, and the slices the cursor points at empty in the registry and in every job's group. */
   private reconcilerIdle(): boolean {
     const now = new Date(this.vt.now).toISOString();
     const rows = [...this.table.rows.values()];
     if (rows.some((r) => typeof r.syncDueAt === 'string' && r.syncDueAt <= now)) return false;
     const stored = this.table.row({ jobId: '#audit', scheduleKey: '#cursor' });
     const position =
-      stored === undefined
-        ? undefined
-        : { jobId: String(stored.nextJobId), bucket: Number(stored.nextBucket), cycle: Number(stored.cycle) };
-    const { pairs } = auditPairs([REGISTRY_JOB], position, AUDIT_BUCKETS_PER_RUN);
-    const schedules = this.scheduler.schedulesOf(KEYED_GROUP);
-    return pairs.every(
-      ({ bucket }) =>
-        !rows.some((r) => r.auditBucket === `${REGISTRY_JOB}#${bucketNamePrefix(bucket).slice(0, 2)}`) &&
-        !schedules.some((s) => s.Name.startsWith(bucketNamePrefix(bucket))),
-    );
+      stored === undefined ? undefined : { slice: Number(stored.nextSlice), cycle: Number(stored.cycle) };
+    const { slices } = auditWindow(position, AUDIT_SLICES_PER_RUN);
+    return this.jobs.every((jobId) => {
+      const schedules = this.scheduler.schedulesOf(this.groupOfJob(jobId));
+      return slices.every(
+        (slice) =>
+          !bucketsOfSlice(slice).some((b) => rows.some((r) => r.auditBucket === auditBucketKey(jobId, b))) &&
+          !schedules.some((s) => s.Name.startsWith(slice)),
+      );
+    });
   }
 
   private checkConverged(): void {
@@ -710,7 +787,13 @@ class RegistryWorld implements NetworkHost, Applier {
     const rows = [...this.table.rows.values()]
       .filter((r) => r.jobId === REGISTRY_JOB)
       .map((r) => rowOf(structuredClone(r)) as RegisteredSchedule);
-    return { rows, schedules: this.scheduler.schedulesOf(KEYED_GROUP), templateEvent: this.templateEvent() };
+    const otherSchedules = this.jobs.slice(1).flatMap((jobId) => this.scheduler.schedulesOf(groupOf(jobId)));
+    return {
+      rows,
+      schedules: this.scheduler.schedulesOf(KEYED_GROUP),
+      otherSchedules,
+      templateEvent: this.templateEvent(),
+    };
   }
 
   private outcome(): RegistryOutcome {
@@ -744,6 +827,7 @@ class RegistryWorld implements NetworkHost, Applier {
       writesByRejected,
       convergedAt: this.convergedAt,
       lastChangeAt: this.lastChangeAt,
+      unrepaired: this.unrepaired,
     };
   }
 }
@@ -767,15 +851,16 @@ function describeTarget(command: SdkCommand): string {
 
 // ---- invariants ----------------------------------------------------------------------------------------------------
 
-export type RegistryInvariantId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6';
+export type RegistryInvariantId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'S7';
 
 export const REGISTRY_INVARIANTS: Readonly<Record<RegistryInvariantId, string>> = {
   S1: 'convergence: every live registry row (not finished) has exactly one Scheduler schedule matching it (state, expression, time zone, start and end, input, action after completion)',
-  S2: "no schedule in the job's group without a live row",
+  S2: "no schedule in any job's group without a live row",
   S3: 'no tombstone left, and no row still due for its projection',
-  S4: "a call that returned success is in the row's history (what it asked for, written before it returned, by it when it says it wrote); the last change of a key nothing raced is what the row holds (last writer wins); a last delete leaves no row",
+  S4: "a call that returned success is in the row's history (what it asked for, written before it returned, by it when it says it wrote; an upsert that says unchanged wrote nothing); the last change of a key nothing raced is what the row holds (last writer wins); a last delete leaves no row",
   S5: 'every put raises the row version by one; a call refused for bad input wrote nothing',
   S6: 'a pause, resume or delete changes only the state of the row it replaces: never its expression, zone, dates, input or description (no lost update)',
+  S7: `the repair bound per stack: an orphan of any name in any job's group, made after the faulted reconciler runs, is gone within ${REPAIR_BOUND_MS / 60_000} min (${repairBoundRuns(AUDIT_SLICES_PER_RUN)} periods and a run's timeout)`,
 };
 
 export interface RegistryViolation {
@@ -788,6 +873,7 @@ export function convergenceProblems(
   state: {
     rows: readonly RegisteredSchedule[];
     schedules: readonly FakeSchedule[];
+    otherSchedules?: readonly FakeSchedule[];
     templateEvent: Record<string, unknown>;
   },
   now: number,
@@ -821,6 +907,8 @@ export function convergenceProblems(
   for (const s of state.schedules)
     if (!names.has(s.Name))
       problems.push({ invariant: 'S2', message: `schedule ${s.Name} (${s.State}) has no live row` });
+  for (const s of state.otherSchedules ?? [])
+    problems.push({ invariant: 'S2', message: `schedule ${s.Name} in ${s.GroupName} (${s.State}) has no live row` });
   return problems;
 }
 
@@ -895,6 +983,17 @@ function holds(row: Row | RegisteredSchedule | undefined, want: Record<string, u
     .map(([k, v]) => `${k} is ${JSON.stringify(r[k])}, asked ${JSON.stringify(v)}`);
 }
 
+/** What one app call wrote: its registry writes and its Scheduler writes (from the trace). */
+function writesOf(o: RegistryOutcome, actor: string): string[] {
+  return [
+    ...o.writes.filter((w) => w.who === actor).map((w) => `${w.op} of the row`),
+    ...o.trace
+      .filter((l) => l.who === 'aws' && l.what.startsWith(`${actor} `))
+      .filter((l) => /^\S+ (Create|Update|Delete)Schedule/.test(l.what) && l.what.endsWith('→ ok'))
+      .map((l) => l.what),
+  ];
+}
+
 export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[] {
   const violations: RegistryViolation[] = [...convergenceProblems(o, o.horizon)];
   const fail = (invariant: RegistryInvariantId, message: string) => violations.push({ invariant, message });
@@ -905,6 +1004,8 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
   for (const rec of o.ops) {
     if (!rec.ok) continue;
     const key = KEYS[rec.op.key];
+    if (rec.outcome === 'unchanged')
+      for (const w of writesOf(o, rec.actor)) fail('S4', `${rec.actor} returned unchanged, yet wrote: ${w}`);
     const want = asked(rec.op);
     if (want !== undefined && rec.returned !== undefined) {
       const own = rec.outcome === 'created' || rec.outcome === 'updated';
@@ -964,6 +1065,7 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
       );
   }
   for (const w of o.writesByRejected) fail('S5', `a refused call wrote: ${w}`);
+  for (const orphan of o.unrepaired) fail('S7', orphan);
   // S6: a state change or a delete is computed from the row it read; applied over another row (a newer one, or one
   // created again after a delete, whose version restarted), it would bring back the old row's spec.
   const opOf = new Map(o.ops.map((r) => [r.actor, r.op.op]));
@@ -1010,6 +1112,9 @@ export interface RegistryTally {
   faults: Record<string, number>;
   /** Minutes from the last change to convergence (S1-S3 holding from then on), per run. */
   convergeMinutes: number[];
+  /** Runs whose stack had other run-time-schedule jobs, and orphans planned with a hand-made name. */
+  severalJobs: number;
+  strayOrphans: number;
 }
 
 export interface RegistryReport {
@@ -1054,6 +1159,8 @@ export async function simulateRegistry(options: {
     registryWrites: 0,
     faults: {},
     convergeMinutes: [],
+    severalJobs: 0,
+    strayOrphans: 0,
   };
   const { elapsedMs, failure } = await checkPlans({
     plans: options.plans ?? registryPlan,
@@ -1093,6 +1200,8 @@ function countRun(t: RegistryTally, o: RegistryOutcome): void {
   t.registryWrites += o.writes.length;
   for (const f of o.plan.callFaults) bump(t.faults, `${f.actor} ${f.fault.kind}`);
   if (o.convergedAt !== undefined) t.convergeMinutes.push((o.convergedAt - o.lastChangeAt) / 60_000);
+  if ((o.plan.otherJobs ?? 0) > 0) t.severalJobs++;
+  t.strayOrphans += o.plan.edits.filter((e) => e.edit === 'orphan' && e.stray !== undefined).length;
 }
 
 const registryPlanWithoutOrphans: RegistryPlan = { seed: 0, keys: 1, ops: [], edits: [], callFaults: [], phaseMs: 0 };
@@ -1130,9 +1239,10 @@ export function formatRegistryReport(r: RegistryReport): string {
     `app calls: ${list(t.ops)}; ${t.killed} died mid-call`,
     `faults planned: ${list(t.faults)}`,
     `hand edits applied: ${list(t.editsApplied)}; ${t.editsSkipped} edits of a definition skipped, made while a write of that schedule was in flight or within ${EDITED_BY_HAND_MARGIN_MS / 1000} s after its sync (the audit sees a definition change only by its date: a bound of the design)`,
-    `reconciler: every ${PERIOD_MS / 60_000} minutes, K = ${AUDIT_BUCKETS_PER_RUN} of ${AUDIT_BUCKETS} buckets per run (a cycle: ${RUNS_PER_CYCLE} runs, ${(RUNS_PER_CYCLE * PERIOD_MS) / 60_000} min); ` +
-      `${t.reconcilerRuns} runs, ${t.reconcilerRuns - t.idleRuns} in full, ${t.idleRuns} with nothing due and empty buckets (cursor advanced only); ${t.reconcilerErrors} runs counted errors`,
+    `reconciler: every ${PERIOD_MS / 60_000} minutes, K = ${AUDIT_SLICES_PER_RUN} of ${AUDIT_SLICES.length} slices of every job's group per run (a cycle: ${RUNS_PER_CYCLE} runs, ${(RUNS_PER_CYCLE * PERIOD_MS) / 60_000} min, for 1 to ${MAX_OTHER_JOBS + 1} jobs); ` +
+      `${t.reconcilerRuns} runs, ${t.reconcilerRuns - t.idleRuns} in full, ${t.idleRuns} with nothing due and empty slices (cursor advanced only); ${t.reconcilerErrors} runs counted errors`,
     `repairs: ${list(t.repairs)}`,
+    `stack: ${t.severalJobs} runs with 2 to ${MAX_OTHER_JOBS + 1} run-time-schedule jobs; ${t.strayOrphans} orphans planned with a name of any shape (${STRAY_NAMES.join(', ')})`,
     `converged (S1-S3 held from then on) after the last change: median ${percentile(minutes, 0.5).toFixed(0)} min, p95 ${percentile(minutes, 0.95).toFixed(0)} min, max ${percentile(minutes, 1).toFixed(0)} min ` +
       `(checked at the horizon, ${convergenceBoundMs(registryPlanWithoutOrphans) / 60_000} min after it: a cycle and two periods; ${convergenceBoundMs() / 60_000} min, two cycles, with an orphan)`,
     `calls: ${t.schedulerCalls} to Scheduler, ${t.registryWrites} registry writes`,

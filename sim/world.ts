@@ -666,7 +666,9 @@ export class World implements NetworkHost {
 
   /** A fire time of the schedule: held back while the schedule is disabled, else delivered `lateMs` later. */
   private fire(delivery: number, scheduledTime: string, lateMs: number, scheduleKey?: string): void {
-    if (!this.schedule.enabled) {
+    // A key's schedule is the registry's: a pause of the whole job disables only its template, and the keys' schedules
+    // keep firing (their occurrences are SKIPPED as paused by the worker).
+    if (scheduleKey === undefined && !this.schedule.enabled) {
       this.firesHeldBack.push({ scheduledTime, at: this.vt.now });
       this.note('scheduler', `${scheduledTime} not fired: the schedule is disabled`);
       return;
@@ -678,6 +680,17 @@ export class World implements NetworkHost {
   /** The deployed job as the operator's resume reads it from Scheduler. */
   private scheduledJob(): DeployedJob {
     const state = this.schedule.enabled ? 'ENABLED' : 'DISABLED';
+    if (this.scenario?.keys !== undefined)
+      // A job that takes schedules at run time: its own schedule is the DISABLED template, which a resume leaves so
+      // and has no fire times to catch up on (each key's schedule retries its own).
+      return {
+        id: JOB_ID,
+        schedule: 'rate(1 day)',
+        timeZone: 'UTC',
+        state,
+        route: this.route,
+        runtimeScheduleGroup: JOB_ID,
+      };
     return { id: JOB_ID, schedule: scheduleOf(this.scenario), timeZone: 'UTC', state, route: this.route };
   }
 

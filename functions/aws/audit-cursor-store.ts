@@ -3,7 +3,7 @@
  * scheduleKey '#cursor'. No job id or schedule key has a '#', so no job's rows or grant (scoped by the leading key
  * jobId) reach it; it has neither `syncShard` nor `auditBucket`, so neither sparse index holds it. A PutItem that is a
  * compare-and-swap on `version` (or, for the first, on the row's absence): of two overlapping reconciler runs, one
- * claims the next buckets and the other is refused.
+ * claims the next slices and the other is refused.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditCursorStore, AuditPosition, StoredAuditCursor } from '../protocol/reconcile-schedules';
@@ -25,9 +25,9 @@ export class DynamoAuditCursorStore implements AuditCursorStore {
       );
       const item = out.Item;
       if (item === undefined) return undefined;
+      // A cursor of the bucket walk (nextJobId, nextBucket) has no nextSlice: the slice walk starts over at 0.
       return {
-        jobId: String(item.nextJobId ?? ''),
-        bucket: Number(item.nextBucket ?? 0),
+        slice: Number(item.nextSlice ?? 0),
         cycle: Number(item.cycle ?? 0),
         version: Number(item.version ?? 0),
       };
@@ -43,8 +43,7 @@ export class DynamoAuditCursorStore implements AuditCursorStore {
           TableName: this.table,
           Item: {
             ...AUDIT_CURSOR_KEY,
-            nextJobId: next.jobId,
-            nextBucket: next.bucket,
+            nextSlice: next.slice,
             cycle: next.cycle,
             version: (expectedVersion ?? 0) + 1,
           },

@@ -77,7 +77,11 @@ export async function startUnderPolicy(
   const series = seriesOf(occurrence);
   // A schedule of a job that takes them at run time is also paused when its whole job is.
   if (occurrence.scheduleKey !== undefined && (await wholeJobPaused(deps, occurrence.jobId))) {
-    return { outcome: await recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log) };
+    const skipped = await recordSkip(deps, lease, { action: 'skip', reason: 'paused' }, log);
+    // As under a pause of its series (apply's skip): a BUFFERED occurrence woken now leaves the buffer and wakes the
+    // next. Left at the head, its SKIPPED row would keep the rest of its key's buffer waiting for good.
+    if (policy !== 'allowAll') await leaveBuffer(deps, lease.key, log);
+    return { outcome: skipped };
   }
   if (policy === 'allowAll') {
     // No slot: one eventually consistent read, to skip a start of a paused job.

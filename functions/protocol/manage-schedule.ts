@@ -7,10 +7,13 @@
  * leaves the row in the sparse index `bySyncDue`, where the reconciler finds and repairs it (repairSchedule). An
  * upsert of what the row already holds, synced, writes nothing and calls Scheduler not at all.
  *
- * Two writers of one key: each put is conditional on the version it read (a refused put re-reads and tries again,
- * MAX_WRITE_ATTEMPTS times). Their projections may land in either order, so a writer whose markSynced is refused
- * (the row moved on) projects the row as it now is and tries again: the last projection is always of the newest
- * version a writer read after its own projection.
+ * Writers of one key race (docs/runtime-schedules.md, "Racing writers"): each put is conditional on the version it
+ * read; a refused put waits (full jitter from the injected random source, 25 ms doubling to 1 s), reads the row again
+ * and decides again, MAX_WRITE_ATTEMPTS times in all, so that each racing caller's spec is
+ * written in some order and the last writer wins. Only past that bound (a key written by dozens of callers at once)
+ * does a call throw, a transient DependencyError saying to try again. Their projections may land in either order,
+ * so a writer whose markSynced is refused (the row moved on) projects the row as it now is and tries again: the last
+ * projection is always of the newest version a writer read after its own projection.
  */
 
 import { DependencyError, ScheduledJobsError } from './errors';
@@ -37,9 +40,13 @@ import type {
   ScheduleRegistry,
   ScheduleSpec,
 } from './schedule-registry-ports';
+import { delay } from './transient-retry';
 
-/** How many times a write re-reads a row that changed under it before it gives up (a transient DependencyError). */
-export const MAX_WRITE_ATTEMPTS = 5;
+/** How many times a write tries a row that changed under it before it gives up (a transient DependencyError). */
+export const MAX_WRITE_ATTEMPTS = 8;
+/** The wait before the n-th retry of a refused write is random in [0, min(CAP, FIRST * 2^(n-1))) ms (full jitter). */
+export const CONTENTION_FIRST_WAIT_MS = 25;
+export const CONTENTION_MAX_WAIT_MS = 1_000;
 
 /** What the writes run on. */
 export interface ManageScheduleDeps {
@@ -48,6 +55,8 @@ export interface ManageScheduleDeps {
   /** EventBridge Scheduler: the projection of each row, and each job's template. */
   readonly projection: ScheduleProjection;
   readonly clock: Clock;
+  /** Uniform in [0, 1): the jitter of the waits between racing writes. Default: Math.random. */
+  readonly random?: () => number;
   /**
    * Called after a schedule is resumed, to clear its series' pause after failures (the run of failed occurrences
    * that paused this key). Absent: nothing else is cleared.
@@ -87,8 +96,13 @@ export class ScheduleNotFoundError extends ScheduledJobsError {
   }
 }
 
-/** created: the key had no schedule (or a deleted one); updated: it had another; unchanged: it had this one. */
-export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
+/**
+ * created: the key had no schedule (or a deleted one), and this call wrote it; updated: it had another, and this call
+ * wrote this one over it; repaired: the registry held this spec already, but its Scheduler schedule was not confirmed
+ * (an earlier call that failed half way, or a racing caller still projecting it), and this call put the schedule and
+ * marked the row synced; unchanged: it had this one, in sync, and nothing was written.
+ */
+export type UpsertOutcome = 'created' | 'updated' | 'repaired' | 'unchanged';
 
 /** What an upsert did, and the row as it is after. */
 export interface UpsertResult {
@@ -127,18 +141,19 @@ export async function upsertScheduleRecord(
   const now = deps.clock.now();
   const checked = validateScheduleSpec(jobId, key, spec, now);
   const template = options.template ?? (await jobTemplateOf(deps, jobId));
-  const write = await writeRow(deps.registry, jobId, key, (current) => {
+  const write = await writeRow(deps, jobId, key, (current) => {
     if (current === undefined) return newRow(jobId, key, checked, now, options);
     return specEquals(current, checked) ? undefined : changedRow(current, checked, now, options);
   });
+  const row = write.row as RegisteredSchedule;
+  if (!write.wrote && isSynced(row)) return { outcome: 'unchanged', schedule: row };
   const previous = write.previous;
+  // Not written, not synced: the projection this call makes is a write too, and the outcome says so.
   const outcome: UpsertOutcome = !write.wrote
-    ? 'unchanged'
+    ? 'repaired'
     : previous === undefined || previous.deletedAt !== undefined
       ? 'created'
       : 'updated';
-  const row = write.row as RegisteredSchedule;
-  if (!write.wrote && isSynced(row)) return { outcome, schedule: row };
   return { outcome, schedule: (await repairSchedule(deps, row, template)) ?? row };
 }
 
@@ -157,7 +172,7 @@ export async function setScheduleState(
   checkIds(jobId, key);
   const now = deps.clock.now();
   const template = options.template ?? (await jobTemplateOf(deps, jobId));
-  const write = await writeRow(deps.registry, jobId, key, (current) => {
+  const write = await writeRow(deps, jobId, key, (current) => {
     if (current === undefined || current.deletedAt !== undefined) throw new ScheduleNotFoundError(jobId, key);
     return current.state === state ? undefined : stateChangedRow(current, state, now, options);
   });
@@ -182,7 +197,7 @@ export async function deleteScheduleRecord(
   const now = deps.clock.now();
   const template = options.template ?? (await jobTemplateOf(deps, jobId));
   // A tombstone already there is a delete that did not finish: finish it.
-  const write = await writeRow(deps.registry, jobId, key, (current) =>
+  const write = await writeRow(deps, jobId, key, (current) =>
     current === undefined || current.deletedAt !== undefined ? undefined : tombstoneOf(current, now, options),
   );
   if (write.row === undefined) return { deleted: false };
@@ -198,7 +213,7 @@ export async function deleteScheduleRecord(
  * @returns the row as it is after, undefined once it is removed.
  */
 export async function repairSchedule(
-  deps: Pick<ManageScheduleDeps, 'registry' | 'projection' | 'clock'>,
+  deps: Pick<ManageScheduleDeps, 'registry' | 'projection' | 'clock' | 'random'>,
   row: RegisteredSchedule,
   template: KeyedJobTemplate,
 ): Promise<RegisteredSchedule | undefined> {
@@ -225,7 +240,14 @@ export async function repairSchedule(
     current = latest;
     // Left due: the reconciler takes it from here.
     if (attempt >= MAX_WRITE_ATTEMPTS) return current;
+    await contentionWait(deps, attempt);
   }
+}
+
+/** The jittered wait before retrying a write that another writer of the key got in before. */
+function contentionWait(deps: Pick<ManageScheduleDeps, 'random'>, attempt: number): Promise<void> {
+  const ceiling = Math.min(CONTENTION_MAX_WAIT_MS, CONTENTION_FIRST_WAIT_MS * 2 ** (attempt - 1));
+  return delay(Math.floor((deps.random ?? Math.random)() * ceiling));
 }
 
 function checkIds(jobId: string, key: string): void {
@@ -234,11 +256,11 @@ function checkIds(jobId: string, key: string): void {
 }
 
 /**
- * Reads the row (consistently) and puts `change(row)` conditional on the version read, re-reading on a refusal.
- * `change` returns undefined when nothing is to be written.
+ * Reads the row (consistently) and puts `change(row)` conditional on the version read; on a refusal, waits (jittered)
+ * and reads it again. `change` returns undefined when nothing is to be written.
  */
 async function writeRow(
-  registry: ScheduleRegistry,
+  deps: Pick<ManageScheduleDeps, 'registry' | 'random'>,
   jobId: string,
   key: string,
   change: (current: RegisteredSchedule | undefined) => RegisteredSchedule | undefined,
@@ -247,18 +269,24 @@ async function writeRow(
   readonly row: RegisteredSchedule | undefined;
   readonly previous: RegisteredSchedule | undefined;
 }> {
+  const { registry } = deps;
   let current = await registry.get(jobId, key, true);
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const next = change(current);
     if (next === undefined) return { wrote: false, row: current, previous: current };
     const result = await registry.put(next, current);
     if (result.written) return { wrote: true, row: result.current, previous: current };
-    current = result.current;
+    if (attempt === MAX_WRITE_ATTEMPTS) break;
+    // The row the refusal returned is as old as the wait is long: the others write on meanwhile. Read it after.
+    await contentionWait(deps, attempt);
+    current = await registry.get(jobId, key, true);
   }
   throw new DependencyError(
     'transient',
     `write schedule ${jobId}/${key}`,
-    new Error(`the row changed under ${MAX_WRITE_ATTEMPTS} writes in a row; try again`),
+    new Error(
+      `other callers changed the row under ${MAX_WRITE_ATTEMPTS} writes in a row (each waited for); nothing of this call was written: try again`,
+    ),
   );
 }
 

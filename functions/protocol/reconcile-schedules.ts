@@ -10,14 +10,17 @@
  *    `sweepLimit` rows (default 200) re-projected, each at most MAX_WRITE_ATTEMPTS (5) Scheduler writes and registry writes.
  *
  * 2. **The rolling audit** finds what no write of ours left behind: a schedule deleted, disabled or edited by hand,
- *    a schedule left by something the registry does not know (an orphan), a schedule projected from an older template.
- *    It walks the (job, audit bucket) pairs, `auditBucketsPerRun` (K, default 8) per run, from a cursor kept in the
- *    registry table (AuditCursorStore), comparing the bucket's rows (the index `byAuditBucket`) with the bucket's
- *    schedules (ListSchedules by name prefix: a schedule's name starts with its bucket). A run's cost is K buckets, not
- *    the number of schedules: per bucket one Query of about N/256 rows and about N/256/100 ListSchedules pages for a
- *    job of N schedules (at N = 100,000: 8 Queries and about 32 ListSchedules calls per run at K = 8), plus the
- *    repairs, at most `maxRepairsPerRun` (default 500). A full cycle over J jobs takes ceil(J * 256 / K) runs: 32 runs,
- *    160 minutes, for one job at K = 8 and a 5-minute period; drift is repaired within one cycle.
+ *    a schedule the registry does not hold, whatever its name (an orphan), a schedule projected from an older
+ *    template. It walks the slices of every job's group (audit-slices.ts: one per first character of a name, 65),
+ *    `slicesPerRun` (K, default 4) of every job per run, from one cursor kept in the registry table
+ *    (AuditCursorStore), comparing each slice's schedules (ListSchedules by the one-character name prefix) with the
+ *    registry's rows of the buckets whose names start with it (the index `byAuditBucket`: 16 buckets for a hex digit,
+ *    none for any other character, where every schedule listed is an orphan). A full cycle is ceil(65 / K) runs for
+ *    any number of jobs: 17 runs, 85 minutes at K = 4 and a 5-minute period, and a drift is repaired by the 18th run
+ *    after it (audit-slices.ts repairBoundRuns). A run's cost grows with the jobs instead: per job, K ListSchedules
+ *    calls (one per slice, 100 schedules a page, so one more per 100 schedules of the slice that holds them: about
+ *    N/1600 for the run's hex-digit slice, which the walk makes at most one of 4), and 16 Queries when a hex digit
+ *    is among them; plus the repairs, at most `maxRepairsPerRun` (default 500).
  *
  * Every repair is counted by kind (a metric and a log line): the sweep's `SchedulesSyncRepaired`; the audit's
  * `SchedulesRecreated` (missing), `SchedulesDriftCorrected` (state, edited by hand, stale template) and
@@ -28,11 +31,13 @@
  * meanwhile, and the newer row is read and projected again, so the last projection written is of the last version
  * (a writer whose row write comes after our markSynced projects after our put).
  */
+
+import { type AuditPosition, auditWindow, bucketsOfSlice, DEFAULT_AUDIT_SLICES_PER_RUN } from './audit-slices';
 import { messageOf } from './errors';
 import { repairSchedule } from './manage-schedule';
 import { MetricName } from './metric-names';
 import type { Clock, Logger, Metrics } from './ports';
-import { AUDIT_BUCKETS, bucketLabel, bucketNamePrefix, isFinished } from './schedule-registry';
+import { isFinished } from './schedule-registry';
 import type {
   KeyedJobTemplate,
   ProjectedScheduleSummary,
@@ -42,10 +47,6 @@ import type {
 } from './schedule-registry-ports';
 import { JOB_ID_PATTERN, JobSettingsError, parseJsonVariable } from './setting-basics';
 
-/** The audit buckets of one job (schedule-registry.ts's AUDIT_BUCKETS). */
-const AUDIT_BUCKET_COUNT = AUDIT_BUCKETS;
-/** Audit buckets per run by default: a full cycle of one job in 32 runs (160 min at a 5-minute period). */
-export const DEFAULT_AUDIT_BUCKETS_PER_RUN = 8;
 /** Rows the sweep re-projects per run at most; the rest wait for the next run (they stay in the index). */
 export const DEFAULT_SWEEP_LIMIT = 200;
 /** Repairs (Scheduler writes) of the audit per run at most; the rest are found again in the bucket's next audit. */
@@ -59,12 +60,7 @@ export const EDITED_BY_HAND_MARGIN_MS = 5_000;
 /** A schedule without a row is an orphan only when it was last changed at least this long ago (isYoung). */
 export const ORPHAN_MIN_AGE_MS = 60_000;
 
-/** Where the audit stands: the next (job, bucket) pair to audit, and how many full cycles it has completed. */
-export interface AuditPosition {
-  readonly jobId: string;
-  readonly bucket: number;
-  readonly cycle: number;
-}
+export type { AuditPosition } from './audit-slices';
 
 /** The stored cursor: the position and its version (the compare-and-swap token). */
 export interface StoredAuditCursor extends AuditPosition {
@@ -84,14 +80,14 @@ export interface AuditCursorStore {
 }
 
 export interface ScheduleReconcileLimits {
-  /** K: (job, bucket) pairs audited per run. */
-  readonly auditBucketsPerRun: number;
+  /** K: the slices of every job's group audited per run (audit-slices.ts). */
+  readonly auditSlicesPerRun: number;
   readonly sweepLimit: number;
   readonly maxRepairsPerRun: number;
 }
 
 export const DEFAULT_SCHEDULE_RECONCILE_LIMITS: ScheduleReconcileLimits = {
-  auditBucketsPerRun: DEFAULT_AUDIT_BUCKETS_PER_RUN,
+  auditSlicesPerRun: DEFAULT_AUDIT_SLICES_PER_RUN,
   sweepLimit: DEFAULT_SWEEP_LIMIT,
   maxRepairsPerRun: DEFAULT_MAX_REPAIRS_PER_RUN,
 };
@@ -128,7 +124,7 @@ export interface ScheduleRepair {
 export interface ScheduleReconcileReport {
   /** Rows the sweep found due. */
   readonly swept: number;
-  /** The (job, bucket) pairs audited, `jobId#bb` (the bucket in two hex digits, as the audit index keys it). */
+  /** The (job, slice) pairs audited, `jobId#c` (c the first character of the slice's names). */
   readonly audited: readonly string[];
   readonly repairs: readonly ScheduleRepair[];
   /** Rows that changed between our read and our write more often than MAX_WRITE_ATTEMPTS: the next run goes on. */
@@ -151,52 +147,6 @@ const METRIC_OF: Readonly<Record<ScheduleRepairKind, MetricName>> = {
   'stale-template': MetricName.SchedulesDriftCorrected,
   tombstone: MetricName.SchedulesDriftCorrected,
 };
-
-/**
- * The K (job, bucket) pairs from `from` on, in job-id order and bucket order, wrapping from the last job's last
- * bucket to the first job's first (and counting a cycle); and the position after them. A cursor whose job is no
- * longer listed goes on with the next job in order.
- */
-export function auditPairs(
-  jobs: readonly string[],
-  from: AuditPosition | undefined,
-  count: number,
-): {
-  readonly pairs: ReadonlyArray<{ readonly jobId: string; readonly bucket: number }>;
-  readonly next: AuditPosition;
-} {
-  const sorted = [...new Set(jobs)].sort();
-  if (sorted.length === 0) throw new Error('auditPairs needs at least one job');
-  let jobIndex = 0;
-  let bucket = 0;
-  let cycle = from?.cycle ?? 0;
-  if (from !== undefined) {
-    const at = sorted.indexOf(from.jobId);
-    if (at >= 0) {
-      jobIndex = at;
-      bucket = Number.isInteger(from.bucket) && from.bucket >= 0 && from.bucket < AUDIT_BUCKET_COUNT ? from.bucket : 0;
-    } else {
-      const later = sorted.findIndex((j) => j > from.jobId);
-      jobIndex = Math.max(later, 0);
-      if (later < 0) cycle++;
-    }
-  }
-  const total = Math.min(count, sorted.length * AUDIT_BUCKET_COUNT);
-  const pairs: Array<{ jobId: string; bucket: number }> = [];
-  for (let i = 0; i < total; i++) {
-    pairs.push({ jobId: sorted[jobIndex], bucket });
-    bucket++;
-    if (bucket === AUDIT_BUCKET_COUNT) {
-      bucket = 0;
-      jobIndex++;
-      if (jobIndex === sorted.length) {
-        jobIndex = 0;
-        cycle++;
-      }
-    }
-  }
-  return { pairs, next: { jobId: sorted[jobIndex], bucket, cycle } };
-}
 
 /**
  * The template's own last change, if the projection reads it (`lastModifiedAt`): with the hash a row records when it
@@ -374,48 +324,50 @@ async function reproject(
   }
 }
 
-/** Claims the next K pairs (a conditional write of the cursor), then audits them. Returns the cursor after. */
+/** Claims the next K slices (a conditional write of the cursor), then audits them in every job. Returns the cursor after. */
 async function audit(run: ScheduleReconcileRun): Promise<AuditPosition | undefined> {
   const { cursor, jobs } = run.deps;
   if (jobs.length === 0) return undefined;
-  let claimed: ReturnType<typeof auditPairs>;
+  let claimed: ReturnType<typeof auditWindow>;
   try {
     const stored = await cursor.read();
-    claimed = auditPairs(jobs, stored, run.limits.auditBucketsPerRun);
+    claimed = auditWindow(stored, run.limits.auditSlicesPerRun);
     // Claimed before the audit, not recorded after: an overlapping run gets refused instead of auditing the same
-    // buckets, and a bucket whose audit fails (or times the run out) cannot stop the walk; it comes round next cycle.
+    // slices, and a slice whose audit fails (or times the run out) cannot stop the walk; it comes round next cycle.
     if (!(await cursor.write(claimed.next, stored?.version))) {
-      run.deps.logger.info('schedule audit skipped: another reconciler run claimed the buckets', {});
+      run.deps.logger.info('schedule audit skipped: another reconciler run claimed the slices', {});
       return undefined;
     }
   } catch (error) {
     run.failed('read or advance the audit cursor', {}, error);
     return undefined;
   }
-  for (const { jobId, bucket } of claimed.pairs) {
-    run.audited.push(`${jobId}#${bucketLabel(bucket)}`);
-    await auditBucket(run, jobId, bucket);
+  for (const jobId of [...new Set(jobs)].sort()) {
+    for (const slice of claimed.slices) {
+      run.audited.push(`${jobId}#${slice}`);
+      await auditSlice(run, jobId, slice);
+    }
   }
   return claimed.next;
 }
 
-async function auditBucket(run: ScheduleReconcileRun, jobId: string, bucket: number): Promise<void> {
+async function auditSlice(run: ScheduleReconcileRun, jobId: string, slice: string): Promise<void> {
   const template = await run.template(jobId);
   if (template === undefined) return;
-  let rows: readonly RegisteredSchedule[];
+  const rows: RegisteredSchedule[] = [];
   const schedules = new Map<string, ProjectedScheduleSummary>();
   try {
     // Schedules first, rows second: a schedule listed was put after its row was written, so its row is in the index
     // by the time the index is read (but for the index's own lag, which ORPHAN_MIN_AGE_MS covers).
     let token: string | undefined;
     do {
-      const page = await run.deps.projection.listPage(template, bucketNamePrefix(bucket), token);
+      const page = await run.deps.projection.listPage(template, slice, token);
       for (const s of page.schedules) schedules.set(s.name, s);
       token = page.nextToken;
     } while (token !== undefined);
-    rows = await run.deps.registry.auditBucket(jobId, bucket);
+    for (const bucket of bucketsOfSlice(slice)) rows.push(...(await run.deps.registry.auditBucket(jobId, bucket)));
   } catch (error) {
-    run.failed('audit a bucket', { jobId, bucket }, error);
+    run.failed('audit a slice', { jobId, slice }, error);
     return;
   }
   const rowNames = new Set(rows.map((r) => r.scheduleName));
@@ -432,7 +384,7 @@ async function auditBucket(run: ScheduleReconcileRun, jobId: string, bucket: num
   for (const [name, schedule] of schedules) {
     if (rowNames.has(name) || isYoung(schedule, run.now) || !hasRoom(run)) continue;
     run.auditRepairs++;
-    await removeOrphan(run, jobId, bucket, name, template);
+    await removeOrphan(run, jobId, slice, name, template);
   }
 }
 
@@ -453,7 +405,7 @@ function auditKind(
 async function removeOrphan(
   run: ScheduleReconcileRun,
   jobId: string,
-  bucket: number,
+  slice: string,
   scheduleName: string,
   template: KeyedJobTemplate,
 ): Promise<void> {
@@ -461,7 +413,7 @@ async function removeOrphan(
     await run.deps.projection.remove(template, scheduleName);
     run.repaired({ jobId, scheduleName, kind: 'orphan', action: 'removed' });
   } catch (error) {
-    run.failed('remove an orphan schedule', { jobId, bucket, scheduleName }, error);
+    run.failed('remove an orphan schedule', { jobId, slice, scheduleName }, error);
   }
 }
 
@@ -493,13 +445,4 @@ export function parseRegistryJobs(json: string | undefined, source: string): rea
   );
   if (problems.length > 0) throw new JobSettingsError(problems);
   return [...new Set(parsed as string[])];
-}
-
-/** K from the stack (SCHEDULE_AUDIT_BUCKETS_PER_RUN), 1 to 256; undefined when not set (the default, 8). */
-export function parseAuditBucketsPerRun(value: string | undefined, source: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const k = Number(value);
-  if (!/^\d+$/.test(value) || k < 1 || k > AUDIT_BUCKET_COUNT)
-    throw new JobSettingsError([`${source} must be a whole number from 1 to ${AUDIT_BUCKET_COUNT}, got ${value}`]);
-  return k;
 }

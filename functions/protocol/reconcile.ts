@@ -36,6 +36,7 @@ import {
   OccurrenceStatus,
   occurrenceKeyOf,
   SCHEDULED_TIME_RANGE,
+  TERMINAL_STATUSES,
 } from './occurrence';
 import { holderToRead, isHolderLive } from './overlap-policy';
 import type { Clock, LateCheckSources, Logger, Metrics, OccurrenceIndex, RequeueStore, WorkQueue } from './ports';
@@ -48,7 +49,7 @@ import {
   STUCK_SINCE_ATTRIBUTE,
   stuckSince,
 } from './requeue-occurrence';
-import { seriesOf } from './schedule-key';
+import { seriesKeyOf, seriesOf } from './schedule-key';
 import { type IndexedOccurrence, indexShards, OPEN_INDEX_KEY } from './table-schema';
 import type { WorkerRoute } from './worker-routes';
 
@@ -184,11 +185,20 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   return report;
 }
 
+/** A series' slot as one run saw it: whether it is free, and its buffer from its first occurrence not final. */
+interface SlotSeen {
+  readonly free: boolean;
+  readonly waiting: readonly string[];
+}
+
+/** The buffer's heads read per BatchGetItem while looking for its first occurrence that is not final. */
+const HEADS_PER_READ = 10;
+
 /** What a run's pages share: the time it started, its budget of fixes, and its tally. */
 class ReconcileRun {
   readonly fixed: Fix[] = [];
   /** Per job, whether its running slot is free (read once per run, for its BUFFERED rows). */
-  private readonly slotsFree = new Map<string, Promise<{ free: boolean; buffer: readonly string[] }>>();
+  private readonly slotsFree = new Map<string, Promise<SlotSeen>>();
   examined = 0;
   changedMeanwhile = 0;
   skipped = 0;
@@ -253,8 +263,14 @@ class ReconcileRun {
   }
 
   /**
-   * Whether this BUFFERED row waits in vain: its job's slot is not live, and it is the buffer's head (or not in the
-   * buffer at all: its delivery decides again). A failed read is counted and logged, and reads as not.
+   * Whether this BUFFERED row waits in vain: its job's slot is not live, and it is the buffer's head, or only final
+   * occurrences are before it (or it is not in the buffer at all: its delivery decides again). A failed read is
+   * counted and logged, and reads as not.
+   *
+   * A final occurrence at the head (one SKIPPED while paused, or closed while buffered, that never left the buffer)
+   * would otherwise keep the rest waiting for good: nothing wakes a row that is not the head. The row re-enqueued here
+   * finds the final head before it and wakes it; that head's delivery, refused as finished, drops it from the buffer
+   * and wakes the next (job-slot.ts afterUnheldEnd), until this one heads the buffer and runs.
    */
   async waitsInVain(row: Occurrence): Promise<boolean> {
     // The slot is the series' (one schedule's, for a job that takes them at run time).
@@ -264,22 +280,40 @@ class ReconcileRun {
       slot = this.readSlot(series);
       this.slotsFree.set(series, slot);
     }
-    const { free, buffer } = await slot;
-    return free && (buffer[0] === row.scheduledTime || !buffer.includes(row.scheduledTime));
+    const { free, waiting } = await slot;
+    return free && (waiting[0] === row.scheduledTime || !waiting.includes(row.scheduledTime));
   }
 
-  private async readSlot(series: string): Promise<{ free: boolean; buffer: readonly string[] }> {
+  private async readSlot(series: string): Promise<SlotSeen> {
     try {
       // The job-state row has the occurrence table's key: the same batch read reads it.
       const [state] = (await this.deps.index.readRows([jobStateKeyOf(series)])) as unknown as (JobState | undefined)[];
       const holderKey = holderToRead(state, '');
       const [holder] = holderKey === undefined ? [] : await this.deps.index.readRows([holderKey]);
-      return { free: !isHolderLive(holder, this.now), buffer: state?.buffer ?? [] };
+      const free = !isHolderLive(holder, this.now);
+      const buffer = state?.buffer ?? [];
+      return { free, waiting: free ? await this.withoutFinalHeads(series, buffer) : buffer };
     } catch (error) {
       this.errors++;
       this.deps.logger.error('reconciler could not read the job state', { series, error: messageOf(error) });
-      return { free: false, buffer: [] };
+      return { free: false, waiting: [] };
     }
+  }
+
+  /**
+   * The buffer from its first occurrence that is not final: the heads' rows are read a few at a time (usually one
+   * read of one row, the head being BUFFERED). A row that is gone (its TTL) counts as final.
+   */
+  private async withoutFinalHeads(series: string, buffer: readonly string[]): Promise<readonly string[]> {
+    const key = seriesKeyOf(series);
+    for (let from = 0; from < buffer.length; from += HEADS_PER_READ) {
+      const times = buffer.slice(from, from + HEADS_PER_READ);
+      const rows = await this.deps.index.readRows(times.map((scheduledTime) => ({ ...key, scheduledTime })));
+      const open = new Set(rows.filter((r) => !TERMINAL_STATUSES.includes(r.status)).map((r) => r.scheduledTime));
+      const first = times.findIndex((t) => open.has(t));
+      if (first >= 0) return buffer.slice(from + first);
+    }
+    return [];
   }
 
   fix(row: IndexedOccurrence, action: Fix['action'], reason: Fix['reason']): void {

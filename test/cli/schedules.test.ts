@@ -195,7 +195,7 @@ describe('occurrences schedules import', () => {
     expect(w.registry.rows.size).toBe(20);
     expect(r.err.split('\n')).toContain('imported 20/20 (0 failed)');
     expect(r.err.split('\n').filter((l) => l.startsWith('imported '))).toHaveLength(10);
-    expect(r.out).toMatch(/20 created or updated, 0 unchanged, 0 failed/);
+    expect(r.out).toMatch(/20 created, updated or repaired, 0 unchanged, 0 failed/);
   });
 
   it('reports each bad line by its number and key, imports the rest, and exits 1', async () => {
@@ -215,7 +215,7 @@ describe('occurrences schedules import', () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^line 3: not JSON/m);
     expect(r.err).toMatch(/^line 4 \(bad\): timeZone /m);
-    expect(r.out).toMatch(/2 created or updated, 0 unchanged, 2 failed/);
+    expect(r.out).toMatch(/2 created, updated or repaired, 0 unchanged, 2 failed/);
     expect([...w.registry.rows.keys()].sort()).toEqual([`${JOB}|c0`, `${JOB}|c5`]);
   });
 
@@ -238,7 +238,7 @@ describe('occurrences schedules import', () => {
     writeFileSync(file, lines(6).join('\n'));
     writeFileSync(checkpoint, '4\n');
     const r = await w.cli('schedules', 'import', JOB, file, '--rate', '10000', '--checkpoint', checkpoint);
-    expect(r.out).toMatch(/2 created or updated, 0 unchanged, 0 failed, 4 skipped/);
+    expect(r.out).toMatch(/2 created, updated or repaired, 0 unchanged, 0 failed, 4 skipped/);
     expect([...w.registry.rows.keys()].sort()).toEqual([`${JOB}|c4`, `${JOB}|c5`]);
     expect(readFileSync(checkpoint, 'utf8')).toBe('6\n');
   });

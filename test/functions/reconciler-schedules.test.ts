@@ -4,9 +4,10 @@
  * both reports. What each half repairs is tested in test/protocol/reconcile.test.ts and reconcile-schedules.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { parseAuditSlicesPerRun } from '../../functions/protocol/audit-slices';
 import { DependencyError } from '../../functions/protocol/errors';
 import type { Logger, OccurrenceIndex, OccurrenceStore, RequeueStore } from '../../functions/protocol/ports';
-import { parseAuditBucketsPerRun, parseRegistryJobs } from '../../functions/protocol/reconcile-schedules';
+import { parseRegistryJobs } from '../../functions/protocol/reconcile-schedules';
 import { createReconcilerHandler, ReconcileIncompleteError } from '../../functions/reconciler';
 import { FakeCursorStore, FakeProjection, FakeRegistry, row, template } from '../protocol/drift-fakes';
 
@@ -56,7 +57,8 @@ describe('reconciler handler: occurrences and run-time schedules', () => {
     const report = await s.handler()();
     expect(s.indexReads()).toBeGreaterThan(0);
     expect(report.schedules?.repairs).toMatchObject([{ kind: 'sync', scheduleKey: 'cust-1' }]);
-    expect(report.schedules?.audited).toHaveLength(8);
+    // The default: 4 slices of the one job.
+    expect(report.schedules?.audited).toHaveLength(4);
     expect(s.projection.schedule(T.group, s.row.scheduleName)).toBeDefined();
   });
 
@@ -108,10 +110,11 @@ describe('the stack’s settings of the schedules half', () => {
     expect(() => parseRegistryJobs(undefined, 'REGISTRY_JOBS')).toThrow(/REGISTRY_JOBS is not set/);
   });
 
-  it('reads K from 1 to 256, default unset', () => {
-    expect(parseAuditBucketsPerRun(undefined, 'K')).toBeUndefined();
-    expect(parseAuditBucketsPerRun('16', 'K')).toBe(16);
-    expect(() => parseAuditBucketsPerRun('0', 'K')).toThrow(/K must be a whole number from 1 to 256, got 0/);
-    expect(() => parseAuditBucketsPerRun('257', 'K')).toThrow(/from 1 to 256/);
+  it('reads K, the slices per run, from 1 to 65, default unset', () => {
+    expect(parseAuditSlicesPerRun(undefined, 'K')).toBeUndefined();
+    expect(parseAuditSlicesPerRun('16', 'K')).toBe(16);
+    expect(() => parseAuditSlicesPerRun('0', 'K')).toThrow(/K must be a whole number from 1 to 65, got 0/);
+    expect(() => parseAuditSlicesPerRun('66', 'K')).toThrow(/from 1 to 65/);
+    expect(() => parseAuditSlicesPerRun('4.5', 'K')).toThrow(/from 1 to 65, got 4.5/);
   });
 });

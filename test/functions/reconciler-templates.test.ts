@@ -80,7 +80,7 @@ describe('withDatedTemplates', () => {
       clock: { now: () => NOW },
       logger: { info: () => {}, warn: () => {}, error: () => {} },
       metrics: noMetrics,
-      limits: { auditBucketsPerRun: 1 },
+      limits: { auditSlicesPerRun: 1 },
     });
     expect(report.repairs.map((r) => [r.scheduleKey, r.kind])).toEqual([['before', 'stale-template']]);
   });

@@ -1,9 +1,11 @@
 /**
  * Drift repair on moto: a bulk create of 1,000 schedules of one job (upsertSchedules), then, behind the registry's
- * back, one schedule deleted, one orphan created in the job's group and one schedule disabled by hand, and one row
- * left as a writer that crashed before its projection leaves it. One reconciler run (the handler, with the registry
- * store, the Scheduler projection and the cursor row on moto) over the buckets concerned repairs all of them, counts
- * each by kind, and advances the cursor; the next run over the same buckets finds nothing to repair.
+ * back, one schedule deleted, two orphans created in the job's group (one named like the registry's, one made by hand
+ * with a name of its own, `hand-made-by-ops`) and one schedule disabled by hand, and one row left as a writer that
+ * crashed before its projection leaves it. One reconciler run (the handler, with the registry store, the Scheduler
+ * projection and the cursor row on moto) over the two slices concerned (`a`, the registry's buckets a0 to af, and
+ * `h`) repairs all of them, counts each by kind, and advances the cursor; the next run over the same slices finds
+ * nothing to repair.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
@@ -21,10 +23,10 @@ import { DynamoAuditCursorStore } from '../../functions/aws/audit-cursor-store';
 import { withDatedTemplates } from '../../functions/aws/dated-templates';
 import { DynamoScheduleRegistry } from '../../functions/aws/schedule-registry-store';
 import { SchedulerProjection } from '../../functions/aws/scheduler-projection';
+import { AUDIT_SLICES } from '../../functions/protocol/audit-slices';
 import { MetricName } from '../../functions/protocol/metric-names';
 import type { Logger, Metrics, OccurrenceIndex, OccurrenceStore, RequeueStore } from '../../functions/protocol/ports';
 import {
-  AUDIT_BUCKETS,
   auditBucketOf,
   bucketLabel,
   newRow,
@@ -63,20 +65,11 @@ async function allSchedules(): Promise<Map<string, string>> {
   return states;
 }
 
-/** Three keys of the 1,000 in three consecutive buckets b, b + 2 (b + 1 gets the orphan), and b. */
-function keysInConsecutiveBuckets(): { bucket: number; deleted: string; disabled: string } {
-  const byBucket = new Map<number, string[]>();
-  for (let i = 0; i < COUNT; i++) {
-    const key = keyOf(i);
-    const b = auditBucketOf(key);
-    byBucket.set(b, [...(byBucket.get(b) ?? []), key]);
-  }
-  for (let b = 0; b + 2 < AUDIT_BUCKETS; b++) {
-    const first = byBucket.get(b);
-    const third = byBucket.get(b + 2);
-    if (first && third) return { bucket: b, deleted: first[0], disabled: third[0] };
-  }
-  throw new Error('no two keys two buckets apart');
+/** Two keys of the 1,000 whose schedules are in the audit slice `a` (buckets a0 to af). */
+function keysInSliceA(): { deleted: string; disabled: string } {
+  const keys = Array.from({ length: COUNT }, (_, i) => keyOf(i)).filter((k) => auditBucketOf(k) >> 4 === 0xa);
+  if (keys.length < 2) throw new Error('fewer than two keys in slice a');
+  return { deleted: keys[0], disabled: keys[1] };
 }
 
 describe('drift repair on moto', () => {
@@ -104,18 +97,20 @@ describe('drift repair on moto', () => {
     expect((await allSchedules()).size).toBe(COUNT);
 
     // Drift, behind the registry's back.
-    const { bucket, deleted, disabled } = keysInConsecutiveBuckets();
+    const { deleted, disabled } = keysInSliceA();
     await scheduler.send(new DeleteScheduleCommand({ GroupName: JOB_GROUP, Name: scheduleNameOf(deleted) }));
-    const orphan = `${bucketLabel(bucket + 1)}.stray.0123456789abcdef`;
-    await scheduler.send(
-      new CreateScheduleCommand({
-        Name: orphan,
-        GroupName: JOB_GROUP,
-        ScheduleExpression: 'rate(1 hour)',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        Target: { Arn: TRIGGER, RoleArn: 'arn:aws:iam::123456789012:role/scheduler', Input: '{}' },
-      }),
-    );
+    const orphan = `${bucketLabel(0xa5)}.stray.0123456789abcdef`;
+    const handMade = 'hand-made-by-ops';
+    for (const name of [orphan, handMade])
+      await scheduler.send(
+        new CreateScheduleCommand({
+          Name: name,
+          GroupName: JOB_GROUP,
+          ScheduleExpression: 'rate(1 hour)',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          Target: { Arn: TRIGGER, RoleArn: 'arn:aws:iam::123456789012:role/scheduler', Input: '{}' },
+        }),
+      );
     const current = await scheduler.send(
       new GetScheduleCommand({ GroupName: JOB_GROUP, Name: scheduleNameOf(disabled) }),
     );
@@ -132,8 +127,11 @@ describe('drift repair on moto', () => {
     await registry.put(newRow(JOB, 'late-1', spec, Date.now()), undefined);
 
     // The reconciler, two minutes later (past the writer's grace, and the orphan older than a minute).
+    // The walk has `h` right after `a`: start the cursor at `a`, two slices a run.
     const cursor = new DynamoAuditCursorStore(documents, TABLE);
-    expect(await cursor.write({ jobId: JOB, bucket, cycle: 0 }, undefined)).toBe(true);
+    const sliceA = AUDIT_SLICES.indexOf('a');
+    expect(AUDIT_SLICES.slice(sliceA, sliceA + 2)).toEqual(['a', 'h']);
+    expect(await cursor.write({ slice: sliceA, cycle: 0 }, undefined)).toBe(true);
     const metrics: Array<{ name: string; jobId: string }> = [];
     const recording: Metrics = { add: (name, _value, jobId) => metrics.push({ name, jobId }) };
     const logger: Logger = { info: () => {}, warn: () => {}, error: (m, f) => console.error(m, f) };
@@ -153,23 +151,24 @@ describe('drift repair on moto', () => {
         projection: withDatedTemplates(new SchedulerProjection(scheduler, SHARED_GROUP), scheduler, SHARED_GROUP),
         cursor,
         jobs: [JOB],
-        limits: { auditBucketsPerRun: 3 },
+        limits: { auditSlicesPerRun: 2 },
       },
     });
 
     const runStarted = Date.now();
     const report = await reconciler();
     console.info(
-      `one reconciler run on moto (sweep, 3 buckets of ~12 schedules, 4 repairs): ${Date.now() - runStarted} ms`,
+      `one reconciler run on moto (sweep, slices a (~62 schedules) and h, 5 repairs): ${Date.now() - runStarted} ms`,
     );
 
     const repairs = report.schedules?.repairs ?? [];
-    expect(report.schedules?.audited).toEqual([bucket, bucket + 1, bucket + 2].map((b) => `${JOB}#${bucketLabel(b)}`));
+    expect(report.schedules?.audited).toEqual([`${JOB}#a`, `${JOB}#h`]);
     expect(repairs.map((r) => [r.kind, r.scheduleKey ?? r.scheduleName]).sort()).toEqual(
       [
         ['sync', 'late-1'],
         ['missing', deleted],
         ['orphan', orphan],
+        ['orphan', handMade],
         ['state', disabled],
       ].sort(),
     );
@@ -177,6 +176,7 @@ describe('drift repair on moto', () => {
     const after = await allSchedules();
     expect(after.get(scheduleNameOf(deleted))).toBe('ENABLED');
     expect(after.has(orphan)).toBe(false);
+    expect(after.has(handMade)).toBe(false);
     expect(after.get(scheduleNameOf(disabled))).toBe('ENABLED');
     expect(after.get(scheduleNameOf('late-1'))).toBe('ENABLED');
     expect(after.size).toBe(COUNT + 1);
@@ -185,16 +185,17 @@ describe('drift repair on moto', () => {
         MetricName.SchedulesSyncRepaired,
         MetricName.SchedulesRecreated,
         MetricName.OrphanSchedulesRemoved,
+        MetricName.OrphanSchedulesRemoved,
         MetricName.SchedulesDriftCorrected,
       ].sort(),
     );
-    expect(await cursor.read()).toMatchObject({ jobId: JOB, bucket: bucket + 3, cycle: 0, version: 2 });
+    expect(await cursor.read()).toMatchObject({ slice: sliceA + 2, cycle: 0, version: 2 });
 
-    // The same buckets again: nothing left to repair.
+    // The same slices again: nothing left to repair.
     const stored = await cursor.read();
-    await cursor.write({ jobId: JOB, bucket, cycle: 0 }, stored?.version);
+    await cursor.write({ slice: sliceA, cycle: 0 }, stored?.version);
     const again = await reconciler();
     expect(again.schedules?.repairs).toEqual([]);
-    expect(again.schedules?.audited).toHaveLength(3);
+    expect(again.schedules?.audited).toHaveLength(2);
   });
 });

@@ -23,8 +23,10 @@ function world() {
   const clock = fakeClock();
   const registry = new FakeRegistry();
   const projection = new FakeProjection(clock);
-  const deps: ManageScheduleDeps = { registry, projection, clock };
-  return { clock, registry, projection, deps };
+  // No jitter: a refused write is retried at once (the waits are tested on their own below).
+  const random = vi.fn(() => 0);
+  const deps: ManageScheduleDeps = { registry, projection, clock, random };
+  return { clock, registry, projection, deps, random };
 }
 
 describe('upsertScheduleRecord', () => {
@@ -89,9 +91,11 @@ describe('upsertScheduleRecord', () => {
     expect(await registry.dueForSync(NOW + 60_000, 10)).toHaveLength(1);
     expect(projection.schedules.size).toBe(0);
 
+    // The re-run writes no row, but it does put the schedule and mark the row synced: it says so (issue 33).
     const again = await upsertScheduleRecord(deps, JOB, KEY, WEEKLY);
-    expect(again.outcome).toBe('unchanged');
+    expect(again.outcome).toBe('repaired');
     expect(registry.puts).toBe(1);
+    expect(projection.writes()).toEqual(['put', 'put']);
     expect(registry.row(JOB, KEY)).toMatchObject({ version: 1, syncedVersion: 1 });
     expect(registry.row(JOB, KEY)?.syncDueAt).toBeUndefined();
     expect(projection.schedule(NAME)?.version).toBe(1);
@@ -112,8 +116,8 @@ describe('upsertScheduleRecord', () => {
     expect(registry.row(JOB, KEY)).toMatchObject({ version: 3, timeZone: 'Etc/UTC', syncedVersion: 3 });
   });
 
-  it(`gives up after ${MAX_WRITE_ATTEMPTS} refused writes with a transient DependencyError`, async () => {
-    const { registry, projection, deps } = world();
+  it(`gives up after ${MAX_WRITE_ATTEMPTS} refused writes, each retry after a jittered wait, with a transient DependencyError`, async () => {
+    const { registry, projection, deps, random } = world();
     await upsertScheduleRecord(deps, JOB, KEY, WEEKLY);
     registry.beforePut = () => {
       const current = registry.row(JOB, KEY);
@@ -122,7 +126,61 @@ describe('upsertScheduleRecord', () => {
     const error = await upsertScheduleRecord(deps, JOB, KEY, { ...WEEKLY, timeZone: 'Etc/UTC' }).catch((e) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect(error.kind).toBe('transient');
+    expect(error.message).toMatch(/nothing of this call was written: try again/);
+    expect(random).toHaveBeenCalledTimes(MAX_WRITE_ATTEMPTS - 1);
     expect(projection.writes()).toEqual(['put']);
+  });
+
+  it('waits between retries a random share of 25 ms doubling up to 1 s (full jitter from the injected source)', async () => {
+    vi.useFakeTimers();
+    try {
+      const { registry, deps } = world();
+      await upsertScheduleRecord(deps, JOB, KEY, WEEKLY);
+      let refusals = 3;
+      registry.beforePut = () => {
+        if (refusals-- <= 0) return;
+        const current = registry.row(JOB, KEY);
+        if (current !== undefined)
+          registry.rows.set(`${JOB}\u0000${KEY}`, { ...current, version: current.version + 1 });
+      };
+      // Just under the ceiling: waits of 24, 49 and 99 ms before the 2nd, 3rd and 4th tries.
+      const upsert = upsertScheduleRecord({ ...deps, random: () => 0.999 }, JOB, KEY, {
+        ...WEEKLY,
+        timeZone: 'Etc/UTC',
+      });
+      let done = false;
+      void upsert.then(() => {
+        done = true;
+      });
+      await vi.advanceTimersByTimeAsync(24 + 49 + 98);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(done).toBe(true);
+      expect((await upsert).outcome).toBe('updated');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('20 callers racing with 20 specs: each is written in turn (none throws), the last writer wins, one schedule in sync', async () => {
+    const { registry, projection, clock } = world();
+    let seed = 34;
+    // A seeded source: the same interleaving every run.
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const deps: ManageScheduleDeps = { registry, projection, clock, random };
+    const specs = Array.from({ length: 20 }, (_, i) => ({ ...WEEKLY, input: { caller: i } }));
+    const results = await Promise.all(specs.map((spec) => upsertScheduleRecord(deps, JOB, KEY, spec)));
+
+    expect(results.map((r) => r.outcome).sort()).toEqual(['created', ...Array(19).fill('updated')]);
+    expect(registry.puts).toBe(20);
+    const row = registry.row(JOB, KEY);
+    expect(row).toMatchObject({ version: 20, syncedVersion: 20 });
+    expect(row?.syncDueAt).toBeUndefined();
+    expect(projection.schedules.size).toBe(1);
+    expect(projection.schedule(NAME)).toMatchObject({ version: 20, input: row?.input });
   });
 
   it('projects the newest row when another writer changed it during its own projection', async () => {

@@ -1,21 +1,22 @@
 /**
  * protocol/reconcile-schedules.ts against in-memory fakes of the registry and of Scheduler: the sweep repairs a
  * crash between a writer's two writes; the audit repairs each kind of drift (a schedule deleted, disabled or edited
- * by hand, projected from an older template, left without a row), leaves a past one-off alone, finishes a tombstone,
- * walks its cursor K buckets per run and wraps, and costs K buckets per run whatever the number of schedules.
+ * by hand, projected from an older template, left without a row whatever its name), leaves a past one-off alone,
+ * finishes a tombstone, walks its cursor K slices of every job per run and wraps, so that a cycle is the same number
+ * of runs for 1, 10 or 50 jobs, and costs K slices per job per run whatever the number of schedules.
  */
 import { describe, expect, it } from 'vitest';
+import { AUDIT_SLICES, auditWindow, repairBoundRuns, runsPerCycle } from '../../functions/protocol/audit-slices';
 import { DependencyError } from '../../functions/protocol/errors';
 import { MetricName } from '../../functions/protocol/metric-names';
 import type { Logger, Metrics } from '../../functions/protocol/ports';
 import {
-  auditPairs,
   ORPHAN_MIN_AGE_MS,
   reconcileSchedules,
   type ScheduleReconcileDeps,
   type ScheduleReconcileLimits,
 } from '../../functions/protocol/reconcile-schedules';
-import { AUDIT_BUCKETS as AUDIT_BUCKET_COUNT, bucketLabel } from '../../functions/protocol/schedule-registry';
+import { AUDIT_BUCKETS as AUDIT_BUCKET_COUNT } from '../../functions/protocol/schedule-registry';
 import { FakeCursorStore, FakeProjection, FakeRegistry, iso, row, template } from './drift-fakes';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
@@ -72,8 +73,8 @@ function synced(w: World, key: string, bucket: number, fields = {}) {
   return r;
 }
 
-/** Audit every bucket of the one job in one run. */
-const ALL = { auditBucketsPerRun: AUDIT_BUCKET_COUNT };
+/** Audit every slice of every job in one run. */
+const ALL = { auditSlicesPerRun: AUDIT_SLICES.length };
 
 describe('reconcileSchedules: the sweep', () => {
   it('projects a row whose writer crashed after the registry write, once its grace has passed, and marks it synced', async () => {
@@ -87,7 +88,7 @@ describe('reconcileSchedules: the sweep', () => {
     });
     w.registry.add(r);
 
-    const report = await w.run({ auditBucketsPerRun: 0 });
+    const report = await w.run({ auditSlicesPerRun: 0 });
 
     expect(report.repairs).toEqual([
       { jobId: JOB, scheduleKey: 'cust-1', scheduleName: r.scheduleName, kind: 'sync', action: 'put' },
@@ -101,7 +102,7 @@ describe('reconcileSchedules: the sweep', () => {
   it('leaves a row whose grace has not passed to its writer', async () => {
     const w = world();
     w.registry.add(row(JOB, 'cust-1', 3, T0, { version: 2, syncDueAt: iso(T0 + 1) }));
-    const report = await w.run({ auditBucketsPerRun: 0 });
+    const report = await w.run({ auditSlicesPerRun: 0 });
     expect(report.repairs).toEqual([]);
     expect(w.projection.calls.put).toBeUndefined();
   });
@@ -111,7 +112,7 @@ describe('reconcileSchedules: the sweep', () => {
     const r = synced(w, 'gone', 7);
     w.registry.add({ ...r, version: 2, deletedAt: iso(T0 - 90_000), syncDueAt: iso(T0 - 30_000), syncShard: '1' });
 
-    const report = await w.run({ auditBucketsPerRun: 0 });
+    const report = await w.run({ auditSlicesPerRun: 0 });
 
     expect(report.repairs).toMatchObject([{ kind: 'sync', action: 'removed' }]);
     expect(w.projection.schedule(T.group, r.scheduleName)).toBeUndefined();
@@ -130,7 +131,7 @@ describe('reconcileSchedules: the sweep', () => {
         syncDueAt: iso(T0 - 86_000_000),
       }),
     );
-    const report = await w.run({ auditBucketsPerRun: 0 });
+    const report = await w.run({ auditSlicesPerRun: 0 });
     expect(report.repairs).toMatchObject([{ kind: 'sync', action: 'removed' }]);
     expect(w.projection.calls.put).toBeUndefined();
     expect(w.registry.row(JOB, 'once')?.syncDueAt).toBeUndefined();
@@ -148,7 +149,7 @@ describe('reconcileSchedules: the sweep', () => {
         w.registry.add({ ...r, version: 3, state: 'PAUSED', syncDueAt: iso(T0 + 60_000) });
       }
     };
-    await w.run({ auditBucketsPerRun: 0 });
+    await w.run({ auditSlicesPerRun: 0 });
     expect(w.projection.schedule(T.group, r.scheduleName)).toMatchObject({ version: 3, state: 'DISABLED' });
     expect(w.registry.row(JOB, 'race')).toMatchObject({ syncedVersion: 3 });
   });
@@ -160,7 +161,7 @@ describe('reconcileSchedules: the sweep', () => {
     w.projection.before = (op) => {
       if (op === 'put') w.registry.rows.clear();
     };
-    await w.run({ auditBucketsPerRun: 0 });
+    await w.run({ auditSlicesPerRun: 0 });
     expect(w.projection.schedule(T.group, r.scheduleName)).toBeUndefined();
   });
 
@@ -168,11 +169,11 @@ describe('reconcileSchedules: the sweep', () => {
     const w = world();
     for (let i = 0; i < 5; i++)
       w.registry.add(row(JOB, `k${i}`, i, T0 - 120_000, { version: 2, syncDueAt: iso(T0 - 60_000 + i) }));
-    const report = await w.run({ auditBucketsPerRun: 0, sweepLimit: 3 });
+    const report = await w.run({ auditSlicesPerRun: 0, sweepLimit: 3 });
     expect(report.swept).toBe(3);
     expect(report.truncated).toBe(true);
     expect(w.projection.calls.put).toBe(3);
-    expect((await w.run({ auditBucketsPerRun: 0, sweepLimit: 3 })).swept).toBe(2);
+    expect((await w.run({ auditSlicesPerRun: 0, sweepLimit: 3 })).swept).toBe(2);
   });
 
   it('counts a failed Scheduler write, logs it, and goes on with the next row', async () => {
@@ -186,7 +187,7 @@ describe('reconcileSchedules: the sweep', () => {
         throw new DependencyError('transient', 'put a schedule', new Error('ThrottlingException'));
       }
     };
-    const report = await w.run({ auditBucketsPerRun: 0 });
+    const report = await w.run({ auditSlicesPerRun: 0 });
     expect(report.errors).toBe(1);
     expect(report.repairs.map((r) => r.scheduleKey)).toEqual(['b']);
     expect(w.registry.row(JOB, 'a')?.syncDueAt).toBeDefined(); // the next run retries it
@@ -198,7 +199,7 @@ describe('reconcileSchedules: the sweep', () => {
     w.registry.add(row('other', 'x', 1, T0, { version: 2, syncDueAt: iso(T0 - 1) }));
     w.projection.templates.clear();
     w.registry.add(row(JOB, 'y', 1, T0, { version: 2, syncDueAt: iso(T0 - 1) }));
-    const report = await w.run({ auditBucketsPerRun: 0 });
+    const report = await w.run({ auditSlicesPerRun: 0 });
     expect(report.skipped).toBe(2);
     expect(report.repairs).toEqual([]);
   });
@@ -326,7 +327,7 @@ describe('reconcileSchedules: the audit', () => {
     expect(w.projection.calls.remove ?? 0).toBe(0);
   });
 
-  it('reads every page of a bucket’s schedules', async () => {
+  it('reads every page of a slice’s schedules', async () => {
     const w = world();
     w.projection.pageSize = 2;
     for (let i = 0; i < 5; i++) synced(w, `k${i}`, 70);
@@ -335,10 +336,10 @@ describe('reconcileSchedules: the audit', () => {
     expect(report.repairs.map((r) => r.kind)).toEqual(['orphan']);
   });
 
-  it('goes on with the next bucket when one bucket cannot be read', async () => {
+  it('goes on with the next slice when one slice cannot be read', async () => {
     const w = world();
     const a = synced(w, 'a', 1);
-    const b = synced(w, 'b', 2);
+    const b = synced(w, 'b', 0x12);
     w.projection.delete(T.group, a.scheduleName);
     w.projection.delete(T.group, b.scheduleName);
     w.registry.before = (op, args) => {
@@ -359,42 +360,73 @@ describe('reconcileSchedules: the audit', () => {
   });
 });
 
-describe('reconcileSchedules: the cursor and the cost of a run', () => {
-  it('audits K buckets per run, advances the cursor by K, and wraps to the first bucket after the last', async () => {
+describe('reconcileSchedules: a schedule of any name in the group that the registry does not hold', () => {
+  it('is removed as an orphan, whatever its first character, and the registry’s own schedules are left alone', async () => {
     const w = world();
-    const first = await w.run({ auditBucketsPerRun: 8 });
-    expect(first.audited).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((b) => `${JOB}#${bucketLabel(b)}`));
-    expect(w.cursor.stored).toMatchObject({ jobId: JOB, bucket: 8, cycle: 0 });
-    for (let i = 1; i < AUDIT_BUCKET_COUNT / 8; i++) await w.run({ auditBucketsPerRun: 8 });
-    expect(w.cursor.stored).toMatchObject({ jobId: JOB, bucket: 0, cycle: 1 });
-    expect((await w.run({ auditBucketsPerRun: 8 })).audited[0]).toBe(`${JOB}#00`);
+    const kept = synced(w, 'cust-1', 0xa3);
+    const stray = ['hand-made-by-ops', 'a-ops', 'A', 'Zeta', '_x', '-x', '.x', 'a3', 'a3-not-a-bucket', 'deadbeef'];
+    for (const name of stray) w.projection.byHand(T.group, name, 'ENABLED', T0 - ORPHAN_MIN_AGE_MS - 1);
+    const report = await w.run(ALL);
+    expect(report.repairs.map((r) => [r.scheduleName, r.kind, r.action]).sort()).toEqual(
+      stray.map((name) => [name, 'orphan', 'removed']).sort(),
+    );
+    expect(w.projection.schedule(T.group, kept.scheduleName)).toBeDefined();
+    for (const name of stray) expect(w.projection.schedule(T.group, name)).toBeUndefined();
+  });
+});
+
+describe('reconcileSchedules: the cursor and the cost of a run', () => {
+  it('audits K slices per run, advances the cursor by K, and wraps to the first slice after the last', async () => {
+    const w = world();
+    const first = await w.run({ auditSlicesPerRun: 4 });
+    expect(first.audited).toEqual(AUDIT_SLICES.slice(0, 4).map((c) => `${JOB}#${c}`));
+    expect(w.cursor.stored).toMatchObject({ slice: 4, cycle: 0 });
+    for (let i = 1; i < runsPerCycle(4); i++) await w.run({ auditSlicesPerRun: 4 });
+    // 17 runs of 4 are 68 slices: the cycle wrapped after 65, three slices into the next.
+    expect(w.cursor.stored).toMatchObject({ slice: 3, cycle: 1 });
   });
 
-  it('walks the buckets of several jobs one job after the other, in job-id order', () => {
-    const { pairs, next } = auditPairs(['b', 'a'], { jobId: 'a', bucket: 254, cycle: 3 }, 4);
-    expect(pairs).toEqual([
-      { jobId: 'a', bucket: 254 },
-      { jobId: 'a', bucket: 255 },
-      { jobId: 'b', bucket: 0 },
-      { jobId: 'b', bucket: 1 },
-    ]);
-    expect(next).toEqual({ jobId: 'b', bucket: 2, cycle: 3 });
-    expect(auditPairs(['a', 'b'], { jobId: 'b', bucket: 255, cycle: 3 }, 1).next).toEqual({
-      jobId: 'a',
-      bucket: 0,
-      cycle: 4,
+  it('walks 65 slices, one per first character of a name, with at most one hex digit in any 4 in a row', () => {
+    expect(new Set(AUDIT_SLICES).size).toBe(65);
+    expect([...AUDIT_SLICES].sort().join('')).toBe('-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz');
+    const isHex = (c: string) => /^[0-9a-f]$/.test(c);
+    for (let i = 0; i < AUDIT_SLICES.length; i++) {
+      const window = [0, 1, 2, 3].map((j) => AUDIT_SLICES[(i + j) % AUDIT_SLICES.length]);
+      expect(window.filter(isHex).length, window.join('')).toBeLessThanOrEqual(1);
+    }
+    expect(auditWindow({ slice: 63, cycle: 3 }, 4)).toEqual({
+      slices: [AUDIT_SLICES[63], AUDIT_SLICES[64], AUDIT_SLICES[0], AUDIT_SLICES[1]],
+      next: { slice: 2, cycle: 4 },
     });
+    // A cursor of the bucket walk (or a broken one) starts the slices over.
+    expect(auditWindow({ slice: Number.NaN, cycle: 0 }, 1).slices).toEqual([AUDIT_SLICES[0]]);
   });
 
-  it('goes on with the next job when the cursor’s job is gone from the stack', () => {
-    expect(auditPairs(['a', 'c'], { jobId: 'b', bucket: 100, cycle: 0 }, 1).pairs).toEqual([{ jobId: 'c', bucket: 0 }]);
-    expect(auditPairs(['a', 'c'], { jobId: 'd', bucket: 100, cycle: 0 }, 1)).toEqual({
-      pairs: [{ jobId: 'a', bucket: 0 }],
-      next: { jobId: 'a', bucket: 1, cycle: 1 },
-    });
-  });
+  it.each([1, 10, 50])(
+    'with %i jobs, a drift in any job is repaired within the same bound of runs, and every slice of every job is audited each cycle',
+    async (jobCount) => {
+      const w = world();
+      const jobs = Array.from({ length: jobCount }, (_, i) => `job-${String(i).padStart(2, '0')}`);
+      for (const job of jobs) w.projection.templates.set(job, template(job));
+      // The last job in id order, whose slices the bucket walk reached last: a hand-made schedule in its group.
+      const last = jobs[jobs.length - 1];
+      w.projection.byHand(template(last).group, 'hand-made-by-ops', 'ENABLED', T0 - 3_600_000);
+      const audited = new Set<string>();
+      let repairedAt: number | undefined;
+      for (let run = 1; run <= runsPerCycle(4); run++) {
+        const report = await w.run({ auditSlicesPerRun: 4 }, jobs);
+        for (const pair of report.audited) audited.add(pair);
+        if (repairedAt === undefined && report.repairs.some((r) => r.scheduleName === 'hand-made-by-ops'))
+          repairedAt = run;
+        w.now += 300_000;
+      }
+      expect(audited.size).toBe(jobCount * AUDIT_SLICES.length);
+      expect(repairedAt).toBeDefined();
+      expect(repairedAt).toBeLessThanOrEqual(repairBoundRuns(4));
+    },
+  );
 
-  it('skips the audit when another run claimed the buckets (its conditional write is refused)', async () => {
+  it('skips the audit when another run claimed the slices (its conditional write is refused)', async () => {
     const w = world();
     w.projection.delete(T.group, synced(w, 'a', 0).scheduleName);
     w.cursor.refuseNext = true;
@@ -404,14 +436,14 @@ describe('reconcileSchedules: the cursor and the cost of a run', () => {
     expect(w.projection.calls.put).toBeUndefined();
   });
 
-  it('costs K buckets per run however many schedules the job has: reads of K buckets, none of the others', async () => {
+  it('costs K slices per job per run however many schedules: one listing per slice, 16 bucket reads per hex digit', async () => {
     const w = world();
     for (let i = 0; i < 2_000; i++) synced(w, `c${i}`, i % AUDIT_BUCKET_COUNT);
-    const report = await w.run({ auditBucketsPerRun: 8 });
-    expect(report.audited).toHaveLength(8);
-    expect(w.registry.calls.auditBucket).toBe(8);
-    // One ListSchedules page per bucket here (8 schedules each), and one template read for the run.
-    expect(w.projection.calls.listPage).toBe(8);
+    const report = await w.run({ auditSlicesPerRun: 4 });
+    // The first 4 slices: the digit 0 (buckets 00 to 0f, 16 x 8 = 128 schedules: two pages) and three others.
+    expect(report.audited).toEqual(AUDIT_SLICES.slice(0, 4).map((c) => `${JOB}#${c}`));
+    expect(w.registry.calls.auditBucket).toBe(16);
+    expect(w.projection.calls.listPage).toBe(2 + 3);
     expect(w.projection.calls.template).toBe(1);
     expect(w.registry.calls.dueForSync).toBe(1);
   });

@@ -166,3 +166,98 @@ describe('overlap per schedule key', () => {
     expect(h.aws.row('report#cust-good', C)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
   });
 });
+
+describe('a whole-job pause with occurrences of a key BUFFERED (issue 34: the stranded buffer)', () => {
+  const [X, B1, B2] = ['2026-11-30T05:59:00Z', '2026-11-30T06:00:00Z', '2026-11-30T06:01:00Z'];
+  const pauseWholeJob = () =>
+    h.aws.table.set('report|#job', {
+      jobId: 'report',
+      scheduledTime: '#job',
+      version: 1,
+      pausedAt: new Date(T0).toISOString(),
+      pausedBy: 'ops',
+      pauseCause: 'operator',
+    });
+  const sentSince = (n: number) => h.aws.sent.slice(n);
+
+  /** Key acme of a bufferAll job: X holds the slot (for 60 s), B1 and B2 BUFFERED behind it. */
+  async function bufferBehindX(job: ReturnType<typeof jobOf>) {
+    harness(job.definition, { overlap: 'bufferAll' });
+    for (const t of [X, B1, B2]) await trigger('acme', t);
+    const x = startDelivery(h, message('acme', X));
+    await vi.advanceTimersByTimeAsync(1_000);
+    await h.deliver(message('acme', B1));
+    await h.deliver(message('acme', B2));
+    expect(h.aws.row('report#acme', '#job')).toMatchObject({ slotTime: X, buffer: [B1, B2] });
+    return x;
+  }
+
+  it('each buffered one, woken in turn, is SKIPPED as paused and leaves the buffer, waking the next', async () => {
+    const job = jobOf(60_000);
+    const x = await bufferBehindX(job);
+    pauseWholeJob();
+    await vi.advanceTimersByTimeAsync(60_000);
+    await x.promise;
+    const sent = h.aws.sent.length;
+    expect(h.aws.row('report#acme', X)?.status).toBe('SUCCEEDED');
+
+    // X's release woke B1 (sent before `sent`); B1 is SKIPPED as paused, leaves the buffer and wakes B2.
+    expect(await h.deliver(message('acme', B1))).toEqual([]);
+    expect(h.aws.row('report#acme', B1)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
+    expect(h.aws.row('report#acme', '#job')).toMatchObject({ buffer: [B2] });
+    expect(sentSince(sent)).toEqual([message('acme', B2)]);
+    await h.deliver(message('acme', B2));
+    expect(h.aws.row('report#acme', B2)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused' });
+    expect(h.aws.row('report#acme', '#job')?.buffer).toBeUndefined();
+    expect(job.seen.map((s) => s.scheduledTime)).toEqual([X]);
+  });
+
+  it('the reconciler repairs a buffer whose head is final: the one behind it runs once the job is resumed', async () => {
+    const job = jobOf(1_000);
+    harness(job.definition, { overlap: 'bufferAll' });
+    for (const t of [B1, B2]) await trigger('acme', t);
+    // What the worker before the fix left: B1 SKIPPED as paused but still at the head, B2 BUFFERED, the slot free.
+    const pending = (t: string) => h.aws.row('report#acme', t) as Record<string, unknown>;
+    h.aws.table.set(`report#acme|${B1}`, {
+      ...pending(B1),
+      status: 'SKIPPED',
+      statusShard: 'SKIPPED#1',
+      skipReason: 'paused',
+      skippedAt: new Date(T0).toISOString(),
+    });
+    h.aws.table.set(`report#acme|${B2}`, {
+      ...pending(B2),
+      status: 'BUFFERED',
+      bufferedAt: new Date(T0).toISOString(),
+    });
+    h.aws.table.set('report#acme|#job', { jobId: 'report#acme', scheduledTime: '#job', version: 2, buffer: [B1, B2] });
+    // Past the worker's stuck threshold (20 minutes here): the reconciler judges the BUFFERED row then.
+    await vi.advanceTimersByTimeAsync(30 * 60_000);
+    const sent = h.aws.sent.length;
+
+    const report = await h.reconciler();
+    expect(report.fixed).toEqual([
+      {
+        jobId: 'report',
+        scheduleKey: 'acme',
+        scheduledTime: B2,
+        status: 'BUFFERED',
+        action: 'requeued',
+        reason: 'buffered-slot-free',
+      },
+    ]);
+    expect(sentSince(sent)).toEqual([message('acme', B2)]);
+    // B2's delivery finds the final head before it and wakes it; the head's delivery, refused as finished, drops it
+    // from the buffer and wakes B2, which then takes the slot and runs.
+    await h.deliver(message('acme', B2));
+    expect(sentSince(sent).at(-1)).toBe(message('acme', B1));
+    await h.deliver(message('acme', B1));
+    expect(h.aws.row('report#acme', '#job')).toMatchObject({ buffer: [B2] });
+    expect(sentSince(sent).at(-1)).toBe(message('acme', B2));
+    const b2 = startDelivery(h, message('acme', B2));
+    await vi.advanceTimersByTimeAsync(2_000);
+    await b2.promise;
+    expect(h.aws.row('report#acme', B2)?.status).toBe('SUCCEEDED');
+    expect(job.seen.map((s) => s.scheduledTime)).toEqual([B2]);
+  });
+});

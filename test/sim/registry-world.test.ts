@@ -9,7 +9,10 @@ import {
   checkRegistryInvariants,
   convergenceBoundMs,
   KEYED_GROUP,
+  KEYS,
+  MAX_OTHER_JOBS,
   type RegistryPlan,
+  STRAY_NAMES,
   simulateRegistry,
   simulateRegistryPlan,
 } from '../../sim/registry-world';
@@ -68,6 +71,29 @@ describe('the registry world', () => {
       expect(repairKinds(outcome), edit).toEqual([{ delete: 'missing', disable: 'state', orphan: 'orphan' }[edit]]);
     }
   });
+
+  it('with 10 jobs, a hand-made orphan of any name in any job’s group is removed within the bound (S7)', async () => {
+    // After the faulted reconciler runs (4 periods from the phase): S7 applies to these.
+    const edits = STRAY_NAMES.map((_, i) => ({
+      atMs: 40 * 60_000 + i * 1_000,
+      key: 0,
+      edit: 'orphan' as const,
+      job: i,
+      stray: i,
+    }));
+    const { outcome, violations } = await simulateRegistryPlan(
+      plan({ keys: 1, ops: [upsert(0)], edits, otherJobs: MAX_OTHER_JOBS }),
+    );
+    expect(violations).toEqual([]);
+    expect(outcome.editsApplied.orphan).toBe(STRAY_NAMES.length);
+    expect(repairKinds(outcome).filter((k) => k === 'orphan')).toHaveLength(STRAY_NAMES.length);
+    expect(outcome.otherSchedules).toEqual([]);
+    expect(outcome.schedules.map((s) => s.Name)).toEqual([scheduleNameOf(KEYS[0])]);
+    // S7 names an orphan left past the bound; S2 one left at the end in another job's group.
+    const left = { ...outcome.schedules[0]!, Name: 'hand-made-by-ops', GroupName: 'job-01-keyed' };
+    expect(ids(checkRegistryInvariants({ ...outcome, unrepaired: ['orphan hand-made-by-ops'] }))).toEqual(['S7']);
+    expect(ids(checkRegistryInvariants({ ...outcome, otherSchedules: [left] }))).toEqual(['S2']);
+  }, 60_000);
 
   it('two callers racing on one key: one schedule, and the row holds the last write', async () => {
     const race = plan({ ops: [upsert(0, 1), { ...upsert(0, 0), caller: 2 }, { ...upsert(3, 2), caller: 3 }] });

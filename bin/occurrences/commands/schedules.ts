@@ -548,7 +548,7 @@ function printImport(
     ctx.io.err(`${f.at}${f.scheduleKey === undefined ? '' : ` (${f.scheduleKey})`}: ${f.error}`);
   const skipped = startAt > 0 ? `, ${startAt} skipped (done by an earlier run)` : '';
   ctx.io.out(
-    `imported ${file} into ${jobId}: ${result.written} created or updated, ${result.unchanged} unchanged, ` +
+    `imported ${file} into ${jobId}: ${result.written} created, updated or repaired, ${result.unchanged} unchanged, ` +
       `${failures.length} failed${skipped}; ${result.retries} throttled request(s) retried`,
   );
   if (result.stopped !== undefined) {
