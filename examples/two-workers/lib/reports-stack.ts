@@ -1,7 +1,8 @@
 /**
  * A team's own stack: its data bucket, and two scheduled jobs in two workers of different sizes. Only the exports
  * worker may read the data bucket; the digest runs in a small worker of its own, built from its job's file. Its own
- * alarm watches the weekly export's failures beside the ones the library adds.
+ * alarm watches the weekly export's failures beside the ones the library adds. A per-customer report has one schedule
+ * per customer, created by the app at run time.
  */
 import * as path from 'node:path';
 import { Duration, RemovalPolicy, Stack, type StackProps, TimeZone } from 'aws-cdk-lib';
@@ -56,6 +57,15 @@ export class ReportsStack extends Stack {
       leaseDuration: Duration.seconds(30),
       heartbeatInterval: Duration.seconds(5),
       entry: path.join(__dirname, '..', 'src', 'jobs', 'daily-digest.ts'),
+    });
+
+    // One schedule per customer, created at run time (upsertSchedule); this job's code is its own small worker.
+    this.jobs.addJob('customer-report', {
+      runtimeSchedules: true,
+      timeout: Duration.seconds(10),
+      leaseDuration: Duration.seconds(30),
+      heartbeatInterval: Duration.seconds(5),
+      entry: path.join(__dirname, '..', 'src', 'jobs', 'customer-report.ts'),
     });
   }
 }
