@@ -65,6 +65,12 @@ export interface JobHandler extends WorkerHandler {
   readonly definition: JobDefinition;
 }
 
+/** A worker's Lambda handler from defineWorker, which names the jobs it implements (checkWorkerJobs reads them). */
+export interface SharedWorkerHandler extends WorkerHandler {
+  /** The ids of the jobs given to defineWorker, in their order. */
+  readonly jobIds: readonly string[];
+}
+
 type LambdaContext = Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>;
 
 /** A handler built on its first call, so that importing the entry file has no effects. */
@@ -134,7 +140,7 @@ export function defineJob(definition: JobDefinition): JobHandler {
  */
 export function defineWorker(options: {
   readonly jobs: Readonly<Record<string, JobDefinition | JobHandler>>;
-}): WorkerHandler {
+}): SharedWorkerHandler {
   const jobs = Object.fromEntries(
     Object.entries(options.jobs).map(([id, job]) => {
       const definition = 'definition' in job ? job.definition : job;
@@ -142,5 +148,8 @@ export function defineWorker(options: {
       return [id, definition];
     }),
   );
-  return lazyHandler(() => createWorkerHandler({ jobs }));
+  return Object.assign(
+    lazyHandler(() => createWorkerHandler({ jobs })),
+    { jobIds: Object.keys(jobs) },
+  );
 }

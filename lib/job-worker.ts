@@ -287,6 +287,10 @@ export class JobWorker extends Construct implements iam.IGrantable {
   private workerAlarms: WorkerAlarms = {};
   private readonly jobSettings: JobSettings[] = [];
   private readonly jobIds: string[] = [];
+  /**
+   * The entry file the worker's function is bundled from, as given (checkWorkerJobs of the testing kit loads it).
+   */
+  readonly entry: string;
   /** @internal */
   readonly givenTimeoutSeconds?: number;
   /** @internal */
@@ -333,6 +337,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
   ) {
     super(scope, constructId);
     this.workerId = workerId;
+    this.entry = props.entry;
     this.reportBucket = resources.reportBucket;
     this.table = resources.table;
     this.metricsNamespace = resources.metricsNamespace;
