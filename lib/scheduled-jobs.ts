@@ -38,7 +38,7 @@ import { ENV } from '../functions/runtime-env';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow, type FunctionLogging } from './job-function';
-import type { JobProps } from './job-props';
+import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
 import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
 import {
@@ -673,6 +673,9 @@ export class ScheduledJobs extends Construct {
    * new cloudwatch.Alarm(this, 'WeeklyExportFailed', { metric: weekly.metricFailed(), threshold: 1, evaluationPeriods: 1 });
    * ```
    */
+  addJob(jobId: string, props: JobWithOwnWorkerProps): ScheduledJob;
+  addJob(jobId: string, props: JobInSharedWorkerProps): ScheduledJob;
+  addJob(jobId: string, props: JobProps): ScheduledJob;
   addJob(jobId: string, props: JobProps): ScheduledJob {
     try {
       return this.newJob(jobId, props);
