@@ -49,7 +49,12 @@ export type {
   StreamedReport,
 } from './protocol/ports';
 export type { JsonValue } from './protocol/schedule-key';
-export type { OverlapPolicy } from './protocol/setting-basics';
+/**
+ * An overlap policy as the occurrence rows, the settings and the CLI write it: `'skip'`, `'bufferOne'`, ... The CDK
+ * side's `OverlapPolicy` enum (`scheduled-jobs-stack/cdk`) has these as its values; named apart so that one name is
+ * one type across the package's entry points.
+ */
+export type { OverlapPolicy as OverlapPolicyValue } from './protocol/setting-basics';
 export type { WorkerHandler } from './worker';
 
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';

@@ -30,7 +30,7 @@ export type {
   Occurrence,
   OccurrenceKey,
   OccurrenceStatus,
-  OverlapPolicy,
+  OverlapPolicyValue,
   ReportBody,
   ReportWriter,
   RunContext,
