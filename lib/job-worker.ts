@@ -43,6 +43,7 @@ import type { JobSchedule } from './job-schedules';
 import type { WorkerAlarms } from './jobs-monitoring';
 import { deadLetterMessages, functionErrors, functionThrottles, type WorkerMetricName, workerMetric } from './metrics';
 import { secureQueue } from './secure-queue';
+import { warnOfMissingEndpoints, workerEndpoints } from './worker-vpc';
 
 /**
  * How a worker's function is built. Every member has a default; what is not listed here (the runtime, the handler,
@@ -350,6 +351,12 @@ export class JobWorker extends Construct implements iam.IGrantable {
     this.grantOwnRowsAndReports(resources.table);
     // The release of the running slot sends the buffered head's message to this queue (docs/schedule-policies.md).
     allow(this.function, ['sqs:SendMessage'], [this.queue.queueArn]);
+    if (props.vpc !== undefined) {
+      const tracing = props.tracing ?? resources.tracing;
+      warnOfMissingEndpoints(this, workerId, props.vpc, props.vpcSubnets, () =>
+        workerEndpoints({ pausing: this.pausingJobIds.length > 0, tracing }),
+      );
+    }
     // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
     this.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),
