@@ -47,7 +47,10 @@ import { warnOfMissingEndpoints, workerEndpoints } from './worker-vpc';
 
 /**
  * How a worker's function is built. Every member has a default; what is not listed here (the runtime, the handler,
- * the role) the stack sets, because the worker protocol depends on it.
+ * the role) the stack sets, because the worker protocol depends on it. Given to `addWorker` (that worker), to a job's
+ * `workerOptions` (the worker of its own `entry`) or as `defaultWorkerOptions` (only the workers of jobs with their
+ * own `entry`). With `vpc`, the worker must reach DynamoDB, S3 and SQS from its subnets (a NAT or VPC endpoints;
+ * `cdk synth` warns of missing endpoints in isolated subnets): docs/vpc.md.
  */
 export interface JobWorkerOptions
   extends Pick<

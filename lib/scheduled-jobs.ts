@@ -218,6 +218,8 @@ export interface ScheduledJobsProps {
   readonly tracing?: lambda.Tracing;
   /**
    * How the worker of a job that gives only `entry` is built; a job's own `workerOptions` are laid over these.
+   * Workers from `addWorker` do not take them: give those their options (`vpc`, `memorySize`, ...) in `addWorker`.
+   * A worker in a VPC must reach DynamoDB, S3 and SQS (docs/vpc.md).
    *
    * @default 256 MB, ARM_64, the job's timeout plus 30 s
    */
