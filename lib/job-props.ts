@@ -15,6 +15,7 @@ declare const refused: unique symbol;
  * Also checked in a spread (`{ ...shared, entry }`), which the compiler's excess-property check skips.
  */
 export interface Refused<Reason extends string> {
+  /** The reason, which nothing can give: the property is refused. */
   readonly [refused]: Reason;
 }
 
@@ -24,25 +25,25 @@ export interface Refused<Reason extends string> {
  * `id` is left out: apps keep a job's id beside its props, `{ id, ...props }`; the synth names it.)
  */
 export interface RenamedJobProps {
-  /** @deprecated renamed to `timeout`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `timeout`, a Duration */
   readonly timeoutSeconds?: Refused<'renamed in 1.0 to timeout, a Duration'>;
-  /** @deprecated renamed to `leaseDuration`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `leaseDuration`, a Duration */
   readonly leaseSeconds?: Refused<'renamed in 1.0 to leaseDuration, a Duration'>;
-  /** @deprecated renamed to `heartbeatInterval`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `heartbeatInterval`, a Duration */
   readonly heartbeatSeconds?: Refused<'renamed in 1.0 to heartbeatInterval, a Duration'>;
-  /** @deprecated renamed to `leaseSafetyMargin`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `leaseSafetyMargin`, a Duration */
   readonly leaseSafetyMarginSeconds?: Refused<'renamed in 1.0 to leaseSafetyMargin, a Duration'>;
-  /** @deprecated renamed to `retention`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `retention`, a Duration */
   readonly retentionDays?: Refused<'renamed in 1.0 to retention, a Duration'>;
-  /** @deprecated renamed to `catchupWindow`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `catchupWindow`, a Duration */
   readonly catchupWindowSeconds?: Refused<'renamed in 1.0 to catchupWindow, a Duration'>;
-  /** @deprecated renamed to `maxRunTime`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `maxRunTime`, a Duration */
   readonly maxRunSeconds?: Refused<'renamed in 1.0 to maxRunTime, a Duration'>;
-  /** @deprecated renamed to `lateAfter`, a Duration */
+  /** A 0.1.0 name, refused. @deprecated renamed to `lateAfter`, a Duration */
   readonly lateAfterSeconds?: Refused<'renamed in 1.0 to lateAfter, a Duration'>;
-  /** @deprecated renamed to `timeWindow`, TimeWindow.flexible(Duration.minutes(n)) */
+  /** A 0.1.0 name, refused. @deprecated renamed to `timeWindow`, TimeWindow.flexible(Duration.minutes(n)) */
   readonly flexibleWindowMinutes?: Refused<'renamed in 1.0 to timeWindow, TimeWindow.flexible(Duration.minutes(n))'>;
-  /** @deprecated the time zone is the ScheduleExpression's */
+  /** A 0.1.0 name, refused. @deprecated the time zone is the ScheduleExpression's */
   readonly timeZone?: Refused<"renamed in 1.0: the time zone is the ScheduleExpression's (ScheduleExpression.cron({ ..., timeZone }))">;
 }
 

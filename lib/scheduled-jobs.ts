@@ -676,7 +676,10 @@ export class ScheduledJobs extends Construct {
    * ```
    */
   addJob(jobId: string, props: JobWithOwnWorkerProps): ScheduledJob;
+  /** A job run by a shared worker from `addWorker` (its `worker`). One overload per kind, so that the compiler's
+   * message for a job with neither `worker` nor `entry` names both. */
   addJob(jobId: string, props: JobInSharedWorkerProps): ScheduledJob;
+  /** A job's props of either kind, as a value typed JobProps. */
   addJob(jobId: string, props: JobProps): ScheduledJob;
   addJob(jobId: string, props: JobProps): ScheduledJob {
     try {

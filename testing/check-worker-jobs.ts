@@ -6,8 +6,19 @@
  */
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ScheduledJobs } from '../lib/scheduled-jobs';
 import { WorkerJobsError } from './errors';
+
+/**
+ * What checkWorkerJobs reads of a ScheduledJobs (`scheduled-jobs-stack/cdk`): its workers, each with its entry file
+ * and the ids of its jobs. A ScheduledJobs is one.
+ */
+export interface WorkerJobsSource {
+  /** The workers by id: `ScheduledJobs.workers`. */
+  readonly workers: ReadonlyMap<
+    string,
+    { readonly workerId: string; readonly entry: string; readonly jobs: readonly string[] }
+  >;
+}
 
 /** What an entry's `handler` says of the jobs it implements: defineJob's one job, or defineWorker's ids. */
 function implemented(handler: unknown): { readonly single: true } | { readonly ids: readonly string[] } | undefined {
@@ -18,7 +29,7 @@ function implemented(handler: unknown): { readonly single: true } | { readonly i
 }
 
 /**
- * Imports the entry file of each worker of `jobs` (as your test runner imports TypeScript) and checks that its
+ * Imports the entry file of each worker of `jobs` (your ScheduledJobs; as your test runner imports TypeScript) and checks that its
  * `handler` implements every job added to that worker: `defineWorker({ jobs: { ... } })` names each job id, and
  * `defineJob` serves a worker of one job.
  *
@@ -31,7 +42,7 @@ function implemented(handler: unknown): { readonly single: true } | { readonly i
  * });
  * ```
  */
-export async function checkWorkerJobs(jobs: ScheduledJobs): Promise<void> {
+export async function checkWorkerJobs(jobs: WorkerJobsSource): Promise<void> {
   const problems: string[] = [];
   for (const worker of jobs.workers.values()) {
     const file = path.resolve(worker.entry);

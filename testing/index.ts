@@ -39,7 +39,7 @@ export type {
   WorkerHandler,
 } from '../functions/index';
 export type { Clock } from '../functions/protocol/ports';
-export { checkWorkerJobs } from './check-worker-jobs';
+export { checkWorkerJobs, type WorkerJobsSource } from './check-worker-jobs';
 export { AssemblyError, JobDidNotStopError, TestingError, WorkerJobsError } from './errors';
 export { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';
 export { formatLocalRun } from './local/format';
