@@ -49,7 +49,12 @@ export type {
   StreamedReport,
 } from './protocol/ports';
 export type { JsonValue } from './protocol/schedule-key';
-export type { OverlapPolicy } from './protocol/setting-basics';
+/**
+ * An overlap policy as the occurrence rows, the settings and the CLI write it: `'skip'`, `'bufferOne'`, ... The CDK
+ * side's `OverlapPolicy` enum (`scheduled-jobs-stack/cdk`) has these as its values; named apart so that one name is
+ * one type across the package's entry points.
+ */
+export type { OverlapPolicy as OverlapPolicyValue } from './protocol/setting-basics';
 export type { WorkerHandler } from './worker';
 
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -63,6 +68,12 @@ import { createWorkerHandler, type WorkerHandler } from './worker';
 export interface JobHandler extends WorkerHandler {
   /** The job definition defineJob was given. */
   readonly definition: JobDefinition;
+}
+
+/** A worker's Lambda handler from defineWorker, which names the jobs it implements (checkWorkerJobs reads them). */
+export interface SharedWorkerHandler extends WorkerHandler {
+  /** The ids of the jobs given to defineWorker, in their order. */
+  readonly jobIds: readonly string[];
 }
 
 type LambdaContext = Pick<Context, 'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId'>;
@@ -134,7 +145,7 @@ export function defineJob(definition: JobDefinition): JobHandler {
  */
 export function defineWorker(options: {
   readonly jobs: Readonly<Record<string, JobDefinition | JobHandler>>;
-}): WorkerHandler {
+}): SharedWorkerHandler {
   const jobs = Object.fromEntries(
     Object.entries(options.jobs).map(([id, job]) => {
       const definition = 'definition' in job ? job.definition : job;
@@ -142,5 +153,8 @@ export function defineWorker(options: {
       return [id, definition];
     }),
   );
-  return lazyHandler(() => createWorkerHandler({ jobs }));
+  return Object.assign(
+    lazyHandler(() => createWorkerHandler({ jobs })),
+    { jobIds: Object.keys(jobs) },
+  );
 }

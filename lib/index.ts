@@ -16,6 +16,8 @@ export {
   type JobRetryOptions,
   type JobWithOwnWorkerProps,
   OverlapPolicy,
+  type Refused,
+  type RenamedJobProps,
   type SchedulerRetryOptions,
 } from './job-props';
 export { JobWorker, type JobWorkerOptions, type JobWorkerProps } from './job-worker';

@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { BUNDLED_HANDLER, DeferredBundledCode } from './deferred-bundling';
 
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
@@ -136,8 +137,6 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     role,
     memorySize: 256,
     ...rest,
-    entry,
-    handler: 'handler',
     runtime: FUNCTION_RUNTIME,
     architecture: architecture ?? FUNCTION_ARCHITECTURE,
     timeout: Duration.seconds(timeoutSeconds),
@@ -147,7 +146,16 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     systemLogLevelV2: logging?.systemLogLevel ?? DEFAULT_FUNCTION_LOGGING.systemLogLevel,
     applicationLogLevelV2: logging?.applicationLogLevel ?? DEFAULT_FUNCTION_LOGGING.applicationLogLevel,
     environment: { ...environment, NODE_OPTIONS: withSourceMaps(environment?.NODE_OPTIONS) },
-    bundling: withStackBundling(bundling),
+    // Bundled when the template is resolved, after every construct's validation: deferred-bundling.ts.
+    code: new DeferredBundledCode({
+      entry,
+      runtime: FUNCTION_RUNTIME,
+      architecture: architecture ?? FUNCTION_ARCHITECTURE,
+      bundling: withStackBundling(bundling),
+      depsLockFilePath: rest.depsLockFilePath,
+      projectRoot: rest.projectRoot,
+    }),
+    handler: BUNDLED_HANDLER,
   });
 }
 

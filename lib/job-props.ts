@@ -7,6 +7,46 @@ import type { Duration } from 'aws-cdk-lib';
 import type { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import type { JobWorker, JobWorkerOptions } from './job-worker';
 
+declare const refused: unique symbol;
+
+/**
+ * A property a job does not take, with the reason in its type, so that the compiler's message says it: nothing is
+ * assignable to it (`Type 'number' is not assignable to type 'Refused<"renamed in 1.0 to timeout, a Duration">'`).
+ * Also checked in a spread (`{ ...shared, entry }`), which the compiler's excess-property check skips.
+ */
+export interface Refused<Reason extends string> {
+  /** The reason, which nothing can give: the property is refused. */
+  readonly [refused]: Reason;
+}
+
+/**
+ * The properties of 0.1.0 that 1.0 renamed (docs/migration.md), each typed with its replacement, so that an app (or
+ * a shared-settings object spread into addJob) that still gives one fails to compile with the new name. (The old
+ * `id` is left out: apps keep a job's id beside its props, `{ id, ...props }`; the synth names it.)
+ */
+export interface RenamedJobProps {
+  /** A 0.1.0 name, refused. @deprecated renamed to `timeout`, a Duration */
+  readonly timeoutSeconds?: Refused<'renamed in 1.0 to timeout, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `leaseDuration`, a Duration */
+  readonly leaseSeconds?: Refused<'renamed in 1.0 to leaseDuration, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `heartbeatInterval`, a Duration */
+  readonly heartbeatSeconds?: Refused<'renamed in 1.0 to heartbeatInterval, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `leaseSafetyMargin`, a Duration */
+  readonly leaseSafetyMarginSeconds?: Refused<'renamed in 1.0 to leaseSafetyMargin, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `retention`, a Duration */
+  readonly retentionDays?: Refused<'renamed in 1.0 to retention, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `catchupWindow`, a Duration */
+  readonly catchupWindowSeconds?: Refused<'renamed in 1.0 to catchupWindow, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `maxRunTime`, a Duration */
+  readonly maxRunSeconds?: Refused<'renamed in 1.0 to maxRunTime, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `lateAfter`, a Duration */
+  readonly lateAfterSeconds?: Refused<'renamed in 1.0 to lateAfter, a Duration'>;
+  /** A 0.1.0 name, refused. @deprecated renamed to `timeWindow`, TimeWindow.flexible(Duration.minutes(n)) */
+  readonly flexibleWindowMinutes?: Refused<'renamed in 1.0 to timeWindow, TimeWindow.flexible(Duration.minutes(n))'>;
+  /** A 0.1.0 name, refused. @deprecated the time zone is the ScheduleExpression's */
+  readonly timeZone?: Refused<"renamed in 1.0: the time zone is the ScheduleExpression's (ScheduleExpression.cron({ ..., timeZone }))">;
+}
+
 /**
  * What an occurrence does when an earlier occurrence of the same job is still running (docs/schedule-policies.md).
  */
@@ -74,7 +114,7 @@ export interface JobRetryOptions {
 }
 
 /** What every job has, whichever worker runs it. */
-export interface JobOptions {
+export interface JobOptions extends RenamedJobProps {
   /**
    * When the job runs: `ScheduleExpression.cron({ ... })`, `.rate(Duration.hours(1))`, `.at(date)` or
    * `.expression('cron(0 6 * * ? *)', TimeZone.EUROPE_BERLIN)`. The time zone is the expression's.
@@ -221,7 +261,7 @@ export interface JobWithOwnWorkerProps extends JobOptions {
    */
   readonly workerOptions?: JobWorkerOptions;
   /** Not with `entry`: a job has either a worker of its own or a shared one. */
-  readonly worker?: never;
+  readonly worker?: Refused<'give either worker (from addWorker) or entry (a file exporting defineJob), not both'>;
 }
 
 /** A job that runs in a worker shared with other jobs (`addWorker`). */
@@ -229,9 +269,9 @@ export interface JobInSharedWorkerProps extends JobOptions {
   /** The worker that runs the job; its entry file exports `defineWorker({ jobs: { [jobId]: ... } })`. */
   readonly worker: JobWorker;
   /** Not with `worker`. */
-  readonly entry?: never;
+  readonly entry?: Refused<'give either worker (from addWorker) or entry (a file exporting defineJob), not both'>;
   /** Not with `worker`: a shared worker is configured by `addWorker`. */
-  readonly workerOptions?: never;
+  readonly workerOptions?: Refused<"not with worker: a shared worker's options are addWorker's">;
 }
 
 /** One job: its schedule and settings, and either its own worker (`entry`) or a shared one (`worker`). */

@@ -8,6 +8,8 @@
  * Jobs are added to it after it is built (ScheduledJobs.addJob), so what depends on them (the timeout when none is
  * given, the visibility timeout, the redrive limit, the settings in JOB_SETTINGS) is a Lazy value resolved at synth.
  */
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
 import { Duration, Lazy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -41,10 +43,14 @@ import type { JobSchedule } from './job-schedules';
 import type { WorkerAlarms } from './jobs-monitoring';
 import { deadLetterMessages, functionErrors, functionThrottles, type WorkerMetricName, workerMetric } from './metrics';
 import { secureQueue } from './secure-queue';
+import { warnOfMissingEndpoints, workerEndpoints } from './worker-vpc';
 
 /**
  * How a worker's function is built. Every member has a default; what is not listed here (the runtime, the handler,
- * the role) the stack sets, because the worker protocol depends on it.
+ * the role) the stack sets, because the worker protocol depends on it. Given to `addWorker` (that worker), to a job's
+ * `workerOptions` (the worker of its own `entry`) or as `defaultWorkerOptions` (only the workers of jobs with their
+ * own `entry`). With `vpc`, the worker must reach DynamoDB, S3 and SQS from its subnets (a NAT or VPC endpoints;
+ * `cdk synth` warns of missing endpoints in isolated subnets): docs/vpc.md.
  */
 export interface JobWorkerOptions
   extends Pick<
@@ -176,8 +182,7 @@ export function environmentBytes(environment: Readonly<Record<string, string>> =
 export function workerPropsProblems(props: JobWorkerProps, where: string): string[] {
   if (typeof props !== 'object' || props === null) return [`${where}: the worker's props must be an object`];
   const problems: string[] = [];
-  if (typeof props.entry !== 'string' || props.entry === '')
-    problems.push(`${where}.entry: must be the path of the worker's entry file, got ${quoteValue(props.entry)}`);
+  problems.push(...entryFileProblems(props.entry, where.endsWith('.entry') ? where : `${where}.entry`));
   if (props.timeout !== undefined) {
     if (!(props.timeout instanceof Duration))
       problems.push(
@@ -202,6 +207,25 @@ export function workerPropsProblems(props: JobWorkerProps, where: string): strin
   if (props.vpc === undefined && (props.vpcSubnets !== undefined || props.securityGroups !== undefined))
     problems.push(`${where}.vpcSubnets: vpcSubnets and securityGroups need vpc`);
   return problems;
+}
+
+/**
+ * The problems of an entry file, found at the call rather than by esbuild at synth: not a path, not a JavaScript or
+ * TypeScript file (what NodejsFunction bundles), or no such file. NodejsFunction resolves it from the directory the
+ * app runs in, and so does this check.
+ */
+export function entryFileProblems(entry: unknown, where: string): string[] {
+  if (typeof entry !== 'string' || entry === '')
+    return [`${where}: must be the path of the entry file, got ${quoteValue(entry)}`];
+  if (!/\.(jsx?|tsx?|cjs|cts|mjs|mts)$/.test(entry))
+    return [`${where}: must be a JavaScript or TypeScript file (.ts, .js, .mts, .mjs, ...), got ${quoteValue(entry)}`];
+  const file = path.resolve(entry);
+  if (!existsSync(file))
+    return [
+      `${where}: no file at ${quoteValue(file)}${file === entry ? '' : ` (${quoteValue(entry)} from ${quoteValue(process.cwd())})`}; ` +
+        'give its path, for example path.join(__dirname, ...)',
+    ];
+  return [];
 }
 
 /** What keeps a worker from running one more job: its given timeout, its environment budget. */
@@ -267,6 +291,10 @@ export class JobWorker extends Construct implements iam.IGrantable {
   private workerAlarms: WorkerAlarms = {};
   private readonly jobSettings: JobSettings[] = [];
   private readonly jobIds: string[] = [];
+  /**
+   * The entry file the worker's function is bundled from, as given (checkWorkerJobs of the testing kit loads it).
+   */
+  readonly entry: string;
   /** @internal */
   readonly givenTimeoutSeconds?: number;
   /** @internal */
@@ -294,13 +322,26 @@ export class JobWorker extends Construct implements iam.IGrantable {
    *
    * @internal
    */
-  static create(scope: Construct, workerId: string, props: JobWorkerProps, resources: WorkerResources): JobWorker {
-    return new JobWorker(scope, workerId, props, resources);
+  static create(
+    scope: Construct,
+    workerId: string,
+    props: JobWorkerProps,
+    resources: WorkerResources,
+    constructId: string = workerId,
+  ): JobWorker {
+    return new JobWorker(scope, constructId, workerId, props, resources);
   }
 
-  private constructor(scope: Construct, workerId: string, props: JobWorkerProps, resources: WorkerResources) {
-    super(scope, workerId);
+  private constructor(
+    scope: Construct,
+    constructId: string,
+    workerId: string,
+    props: JobWorkerProps,
+    resources: WorkerResources,
+  ) {
+    super(scope, constructId);
     this.workerId = workerId;
+    this.entry = props.entry;
     this.reportBucket = resources.reportBucket;
     this.table = resources.table;
     this.metricsNamespace = resources.metricsNamespace;
@@ -313,6 +354,12 @@ export class JobWorker extends Construct implements iam.IGrantable {
     this.grantOwnRowsAndReports(resources.table);
     // The release of the running slot sends the buffered head's message to this queue (docs/schedule-policies.md).
     allow(this.function, ['sqs:SendMessage'], [this.queue.queueArn]);
+    if (props.vpc !== undefined) {
+      const tracing = props.tracing ?? resources.tracing;
+      warnOfMissingEndpoints(this, workerId, props.vpc, props.vpcSubnets, () =>
+        workerEndpoints({ pausing: this.pausingJobIds.length > 0, tracing }),
+      );
+    }
     // Grants exactly the consume actions, ChangeMessageVisibility included (retries wait as hidden messages).
     this.function.addEventSource(
       new SqsEventSource(this.queue, { batchSize: WORKER_BATCH_SIZE, reportBatchItemFailures: true }),

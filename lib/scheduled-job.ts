@@ -19,7 +19,8 @@ import { grantManageKeyedSchedules, type KeyedJobGrantParts } from './runtime-sc
 /** What ScheduledJobs hands a job's handle. */
 export interface ScheduledJobParts {
   readonly jobId: string;
-  readonly worker: JobWorker;
+  /** Undefined only for a rejected job. */
+  readonly worker: JobWorker | undefined;
   readonly schedule: Schedule | undefined;
   readonly metricsNamespace: string;
   readonly reportBucket: s3.IBucket;
@@ -27,6 +28,11 @@ export interface ScheduledJobParts {
   readonly jobMetrics: boolean;
   /** For a job with runtimeSchedules: the registry and its schedules, for grantManageSchedules. */
   readonly runtimeSchedules?: KeyedJobGrantParts;
+  /**
+   * For a job whose addJob was rejected: the stack's problems so far, which using the handle throws (the synth
+   * throws them all). The app goes on to its next addJob, so that one synth reports every mistake.
+   */
+  readonly rejected?: () => ValidationError;
 }
 
 /**
@@ -46,8 +52,7 @@ export interface ScheduledJobParts {
 export class ScheduledJob {
   /** The job id: its schedule's name, the partition of its rows, the prefix of its reports. */
   readonly jobId: string;
-  /** The worker that runs it: a shared one, or the job's own. */
-  readonly worker: JobWorker;
+  private readonly runner: JobWorker | undefined;
   /**
    * Its schedule; undefined when the job is added with `enabled: false`. For a job with `runtimeSchedules`, its
    * template: DISABLED, never due, what each of its keys' schedules copies.
@@ -63,6 +68,7 @@ export class ScheduledJob {
   private readonly metricsNamespace: string;
   private readonly reportBucket: s3.IBucket;
   private readonly keyed: KeyedJobGrantParts | undefined;
+  private readonly rejected: (() => ValidationError) | undefined;
 
   /**
    * Built by `ScheduledJobs.addJob` only, so the published declarations leave it out.
@@ -75,13 +81,30 @@ export class ScheduledJob {
 
   private constructor(parts: ScheduledJobParts) {
     this.jobId = parts.jobId;
-    this.worker = parts.worker;
+    this.runner = parts.worker;
+    this.rejected = parts.rejected;
     this.schedule = parts.schedule;
     this.metricsNamespace = parts.metricsNamespace;
     this.reportBucket = parts.reportBucket;
     this.keyed = parts.runtimeSchedules;
     this.runtimeSchedules = parts.runtimeSchedules !== undefined;
     this.jobMetrics = parts.jobMetrics;
+  }
+
+  /**
+   * The worker that runs it: a shared one, or the job's own.
+   *
+   * @throws ValidationError for a job whose `addJob` was rejected (its problems, and the stack's others so far)
+   */
+  get worker(): JobWorker {
+    this.assertAccepted();
+    // A job is accepted only with its worker (ScheduledJobs.addJob).
+    return this.runner as JobWorker;
+  }
+
+  /** A rejected job's handle throws the stack's problems at its first use, as the synth would. */
+  private assertAccepted(): void {
+    if (this.rejected !== undefined) throw this.rejected();
   }
 
   /**
@@ -95,6 +118,7 @@ export class ScheduledJob {
    * @throws ValidationError when the job has no per-job metrics (`jobMetrics` is not true)
    */
   metric(metricName: MetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    this.assertAccepted();
     if (!this.jobMetrics) {
       throw new ValidationError([
         `job ${quoteValue(this.jobId)}.metric(${quoteValue(metricName)}): the job has no per-job metrics; set ` +
@@ -136,6 +160,7 @@ export class ScheduledJob {
 
   /** Lets `grantee` read this job's reports (GetObject on `reports/<jobId>/*`). */
   grantReadReports(grantee: iam.IGrantable): iam.Grant {
+    this.assertAccepted();
     return this.reportBucket.grantRead(grantee, `${REPORT_KEY_PREFIX}${this.jobId}/*`);
   }
 
@@ -159,6 +184,7 @@ export class ScheduledJob {
    * ```
    */
   grantManageSchedules(grantee: iam.IGrantable): iam.Grant {
+    this.assertAccepted();
     if (this.keyed === undefined)
       throw new ValidationError([
         `grantManageSchedules(${this.jobId}): job ${this.jobId} has one fixed schedule; only a job added with ` +

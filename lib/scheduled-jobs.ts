@@ -38,12 +38,13 @@ import { ENV } from '../functions/runtime-env';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow, type FunctionLogging } from './job-function';
-import type { JobProps } from './job-props';
+import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
 import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
 import {
   ADD_JOB,
   ALLOW_PAUSE,
+  entryFileProblems,
   environmentBytes,
   JobWorker,
   type JobWorkerOptions,
@@ -72,6 +73,7 @@ import {
   triggerFunction,
 } from './occurrence-functions';
 import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
+import { RejectedCalls } from './rejected-calls';
 import { reportAnnouncements } from './report-announcements';
 import {
   allowReconcileKeyedJob,
@@ -216,6 +218,8 @@ export interface ScheduledJobsProps {
   readonly tracing?: lambda.Tracing;
   /**
    * How the worker of a job that gives only `entry` is built; a job's own `workerOptions` are laid over these.
+   * Workers from `addWorker` do not take them: give those their options (`vpc`, `memorySize`, ...) in `addWorker`.
+   * A worker in a VPC must reach DynamoDB, S3 and SQS (docs/vpc.md).
    *
    * @default 256 MB, ARM_64, the job's timeout plus 30 s
    */
@@ -293,6 +297,10 @@ export class ScheduledJobs extends Construct {
   /** The workers built from a job's own entry (defineJob): they run that one job. */
   private readonly singleJobWorkers = new Set<string>();
   private readonly jobsById = new Map<string, ScheduledJob>();
+  /** The addJob and addWorker calls rejected so far: the synth throws their problems together. */
+  private readonly rejected = new RejectedCalls();
+  /** What a rejected addWorker returned, so that the jobs naming it add no problem of their own about it. */
+  private readonly standInWorkers = new Set<JobWorker>();
   /** Given grantOperateJobs: each worker's queue is granted to them as it is added. */
   private readonly operators: iam.IGrantable[] = [];
   /** Given grantViewJobs (or grantOperateJobs): the schedule registry is granted to them when it is built. */
@@ -319,14 +327,24 @@ export class ScheduledJobs extends Construct {
     // One namespace per stack, so that two deployments in one account do not add up each other's counts.
     this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
     this.node.addValidation({
-      validate: () => [
-        ...(this.jobsById.size === 0 ? [`ScheduledJobs ${this.node.path}: add at least one job (addJob)`] : []),
-        ...[...this.workersById.values()]
-          .filter((w) => w.jobs.length === 0)
-          .map((w) => `addWorker(${w.workerId}): the worker runs no job; add one with addJob({ worker }) or remove it`),
-      ],
+      validate: () => {
+        // The calls the app made that were rejected, all of them, before anything is bundled (deferred-bundling.ts);
+        // thrown rather than returned, so that the app's error is the ValidationError with its problems.
+        if (this.rejected.size > 0) throw this.rejected.error();
+        return this.idleProblems();
+      },
     });
     if (props.stackOutputs !== false) this.addStackOutputs();
+  }
+
+  /** A ScheduledJobs without jobs, a worker without jobs: found at synth, when the app has added everything. */
+  private idleProblems(): string[] {
+    return [
+      ...(this.jobsById.size === 0 ? [`ScheduledJobs ${this.node.path}: add at least one job (addJob)`] : []),
+      ...[...this.workersById.values()]
+        .filter((w) => w.jobs.length === 0)
+        .map((w) => `addWorker(${w.workerId}): the worker runs no job; add one with addJob({ worker }) or remove it`),
+    ];
   }
 
   /** The props' own problems, before anything is built. */
@@ -561,9 +579,38 @@ export class ScheduledJobs extends Construct {
    * ```
    */
   addWorker(workerId: string, props: JobWorkerProps): JobWorker {
-    return validatedCall(this.addWorker, () =>
-      this.newWorker(workerId, props, `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`),
+    try {
+      return this.newWorker(
+        workerId,
+        props,
+        `addWorker(${typeof workerId === 'string' ? workerId : quoteValue(workerId)})`,
+      );
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      this.rejected.record(error, this.addWorker);
+      return this.standInWorker(workerId);
+    }
+  }
+
+  /**
+   * What a rejected addWorker returns: a worker that is never deployed (the synth throws first) but that the app can
+   * grant to and name in its jobs as it would the real one, so that it carries on to its next call.
+   */
+  private standInWorker(workerId: unknown): JobWorker {
+    const constructId = `Rejected${this.standInWorkers.size + 1}`;
+    const worker = JobWorker.create(
+      this.shared().workersScope,
+      typeof workerId === 'string' ? workerId : String(workerId),
+      { entry: '' },
+      {
+        table: this.table,
+        reportBucket: this.reportBucket,
+        metricsNamespace: this.metricsNamespace,
+      },
+      constructId,
     );
+    this.standInWorkers.add(worker);
+    return worker;
   }
 
   /** addWorker, with its problems named `where` (a job's own worker names the job's `entry`). */
@@ -628,8 +675,28 @@ export class ScheduledJobs extends Construct {
    * new cloudwatch.Alarm(this, 'WeeklyExportFailed', { metric: weekly.metricFailed(), threshold: 1, evaluationPeriods: 1 });
    * ```
    */
+  addJob(jobId: string, props: JobWithOwnWorkerProps): ScheduledJob;
+  /** A job run by a shared worker from `addWorker` (its `worker`). One overload per kind, so that the compiler's
+   * message for a job with neither `worker` nor `entry` names both. */
+  addJob(jobId: string, props: JobInSharedWorkerProps): ScheduledJob;
+  /** A job's props of either kind, as a value typed JobProps. */
+  addJob(jobId: string, props: JobProps): ScheduledJob;
   addJob(jobId: string, props: JobProps): ScheduledJob {
-    return validatedCall(this.addJob, () => this.newJob(jobId, props));
+    try {
+      return this.newJob(jobId, props);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      this.rejected.record(error, this.addJob);
+      return ScheduledJob.create({
+        jobId,
+        worker: undefined,
+        schedule: undefined,
+        metricsNamespace: this.metricsNamespace,
+        reportBucket: this.reportBucket,
+        jobMetrics: false,
+        rejected: () => this.rejected.error(),
+      });
+    }
   }
 
   private newJob(jobId: string, props: JobProps): ScheduledJob {
@@ -860,6 +927,8 @@ export class ScheduledJobs extends Construct {
           `${where}: give worker (from addWorker) or entry (the job's own file, exporting defineJob)` +
             (entry === undefined ? '' : `; entry must be a file path, got ${quoteValue(entry)}`),
         ]);
+      const entryProblems = entryFileProblems(entry, `${where}.entry`);
+      if (entryProblems.length > 0) throw new ValidationError(entryProblems);
       const options: JobWorkerProps = { ...this.props.defaultWorkerOptions, ...props.workerOptions, entry };
       // Checked before the worker is built: a rejected job leaves no worker behind.
       const problems = workerJobProblems(
@@ -877,6 +946,8 @@ export class ScheduledJobs extends Construct {
       this.singleJobWorkers.add(jobId);
       return own;
     }
+    // A worker whose addWorker was rejected: its problems are reported already, and this job's own are found above.
+    if (ref instanceof JobWorker && this.standInWorkers.has(ref)) throw new ValidationError([]);
     const worker = ref instanceof JobWorker ? this.workersById.get(ref.workerId) : undefined;
     if (worker === undefined || worker !== ref) {
       const known = [...this.workersById.keys()].join(', ') || 'none';

@@ -54,7 +54,7 @@ export type {
   Occurrence,
   OccurrenceKey,
   OccurrenceStatus,
-  OverlapPolicy,
+  OverlapPolicyValue,
   ScheduledJobsError,
   SkipReason,
 } from '../functions/index';

@@ -42,3 +42,16 @@ export class AssemblyError extends TestingError {
     super(problems.length === 1 ? `${assemblyDir}: ${problems[0]}` : `${assemblyDir}:\n  - ${problems.join('\n  - ')}`);
   }
 }
+
+/** checkWorkerJobs found jobs that their worker's entry does not implement (or an entry it could not load). */
+export class WorkerJobsError extends TestingError {
+  /** Always `'WorkerJobsError'`. */
+  override readonly name = 'WorkerJobsError';
+
+  constructor(
+    /** Every problem, each naming the job or the worker and the entry file. */
+    readonly problems: readonly string[],
+  ) {
+    super(`jobs that their worker does not implement:\n  - ${problems.join('\n  - ')}`);
+  }
+}

@@ -30,7 +30,7 @@ export type {
   Occurrence,
   OccurrenceKey,
   OccurrenceStatus,
-  OverlapPolicy,
+  OverlapPolicyValue,
   ReportBody,
   ReportWriter,
   RunContext,
@@ -39,7 +39,8 @@ export type {
   WorkerHandler,
 } from '../functions/index';
 export type { Clock } from '../functions/protocol/ports';
-export { AssemblyError, JobDidNotStopError, TestingError } from './errors';
+export { checkWorkerJobs, type WorkerJobsSource } from './check-worker-jobs';
+export { AssemblyError, JobDidNotStopError, TestingError, WorkerJobsError } from './errors';
 export { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';
 export { formatLocalRun } from './local/format';
 export { MotoUnavailableError } from './local/moto-server';

@@ -41,7 +41,12 @@ function checkEnvelope(value: unknown, knownJobs: ReadonlySet<string>): Occurren
   const { v, jobId, scheduledTime } = envelope.value;
   const checked = checkAll({
     v: exactly('v', v, ENVELOPE_VERSION),
-    jobId: knownOne('jobId', nonEmptyString('jobId', jobId), knownJobs, "this function's jobs"),
+    jobId: knownOne(
+      'jobId',
+      nonEmptyString('jobId', jobId),
+      knownJobs,
+      "the jobs this worker's entry implements (defineWorker({ jobs }) or defineJob)",
+    ),
     // Added after version 1 without a new version: a message without it names a job's fixed schedule, as before.
     scheduleKey: optional(envelope.value.scheduleKey, (key) => scheduleKey('scheduleKey', key)),
     scheduledTime: normaliseScheduledTime(scheduledTime),

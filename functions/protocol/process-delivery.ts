@@ -57,7 +57,10 @@ export function registerJobs(
     // The other jobs keep running; these jobs' messages are rejected (and reach the DLQ) until it is deployed.
     logger.error('no implementation for scheduled job(s); their messages will be rejected', {
       missing,
-      hint: 'pass them in createWorkerHandler({ jobs }) and redeploy',
+      hint:
+        "add each to the jobs of the worker's entry, defineWorker({ jobs: { 'job-id': definition } }) (or export " +
+        'defineJob from the entry of a job that has its own), and redeploy; `checkWorkerJobs` of ' +
+        'scheduled-jobs-stack/testing finds this in a unit test',
     });
   }
   return registered;

@@ -78,7 +78,7 @@ describe('worker: bad messages', () => {
     expect(h.aws.row(KEY.jobId, KEY.scheduledTime)?.status).toBe('SUCCEEDED');
     const errors = h.logs.filter((l) => l.level === 'ERROR').map((l) => `${l.message} ${String(l.fields.error ?? '')}`);
     expect(errors.join('\n')).toMatch(/body is not JSON/);
-    expect(errors.join('\n')).toMatch(/"nope" is not one of this function's jobs/);
+    expect(errors.join('\n')).toMatch(/"nope" is not one of the jobs this worker's entry implements/);
     expect(errors.join('\n')).toMatch(/scheduledTime must be a string, got nothing/);
     expect(errors.join('\n')).toMatch(/no claimable occurrence row/);
     // Bad messages come back every 30 s on their way to the DLQ instead of waiting out the visibility timeout.

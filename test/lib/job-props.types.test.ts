@@ -57,7 +57,10 @@ describe('Type: JobProps', () => {
   });
 
   it('addJob takes the id apart from the props and returns the job', () => {
-    expectTypeOf<ScheduledJobs['addJob']>().parameters.toEqualTypeOf<[jobId: string, props: JobProps]>();
+    // Overloads per kind of job (so that tsc names both worker and entry when neither is given), and one for JobProps.
+    expectTypeOf<ScheduledJobs['addJob']>().toBeCallableWith('nightly', {} as JobProps);
+    expectTypeOf<ScheduledJobs['addJob']>().toBeCallableWith('nightly', {} as JobWithOwnWorkerProps);
+    expectTypeOf<ScheduledJobs['addJob']>().toBeCallableWith('nightly', {} as JobInSharedWorkerProps);
     expectTypeOf<ScheduledJobs['addJob']>().returns.toEqualTypeOf<ScheduledJob>();
     expectTypeOf<Stack>().not.toExtend<JobProps>();
   });

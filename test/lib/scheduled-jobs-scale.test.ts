@@ -15,6 +15,7 @@ import { ScheduledJobs } from '../../lib/scheduled-jobs';
 
 const HOURLY = ScheduleExpression.expression('rate(1 hour)');
 
+import { throwsRejection } from './fixtures/test-stack';
 import { environmentBytes, type TemplateNode, type TemplateResource } from './template-json';
 
 const WORKER_ENTRY = path.join(__dirname, 'fixtures', 'exports-worker.ts');
@@ -26,6 +27,28 @@ const STACK_RESOURCE_LIMIT = 500;
 type Template = { Resources: Record<string, TemplateResource> };
 const synth = (app: App, stack: Stack): Template => app.synth().getStackByName(stack.stackName).template;
 const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+
+/**
+ * Calls `build(i)` for i = from, from + 1, ... until ScheduledJobs rejects a call (it keeps the problems for the
+ * synth, which its validation throws), at most up to `max`: the first i rejected, and the rejection.
+ */
+function fillUntilRejected(
+  jobs: ScheduledJobs,
+  from: number,
+  max: number,
+  build: (i: number) => void,
+): { rejectedAt: number; refused: ValidationError | undefined } {
+  for (let i = from; i < max; i++) {
+    build(i);
+    try {
+      jobs.node.validate();
+    } catch (error) {
+      if (error instanceof ValidationError) return { rejectedAt: i, refused: error };
+      throw error;
+    }
+  }
+  return { rejectedAt: max, refused: undefined };
+}
 
 /** How many resources of each type, and in all. */
 function census(template: Template): { total: number; byType: Record<string, number> } {
@@ -195,23 +218,23 @@ describe('what one more job or worker costs', () => {
 
 describe('at the limits of the environment', () => {
   it('leaves room for the schedule registry in the reconciler: fewer workers with a run-time schedules job, and that job refused when they are too many', () => {
+    /** A run-time schedules job on worker-0, and a job on each further worker. */
+    const keyedStack = (app: App) => {
+      const stack = new Stack(app, 'ManyWorkersKeyed');
+      const jobs = new ScheduledJobs(stack, 'Jobs');
+      jobs.addJob('keyed', { runtimeSchedules: true, worker: jobs.addWorker('worker-0', { entry: WORKER_ENTRY }) });
+      const addPair = (w: number) =>
+        jobs.addJob(`job-${w}`, { schedule: HOURLY, worker: jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) });
+      return { stack, jobs, addPair };
+    };
+    const probe = keyedStack(unbundledApp());
+    const { rejectedAt: n, refused } = fillUntilRejected(probe.jobs, 1, 40, probe.addPair);
+    expect(refused?.message).toContain('the WORKERS');
+    // The workers that fit, in a stack of their own, deploy.
     const app = unbundledApp();
-    const stack = new Stack(app, 'ManyWorkersKeyed');
-    const jobs = new ScheduledJobs(stack, 'Jobs');
-    const first = jobs.addWorker('worker-0', { entry: WORKER_ENTRY });
-    jobs.addJob('keyed', { runtimeSchedules: true, worker: first });
-    let refused: unknown;
-    for (let w = 1; w < 40 && refused === undefined; w++) {
-      try {
-        const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
-        jobs.addJob(`job-${w}`, { schedule: HOURLY, worker });
-      } catch (error) {
-        refused = error;
-      }
-    }
-    expect((refused as Error).message).toContain('the WORKERS');
-    const n = jobs.workers.size;
-    const longest = longestEnvironment(synth(app, stack));
+    const fitting = keyedStack(app);
+    for (let w = 1; w < n; w++) fitting.addPair(w);
+    const longest = longestEnvironment(synth(app, fitting.stack));
     console.log(
       `${n} workers fit one stack with the schedule registry: the longest environment is ${longest.bytes} bytes`,
     );
@@ -220,38 +243,41 @@ describe('at the limits of the environment', () => {
 
     // The other way round: as many workers as fit without the registry, then the first run-time schedules job.
     const full = new ScheduledJobs(new Stack(unbundledApp(), 'FullThenKeyed'), 'Jobs');
-    for (let w = 0; w < 40; w++) {
-      try {
-        full.addJob(`job-${w}`, { schedule: HOURLY, worker: full.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) });
-      } catch {
-        break;
-      }
-    }
-    const workers = full.workers.size;
+    const { rejectedAt: workers } = fillUntilRejected(full, 0, 40, (w) =>
+      full.addJob(`job-${w}`, { schedule: HOURLY, worker: full.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) }),
+    );
     expect(workers).toBeGreaterThan(n);
-    expect(() => full.addJob('keyed', { runtimeSchedules: true, worker: full.workers.get('worker-0')! })).toThrow(
+    const fullWithoutRejection = new ScheduledJobs(new Stack(unbundledApp(), 'Full'), 'Jobs');
+    for (let w = 0; w < workers; w++)
+      fullWithoutRejection.addJob(`job-${w}`, {
+        schedule: HOURLY,
+        worker: fullWithoutRejection.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }),
+      });
+    expect(
+      throwsRejection(() =>
+        fullWithoutRejection.addJob('keyed', {
+          runtimeSchedules: true,
+          worker: fullWithoutRejection.workers.get('worker-0')!,
+        }),
+      ),
+    ).toThrow(
       /addJob\(keyed\)\.runtimeSchedules: the schedule registry adds REGISTRY_TABLE, SCHEDULE_GROUP and REGISTRY_JOBS/,
     );
-    expect(full.scheduleRegistry).toBeUndefined();
-    expect(full.workers.size).toBe(workers);
+    expect(fullWithoutRejection.scheduleRegistry).toBeUndefined();
+    expect(fullWithoutRejection.workers.size).toBe(workers);
   });
 
   it("refuses the worker whose queue URL would overflow the trigger's and the reconciler's WORKERS, and the rest deploy", () => {
+    const build = (jobs: ScheduledJobs) => (w: number) =>
+      jobs.addJob(`job-${w}`, { schedule: HOURLY, worker: jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) });
+    const probe = new ScheduledJobs(new Stack(unbundledApp(), 'Probe'), 'Jobs');
+    const { rejectedAt: n, refused } = fillUntilRejected(probe, 0, 40, build(probe));
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(refused?.message).toContain(`addWorker(worker-${n}): with worker "worker-${n}", the WORKERS`);
     const app = unbundledApp();
     const stack = new Stack(app, 'ManyWorkers');
     const jobs = new ScheduledJobs(stack, 'Jobs');
-    let refused: unknown;
-    for (let w = 0; w < 40 && refused === undefined; w++) {
-      try {
-        const worker = jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY });
-        jobs.addJob(`job-${w}`, { schedule: HOURLY, worker });
-      } catch (error) {
-        refused = error;
-      }
-    }
-    expect(refused).toBeInstanceOf(ValidationError);
-    const n = jobs.workers.size;
-    expect((refused as Error).message).toContain(`addWorker(worker-${n}): with worker "worker-${n}", the WORKERS`);
+    for (let w = 0; w < n; w++) build(jobs)(w);
     const template = synth(app, stack);
     const longest = longestEnvironment(template);
     const { total } = census(template);
@@ -260,31 +286,28 @@ describe('at the limits of the environment', () => {
     expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
     expect(total).toBeLessThan(STACK_RESOURCE_LIMIT);
     // A job with its own entry is a worker too: refused the same way, naming the job.
-    expect(() => jobs.addJob('one-more', { schedule: HOURLY, entry: SAMPLE_DIGEST_ENTRY })).toThrow(
+    expect(throwsRejection(() => jobs.addJob('one-more', { schedule: HOURLY, entry: SAMPLE_DIGEST_ENTRY }))).toThrow(
       'addJob(one-more).entry: with worker "one-more", the WORKERS',
     );
   });
 
   it("refuses the job whose settings would overflow its worker's JOB_SETTINGS, and the fullest worker deploys", () => {
+    const workerOf = (jobs: ScheduledJobs) =>
+      jobs.addWorker('a-worker-with-a-long-descriptive-id', {
+        entry: WORKER_ENTRY,
+        environment: { EXPORT_TARGET: 's3://a-bucket-of-the-app/exports/' },
+      });
+    const addTo = (jobs: ScheduledJobs, worker: JobWorker) => (i: number) =>
+      jobs.addJob(`a-job-with-a-long-descriptive-id-${i}`, { ...variedJob(i, 600), worker });
+    const probe = new ScheduledJobs(new Stack(unbundledApp(), 'Probe'), 'Jobs');
+    const { rejectedAt: count, refused } = fillUntilRejected(probe, 0, 100, addTo(probe, workerOf(probe)));
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(refused?.message).toContain(`addJob(a-job-with-a-long-descriptive-id-${count}).worker`);
     const app = unbundledApp();
     const stack = new Stack(app, 'FullWorker');
     const jobs = new ScheduledJobs(stack, 'Jobs');
-    const worker = jobs.addWorker('a-worker-with-a-long-descriptive-id', {
-      entry: WORKER_ENTRY,
-      environment: { EXPORT_TARGET: 's3://a-bucket-of-the-app/exports/' },
-    });
-    let refused: unknown;
-    for (let i = 0; i < 100 && refused === undefined; i++) {
-      try {
-        jobs.addJob(`a-job-with-a-long-descriptive-id-${i}`, { ...variedJob(i, 600), worker });
-      } catch (error) {
-        refused = error;
-      }
-    }
-    expect(refused).toBeInstanceOf(ValidationError);
-    expect((refused as Error).message).toContain(
-      `addJob(a-job-with-a-long-descriptive-id-${worker.jobs.length}).worker`,
-    );
+    const worker = workerOf(jobs);
+    for (let i = 0; i < count; i++) addTo(jobs, worker)(i);
     const longest = longestEnvironment(synth(app, stack));
     console.log(`${worker.jobs.length} jobs fill one worker: its environment is ${longest.bytes} bytes`);
     expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);

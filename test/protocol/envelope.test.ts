@@ -93,7 +93,7 @@ describe('decodeEnvelope (queue message)', () => {
       decodeEnvelope(body({ v: 1, jobId: 'weekly', scheduledTime: '2026-11-30T06:00:00Z' }), KNOWN),
     );
     expect(e.problems).toEqual([
-      'jobId "weekly" is not one of this function\'s jobs (it has: occurrence-digest, nightly-export)',
+      'jobId "weekly" is not one of the jobs this worker\'s entry implements (defineWorker({ jobs }) or defineJob) (it has: occurrence-digest, nightly-export)',
     ]);
   });
 
