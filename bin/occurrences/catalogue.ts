@@ -43,6 +43,8 @@ export interface JobCatalogue {
   job(jobId: string): Promise<DeployedJob | undefined>;
   /** The names of the group's schedules: the ids of every deployed job, sorted. */
   jobIds(): Promise<string[]>;
+  /** The group's schedules and their states (ListSchedules), sorted by name; the console's paused jobs read it. */
+  scheduleStates?(): Promise<{ name: string; state: 'ENABLED' | 'DISABLED' }[]>;
 }
 
 /** The catalogue of one schedule group, read with GetSchedule and ListSchedules. */
@@ -68,16 +70,24 @@ export class SchedulerJobCatalogue implements JobCatalogue {
 
   /** The names of the group's schedules (ListSchedules): the ids of every deployed job, sorted. */
   async jobIds(): Promise<string[]> {
-    const names: string[] = [];
+    return (await this.scheduleStates()).map((s) => s.name);
+  }
+
+  /** The group's schedules and their states (ListSchedules, paged), sorted by name: the console's paused jobs. */
+  async scheduleStates(): Promise<{ name: string; state: 'ENABLED' | 'DISABLED' }[]> {
+    const schedules: { name: string; state: 'ENABLED' | 'DISABLED' }[] = [];
     try {
       for await (const page of paginateListSchedules({ client: this.client }, { GroupName: this.group })) {
-        for (const s of page.Schedules ?? []) if (s.Name !== undefined) names.push(s.Name);
+        for (const s of page.Schedules ?? []) {
+          if (s.Name !== undefined)
+            schedules.push({ name: s.Name, state: s.State === 'DISABLED' ? 'DISABLED' : 'ENABLED' });
+        }
       }
     } catch (error) {
       if (isNotFound(error)) throw this.groupMissing();
       throw asDependencyError(`list the schedules of group ${this.group}`, error);
     }
-    return names.sort();
+    return schedules.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   private groupMissing(): UsageError {

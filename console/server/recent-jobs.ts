@@ -6,7 +6,7 @@
  */
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import type { Clock } from '../../functions/protocol/ports';
-import type { ConsoleJobCatalogue } from './deps';
+import type { ConsoleJobCatalogue, ScheduleState } from './deps';
 
 /** How long a job read from Scheduler is reused: about the time one view takes to load. */
 export const RECENT_JOB_MS = 30_000;
@@ -22,6 +22,11 @@ export class RecentJobs implements ConsoleJobCatalogue {
   /** Always read anew: a job deployed or removed since shows at once. */
   jobIds(): Promise<string[]> {
     return this.catalogue.jobIds();
+  }
+
+  /** Always read anew, as jobIds: a pause shows at once. */
+  scheduleStates(): Promise<ScheduleState[]> {
+    return this.catalogue.scheduleStates?.() ?? Promise.resolve([]);
   }
 
   job(jobId: string): Promise<DeployedJob | undefined> {
