@@ -223,7 +223,7 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 
 describe('the console against a kept local run of the sample app, in Chromium', () => {
   it("the jobs page lists the sample's jobs", async () => {
-    const page = await open(context, consoleProcess, '#/', 'jobs');
+    const page = await open(context, consoleProcess, '#/jobs', 'jobs');
     await expect(page.locator(`tr[data-job="${DIGEST}"]`).count()).resolves.toBe(1);
     await expect(page.locator(`tr[data-job="${EXPORT}"]`).count()).resolves.toBe(1);
     // Its schedule in words and time zone, and the overlap policy its deployed schedule names (the sample's default).
@@ -296,7 +296,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     const readOnly = await signedIn(readOnlyProcess);
     const session = await sessionOf(readOnly, readOnlyProcess);
     for (const [hash, ready] of [
-      ['#/', 'jobs'],
+      ['#/jobs', 'jobs'],
       [timelineHash(DIGEST), 'timeline'],
       [occurrenceHash(DIGEST, failedTime), 'occurrence'],
     ]) {
