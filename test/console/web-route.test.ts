@@ -13,7 +13,9 @@ describe('parseHash', () => {
   });
 
   it("reads the attention view's window and filters, leaving out an unknown window", () => {
-    expect(parseHash('#/?window=custom&from=2026-12-01T00:00:00Z&to=2026-12-02T00:00:00Z&job=a&kind=failed,late')).toEqual({
+    expect(
+      parseHash('#/?window=custom&from=2026-12-01T00:00:00Z&to=2026-12-02T00:00:00Z&job=a&kind=failed,late'),
+    ).toEqual({
       page: 'attention',
       window: 'custom',
       from: '2026-12-01T00:00:00Z',
