@@ -6,7 +6,7 @@
  *             shard holds more than a page in the window): the same at 10, 100 or 1,000 jobs
  *   BatchGet  the full rows of the FAILED and RUNNING items listed (their error, progress, heartbeat): one per 100
  *   GetSchedule  the route (lateAfter) of each job with a PENDING or BUFFERED occurrence, unless read in the last 30 s
- *   ListSchedules  the group's schedules and their states: one call per 100 schedules (Scheduler's page), no GetSchedule
+ *   ListSchedules  the group's DISABLED schedules (filtered by state): one call per 100 of them, no GetSchedule
  *   GetItem   the job-state row of each DISABLED schedule only (a paused job, or a run-time-schedule job's template)
  *
  * Most urgent first: FAILED (newest first), late (most late first: PENDING or BUFFERED past the job's lateAfter, or
@@ -96,16 +96,15 @@ export async function attentionView(
 }
 
 /**
- * The paused jobs, the longest paused first: Scheduler's list of the group's schedules (their states, no GetSchedule),
- * then the job-state row of each DISABLED one. A pause disables the job's schedule and records who, when and why in
+ * The paused jobs, the longest paused first: Scheduler's list of the group's DISABLED schedules (no GetSchedule),
+ * then the job-state row of each. A pause disables the job's schedule and records who, when and why in
  * that row; a run-time-schedule job's template is always DISABLED, and its row says whether the whole job is paused.
  * A schedule disabled with no pause recorded (a template not paused, or a change made outside the stack) is not
  * listed: nothing says who or why. One run-time schedule paused alone is in the registry, on the job's schedules list.
  */
 async function pausedJobs(deps: ConsoleDeps, job: string | undefined): Promise<PausedJob[]> {
-  const schedules = (await deps.jobs.scheduleStates?.()) ?? [];
-  const disabled = schedules.filter((s) => s.state === 'DISABLED' && (job === undefined || s.name === job));
-  const states = await inBatches(disabled, CONCURRENCY, (s) => deps.states.read(s.name));
+  const disabled = ((await deps.jobs.disabledJobIds?.()) ?? []).filter((id) => job === undefined || id === job);
+  const states = await inBatches(disabled, CONCURRENCY, (id) => deps.states.read(id));
   return states
     .flatMap((state): PausedJob[] =>
       state === undefined || !isPaused(state)

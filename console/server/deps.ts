@@ -28,17 +28,10 @@ export interface ConsoleJobCatalogue {
   /** The job whose schedule is named `jobId`, or undefined when there is none. */
   job(jobId: string): Promise<DeployedJob | undefined>;
   /**
-   * Every schedule of the group with its state, as ListSchedules lists them (one paged call, no GetSchedule): where
-   * the attention view finds the paused jobs. Absent: it lists none.
+   * The ids of the jobs whose schedule is DISABLED, as ListSchedules filtered by state lists them (one call per 100 of
+   * them, no GetSchedule, however many are enabled): where the attention view finds the paused jobs. Absent: none.
    */
-  scheduleStates?(): Promise<ScheduleState[]>;
-}
-
-/** One schedule of the stack's group and its state in Scheduler. */
-export interface ScheduleState {
-  /** The schedule's name: the job's id. */
-  readonly name: string;
-  readonly state: 'ENABLED' | 'DISABLED';
+  disabledJobIds?(): Promise<string[]>;
 }
 
 /** A range of one series' rows, `from <= scheduledTime < to`, newest first, at most `limit` rows. */

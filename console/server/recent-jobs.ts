@@ -6,7 +6,7 @@
  */
 import type { DeployedJob } from '../../functions/protocol/job-control';
 import type { Clock } from '../../functions/protocol/ports';
-import type { ConsoleJobCatalogue, ScheduleState } from './deps';
+import type { ConsoleJobCatalogue } from './deps';
 
 /** How long a job read from Scheduler is reused: about the time one view takes to load. */
 export const RECENT_JOB_MS = 30_000;
@@ -25,8 +25,8 @@ export class RecentJobs implements ConsoleJobCatalogue {
   }
 
   /** Always read anew, as jobIds: a pause shows at once. */
-  scheduleStates(): Promise<ScheduleState[]> {
-    return this.catalogue.scheduleStates?.() ?? Promise.resolve([]);
+  disabledJobIds(): Promise<string[]> {
+    return this.catalogue.disabledJobIds?.() ?? Promise.resolve([]);
   }
 
   job(jobId: string): Promise<DeployedJob | undefined> {

@@ -234,6 +234,53 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     await page.close();
   });
 
+  it('opens on the attention view: the FAILED occurrence first, then a late one and a running one, each linked', async () => {
+    const store = new DynamoOccurrenceStore(localClients(run.resources.endpoint).documents, run.resources.tableName);
+    const now = Date.now();
+    const recorded = (jobId: string, agoMs: number) => ({
+      jobId,
+      scheduledTime: isoSeconds(Math.floor((now - agoMs) / 1000) * 1000),
+      status: OccurrenceStatus.PENDING,
+      attempt: 0,
+      worker: jobId,
+      createdAt: iso(now - agoMs),
+      deadlineAt: iso(now + DAY),
+      ttl: Math.floor(now / 1000) + 30 * 86_400,
+    });
+    // Never enqueued: recorded 20 minutes ago, and not started (past the expected start of a job without lateAfter).
+    const late = recorded(EXPORT, 20 * 60_000);
+    expect((await store.create(late as Occurrence)).created).toBe(true);
+    // Claimed 10 minutes ago by a worker that is still at it.
+    const running = recorded(EXPORT, 10 * 60_000);
+    expect((await store.create(running as Occurrence)).created).toBe(true);
+    const claim = {
+      leaseId: 'e2e-running',
+      owner: 'e2e worker',
+      now: now - 600_000,
+      leaseExpiresAt: now + DAY,
+      maxAttempts: 3,
+    };
+    expect((await store.claim(running, claim)).claimed).toBe(true);
+    const page = await open(context, consoleProcess, '', 'attention');
+    const kinds = await page.$$eval('tr[data-attention]', (rows) =>
+      rows.map((r) => `${r.getAttribute('data-attention')} ${r.getAttribute('data-job')}`),
+    );
+    expect(kinds.filter((k) => k.startsWith('failed') || k.endsWith(EXPORT))).toEqual([
+      `failed ${DIGEST}`,
+      ...kinds.filter((k) => k === `late ${EXPORT}`),
+      `running ${EXPORT}`,
+    ]);
+    expect(kinds).toContain(`late ${EXPORT}`);
+    await expect(page.locator('tr[data-attention="failed"]').textContent()).resolves.toContain(
+      'the digest could not read the table',
+    );
+    await expect(page.getAttribute('tr[data-attention="failed"] a', 'href')).resolves.toBe(
+      `#/occurrence/${DIGEST}/${encodeURIComponent(failedTime)}`,
+    );
+    await screenshot(page, 'console-attention');
+    await page.close();
+  });
+
   it('a timeline shows a SKIPPED occurrence with its reason and the occurrence it yielded to', async () => {
     const skipped = run.rows.find((r) => r.jobId === DIGEST && r.status === 'SKIPPED');
     const yieldedTo = skipped?.row?.yieldedTo as string;

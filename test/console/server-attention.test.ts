@@ -77,9 +77,9 @@ async function depsWith(rows: readonly Occurrence[], jobs: readonly DeployedJob[
         routeReads.push(id);
         return jobs.find((j) => j.id === id);
       },
-      scheduleStates: async () => {
+      disabledJobIds: async () => {
         listings.push(1);
-        return jobs.map((j) => ({ name: j.id, state: j.state === 'DISABLED' ? 'DISABLED' : 'ENABLED' }));
+        return jobs.filter((j) => j.state === 'DISABLED').map((j) => j.id);
       },
     },
   };
