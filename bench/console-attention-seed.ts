@@ -8,7 +8,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SchedulerJobCatalogue } from '../bin/occurrences/catalogue';
 import { attentionView } from '../console/server/attention';
 import type { ConsoleDeps } from '../console/server/deps';
 import { DynamoJobStateStore } from '../functions/aws/job-state-store';
@@ -16,6 +15,7 @@ import { OperatorOccurrenceReader } from '../functions/aws/occurrence-reader';
 import { JOB_STATE_SORT_KEY } from '../functions/protocol/job-state';
 import { iso, type Occurrence, OccurrenceStatus } from '../functions/protocol/occurrence';
 import { expectedStatusShard } from '../functions/protocol/table-schema';
+import { SchedulerJobCatalogue } from '../operations';
 import { LOCAL_REGION } from '../testing/local/local-aws';
 
 export const ATTENTION_GROUP = 'attention-jobs';
