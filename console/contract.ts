@@ -14,7 +14,7 @@
  *   GET  /api/timeline?job=J[&key=K]&from=T&to=T[&before=T]   TimelinePage, newest first, one page
  *   GET  /api/occurrence?job=J[&key=K]&time=T             OccurrenceDetail
  *   GET  /api/report?job=J[&key=K]&time=T                 the committed report's bytes (a download)
- *   GET  /api/attention?from=F&to=T                        AttentionView (through the status index)
+ *   GET  /api/attention?from=F&to=T[&job=J][&kind=K,…]     AttentionView (through the status index)
  *   POST /api/actions/{retry|cancel|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
  */
 
@@ -262,23 +262,43 @@ export interface BackfillPreview extends ActionResult {
 }
 
 /** What needs an operator, most urgent first: a FAILED run, a late start, a run going on, a buffered one. */
-export type AttentionKind = 'failed' | 'late' | 'running' | 'buffered';
+export type AttentionKind = 'failed' | 'late' | 'running' | 'buffered' | 'paused';
+/** Every kind, most urgent first: what `kind=` takes. */
+export const ATTENTION_KINDS: readonly AttentionKind[] = ['failed', 'late', 'running', 'buffered', 'paused'];
+/**
+ * A job without a lateAfter: a PENDING occurrence not started this long after its scheduled time is late. A worker
+ * claims a recorded occurrence within seconds (it is enqueued as it is recorded), so five minutes is a stuck queue or
+ * a failing worker, not a busy one.
+ */
+export const EXPECTED_START_SECONDS = 300;
 
 /** One occurrence that needs attention, with what says how urgent it is. */
 export interface AttentionItem {
-  readonly kind: AttentionKind;
+  readonly kind: Exclude<AttentionKind, 'paused'>;
   readonly jobId: string;
   readonly scheduleKey?: string;
   readonly scheduledTime: string;
   readonly status: Status;
   /** FAILED: the first line of its last error. */
   readonly error?: string;
-  /** Late: how long past its job's lateAfter it still has not started. */
+  /** Late: how long past its job's lateAfter (or, without one, its expected start) it still has not started. */
   readonly lateByMs?: number;
+  /** Late: what it is late against: the job's lateAfter, or EXPECTED_START_SECONDS for a job without one. */
+  readonly lateAgainst?: 'lateAfter' | 'expectedStart';
   /** RUNNING: its progress, how long since it was claimed, how long since its last heartbeat. */
   readonly progress?: { readonly done: number; readonly total?: number; readonly at: string };
   readonly leaseAgeMs?: number;
   readonly heartbeatAgeMs?: number;
+}
+
+/** A paused job: who paused it, when and why (its job-state row). */
+export interface PausedJob {
+  readonly jobId: string;
+  readonly at: string;
+  readonly by: string;
+  readonly note: string;
+  /** An operator's pause, or the job's own after its failures in a row (pauseAfterFailures). */
+  readonly cause: 'operator' | 'failures';
 }
 
 /**
@@ -297,6 +317,11 @@ export interface AttentionView {
   }[];
   /** Most urgent first; at most ATTENTION_ITEMS. */
   readonly items: readonly AttentionItem[];
+  /** The paused jobs (whatever the window), the longest paused first. */
+  readonly paused: readonly PausedJob[];
+  /** The filters applied: one job, some kinds (absent: every job, every kind). */
+  readonly job?: string;
+  readonly kinds?: readonly AttentionKind[];
   /** More occurrences needed attention than items holds. */
   readonly truncated: boolean;
   readonly readUnits: number;

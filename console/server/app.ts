@@ -20,7 +20,7 @@ import { badParameter, errorAnswer, HttpError } from './http-errors';
 import { deployedJobOf, jobSummaries, scheduleOfJob, summaryOf } from './jobs';
 import { occurrenceDetail } from './occurrence';
 import type { PageBundle } from './page-bundle';
-import { jobIdParam, keyParam, optionalTimeParam, scheduledTimeParam, timeParam } from './params';
+import { jobIdParam, keyParam, kindsParam, optionalTimeParam, scheduledTimeParam, timeParam } from './params';
 import { RecentJobs } from './recent-jobs';
 import { downloadReport } from './report';
 import { type ConsoleSession, securityHeaders, sessionGuard } from './session';
@@ -168,8 +168,11 @@ export function createConsoleApp(given: ConsoleDeps, options: ConsoleAppOptions)
     if (from >= to) throw badParameter('to', 'must be after from');
     const index = deps.index;
     if (index === undefined) throw new HttpError(404, 'the status index is not known to this console');
+    const job = c.req.query('job') ? jobIdParam('job', c.req.query('job')) : undefined;
+    const kinds = kindsParam('kind', c.req.query('kind'));
+    const filter = { ...(job === undefined ? {} : { job }), ...(kinds === undefined ? {} : { kinds }) };
     const { value, units } = await metered(c, deps, () =>
-      attentionView({ ...deps, index }, { from: isoSeconds(from), to: isoSeconds(to) }),
+      attentionView({ ...deps, index }, { from: isoSeconds(from), to: isoSeconds(to) }, filter),
     );
     const answer: AttentionView = { ...value, readUnits: units };
     return c.json(answer);

@@ -27,6 +27,11 @@ export interface ConsoleJobCatalogue {
   jobIds(): Promise<string[]>;
   /** The job whose schedule is named `jobId`, or undefined when there is none. */
   job(jobId: string): Promise<DeployedJob | undefined>;
+  /**
+   * The ids of the jobs whose schedule is DISABLED, as ListSchedules filtered by state lists them (one call per 100 of
+   * them, no GetSchedule, however many are enabled): where the attention view finds the paused jobs. Absent: none.
+   */
+  disabledJobIds?(): Promise<string[]>;
 }
 
 /** A range of one series' rows, `from <= scheduledTime < to`, newest first, at most `limit` rows. */

@@ -4,7 +4,7 @@
 import { normaliseScheduledTime, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
 import { SCHEDULE_KEY_PATTERN } from '../../functions/protocol/schedule-key';
 import { JOB_ID_PATTERN } from '../../functions/protocol/setting-basics';
-import type { OverlapName } from '../contract';
+import { ATTENTION_KINDS, type AttentionKind, type OverlapName } from '../contract';
 import { badParameter } from './http-errors';
 
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -66,6 +66,19 @@ export function overlapParam(name: string, value: unknown): OverlapName | undefi
   if (typeof value !== 'string' || !OVERLAPS.includes(value as OverlapName))
     throw badParameter(name, `must be one of ${OVERLAPS.join(', ')}, got ${JSON.stringify(value)}`);
   return value as OverlapName;
+}
+
+/** A comma-separated list of attention kinds (`failed,late`); absent or empty: every kind. */
+export function kindsParam(name: string, value: unknown): AttentionKind[] | undefined {
+  if (value === undefined || value === '') return undefined;
+  const kinds = typeof value === 'string' ? value.split(',') : [];
+  const unknown = kinds.filter((k) => !ATTENTION_KINDS.includes(k as AttentionKind));
+  if (kinds.length === 0 || unknown.length > 0)
+    throw badParameter(
+      name,
+      `must be a comma-separated list of ${ATTENTION_KINDS.join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  return [...new Set(kinds as AttentionKind[])];
 }
 
 export function booleanParam(name: string, value: unknown, fallback?: boolean): boolean {

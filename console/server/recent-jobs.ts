@@ -24,6 +24,11 @@ export class RecentJobs implements ConsoleJobCatalogue {
     return this.catalogue.jobIds();
   }
 
+  /** Always read anew, as jobIds: a pause shows at once. */
+  disabledJobIds(): Promise<string[]> {
+    return this.catalogue.disabledJobIds?.() ?? Promise.resolve([]);
+  }
+
   job(jobId: string): Promise<DeployedJob | undefined> {
     const now = this.clock.now();
     const recent = this.jobs.get(jobId);

@@ -77,7 +77,7 @@ export const api = {
     getJson<SchedulesPage>(`/api/jobs/${encodeURIComponent(jobId)}/schedules${query({ cursor })}`, signal),
   timeline: (p: { job: string; key?: string; from: string; to: string; before?: string }, signal?: AbortSignal) =>
     getJson<TimelinePage>(`/api/timeline${query(p)}`, signal),
-  attention: (p: { from: string; to: string }, signal?: AbortSignal) =>
+  attention: (p: { from: string; to: string; job?: string; kind?: string }, signal?: AbortSignal) =>
     getJson<AttentionView>(`/api/attention${query(p)}`, signal),
   occurrence: (p: { job: string; key?: string; time: string }, signal?: AbortSignal) =>
     getJson<OccurrenceDetail>(`/api/occurrence${query(p)}`, signal),

@@ -44,7 +44,7 @@ export function App() {
           occurrences <span>console</span>
         </a>
         <nav class="top-nav" aria-label="Pages">
-          <a href="#/">Jobs</a> <a href="#/attention">Needs attention</a>
+          <a href="#/">Needs attention</a> <a href="#/jobs">Jobs</a>
         </nav>
         {config && (
           <div class="where">
@@ -74,7 +74,7 @@ function Page(props: { readonly route: Route; readonly config: ConsoleConfig; re
     case 'jobs':
       return <JobsPage config={config} now={now} />;
     case 'attention':
-      return <AttentionPage now={now} />;
+      return <AttentionPage route={route} now={now} />;
     case 'timeline':
       return (
         <TimelinePage
@@ -103,7 +103,7 @@ function Page(props: { readonly route: Route; readonly config: ConsoleConfig; re
         <section>
           <h1>Not found</h1>
           <p>
-            The console has no page at <code>{route.hash}</code>. <a href="#/">Back to the jobs</a>.
+            The console has no page at <code>{route.hash}</code>. <a href="#/jobs">Back to the jobs</a>.
           </p>
         </section>
       );

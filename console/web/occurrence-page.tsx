@@ -79,7 +79,7 @@ export function OccurrencePage(props: {
   return (
     <section aria-labelledby="occurrence-title">
       <nav class="crumbs" aria-label="Breadcrumb">
-        <a href="#/">Jobs</a> <span aria-hidden="true">›</span>{' '}
+        <a href="#/jobs">Jobs</a> <span aria-hidden="true">›</span>{' '}
         <a href={timelineHash(jobId, scheduleKey)}>{scheduleKey ?? jobId}</a> <span aria-hidden="true">›</span>{' '}
         <span>{formatUtc(time)}</span>
       </nav>

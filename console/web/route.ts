@@ -1,13 +1,32 @@
 /**
- * The page's routes, in the URL's hash so that the server serves one page:
- * `#/` jobs, `#/attention` what needs an operator across jobs, `#/job/<jobId>?key=&from=&to=` a job's (or one schedule's) timeline,
- * `#/occurrence/<jobId>/<scheduledTime>?key=` one occurrence. Each part is URL-encoded.
+ * The page's routes, in the URL's hash so that the server serves one page: `#/?window=&from=&to=&job=&kind=` what
+ * needs an operator across jobs (the front page; `#/attention` too), `#/jobs` every job,
+ * `#/job/<jobId>?key=&from=&to=` a job's (or one schedule's) timeline, `#/occurrence/<jobId>/<scheduledTime>?key=` one
+ * occurrence. Each part is URL-encoded.
  */
+
+/** The attention view's windows, back from now; `custom` takes `from` and `to`. */
+export const ATTENTION_WINDOWS = ['1h', '1d', '7d', 'custom'] as const;
+export type AttentionWindow = (typeof ATTENTION_WINDOWS)[number];
+
+/** The attention view's choices, all in the address so that a view can be bookmarked or sent. */
+export interface AttentionRoute {
+  readonly page: 'attention';
+  /** Default 1d. */
+  readonly window?: AttentionWindow;
+  /** A custom window's bounds, ISO UTC. */
+  readonly from?: string;
+  readonly to?: string;
+  /** One job only. */
+  readonly job?: string;
+  /** Some kinds only, comma-separated (`failed,late`). */
+  readonly kind?: string;
+}
 
 /** Where the page is. */
 export type Route =
   | { readonly page: 'jobs' }
-  | { readonly page: 'attention' }
+  | AttentionRoute
   | {
       readonly page: 'timeline';
       readonly jobId: string;
@@ -31,8 +50,18 @@ export function parseHash(hash: string): Route {
     return { page: 'not-found', hash };
   }
   const key = optional(query.get('key'));
-  if (decoded.length === 0) return { page: 'jobs' };
-  if (decoded[0] === 'attention' && decoded.length === 1) return { page: 'attention' };
+  if (decoded.length === 0 || (decoded[0] === 'attention' && decoded.length === 1)) {
+    const window = query.get('window');
+    return {
+      page: 'attention',
+      ...(ATTENTION_WINDOWS.includes(window as AttentionWindow) ? { window: window as AttentionWindow } : {}),
+      ...withOptional('from', query.get('from')),
+      ...withOptional('to', query.get('to')),
+      ...withOptional('job', query.get('job')),
+      ...withOptional('kind', query.get('kind')),
+    };
+  }
+  if (decoded[0] === 'jobs' && decoded.length === 1) return { page: 'jobs' };
   if (decoded[0] === 'job' && decoded.length === 2) {
     return {
       page: 'timeline',
@@ -52,9 +81,9 @@ export function parseHash(hash: string): Route {
 export function formatHash(route: Route): string {
   switch (route.page) {
     case 'jobs':
-      return '#/';
+      return '#/jobs';
     case 'attention':
-      return '#/attention';
+      return `#/${query({ window: route.window, from: route.from, to: route.to, job: route.job, kind: route.kind })}`;
     case 'timeline':
       return `#/job/${encodeURIComponent(route.jobId)}${query({ key: route.key, from: route.from, to: route.to })}`;
     case 'occurrence':

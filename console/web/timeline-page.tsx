@@ -116,7 +116,7 @@ export function TimelinePage(props: {
   return (
     <section aria-labelledby="timeline-title">
       <nav class="crumbs" aria-label="Breadcrumb">
-        <a href="#/">Jobs</a> <span aria-hidden="true">›</span> <span>{title}</span>
+        <a href="#/jobs">Jobs</a> <span aria-hidden="true">›</span> <span>{title}</span>
       </nav>
       <div class="page-head">
         <div>

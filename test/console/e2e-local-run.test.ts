@@ -227,7 +227,7 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 
 describe('the console against a kept local run of the sample app, in Chromium', () => {
   it("the jobs page lists the sample's jobs", async () => {
-    const page = await open(context, consoleProcess, '#/', 'jobs');
+    const page = await open(context, consoleProcess, '#/jobs', 'jobs');
     await expect(page.locator(`tr[data-job="${DIGEST}"]`).count()).resolves.toBe(1);
     await expect(page.locator(`tr[data-job="${EXPORT}"]`).count()).resolves.toBe(1);
     // Its schedule in words and time zone, and the overlap policy its deployed schedule names (the sample's default).
@@ -235,6 +235,53 @@ describe('the console against a kept local run of the sample app, in Chromium', 
       /At 06:00.*Europe\/Berlin.*skip/s,
     );
     await screenshot(page, 'console-jobs');
+    await page.close();
+  });
+
+  it('opens on the attention view: the FAILED occurrence first, then a late one and a running one, each linked', async () => {
+    const store = new DynamoOccurrenceStore(localClients(run.resources.endpoint).documents, run.resources.tableName);
+    const now = Date.now();
+    const recorded = (jobId: string, agoMs: number) => ({
+      jobId,
+      scheduledTime: isoSeconds(Math.floor((now - agoMs) / 1000) * 1000),
+      status: OccurrenceStatus.PENDING,
+      attempt: 0,
+      worker: jobId,
+      createdAt: iso(now - agoMs),
+      deadlineAt: iso(now + DAY),
+      ttl: Math.floor(now / 1000) + 30 * 86_400,
+    });
+    // Never enqueued: recorded 20 minutes ago, and not started (past the expected start of a job without lateAfter).
+    const late = recorded(EXPORT, 20 * 60_000);
+    expect((await store.create(late as Occurrence)).created).toBe(true);
+    // Claimed 10 minutes ago by a worker that is still at it.
+    const running = recorded(EXPORT, 10 * 60_000);
+    expect((await store.create(running as Occurrence)).created).toBe(true);
+    const claim = {
+      leaseId: 'e2e-running',
+      owner: 'e2e worker',
+      now: now - 600_000,
+      leaseExpiresAt: now + DAY,
+      maxAttempts: 3,
+    };
+    expect((await store.claim(running, claim)).claimed).toBe(true);
+    const page = await open(context, consoleProcess, '', 'attention');
+    const kinds = await page.$$eval('tr[data-attention]', (rows) =>
+      rows.map((r) => `${r.getAttribute('data-attention')} ${r.getAttribute('data-job')}`),
+    );
+    expect(kinds.filter((k) => k.startsWith('failed') || k.endsWith(EXPORT))).toEqual([
+      `failed ${DIGEST}`,
+      ...kinds.filter((k) => k === `late ${EXPORT}`),
+      `running ${EXPORT}`,
+    ]);
+    expect(kinds).toContain(`late ${EXPORT}`);
+    await expect(page.locator('tr[data-attention="failed"]').textContent()).resolves.toContain(
+      'the digest could not read the table',
+    );
+    await expect(page.getAttribute('tr[data-attention="failed"] a', 'href')).resolves.toBe(
+      `#/occurrence/${DIGEST}/${encodeURIComponent(failedTime)}`,
+    );
+    await screenshot(page, 'console-attention');
     await page.close();
   });
 
@@ -321,7 +368,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     const readOnly = await signedIn(readOnlyProcess);
     const session = await sessionOf(readOnly, readOnlyProcess);
     for (const [hash, ready] of [
-      ['#/', 'jobs'],
+      ['#/jobs', 'jobs'],
       [timelineHash(DIGEST), 'timeline'],
       [occurrenceHash(DIGEST, failedTime), 'occurrence'],
     ]) {

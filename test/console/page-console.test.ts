@@ -76,7 +76,7 @@ const weeklyDay = '#/job/weekly-export?from=2026-12-01T08:00:00.000Z&to=2026-12-
 
 describe('the jobs page', () => {
   it('lists every job of the API with its schedule, state and next run', async () => {
-    const p = await open('#/', 'jobs');
+    const p = await open('#/jobs', 'jobs');
     const ids = await p.$$eval('tr[data-job]', (rows) => rows.map((row) => row.getAttribute('data-job')));
     expect(ids).toEqual(['weekly-export', 'dense', 'reports']);
     const weekly = await p.textContent('tr[data-job="weekly-export"]');
@@ -90,7 +90,7 @@ describe('the jobs page', () => {
   });
 
   it("lists a run-time schedules job's schedules a page at a time, each linking to its own timeline", async () => {
-    const p = await open('#/', 'jobs');
+    const p = await open('#/jobs', 'jobs');
     await p.click('tr[data-job="reports"] button:has-text("Schedules")');
     await p.waitForSelector('tr[data-schedule="customer-010"]');
     expect(await p.$$('tr[data-schedule]')).toHaveLength(10);
@@ -101,27 +101,78 @@ describe('the jobs page', () => {
 });
 
 describe('the attention view', () => {
-  it('lists what needs an operator across jobs, FAILED then late then RUNNING then BUFFERED, each one click from its occurrence', async () => {
-    const p = await open('#/attention', 'attention');
-    expect(await p.$$eval('tr[data-attention]', (rows) => rows.map((r) => r.getAttribute('data-attention')))).toEqual([
-      'failed',
-      'late',
-      'running',
-      'buffered',
-    ]);
+  const kindsShown = (p: Page) =>
+    p.$$eval('tr[data-attention]', (rows) => rows.map((r) => r.getAttribute('data-attention')));
+
+  it('is the front page: FAILED, late, RUNNING, BUFFERED, then paused, each one click from its occurrence', async () => {
+    const p = await open('', 'attention');
+    expect(await kindsShown(p)).toEqual(['failed', 'late', 'running', 'buffered', 'paused']);
     const text = await p.textContent('table.attention');
     expect(text).toContain('TimeoutError: the export API did not answer in 30 s');
     expect(text).toContain('not started, 30 min past its lateAfter');
     expect(text).toContain('6,200 of 10,000 (62 %), claimed 1 h ago, last heartbeat 20 s ago');
+    const paused = await p.textContent('tr[data-attention="paused"]');
+    expect(paused).toContain('by alice via console, since');
+    expect(paused).toContain('“upstream maintenance until 10:00”');
+    expect(await p.getAttribute('tr[data-attention="paused"] a', 'href')).toBe('#/job/dense');
     // The last day, back from the server's now.
     const asked = api.attentionRequests.at(-1);
     const [from, to] = [Date.parse(asked?.get('from') ?? ''), Date.parse(asked?.get('to') ?? '')];
     expect(to - from).toBe(86_400_000 + 1_000);
     expect(Math.abs(from - (NOW - 86_400_000))).toBeLessThan(60_000);
     expect(await p.textContent('[data-test="attention-counts"]')).toContain('All jobs');
+    // The jobs list is one click away.
+    expect(await p.getAttribute('nav.top-nav a:has-text("Jobs")', 'href')).toBe('#/jobs');
     await p.click('tr[data-attention="failed"] a');
     await waitForReady(p, 'occurrence');
     expect(hashOf(p)).toBe(`#/occurrence/weekly-export/${FAILED_TIME}`);
+  });
+
+  it('filters by kind and by job, each choice in the address and in the request', async () => {
+    const p = await open('#/', 'attention');
+    await p.uncheck('[data-test="attention-kinds"] input[name="running"]');
+    await waitForReady(p, 'attention');
+    await p.waitForFunction(
+      () =>
+        !(globalThis as unknown as { document: { querySelector(s: string): unknown } }).document.querySelector(
+          'tr[data-attention="running"]',
+        ),
+    );
+    expect(await kindsShown(p)).toEqual(['failed', 'late', 'buffered', 'paused']);
+    expect(hashOf(p)).toBe('#/?kind=failed,late,buffered,paused');
+    expect(api.attentionRequests.at(-1)?.get('kind')).toBe('failed,late,buffered,paused');
+    await p.selectOption('select[name="job"]', 'dense');
+    await p.waitForFunction(
+      () =>
+        !(globalThis as unknown as { document: { querySelector(s: string): unknown } }).document.querySelector(
+          'tr[data-attention="failed"]',
+        ),
+    );
+    expect(await kindsShown(p)).toEqual(['late', 'paused']);
+    expect(hashOf(p)).toBe('#/?job=dense&kind=failed,late,buffered,paused');
+    expect(api.attentionRequests.at(-1)?.get('job')).toBe('dense');
+  });
+
+  it('takes a window: the last hour, the last week, or two UTC times', async () => {
+    const p = await open('#/', 'attention');
+    await p.click('[data-test="attention-window"] button:has-text("Last hour")');
+    await p.waitForFunction(() =>
+      (globalThis as unknown as { location: { hash: string } }).location.hash.includes('window=1h'),
+    );
+    await waitForReady(p, 'attention');
+    const hour = api.attentionRequests.at(-1);
+    expect(Date.parse(hour?.get('to') ?? '') - Date.parse(hour?.get('from') ?? '')).toBe(3_600_000 + 1_000);
+    await p.click('[data-test="attention-window"] button:has-text("Custom")');
+    await p.fill('input[name="from"]', '2026-11-20 00:00:00');
+    await p.fill('input[name="to"]', '2026-11-21 06:30:00');
+    await p.click('form.range-form button[type="submit"]');
+    await p.waitForFunction(() =>
+      (globalThis as unknown as { location: { hash: string } }).location.hash.includes('2026-11-20'),
+    );
+    await waitForReady(p, 'attention');
+    const custom = api.attentionRequests.at(-1);
+    expect([custom?.get('from'), custom?.get('to')]).toEqual(['2026-11-20T00:00:00.000Z', '2026-11-21T06:30:00.000Z']);
+    expect(await p.textContent('#attention-title + p')).toContain('2026-11-20 00:00:00 UTC');
   });
 });
 
@@ -233,7 +284,7 @@ describe('the timeline', () => {
 
 describe('actions', () => {
   it('pauses a job through the confirmation: it says what will happen and POSTs the note as JSON', async () => {
-    const p = await open('#/', 'jobs');
+    const p = await open('#/jobs', 'jobs');
     await p.click('tr[data-job="weekly-export"] button[data-action="pause"]');
     const dialog = p.locator('dialog[data-test="confirm"]');
     await dialog.waitFor();
@@ -255,7 +306,7 @@ describe('actions', () => {
   });
 
   it('sends nothing when the confirmation is cancelled with Escape', async () => {
-    const p = await open('#/', 'jobs');
+    const p = await open('#/jobs', 'jobs');
     await p.click('tr[data-job="dense"] button[data-action="resume"]');
     await p.locator('dialog[data-test="confirm"]').waitFor();
     await p.keyboard.press('Escape');
@@ -312,7 +363,7 @@ describe('actions', () => {
   it('renders no action control in read-only mode, on any page', async () => {
     api.readOnly = true;
     for (const [hash, ready] of [
-      ['#/', 'jobs'],
+      ['#/jobs', 'jobs'],
       [weeklyDay, 'timeline'],
       [`#/occurrence/weekly-export/${encodeURIComponent(FAILED_TIME)}`, 'occurrence'],
     ] as const) {

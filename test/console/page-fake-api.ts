@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import {
   type ActionResult,
+  type AttentionKind,
   type BackfillPreview,
   type ConsoleConfig,
   TIMELINE_PAGE_BARS,
@@ -111,7 +112,13 @@ export async function startFakeApi(): Promise<FakeApi> {
     if (url.pathname === '/api/jobs') return json(200, { jobs: fixtureJobs(), readUnits: 3.5 });
     if (url.pathname === '/api/attention') {
       attentionRequests.push(url.searchParams);
-      return json(200, fixtureAttention(url.searchParams.get('from') ?? '', url.searchParams.get('to') ?? ''));
+      const job = url.searchParams.get('job') || undefined;
+      const kind = url.searchParams.get('kind');
+      const filter = {
+        ...(job === undefined ? {} : { job }),
+        ...(kind ? { kinds: kind.split(',') as AttentionKind[] } : {}),
+      };
+      return json(200, fixtureAttention(url.searchParams.get('from') ?? '', url.searchParams.get('to') ?? '', filter));
     }
     const schedules = /^\/api\/jobs\/([^/]+)\/schedules$/.exec(url.pathname);
     if (schedules) {

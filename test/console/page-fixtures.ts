@@ -3,7 +3,14 @@
  * (a skip for overlap, a retried failure, a long run with progress, a buffered and a cancelled one), and a dense job
  * of 10,000 per-minute occurrences. The clock is fixed at NOW; the page takes the server's `now` from /api/config.
  */
-import type { AttentionView, JobSummary, OccurrenceDetail, ScheduleSummary, TimelineBar } from '../../console/contract';
+import type {
+  AttentionKind,
+  AttentionView,
+  JobSummary,
+  OccurrenceDetail,
+  ScheduleSummary,
+  TimelineBar,
+} from '../../console/contract';
 
 export const NOW = Date.parse('2026-12-02T08:00:00.000Z');
 const MINUTE = 60_000;
@@ -271,9 +278,26 @@ export function fixtureOccurrence(bar: TimelineBar, polls: number): OccurrenceDe
 
 /**
  * The attention view the fake serves, in the server's order: weekly-export's FAILED occurrence, a late one of the
- * dense job, the running long job, the buffered one.
+ * dense job, the running long job, the buffered one; the dense job paused. Filtered by job and kind as the server does.
  */
-export function fixtureAttention(from: string, to: string): AttentionView {
+export function fixtureAttention(
+  from: string,
+  to: string,
+  filter: { job?: string; kinds?: readonly AttentionKind[] } = {},
+): AttentionView {
+  const all = allAttention(from, to);
+  const kept = (kind: AttentionKind, jobId: string) =>
+    (filter.kinds === undefined || filter.kinds.includes(kind)) && (filter.job === undefined || filter.job === jobId);
+  return {
+    ...all,
+    items: all.items.filter((i) => kept(i.kind, i.jobId)),
+    paused: all.paused.filter((p) => kept('paused', p.jobId)),
+    jobs: all.jobs.filter((j) => filter.job === undefined || j.jobId === filter.job),
+    ...filter,
+  };
+}
+
+function allAttention(from: string, to: string): AttentionView {
   return {
     from,
     to,
@@ -290,7 +314,14 @@ export function fixtureAttention(from: string, to: string): AttentionView {
         status: 'FAILED',
         error: 'TimeoutError: the export API did not answer in 30 s',
       },
-      { kind: 'late', jobId: 'dense', scheduledTime: iso(NOW - 40 * MINUTE), status: 'PENDING', lateByMs: 30 * MINUTE },
+      {
+        kind: 'late',
+        jobId: 'dense',
+        scheduledTime: iso(NOW - 40 * MINUTE),
+        status: 'PENDING',
+        lateByMs: 30 * MINUTE,
+        lateAgainst: 'lateAfter',
+      },
       {
         kind: 'running',
         jobId: 'weekly-export',
@@ -303,6 +334,15 @@ export function fixtureAttention(from: string, to: string): AttentionView {
       { kind: 'buffered', jobId: 'weekly-export', scheduledTime: iso(NOW - 0.5 * HOUR), status: 'BUFFERED' },
     ],
     truncated: false,
+    paused: [
+      {
+        jobId: 'dense',
+        at: iso(NOW - 20 * MINUTE),
+        by: 'alice via console',
+        note: 'upstream maintenance until 10:00',
+        cause: 'operator',
+      },
+    ],
     readUnits: 12.5,
   };
 }

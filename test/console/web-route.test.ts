@@ -2,15 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { formatHash, occurrenceHash, parseHash, query, timelineHash } from '../../console/web/route';
 
 describe('parseHash', () => {
-  it('reads the jobs page from an empty hash or #/', () => {
-    expect(parseHash('')).toEqual({ page: 'jobs' });
-    expect(parseHash('#/')).toEqual({ page: 'jobs' });
+  it('opens on the attention view (an empty hash, #/, or #/attention), the jobs page one link away at #/jobs', () => {
+    expect(parseHash('')).toEqual({ page: 'attention' });
+    expect(parseHash('#/')).toEqual({ page: 'attention' });
+    expect(parseHash('#/attention')).toEqual({ page: 'attention' });
+    expect(formatHash({ page: 'attention' })).toBe('#/');
+    expect(parseHash('#/attention/x')).toEqual({ page: 'not-found', hash: '#/attention/x' });
+    expect(parseHash('#/jobs')).toEqual({ page: 'jobs' });
+    expect(formatHash({ page: 'jobs' })).toBe('#/jobs');
   });
 
-  it('reads the attention view from #/attention, and writes it back', () => {
-    expect(parseHash('#/attention')).toEqual({ page: 'attention' });
-    expect(formatHash({ page: 'attention' })).toBe('#/attention');
-    expect(parseHash('#/attention/x')).toEqual({ page: 'not-found', hash: '#/attention/x' });
+  it("reads the attention view's window and filters, leaving out an unknown window", () => {
+    expect(
+      parseHash('#/?window=custom&from=2026-12-01T00:00:00Z&to=2026-12-02T00:00:00Z&job=a&kind=failed,late'),
+    ).toEqual({
+      page: 'attention',
+      window: 'custom',
+      from: '2026-12-01T00:00:00Z',
+      to: '2026-12-02T00:00:00Z',
+      job: 'a',
+      kind: 'failed,late',
+    });
+    expect(parseHash('#/?window=1y')).toEqual({ page: 'attention' });
   });
 
   it('reads a timeline with its key and range, each part decoded', () => {
@@ -37,6 +50,7 @@ describe('parseHash', () => {
 
   it('says not-found for an unknown path or a broken encoding', () => {
     expect(parseHash('#/jobs/x/y')).toEqual({ page: 'not-found', hash: '#/jobs/x/y' });
+    expect(parseHash('#/nowhere')).toEqual({ page: 'not-found', hash: '#/nowhere' });
     expect(parseHash('#/job/%E0%A4%A')).toEqual({ page: 'not-found', hash: '#/job/%E0%A4%A' });
   });
 });
@@ -45,6 +59,7 @@ describe('formatHash', () => {
   it('is the inverse of parseHash for names that need encoding', () => {
     const routes = [
       { page: 'jobs' as const },
+      { page: 'attention' as const, window: '1h' as const, job: 'a b', kind: 'failed,paused' },
       {
         page: 'timeline' as const,
         jobId: 'a/b c',
