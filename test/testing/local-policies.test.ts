@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRun, runLocally } from '../../testing';
 import { formatLocalRun } from '../../testing/local/format';
 import { type MotoServer, startMotoServer } from '../../testing/local/moto-server';
-import { FAILING_JOB, POLICY_JOBS, synthPoliciesApp } from './fixtures/policies-app';
+import { FAILING_JOB, POLICY_JOBS, synthPoliciesApp, UNIMPLEMENTED_JOB } from './fixtures/policies-app';
 
 const assemblyDir = mkdtempSync(path.join(tmpdir(), 'policies-cdk-out-'));
 let moto: MotoServer;
@@ -96,4 +96,19 @@ describe('Function: runLocally, judged by each job policy', () => {
       `policies=${resources.workerQueues.policies}`,
     ]);
   });
+
+  it("stops before anything fires when a schedule routes a job its worker's defineWorker does not implement", async () => {
+    const broken = mkdtempSync(path.join(tmpdir(), 'policies-unimplemented-cdk-out-'));
+    try {
+      synthPoliciesApp(broken, { unimplemented: true });
+      const run = runLocally({ assemblyDir: broken, endpoint: moto.endpoint, copies: 1 });
+      await expect(run).rejects.toThrow(
+        new RegExp(
+          `worker policies: its defineWorker\\(\\{ jobs \\}\\) has no job ${UNIMPLEMENTED_JOB} \\(it has skip-job, `,
+        ),
+      );
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

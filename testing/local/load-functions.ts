@@ -27,6 +27,8 @@ export interface LoadedFunction {
   readonly label: string;
   readonly env: Readonly<Record<string, string>>;
   invocations: number;
+  /** The job ids of a worker made by `defineWorker({ jobs })`; undefined for any other handler. */
+  readonly jobIds?: readonly string[];
   invoke(event: unknown, context: LambdaContext): Promise<unknown>;
 }
 
@@ -93,9 +95,11 @@ export async function loadFunctions(
       problems.push(`${label}: ${spec.bundleFile} exports no function ${spec.exportName}`);
       continue;
     }
+    const jobIds = (handler as { jobIds?: unknown }).jobIds;
     const fn: LoadedFunction = {
       spec,
       label,
+      ...(Array.isArray(jobIds) ? { jobIds: jobIds.filter((id): id is string => typeof id === 'string') } : {}),
       env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
       invocations: 0,
       invoke: (event, lambda) => {
@@ -107,8 +111,47 @@ export async function loadFunctions(
     };
     loaded.set(spec.logicalId, fn);
   }
+  problems.push(...unimplementedJobs(app, loaded));
   if (problems.length > 0) throw new AssemblyError(app.stack.assemblyDir, problems);
   return loaded;
+}
+
+/**
+ * The jobs a schedule routes to a worker whose bundled `defineWorker({ jobs })` leaves them out, found before anything
+ * fires: in AWS their messages would go to the worker's dead-letter queue, and here the rows would wait as PENDING
+ * until the run's timeout. A schedule's input names its job and its worker; defineWorker's handler lists its job ids
+ * (a defineJob handler serves whichever job its worker is given).
+ */
+function unimplementedJobs(app: LocalApp, loaded: ReadonlyMap<string, LoadedFunction>): string[] {
+  const implemented = new Map<string, { readonly ids: readonly string[]; readonly file: string }>();
+  for (const worker of app.workers) {
+    const fn = loaded.get(worker.function);
+    const ids = fn?.jobIds;
+    if (fn !== undefined && ids !== undefined) implemented.set(worker.workerId, { ids, file: fn.spec.bundleFile });
+  }
+  const problems: string[] = [];
+  for (const schedule of app.schedules) {
+    const route = routeOf(schedule.input);
+    const worker = route === undefined ? undefined : implemented.get(route.worker);
+    if (route === undefined || worker === undefined || worker.ids.includes(route.jobId)) continue;
+    problems.push(
+      `worker ${route.worker}: its defineWorker({ jobs }) has no job ${route.jobId} (it has ${worker.ids.join(', ') || 'none'}; bundle ${worker.file}): add it to the worker's entry, or give the job its own entry`,
+    );
+  }
+  return [...new Set(problems)];
+}
+
+/** The job and worker a schedule's input names, when it names both. */
+function routeOf(input: string | undefined): { readonly jobId: string; readonly worker: string } | undefined {
+  if (input === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(input) as { jobId?: unknown; worker?: unknown };
+    return typeof parsed.jobId === 'string' && typeof parsed.worker === 'string'
+      ? { jobId: parsed.jobId, worker: parsed.worker }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `trigger`, `worker <id>`, `notifier`; a logical id is added where a stack has several of one kind. */
