@@ -148,6 +148,20 @@ describe('a kept local run of a job that takes schedules at run time', () => {
     expect(row).toMatchObject({ status: 'SUCCEEDED', origin: 'run', input: { plan: 'pro' } });
   });
 
+  it("show --key and cancel --key reach one schedule's occurrence; without the key it is not found", async () => {
+    const ran = await cli('run', KEYED_JOB, '--key', 'customer-1', '--json');
+    const { scheduledTime } = JSON.parse(ran.out) as { scheduledTime: string };
+    await settled({ jobId: KEYED_JOB, scheduleKey: 'customer-1', scheduledTime });
+    const shown = await cli('show', KEYED_JOB, scheduledTime, '--key', 'customer-1', '--json');
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.out)).toMatchObject({ scheduleKey: 'customer-1', status: 'SUCCEEDED' });
+    expect((await cli('show', KEYED_JOB, scheduledTime)).code).not.toBe(0);
+    const cancelled = await cli('cancel', KEYED_JOB, scheduledTime, '--key', 'customer-1');
+    // A finished occurrence is refused by name: the command found it under its key.
+    expect(cancelled.code).toBe(3);
+    expect(`${cancelled.out}${cancelled.err}`).toMatch(/SUCCEEDED/);
+  });
+
   it('run refuses a key the registry does not hold, and a run-time-schedule job without --key, writing nothing', async () => {
     const unknown = await cli('run', KEYED_JOB, '--key', 'nobody');
     expect(unknown.code).toBe(2);

@@ -10,7 +10,15 @@ import { z } from 'zod';
 import { type CancelResult, cancelOccurrence } from '../../../functions/protocol/cancel-occurrence';
 import { isContinuing, isRevokedLease, type OccurrenceKey } from '../../../functions/protocol/occurrence';
 import type { CancellableStore } from '../../../functions/protocol/ports';
-import { byArgument, jobIdArgument, noteArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import { seriesOf } from '../../../functions/protocol/schedule-key';
+import {
+  byArgument,
+  jobIdArgument,
+  noteArgument,
+  parseArguments,
+  scheduledTimeArgument,
+  scheduleKeyArgument,
+} from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
 
@@ -23,12 +31,14 @@ export function registerCancel(program: Command, setup: CommandSetup): void {
     .argument('<jobId>', 'the job')
     .argument('<scheduledTime>', 'its scheduled time, ISO-8601 with a zone')
     .option('--note <text>', 'why, recorded in the row (up to 500 characters)')
+    .option('--key <scheduleKey>', 'one schedule of a job that takes schedules at run time: its occurrence')
     .option('--by <who>', 'who cancels it (default: <os user>@<host> (<STS caller ARN>))')
     .action(async (jobId: string, scheduledTime: string, raw, cmd: Command) => {
       const o = parseArguments(
         z.object({
           jobId: jobIdArgument,
           scheduledTime: scheduledTimeArgument,
+          key: scheduleKeyArgument.optional(),
           note: noteArgument.optional(),
           by: byArgument.optional(),
         }),
@@ -40,7 +50,10 @@ export function registerCancel(program: Command, setup: CommandSetup): void {
       const result = await runCancel(
         setup.deps,
         target.store,
-        { jobId: o.jobId, scheduledTime: o.scheduledTime },
+        {
+          jobId: seriesOf({ jobId: o.jobId, ...(o.key === undefined ? {} : { scheduleKey: o.key }) }),
+          scheduledTime: o.scheduledTime,
+        },
         { by, ...(o.note === undefined ? {} : { note: o.note }) },
       );
       if (result.outcome === 'refused') setup.setExitCode(result.status === undefined ? EXIT.notFound : EXIT.refused);

@@ -16,7 +16,8 @@ import {
   REPORT_KEY_PREFIX,
 } from '../../../functions/protocol/occurrence';
 import type { JobStateStore } from '../../../functions/protocol/ports';
-import { jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import { seriesOf } from '../../../functions/protocol/schedule-key';
+import { jobIdArgument, parseArguments, scheduledTimeArgument, scheduleKeyArgument } from '../arguments';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
 import { duration, fieldTable, lateBy, plainTable, when } from '../format';
@@ -30,9 +31,15 @@ export function registerShow(program: Command, setup: CommandSetup): void {
     .argument('<jobId>', 'the job')
     .argument('<scheduledTime>', 'its scheduled time, ISO-8601 with a zone')
     .option('--json', 'the raw row as JSON')
+    .option('--key <scheduleKey>', 'one schedule of a job that takes schedules at run time: its occurrence')
     .action(async (jobId: string, scheduledTime: string, raw, cmd: Command) => {
       const o = parseArguments(
-        z.object({ jobId: jobIdArgument, scheduledTime: scheduledTimeArgument, json: z.boolean().default(false) }),
+        z.object({
+          jobId: jobIdArgument,
+          scheduledTime: scheduledTimeArgument,
+          key: scheduleKeyArgument.optional(),
+          json: z.boolean().default(false),
+        }),
         { jobId, scheduledTime, ...raw },
         ['jobId', 'scheduledTime'],
       );
@@ -40,7 +47,10 @@ export function registerShow(program: Command, setup: CommandSetup): void {
       const row = await runShow(
         setup.deps,
         target.store,
-        { jobId: o.jobId, scheduledTime: o.scheduledTime },
+        {
+          jobId: seriesOf({ jobId: o.jobId, ...(o.key === undefined ? {} : { scheduleKey: o.key }) }),
+          scheduledTime: o.scheduledTime,
+        },
         { json: o.json, bucketName: target.bucketName, states: target.states },
       );
       if (row === undefined) {
