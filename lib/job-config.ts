@@ -114,8 +114,6 @@ const SCHEDULE_FIELDS: readonly string[] = Object.keys(scheduleSchema.shape);
 /** The runtime settings half: strict, and its unknown-field message lists the schedule fields too. */
 const settingsSchema = jobSettingsSchemaKnowing(SCHEDULE_FIELDS);
 
-export type SchedulerRetryConfig = z.input<typeof schedulerRetrySchema>;
-
 /** One job as an app writes it: its runtime settings (JobSettingsInput) and its schedule. */
 export type ScheduledJobConfig = JobSettingsInput & z.input<typeof scheduleSchema>;
 

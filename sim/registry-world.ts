@@ -57,7 +57,6 @@ import {
 } from '../functions/protocol/reconcile-schedules';
 import {
   auditBucketKey,
-  auditBucketOf,
   DEFAULT_SCHEDULE_TIME_ZONE,
   isFinished,
   REGISTRY_TABLE,
@@ -1086,11 +1085,6 @@ export function checkRegistryInvariants(o: RegistryOutcome): RegistryViolation[]
     if (rec.op.op === 'upsert' && rec.op.spec >= FIRST_INVALID_SPEC && rec.ok)
       fail('S5', `${rec.actor} upserted invalid spec ${rec.op.spec} and it returned ${rec.outcome}`);
   return violations;
-}
-
-/** The audit bucket of each key in play (for the summary: how many buckets a plan touches). */
-export function bucketsOf(keys: number): number[] {
-  return KEYS.slice(0, keys).map((k) => auditBucketOf(k));
 }
 
 // ---- many runs -----------------------------------------------------------------------------------------------------

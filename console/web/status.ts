@@ -42,13 +42,6 @@ export const STATUS_LABEL: Readonly<Record<Status, string>> = {
   CANCELLED: 'Cancelled',
 };
 
-/** Why an occurrence was skipped, in words. */
-export const SKIP_REASON_LABEL: Readonly<Record<SkipReasonName, string>> = {
-  overlap: 'overlap: the previous run was still going',
-  missed: 'missed: too late to start',
-  paused: 'paused: the job was paused',
-};
-
 /** A status with its skip reason, for a label: `Skipped (overlap)`. */
 export function statusText(status: Status, skipReason?: SkipReasonName): string {
   return skipReason !== undefined && status === 'SKIPPED' ? `Skipped (${skipReason})` : STATUS_LABEL[status];
