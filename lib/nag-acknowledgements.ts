@@ -91,7 +91,7 @@ export function acknowledgeViewerFindings(jobs: AcknowledgedPieces, grantee: iam
   acknowledge(
     principal,
     {
-      id: wildcard(`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupName}/*`),
+      id: wildcard(`arn:*:scheduler:*:*:schedule/${groupName}/*`),
       reason:
         "The operator commands and the console read (and operators switch) any of the stack's jobs, each a schedule " +
         "named by its job id in the stack's own group; GetSchedule and UpdateSchedule are limited to that group.",
@@ -111,11 +111,9 @@ export function acknowledgeViewerFindings(jobs: AcknowledgedPieces, grantee: iam
   );
 }
 
-/** `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/<group>/*`, as cdk-nag names it. */
+/** `arn:*:scheduler:*:*:schedule/<group>/*` (groupSchedulesArn), as cdk-nag names it. */
 function groupSchedulesFinding(scope: IConstruct, groupName: string): string {
-  return wildcard(
-    `arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupRefOf(scope, groupName)}/*`,
-  );
+  return wildcard(`arn:*:scheduler:*:*:schedule/${groupRefOf(scope, groupName)}/*`);
 }
 
 /** A schedule group's name as cdk-nag writes it in a finding: the name, or `<LogicalId>` for a reference. */

@@ -8,7 +8,6 @@
  * target hands to Scheduler.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
-import { Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
@@ -65,9 +64,14 @@ export function registryIndexArn(table: dynamodb.ITable, indexName: string): str
   return `${table.tableArn}/index/${indexName}`;
 }
 
-/** The ARN of every schedule in a group: what a grant on one job's run-time schedules is scoped to. */
-export function groupSchedulesArn(scope: Construct, groupName: string): string {
-  return Stack.of(scope).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${groupName}/*` });
+/**
+ * The ARN of every schedule in a group: what a grant on one job's run-time schedules is scoped to. Any partition,
+ * region and account, as the reconciler's late check: an ARN with CloudFormation's pseudo parameters makes a cdk-nag
+ * finding id that aws-cdk-lib 2.252 (the lowest peer) refuses to acknowledge ('::' twice), failing the user's synth.
+ * Scheduler has no resource policies, so no other account's schedules are reachable all the same.
+ */
+export function groupSchedulesArn(groupName: string): string {
+  return `arn:*:scheduler:*:*:schedule/${groupName}/*`;
 }
 
 /** What grantManageSchedules needs of one job: its id, the registry, and its schedules (KeyedJobSchedule). */
@@ -109,7 +113,7 @@ export function grantManageKeyedSchedules(grantee: iam.IGrantable, parts: KeyedJ
     iam.Grant.addToPrincipal({
       grantee,
       actions: GROUP_ACTIONS,
-      resourceArns: [groupSchedulesArn(registry, schedules.group.scheduleGroupName)],
+      resourceArns: [groupSchedulesArn(schedules.group.scheduleGroupName)],
     }),
     iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:GetSchedule'], resourceArns: [schedules.scheduleArn] }),
     iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:ListSchedules'], resourceArns: ['*'] }),
@@ -148,11 +152,11 @@ export function allowReconcileRegistry(fn: iam.IGrantable, registry: dynamodb.IT
  * recreate, remove orphans), its template (what a projection copies) and the template's role, to Scheduler only.
  * The role is the same for every job of a stack (one per target function); a statement per job is harmless.
  */
-export function allowReconcileKeyedJob(fn: iam.IGrantable, scope: Construct, schedules: KeyedJobSchedule): void {
+export function allowReconcileKeyedJob(fn: iam.IGrantable, schedules: KeyedJobSchedule): void {
   fn.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: [...GROUP_ACTIONS],
-      resources: [groupSchedulesArn(scope, schedules.group.scheduleGroupName)],
+      resources: [groupSchedulesArn(schedules.group.scheduleGroupName)],
     }),
   );
   fn.grantPrincipal.addToPrincipalPolicy(

@@ -79,6 +79,7 @@ import {
   allowReconcileKeyedJob,
   allowReconcileRegistry,
   grantPassRoleToScheduler,
+  groupSchedulesArn,
   scheduleRegistryTable,
 } from './runtime-schedules';
 import { ScheduledJob } from './scheduled-job';
@@ -758,7 +759,7 @@ export class ScheduledJobs extends Construct {
       this.registry = registry;
       for (const viewer of this.viewers) grantReadRegistry(viewer, registry);
     }
-    allowReconcileKeyedJob(shared.reconciler.fn, this, keyed);
+    allowReconcileKeyedJob(shared.reconciler.fn, keyed);
     acknowledgeKeyedGroupFindings(shared.reconciler.fn, keyed.group.scheduleGroupName, resolved.settings.id);
     return keyed;
   }
@@ -866,13 +867,9 @@ export class ScheduledJobs extends Construct {
     return grants.reduce((all, grant) => all.combine(grant));
   }
 
-  /** `arn:…:schedule/<the stack's group>/*`: each job's schedule, named by its job id. */
+  /** `arn:*:scheduler:*:*:schedule/<the stack's group>/*`: each job's schedule, named by its job id (groupSchedulesArn). */
   private groupSchedulesArn(): string {
-    return Stack.of(this).formatArn({
-      service: 'scheduler',
-      resource: 'schedule',
-      resourceName: `${this.schedules.group.scheduleGroupName}/*`,
-    });
+    return groupSchedulesArn(this.schedules.group.scheduleGroupName);
   }
 
   /**

@@ -39,6 +39,8 @@ export type {
   WorkerHandler,
 } from '../functions/index';
 export type { Clock } from '../functions/protocol/ports';
+// What a LocalRuntimeSchedule extends: the spec upsertSchedule takes (`scheduled-jobs-stack/operations` names it too).
+export type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
 export { checkWorkerJobs, type WorkerJobsSource } from './check-worker-jobs';
 export { AssemblyError, JobDidNotStopError, TestingError, WorkerJobsError } from './errors';
 export { type FakeOccurrenceFields, fakeOccurrence } from './fake-occurrence';

@@ -304,7 +304,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
   });
 
   it('the per-customer job shows its keys; Run now on its page asks for a key and runs that schedule', async () => {
-    const jobs = await open(context, consoleProcess, '#/', 'jobs');
+    const jobs = await open(context, consoleProcess, '#/jobs', 'jobs');
     // The keys are listed under the job once shown and their page of the registry has loaded.
     await jobs.locator(`tr[data-job="${CUSTOMER}"] button[aria-expanded]`).click();
     await jobs.locator('tr[data-schedule="customer-42"]').waitFor({ timeout: 15_000 });

@@ -54,7 +54,7 @@ const closeServer = (server: Server) => new Promise<void>((resolve) => server.cl
 async function jobsPage(on: BrowserContext): Promise<string> {
   const page = await on.newPage();
   try {
-    await page.goto(`http://127.0.0.1:${running.port}/#/`);
+    await page.goto(`http://127.0.0.1:${running.port}/#/jobs`);
     await page.waitForSelector('body[data-ready="jobs"], h1', { timeout: 20_000 });
     const ready = await page.locator('body').getAttribute('data-ready');
     return ready ?? (await page.locator('h1').first().textContent()) ?? '';

@@ -70,7 +70,10 @@ describe('the published cdk API (api/cdk.api.md)', () => {
   it('names no zod type and no setting in seconds: every span of time is a Duration', () => {
     const report = readFileSync(path.join(__dirname, '..', '..', 'api', 'cdk.api.md'), 'utf8');
     expect(report).not.toMatch(/zod|Zod/);
-    expect(report.match(/\b\w+Seconds\??:/g) ?? []).toEqual([]);
+    // The 0.1.0 names are there only as Refused<'renamed in 1.0 to …'>, which no value satisfies: tsc names the new one.
+    const accepted = report.split('\n').filter((line) => !/: Refused</.test(line));
+    expect(accepted.join('\n').match(/\b\w+Seconds\??:/g) ?? []).toEqual([]);
+    expect(report).toMatch(/readonly timeoutSeconds\?: Refused<'renamed in 1\.0 to timeout, a Duration'>;/);
     expect(report).toMatch(/readonly timeout\?: Duration;/);
   });
 });

@@ -268,7 +268,7 @@ describe('ScheduledJob.grantManageSchedules', () => {
           'scheduler:DeleteSchedule',
           'scheduler:GetSchedule',
         ],
-        Resource: `arn:\${AWS::Partition}:scheduler:\${AWS::Region}:\${AWS::AccountId}:schedule/${groupName}/*`,
+        Resource: `arn:*:scheduler:*:*:schedule/${groupName}/*`,
       },
       {
         Effect: 'Allow',
@@ -374,7 +374,7 @@ describe('the reconciler', () => {
         'scheduler:ListSchedules on *',
         ...['CreateSchedule', 'UpdateSchedule', 'DeleteSchedule', 'GetSchedule'].map(
           (a) =>
-            `scheduler:${a} on arn:\${AWS::Partition}:scheduler:\${AWS::Region}:\${AWS::AccountId}:schedule/${groupName}/*`,
+            `scheduler:${a} on arn:*:scheduler:*:*:schedule/${groupName}/*`,
         ),
         `scheduler:GetSchedule on \${${logicalId(built.weekly.schedule!)}.Arn}`,
         `iam:PassRole on ${rendered(built.stack.resolve(keyed.targetRoleArn))} if {"StringEquals":{"iam:PassedToService":"scheduler.amazonaws.com"}}`,

@@ -110,6 +110,8 @@ const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
     'JobDidNotStopError',
     'MotoUnavailableError',
     'TestingError',
+    'WorkerJobsError',
+    'checkWorkerJobs',
     'fakeOccurrence',
     'recordingLogger',
     'formatLocalRun',
