@@ -373,8 +373,7 @@ describe('the reconciler', () => {
         `dynamodb:Query on ${registry}/index/byAuditBucket`,
         'scheduler:ListSchedules on *',
         ...['CreateSchedule', 'UpdateSchedule', 'DeleteSchedule', 'GetSchedule'].map(
-          (a) =>
-            `scheduler:${a} on arn:*:scheduler:*:*:schedule/${groupName}/*`,
+          (a) => `scheduler:${a} on arn:*:scheduler:*:*:schedule/${groupName}/*`,
         ),
         `scheduler:GetSchedule on \${${logicalId(built.weekly.schedule!)}.Arn}`,
         `iam:PassRole on ${rendered(built.stack.resolve(keyed.targetRoleArn))} if {"StringEquals":{"iam:PassedToService":"scheduler.amazonaws.com"}}`,
