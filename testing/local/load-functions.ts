@@ -131,24 +131,22 @@ function unimplementedJobs(app: LocalApp, loaded: ReadonlyMap<string, LoadedFunc
   }
   const problems: string[] = [];
   for (const schedule of app.schedules) {
-    const route = routeOf(schedule.input);
-    const worker = route === undefined ? undefined : implemented.get(route.worker);
-    if (route === undefined || worker === undefined || worker.ids.includes(route.jobId)) continue;
+    const workerId = workerOf(schedule.input);
+    const worker = workerId === undefined ? undefined : implemented.get(workerId);
+    if (worker === undefined || worker.ids.includes(schedule.jobId)) continue;
     problems.push(
-      `worker ${route.worker}: its defineWorker({ jobs }) has no job ${route.jobId} (it has ${worker.ids.join(', ') || 'none'}; bundle ${worker.file}): add it to the worker's entry, or give the job its own entry`,
+      `worker ${workerId}: its defineWorker({ jobs }) has no job ${schedule.jobId} (it has ${worker.ids.join(', ') || 'none'}; bundle ${worker.file}): add it to the worker's entry, or give the job its own entry`,
     );
   }
   return [...new Set(problems)];
 }
 
-/** The job and worker a schedule's input names, when it names both. */
-function routeOf(input: string | undefined): { readonly jobId: string; readonly worker: string } | undefined {
+/** The worker a schedule's input routes its job to (its job is ScheduleSpec.jobId, read from the same input). */
+function workerOf(input: string | undefined): string | undefined {
   if (input === undefined) return undefined;
   try {
-    const parsed = JSON.parse(input) as { jobId?: unknown; worker?: unknown };
-    return typeof parsed.jobId === 'string' && typeof parsed.worker === 'string'
-      ? { jobId: parsed.jobId, worker: parsed.worker }
-      : undefined;
+    const { worker } = JSON.parse(input) as { worker?: unknown };
+    return typeof worker === 'string' ? worker : undefined;
   } catch {
     return undefined;
   }
