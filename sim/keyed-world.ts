@@ -19,7 +19,7 @@
  *   K5 a pause of the whole job (`occurrences pause`, on some runs, maybe resumed later): no attempt claimed while it
  *      stands (later than the worker's pause cache and the skew bound after its write) starts its job, whatever its
  *      key; and it strands no key's buffer: an occurrence still BUFFERED at the end is reported with what heads its
- *      buffer (issue 34: b1 SKIPPED as paused but left at the head, b2 behind it never woken)
+ *      buffer (the case it missed once: b1 SKIPPED as paused but left at the head, b2 behind it never woken)
  */
 import fc from 'fast-check';
 import { OVERLAP_POLICIES } from '../functions/protocol/job-settings';

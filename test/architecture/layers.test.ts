@@ -5,7 +5,7 @@
  * import that break it.
  *
  * And no import cycle among the functions, the constructs, the CLI and the test kit, type-only imports included: a
- * cycle of types is still two modules that cannot be read, changed or moved one without the other (issue 21 broke
+ * cycle of types is still two modules that cannot be read, changed or moved one without the other (a change once broke
  * one of 23 modules in functions/protocol that five type-only imports held). A cycle fails with its files in order.
  */
 import { type Dirent, readdirSync, readFileSync } from 'node:fs';

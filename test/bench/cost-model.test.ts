@@ -102,7 +102,7 @@ describe('Run-time schedules: cost', () => {
     expect(noJob.dynamoWriteUnits).toBe(5 * 3 + 2 + 4);
   });
 
-  it('the commit point (issue 25) adds one row write and no index write: 3 units for a 2 KB-input row', () => {
+  it('the commit point adds one row write and no index write: 3 units for a 2 KB-input row', () => {
     const usage = keyedOccurrenceUsage();
     const dollarsPerMillion = (units: number) => dollars(PRICES.dynamoWriteRequestUnit, units) * 1e6;
     expect(COMMIT_POINT_WRITES).toBe(1);

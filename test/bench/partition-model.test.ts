@@ -134,7 +134,7 @@ describe('Run-time schedules: one job with N keys on one tick', () => {
     expect(load.hottestIndexWcu).toBeGreaterThan(4_000 / 128);
     expect(load.hottestIndexWcu).toBeLessThan(50);
     expect(load.withinLimit).toBe(true);
-    // Hashing the job id alone (shardOf before issue 22) puts the tick's OPEN writes on one key: four times its limit.
+    // Hashing the job id alone (shardOf before run-time schedules) puts the tick's OPEN writes on one key: four times its limit.
     expect(load.jobIdShardIndexWcu).toBe(4_000);
     // inserts 3,000 + claims with slot 4,000 + heartbeats 75 + completions with slot 4,000 + notifies 3,000.
     expect(load.tableWcu).toBeCloseTo(3_000 + 4_000 + 75 + 4_000 + 3_000, 6);

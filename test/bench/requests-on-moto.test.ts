@@ -25,7 +25,7 @@ const HAPPY_PATH_REQUESTS = {
 const HAPPY_PATH_WRITE_UNITS = { table: 7, index: 4 };
 
 /**
- * One occurrence of a schedule created at run time with a 2,048-byte input (issue 22), as bench/cost-model.ts
+ * One occurrence of a schedule created at run time with a 2,048-byte input, as bench/cost-model.ts
  * models it: the same requests and one eventually consistent read of the whole job's state row (is the job paused?),
  * each of the row's five writes 3 units (the input is on the row; the commit point is the fifth), the series' slot
  * 1 + 1, the index 4.

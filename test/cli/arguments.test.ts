@@ -146,7 +146,7 @@ describe('bad arguments', () => {
   });
 });
 
-describe('dates that do not exist are refused, naming the option (issue 20)', () => {
+describe('dates that do not exist are refused, naming the option', () => {
   it.each<[string, string[], string]>([
     [
       '31 February',
@@ -214,7 +214,7 @@ describe('dates that do not exist are refused, naming the option (issue 20)', ()
   });
 });
 
-describe('the help names every status, from the protocol (issue 20)', () => {
+describe('the help names every status, from the protocol', () => {
   it.each(['list', 'watch'])('%s --help', async (command) => {
     const result = await run(command, '--help');
     expect(result.code).toBe(0);
@@ -224,7 +224,7 @@ describe('the help names every status, from the protocol (issue 20)', () => {
   });
 });
 
-describe('an error is not buried under help (issue 20)', () => {
+describe('an error is not buried under help', () => {
   it.each<[string, string[]]>([
     ['a bad status', ['list', '--status', 'DONE']],
     ['an impossible date', ['list', '--from', '2026-02-31']],
@@ -248,7 +248,7 @@ describe('an error is not buried under help (issue 20)', () => {
   });
 });
 
-describe('a huge bad argument is quoted by its start and length only (issue 14)', () => {
+describe('a huge bad argument is quoted by its start and length only', () => {
   it.each<[string, string[]]>([
     ['<scheduledTime>', ['show', 'hourly-report', `2026${'9'.repeat(1_000_000)}`]],
     ['<jobId>', ['show', 'j '.repeat(500_000), '2026-11-30T06:00:00Z']],

@@ -1,5 +1,5 @@
 /**
- * Run-time schedules through a kept local run (issue 33): the run creates the registry and the job's own schedule
+ * Run-time schedules through a kept local run: the run creates the registry and the job's own schedule
  * group under names the template's input agrees with, upserts the schedules it is given and fires them as Scheduler
  * would, and, kept, fires the schedules created later, by the `occurrences --local … schedules` commands or by a
  * user's own `upsertSchedule` code. `run --key` and `backfill --key` record occurrences of one schedule with its key

@@ -188,7 +188,7 @@ describe('retry', () => {
 });
 
 describe('backfill', () => {
-  it('backfills [--from, --to): a fire time exactly at --to is left out, and the output says so (issue 20)', async () => {
+  it('backfills [--from, --to): a fire time exactly at --to is left out, and the output says so', async () => {
     const lastHour = Math.floor(Date.now() / HOUR) * HOUR;
     const [from, to] = [lastHour - 3 * HOUR, lastHour - HOUR].map(isoSeconds);
 

@@ -61,7 +61,7 @@ describe('trigger', () => {
     ],
     [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
     [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],
-    // Issue 14: its UTC form, +010000-01-01T00:00:59Z, is no key the worker would accept.
+    // Its UTC form, +010000-01-01T00:00:59Z, is no key the worker would accept.
     [
       { jobId: 'report', scheduledTime: '9999-12-31T23:59:59-00:01' },
       /scheduledTime must be from 1970-01-01T00:00:00Z/,
@@ -76,7 +76,7 @@ describe('trigger', () => {
     expect(h.logs.find((l) => l.level === 'ERROR')?.message).toBe('trigger failed');
   });
 
-  it("logs a rejected 1 MB event by its start only: the log line stays far below CloudWatch's 256 KB (issue 14)", async () => {
+  it("logs a rejected 1 MB event by its start only: the log line stays far below CloudWatch's 256 KB", async () => {
     const event = { jobId: 'report', scheduledTime: 'T'.repeat(1_000_000) };
     const attempt = h.trigger(event);
     await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);

@@ -65,7 +65,7 @@ describe('duplicate triggers', () => {
 });
 
 describe('rejected schedule events', () => {
-  it('writes no item and enqueues nothing for a time whose UTC form is past 2199 (issue 14)', async () => {
+  it('writes no item and enqueues nothing for a time whose UTC form is past 2199', async () => {
     const p = await pipeline(emulator, { jobs: { [JOB_ID]: countingJob() } });
     // In range as written; +010000-01-01T00:00:59Z in UTC, a key the worker's envelope check would refuse.
     const attempt = p.trigger({ jobId: JOB_ID, scheduledTime: '9999-12-31T23:59:59-00:01' });

@@ -1,5 +1,5 @@
 /**
- * Upserts of one key racing, on moto (issue 34): the real registry store and Scheduler projection, the callers'
+ * Upserts of one key racing, on moto: the real registry store and Scheduler projection, the callers'
  * interleaving made deterministic. moto applies a conditional write and its check in two steps, so two writes in
  * flight at once may both pass their check, which DynamoDB never allows: here every registry write goes through one
  * queue (one in flight at a time, as DynamoDB's own serialization of one item gives), and every caller's first read

@@ -247,7 +247,7 @@ describe('resolveJobConfigs', () => {
   });
 });
 
-describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+describe('a huge bad value is quoted by its start and length only', () => {
   it('a 1 MB schedule, time zone or enabled flag', () => {
     const huge = 'c'.repeat(1_000_000);
     const problems = problemsOf([

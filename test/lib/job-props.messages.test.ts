@@ -1,5 +1,5 @@
 /**
- * What the compiler says to an app that gets a job's props wrong (issue 33): an old 0.1.0 name gives its
+ * What the compiler says to an app that gets a job's props wrong: an old 0.1.0 name gives its
  * replacement, also inside a spread shared-settings object (which the excess-property check skips); neither and both
  * of `worker` and `entry` name both. Compiles an app file with the TypeScript compiler API and reads the messages.
  */

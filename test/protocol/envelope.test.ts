@@ -167,7 +167,7 @@ describe('decodeScheduleEvent (the schedule input to the trigger)', () => {
   });
 });
 
-describe('the trigger and the worker accept the same scheduled times (issue 14)', () => {
+describe('the trigger and the worker accept the same scheduled times', () => {
   /** The worker's verdict on the message the trigger would enqueue for `event`, or its own problems. */
   const workerVerdict = (scheduledTime: string) => {
     try {
@@ -234,7 +234,7 @@ describe('the trigger and the worker accept the same scheduled times (issue 14)'
   });
 });
 
-describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+describe('a huge bad value is quoted by its start and length only', () => {
   const MB = 1_000_000;
 
   it.each<[string, Record<string, unknown>]>([

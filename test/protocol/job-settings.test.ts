@@ -216,7 +216,7 @@ describe('parseJobSettingsList', () => {
   });
 });
 
-describe('a huge bad value is quoted by its start and length only (issue 14)', () => {
+describe('a huge bad value is quoted by its start and length only', () => {
   it('a 1 MB job id or retry policy in the settings JSON', () => {
     const json = JSON.stringify([{ id: 'i'.repeat(1_000_000) }, { id: 'ok', retry: 'r'.repeat(1_000_000) }]);
     let error: JobSettingsError | undefined;

@@ -91,7 +91,7 @@ describe('upsertScheduleRecord', () => {
     expect(await registry.dueForSync(NOW + 60_000, 10)).toHaveLength(1);
     expect(projection.schedules.size).toBe(0);
 
-    // The re-run writes no row, but it does put the schedule and mark the row synced: it says so (issue 33).
+    // The re-run writes no row, but it does put the schedule and mark the row synced: it says so.
     const again = await upsertScheduleRecord(deps, JOB, KEY, WEEKLY);
     expect(again.outcome).toBe('repaired');
     expect(registry.puts).toBe(1);

@@ -87,7 +87,7 @@ describe('reportKeyOf', () => {
   });
 });
 
-describe('normaliseScheduledTime: keys in the years 1970-2199 only (issue 14)', () => {
+describe('normaliseScheduledTime: keys in the years 1970-2199 only', () => {
   const KEY_FORMAT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
   it.each([

@@ -211,7 +211,7 @@ describe('recordOccurrence with countFrom (backfills)', () => {
   });
 });
 
-describe('recordOccurrence at the ends of the scheduled-time range (issue 14)', () => {
+describe('recordOccurrence at the ends of the scheduled-time range', () => {
   /** The job settings allow no longer deadline (job-settings.ts). */
   const LONGEST_DEADLINE_SECONDS = QUEUE_RETENTION_SECONDS - SQS_MAX_VISIBILITY_SECONDS;
   const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

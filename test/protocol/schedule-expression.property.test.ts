@@ -1,5 +1,5 @@
 /**
- * Synth and the evaluator agree on cron expressions (issue 14): over generated expressions, valid-ish and broken,
+ * Synth and the evaluator agree on cron expressions: over generated expressions, valid-ish and broken,
  * what scheduleExpressionProblem accepts, scheduleTimes evaluates without throwing, and the times it yields are the
  * ones a brute-force reference of Scheduler's cron rules matches (none missed between them, when they are close);
  * what synth rejects, the evaluator rejects with the same message, naming the field.
@@ -127,7 +127,7 @@ function reference(fields: readonly string[]): (t: number) => boolean {
   };
 }
 
-// ---- The generator: mostly well-formed fields, with the mistakes of issue 14 and others mixed in ----
+// ---- The generator: mostly well-formed fields, with the mistakes synth once let through mixed in ----
 
 const word = (names: readonly string[]) =>
   fc
@@ -207,7 +207,7 @@ function goodFieldArb(i: number): fc.Arbitrary<string> {
   return fc.oneof({ weight: 1, arbitrary: whole }, { weight: 3, arbitrary: list });
 }
 
-/** Any field: well-formed mostly, else with the mistakes of issue 14 and others mixed in. */
+/** Any field: well-formed mostly, else with the mistakes synth once let through mixed in. */
 function fieldArb(i: number): fc.Arbitrary<string> {
   const list = fc.array(partArb(i), { minLength: 1, maxLength: 3 }).map((parts) => parts.join(','));
   const whole = i === 2 ? ['*', 'L', 'LW'] : i === 4 ? ['*', 'L'] : ['*'];
@@ -242,7 +242,7 @@ const startArb = fc.oneof(
 const FIELD_PROBLEM =
   /^schedule ".*"( \(\d+ chars\))? in UTC: (cron (minutes|hours|day-of-month|month|day-of-week|year) field |cron needs '\?' in exactly one of day-of-month and day-of-week|cron needs exactly 6 fields)/;
 
-describe('synth and the evaluator agree on cron expressions (issue 14)', () => {
+describe('synth and the evaluator agree on cron expressions', () => {
   it('evaluates every expression synth accepts, to the times it names; rejects the others naming the field', () => {
     const seen = { accepted: 0, rejected: 0, times: 0 };
     fc.assert(

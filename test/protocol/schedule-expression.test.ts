@@ -36,10 +36,10 @@ describe('scheduleExpressionProblem', () => {
     ['cron(0 3 * * 1)', /exactly 6 fields/],
     ['rate(1 minutes)', /singular for 1/],
     ['at(2030-02-30T06:00:00)', /does not exist/],
-    // Issue 14: the trigger rejects a scheduled time outside 1970-2199, so synth rejects such an at() too.
+    // The trigger rejects a scheduled time outside 1970-2199, so synth rejects such an at() too.
     ['at(2200-01-01T00:00:00)', /^at\(\) must name a time in 1970-2199, the years a scheduled time can have, got /],
     ['at(1969-12-31T23:59:59)', /^at\(\) must name a time in 1970-2199/],
-    // Issue 14: what synth accepted and the evaluator could not evaluate.
+    // What synth once accepted and the evaluator could not evaluate.
     ['cron(*/0 * * * ? *)', /^cron minutes field "\*\/0": step 0 must be from 1 to 60, in /],
     ['cron(0 1-5/0 * * ? *)', /^cron hours field "1-5\/0": step 0 must be from 1 to 24, in /],
     ['cron(*/61 * * * ? *)', /^cron minutes field "\*\/61": step 61 must be from 1 to 60, in /],
@@ -58,7 +58,7 @@ describe('scheduleExpressionProblem', () => {
   });
 });
 
-describe('a huge bad expression is quoted by its start and length only (issue 14)', () => {
+describe('a huge bad expression is quoted by its start and length only', () => {
   it.each([
     ['cron(', ')'],
     ['rate(', ')'],

@@ -167,7 +167,7 @@ describe('overlap per schedule key', () => {
   });
 });
 
-describe('a whole-job pause with occurrences of a key BUFFERED (issue 34: the stranded buffer)', () => {
+describe('a whole-job pause with occurrences of a key BUFFERED: the stranded buffer', () => {
   const [X, B1, B2] = ['2026-11-30T05:59:00Z', '2026-11-30T06:00:00Z', '2026-11-30T06:01:00Z'];
   const pauseWholeJob = () =>
     h.aws.table.set('report|#job', {

@@ -27,7 +27,7 @@ describe('timing figures by simulation', () => {
     expect(ours.lossToAbortS).toBeLessThanOrEqual(-15);
     expect(ours.twoHoldersS).toBe(0);
     expect(ours.outage.wakeUps).toBeLessThanOrEqual(10);
-    // 11 before the commit point (issue 25): one more fenced write, so that an operator's cancel never races the put.
+    // 11 before the commit point: one more fenced write, so that an operator's cancel never races the put.
     expect(ours.requestsHappyPath).toBe(12);
     expect(ours.requestsPerRetry).toBe(5);
   });

@@ -1,6 +1,6 @@
 /**
  * checkWorkerJobs: a job its worker's entry does not implement is found before deploy, naming the job and the file
- * (issue 33: it used to pass the synth and fail at run time, its messages in the DLQ).
+ * (it used to pass the synth and fail at run time, its messages in the DLQ).
  */
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
