@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GetScheduleCommand, GetScheduleGroupCommand } from '@aws-sdk/client-scheduler';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../bin/occurrences/program';
 import { DynamoOccurrenceStore } from '../../functions/aws/occurrence-store';
@@ -20,6 +21,7 @@ import {
   type OccurrenceKey,
   TERMINAL_STATUSES,
 } from '../../functions/protocol/occurrence';
+import { seriesOf } from '../../functions/protocol/schedule-key';
 import { connectJobOperations, connectScheduleOperations, upsertSchedule } from '../../operations';
 import { type KeptLocalRun, type LocalFire, runLocally } from '../../testing';
 import { writeLocalRunFile } from '../../testing/local/keep';
@@ -160,6 +162,32 @@ describe('a kept local run of a job that takes schedules at run time', () => {
     // A finished occurrence is refused by name: the command found it under its key.
     expect(cancelled.code).toBe(3);
     expect(`${cancelled.out}${cancelled.err}`).toMatch(/SUCCEEDED/);
+  });
+
+  it('retry --key reopens a FAILED occurrence of one schedule, which the kept worker finishes; without the key it is not found', async () => {
+    const ran = await cli('run', KEYED_JOB, '--key', 'customer-1', '--json');
+    const { scheduledTime } = JSON.parse(ran.out) as { scheduledTime: string };
+    const key = { jobId: KEYED_JOB, scheduleKey: 'customer-1', scheduledTime };
+    expect((await settled(key))?.status).toBe('SUCCEEDED');
+    // As if its attempts had run out: the report stays, so the reopened occurrence adopts it.
+    await clients().documents.send(
+      new UpdateCommand({
+        TableName: run.resources.tableName,
+        Key: { jobId: seriesOf(key), scheduledTime },
+        UpdateExpression: 'SET #status = :failed, lastError = :why',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':failed': 'FAILED', ':why': 'made FAILED by the test' },
+      }),
+    );
+    const keyless = await cli('retry', KEYED_JOB, scheduledTime);
+    expect(keyless.code).toBe(3);
+    expect(keyless.err).toContain('there is no such occurrence');
+    const retried = await cli('retry', KEYED_JOB, scheduledTime, '--key', 'customer-1', '--by', 'alice');
+    expect(retried.err).toBe('');
+    expect(retried.code).toBe(0);
+    expect(retried.out).toContain(`retrying ${KEYED_JOB} schedule customer-1 ${scheduledTime}: it was FAILED`);
+    const row = await settled(key);
+    expect(row).toMatchObject({ status: 'SUCCEEDED', scheduleKey: 'customer-1', manualRetries: 1 });
   });
 
   it('run refuses a key the registry does not hold, and a run-time-schedule job without --key, writing nothing', async () => {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { type ManualRetryResult, retryOccurrence } from '../../../functions/protocol/manual-retry';
 import type { OccurrenceKey } from '../../../functions/protocol/occurrence';
 import type { ReopenableStore, WorkQueue } from '../../../functions/protocol/ports';
-import { byArgument, jobIdArgument, parseArguments, scheduledTimeArgument } from '../arguments';
+import { byArgument, jobIdArgument, parseArguments, scheduledTimeArgument, scheduleKeyArgument } from '../arguments';
 import { type JobCatalogue, unknownJobMessage } from '../catalogue';
 import type { CommandContext, CommandSetup } from '../context';
 import { EXIT } from '../errors';
@@ -28,6 +28,7 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
       'enqueue one more message for a PENDING, RETRY_WAIT or expired-lease RUNNING occurrence; ' +
         'never for SUCCEEDED or a live lease',
     )
+    .option('--key <scheduleKey>', 'one schedule of a job that takes schedules at run time: its occurrence')
     .option(
       '--by <who>',
       "who retries it, recorded in the row's history (default: <os user>@<host> (<AWS caller ARN>))",
@@ -37,6 +38,7 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
         z.object({
           jobId: jobIdArgument,
           scheduledTime: scheduledTimeArgument,
+          key: scheduleKeyArgument.optional(),
           force: z.boolean().default(false),
           by: byArgument.optional(),
         }),
@@ -47,7 +49,7 @@ export function registerRetry(program: Command, setup: CommandSetup): void {
       const result = await runRetry(
         setup.deps,
         { store: target.store, jobs: catalogueOf(target), queues: queuesOf(target) },
-        { jobId: o.jobId, scheduledTime: o.scheduledTime },
+        { jobId: o.jobId, ...(o.key === undefined ? {} : { scheduleKey: o.key }), scheduledTime: o.scheduledTime },
         { force: o.force, by: await setup.operator(target, o.by) },
       );
       if (result.outcome === 'refused') setup.setExitCode(EXIT.refused);
@@ -60,7 +62,8 @@ export async function runRetry(
   key: OccurrenceKey,
   options: { force: boolean; by?: string },
 ): Promise<ManualRetryResult> {
-  const name = `${key.jobId} ${key.scheduledTime}`;
+  const schedule = key.scheduleKey === undefined ? '' : ` schedule ${key.scheduleKey}`;
+  const name = `${key.jobId}${schedule} ${key.scheduledTime}`;
   const job = await deps.jobs.job(key.jobId);
   if (job === undefined) {
     const reason = await unknownJobMessage(deps.jobs, key.jobId);
