@@ -18,6 +18,7 @@ import {
   binSegments,
   type PlacedBar,
   placeBars,
+  placeNowLabel,
   shouldBin,
 } from './timeline-layout';
 import { timeAxis } from './timeline-scale';
@@ -232,10 +233,14 @@ function draw(element: HTMLCanvasElement, width: number, layout: Layout, props: 
   if (nowX >= PAD_X && nowX <= width - PAD_X) {
     ctx.fillStyle = '#b42318';
     ctx.fillRect(Math.round(nowX), TOP - 16, 1.5, plotH + 20);
-    ctx.textAlign = nowX > width - 40 ? 'right' : 'left';
+    ctx.textAlign = 'left';
     ctx.textBaseline = 'top';
     ctx.font = 'bold 11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-    ctx.fillText('now', nowX + (nowX > width - 40 ? -4 : 4), 2);
+    // Clear of the next-fire markers it shares its band with (at 31 days the next fire is a pixel from now).
+    const markerXs = props.next.map((time) => axis.x(Date.parse(time)));
+    const labelWidth = ctx.measureText('now').width;
+    const labelX = placeNowLabel({ nowX, labelWidth, markerXs, left: 0, right: width });
+    if (labelX !== undefined) ctx.fillText('now', labelX, 2);
   }
 }
 
