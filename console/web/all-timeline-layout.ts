@@ -4,7 +4,32 @@
  * MIN_BUCKET_PX wide, so that at 31 days a run is never a 1-pixel line), and where each lies. Pure.
  */
 import type { Status, TimelineBar, TimelineRow } from '../contract';
+import type { TimelineWindow } from './route';
 import { barTimes, MIN_BAR_PX, type XScale } from './timeline-layout';
+
+export const HOUR = 3_600_000;
+const WINDOW_MS: Record<TimelineWindow, number> = {
+  '1h': HOUR,
+  '1d': 24 * HOUR,
+  '7d': 7 * 24 * HOUR,
+  '31d': 31 * 24 * HOUR,
+};
+export const WINDOW_LABEL: Record<TimelineWindow, string> = {
+  '1h': '1 hour',
+  '1d': '1 day',
+  '7d': '7 days',
+  '31d': '31 days',
+};
+/** The window the page opens with. */
+export const DEFAULT_TIMELINE_WINDOW: TimelineWindow = '1d';
+/** The part of the window ahead of now: where the next fires show. */
+const AHEAD = 0.2;
+/** The range of a window around `now`, in whole seconds. */
+export function windowAround(window: TimelineWindow, now: number): { from: number; to: number } {
+  const ms = WINDOW_MS[window];
+  const to = Math.ceil((now + ms * AHEAD) / 1000) * 1000;
+  return { from: to - ms, to };
+}
 
 /** The narrowest bucket drawn: the page asks the server for as many buckets as fit at this width. */
 export const BUCKET_PX = 5;

@@ -9,7 +9,7 @@ import { Fragment } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type AllTimelines, MAX_TIMELINE_BUCKETS, type TimelineRow } from '../contract';
 import { AxisCanvas, ROW_H, RowCanvas, type RowHit } from './all-timeline-canvas';
-import { bucketCount } from './all-timeline-layout';
+import { bucketCount, DEFAULT_TIMELINE_WINDOW, HOUR, WINDOW_LABEL, windowAround } from './all-timeline-layout';
 import { api, errorText } from './api';
 import { formatCount, formatUtc } from './format';
 import { formatHash, occurrenceHash, TIMELINE_WINDOWS, type TimelineWindow, timelineHash } from './route';
@@ -18,32 +18,8 @@ import { barLines } from './timeline-canvas';
 import { timeAxis } from './timeline-scale';
 import { ErrorNote, Legend } from './widgets';
 
-const HOUR = 3_600_000;
-const WINDOW_MS: Record<TimelineWindow, number> = {
-  '1h': HOUR,
-  '1d': 24 * HOUR,
-  '7d': 7 * 24 * HOUR,
-  '31d': 31 * 24 * HOUR,
-};
-const WINDOW_LABEL: Record<TimelineWindow, string> = {
-  '1h': '1 hour',
-  '1d': '1 day',
-  '7d': '7 days',
-  '31d': '31 days',
-};
-/** The window the page opens with. */
-export const DEFAULT_TIMELINE_WINDOW: TimelineWindow = '1d';
-/** The part of the window ahead of now: where the next fires show. */
-const AHEAD = 0.2;
 /** The label column's width, in CSS pixels. */
 const LABEL_PX = 220;
-
-/** The range of a window around `now`, in whole seconds. */
-export function windowAround(window: TimelineWindow, now: number): { from: number; to: number } {
-  const ms = WINDOW_MS[window];
-  const to = Math.ceil((now + ms * AHEAD) / 1000) * 1000;
-  return { from: to - ms, to };
-}
 
 interface Keys {
   readonly rows: readonly TimelineRow[];

@@ -5,8 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_TIMELINE_BUCKETS, type TimelineBar, type TimelineRow } from '../../console/contract';
-import { BUCKET_PX, barsFit, bucketCount, MIN_RUN_PX, markAt, rowMarks } from '../../console/web/all-timeline-layout';
-import { windowAround } from '../../console/web/all-timeline-page';
+import {
+  BUCKET_PX,
+  barsFit,
+  bucketCount,
+  MIN_RUN_PX,
+  markAt,
+  rowMarks,
+  windowAround,
+} from '../../console/web/all-timeline-layout';
 import { FIRE_MARKER_HALF_PX, placeNowLabel } from '../../console/web/timeline-layout';
 import { timeAxis } from '../../console/web/timeline-scale';
 
