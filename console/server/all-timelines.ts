@@ -87,17 +87,20 @@ async function jobRows(
   let series = 0;
   let last: string | undefined;
   let full = false;
-  for (let i = 0; i < after.length && !full; i += CONCURRENCY) {
-    const jobs = await Promise.all(after.slice(i, i + CONCURRENCY).map((id) => deps.jobs.job(id)));
+  for (let i = 0; i < after.length && !full && series < SERIES_PER_PAGE; ) {
+    // Every job costs at least one series: read no more of them than could still fit.
+    const batch = after.slice(i, i + Math.min(CONCURRENCY, SERIES_PER_PAGE - series));
+    const jobs = await Promise.all(batch.map((id) => deps.jobs.job(id)));
     for (const [n, job] of jobs.entries()) {
       const cost = job === undefined ? 0 : job.runtimeScheduleGroup !== undefined ? KEYS_PER_ROW : 1;
       full = series + cost > SERIES_PER_PAGE;
       if (full) break;
       series += cost;
-      last = after[i + n];
+      last = batch[n];
       // Deleted between the listing and the read: left out.
       if (job !== undefined) page.push(job);
     }
+    i += batch.length;
   }
   const rows = await inBatches(page, CONCURRENCY, (job) =>
     job.runtimeScheduleGroup === undefined ? fixedRow(deps, job, window) : aggregatedRow(deps, job, window),

@@ -77,7 +77,8 @@ beforeAll(async () => {
   ]);
   browser = await launchBrowser();
   context = await signedIn(consoleProcess);
-}, 240_000);
+  // Generous: a cold synth and the local run take minutes on a loaded two-core machine.
+}, 600_000);
 
 afterAll(async () => {
   await browser?.close();
