@@ -28,6 +28,8 @@ const TOP = 20;
 const LANE_H = 18;
 const LANE_GAP = 6;
 const BIN_H = 84;
+/** A binned column's width: wide enough that a column reads as a count, not as a 1-pixel run (at 31 days). */
+const BIN_PX = 3;
 const AXIS_H = 26;
 
 export interface TimelineCanvasProps {
@@ -62,7 +64,7 @@ export function TimelineCanvas(props: TimelineCanvasProps) {
     const axis = timeAxis(props.range, PAD_X, width - PAD_X);
     const binned = shouldBin(props.bars, axis.x, props.now);
     const placed = binned ? [] : placeBars(props.bars, axis.x, props.now);
-    const bins = binned ? binBars(props.bars, axis.x, width) : [];
+    const bins = binned ? binBars(props.bars, axis.x, width, BIN_PX) : [];
     const lanes = binned ? 0 : Math.max(1, ...placed.map((bar) => bar.lane + 1));
     const plotH = binned ? BIN_H : lanes * (LANE_H + LANE_GAP);
     const layoutMs = performance.now() - started;
@@ -110,7 +112,7 @@ export function TimelineCanvas(props: TimelineCanvasProps) {
           else if (hit?.bin && layout) {
             if (hit.bin.total === 1) props.onOpen(props.bars[hit.bin.bars[0]]);
             else {
-              const t = layout.axis.timeAt(hit.bin.column + 0.5);
+              const t = layout.axis.timeAt(hit.bin.column + BIN_PX / 2);
               const span = ((props.range.to - props.range.from) / width) * 40;
               props.onZoomTo({ from: Math.round(t - span / 2), to: Math.round(t + span / 2) });
             }
@@ -323,7 +325,7 @@ function drawBins(ctx: CanvasRenderingContext2D, layout: Layout): void {
     // A column with a failure gets a red mark above it as well: a 1-pixel share is easy to miss.
     if ((bin.counts.FAILED ?? 0) > 0) {
       ctx.fillStyle = STATUS_COLOUR.FAILED;
-      ctx.fillRect(bin.column - 0.5, TOP - 4, 2, 3);
+      ctx.fillRect(bin.column, TOP - 4, BIN_PX - 1, 3);
     }
     // The column's height grows with its count (log), its colours split by status share.
     const h = Math.max(
@@ -332,7 +334,7 @@ function drawBins(ctx: CanvasRenderingContext2D, layout: Layout): void {
     );
     for (const segment of binSegments(bin, h)) {
       ctx.fillStyle = STATUS_COLOUR[segment.status];
-      ctx.fillRect(bin.column, TOP + (BIN_H - h) + segment.y, 1, segment.h);
+      ctx.fillRect(bin.column, TOP + (BIN_H - h) + segment.y, BIN_PX - 1, segment.h);
     }
   }
 }

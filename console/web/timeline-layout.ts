@@ -91,11 +91,14 @@ export interface Bin {
   readonly bars: readonly number[];
 }
 
-/** Bins the bars by the pixel column of their scheduled time, within [0, width); returns the columns that have any. */
-export function binBars(bars: readonly TimelineBar[], x: XScale, width: number): Bin[] {
+/**
+ * Bins the bars by the column of their scheduled time, columns `columnPx` pixels wide from 0 (`column` is a column's
+ * left edge), within [0, width); returns the columns that have any.
+ */
+export function binBars(bars: readonly TimelineBar[], x: XScale, width: number, columnPx = 1): Bin[] {
   const columns = new Map<number, { counts: Partial<Record<Status, number>>; total: number; bars: number[] }>();
   bars.forEach((bar, index) => {
-    const column = Math.floor(x(Date.parse(bar.scheduledTime)));
+    const column = Math.floor(x(Date.parse(bar.scheduledTime)) / columnPx) * columnPx;
     if (column < 0 || column >= width) return;
     let bin = columns.get(column);
     if (bin === undefined) {
