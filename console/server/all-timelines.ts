@@ -12,7 +12,7 @@
  *   Query (registry)  one per run-time-schedule job on the page: its first keys
  *   GetItem           one per run-time-schedule job on the page: whether the whole job is paused (its job-state row)
  *   GetSchedule       one per job on the page, unless read in the last 30 s (RecentJobs)
- *   ListSchedules     the job ids: one per 100 deployed jobs (Scheduler; the jobs page makes the same)
+ *   ListSchedules     the job ids: one per page of the group's schedules (Scheduler; the jobs page makes the same)
  *
  * With `job=J`, the rows are J's keys, KEY_ROWS_PER_PAGE a page in key order, one Query each, one registry Query.
  */

@@ -288,8 +288,16 @@ describe('the console against a kept local run of the sample app, in Chromium', 
       new UpdateCommand({
         TableName: run.resources.tableName,
         Key: { jobId: EXPORT, scheduledTime: running.scheduledTime },
-        UpdateExpression: 'SET progress = :progress, runStartedAt = :started, segment = :segment, heartbeatAt = :beat',
-        ConditionExpression: 'leaseId = :lease',
+        UpdateExpression:
+          'SET #progress = :progress, #runStartedAt = :started, #segment = :segment, #heartbeatAt = :beat',
+        ConditionExpression: '#leaseId = :lease',
+        ExpressionAttributeNames: {
+          '#progress': 'progress',
+          '#runStartedAt': 'runStartedAt',
+          '#segment': 'segment',
+          '#heartbeatAt': 'heartbeatAt',
+          '#leaseId': 'leaseId',
+        },
         ExpressionAttributeValues: {
           ':progress': { done: 60, total: 100, at: iso(now - 20_000) },
           ':started': iso(now - 40 * 60_000),
