@@ -166,7 +166,13 @@ function drawRow(
   if (marks.kind === 'bars') {
     for (const bar of marks.bars) {
       ctx.fillStyle = STATUS_COLOUR[bar.status];
-      ctx.fillRect(bar.x0, top, bar.x1 - bar.x0, height);
+      if (bar.startX > bar.x0) {
+        // Waiting to start: a pale band, as on a job's timeline.
+        ctx.globalAlpha = 0.3;
+        ctx.fillRect(bar.x0, top + 4, bar.startX - bar.x0, height - 8);
+        ctx.globalAlpha = 1;
+      }
+      ctx.fillRect(bar.startX, top, bar.x1 - bar.startX, height);
     }
   } else {
     for (const bucket of marks.buckets) {

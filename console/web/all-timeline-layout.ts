@@ -43,10 +43,12 @@ export function bucketCount(width: number, max: number): number {
   return Math.max(1, Math.min(max, Math.floor(width / BUCKET_PX)));
 }
 
-/** One bar of a row, placed. */
+/** One bar of a row, placed: waiting from x0 (scheduled) to startX, running from startX to x1. */
 export interface RowBar {
   readonly index: number;
   readonly x0: number;
+  /** Where it started; x0 when it never started. */
+  readonly startX: number;
   readonly x1: number;
   readonly status: Status;
 }
@@ -77,7 +79,10 @@ export function rowMarks(
       bars: row.bars.map((bar, index) => {
         const times = barTimes(bar, now);
         const x0 = x(times.scheduled);
-        return { index, x0, x1: Math.max(x0 + MIN_RUN_PX, x(times.ended)), status: bar.status };
+        const x1 = Math.max(x0 + MIN_RUN_PX, x(times.ended));
+        // The run itself at least MIN_RUN_PX wide, however long it waited.
+        const startX = times.started === undefined ? x0 : Math.max(x0, Math.min(x(times.started), x1 - MIN_RUN_PX));
+        return { index, x0, startX, x1, status: bar.status };
       }),
     };
   }

@@ -337,7 +337,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
       const pausedText = await page.locator('tr[data-attention="paused"]').textContent();
       expect(pausedText).toMatch(/by .* via console/);
       expect(pausedText).toContain(note);
-      expect(pausedText).toMatch(/since \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
+      expect(pausedText).toMatch(/since \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})? UTC/);
       await screenshot(page, 'console-attention');
       await page.close();
     } finally {

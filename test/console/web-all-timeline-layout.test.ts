@@ -76,10 +76,29 @@ describe('the all-jobs timeline layout', () => {
     expect(marks.kind).toBe('bars');
     if (marks.kind !== 'bars') return;
     expect(marks.bars).toHaveLength(10);
-    for (const bar of marks.bars) expect(bar.x1 - bar.x0).toBeGreaterThanOrEqual(MIN_RUN_PX);
+    for (const bar of marks.bars) expect(bar.x1 - bar.startX).toBeGreaterThanOrEqual(MIN_RUN_PX);
     // The pointer over the 4th bar finds it, and it is the FAILED one.
     const fourth = marks.bars[3];
     expect(markAt(marks, (fourth.x0 + fourth.x1) / 2)).toMatchObject({ index: 3, status: 'FAILED' });
+  });
+
+  it('a run that waited is drawn waiting from its scheduled time to its start, then running', () => {
+    const { window, buckets, axis, bucketMs } = setUp(HOUR);
+    const waited: TimelineBar = {
+      scheduledTime: new Date(window.from).toISOString(),
+      status: 'FAILED',
+      attempt: 1,
+      startedAt: new Date(window.from + 30 * MINUTE).toISOString(),
+      endedAt: new Date(window.from + 30 * MINUTE + 2000).toISOString(),
+    };
+    const marks = rowMarks(rowOf([waited], window, buckets), { from: window.from, bucketMs }, axis.x, NOW);
+    if (marks.kind !== 'bars') throw new Error('one run is a bar');
+    const [bar] = marks.bars;
+    expect(bar.x0).toBeCloseTo(axis.x(window.from));
+    // Waited 30 minutes (500 px); ran 2 s, under a pixel: its run is drawn MIN_RUN_PX wide, ending where it ended.
+    expect(bar.x1).toBeCloseTo(axis.x(window.from + 30 * MINUTE + 2000));
+    expect(bar.startX).toBeGreaterThan(bar.x0 + 450);
+    expect(bar.x1 - bar.startX).toBeCloseTo(MIN_RUN_PX);
   });
 
   it('at 31 days, an hourly job (744 runs, 1.3 px apart) is drawn as buckets at least BUCKET_PX wide, with every run counted', () => {
