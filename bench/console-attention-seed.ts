@@ -129,7 +129,7 @@ export async function countedAttentionView(
 }
 
 /** Counts each command a client sends, by name (QueryCommand, ListSchedulesCommand, …). */
-function counted<C extends DynamoDBClient | SchedulerClient>(client: C, counts: Map<string, number>): C {
+export function counted<C extends DynamoDBClient | SchedulerClient>(client: C, counts: Map<string, number>): C {
   const count =
     (next: (args: unknown) => Promise<unknown>, context: { readonly commandName?: string }) => (args: unknown) => {
       const name = String(context.commandName);

@@ -15,6 +15,7 @@
  *   GET  /api/occurrence?job=J[&key=K]&time=T             OccurrenceDetail
  *   GET  /api/report?job=J[&key=K]&time=T                 the committed report's bytes (a download)
  *   GET  /api/attention?from=F&to=T[&job=J][&kind=K,…]     AttentionView (through the status index)
+ *   GET  /api/timelines?from=F&to=T&buckets=N[&job=J][&cursor=C]  AllTimelines: every job on one time axis, a page
  *   POST /api/actions/{retry|cancel|run|pause|resume|backfill}  ActionResult (BackfillPreview for a dry run)
  */
 
@@ -329,3 +330,52 @@ export interface AttentionView {
 
 /** The most items GET /api/attention lists (the counts cover every one). */
 export const ATTENTION_ITEMS = 200;
+
+/**
+ * GET /api/timelines: every job on one time axis, a page of rows at a time. A row is a job (fixed schedule), a job
+ * that takes its schedules at run time (its first keys aggregated), or, with `job=J`, one key of that job. Each row
+ * carries counts by status per bucket ([from, to) cut into `buckets` equal spans), and its bars when it has few.
+ */
+export interface AllTimelines {
+  readonly from: string;
+  readonly to: string;
+  /** The span of one bucket, in milliseconds: (to - from) / buckets. */
+  readonly bucketMs: number;
+  /** Set when the rows are one job's keys (`job=J`). */
+  readonly job?: string;
+  readonly rows: readonly TimelineRow[];
+  /** More rows: ask again with `cursor` = this. */
+  readonly cursor?: string;
+  /** How many jobs are deployed (absent for one job's keys: the registry is read a page at a time). */
+  readonly jobCount?: number;
+  readonly readUnits: number;
+}
+
+/** One row of the all-jobs timeline. */
+export interface TimelineRow {
+  readonly jobId: string;
+  /** One key of a job (rows of `job=J`). */
+  readonly scheduleKey?: string;
+  /** The job takes its schedules at run time: this row adds up `keys.read` of its keys. */
+  readonly aggregated?: { readonly keys: number; readonly moreKeys: boolean };
+  /** Its schedule is disabled (paused, or a key paused in the registry): no fire times ahead. */
+  readonly paused: boolean;
+  /** Counts by status for each bucket that has any: `[bucket index, counts]`, in index order. */
+  readonly buckets: ReadonlyArray<readonly [number, Readonly<Partial<Record<Status, number>>>]>;
+  /** Every occurrence in the range as a bar, when they are at most TIMELINE_ROW_BARS (else only the buckets). */
+  readonly bars?: readonly TimelineBar[];
+  /**
+   * The row read at most TIMELINE_ROW_READ rows of a series, newest first: older ones in the range were not read,
+   * and the buckets before this time undercount. Absent: every row in the range was read.
+   */
+  readonly readFrom?: string;
+  /** The fire times in (now, to], at most 100. */
+  readonly next: readonly string[];
+}
+
+/** A row carries its bars when it has at most this many in the range. */
+export const TIMELINE_ROW_BARS = 200;
+/** The most occurrences a row reads of one series (one Query page), newest first. */
+export const TIMELINE_ROW_READ = 1000;
+/** The most buckets a page asks for. */
+export const MAX_TIMELINE_BUCKETS = 600;

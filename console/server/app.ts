@@ -12,15 +12,32 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { isoSeconds } from '../../functions/protocol/occurrence';
 import { listSchedules } from '../../operations/schedules';
-import type { AttentionView, ConsoleConfig, OccurrenceDetail, SchedulesPage, TimelinePage } from '../contract';
+import type {
+  AllTimelines,
+  AttentionView,
+  ConsoleConfig,
+  OccurrenceDetail,
+  SchedulesPage,
+  TimelinePage,
+} from '../contract';
 import { ACTIONS, type ActionName, runAction } from './actions';
+import { allTimelines } from './all-timelines';
 import { attentionView } from './attention';
 import type { ConsoleDeps } from './deps';
 import { badParameter, errorAnswer, HttpError } from './http-errors';
 import { deployedJobOf, jobSummaries, scheduleOfJob, summaryOf } from './jobs';
 import { occurrenceDetail } from './occurrence';
 import type { PageBundle } from './page-bundle';
-import { jobIdParam, keyParam, kindsParam, optionalTimeParam, scheduledTimeParam, timeParam } from './params';
+import {
+  bucketsParam,
+  cursorParam,
+  jobIdParam,
+  keyParam,
+  kindsParam,
+  optionalTimeParam,
+  scheduledTimeParam,
+  timeParam,
+} from './params';
 import { RecentJobs } from './recent-jobs';
 import { downloadReport } from './report';
 import { type ConsoleSession, securityHeaders, sessionGuard } from './session';
@@ -148,6 +165,24 @@ export function createConsoleApp(given: ConsoleDeps, options: ConsoleAppOptions)
     if (from >= to) throw badParameter('to', 'must be after from');
     const { value, units } = await metered(c, deps, () => timelinePage(deps, { jobId, key, from, to, before }));
     const answer: TimelinePage = { ...value, readUnits: units };
+    return c.json(answer);
+  });
+
+  app.get('/api/timelines', async (c) => {
+    const from = timeParam('from', c.req.query('from'));
+    const to = timeParam('to', c.req.query('to'));
+    if (from >= to) throw badParameter('to', 'must be after from');
+    const buckets = bucketsParam('buckets', c.req.query('buckets'));
+    const job = c.req.query('job') ? jobIdParam('job', c.req.query('job')) : undefined;
+    // Every job: the page's last job id; one job's keys: the registry's cursor.
+    const cursor =
+      job === undefined
+        ? c.req.query('cursor')
+          ? jobIdParam('cursor', c.req.query('cursor'))
+          : undefined
+        : cursorParam('cursor', c.req.query('cursor'));
+    const { value, units } = await metered(c, deps, () => allTimelines(deps, { from, to, buckets, job, cursor }));
+    const answer: AllTimelines = { ...value, readUnits: units };
     return c.json(answer);
   });
 

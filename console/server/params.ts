@@ -4,7 +4,7 @@
 import { normaliseScheduledTime, SCHEDULED_TIME_RANGE } from '../../functions/protocol/occurrence';
 import { SCHEDULE_KEY_PATTERN } from '../../functions/protocol/schedule-key';
 import { JOB_ID_PATTERN } from '../../functions/protocol/setting-basics';
-import { ATTENTION_KINDS, type AttentionKind, type OverlapName } from '../contract';
+import { ATTENTION_KINDS, type AttentionKind, MAX_TIMELINE_BUCKETS, type OverlapName } from '../contract';
 import { badParameter } from './http-errors';
 
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -92,4 +92,20 @@ export function bodyObject(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw badParameter('body', 'must be a JSON object');
   return value as Record<string, unknown>;
+}
+
+/** How many buckets the all-jobs timeline cuts its range into: a whole number from 1 to MAX_TIMELINE_BUCKETS. */
+export function bucketsParam(name: string, value: unknown): number {
+  const n = typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_TIMELINE_BUCKETS))
+    throw badParameter(name, `must be a whole number from 1 to ${MAX_TIMELINE_BUCKETS}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** A page's cursor, as the previous page gave it: opaque, at most 2,048 characters. */
+export function cursorParam(name: string, value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || value.length > 2048)
+    throw badParameter(name, 'must be the cursor the previous page gave (at most 2,048 characters)');
+  return value;
 }

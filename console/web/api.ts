@@ -4,6 +4,7 @@
  */
 import type {
   ActionResult,
+  AllTimelines,
   AttentionView,
   BackfillPreview,
   BackfillRequest,
@@ -77,6 +78,8 @@ export const api = {
     getJson<SchedulesPage>(`/api/jobs/${encodeURIComponent(jobId)}/schedules${query({ cursor })}`, signal),
   timeline: (p: { job: string; key?: string; from: string; to: string; before?: string }, signal?: AbortSignal) =>
     getJson<TimelinePage>(`/api/timeline${query(p)}`, signal),
+  timelines: (p: { from: string; to: string; buckets: number; job?: string; cursor?: string }, signal?: AbortSignal) =>
+    getJson<AllTimelines>(`/api/timelines${query(p)}`, signal),
   attention: (p: { from: string; to: string; job?: string; kind?: string }, signal?: AbortSignal) =>
     getJson<AttentionView>(`/api/attention${query(p)}`, signal),
   occurrence: (p: { job: string; key?: string; time: string }, signal?: AbortSignal) =>

@@ -1,6 +1,7 @@
 /** The console's shell: reads /api/config, follows the hash route, and renders the header and the current page. */
 import { useEffect, useState } from 'preact/hooks';
 import type { ConsoleConfig } from '../contract';
+import { AllTimelinePage } from './all-timeline-page';
 import { api, errorText } from './api';
 import { AttentionPage } from './attention-page';
 import { JobsPage } from './jobs-page';
@@ -44,7 +45,7 @@ export function App() {
           occurrences <span>console</span>
         </a>
         <nav class="top-nav" aria-label="Pages">
-          <a href="#/">Needs attention</a> <a href="#/jobs">Jobs</a>
+          <a href="#/">Needs attention</a> <a href="#/timeline">Timeline</a> <a href="#/jobs">Jobs</a>
         </nav>
         {config && (
           <div class="where">
@@ -75,6 +76,8 @@ function Page(props: { readonly route: Route; readonly config: ConsoleConfig; re
       return <JobsPage config={config} now={now} />;
     case 'attention':
       return <AttentionPage route={route} now={now} />;
+    case 'all-timeline':
+      return <AllTimelinePage key={route.window ?? ''} window={route.window} now={now} />;
     case 'timeline':
       return (
         <TimelinePage
@@ -116,6 +119,8 @@ function titleOf(route: Route): string {
       return 'Jobs';
     case 'attention':
       return 'Needs attention';
+    case 'all-timeline':
+      return 'Every job on one time axis';
     case 'timeline':
       return `${route.jobId} timeline`;
     case 'occurrence':

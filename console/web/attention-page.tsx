@@ -109,6 +109,11 @@ export function AttentionPage(props: { readonly route: AttentionRoute; readonly 
             </p>
           )}
         </div>
+        <div class="head-side">
+          <a href="#/timeline" data-test="all-timeline-link">
+            Every job on one time axis
+          </a>
+        </div>
       </div>
       <AttentionControls route={route} kinds={kinds} jobIds={jobIds} now={props.now} />
       <ErrorNote error={error} />

@@ -35,6 +35,9 @@ export function JobsPage(props: { readonly config: ConsoleConfig; readonly now: 
         <h1 id="jobs-title">Jobs</h1>
         <div class="head-side">
           {readUnits !== undefined && <span class="muted">{formatCount(readUnits)} read units</span>}
+          <a href="#/timeline" data-test="all-timeline-link">
+            Every job on one time axis
+          </a>
           <button type="button" onClick={reload}>
             Refresh
           </button>

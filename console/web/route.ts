@@ -1,6 +1,7 @@
 /**
  * The page's routes, in the URL's hash so that the server serves one page: `#/?window=&from=&to=&job=&kind=` what
- * needs an operator across jobs (the front page; `#/attention` too), `#/jobs` every job,
+ * needs an operator across jobs (the front page; `#/attention` too), `#/jobs` every job, `#/timeline?window=` every job
+ * on one time axis,
  * `#/job/<jobId>?key=&from=&to=` a job's (or one schedule's) timeline, `#/occurrence/<jobId>/<scheduledTime>?key=` one
  * occurrence. Each part is URL-encoded.
  */
@@ -23,9 +24,14 @@ export interface AttentionRoute {
   readonly kind?: string;
 }
 
+/** The all-jobs timeline's windows: 80 % back from now, 20 % ahead (the next fires). */
+export const TIMELINE_WINDOWS = ['1h', '1d', '7d', '31d'] as const;
+export type TimelineWindow = (typeof TIMELINE_WINDOWS)[number];
+
 /** Where the page is. */
 export type Route =
   | { readonly page: 'jobs' }
+  | { readonly page: 'all-timeline'; readonly window?: TimelineWindow }
   | AttentionRoute
   | {
       readonly page: 'timeline';
@@ -62,6 +68,13 @@ export function parseHash(hash: string): Route {
     };
   }
   if (decoded[0] === 'jobs' && decoded.length === 1) return { page: 'jobs' };
+  if (decoded[0] === 'timeline' && decoded.length === 1) {
+    const window = query.get('window');
+    return {
+      page: 'all-timeline',
+      ...(TIMELINE_WINDOWS.includes(window as TimelineWindow) ? { window: window as TimelineWindow } : {}),
+    };
+  }
   if (decoded[0] === 'job' && decoded.length === 2) {
     return {
       page: 'timeline',
@@ -82,6 +95,8 @@ export function formatHash(route: Route): string {
   switch (route.page) {
     case 'jobs':
       return '#/jobs';
+    case 'all-timeline':
+      return `#/timeline${query({ window: route.window })}`;
     case 'attention':
       return `#/${query({ window: route.window, from: route.from, to: route.to, job: route.job, kind: route.kind })}`;
     case 'timeline':

@@ -18,6 +18,7 @@ import {
   binSegments,
   type PlacedBar,
   placeBars,
+  placeNowLabel,
   shouldBin,
 } from './timeline-layout';
 import { timeAxis } from './timeline-scale';
@@ -27,6 +28,8 @@ const TOP = 20;
 const LANE_H = 18;
 const LANE_GAP = 6;
 const BIN_H = 84;
+/** A binned column's width: wide enough that a column reads as a count, not as a 1-pixel run (at 31 days). */
+const BIN_PX = 3;
 const AXIS_H = 26;
 
 export interface TimelineCanvasProps {
@@ -61,7 +64,7 @@ export function TimelineCanvas(props: TimelineCanvasProps) {
     const axis = timeAxis(props.range, PAD_X, width - PAD_X);
     const binned = shouldBin(props.bars, axis.x, props.now);
     const placed = binned ? [] : placeBars(props.bars, axis.x, props.now);
-    const bins = binned ? binBars(props.bars, axis.x, width) : [];
+    const bins = binned ? binBars(props.bars, axis.x, width, BIN_PX) : [];
     const lanes = binned ? 0 : Math.max(1, ...placed.map((bar) => bar.lane + 1));
     const plotH = binned ? BIN_H : lanes * (LANE_H + LANE_GAP);
     const layoutMs = performance.now() - started;
@@ -109,7 +112,7 @@ export function TimelineCanvas(props: TimelineCanvasProps) {
           else if (hit?.bin && layout) {
             if (hit.bin.total === 1) props.onOpen(props.bars[hit.bin.bars[0]]);
             else {
-              const t = layout.axis.timeAt(hit.bin.column + 0.5);
+              const t = layout.axis.timeAt(hit.bin.column + BIN_PX / 2);
               const span = ((props.range.to - props.range.from) / width) * 40;
               props.onZoomTo({ from: Math.round(t - span / 2), to: Math.round(t + span / 2) });
             }
@@ -232,10 +235,14 @@ function draw(element: HTMLCanvasElement, width: number, layout: Layout, props: 
   if (nowX >= PAD_X && nowX <= width - PAD_X) {
     ctx.fillStyle = '#b42318';
     ctx.fillRect(Math.round(nowX), TOP - 16, 1.5, plotH + 20);
-    ctx.textAlign = nowX > width - 40 ? 'right' : 'left';
+    ctx.textAlign = 'left';
     ctx.textBaseline = 'top';
     ctx.font = 'bold 11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-    ctx.fillText('now', nowX + (nowX > width - 40 ? -4 : 4), 2);
+    // Clear of the next-fire markers it shares its band with (at 31 days the next fire is a pixel from now).
+    const markerXs = props.next.map((time) => axis.x(Date.parse(time)));
+    const labelWidth = ctx.measureText('now').width;
+    const labelX = placeNowLabel({ nowX, labelWidth, markerXs, left: 0, right: width });
+    if (labelX !== undefined) ctx.fillText('now', labelX, 2);
   }
 }
 
@@ -318,7 +325,7 @@ function drawBins(ctx: CanvasRenderingContext2D, layout: Layout): void {
     // A column with a failure gets a red mark above it as well: a 1-pixel share is easy to miss.
     if ((bin.counts.FAILED ?? 0) > 0) {
       ctx.fillStyle = STATUS_COLOUR.FAILED;
-      ctx.fillRect(bin.column - 0.5, TOP - 4, 2, 3);
+      ctx.fillRect(bin.column, TOP - 4, BIN_PX - 1, 3);
     }
     // The column's height grows with its count (log), its colours split by status share.
     const h = Math.max(
@@ -327,7 +334,7 @@ function drawBins(ctx: CanvasRenderingContext2D, layout: Layout): void {
     );
     for (const segment of binSegments(bin, h)) {
       ctx.fillStyle = STATUS_COLOUR[segment.status];
-      ctx.fillRect(bin.column, TOP + (BIN_H - h) + segment.y, 1, segment.h);
+      ctx.fillRect(bin.column, TOP + (BIN_H - h) + segment.y, BIN_PX - 1, segment.h);
     }
   }
 }

@@ -91,11 +91,14 @@ export interface Bin {
   readonly bars: readonly number[];
 }
 
-/** Bins the bars by the pixel column of their scheduled time, within [0, width); returns the columns that have any. */
-export function binBars(bars: readonly TimelineBar[], x: XScale, width: number): Bin[] {
+/**
+ * Bins the bars by the column of their scheduled time, columns `columnPx` pixels wide from 0 (`column` is a column's
+ * left edge), within [0, width); returns the columns that have any.
+ */
+export function binBars(bars: readonly TimelineBar[], x: XScale, width: number, columnPx = 1): Bin[] {
   const columns = new Map<number, { counts: Partial<Record<Status, number>>; total: number; bars: number[] }>();
   bars.forEach((bar, index) => {
-    const column = Math.floor(x(Date.parse(bar.scheduledTime)));
+    const column = Math.floor(x(Date.parse(bar.scheduledTime)) / columnPx) * columnPx;
     if (column < 0 || column >= width) return;
     let bin = columns.get(column);
     if (bin === undefined) {
@@ -152,4 +155,41 @@ export function binAt(bins: readonly Bin[], px: number, slop = 2): Bin | undefin
     if (distance <= slop && (best === undefined || distance < Math.abs(best.column - column))) best = bin;
   }
   return best;
+}
+
+/** Half the width of a next-fire marker (a triangle), in pixels, and the gap kept between it and a label. */
+export const FIRE_MARKER_HALF_PX = 5;
+
+/**
+ * Where the "now" label goes, in the band it shares with the next-fire markers: right of the now line if that is
+ * free, else left of it, else the nearest free place on either side, so that the label never covers a marker (at
+ * 31 days the next fire can be a pixel from now). Returns the label's left edge; undefined when no place within
+ * [left, right] is free (the line is then drawn without its label).
+ */
+export function placeNowLabel(options: {
+  readonly nowX: number;
+  readonly labelWidth: number;
+  readonly markerXs: readonly number[];
+  readonly left: number;
+  readonly right: number;
+  /** Gap between the line and the label. */
+  readonly gap?: number;
+}): number | undefined {
+  const { nowX, labelWidth, markerXs, left, right } = options;
+  const gap = options.gap ?? 4;
+  const blocked = markerXs
+    .map((x) => [x - FIRE_MARKER_HALF_PX - 1, x + FIRE_MARKER_HALF_PX + 1] as const)
+    .sort((a, b) => a[0] - b[0]);
+  const free = (x0: number) =>
+    x0 >= left && x0 + labelWidth <= right && blocked.every(([b0, b1]) => x0 + labelWidth <= b0 || x0 >= b1);
+  const rightOf = nowX + gap;
+  const leftOf = nowX - gap - labelWidth;
+  if (free(rightOf)) return rightOf;
+  if (free(leftOf)) return leftOf;
+  // Past the markers that block: just after each blocked span to the right, just before each to the left; nearest first.
+  const candidates = [
+    ...blocked.map(([, b1]) => b1).filter((x0) => x0 > rightOf),
+    ...blocked.map(([b0]) => b0 - labelWidth).filter((x0) => x0 < leftOf),
+  ].sort((a, b) => Math.abs(a - nowX) - Math.abs(b - nowX));
+  return candidates.find(free);
 }

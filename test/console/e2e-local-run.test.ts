@@ -5,7 +5,7 @@
  * own, and Debian's Chromium driving the page. The checks read what the actions changed from the table and from
  * Scheduler, not from the page.
  *
- * Screenshots of the three pages go to docs/images/console-*.png with UPDATE_SCREENSHOTS=1, else to a temporary folder.
+ * Screenshots of the pages go to docs/images/console-*.png with UPDATE_SCREENSHOTS=1, else to a temporary folder.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { GetScheduleCommand, type GetScheduleCommandOutput, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, startConsole } from '../../bench/console-process';
@@ -48,6 +49,8 @@ let browser: Browser;
 let context: BrowserContext;
 /** The FAILED occurrence the retry test reopens (see failedOccurrence). */
 let failedTime: string;
+/** The late occurrence the attention test records and the cancel test cancels. */
+let lateTime: string;
 
 beforeAll(async () => {
   await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '-o', assemblyDir], {
@@ -74,7 +77,8 @@ beforeAll(async () => {
   ]);
   browser = await launchBrowser();
   context = await signedIn(consoleProcess);
-}, 240_000);
+  // Generous: a cold synth and the local run take minutes on a loaded two-core machine.
+}, 600_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -215,6 +219,20 @@ function statusWithHost(host: string, headers: Readonly<Record<string, string>>)
   });
 }
 
+/** An action through the console's API, as the page posts it: the session as a Bearer, its own Origin. */
+async function consoleAction(action: string, body: object): Promise<Response> {
+  const session = await sessionOf(context, consoleProcess);
+  return fetch(`${consoleProcess.origin}/api/actions/${action}`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${session}`,
+      Origin: consoleProcess.origin,
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 /** Polls `read` (the table, Scheduler) until `done` holds of it, at most 30 s. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   let value = await read();
@@ -238,13 +256,13 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     await page.close();
   });
 
-  it('opens on the attention view: the FAILED occurrence first, then a late one and a running one, each linked', async () => {
+  it('opens on the attention view: FAILED, late, RUNNING (resumable, with progress), BUFFERED, then the paused job, in that order', async () => {
     const store = new DynamoOccurrenceStore(localClients(run.resources.endpoint).documents, run.resources.tableName);
     const now = Date.now();
-    const recorded = (jobId: string, agoMs: number) => ({
+    const recorded = (jobId: string, agoMs: number, status: OccurrenceStatus = OccurrenceStatus.PENDING) => ({
       jobId,
       scheduledTime: isoSeconds(Math.floor((now - agoMs) / 1000) * 1000),
-      status: OccurrenceStatus.PENDING,
+      status,
       attempt: 0,
       worker: jobId,
       createdAt: iso(now - agoMs),
@@ -254,34 +272,121 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     // Never enqueued: recorded 20 minutes ago, and not started (past the expected start of a job without lateAfter).
     const late = recorded(EXPORT, 20 * 60_000);
     expect((await store.create(late as Occurrence)).created).toBe(true);
-    // Claimed 10 minutes ago by a worker that is still at it.
-    const running = recorded(EXPORT, 10 * 60_000);
+    lateTime = late.scheduledTime;
+    // The resumable export, claimed 40 minutes ago by a worker still at it: 60 % done, its last heartbeat 20 s ago.
+    const running = recorded(EXPORT, 40 * 60_000);
     expect((await store.create(running as Occurrence)).created).toBe(true);
     const claim = {
       leaseId: 'e2e-running',
       owner: 'e2e worker',
-      now: now - 600_000,
+      now: now - 40 * 60_000,
       leaseExpiresAt: now + DAY,
       maxAttempts: 3,
     };
     expect((await store.claim(running, claim)).claimed).toBe(true);
-    const page = await open(context, consoleProcess, '', 'attention');
-    const kinds = await page.$$eval('tr[data-attention]', (rows) =>
-      rows.map((r) => `${r.getAttribute('data-attention')} ${r.getAttribute('data-job')}`),
+    await localClients(run.resources.endpoint).documents.send(
+      new UpdateCommand({
+        TableName: run.resources.tableName,
+        Key: { jobId: EXPORT, scheduledTime: running.scheduledTime },
+        UpdateExpression:
+          'SET #progress = :progress, #runStartedAt = :started, #segment = :segment, #heartbeatAt = :beat',
+        ConditionExpression: '#leaseId = :lease',
+        ExpressionAttributeNames: {
+          '#progress': 'progress',
+          '#runStartedAt': 'runStartedAt',
+          '#segment': 'segment',
+          '#heartbeatAt': 'heartbeatAt',
+          '#leaseId': 'leaseId',
+        },
+        ExpressionAttributeValues: {
+          ':progress': { done: 60, total: 100, at: iso(now - 20_000) },
+          ':started': iso(now - 40 * 60_000),
+          ':segment': 1,
+          ':beat': iso(now - 20_000),
+          ':lease': 'e2e-running',
+        },
+      }),
     );
-    expect(kinds.filter((k) => k.startsWith('failed') || k.endsWith(EXPORT))).toEqual([
-      `failed ${DIGEST}`,
-      ...kinds.filter((k) => k === `late ${EXPORT}`),
-      `running ${EXPORT}`,
-    ]);
-    expect(kinds).toContain(`late ${EXPORT}`);
-    await expect(page.locator('tr[data-attention="failed"]').textContent()).resolves.toContain(
-      'the digest could not read the table',
+    // Waiting for the run before it, by its overlap policy; two minutes old.
+    const buffered = recorded(DIGEST, 2 * 60_000, OccurrenceStatus.BUFFERED);
+    expect((await store.create(buffered as Occurrence)).created).toBe(true);
+    // The per-customer job paused through the console's own action, with why.
+    const note = 'e2e: hold the customer reports during the migration';
+    expect((await consoleAction('pause', { jobId: CUSTOMER, note })).status).toBe(200);
+    try {
+      const page = await open(context, consoleProcess, '', 'attention');
+      const kinds = await page.$$eval('tr[data-attention]', (rows) =>
+        rows.map((r) => `${r.getAttribute('data-attention')} ${r.getAttribute('data-job')}`),
+      );
+      expect(kinds).toEqual([
+        `failed ${DIGEST}`,
+        `late ${EXPORT}`,
+        `running ${EXPORT}`,
+        `buffered ${DIGEST}`,
+        `paused ${CUSTOMER}`,
+      ]);
+      await expect(page.locator('tr[data-attention="failed"]').textContent()).resolves.toContain(
+        'the digest could not read the table',
+      );
+      await expect(page.getAttribute('tr[data-attention="failed"] a', 'href')).resolves.toBe(
+        `#/occurrence/${DIGEST}/${encodeURIComponent(failedTime)}`,
+      );
+      const runningText = await page.locator('tr[data-attention="running"]').textContent();
+      expect(runningText).toContain('60 of 100 (60 %)');
+      expect(runningText).toMatch(/claimed 40 min/);
+      const pausedText = await page.locator('tr[data-attention="paused"]').textContent();
+      expect(pausedText).toMatch(/by .* via console/);
+      expect(pausedText).toContain(note);
+      expect(pausedText).toMatch(/since \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})? UTC/);
+      await screenshot(page, 'console-attention');
+      await page.close();
+    } finally {
+      expect((await consoleAction('resume', { jobId: CUSTOMER })).status).toBe(200);
+    }
+  });
+
+  it('cancelled with a note on its page, an occurrence says who cancelled it and why, and offers no retry', async () => {
+    const page = await open(context, consoleProcess, occurrenceHash(EXPORT, lateTime), 'occurrence');
+    await page.locator('button[data-action="cancel"]').click();
+    const { result } = await confirmAction(page, 'e2e: superseded by the manual export');
+    expect(result).toMatch(/cancel/i);
+    await page.reload();
+    await page.waitForSelector('body[data-ready="occurrence"]');
+    await page.locator('[data-test="cancelled"]').waitFor();
+    const cancelled = await page.locator('[data-test="cancelled"]').textContent();
+    expect(cancelled).toMatch(/Cancelled by .* via console/);
+    await expect(page.locator('[data-test="cancel-note"]').textContent()).resolves.toBe(
+      'e2e: superseded by the manual export',
     );
-    await expect(page.getAttribute('tr[data-attention="failed"] a', 'href')).resolves.toBe(
-      `#/occurrence/${DIGEST}/${encodeURIComponent(failedTime)}`,
+    // The library refuses to retry a CANCELLED occurrence: the page offers none.
+    await expect(page.locator('button[data-action="retry"]').count()).resolves.toBe(0);
+    await page.close();
+    // Nor on a SUCCEEDED one of the run.
+    const succeeded = run.rows.find((r) => r.jobId === DIGEST && r.status === 'SUCCEEDED');
+    expect(succeeded).toBeDefined();
+    const done = await open(
+      context,
+      consoleProcess,
+      occurrenceHash(DIGEST, succeeded?.scheduledTime ?? ''),
+      'occurrence',
     );
-    await screenshot(page, 'console-attention');
+    await expect(done.locator('button[data-action="retry"]').count()).resolves.toBe(0);
+    await done.close();
+  });
+
+  it('the all-jobs timeline puts every job on one axis, the per-customer job as one row that opens into its keys', async () => {
+    const page = await open(context, consoleProcess, '#/timeline?window=7d', 'all-timeline');
+    for (const job of [DIGEST, EXPORT, CUSTOMER])
+      await expect(page.locator(`.at-row[data-row="${job}"]`).count()).resolves.toBe(1);
+    // The digest's FAILED, BUFFERED and SKIPPED and the run's occurrences in a week: each row says its counts in words.
+    await expect(page.getAttribute(`.at-row[data-row="${DIGEST}"] canvas`, 'aria-label')).resolves.toMatch(
+      /1 failed.*1 buffered/,
+    );
+    await expect(page.locator(`.at-row[data-row="${CUSTOMER}"]`).textContent()).resolves.toMatch(/2 keys/);
+    await page.locator(`.at-row[data-row="${CUSTOMER}"] button[aria-expanded]`).click();
+    await page.locator('.at-row[data-schedule="customer-42"]').waitFor({ timeout: 15_000 });
+    await expect(page.locator('.at-row[data-schedule="customer-77"]').count()).resolves.toBe(1);
+    await screenshot(page, 'console-timeline');
     await page.close();
   });
 
@@ -299,7 +404,7 @@ describe('the console against a kept local run of the sample app, in Chromium', 
     await expect(page.locator('canvas[data-test="timeline"]').count()).resolves.toBe(1);
     const drawn = await page.evaluate(() => performance.getEntriesByName('timeline-drawn').length);
     expect(drawn).toBeGreaterThan(0);
-    await screenshot(page, 'console-timeline');
+    await screenshot(page, 'console-job-timeline');
     await page.close();
   });
 

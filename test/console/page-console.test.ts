@@ -41,7 +41,7 @@ afterEach(async () => {
 
 async function open(
   hash: string,
-  ready: 'jobs' | 'timeline' | 'occurrence' | 'attention',
+  ready: 'jobs' | 'timeline' | 'occurrence' | 'attention' | 'all-timeline',
   options: BrowserContextOptions = {},
 ): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, ...options });
@@ -53,7 +53,7 @@ async function open(
 }
 
 /** Waits for the page's own signal that it rendered its data (the page code runs in the browser, hence a string). */
-function waitForReady(p: Page, ready: 'jobs' | 'timeline' | 'occurrence' | 'attention') {
+function waitForReady(p: Page, ready: 'jobs' | 'timeline' | 'occurrence' | 'attention' | 'all-timeline') {
   // A function, not a string: the page's CSP (no unsafe-eval) refuses Playwright's string predicates.
   return p.waitForFunction(
     (name) => (globalThis as unknown as BrowserGlobals).document.body.dataset.ready === name,
@@ -279,6 +279,51 @@ describe('the timeline', () => {
     expect(Math.abs(Date.parse(url.searchParams.get('from') ?? '') + width / 2 - (NOW - 86_400_000))).toBeLessThan(
       15 * 60_000,
     );
+  });
+});
+
+describe('every job on one time axis', () => {
+  it('draws an hourly job as bars over a day and a per-minute one as buckets; at 31 days the hourly one too', async () => {
+    const p = await open('#/timeline?window=1d', 'all-timeline');
+    await expect(p.getAttribute('[data-row="weekly-export"] canvas', 'data-marks')).resolves.toBe('bars');
+    await expect(p.getAttribute('[data-row="dense"] canvas', 'data-marks')).resolves.toBe('buckets');
+    // As many buckets as fit 5 pixels each, in the range the window makes: 80 % back from now.
+    const asked = api.timelinesRequests.at(-1);
+    const from = Date.parse(asked?.get('from') ?? '');
+    const to = Date.parse(asked?.get('to') ?? '');
+    expect(to - from).toBe(86_400_000);
+    expect(Math.abs(to - 0.2 * 86_400_000 - NOW)).toBeLessThan(60_000);
+    const box = await p.locator('[data-row="dense"] canvas').boundingBox();
+    expect(Number(asked?.get('buckets'))).toBe(Math.floor((box?.width ?? 0) / 5));
+    await p.locator('button[aria-pressed="false"]', { hasText: '31 days' }).click();
+    await waitForReady(p, 'all-timeline');
+    await p.waitForFunction(
+      () => (globalThis as unknown as { location: { hash: string } }).location.hash === '#/timeline?window=31d',
+    );
+    await p.locator('[data-row="weekly-export"] canvas[data-marks="buckets"]').waitFor();
+  });
+
+  it("opens an occurrence on a click of its bar, and shows a bucket's counts on hover", async () => {
+    const p = await open('#/timeline?window=1d', 'all-timeline');
+    const asked = api.timelinesRequests.at(-1);
+    const from = Date.parse(asked?.get('from') ?? '');
+    const to = Date.parse(asked?.get('to') ?? '');
+    const dense = p.locator('[data-row="dense"] canvas');
+    const denseBox = await dense.boundingBox();
+    if (denseBox === null) throw new Error('the dense row is drawn');
+    // An hour ago: the per-minute job's bucket there holds a few runs.
+    const hourAgo = ((NOW - 3_600_000 - from) / (to - from)) * denseBox.width;
+    await dense.hover({ position: { x: hourAgo, y: denseBox.height - 4 } });
+    await expect(p.locator('[role="tooltip"]').textContent()).resolves.toMatch(/Succeeded: \d+/);
+    const weekly = p.locator('[data-row="weekly-export"] canvas');
+    const box = await weekly.boundingBox();
+    if (box === null) throw new Error('the weekly row is drawn');
+    const x = ((Date.parse(FAILED_TIME) - from) / (to - from)) * box.width + 1;
+    await weekly.click({ position: { x, y: box.height / 2 } });
+    await p.waitForFunction(() =>
+      (globalThis as unknown as { location: { hash: string } }).location.hash.startsWith('#/occurrence/'),
+    );
+    expect(hashOf(p)).toBe(`#/occurrence/weekly-export/${FAILED_TIME}`);
   });
 });
 

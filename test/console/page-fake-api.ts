@@ -41,6 +41,8 @@ export interface FakeApi {
   readonly timelineRequests: URLSearchParams[];
   /** GET /api/attention requests: the window the page asked for. */
   readonly attentionRequests: URLSearchParams[];
+  /** GET /api/timelines requests: the all-jobs timeline's range and buckets. */
+  readonly timelinesRequests: URLSearchParams[];
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function startFakeApi(): Promise<FakeApi> {
   const posts: RecordedPost[] = [];
   const timelineRequests: URLSearchParams[] = [];
   const attentionRequests: URLSearchParams[] = [];
+  const timelinesRequests: URLSearchParams[] = [];
   const polls = new Map<string, number>();
   const state = { readOnly: false };
 
@@ -154,6 +157,40 @@ export async function startFakeApi(): Promise<FakeApi> {
         readUnits: Math.ceil(page.length / 25) * 0.5,
       });
     }
+    if (url.pathname === '/api/timelines') {
+      // Every job of the fixtures on one axis: counts per bucket, and the bars of a row with at most 200.
+      timelinesRequests.push(url.searchParams);
+      const from = Date.parse(url.searchParams.get('from') ?? '');
+      const to = Date.parse(url.searchParams.get('to') ?? '');
+      const buckets = Number(url.searchParams.get('buckets'));
+      const bucketMs = (to - from) / buckets;
+      const rows = Object.entries(timelines).map(([jobId, all]) => {
+        const inRange = all.filter((b) => Date.parse(b.scheduledTime) >= from && Date.parse(b.scheduledTime) < to);
+        const counts = new Map<number, Record<string, number>>();
+        for (const bar of inRange) {
+          const i = Math.floor((Date.parse(bar.scheduledTime) - from) / bucketMs);
+          const c = counts.get(i) ?? {};
+          c[bar.status] = (c[bar.status] ?? 0) + 1;
+          counts.set(i, c);
+        }
+        const next = jobId === 'weekly-export' ? [1, 2, 3].map((h) => new Date(NOW + h * 3_600_000).toISOString()) : [];
+        return {
+          jobId,
+          paused: false,
+          buckets: [...counts.entries()].sort(([a], [b]) => a - b),
+          ...(inRange.length <= 200 ? { bars: inRange } : {}),
+          next: next.filter((t) => Date.parse(t) <= to),
+        };
+      });
+      return json(200, {
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        bucketMs,
+        rows,
+        jobCount: rows.length,
+        readUnits: 2,
+      });
+    }
     if (url.pathname === '/api/occurrence') {
       const jobId = url.searchParams.get('job') ?? '';
       const time = url.searchParams.get('time') ?? '';
@@ -179,6 +216,7 @@ export async function startFakeApi(): Promise<FakeApi> {
     posts,
     timelineRequests,
     attentionRequests,
+    timelinesRequests,
     get readOnly() {
       return state.readOnly;
     },

@@ -26,6 +26,15 @@ describe('parseHash', () => {
     expect(parseHash('#/?window=1y')).toEqual({ page: 'attention' });
   });
 
+  it('reads the all-jobs timeline at #/timeline with its window, leaving out an unknown one', () => {
+    expect(parseHash('#/timeline')).toEqual({ page: 'all-timeline' });
+    expect(parseHash('#/timeline?window=31d')).toEqual({ page: 'all-timeline', window: '31d' });
+    expect(parseHash('#/timeline?window=2y')).toEqual({ page: 'all-timeline' });
+    expect(formatHash({ page: 'all-timeline', window: '1h' })).toBe('#/timeline?window=1h');
+    expect(formatHash({ page: 'all-timeline' })).toBe('#/timeline');
+    expect(parseHash('#/timeline/x')).toEqual({ page: 'not-found', hash: '#/timeline/x' });
+  });
+
   it('reads a timeline with its key and range, each part decoded', () => {
     expect(
       parseHash(

@@ -96,6 +96,14 @@ describe('binBars', () => {
     ]);
   });
 
+  it('bins into wider columns when asked (a 31-day timeline: 3-pixel columns, never 1-pixel lines)', () => {
+    const bars: TimelineBar[] = [bar(3.2, 3.2, 3.3), { ...bar(5.9, 5.9, 6), status: 'FAILED' }, bar(6.1, 6.1, 6.2)];
+    expect(binBars(bars, x, 50, 3)).toEqual([
+      { column: 3, counts: { SUCCEEDED: 1, FAILED: 1 }, total: 2, bars: [0, 1] },
+      { column: 6, counts: { SUCCEEDED: 1 }, total: 1, bars: [2] },
+    ]);
+  });
+
   it('keeps 10,000 bars in at most one bin per pixel column', () => {
     const bars = Array.from({ length: 10_000 }, (_, i) => bar(i * 0.1, i * 0.1, i * 0.1 + 0.05));
     const bins = binBars(bars, x, 1000);
