@@ -9,6 +9,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { BUNDLED_HANDLER, DeferredBundledCode } from './deferred-bundling';
+import { encryptionKeyOf } from './encryption';
 
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
@@ -103,6 +104,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     new logs.LogGroup(scope, `${id}Logs`, {
       retention: logRetention ?? LOG_RETENTION,
       removalPolicy: logRemovalPolicy,
+      encryptionKey: encryptionKeyOf(scope),
     });
   // A role of its own instead of AWSLambdaBasicExecutionRole, whose log permissions reach every log group in the
   // account: this one may write only to the function's own log group, which exists before the function does.

@@ -38,6 +38,7 @@ import {
   workerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
+import { grantKeyUse } from './encryption';
 import { allow, type FunctionLogging, jobFunction } from './job-function';
 import type { JobSchedule } from './job-schedules';
 import type { WorkerAlarms } from './jobs-monitoring';
@@ -416,6 +417,10 @@ export class JobWorker extends Construct implements iam.IGrantable {
       }),
     );
     this.function.addToRolePolicy(this.reportObjects);
+    // Under a customer-managed key: the rows, the reports (SSE-KMS), the buffered head's message. The queue's receive
+    // is granted by the event source.
+    grantKeyUse(this.function, table.encryptionKey, 'write');
+    grantKeyUse(this.function, this.reportBucket.encryptionKey, 'write');
     // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
     allow(this.function, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
   }

@@ -250,3 +250,17 @@ export function acknowledgeTracingFindings(fn: lambda.IFunction): void {
       'option), which have no resource-level permissions; they write traces only.',
   });
 }
+
+/**
+ * A stream function's failure queue under a customer-managed key (encryptionKey): aws-cdk-lib's SqsDlq grants the
+ * function the queue's key with `kms:GenerateDataKey*` and `kms:ReEncrypt*`, on that one key.
+ */
+export function acknowledgeFailureQueueKeyFindings(fn: lambda.IFunction): void {
+  for (const action of ['kms:GenerateDataKey*', 'kms:ReEncrypt*'])
+    acknowledge(roleOf(fn), {
+      id: `AwsSolutions-IAM5[Action::${action}]`,
+      reason:
+        `${action} on the stack's own key only, granted by aws-cdk-lib's SqsDlq so that the stream event source can ` +
+        "send a failed batch's description to the encrypted failure queue.",
+    });
+}

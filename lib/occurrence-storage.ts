@@ -8,11 +8,14 @@
  */
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { OCCURRENCE_TABLE } from '../functions/protocol/table-schema';
+import { encryptionKeyOf } from './encryption';
 
 export function occurrenceTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.Table {
+  const encryptionKey = encryptionKeyOf(scope);
   const table = new dynamodb.Table(scope, 'OccurrenceTable', {
     partitionKey: { name: OCCURRENCE_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
     sortKey: { name: OCCURRENCE_TABLE.sortKey, type: dynamodb.AttributeType.STRING },
@@ -20,7 +23,7 @@ export function occurrenceTable(scope: Construct, removalPolicy: RemovalPolicy):
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     timeToLiveAttribute: OCCURRENCE_TABLE.ttlAttribute,
     stream: dynamodb.StreamViewType[OCCURRENCE_TABLE.streamViewType],
-    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    ...tableEncryption(encryptionKey),
     removalPolicy,
   });
   // Sharded and projecting only what a heartbeat leaves alone: see "The status index" in docs/design.md. A key
@@ -36,16 +39,29 @@ export function occurrenceTable(scope: Construct, removalPolicy: RemovalPolicy):
   return table;
 }
 
+/** The ScheduledJobs' key, its table encryption (CUSTOMER_MANAGED), or AWS-managed encryption without one. */
+export function tableEncryption(
+  encryptionKey: kms.IKey | undefined,
+): Pick<dynamodb.TableProps, 'encryption' | 'encryptionKey'> {
+  return encryptionKey === undefined
+    ? { encryption: dynamodb.TableEncryption.AWS_MANAGED }
+    : { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey };
+}
+
 /** The ARN of the status index, for grants that query it. */
 export function statusIndexArn(table: dynamodb.ITable): string {
   return `${table.tableArn}/index/${OCCURRENCE_TABLE.statusIndex.name}`;
 }
 
 export function reportBucket(scope: Construct, removalPolicy: RemovalPolicy): s3.Bucket {
+  const encryptionKey = encryptionKeyOf(scope);
   return new s3.Bucket(scope, 'ReportBucket', {
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,
-    encryption: s3.BucketEncryption.S3_MANAGED,
+    // SSE-KMS with a bucket key under a customer-managed key: one KMS request per bucket key, not per report.
+    ...(encryptionKey === undefined
+      ? { encryption: s3.BucketEncryption.S3_MANAGED }
+      : { encryption: s3.BucketEncryption.KMS, encryptionKey, bucketKeyEnabled: true }),
     objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
     removalPolicy,
     // A streamed report's upload that no holder completes or aborts (its worker died with no successor, or its

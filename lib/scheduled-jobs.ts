@@ -22,6 +22,7 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -35,6 +36,7 @@ import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
+import { encryptionKeyProblems, grantKeyUse, grantKeyUseToRoleArn, useEncryptionKey } from './encryption';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow, type FunctionLogging } from './job-function';
@@ -179,6 +181,17 @@ export interface ScheduledJobsProps {
    */
   readonly removalPolicy?: RemovalPolicy;
   /**
+   * A customer-managed KMS key for the data at rest: the occurrence and schedule registry tables, the report bucket
+   * (SSE-KMS with a bucket key), every queue and dead-letter queue, the SNS topics and the functions' log groups.
+   * Every function, role and `grant*` gets `kms:Decrypt` where it reads and `kms:GenerateDataKey` where it writes.
+   * A `kms.Key` of your app gets the policy statements CloudWatch Logs and alarms need; a key imported by ARN must
+   * have them already (docs/platform.md). Give the key, not an alias. About $1 a month per key, plus $0.03 per
+   * 10,000 requests (the bucket key keeps S3's few).
+   *
+   * @default AWS-managed encryption: DynamoDB's and S3's own keys, SQS-managed SSE, no key for the topics and logs
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
    * The alarms: where they go, their thresholds, or none at all.
    *
    * @default every alarm, at its first occurrence, to a new SNS topic without subscriptions
@@ -322,6 +335,8 @@ export class ScheduledJobs extends Construct {
     validatedCall(ScheduledJobs, () => this.checkProps());
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.removalPolicy = removalPolicy;
+    // Before anything is built: every resource under this construct takes the key (lib/encryption.ts).
+    if (props.encryptionKey !== undefined) useEncryptionKey(this, props.encryptionKey);
     this.table = occurrenceTable(this, removalPolicy);
     this.reportBucket = reportBucket(this, removalPolicy);
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
@@ -354,6 +369,7 @@ export class ScheduledJobs extends Construct {
       ...jobsAlarmsProblems(this.props.alarms),
       ...stateChangeEventsProblems(`ScheduledJobs ${this.node.path}.stateChangeEvents`, this.props.stateChangeEvents),
       ...tracingProblems(`ScheduledJobs ${this.node.path}.tracing`, this.props.tracing),
+      ...encryptionKeyProblems(`ScheduledJobs ${this.node.path}.encryptionKey`, this.props.encryptionKey),
     ];
     if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;
@@ -719,6 +735,7 @@ export class ScheduledJobs extends Construct {
     const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
+      grantKeyUseToRoleArn(this, schedule.targetRoleArn, this.props.encryptionKey);
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
@@ -812,13 +829,15 @@ export class ScheduledJobs extends Construct {
       grantee,
       actions: ['dynamodb:Query'],
       resourceArns: [this.table.tableArn, statusIndexArn(this.table)],
-    }).combine(
-      iam.Grant.addToPrincipal({
-        grantee,
-        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
-        resourceArns: [this.table.tableArn],
-      }),
-    );
+    })
+      .combine(
+        iam.Grant.addToPrincipal({
+          grantee,
+          actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+          resourceArns: [this.table.tableArn],
+        }),
+      )
+      .combine(grantKeyUse(grantee, this.table.encryptionKey, 'read'));
   }
 
   /**
@@ -862,6 +881,9 @@ export class ScheduledJobs extends Construct {
       }),
       // The stack's outputs name the table, the bucket, the schedule group and the worker queues.
       iam.Grant.addToPrincipal({ grantee, actions: ['cloudformation:DescribeStacks'], resourceArns: [stack.stackId] }),
+      // Under a customer-managed key: the rows and the reports are decrypted with it.
+      grantKeyUse(grantee, this.table.encryptionKey, 'read'),
+      grantKeyUse(grantee, this.reportBucket.encryptionKey, 'read'),
     ];
     if (this.registry !== undefined) grants.push(grantReadRegistry(grantee, this.registry));
     return grants.reduce((all, grant) => all.combine(grant));
@@ -902,6 +924,8 @@ export class ScheduledJobs extends Construct {
         actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'],
         resourceArns: [this.table.tableArn],
       }),
+      // Under a customer-managed key: the writes above and the messages below.
+      grantKeyUse(grantee, this.table.encryptionKey, 'write'),
       ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
     ];
     if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
@@ -1017,11 +1041,15 @@ function grantReadRegistry(grantee: iam.IGrantable, registry: dynamodb.ITable): 
     grantee,
     actions: ['dynamodb:GetItem', 'dynamodb:Query'],
     resourceArns: [registry.tableArn],
-  });
+  }).combine(grantKeyUse(grantee, registry.encryptionKey, 'read'));
 }
 
 function grantSend(grantee: iam.IGrantable, worker: JobWorker): iam.Grant {
-  return iam.Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [worker.queue.queueArn] });
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['sqs:SendMessage'],
+    resourceArns: [worker.queue.queueArn],
+  }).combine(grantKeyUse(grantee, worker.queue.encryptionMasterKey, 'write'));
 }
 
 /** UpdateSchedule (pause, resume) hands the schedule's target role to Scheduler again; only to Scheduler. */
