@@ -17,7 +17,7 @@
  * and the first such job the schedule registry table, which the reconciler then keeps Scheduler in step with
  * (runtime-schedules.ts, docs/runtime-schedules.md).
  */
-import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, type Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
@@ -74,7 +74,13 @@ import {
   reconcilerFunction,
   triggerFunction,
 } from './occurrence-functions';
-import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
+import {
+  occurrenceTable,
+  reportBucket,
+  reportBucketPropsProblems,
+  reportRetentionProblems,
+  statusIndexArn,
+} from './occurrence-storage';
 import { RejectedCalls } from './rejected-calls';
 import { reportAnnouncements } from './report-announcements';
 import {
@@ -192,6 +198,31 @@ export interface ScheduledJobsProps {
    */
   readonly encryptionKey?: kms.IKey;
   /**
+   * A bucket of your own for the reports, instead of the one the construct makes. The workers write each report once
+   * (`If-None-Match: *`) under `reports/`, and every grant names this bucket, as with the made one. What the made bucket
+   * has is then yours to set: block public access, an SSL-only bucket policy, encryption (a bucket with a KMS key of
+   * its own: give the key as `s3.Bucket.fromBucketAttributes({ encryptionKey })` so the grants include it), its
+   * lifecycle and removal policy (`removalPolicy` does not reach it). docs/platform.md.
+   *
+   * @default a bucket of the construct's own: private, SSL only, encrypted, kept on stack deletion
+   */
+  readonly reportBucket?: s3.IBucket;
+  /**
+   * How long the made bucket keeps a report: an expiry rule on `reports/`, in whole days. It must outlive every
+   * job's occurrence rows (the job's `retention`, 90 days by default, plus 2 days for DynamoDB's deletion), so that no
+   * row links to an expired report; the synth refuses a shorter one. Not with `reportBucket`.
+   *
+   * @default reports are kept until you delete them ($0.023 per GB-month in S3 Standard)
+   */
+  readonly reportRetention?: Duration;
+  /**
+   * S3 versioning on the made bucket: a deleted report can be recovered. With `reportRetention`, an expired report's
+   * noncurrent version is removed a day later. Not with `reportBucket`.
+   *
+   * @default false (the reports are write-once already: a second write of a report is refused)
+   */
+  readonly versioned?: boolean;
+  /**
    * The alarms: where they go, their thresholds, or none at all.
    *
    * @default every alarm, at its first occurrence, to a new SNS topic without subscriptions
@@ -297,7 +328,7 @@ export class ScheduledJobs extends Construct {
   /** The occurrence rows: one per job and scheduled time, plus each job's running slot and state. */
   readonly table: dynamodb.Table;
   /** The reports, written once each at `reports/<jobId>/<scheduledTime>.<ext>`. */
-  readonly reportBucket: s3.Bucket;
+  readonly reportBucket: s3.IBucket;
   /** Announces each report once (FIFO); subscribe your own SQS FIFO queue, or read `reportReadyQueue`. */
   readonly reportReadyTopic: sns.Topic;
   /** Subscribed to the topic with raw delivery, so announcements are kept even before anyone else subscribes. */
@@ -338,7 +369,9 @@ export class ScheduledJobs extends Construct {
     // Before anything is built: every resource under this construct takes the key (lib/encryption.ts).
     if (props.encryptionKey !== undefined) useEncryptionKey(this, props.encryptionKey);
     this.table = occurrenceTable(this, removalPolicy);
-    this.reportBucket = reportBucket(this, removalPolicy);
+    this.reportBucket =
+      props.reportBucket ??
+      reportBucket(this, removalPolicy, { retention: props.reportRetention, versioned: props.versioned });
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
     // One namespace per stack, so that two deployments in one account do not add up each other's counts.
     this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
@@ -347,7 +380,14 @@ export class ScheduledJobs extends Construct {
         // The calls the app made that were rejected, all of them, before anything is bundled (deferred-bundling.ts);
         // thrown rather than returned, so that the app's error is the ValidationError with its problems.
         if (this.rejected.size > 0) throw this.rejected.error();
-        return this.idleProblems();
+        return [
+          ...this.idleProblems(),
+          ...reportRetentionProblems(
+            `ScheduledJobs ${this.node.path}`,
+            this.props.reportRetention,
+            [...this.workersById.values()].flatMap((w) => w.settings),
+          ),
+        ];
       },
     });
     if (props.stackOutputs !== false) this.addStackOutputs();
@@ -370,6 +410,7 @@ export class ScheduledJobs extends Construct {
       ...stateChangeEventsProblems(`ScheduledJobs ${this.node.path}.stateChangeEvents`, this.props.stateChangeEvents),
       ...tracingProblems(`ScheduledJobs ${this.node.path}.tracing`, this.props.tracing),
       ...encryptionKeyProblems(`ScheduledJobs ${this.node.path}.encryptionKey`, this.props.encryptionKey),
+      ...reportBucketPropsProblems(`ScheduledJobs ${this.node.path}`, this.props),
     ];
     if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;

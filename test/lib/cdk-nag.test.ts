@@ -83,11 +83,17 @@ describe('cdk-nag AwsSolutions', () => {
     expect(jobs.workers.size).toBe(3);
   });
 
-  it('finds nothing unacknowledged in a stack with a customer-managed key (encryptionKey), its key grants included', () => {
+  it("finds nothing unacknowledged with a customer-managed key (encryptionKey) or a bucket of the app's own (reportBucket)", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-keyed-'));
     try {
       const app = new App({ outdir: dir, context: { 'aws:cdk:bundling-stacks': [] } });
       policiesStack(app, 'Keyed', true);
+      const given = new Stack(app, 'GivenBucket');
+      const jobs = new ScheduledJobs(given, 'Jobs', {
+        reportBucket: s3.Bucket.fromBucketName(given, 'Reports', 'team-reports'),
+      });
+      jobs.addJob('nightly', { schedule: ScheduleExpression.expression('rate(1 day)'), entry: WORKER_ENTRY });
+      jobs.grantViewJobs(new iam.Role(given, 'Viewer', { assumedBy: new iam.AccountRootPrincipal() }));
       Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
       let error: Error | undefined;
       try {
