@@ -111,17 +111,3 @@ export function grantKeyUse(grantee: iam.IGrantable, key: kms.IKey | undefined, 
   if (statement !== undefined) byKey.set(key, statement);
   return grant;
 }
-
-/**
- * The key's use by the role with this ARN, a role of the stack's that the construct holding it does not expose:
- * the role aws-scheduler-targets makes for the schedules, which sends a failed invocation to the encrypted
- * SchedulerDeadLetterQueue.
- */
-export function grantKeyUseToRoleArn(scope: IConstruct, roleArn: string, key: kms.IKey | undefined): void {
-  if (key === undefined) return;
-  const role = Stack.of(scope)
-    .node.findAll()
-    .find((c): c is iam.Role => c instanceof iam.Role && c.roleArn === roleArn);
-  if (role === undefined) throw new Error(`${scope.node.path}: no role of the stack has the ARN ${roleArn}`);
-  grantKeyUse(role, key, 'write');
-}

@@ -36,10 +36,10 @@ import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
-import { encryptionKeyProblems, grantKeyUse, grantKeyUseToRoleArn, useEncryptionKey } from './encryption';
+import { encryptionKeyProblems, grantKeyUse, useEncryptionKey } from './encryption';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
-import { allow, type FunctionLogging } from './job-function';
+import { allow, type FunctionLogging, runtimeProblems, useRuntime } from './job-function';
 import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
 import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
@@ -91,6 +91,7 @@ import {
   scheduleRegistryTable,
 } from './runtime-schedules';
 import { ScheduledJob } from './scheduled-job';
+import { configureSchedulerRole } from './scheduler-role';
 import { STACK_OUTPUTS } from './stack-outputs';
 import {
   type StateChangeEventsOptions,
@@ -135,6 +136,15 @@ export const REGISTRY_ENVIRONMENT_BYTES = 250;
  */
 export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
+
+/** A `permissionsBoundary` that is not a managed policy, named by `where`. */
+function permissionsBoundaryProblems(where: string, boundary: unknown): string[] {
+  if (boundary === undefined || typeof (boundary as Partial<iam.IManagedPolicy>)?.managedPolicyArn === 'string')
+    return [];
+  return [
+    `${where}: must be an iam.IManagedPolicy (iam.ManagedPolicy.fromManagedPolicyName(...)), got ${quoteValue(boundary)}`,
+  ];
+}
 
 /** A `tracing` that is not a lambda.Tracing, named by `where`. */
 function tracingProblems(where: string, tracing: unknown): string[] {
@@ -222,6 +232,21 @@ export interface ScheduledJobsProps {
    * @default false (the reports are write-once already: a second write of a report is refused)
    */
   readonly versioned?: boolean;
+  /**
+   * The Node.js runtime of every function of the stack: the trigger, the notifier, the reconciler, the events
+   * function and each worker (a worker's own `runtime` wins). Node.js 20 or newer; the functions are bundled for it.
+   *
+   * @default lambda.Runtime.NODEJS_24_X
+   */
+  readonly runtime?: lambda.Runtime;
+  /**
+   * A permissions boundary on every IAM role the construct makes: each function's, and the role Scheduler invokes
+   * the trigger with. Applied with `iam.PermissionsBoundary.of`; a worker's own `role` is yours to bound. It must
+   * allow what the grants allow (docs/platform.md lists the services).
+   *
+   * @default none
+   */
+  readonly permissionsBoundary?: iam.IManagedPolicy;
   /**
    * The alarms: where they go, their thresholds, or none at all.
    *
@@ -366,8 +391,11 @@ export class ScheduledJobs extends Construct {
     validatedCall(ScheduledJobs, () => this.checkProps());
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.removalPolicy = removalPolicy;
-    // Before anything is built: every resource under this construct takes the key (lib/encryption.ts).
+    // Before anything is built: every resource under this construct takes the key (lib/encryption.ts), every function
+    // the runtime; the boundary reaches every role made under it (and the schedules' role: configureSchedulerRole).
     if (props.encryptionKey !== undefined) useEncryptionKey(this, props.encryptionKey);
+    if (props.runtime !== undefined) useRuntime(this, props.runtime);
+    if (props.permissionsBoundary !== undefined) iam.PermissionsBoundary.of(this).apply(props.permissionsBoundary);
     this.table = occurrenceTable(this, removalPolicy);
     this.reportBucket =
       props.reportBucket ??
@@ -411,6 +439,11 @@ export class ScheduledJobs extends Construct {
       ...tracingProblems(`ScheduledJobs ${this.node.path}.tracing`, this.props.tracing),
       ...encryptionKeyProblems(`ScheduledJobs ${this.node.path}.encryptionKey`, this.props.encryptionKey),
       ...reportBucketPropsProblems(`ScheduledJobs ${this.node.path}`, this.props),
+      ...runtimeProblems(`ScheduledJobs ${this.node.path}.runtime`, this.props.runtime),
+      ...permissionsBoundaryProblems(
+        `ScheduledJobs ${this.node.path}.permissionsBoundary`,
+        this.props.permissionsBoundary,
+      ),
     ];
     if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;
@@ -776,7 +809,7 @@ export class ScheduledJobs extends Construct {
     const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
-      grantKeyUseToRoleArn(this, schedule.targetRoleArn, this.props.encryptionKey);
+      configureSchedulerRole(this, schedule.targetRoleArn, this.props);
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
