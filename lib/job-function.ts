@@ -1,5 +1,5 @@
 /**
- * The shared shape of the stack's Lambda functions: newest Node.js runtime on Graviton, bundled locally by esbuild
+ * The shared shape of the stack's Lambda functions: newest Node.js runtime (or the app's choice) on Graviton, bundled locally by esbuild
  * (no Docker), and a log group of its own so that log retention is set rather than forever.
  */
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
@@ -7,10 +7,50 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
+import { quoteValue } from '../functions/protocol/quote-value';
 import { BUNDLED_HANDLER, DeferredBundledCode } from './deferred-bundling';
+import { encryptionKeyOf } from './encryption';
 
+/** The default runtime: the newest Node.js Lambda runs. */
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
+/** The oldest Node.js the functions are built for (package.json's engines). */
+export const LOWEST_NODE_MAJOR = 20;
+
+/** A `runtime` that is not a Node.js runtime the functions support, named by `where`. */
+export function runtimeProblems(where: string, runtime: unknown): string[] {
+  if (runtime === undefined) return [];
+  if (!(runtime instanceof lambda.Runtime))
+    return [`${where}: must be a lambda.Runtime such as lambda.Runtime.NODEJS_22_X, got ${quoteValue(runtime)}`];
+  const major = /^nodejs(\d+)\.x$/.exec(runtime.name)?.[1];
+  if (runtime.family !== lambda.RuntimeFamily.NODEJS || major === undefined)
+    return [
+      `${where}: must be a Node.js runtime (nodejs<version>.x), got ${runtime.name}: the functions are TypeScript bundled for Node.js`,
+    ];
+  if (Number(major) < LOWEST_NODE_MAJOR)
+    return [
+      `${where}: must be Node.js ${LOWEST_NODE_MAJOR} or newer (lambda.Runtime.NODEJS_${LOWEST_NODE_MAJOR}_X), got ${runtime.name}: ` +
+        'the functions and the AWS SDK they bundle need it',
+    ];
+  return [];
+}
+
+/** The stack-wide runtime of the functions built under a scope (ScheduledJobsProps.runtime). */
+const runtimesByScope = new WeakMap<IConstruct, lambda.Runtime>();
+
+/** Makes `runtime` the runtime of every function built under `scope` that is not given one of its own. */
+export function useRuntime(scope: IConstruct, runtime: lambda.Runtime): void {
+  runtimesByScope.set(scope, runtime);
+}
+
+function runtimeOf(scope: IConstruct): lambda.Runtime {
+  const scopes = scope.node.scopes;
+  for (let i = scopes.length - 1; i >= 0; i--) {
+    const runtime = runtimesByScope.get(scopes[i]);
+    if (runtime !== undefined) return runtime;
+  }
+  return FUNCTION_RUNTIME;
+}
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
 export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 /** Lambda's START/END/REPORT lines off (WARN), the functions' INFO lines on: see FunctionLogging. */
@@ -73,6 +113,13 @@ export interface JobFunctionProps
     'entry' | 'runtime' | 'bundling' | 'logGroup' | 'logRetention' | 'timeout' | 'role'
   > {
   readonly entry: string;
+  /** Default: the ScheduledJobs' runtime (useRuntime), else FUNCTION_RUNTIME. */
+  readonly runtime?: lambda.Runtime;
+  /**
+   * The function's execution role; default one of its own. A given role gets the same statements (the log group's,
+   * the grants), unless it is imported immutable: then they are the role owner's to add (docs/platform.md).
+   */
+  readonly role?: iam.IRole;
   /** The user's log group; default: one of the function's own, kept for `logRetention`. */
   readonly logGroup?: logs.ILogGroup;
   /** Default LOG_RETENTION. Not through the deprecated logRetention of Function, which adds a custom resource. */
@@ -96,21 +143,27 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     architecture,
     logRetention,
     logging,
+    runtime: givenRuntime,
+    role: givenRole,
     ...rest
   } = props;
+  const runtime = givenRuntime ?? runtimeOf(scope);
   const logGroup =
     props.logGroup ??
     new logs.LogGroup(scope, `${id}Logs`, {
       retention: logRetention ?? LOG_RETENTION,
       removalPolicy: logRemovalPolicy,
+      encryptionKey: encryptionKeyOf(scope),
     });
   // A role of its own instead of AWSLambdaBasicExecutionRole, whose log permissions reach every log group in the
   // account: this one may write only to the function's own log group, which exists before the function does.
-  const role = new iam.Role(scope, `${id}Role`, {
-    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description: `Runs the ${id} function`,
-  });
-  role.addToPolicy(
+  const role =
+    givenRole ??
+    new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs the ${id} function`,
+    });
+  role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
       resources: [logGroup.logGroupArn],
@@ -119,7 +172,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
   if (props.vpc !== undefined) {
     // What AWSLambdaVPCAccessExecutionRole grants, without its logs:* on every log group: the function's network
     // interfaces in the VPC. These actions have no resource-level permissions.
-    role.addToPolicy(
+    role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: [
           'ec2:CreateNetworkInterface',
@@ -137,7 +190,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     role,
     memorySize: 256,
     ...rest,
-    runtime: FUNCTION_RUNTIME,
+    runtime,
     architecture: architecture ?? FUNCTION_ARCHITECTURE,
     timeout: Duration.seconds(timeoutSeconds),
     logGroup,
@@ -149,7 +202,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     // Bundled when the template is resolved, after every construct's validation: deferred-bundling.ts.
     code: new DeferredBundledCode({
       entry,
-      runtime: FUNCTION_RUNTIME,
+      runtime,
       architecture: architecture ?? FUNCTION_ARCHITECTURE,
       bundling: withStackBundling(bundling),
       depsLockFilePath: rest.depsLockFilePath,

@@ -38,7 +38,8 @@ import {
   workerLimits,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
-import { allow, type FunctionLogging, jobFunction } from './job-function';
+import { grantKeyUse } from './encryption';
+import { allow, type FunctionLogging, jobFunction, runtimeProblems } from './job-function';
 import type { JobSchedule } from './job-schedules';
 import type { WorkerAlarms } from './jobs-monitoring';
 import { deadLetterMessages, functionErrors, functionThrottles, type WorkerMetricName, workerMetric } from './metrics';
@@ -46,8 +47,8 @@ import { secureQueue } from './secure-queue';
 import { warnOfMissingEndpoints, workerEndpoints } from './worker-vpc';
 
 /**
- * How a worker's function is built. Every member has a default; what is not listed here (the runtime, the handler,
- * the role) the stack sets, because the worker protocol depends on it. Given to `addWorker` (that worker), to a job's
+ * How a worker's function is built. Every member has a default; what is not listed here (the handler, the bundling's
+ * format, the log format) the stack sets, because the worker protocol depends on it. Given to `addWorker` (that worker), to a job's
  * `workerOptions` (the worker of its own `entry`) or as `defaultWorkerOptions` (only the workers of jobs with their
  * own `entry`). With `vpc`, the worker must reach DynamoDB, S3 and SQS from its subnets (a NAT or VPC endpoints;
  * `cdk synth` warns of missing endpoints in isolated subnets): docs/vpc.md.
@@ -65,6 +66,20 @@ export interface JobWorkerOptions
     | 'ephemeralStorageSize'
     | 'reservedConcurrentExecutions'
   > {
+  /**
+   * The worker's Node.js runtime, Node.js 20 or newer.
+   *
+   * @default the ScheduledJobs' `runtime` (lambda.Runtime.NODEJS_24_X)
+   */
+  readonly runtime?: lambda.Runtime;
+  /**
+   * The worker's execution role, instead of one of its own: assumable by `lambda.amazonaws.com`. The worker's
+   * statements (its log group, its rows, reports and queue, the key) are added to it; a role imported with
+   * `{ mutable: false }` gets none, and must have them already (docs/platform.md lists them).
+   *
+   * @default a role of the worker's own, with exactly its grants
+   */
+  readonly role?: iam.IRole;
   /**
    * The function's memory, in MiB.
    *
@@ -200,6 +215,9 @@ export function workerPropsProblems(props: JobWorkerProps, where: string): strin
     problems.push(
       `${where}.memorySize: must be a whole number of MiB from 128 to 10240, got ${quoteValue(props.memorySize)}`,
     );
+  problems.push(...runtimeProblems(`${where}.runtime`, props.runtime));
+  if (props.role !== undefined && typeof (props.role as Partial<iam.IRole>)?.roleArn !== 'string')
+    problems.push(`${where}.role: must be an iam.IRole, got ${quoteValue(props.role)}`);
   if (props.logGroup !== undefined && props.logRetention !== undefined)
     problems.push(
       `${where}.logRetention: give logRetention or logGroup, not both (a given log group keeps its own retention)`,
@@ -416,6 +434,10 @@ export class JobWorker extends Construct implements iam.IGrantable {
       }),
     );
     this.function.addToRolePolicy(this.reportObjects);
+    // Under a customer-managed key: the rows, the reports (SSE-KMS), the buffered head's message. The queue's receive
+    // is granted by the event source.
+    grantKeyUse(this.function, table.encryptionKey, 'write');
+    grantKeyUse(this.function, this.reportBucket.encryptionKey, 'write');
     // Without ListBucket, HeadObject/GetObject of a missing key answers 403 instead of 404.
     allow(this.function, ['s3:ListBucket'], [this.reportBucket.bucketArn]);
   }

@@ -25,6 +25,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { MetricName } from '../functions/protocol/metric-names';
 import { quoteValue } from '../functions/protocol/quote-value';
+import { encryptionKeyOf } from './encryption';
 import { ValidationError } from './errors';
 import {
   DEFAULT_METRIC_PERIOD,
@@ -431,7 +432,12 @@ export class JobsMonitoring extends Construct {
   /** The new topic, or the user's, with each e-mail address subscribed. */
   private topicOf(options: JobsAlarmsOptions): sns.ITopic {
     const topic =
-      options.topic ?? new sns.Topic(this, 'AlarmTopic', { displayName: 'Scheduled jobs alarms', enforceSSL: true });
+      options.topic ??
+      new sns.Topic(this, 'AlarmTopic', {
+        displayName: 'Scheduled jobs alarms',
+        enforceSSL: true,
+        masterKey: encryptionKeyOf(this),
+      });
     for (const address of options.emailAddresses ?? []) topic.addSubscription(new EmailSubscription(address));
     return topic;
   }

@@ -12,7 +12,7 @@ import type { JobWorker } from './job-worker';
 
 /** What the acknowledgements name of a ScheduledJobs: the shared pieces, as ScheduledJobs has them. */
 export interface AcknowledgedPieces extends IConstruct {
-  readonly reportBucket: IConstruct;
+  readonly reportBucket: IConstruct & { readonly bucketArn: string };
   readonly reportReadyQueue: IConstruct;
   readonly triggerFunction: lambda.IFunction;
   readonly notifierFunction: lambda.IFunction;
@@ -37,6 +37,22 @@ const arnOf = (construct: IConstruct) => {
   return `<${Stack.of(construct).getLogicalId(element)}.Arn>`;
 };
 
+/**
+ * The report bucket's ARN as cdk-nag writes it in a finding: `<LogicalId.Arn>` for the made bucket, the ARN for a
+ * bucket given by name or ARN (its references, such as the partition, as `<AWS::Partition>`).
+ */
+const bucketArnOf = (bucket: IConstruct & { readonly bucketArn: string }): string => {
+  const render = (node: unknown): string => {
+    if (typeof node === 'string') return node;
+    const intrinsic = node as { Ref?: string; 'Fn::GetAtt'?: string[]; 'Fn::Join'?: [string, unknown[]] };
+    if (intrinsic.Ref !== undefined) return `<${intrinsic.Ref}>`;
+    if (intrinsic['Fn::GetAtt'] !== undefined) return `<${intrinsic['Fn::GetAtt'].join('.')}>`;
+    if (intrinsic['Fn::Join'] !== undefined) return intrinsic['Fn::Join'][1].map(render).join(intrinsic['Fn::Join'][0]);
+    return JSON.stringify(node);
+  };
+  return render(Stack.of(bucket).resolve(bucket.bucketArn));
+};
+
 /** The function's role: jobFunction gives every function of the stack one of its own. */
 const roleOf = (fn: lambda.IFunction): IConstruct => {
   if (fn.role === undefined) throw new Error(`${fn.node.path}: a function without a role`);
@@ -46,7 +62,7 @@ const roleOf = (fn: lambda.IFunction): IConstruct => {
 /** A worker's report objects, one wildcard per job it runs: acknowledged as each job is added. */
 export function acknowledgeWorkerReportFindings(jobs: AcknowledgedPieces, worker: JobWorker, jobId: string): void {
   acknowledge(roleOf(worker.function), {
-    id: wildcard(`${arnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}${jobId}/*`),
+    id: wildcard(`${bucketArnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}${jobId}/*`),
     reason:
       'The worker writes one report per occurrence at reports/{jobId}/{scheduledTime}.{ext}, keys not known ' +
       `at deploy time; s3:GetObject and s3:PutObject are limited to the reports/${jobId}/ prefix of the stack's own bucket.`,
@@ -103,7 +119,7 @@ export function acknowledgeViewerFindings(jobs: AcknowledgedPieces, grantee: iam
         'name its jobs when a job id is unknown.',
     },
     {
-      id: wildcard(`${arnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}*`),
+      id: wildcard(`${bucketArnOf(jobs.reportBucket)}/${REPORT_KEY_PREFIX}*`),
       reason:
         'The reports are keyed reports/{jobId}/{scheduledTime}.{ext}, keys not known at deploy time; s3:GetObject ' +
         "only, on the reports/ prefix of the stack's own bucket, to download them from the console.",
@@ -249,4 +265,18 @@ export function acknowledgeTracingFindings(fn: lambda.IFunction): void {
       'Resource * is xray:PutTraceSegments and xray:PutTelemetryRecords, granted by Lambda tracing (the tracing ' +
       'option), which have no resource-level permissions; they write traces only.',
   });
+}
+
+/**
+ * A stream function's failure queue under a customer-managed key (encryptionKey): aws-cdk-lib's SqsDlq grants the
+ * function the queue's key with `kms:GenerateDataKey*` and `kms:ReEncrypt*`, on that one key.
+ */
+export function acknowledgeFailureQueueKeyFindings(fn: lambda.IFunction): void {
+  for (const action of ['kms:GenerateDataKey*', 'kms:ReEncrypt*'])
+    acknowledge(roleOf(fn), {
+      id: `AwsSolutions-IAM5[Action::${action}]`,
+      reason:
+        `${action} on the stack's own key only, granted by aws-cdk-lib's SqsDlq so that the stream event source can ` +
+        "send a failed batch's description to the encrypted failure queue.",
+    });
 }

@@ -29,8 +29,10 @@ import {
   TRIGGER_ASYNC_RETRY_ATTEMPTS,
 } from '../functions/protocol/worker-limits';
 import { ENV } from '../functions/runtime-env';
+import { grantKeyUse } from './encryption';
 import { handlerEntry } from './handler-entry';
 import { allow, type FunctionLogging, jobFunction } from './job-function';
+import { acknowledgeFailureQueueKeyFindings } from './nag-acknowledgements';
 import { statusIndexArn } from './occurrence-storage';
 import { secureQueue } from './secure-queue';
 
@@ -83,6 +85,8 @@ export function triggerFunction(scope: Construct, resources: OccurrenceResources
   });
   // sqs:SendMessage on each worker's queue is granted as the worker is added (ScheduledJobs.addWorker).
   allow(fn, ['dynamodb:PutItem'], [table.tableArn]);
+  // Under a customer-managed key: the row, the worker queues and its own dead-letter queue (Lambda sends with its role).
+  grantKeyUse(fn, table.encryptionKey, 'write');
   return { fn, deadLetterQueue };
 }
 
@@ -111,6 +115,8 @@ export function notifierFunction(scope: Construct, resources: OccurrenceResource
   // GetItem: a stream record older than a minute is announced from the row as it is now, not from its image.
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
   allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
+  // Under a customer-managed key: the row, the stream and the announcement (the topic shares the key).
+  grantKeyUse(fn, table.encryptionKey, 'write');
   fn.addEventSource(
     new DynamoEventSource(table, {
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
@@ -123,6 +129,7 @@ export function notifierFunction(scope: Construct, resources: OccurrenceResource
       filters: [succeededTransitionFilter()],
     }),
   );
+  if (table.encryptionKey !== undefined) acknowledgeFailureQueueKeyFindings(fn);
   return { fn, failureQueue };
 }
 
@@ -177,6 +184,8 @@ export function reconcilerFunction(
   allow(fn, ['dynamodb:Query'], [statusIndexArn(table)]);
   allow(fn, ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]);
   allow(fn, ['sns:Publish'], [reportReadyTopic.topicArn]);
+  // Under a customer-managed key: the rows, the re-enqueue and the announcement.
+  grantKeyUse(fn, table.encryptionKey, 'write');
   const rule = new events.Rule(scope, 'ReconcilerSchedule', {
     description: `Runs the reconciler every ${RECONCILE_EVERY_MINUTES} minutes`,
     schedule: events.Schedule.rate(Duration.minutes(RECONCILE_EVERY_MINUTES)),

@@ -6,6 +6,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { encryptionKeyOf } from './encryption';
 import { secureQueue } from './secure-queue';
 
 export interface ReportAnnouncements {
@@ -21,6 +22,7 @@ export function reportAnnouncements(scope: Construct): ReportAnnouncements {
     fifo: true,
     contentBasedDeduplication: false,
     enforceSSL: true,
+    masterKey: encryptionKeyOf(scope),
   });
   const queue = secureQueue(scope, 'ReportReadyQueue', { fifo: true });
   topic.addSubscription(new SqsSubscription(queue, { rawMessageDelivery: true }));

@@ -12,7 +12,9 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { REGISTRY_TABLE } from '../functions/protocol/schedule-registry';
+import { encryptionKeyOf, grantKeyUse } from './encryption';
 import type { KeyedJobSchedule } from './job-schedules';
+import { tableEncryption } from './occurrence-storage';
 
 /** The actions on one job's registry rows: read-modify-write with conditions, and its listing by key prefix. */
 const ROW_ACTIONS = [
@@ -34,7 +36,7 @@ const GROUP_ACTIONS = [
 
 /**
  * The registry table, by the names the store reads it with (REGISTRY_TABLE, functions/protocol/schedule-registry.ts):
- * PAY_PER_REQUEST, point-in-time recovery, AWS-managed encryption and the removal policy of the
+ * PAY_PER_REQUEST, point-in-time recovery, the occurrence table's encryption and the removal policy of the
  * occurrence table (occurrence-storage.ts), since losing it loses every app-created schedule's definition. Both
  * indexes project ALL: the sweep re-projects a row and the audit compares whole rows, from the index alone.
  */
@@ -45,7 +47,7 @@ export function scheduleRegistryTable(scope: Construct, removalPolicy: RemovalPo
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     timeToLiveAttribute: REGISTRY_TABLE.ttlAttribute,
-    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    ...tableEncryption(encryptionKeyOf(scope)),
     removalPolicy,
   });
   for (const index of [REGISTRY_TABLE.syncIndex, REGISTRY_TABLE.auditIndex]) {
@@ -118,6 +120,8 @@ export function grantManageKeyedSchedules(grantee: iam.IGrantable, parts: KeyedJ
     iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:GetSchedule'], resourceArns: [schedules.scheduleArn] }),
     iam.Grant.addToPrincipal({ grantee, actions: ['scheduler:ListSchedules'], resourceArns: ['*'] }),
     grantPassRoleToScheduler(grantee, schedules.targetRoleArn),
+    // Under a customer-managed key, the rows are read and written with it.
+    grantKeyUse(grantee, registry.encryptionKey, 'write'),
   ];
   return grants.reduce((all, grant) => all.combine(grant));
 }
@@ -128,6 +132,7 @@ export function grantManageKeyedSchedules(grantee: iam.IGrantable, parts: KeyedJ
  * and remove tombstones. ListSchedules has no resource-level permissions. Added once, with the table.
  */
 export function allowReconcileRegistry(fn: iam.IGrantable, registry: dynamodb.ITable): void {
+  grantKeyUse(fn, registry.encryptionKey, 'write');
   fn.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],

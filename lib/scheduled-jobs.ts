@@ -17,11 +17,12 @@
  * and the first such job the schedule registry table, which the reconciler then keeps Scheduler in step with
  * (runtime-schedules.ts, docs/runtime-schedules.md).
  */
-import { CfnOutput, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, type Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -35,9 +36,10 @@ import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
+import { encryptionKeyProblems, grantKeyUse, useEncryptionKey } from './encryption';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
-import { allow, type FunctionLogging } from './job-function';
+import { allow, type FunctionLogging, runtimeProblems, useRuntime } from './job-function';
 import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
 import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
@@ -72,7 +74,13 @@ import {
   reconcilerFunction,
   triggerFunction,
 } from './occurrence-functions';
-import { occurrenceTable, reportBucket, statusIndexArn } from './occurrence-storage';
+import {
+  occurrenceTable,
+  reportBucket,
+  reportBucketPropsProblems,
+  reportRetentionProblems,
+  statusIndexArn,
+} from './occurrence-storage';
 import { RejectedCalls } from './rejected-calls';
 import { reportAnnouncements } from './report-announcements';
 import {
@@ -83,6 +91,7 @@ import {
   scheduleRegistryTable,
 } from './runtime-schedules';
 import { ScheduledJob } from './scheduled-job';
+import { configureSchedulerRole } from './scheduler-role';
 import { STACK_OUTPUTS } from './stack-outputs';
 import {
   type StateChangeEventsOptions,
@@ -127,6 +136,15 @@ export const REGISTRY_ENVIRONMENT_BYTES = 250;
  */
 export const KEYED_JOB_ENVIRONMENT_BYTES = 67;
 const REGISTRY_JOBS_NAME_BYTES = 16;
+
+/** A `permissionsBoundary` that is not a managed policy, named by `where`. */
+function permissionsBoundaryProblems(where: string, boundary: unknown): string[] {
+  if (boundary === undefined || typeof (boundary as Partial<iam.IManagedPolicy>)?.managedPolicyArn === 'string')
+    return [];
+  return [
+    `${where}: must be an iam.IManagedPolicy (iam.ManagedPolicy.fromManagedPolicyName(...)), got ${quoteValue(boundary)}`,
+  ];
+}
 
 /** A `tracing` that is not a lambda.Tracing, named by `where`. */
 function tracingProblems(where: string, tracing: unknown): string[] {
@@ -178,6 +196,57 @@ export interface ScheduledJobsProps {
    * @default RemovalPolicy.RETAIN: deleting the stack keeps the history and the reports
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * A customer-managed KMS key for the data at rest: the occurrence and schedule registry tables, the report bucket
+   * (SSE-KMS with a bucket key), every queue and dead-letter queue, the SNS topics and the functions' log groups.
+   * Every function, role and `grant*` gets `kms:Decrypt` where it reads and `kms:GenerateDataKey` where it writes.
+   * A `kms.Key` of your app gets the policy statements CloudWatch Logs and alarms need; a key imported by ARN must
+   * have them already (docs/platform.md). Give the key, not an alias. About $1 a month per key, plus $0.03 per
+   * 10,000 requests (the bucket key keeps S3's few).
+   *
+   * @default AWS-managed encryption: DynamoDB's and S3's own keys, SQS-managed SSE, no key for the topics and logs
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
+   * A bucket of your own for the reports, instead of the one the construct makes. The workers write each report once
+   * (`If-None-Match: *`) under `reports/`, and every grant names this bucket, as with the made one. What the made bucket
+   * has is then yours to set: block public access, an SSL-only bucket policy, encryption (a bucket with a KMS key of
+   * its own: give the key as `s3.Bucket.fromBucketAttributes({ encryptionKey })` so the grants include it), its
+   * lifecycle and removal policy (`removalPolicy` does not reach it). docs/platform.md.
+   *
+   * @default a bucket of the construct's own: private, SSL only, encrypted, kept on stack deletion
+   */
+  readonly reportBucket?: s3.IBucket;
+  /**
+   * How long the made bucket keeps a report: an expiry rule on `reports/`, in whole days. It must outlive every
+   * job's occurrence rows (the job's `retention`, 90 days by default, plus 2 days for DynamoDB's deletion), so that no
+   * row links to an expired report; the synth refuses a shorter one. Not with `reportBucket`.
+   *
+   * @default reports are kept until you delete them ($0.023 per GB-month in S3 Standard)
+   */
+  readonly reportRetention?: Duration;
+  /**
+   * S3 versioning on the made bucket: a deleted report can be recovered. With `reportRetention`, an expired report's
+   * noncurrent version is removed a day later. Not with `reportBucket`.
+   *
+   * @default false (the reports are write-once already: a second write of a report is refused)
+   */
+  readonly versioned?: boolean;
+  /**
+   * The Node.js runtime of every function of the stack: the trigger, the notifier, the reconciler, the events
+   * function and each worker (a worker's own `runtime` wins). Node.js 20 or newer; the functions are bundled for it.
+   *
+   * @default lambda.Runtime.NODEJS_24_X
+   */
+  readonly runtime?: lambda.Runtime;
+  /**
+   * A permissions boundary on every IAM role the construct makes: each function's, and the role Scheduler invokes
+   * the trigger with. Applied with `iam.PermissionsBoundary.of`; a worker's own `role` is yours to bound. It must
+   * allow what the grants allow (docs/platform.md lists the services).
+   *
+   * @default none
+   */
+  readonly permissionsBoundary?: iam.IManagedPolicy;
   /**
    * The alarms: where they go, their thresholds, or none at all.
    *
@@ -284,7 +353,7 @@ export class ScheduledJobs extends Construct {
   /** The occurrence rows: one per job and scheduled time, plus each job's running slot and state. */
   readonly table: dynamodb.Table;
   /** The reports, written once each at `reports/<jobId>/<scheduledTime>.<ext>`. */
-  readonly reportBucket: s3.Bucket;
+  readonly reportBucket: s3.IBucket;
   /** Announces each report once (FIFO); subscribe your own SQS FIFO queue, or read `reportReadyQueue`. */
   readonly reportReadyTopic: sns.Topic;
   /** Subscribed to the topic with raw delivery, so announcements are kept even before anyone else subscribes. */
@@ -322,8 +391,15 @@ export class ScheduledJobs extends Construct {
     validatedCall(ScheduledJobs, () => this.checkProps());
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.removalPolicy = removalPolicy;
+    // Before anything is built: every resource under this construct takes the key (lib/encryption.ts), every function
+    // the runtime; the boundary reaches every role made under it (and the schedules' role: configureSchedulerRole).
+    if (props.encryptionKey !== undefined) useEncryptionKey(this, props.encryptionKey);
+    if (props.runtime !== undefined) useRuntime(this, props.runtime);
+    if (props.permissionsBoundary !== undefined) iam.PermissionsBoundary.of(this).apply(props.permissionsBoundary);
     this.table = occurrenceTable(this, removalPolicy);
-    this.reportBucket = reportBucket(this, removalPolicy);
+    this.reportBucket =
+      props.reportBucket ??
+      reportBucket(this, removalPolicy, { retention: props.reportRetention, versioned: props.versioned });
     ({ topic: this.reportReadyTopic, queue: this.reportReadyQueue } = reportAnnouncements(this));
     // One namespace per stack, so that two deployments in one account do not add up each other's counts.
     this.metricsNamespace = `ScheduledJobs/${Stack.of(this).stackName}`;
@@ -332,7 +408,14 @@ export class ScheduledJobs extends Construct {
         // The calls the app made that were rejected, all of them, before anything is bundled (deferred-bundling.ts);
         // thrown rather than returned, so that the app's error is the ValidationError with its problems.
         if (this.rejected.size > 0) throw this.rejected.error();
-        return this.idleProblems();
+        return [
+          ...this.idleProblems(),
+          ...reportRetentionProblems(
+            `ScheduledJobs ${this.node.path}`,
+            this.props.reportRetention,
+            [...this.workersById.values()].flatMap((w) => w.settings),
+          ),
+        ];
       },
     });
     if (props.stackOutputs !== false) this.addStackOutputs();
@@ -354,6 +437,13 @@ export class ScheduledJobs extends Construct {
       ...jobsAlarmsProblems(this.props.alarms),
       ...stateChangeEventsProblems(`ScheduledJobs ${this.node.path}.stateChangeEvents`, this.props.stateChangeEvents),
       ...tracingProblems(`ScheduledJobs ${this.node.path}.tracing`, this.props.tracing),
+      ...encryptionKeyProblems(`ScheduledJobs ${this.node.path}.encryptionKey`, this.props.encryptionKey),
+      ...reportBucketPropsProblems(`ScheduledJobs ${this.node.path}`, this.props),
+      ...runtimeProblems(`ScheduledJobs ${this.node.path}.runtime`, this.props.runtime),
+      ...permissionsBoundaryProblems(
+        `ScheduledJobs ${this.node.path}.permissionsBoundary`,
+        this.props.permissionsBoundary,
+      ),
     ];
     if (problems.length > 0) throw new ValidationError(problems);
     const prefix = this.outputPrefix;
@@ -719,6 +809,7 @@ export class ScheduledJobs extends Construct {
     const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
+      configureSchedulerRole(this, schedule.targetRoleArn, this.props);
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
@@ -812,13 +903,15 @@ export class ScheduledJobs extends Construct {
       grantee,
       actions: ['dynamodb:Query'],
       resourceArns: [this.table.tableArn, statusIndexArn(this.table)],
-    }).combine(
-      iam.Grant.addToPrincipal({
-        grantee,
-        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
-        resourceArns: [this.table.tableArn],
-      }),
-    );
+    })
+      .combine(
+        iam.Grant.addToPrincipal({
+          grantee,
+          actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+          resourceArns: [this.table.tableArn],
+        }),
+      )
+      .combine(grantKeyUse(grantee, this.table.encryptionKey, 'read'));
   }
 
   /**
@@ -862,6 +955,9 @@ export class ScheduledJobs extends Construct {
       }),
       // The stack's outputs name the table, the bucket, the schedule group and the worker queues.
       iam.Grant.addToPrincipal({ grantee, actions: ['cloudformation:DescribeStacks'], resourceArns: [stack.stackId] }),
+      // Under a customer-managed key: the rows and the reports are decrypted with it.
+      grantKeyUse(grantee, this.table.encryptionKey, 'read'),
+      grantKeyUse(grantee, this.reportBucket.encryptionKey, 'read'),
     ];
     if (this.registry !== undefined) grants.push(grantReadRegistry(grantee, this.registry));
     return grants.reduce((all, grant) => all.combine(grant));
@@ -902,6 +998,8 @@ export class ScheduledJobs extends Construct {
         actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'],
         resourceArns: [this.table.tableArn],
       }),
+      // Under a customer-managed key: the writes above and the messages below.
+      grantKeyUse(grantee, this.table.encryptionKey, 'write'),
       ...[...this.workersById.values()].map((worker) => grantSend(grantee, worker)),
     ];
     if (this.scheduleTargetRoleArn !== undefined) grants.push(grantPassRole(grantee, this.scheduleTargetRoleArn));
@@ -1017,11 +1115,15 @@ function grantReadRegistry(grantee: iam.IGrantable, registry: dynamodb.ITable): 
     grantee,
     actions: ['dynamodb:GetItem', 'dynamodb:Query'],
     resourceArns: [registry.tableArn],
-  });
+  }).combine(grantKeyUse(grantee, registry.encryptionKey, 'read'));
 }
 
 function grantSend(grantee: iam.IGrantable, worker: JobWorker): iam.Grant {
-  return iam.Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [worker.queue.queueArn] });
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['sqs:SendMessage'],
+    resourceArns: [worker.queue.queueArn],
+  }).combine(grantKeyUse(grantee, worker.queue.encryptionMasterKey, 'write'));
 }
 
 /** UpdateSchedule (pause, resume) hands the schedule's target role to Scheduler again; only to Scheduler. */

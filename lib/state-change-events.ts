@@ -22,6 +22,7 @@ import { quoteValue } from '../functions/protocol/quote-value';
 import { ENV } from '../functions/runtime-env';
 import { handlerEntry } from './handler-entry';
 import { type FunctionLogging, jobFunction } from './job-function';
+import { acknowledgeFailureQueueKeyFindings } from './nag-acknowledgements';
 import { secureQueue } from './secure-queue';
 
 /** What ScheduledJobsProps.stateChangeEvents takes besides `true`. */
@@ -133,6 +134,7 @@ export function stateChangeEventsFunction(
       filters: stateChangeFilters(),
     }),
   );
+  if (table.encryptionKey !== undefined) acknowledgeFailureQueueKeyFindings(fn);
   return { fn, failureQueue, eventBus };
 }
 

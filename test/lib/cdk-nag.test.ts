@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
@@ -22,10 +23,12 @@ import { buildTestStack, WORKER_ENTRY } from './fixtures/test-stack';
  * State-change events, a job that pauses itself after failures, an operator role given grantOperateJobs, and two jobs that take their
  * schedules at run time (the registry, their groups), one managed by an app role (grantManageSchedules).
  */
-function policiesStack(app: App): void {
-  const stack = new Stack(app, 'Policies');
+function policiesStack(app: App, id = 'Policies', keyed = false): void {
+  const stack = new Stack(app, id);
+  // With a customer-managed key, every resource and grant of the stack takes it (lib/encryption.ts).
+  const encryptionKey = keyed ? new kms.Key(stack, 'Key', { enableKeyRotation: true }) : undefined;
   // With the state-change events (lib/state-change-events.ts): their function, failure queue and PutEvents grant.
-  const jobs = new ScheduledJobs(stack, 'Jobs', { stateChangeEvents: true });
+  const jobs = new ScheduledJobs(stack, 'Jobs', { stateChangeEvents: true, encryptionKey });
   const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
   jobs.addJob('nightly', {
     schedule: ScheduleExpression.expression('cron(0 2 * * ? *)'),
@@ -78,6 +81,30 @@ describe('cdk-nag AwsSolutions', () => {
     ).toEqual([]);
     expect(error).toBeUndefined();
     expect(jobs.workers.size).toBe(3);
+  });
+
+  it("finds nothing unacknowledged with a customer-managed key (encryptionKey) or a bucket of the app's own (reportBucket)", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'scheduled-jobs-nag-keyed-'));
+    try {
+      const app = new App({ outdir: dir, context: { 'aws:cdk:bundling-stacks': [] } });
+      policiesStack(app, 'Keyed', true);
+      const given = new Stack(app, 'GivenBucket');
+      const jobs = new ScheduledJobs(given, 'Jobs', {
+        reportBucket: s3.Bucket.fromBucketName(given, 'Reports', 'team-reports'),
+      });
+      jobs.addJob('nightly', { schedule: ScheduleExpression.expression('rate(1 day)'), entry: WORKER_ENTRY });
+      jobs.grantViewJobs(new iam.Role(given, 'Viewer', { assumedBy: new iam.AccountRootPrincipal() }));
+      Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+      let error: Error | undefined;
+      try {
+        app.synth();
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error?.message).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('finds nothing unacknowledged in a stack traced with X-Ray (tracing: ACTIVE), its X-Ray grants included', () => {
