@@ -11,7 +11,7 @@ import type { OverlapPolicy } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './ports';
-import { decodeScheduleEvent } from './schedule-event';
+import { decodeScheduleEvent, type ScheduleEvent } from './schedule-event';
 
 /** What records and enqueues an occurrence, as the trigger does. */
 export interface TriggerDeps {
@@ -25,6 +25,12 @@ export interface TriggerDeps {
   readonly logger: Logger;
   /** Default: none recorded. */
   readonly metrics?: Metrics;
+  /**
+   * What a checked event must pass before anything is written: the trigger's check of a run-time schedule's event
+   * against the alias it came through and the registry (runtime-schedule-guard.ts), which may replace its input.
+   * Default: every event (an operator's run or backfill names its job and key itself).
+   */
+  readonly admit?: (event: ScheduleEvent) => Promise<ScheduleEvent>;
 }
 
 /**
@@ -48,14 +54,18 @@ export interface RecordOptions {
   readonly requested?: { readonly by: string; readonly origin: 'run' | 'backfill'; readonly overlap?: OverlapPolicy };
 }
 
-/** Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting. */
+/**
+ * Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting, and what
+ * `deps.admit` throws (ForgedScheduleError) for an event it refuses.
+ */
 export async function recordOccurrence(
   deps: TriggerDeps,
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } =
-    decodeScheduleEvent(event, new Set(deps.queues.keys()));
+  const decoded = decodeScheduleEvent(event, new Set(deps.queues.keys()));
+  const admitted = deps.admit === undefined ? decoded : await deps.admit(decoded);
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } = admitted;
   const queue = deps.queues.get(worker);
   // decodeScheduleEvent accepts only the workers of deps.queues.
   if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);
