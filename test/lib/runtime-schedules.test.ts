@@ -570,11 +570,7 @@ describe('the trust boundary between two run-time-schedule jobs', () => {
         Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       },
     ]);
-    const nightlyRole = (
-      Object.values(json.Resources).find(
-        (r) => r.Type === 'AWS::Scheduler::Schedule' && r.Properties.Name === 'nightly',
-      )?.Properties.Target as TemplateNode
-    ).RoleArn['Fn::GetAtt'][0];
+    const nightlyRole = roleIdOf('nightly');
     expect(JSON.stringify(policiesOf(idOf(appA)))).not.toContain(roleIdOf('job-b'));
     expect(JSON.stringify(policiesOf(idOf(appA)))).not.toContain(nightlyRole);
   });
