@@ -12,7 +12,7 @@ import { TRIGGER_COMPONENT } from './protocol/metric-names';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { quoteValue } from './protocol/quote-value';
-import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
+import { recordAdmittedOccurrence, type TriggerResult } from './protocol/record-occurrence';
 import { guardRuntimeSchedule, jobOfInvokedArn, type RegistryReader } from './protocol/runtime-schedule-guard';
 import { JOB_METRICS_FIELD, type ScheduleEvent } from './protocol/schedule-event';
 import { parseWorkerRoutes } from './protocol/worker-routes';
@@ -67,7 +67,7 @@ export function createTriggerHandler(options: TriggerOptions = {}): TriggerHandl
     try {
       const invokedJob = jobOfInvokedArn(context?.invokedFunctionArn);
       const admit = (decoded: ScheduleEvent) => guardRuntimeSchedule(decoded, invokedJob, registry);
-      return await recordOccurrence({ ...deps, admit }, event);
+      return await recordAdmittedOccurrence(deps, event, admit);
     } catch (error) {
       logger.error('trigger failed', { event: quoteValue(event, EVENT_LOG_MAX_CHARS), error: messageOf(error) });
       throw error;

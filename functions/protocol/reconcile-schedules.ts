@@ -20,7 +20,8 @@
  *    after it (audit-slices.ts repairBoundRuns). A run's cost grows with the jobs instead: per job, K ListSchedules
  *    calls (one per slice, 100 schedules a page, so one more per 100 schedules of the slice that holds them: about
  *    N/1600 for the run's hex-digit slice, which the walk makes at most one of 4), and 16 Queries when a hex digit
- *    is among them; plus the repairs, at most `maxRepairsPerRun` (default 500).
+ *    is among them; plus the repairs, at most `maxRepairsPerRun` (default 500). Jobs are audited
+ *    AUDIT_JOB_CONCURRENCY at a time, so a run's time grows with a wave of 8 jobs, not with every job.
  *
  * Every repair is counted by kind (a metric and a log line): the sweep's `SchedulesSyncRepaired`; the audit's
  * `SchedulesRecreated` (missing), `SchedulesDriftCorrected` (state, edited by hand, stale template) and

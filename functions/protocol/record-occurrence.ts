@@ -25,13 +25,14 @@ export interface TriggerDeps {
   readonly logger: Logger;
   /** Default: none recorded. */
   readonly metrics?: Metrics;
-  /**
-   * What a checked event must pass before anything is written: the trigger's check of a run-time schedule's event
-   * against the alias it came through and the registry (runtime-schedule-guard.ts), which may replace its input.
-   * Default: every event (an operator's run or backfill names its job and key itself).
-   */
-  readonly admit?: (event: ScheduleEvent) => Promise<ScheduleEvent>;
 }
+
+/**
+ * What a checked event must pass before anything is written: the trigger's check of a run-time schedule's event
+ * against the alias it came through and the registry (runtime-schedule-guard.ts), which may replace its input. An
+ * operator's run or backfill (recordOccurrence) names its job and key itself and passes none.
+ */
+export type AdmitEvent = (event: ScheduleEvent) => Promise<ScheduleEvent>;
 
 /**
  * What recording an occurrence did: `recorded` (a new row, enqueued), `pending-re-enqueued` (a PENDING row, enqueued
@@ -56,15 +57,25 @@ export interface RecordOptions {
 
 /**
  * Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting, and what
- * `deps.admit` throws (ForgedScheduleError) for an event it refuses.
+ * recordAdmittedOccurrence's `admit` throws (ForgedScheduleError) for an event it refuses.
  */
-export async function recordOccurrence(
+export function recordOccurrence(
   deps: TriggerDeps,
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
+  return recordAdmittedOccurrence(deps, event, (decoded) => Promise.resolve(decoded), options);
+}
+
+/** recordOccurrence, with the checked event passed through `admit` first (the trigger's; throws to refuse it). */
+export async function recordAdmittedOccurrence(
+  deps: TriggerDeps,
+  event: unknown,
+  admit: AdmitEvent,
+  options: RecordOptions = {},
+): Promise<TriggerResult> {
   const decoded = decodeScheduleEvent(event, new Set(deps.queues.keys()));
-  const admitted = deps.admit === undefined ? decoded : await deps.admit(decoded);
+  const admitted = await admit(decoded);
   const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } = admitted;
   const queue = deps.queues.get(worker);
   // decodeScheduleEvent accepts only the workers of deps.queues.
