@@ -2,7 +2,7 @@
  * The rolling audit's repair bound and its requests, per stack (functions/protocol/audit-slices.ts): for 1, 10 and
  * 50 run-time-schedule jobs of N schedules each, the runs (and minutes) of a full cycle and of the repair bound, the
  * requests of a whole cycle and of one run (average and the heaviest), and what the heaviest run takes at assumed
- * round trips against the reconciler's 120-second timeout. Arithmetic only, no AWS:
+ * round trips, AUDIT_JOB_CONCURRENCY jobs at a time, against the reconciler's 120-second timeout. Arithmetic only:
  *
  *   npx tsx bench/audit-bound.ts
  */
@@ -13,6 +13,7 @@ import {
   repairBoundRuns,
   runsPerCycle,
 } from '../functions/protocol/audit-slices';
+import { AUDIT_JOB_CONCURRENCY } from '../functions/protocol/reconcile-schedules';
 import { AUDIT_BUCKETS } from '../functions/protocol/schedule-registry';
 import { LIST_SCHEDULES_PAGE, RECONCILER_PERIOD_MINUTES } from './registry-model';
 
@@ -56,9 +57,12 @@ export function auditFigure(
   let heaviest = { requests: 0, seconds: 0 };
   for (let start = 0; start < AUDIT_SLICES.length; start += slicesPerRun) {
     const window = Array.from({ length: slicesPerRun }, (_, i) => perSlice[(start + i) % perSlice.length]);
-    const list = jobs * window.reduce((n, s) => n + (s?.list ?? 0), 0);
-    const queries = jobs * window.reduce((n, s) => n + (s?.queries ?? 0), 0);
-    const seconds = list * LIST_PAGE_SECONDS + queries * QUERY_SECONDS;
+    const listPerJob = window.reduce((n, s) => n + (s?.list ?? 0), 0);
+    const queriesPerJob = window.reduce((n, s) => n + (s?.queries ?? 0), 0);
+    const [list, queries] = [jobs * listPerJob, jobs * queriesPerJob];
+    // Jobs are audited AUDIT_JOB_CONCURRENCY at a time (reconcile-schedules.ts), each job's requests in sequence.
+    const waves = Math.ceil(jobs / AUDIT_JOB_CONCURRENCY);
+    const seconds = waves * (listPerJob * LIST_PAGE_SECONDS + queriesPerJob * QUERY_SECONDS);
     if (list + queries > heaviest.requests) heaviest = { requests: list + queries, seconds };
   }
   const bound = repairBoundRuns(slicesPerRun);
@@ -79,7 +83,7 @@ export function auditFigure(
 function main(): void {
   console.log(
     `The audit: ${AUDIT_SLICES.length} slices of every job's group, K = ${DEFAULT_AUDIT_SLICES_PER_RUN} a run, every ${RECONCILER_PERIOD_MINUTES} min; ` +
-      `round trips ${LIST_PAGE_SECONDS * 1000} ms (ListSchedules) and ${QUERY_SECONDS * 1000} ms (Query), run in sequence`,
+      `round trips ${LIST_PAGE_SECONDS * 1000} ms (ListSchedules) and ${QUERY_SECONDS * 1000} ms (Query), each job's in sequence, ${AUDIT_JOB_CONCURRENCY} jobs at a time`,
   );
   console.log('jobs  schedules/job  cycle (runs)  bound (runs, min)  ListSchedules/cycle  Queries/cycle  heaviest run');
   for (const n of [1_000, 100_000])

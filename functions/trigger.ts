@@ -5,14 +5,16 @@
  */
 import { documentClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceRecorder } from './aws/occurrence-recorder';
+import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
 import { SqsWorkQueue } from './aws/work-queue';
 import { messageOf } from './protocol/errors';
 import { TRIGGER_COMPONENT } from './protocol/metric-names';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
 import { quoteValue } from './protocol/quote-value';
-import { recordOccurrence, type TriggerResult } from './protocol/record-occurrence';
-import { JOB_METRICS_FIELD } from './protocol/schedule-event';
+import { recordAdmittedOccurrence, type TriggerResult } from './protocol/record-occurrence';
+import { guardRuntimeSchedule, jobOfInvokedArn, type RegistryReader } from './protocol/runtime-schedule-guard';
+import { JOB_METRICS_FIELD, type ScheduleEvent } from './protocol/schedule-event';
 import { parseWorkerRoutes } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -22,6 +24,11 @@ export interface TriggerOptions {
   /** Each worker's job queue by worker id; default: the WORKERS the stack sets. */
   readonly queues?: ReadonlyMap<string, WorkQueue>;
   readonly store?: OccurrenceRecorder;
+  /**
+   * The schedule registry's rows, which a run-time schedule's event is checked against (runtime-schedule-guard.ts);
+   * default: the REGISTRY_TABLE the stack sets once a job takes run-time schedules, else none.
+   */
+  readonly registry?: RegistryReader;
   readonly clock?: Clock;
   readonly logger?: Logger;
   /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
@@ -31,7 +38,14 @@ export interface TriggerOptions {
 /** A rejected event is logged by at most this much of its JSON (an event can be up to 256 KB, a log event too). */
 const EVENT_LOG_MAX_CHARS = 1_000;
 
-export function createTriggerHandler(options: TriggerOptions = {}): (event: unknown) => Promise<TriggerResult> {
+/** What the trigger reads of its invocation: the ARN it was invoked by, whose alias names a run-time schedule's job. */
+export interface TriggerContext {
+  readonly invokedFunctionArn?: string;
+}
+
+export type TriggerHandler = (event: unknown, context?: TriggerContext) => Promise<TriggerResult>;
+
+export function createTriggerHandler(options: TriggerOptions = {}): TriggerHandler {
   const logger = options.logger ?? powertoolsLogger('trigger');
   // The job of the event being handled, when its schedule opted in to per-job metrics: one event per invocation.
   let perJobMetrics: string | undefined;
@@ -47,10 +61,13 @@ export function createTriggerHandler(options: TriggerOptions = {}): (event: unkn
     clock: options.clock ?? systemClock,
     store: options.store ?? new DynamoOccurrenceRecorder(documentClient(), requireEnv(ENV.tableName)),
   };
-  return async (event) => {
+  const registry = options.registry ?? registryOfEnv();
+  return async (event, context) => {
     perJobMetrics = jobWithMetrics(event);
     try {
-      return await recordOccurrence(deps, event);
+      const invokedJob = jobOfInvokedArn(context?.invokedFunctionArn);
+      const admit = (decoded: ScheduleEvent) => guardRuntimeSchedule(decoded, invokedJob, registry);
+      return await recordAdmittedOccurrence(deps, event, admit);
     } catch (error) {
       logger.error('trigger failed', { event: quoteValue(event, EVENT_LOG_MAX_CHARS), error: messageOf(error) });
       throw error;
@@ -72,8 +89,13 @@ function workerQueues(): ReadonlyMap<string, WorkQueue> {
   return new Map([...routes].map(([id, route]) => [id, new SqsWorkQueue(sqsClient(), route.queueUrl)]));
 }
 
-let deployed: ((event: unknown) => Promise<TriggerResult>) | undefined;
-export const handler = (event: unknown): Promise<TriggerResult> => {
+function registryOfEnv(): RegistryReader | undefined {
+  const table = process.env[ENV.registryTable];
+  return table === undefined || table === '' ? undefined : new DynamoScheduleRegistry(documentClient(), table);
+}
+
+let deployed: TriggerHandler | undefined;
+export const handler = (event: unknown, context?: TriggerContext): Promise<TriggerResult> => {
   deployed ??= createTriggerHandler();
-  return deployed(event);
+  return deployed(event, context);
 };

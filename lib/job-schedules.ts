@@ -32,6 +32,7 @@ import {
 } from '../functions/protocol/schedule-event';
 import type { OverlapPolicy } from '../functions/protocol/setting-basics';
 import { lateAfterSecondsOf, type ResolvedJobConfig } from './job-config';
+import { KeyedTriggerTarget } from './keyed-trigger-target';
 import { secureQueue } from './secure-queue';
 
 /** A job's schedule as the worker's pause switch needs it: the schedule, and the role its target is invoked with. */
@@ -120,11 +121,21 @@ export class JobSchedules extends Construct {
       ...this.scheduleEvent(job, worker),
       [TEMPLATE_GROUP_FIELD]: group.scheduleGroupName,
     };
-    const template = this.jobSchedule(job, {
-      expression: ScheduleExpression.expression(KEYED_TEMPLATE_EXPRESSION, TimeZone.ETC_UTC),
-      enabled: false,
-      input,
+    // The template's target, which every key's schedule copies: the job's trigger alias and role, nobody else's.
+    const target = new KeyedTriggerTarget(this, `KeyedTarget-${jobId}`, {
+      trigger: this.trigger,
+      jobId,
+      groupName: group.scheduleGroupName,
     });
+    const template = this.jobSchedule(
+      job,
+      {
+        expression: ScheduleExpression.expression(KEYED_TEMPLATE_EXPRESSION, TimeZone.ETC_UTC),
+        enabled: false,
+        input,
+      },
+      target,
+    );
     const keyed = { scheduleArn: template.scheduleArn, targetRoleArn: targetRoleArnOf(template), group };
     this.keyedByJob.set(jobId, keyed);
     return keyed;
@@ -146,9 +157,11 @@ export class JobSchedules extends Construct {
     };
   }
 
+  /** `keyed`: the target of a run-time-schedule job's template; else the trigger itself, with the stack's role. */
   private jobSchedule(
     job: ResolvedJobConfig,
     what: { expression: ScheduleExpression; enabled: boolean; input: DeployedScheduleInput },
+    keyed?: KeyedTriggerTarget,
   ): Schedule {
     const { settings } = job;
     const schedule = new Schedule(this, `Schedule-${settings.id}`, {
@@ -166,7 +179,8 @@ export class JobSchedules extends Construct {
         (job.runtimeSchedules
           ? `Template of the run-time schedules of job ${settings.id} (never fires)`
           : `Starts one occurrence of job ${settings.id}`),
-      target: new LambdaInvoke(this.trigger, {
+      target: new LambdaInvoke(keyed?.alias ?? this.trigger, {
+        ...(keyed === undefined ? {} : { role: keyed.role }),
         input: ScheduleTargetInput.fromObject(what.input),
         retryAttempts: job.schedulerRetry.maximumRetryAttempts,
         maxEventAge: Duration.seconds(job.schedulerRetry.maximumEventAgeSeconds),

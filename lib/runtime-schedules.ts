@@ -95,7 +95,8 @@ export interface KeyedJobGrantParts {
  * - Create/Update/Delete/GetSchedule on `schedule/<the job's group>/*`, GetSchedule on the job's template;
  * - ListSchedules on `*`: it has no resource-level permissions (Service Authorization Reference, EventBridge
  *   Scheduler); it shows names and states, not inputs, and the group a call lists is its GroupName parameter;
- * - iam:PassRole of the template's target role, to Scheduler only (CreateSchedule and UpdateSchedule pass it).
+ * - iam:PassRole of the template's target role, to Scheduler only (CreateSchedule and UpdateSchedule pass it): the
+ *   job's own role (KeyedTriggerTarget), which may invoke only the job's trigger alias.
  */
 export function grantManageKeyedSchedules(grantee: iam.IGrantable, parts: KeyedJobGrantParts): iam.Grant {
   const { jobId, registry, schedules } = parts;
@@ -154,10 +155,11 @@ export function allowReconcileRegistry(fn: iam.IGrantable, registry: dynamodb.IT
 
 /**
  * The reconciler's access to one job's run-time schedules, added as the job is: its group's schedules (re-project,
- * recreate, remove orphans), its template (what a projection copies) and the template's role, to Scheduler only.
- * The role is the same for every job of a stack (one per target function); a statement per job is harmless.
+ * recreate, remove orphans), its template (what a projection copies) and the template's role (the job's own), to
+ * Scheduler only.
  */
 export function allowReconcileKeyedJob(fn: iam.IGrantable, schedules: KeyedJobSchedule): void {
+  grantPassRoleToScheduler(fn, schedules.targetRoleArn);
   fn.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: [...GROUP_ACTIONS],

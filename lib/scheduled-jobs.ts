@@ -86,7 +86,6 @@ import { reportAnnouncements } from './report-announcements';
 import {
   allowReconcileKeyedJob,
   allowReconcileRegistry,
-  grantPassRoleToScheduler,
   groupSchedulesArn,
   scheduleRegistryTable,
 } from './runtime-schedules';
@@ -807,7 +806,8 @@ export class ScheduledJobs extends Construct {
     const schedules = this.shared().schedules;
     const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker) : undefined;
     const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
-    if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
+    // The stack's role, which the fixed schedules pass; a run-time-schedule job's role is its own (grantManageSchedules).
+    if (keyed === undefined && schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
       configureSchedulerRole(this, schedule.targetRoleArn, this.props);
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
@@ -846,7 +846,7 @@ export class ScheduledJobs extends Construct {
     const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
     this.keyedJobIds.push(resolved.settings.id);
     if (this.registry === undefined) {
-      const registry = this.buildRegistry(shared, keyed);
+      const registry = this.buildRegistry(shared);
       this.registry = registry;
       for (const viewer of this.viewers) grantReadRegistry(viewer, registry);
     }
@@ -858,17 +858,20 @@ export class ScheduledJobs extends Construct {
   /**
    * The schedule registry, and what the reconciler needs to repair its projection: the table's name (REGISTRY_TABLE)
    * (the shared group's, SCHEDULE_GROUP, where it reads each job's template by the job id, is set for the late
-   * check already: allowLateCheck), the whole table and
-   * both indexes, ListSchedules, and the template's target role to hand to Scheduler.
+   * check already: allowLateCheck), the whole table, both indexes and ListSchedules (each job's role to hand to
+   * Scheduler is granted with the job: allowReconcileKeyedJob); and the trigger's read of one row.
    */
-  private buildRegistry(shared: SharedPieces, keyed: KeyedJobSchedule): dynamodb.Table {
+  private buildRegistry(shared: SharedPieces): dynamodb.Table {
     const registry = scheduleRegistryTable(this, this.removalPolicy);
+    // The trigger reads a run-time schedule's row before it records an occurrence (runtime-schedule-guard.ts): one
+    // eventually consistent GetItem, and nothing else of the registry.
+    shared.trigger.fn.addEnvironment(ENV.registryTable, registry.tableName);
+    allow(shared.trigger.fn, ['dynamodb:GetItem'], [registry.tableArn]);
     const reconciler = shared.reconciler.fn;
     reconciler.addEnvironment(ENV.registryTable, registry.tableName);
     // Every job with run-time schedules, the ones added after this too: the audit walks their groups in turn.
     reconciler.addEnvironment(ENV.registryJobs, Lazy.string({ produce: () => JSON.stringify(this.keyedJobIds) }));
     allowReconcileRegistry(reconciler, registry);
-    grantPassRoleToScheduler(reconciler, keyed.targetRoleArn);
     acknowledgeRegistryReconcilerFindings(reconciler);
     if (this.props.stackOutputs !== false) this.stackOutput(STACK_OUTPUTS.scheduleRegistryTable, registry.tableName);
     return registry;

@@ -52,6 +52,7 @@ import {
 } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
 import { isUnannounced, stuckReason } from '../functions/protocol/reconcile';
+import type { RegistryReader } from '../functions/protocol/runtime-schedule-guard';
 import { type JobRoute, scheduleEventOf } from '../functions/protocol/schedule-event';
 import { seriesKeyOf, seriesOf } from '../functions/protocol/schedule-key';
 import { expectedStatusShard, fromTableItem } from '../functions/protocol/table-schema';
@@ -193,6 +194,12 @@ export function scheduleOf(scenario: PolicyScenario | undefined): string {
   });
   const at = new Date(T0);
   return `cron(${[...new Set(minutes)].join(',')} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} ? ${at.getUTCFullYear()})`;
+}
+
+/** The registry of a scenario's keys as the trigger reads it: each key held, with no input of its own. */
+function heldKeys(occurrences: readonly ScenarioOccurrence[]): RegistryReader {
+  const keys = new Set(occurrences.flatMap((o) => (o.scheduleKey === undefined ? [] : [o.scheduleKey])));
+  return { get: async (_jobId, key) => (keys.has(key) ? {} : undefined) };
 }
 
 /** One occurrence of a scenario: its schedule key (keyed scenarios only) and scheduled time. */
@@ -501,7 +508,8 @@ export class World implements NetworkHost {
     let leases = 0;
     let cancels = 0;
     return {
-      trigger: createTriggerHandler({ queues, store, clock, logger }),
+      // The keyed scenarios' keys, as the registry holds them: the trigger refuses a key it does not hold.
+      trigger: createTriggerHandler({ queues, store, clock, logger, registry: heldKeys(occurrences) }),
       pause: (note) => pauseJob({ states, clock, schedules: this.schedule }, JOB_ID, { note, by: OPERATOR }),
       cancel: (key, note) =>
         cancelOccurrence({ store: new OperatorOccurrenceStore(doc, TABLE), clock, newId: () => `${++cancels}` }, key, {

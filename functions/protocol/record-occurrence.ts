@@ -11,7 +11,7 @@ import type { OverlapPolicy } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './ports';
-import { decodeScheduleEvent } from './schedule-event';
+import { decodeScheduleEvent, type ScheduleEvent } from './schedule-event';
 
 /** What records and enqueues an occurrence, as the trigger does. */
 export interface TriggerDeps {
@@ -26,6 +26,13 @@ export interface TriggerDeps {
   /** Default: none recorded. */
   readonly metrics?: Metrics;
 }
+
+/**
+ * What a checked event must pass before anything is written: the trigger's check of a run-time schedule's event
+ * against the alias it came through and the registry (runtime-schedule-guard.ts), which may replace its input. An
+ * operator's run or backfill (recordOccurrence) names its job and key itself and passes none.
+ */
+export type AdmitEvent = (event: ScheduleEvent) => Promise<ScheduleEvent>;
 
 /**
  * What recording an occurrence did: `recorded` (a new row, enqueued), `pending-re-enqueued` (a PENDING row, enqueued
@@ -48,14 +55,28 @@ export interface RecordOptions {
   readonly requested?: { readonly by: string; readonly origin: 'run' | 'backfill'; readonly overlap?: OverlapPolicy };
 }
 
-/** Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting. */
-export async function recordOccurrence(
+/**
+ * Throws InvalidInputError (nothing written) for an unknown worker, a malformed time or a bad setting, and what
+ * recordAdmittedOccurrence's `admit` throws (ForgedScheduleError) for an event it refuses.
+ */
+export function recordOccurrence(
   deps: TriggerDeps,
   event: unknown,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } =
-    decodeScheduleEvent(event, new Set(deps.queues.keys()));
+  return recordAdmittedOccurrence(deps, event, (decoded) => Promise.resolve(decoded), options);
+}
+
+/** recordOccurrence, with the checked event passed through `admit` first (the trigger's; throws to refuse it). */
+export async function recordAdmittedOccurrence(
+  deps: TriggerDeps,
+  event: unknown,
+  admit: AdmitEvent,
+  options: RecordOptions = {},
+): Promise<TriggerResult> {
+  const decoded = decodeScheduleEvent(event, new Set(deps.queues.keys()));
+  const admitted = await admit(decoded);
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } = admitted;
   const queue = deps.queues.get(worker);
   // decodeScheduleEvent accepts only the workers of deps.queues.
   if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);

@@ -72,11 +72,6 @@ export function bucketLabel(bucket: number): string {
   return bucket.toString(16).padStart(2, '0');
 }
 
-/** The NamePrefix that lists one bucket of a job's group (ListSchedules). */
-export function bucketNamePrefix(bucket: number): string {
-  return `${bucketLabel(bucket)}.`;
-}
-
 /** The audit index's partition key of one bucket of a job: `${jobId}#${bb}`. */
 export function auditBucketKey(jobId: string, bucket: number): string {
   return `${jobId}#${bucketLabel(bucket)}`;

@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeEnvelope } from '../../functions/protocol/envelope';
 import { InvalidInputError } from '../../functions/protocol/errors';
+import {
+  ForgedScheduleError,
+  jobOfInvokedArn,
+  keyedAliasNameOf,
+} from '../../functions/protocol/runtime-schedule-guard';
 import { faults } from '../../sim/fakes/fake-aws';
 import { type Harness, makeHarness, SCHEDULED, T0, timedJob } from '../support/harness';
 
@@ -85,5 +90,82 @@ describe('trigger', () => {
     expect(logged.message).toBe('trigger failed');
     expect(JSON.stringify(logged).length).toBeLessThan(2_000);
     expect(h.aws.count('PutItem')).toBe(0);
+  });
+});
+
+describe('trigger: the trust boundary of run-time schedules (issue 34)', () => {
+  const KEYED = 'arn:aws:lambda:eu-central-1:123456789012:function:stack-Trigger';
+  const viaAlias = (jobId: string) => ({ invokedFunctionArn: `${KEYED}:${keyedAliasNameOf(jobId)}` });
+  const keyed = (jobId: string, scheduleKey: string, input?: unknown) => ({
+    jobId,
+    scheduleKey,
+    scheduledTime: SCHEDULED,
+    ...(input === undefined ? {} : { input }),
+  });
+
+  beforeEach(() => {
+    h.aws.restore();
+    h = makeHarness({ jobs: { report: timedJob(1_000), other: timedJob(1_000) } });
+  });
+
+  const nothingWritten = () => {
+    expect(h.aws.count('PutItem')).toBe(0);
+    expect(h.aws.sent).toHaveLength(0);
+  };
+
+  it("records a held key through its job's alias, with the registry's input instead of the event's", async () => {
+    h.registry.held('report', 'acme', { plan: 'gold' });
+    expect(await h.trigger(keyed('report', 'acme', { plan: 'forged' }), viaAlias('report'))).toBe('recorded');
+    expect(h.aws.row('report#acme', SCHEDULED)?.input).toEqual({ plan: 'gold' });
+    expect(h.registry.reads).toEqual(['report/acme']);
+  });
+
+  it('drops an input the registry row does not have', async () => {
+    h.registry.held('report', 'acme');
+    await h.trigger(keyed('report', 'acme', { injected: true }), viaAlias('report'));
+    expect(h.aws.row('report#acme', SCHEDULED)?.input).toBeUndefined();
+  });
+
+  it('refuses an event naming another job than the alias it came through, before reading the registry', async () => {
+    h.registry.held('other', 'acme');
+    await expect(h.trigger(keyed('other', 'acme'), viaAlias('report'))).rejects.toThrow(
+      /jobId other arrived through the trigger's alias of job report/,
+    );
+    await expect(h.trigger(keyed('other', 'acme'), viaAlias('report'))).rejects.toBeInstanceOf(ForgedScheduleError);
+    expect(h.registry.reads).toEqual([]);
+    nothingWritten();
+  });
+
+  it('refuses a key the registry does not hold, or holds only as a tombstone', async () => {
+    await expect(h.trigger(keyed('report', 'unknown'), viaAlias('report'))).rejects.toThrow(
+      /schedule report\/unknown is not in the schedule registry: only a schedule upserted/,
+    );
+    h.registry.deleted('report', 'gone');
+    await expect(h.trigger(keyed('report', 'gone'), viaAlias('report'))).rejects.toThrow(/\(deleted\)/);
+    nothingWritten();
+  });
+
+  it("refuses an event without a key through a job's alias: a keyed job's group holds only the registry's schedules", async () => {
+    await expect(h.trigger({ jobId: 'report', scheduledTime: SCHEDULED }, viaAlias('report'))).rejects.toThrow(
+      /fired without a scheduleKey/,
+    );
+    nothingWritten();
+  });
+
+  it('checks a keyed event invoked without an alias against the registry too; a fixed schedule passes as before', async () => {
+    await expect(h.trigger(keyed('report', 'unknown'), { invokedFunctionArn: KEYED })).rejects.toThrow(
+      /not in the schedule registry/,
+    );
+    expect(await h.trigger({ jobId: 'report', scheduledTime: SCHEDULED }, { invokedFunctionArn: KEYED })).toBe(
+      'recorded',
+    );
+    expect(h.registry.reads).toEqual(['report/unknown']);
+  });
+
+  it('reads the job of an alias from the invoked ARN, and no job from an unqualified ARN, $LATEST or a version', () => {
+    expect(jobOfInvokedArn(`${KEYED}:job-weekly_report-2`)).toBe('weekly_report-2');
+    expect(jobOfInvokedArn(`${KEYED}:job-123`)).toBe('123');
+    for (const arn of [KEYED, `${KEYED}:$LATEST`, `${KEYED}:7`, `${KEYED}:live`, `${KEYED}:job-`, undefined])
+      expect(jobOfInvokedArn(arn)).toBeUndefined();
   });
 });

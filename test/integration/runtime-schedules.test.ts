@@ -12,7 +12,6 @@ import { DynamoScheduleRegistry } from '../../functions/aws/schedule-registry-st
 import { SchedulerProjection } from '../../functions/aws/scheduler-projection';
 import {
   auditBucketOf,
-  bucketNamePrefix,
   newRow,
   scheduleNameOf,
   validateScheduleSpec,
@@ -207,8 +206,13 @@ describe('run-time schedules on moto', () => {
 
     const template = await projection.template(JOB);
     if (template === undefined) throw new Error('no template');
-    const page = await projection.listPage(template, bucketNamePrefix(bucket));
-    const projected = inBucket.filter((k) => keys.indexOf(k) < 10).map(scheduleNameOf);
+    // The audit lists a slice of the group by a name's first character (audit-slices.ts), not by bucket.
+    const slice = scheduleNameOf('customer-0')[0];
+    const page = await projection.listPage(template, slice);
+    const projected = keys
+      .slice(0, 10)
+      .map(scheduleNameOf)
+      .filter((name) => name.startsWith(slice));
     expect(page.schedules.map((s) => s.name).sort()).toEqual(projected.sort());
     expect(page.schedules.every((s) => s.state === 'ENABLED' && s.lastModifiedAt !== undefined)).toBe(true);
   });

@@ -112,7 +112,7 @@ describe('a job with runtimeSchedules', () => {
     expect(resources[logicalId(keyed!.group)].DeletionPolicy).toBe('Retain');
   });
 
-  it("has a DISABLED template in the stack group, named by the job id, with the fixed job's target, role, DLQ, retry and window", () => {
+  it("has a DISABLED template in the stack group, named by the job id, with the fixed job's DLQ, retry and window, and its own alias and role", () => {
     const { 'weekly-report': template, nightly } = schedulesByName();
     expect(template).toMatchObject({
       Name: 'weekly-report',
@@ -122,8 +122,9 @@ describe('a job with runtimeSchedules', () => {
     });
     expect(KEYED_TEMPLATE_EXPRESSION).toBe('cron(0 0 1 1 ? 2199)');
     expect(nightly.State).toBe('ENABLED');
+    // What the two share: all but the input, the function (the job's alias) and the role (the job's own).
     const withoutInput = (target: TemplateNode) =>
-      Object.fromEntries(Object.entries(target).filter(([k]) => k !== 'Input'));
+      Object.fromEntries(Object.entries(target).filter(([k]) => !['Input', 'Arn', 'RoleArn'].includes(k)));
     const [templateInput, templateTarget] = [template.Target.Input, withoutInput(template.Target)];
     const [nightlyInput, nightlyTarget] = [nightly.Target.Input, withoutInput(nightly.Target)];
     expect(templateTarget).toEqual(nightlyTarget);
@@ -479,4 +480,112 @@ describe('cfn-lint', () => {
     },
     130_000,
   );
+});
+
+/**
+ * Issue 34: a principal holding one job's grant cannot cause an occurrence of another job. Each run-time-schedule
+ * job's schedules invoke the trigger through an alias of the job's own with a role of the job's own; the grant passes
+ * that role only, and the role invokes that alias only (the trigger then refuses an event naming another job:
+ * test/functions/trigger.test.ts).
+ */
+describe('the trust boundary between two run-time-schedule jobs', () => {
+  let stack: Stack;
+  let jobs: ScheduledJobs;
+  let json: { Resources: Record<string, TemplateResource> };
+  let appA: iam.Role;
+  const idOf = (construct: IConstruct) => stack.getLogicalId((construct.node.defaultChild ?? construct) as CfnElement);
+  const policiesOf = (roleId: string) =>
+    Object.values(json.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: TemplateNode) => x.Ref === roleId))
+      .flatMap((p) => [...p.Properties.PolicyDocument.Statement]);
+  const keyedTarget = (jobId: string) => {
+    const template = Object.values(json.Resources).find(
+      (r) => r.Type === 'AWS::Scheduler::Schedule' && r.Properties.Name === jobId,
+    );
+    return template?.Properties.Target as TemplateNode;
+  };
+  const roleIdOf = (jobId: string) => keyedTarget(jobId).RoleArn['Fn::GetAtt'][0] as string;
+  const aliasIdOf = (jobId: string) => keyedTarget(jobId).Arn.Ref as string;
+
+  beforeAll(() => {
+    stack = new Stack(unbundledApp(), 'Trust');
+    jobs = new ScheduledJobs(stack, 'Jobs');
+    const worker = jobs.addWorker('reports', { entry: WORKER_ENTRY });
+    const a = jobs.addJob('job-a', { runtimeSchedules: true, worker });
+    jobs.addJob('job-b', { runtimeSchedules: true, worker });
+    jobs.addJob('nightly', { schedule: NIGHTLY, worker });
+    appA = new iam.Role(stack, 'AppOfA', { assumedBy: new iam.AccountRootPrincipal() });
+    a.grantManageSchedules(appA);
+    json = Template.fromStack(stack).toJSON() as typeof json;
+  });
+
+  it("targets each job's own alias of the trigger, job-<id> on $LATEST, with the trigger's async retries", () => {
+    const trigger = idOf(jobs.triggerFunction);
+    for (const jobId of ['job-a', 'job-b']) {
+      const alias = json.Resources[aliasIdOf(jobId)];
+      expect(alias.Type).toBe('AWS::Lambda::Alias');
+      expect(alias.Properties).toMatchObject({ Name: `job-${jobId}`, FunctionVersion: '$LATEST' });
+      expect(alias.Properties.FunctionName).toEqual({ Ref: trigger });
+      const invokeConfig = Object.values(json.Resources).find(
+        (r) =>
+          r.Type === 'AWS::Lambda::EventInvokeConfig' &&
+          JSON.stringify(r.Properties.Qualifier).includes(`"${aliasIdOf(jobId)}"`),
+      );
+      expect(invokeConfig?.Properties.MaximumRetryAttempts).toBe(2);
+    }
+    expect(aliasIdOf('job-a')).not.toBe(aliasIdOf('job-b'));
+    expect(roleIdOf('job-a')).not.toBe(roleIdOf('job-b'));
+  });
+
+  it("gives each job's role lambda:InvokeFunction on its own alias only: not the function, not the other job's alias", () => {
+    for (const [jobId, other] of [
+      ['job-a', 'job-b'],
+      ['job-b', 'job-a'],
+    ]) {
+      const invokes = policiesOf(roleIdOf(jobId)).filter((st) => actionsOf(st).includes('lambda:InvokeFunction'));
+      expect(invokes.flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]))).toEqual([
+        { Ref: aliasIdOf(jobId) },
+      ]);
+      expect(JSON.stringify(policiesOf(roleIdOf(jobId)))).not.toContain(aliasIdOf(other));
+    }
+  });
+
+  it("lets Scheduler assume a job's role only for the schedules of that job's group", () => {
+    const [statement] = json.Resources[roleIdOf('job-a')].Properties.AssumeRolePolicyDocument.Statement;
+    expect(statement.Principal).toEqual({ Service: 'scheduler.amazonaws.com' });
+    const groupName = json.Resources[idOf(jobs.schedules.keyedJobs.get('job-a')!.group)].Properties.Name;
+    expect(rendered(statement.Condition.ArnEquals['aws:SourceArn'])).toBe(
+      `arn:\${AWS::Partition}:scheduler:\${AWS::Region}:\${AWS::AccountId}:schedule-group/${groupName}`,
+    );
+    expect(statement.Condition.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+  });
+
+  it("lets job A's grant pass A's role only: not B's, not the fixed schedules' role", () => {
+    const passes = policiesOf(idOf(appA)).filter((st) => actionsOf(st).includes('iam:PassRole'));
+    expect(passes).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'iam:PassRole',
+        Resource: { 'Fn::GetAtt': [roleIdOf('job-a'), 'Arn'] },
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      },
+    ]);
+    const nightlyRole = roleIdOf('nightly');
+    expect(JSON.stringify(policiesOf(idOf(appA)))).not.toContain(roleIdOf('job-b'));
+    expect(JSON.stringify(policiesOf(idOf(appA)))).not.toContain(nightlyRole);
+  });
+
+  it("lets the reconciler pass each job's role, and the trigger read the registry's rows (GetItem only)", () => {
+    const reconciler = policiesOf(idOf(roleOf(jobs.reconcilerFunction)));
+    const passed = reconciler
+      .filter((st) => actionsOf(st).includes('iam:PassRole'))
+      .map((st) => st.Resource['Fn::GetAtt']?.[0]);
+    expect(passed).toEqual(expect.arrayContaining([roleIdOf('job-a'), roleIdOf('job-b')]));
+    const registryId = idOf(jobs.scheduleRegistry as unknown as IConstruct);
+    const trigger = policiesOf(idOf(roleOf(jobs.triggerFunction)));
+    const onRegistry = trigger.filter((st) => JSON.stringify(st.Resource).includes(registryId));
+    expect(onRegistry.map((st) => st.Action)).toEqual(['dynamodb:GetItem']);
+    const env = json.Resources[idOf(jobs.triggerFunction)].Properties.Environment.Variables;
+    expect(env[ENV.registryTable]).toEqual({ Ref: registryId });
+  });
 });

@@ -11,6 +11,7 @@ import { DependencyError } from '../../functions/protocol/errors';
 import { MetricName } from '../../functions/protocol/metric-names';
 import type { Logger, Metrics } from '../../functions/protocol/ports';
 import {
+  AUDIT_JOB_CONCURRENCY,
   ORPHAN_MIN_AGE_MS,
   reconcileSchedules,
   type ScheduleReconcileDeps,
@@ -446,5 +447,35 @@ describe('reconcileSchedules: the cursor and the cost of a run', () => {
     expect(w.projection.calls.listPage).toBe(2 + 3);
     expect(w.projection.calls.template).toBe(1);
     expect(w.registry.calls.dueForSync).toBe(1);
+  });
+});
+
+describe('reconcileSchedules: the audit of many jobs in one run (issue 34)', () => {
+  it('audits AUDIT_JOB_CONCURRENCY jobs at a time, each job its slices in turn, and every (job, slice) once', async () => {
+    const w = world();
+    const jobs = Array.from({ length: 20 }, (_, i) => `job-${String(i).padStart(2, '0')}`);
+    for (const jobId of jobs) w.projection.templates.set(jobId, template(jobId));
+    const list = w.projection.listPage.bind(w.projection);
+    let inFlight = 0;
+    let most = 0;
+    const listed: string[] = [];
+    const perJob = new Map<string, number>();
+    w.projection.listPage = async (t, prefix, token) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      // One job never has two of its slices listed at once.
+      perJob.set(t.jobId, (perJob.get(t.jobId) ?? 0) + 1);
+      expect(perJob.get(t.jobId)).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      perJob.set(t.jobId, (perJob.get(t.jobId) ?? 1) - 1);
+      inFlight--;
+      listed.push(`${t.jobId}#${prefix}`);
+      return list(t, prefix, token);
+    };
+    const report = await w.run({ auditSlicesPerRun: 4 }, jobs);
+    expect(most).toBe(AUDIT_JOB_CONCURRENCY);
+    expect(listed.sort()).toEqual([...report.audited].sort());
+    expect(new Set(report.audited).size).toBe(jobs.length * 4);
+    expect(report.errors).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import {
   AUDIT_BUCKETS,
   auditBucketKey,
   auditBucketOf,
-  bucketNamePrefix,
+  bucketLabel,
   changedRow,
   checkScheduleSpec,
   InvalidScheduleError,
@@ -39,12 +39,12 @@ describe('scheduleNameOf', () => {
     }
   });
 
-  it("starts with the key's audit bucket as two hex digits and a dot, so NamePrefix lists one bucket", () => {
+  it("starts with the key's audit bucket as two hex digits and a dot, so the audit's hex-digit slice holds it", () => {
     for (const key of keys) {
-      expect(scheduleNameOf(key).startsWith(bucketNamePrefix(auditBucketOf(key)))).toBe(true);
+      expect(scheduleNameOf(key).startsWith(`${bucketLabel(auditBucketOf(key))}.`)).toBe(true);
     }
-    expect(bucketNamePrefix(0)).toBe('00.');
-    expect(bucketNamePrefix(255)).toBe('ff.');
+    expect(bucketLabel(0)).toBe('00');
+    expect(bucketLabel(255)).toBe('ff');
   });
 
   it('keeps a readable start of the key with the characters Scheduler refuses replaced', () => {

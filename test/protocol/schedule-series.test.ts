@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { JobSettingsInput } from '../../functions/protocol/job-settings';
 import type { JobDefinition, ScheduleSwitch } from '../../functions/protocol/ports';
+import type { JsonValue } from '../../functions/protocol/schedule-key';
 import { WHOLE_JOB_PAUSE_CACHE_MS } from '../../functions/protocol/whole-job-pause';
 import { type Harness, makeHarness, SEED_TIMING, startDelivery, T0, useHarnessTime } from '../support/harness';
 
@@ -48,8 +49,11 @@ function harness(job: JobDefinition, settings: Partial<JobSettingsInput> = {}, s
   return h;
 }
 
-const trigger = (scheduleKey: string, scheduledTime: string, input?: unknown) =>
-  h.trigger({ jobId: 'report', scheduleKey, scheduledTime, ...(input === undefined ? {} : { input }) });
+/** Fires the schedule of `scheduleKey`, held in the registry with `input` (the trigger takes the input from there). */
+const trigger = (scheduleKey: string, scheduledTime: string, input?: unknown) => {
+  h.registry.held('report', scheduleKey, input as JsonValue | undefined);
+  return h.trigger({ jobId: 'report', scheduleKey, scheduledTime, ...(input === undefined ? {} : { input }) });
+};
 
 describe('an occurrence of a schedule created at run time', () => {
   it('is recorded in its series partition with its key and input; the job gets both; the report lands under the key', async () => {

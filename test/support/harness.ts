@@ -21,8 +21,10 @@ import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
 import type { JobDefinition, LateCheckSources, Logger, Metrics, ScheduleSwitch } from '../../functions/protocol/ports';
 import type { ReconcileThresholds, ReconcileWorker } from '../../functions/protocol/reconcile';
+import type { RegistryReader } from '../../functions/protocol/runtime-schedule-guard';
+import type { JsonValue } from '../../functions/protocol/schedule-key';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
-import { createTriggerHandler } from '../../functions/trigger';
+import { createTriggerHandler, type TriggerContext } from '../../functions/trigger';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker';
 import type { Row as Item } from '../../sim/fakes/dynamo-expressions';
 import { FakeAws } from '../../sim/fakes/fake-aws';
@@ -53,7 +55,13 @@ export interface Harness {
   aws: FakeAws;
   logs: LogLine[];
   settings: Map<string, JobSettings>;
-  trigger: (event: unknown) => Promise<string>;
+  /** Invoke the trigger as Scheduler does; `context.invokedFunctionArn` names the alias a run-time schedule invokes. */
+  trigger: (event: unknown, context?: TriggerContext) => Promise<string>;
+  /**
+   * The schedule registry's rows the trigger checks a run-time schedule's event against: `held(jobId, key, input)`
+   * registers one (an event with a key not held is refused); empty at the start.
+   */
+  registry: HeldSchedules;
   worker: WorkerHandler;
   notifier: ReturnType<typeof createNotifierHandler>;
   /** Invoke the worker with one message, with this much Lambda time left. */
@@ -146,14 +154,17 @@ export function makeHarness(options: {
   );
   const s3 = new S3Client(clientConfig);
   const reports = new S3ReportStore(s3, 'reports-bucket');
+  const registry = new HeldSchedules();
   const recordOccurrence = createTriggerHandler({
     queues: new Map([[TEST_WORKER, queue]]),
     store,
     logger,
     metrics: recordingMetrics,
+    registry,
   });
   // A key of a known job is fired as its schedule would send it (with its route); anything else goes as it is.
-  const trigger = (event: unknown) => recordOccurrence(asScheduleEvent(event, settings));
+  const trigger = (event: unknown, context?: TriggerContext) =>
+    recordOccurrence(asScheduleEvent(event, settings), context);
   let leaseCounter = 0;
   const worker = createWorkerHandler({
     jobs: options.jobs,
@@ -201,7 +212,7 @@ export function makeHarness(options: {
     bucketName: 'reports-bucket',
     lateSources: options.lateSources ?? false,
   });
-  return { aws, logs, settings, trigger, worker, notifier, deliver, streamChange, reconciler, metrics };
+  return { aws, logs, settings, trigger, registry, worker, notifier, deliver, streamChange, reconciler, metrics };
 }
 
 export function sqsEvent(records: { messageId: string; body: string }[]): SQSEvent {
@@ -273,4 +284,23 @@ function asScheduleEvent(event: unknown, settings: ReadonlyMap<string, JobSettin
     deadlineSeconds: job.retry.deadlineSeconds,
     retentionDays: job.retentionDays,
   };
+}
+
+/** The registry rows a test holds, as the trigger reads them (RegistryReader): the keys and their inputs. */
+export class HeldSchedules implements RegistryReader {
+  private readonly rows = new Map<string, { input?: JsonValue; deletedAt?: string }>();
+  readonly reads: string[] = [];
+
+  held(jobId: string, scheduleKey: string, input?: JsonValue): void {
+    this.rows.set(`${jobId}/${scheduleKey}`, input === undefined ? {} : { input });
+  }
+
+  deleted(jobId: string, scheduleKey: string): void {
+    this.rows.set(`${jobId}/${scheduleKey}`, { deletedAt: '2026-12-01T00:00:00.000Z' });
+  }
+
+  async get(jobId: string, scheduleKey: string) {
+    this.reads.push(`${jobId}/${scheduleKey}`);
+    return this.rows.get(`${jobId}/${scheduleKey}`);
+  }
 }

@@ -73,6 +73,12 @@ export interface ScheduleSpec {
   readonly endDate?: string;
   /** The function it invokes (the trigger). */
   readonly target: string;
+  /**
+   * The ARN Scheduler invokes when the target is not the bare function: a run-time-schedule job's alias of the
+   * trigger (`…:function:<name>:job-<id>`), which the trigger reads to tell which job fired. Set on the schedules read
+   * from the local Scheduler (runtime-schedules.ts), from each one's own Target.Arn.
+   */
+  readonly invokedArn?: string;
   /** Target.Input, with Scheduler's `<aws.scheduler.*>` placeholders still in it. */
   readonly input?: string;
   /**
@@ -211,7 +217,12 @@ export function describeApp(stack: StackArtifact, template: Template): LocalApp 
   const schedules = ofType('AWS::Scheduler::Schedule').flatMap(([logicalId, r]): ScheduleSpec[] => {
     const p = props(r);
     const target = (p.Target ?? {}) as Record<string, unknown>;
-    const fn = referencedId(target.Arn);
+    // A run-time-schedule job's template targets the trigger's alias of the job: the function is the alias's.
+    const targetId = referencedId(target.Arn);
+    const fn =
+      typeOf(targetId) === 'AWS::Lambda::Alias'
+        ? referencedId(props(template.Resources?.[targetId as string]).FunctionName)
+        : targetId;
     if (typeOf(fn) !== 'AWS::Lambda::Function') {
       notRun.push({ logicalId, why: 'a schedule whose target is not a Lambda function of this stack' });
       return [];

@@ -18,7 +18,7 @@ import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { isJsonObject } from '../../functions/protocol/field-checks';
 import { TEMPLATE_GROUP_FIELD } from '../../functions/protocol/schedule-event';
-import type { LocalApp, QueueSpec } from './app-model';
+import { type LocalApp, type QueueSpec, referencedId } from './app-model';
 import { type PhysicalResource, type ResolveContext, resolveString, resolveValue } from './intrinsics';
 import { LOCAL_REGION, type LocalClients } from './local-aws';
 
@@ -162,6 +162,14 @@ export async function createResources(
       const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
       resources.set(id, { type: r.Type, ref: name, attributes: { Arn: arn } });
     }
+  }
+  // A run-time-schedule job's alias of the trigger: its Ref is its ARN, the function's and the alias's name.
+  for (const [id, r] of Object.entries(app.template.Resources ?? {})) {
+    if (r.Type !== 'AWS::Lambda::Alias') continue;
+    const fn = resources.get(referencedId(r.Properties?.FunctionName) ?? '');
+    if (fn === undefined) continue;
+    const arn = `${fn.attributes.Arn}:${resolveString(r.Properties?.Name, context)}`;
+    resources.set(id, { type: r.Type, ref: arn, attributes: { AliasArn: arn } });
   }
   await createSchedules(app, clients, { context, resources, suffix });
   return context;

@@ -90,7 +90,10 @@ export async function fireSchedules(
       let error = '';
       for (let attempt = 0; attempt <= trigger.spec.asyncRetryAttempts; attempt++) {
         try {
-          const result = await trigger.invoke(event, lambdaContext(trigger.label, trigger.spec.timeoutSeconds));
+          const context = lambdaContext(trigger.label, trigger.spec.timeoutSeconds);
+          // As Scheduler invokes its target: a run-time schedule through the alias its Target.Arn names.
+          const invoked = schedule.invokedArn === undefined ? {} : { invokedFunctionArn: schedule.invokedArn };
+          const result = await trigger.invoke(event, { ...context, ...invoked });
           return { key, outcome: String(result) };
         } catch (e) {
           error = e instanceof Error ? e.message : String(e);

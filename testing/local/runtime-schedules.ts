@@ -137,6 +137,7 @@ export async function readKeyedSchedules(
             ...(s.StartDate === undefined ? {} : { startDate: s.StartDate.toISOString() }),
             ...(s.EndDate === undefined ? {} : { endDate: s.EndDate.toISOString() }),
             target: template.target,
+            ...(s.Target?.Arn === undefined ? {} : { invokedArn: s.Target.Arn }),
             ...(input === undefined ? {} : { input }),
           },
           modifiedAt: (s.LastModificationDate ?? s.CreationDate)?.toISOString() ?? '',

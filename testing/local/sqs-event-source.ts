@@ -13,7 +13,8 @@ export type SqsHandler = (event: SQSEvent, context: LambdaContext) => Promise<SQ
 export type LambdaContext = Pick<
   Context,
   'getRemainingTimeInMillis' | 'logStreamName' | 'awsRequestId' | 'functionName'
->;
+> &
+  Partial<Pick<Context, 'invokedFunctionArn'>>;
 
 export interface SqsEventSourceOptions {
   readonly sqs: SQSClient;
