@@ -123,7 +123,7 @@ type CdkBundling = typeof JOB_FUNCTION_BUNDLING;
  * The esbuild options the CDK's NodejsFunction derives from the stack's bundling options (aws-lambda-nodejs
  * bundling.ts, buildEsbuildArgs): `--bundle --target=node<runtime> --platform=node`, no --format (so CommonJS),
  * `--minify`, `--sourcemap`, `--sources-content=false`, no externals with bundleAwsSDK, `--main-fields`, and the
- * `esbuildArgs` `--conditions`. An option this mapping does not know
+ * `esbuildArgs` `--conditions` and `--alias:<package>`. An option this mapping does not know
  * fails here, so that a change to the stack's bundling cannot silently leave the benchmark behind.
  */
 export function esbuildOptionsFor(bundling: CdkBundling, runtimeName: string): BuildOptions {
@@ -140,11 +140,18 @@ export function esbuildOptionsFor(bundling: CdkBundling, runtimeName: string): B
   if (unknown.length > 0)
     throw new Error(`bench/cold-load.ts does not map the bundling option(s) ${unknown.join(', ')}`);
   if (!bundling.bundleAwsSDK) throw new Error('bench/cold-load.ts expects bundleAwsSDK (no externals)');
-  const { '--conditions': conditions, ...otherArgs } = bundling.esbuildArgs;
-  if (Object.keys(otherArgs).length > 0)
-    throw new Error(`bench/cold-load.ts does not map the esbuild argument(s) ${Object.keys(otherArgs).join(', ')}`);
+  const { '--conditions': conditions, ...otherArgs } = bundling.esbuildArgs as Record<string, string>;
+  const alias = Object.fromEntries(
+    Object.entries(otherArgs)
+      .filter(([key]) => key.startsWith('--alias:'))
+      .map(([key, value]) => [key.slice('--alias:'.length), value]),
+  );
+  const unmapped = Object.keys(otherArgs).filter((key) => !key.startsWith('--alias:'));
+  if (unmapped.length > 0)
+    throw new Error(`bench/cold-load.ts does not map the esbuild argument(s) ${unmapped.join(', ')}`);
   return {
     conditions: conditions.split(','),
+    alias,
     bundle: true,
     platform: 'node',
     target: nodeTarget(runtimeName),

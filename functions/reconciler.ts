@@ -23,7 +23,7 @@ import { SchedulerProjection } from './aws/scheduler-projection';
 import { SqsWorkQueue } from './aws/work-queue';
 import { parseAuditSlicesPerRun } from './protocol/audit-slices';
 import { messageOf, ScheduledJobsError } from './protocol/errors';
-import { RECONCILER_COMPONENT } from './protocol/metric-names';
+import { RECONCILER_COMPONENT, STACK_WIDE_WORKER_METRICS } from './protocol/metric-names';
 import type {
   Announcer,
   Clock,
@@ -184,7 +184,7 @@ export function perWorkerMetrics(): ((worker: string) => Metrics) & { flushAll()
   const of = (worker: string) => {
     let m = byWorker.get(worker);
     if (m === undefined) {
-      m = powertoolsMetrics({ dimensions: { worker } });
+      m = powertoolsMetrics({ dimensions: { worker }, stackWide: STACK_WIDE_WORKER_METRICS });
       byWorker.set(worker, m);
     }
     return m;

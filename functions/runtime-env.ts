@@ -33,6 +33,11 @@ export const ENV = {
   consoleUrl: 'CONSOLE_URL',
   /** Read by Powertools Metrics: the CloudWatch namespace the alarms and dashboard watch. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  /**
+   * A worker's, optional: `true` writes DETAILED_WORKER_METRICS (Started, Succeeded, JobDuration) with { worker }
+   * too (ScheduledJobsProps.detailedMetrics); absent or anything else, they are not.
+   */
+  detailedMetrics: 'DETAILED_METRICS',
 } as const;
 
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -21,6 +21,7 @@ import { DeliveryNotAcknowledgedError, type DeliveryOutcome, type DeliveryResult
 import { decodeEnvelope } from './protocol/envelope';
 import { messageOf } from './protocol/errors';
 import { type JobSettings, OUTCOME_RESERVE_SECONDS, parseJobSettingsList } from './protocol/job-settings';
+import { DETAILED_WORKER_METRICS, STACK_WIDE_WORKER_METRICS } from './protocol/metric-names';
 import type {
   Clock,
   JobDefinition,
@@ -41,7 +42,7 @@ import { processDelivery, registerJobs } from './protocol/process-delivery';
 import { CachedWholeJobPauses } from './protocol/whole-job-pause';
 import { POISON_MESSAGE_RETRY_SECONDS } from './protocol/worker-limits';
 import { powertoolsLogger } from './runtime/powertools-logger';
-import { powertoolsMetrics } from './runtime/powertools-metrics';
+import { type FlushingMetrics, powertoolsMetrics } from './runtime/powertools-metrics';
 import { traceIdOf } from './runtime/trace-context';
 import { ENV, requireEnv } from './runtime-env';
 
@@ -169,14 +170,20 @@ function withFields(logger: Logger, fields: LogFields): Logger {
 }
 
 /**
- * EMF with the worker's own dimension set, { worker }, which its alarms watch (none where the stack set no
- * WORKER_ID), and { jobId } for the jobs whose settings opt in to per-job metrics.
+ * EMF with the worker's own dimension set, { worker } (none where the stack set no WORKER_ID), without the detailed
+ * metrics unless DETAILED_METRICS is `true`; the failure metrics also stack-wide, which the stack's alarms watch; and
+ * { jobId } for the jobs whose settings opt in to per-job metrics.
  */
-function workerMetrics(settings: ReadonlyMap<string, JobSettings>): Metrics {
-  const worker = process.env[ENV.workerId];
+export function workerMetrics(
+  settings: ReadonlyMap<string, JobSettings>,
+  env: NodeJS.ProcessEnv = process.env,
+): FlushingMetrics {
+  const worker = env[ENV.workerId];
   return powertoolsMetrics({
     dimensions: worker === undefined || worker === '' ? undefined : { worker },
     perJob: (jobId) => settings.get(jobId)?.jobMetrics === true,
+    ownOmitted: env[ENV.detailedMetrics] === 'true' ? undefined : DETAILED_WORKER_METRICS,
+    stackWide: STACK_WIDE_WORKER_METRICS,
   });
 }
 

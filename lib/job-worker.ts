@@ -27,7 +27,7 @@ import {
   OUTCOME_RESERVE_SECONDS,
   withoutDefaults,
 } from '../functions/protocol/job-settings';
-import { MetricName } from '../functions/protocol/metric-names';
+import { DETAILED_WORKER_METRICS, MetricName } from '../functions/protocol/metric-names';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { SERIES_SEPARATOR } from '../functions/protocol/schedule-key';
@@ -153,6 +153,8 @@ export interface WorkerResources {
   readonly table: dynamodb.ITable;
   readonly reportBucket: s3.IBucket;
   readonly metricsNamespace: string;
+  /** Whether the worker writes the detailed metrics (ScheduledJobsProps.detailedMetrics); default: no. */
+  readonly detailedMetrics?: boolean;
   /** The stack's log levels (ScheduledJobsProps.logging), under the worker's own `logging`. */
   readonly logging?: FunctionLogging;
   /** The stack's Lambda tracing (ScheduledJobsProps.tracing), unless the worker gives its own `tracing`. */
@@ -416,6 +418,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
         [ENV.workerId]: this.workerId,
         [ENV.jobSettings]: Lazy.string({ produce: () => settingsJson(this.settings) }),
         [ENV.metricsNamespace]: resources.metricsNamespace,
+        ...(resources.detailedMetrics === true ? { [ENV.detailedMetrics]: 'true' } : {}),
       },
     });
   }
@@ -526,13 +529,16 @@ export class JobWorker extends Construct implements iam.IGrantable {
   }
 
   /**
-   * One of the metrics the jobs of this worker emit, over all of them (dimensions `{ service, worker }`): what the
-   * worker's alarms watch.
+   * One of the metrics the jobs of this worker emit, over all of them (dimensions `{ service, worker }`). Asking for
+   * OccurrencesStarted, OccurrencesSucceeded or JobDuration turns this worker's detailed metrics on (as
+   * `detailedMetrics` of ScheduledJobsProps does for every worker), so the metric returned has data; each is a custom
+   * metric at $0.30 a month.
    *
    * @param metricName - a name from docs/operating.md's metrics table, such as `OccurrencesFailed`.
    * @default statistic Sum (Maximum for JobDuration), period 5 minutes
    */
   metric(metricName: WorkerMetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    if (DETAILED_WORKER_METRICS.has(metricName)) this.function.addEnvironment(ENV.detailedMetrics, 'true');
     return workerMetric(this.metricsNamespace, this.workerId, metricName, props);
   }
 
@@ -541,7 +547,7 @@ export class JobWorker extends Construct implements iam.IGrantable {
     return this.metric(MetricName.OccurrencesFailed, props);
   }
 
-  /** Occurrences of this worker's jobs recorded SUCCEEDED. */
+  /** Occurrences of this worker's jobs recorded SUCCEEDED; turns the worker's detailed metrics on (see `metric`). */
   metricSucceededOccurrences(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.metric(MetricName.OccurrencesSucceeded, props);
   }
@@ -568,7 +574,8 @@ export class JobWorker extends Construct implements iam.IGrantable {
 
   /**
    * This worker's alarms, each undefined when turned off (`alarms` of ScheduledJobsProps): its dead letters,
-   * function errors and throttles, FAILED occurrences, lost leases, and pauses after failures.
+   * function errors and throttles. FAILED occurrences, lost leases, late occurrences and pauses after failures alarm
+   * once per stack (`monitoring.sharedAlarms`).
    */
   get alarms(): WorkerAlarms {
     return this.workerAlarms;

@@ -9,9 +9,12 @@
  * at once (`alarms.enabled: false`). Missing data is "not breaching": no traffic is no alarm. docs/operating.md says
  * what each one means and what to do.
  *
- * The alarms are per worker and per stack, not per job: a job adds no alarm and no custom metric, so 100 jobs fit in
- * one stack (an alarm is a CloudFormation resource) and cost the same to watch as one. The worker's alarms watch the
- * `{ service, worker }` dimension set its function writes; the row names the job. The dashboard ($3 a month) is made
+ * The alarms are per worker only where the signal is the worker's own (its dead-letter queue, its function's errors
+ * and throttles: what to redrive, whose logs to read); the rest are per stack, not per job: a job adds no alarm and no
+ * custom metric, so 100 jobs fit in one stack (an alarm is a CloudFormation resource) and cost the same to watch as
+ * one. The stack's alarms on FAILED occurrences, lost leases, late occurrences and pauses watch the stack-wide set
+ * `{ service, component: 'workers' }` every worker also writes those with (one alarm metric per stack, where a sum
+ * over the workers would bill one per worker); the row, the log line and `occurrences list` name the job. The dashboard ($3 a month) is made
  * only when asked for (`dashboard: true`). Every metric comes from metrics.ts, the same functions the constructs'
  * `metric*()` methods call.
  */
@@ -34,9 +37,11 @@ import {
   functionErrors,
   functionThrottles,
   reconcilerRepairs,
+  type StackWideWorkerMetricName,
   triggerMetric,
   type WorkerMetricName,
   workerMetric,
+  workersMetric,
 } from './metrics';
 
 /**
@@ -64,28 +69,29 @@ export interface JobsAlarmThresholds {
    */
   readonly workerThrottles?: AlarmThreshold | false;
   /**
-   * Occurrences of a worker's jobs recorded FAILED (attempts or deadline used up), per worker.
+   * Occurrences recorded FAILED (attempts or deadline used up), one alarm per stack over every worker.
    *
    * @default - the defaults of AlarmThreshold
    */
   readonly failedOccurrences?: AlarmThreshold | false;
   /**
-   * Leases a worker's jobs lost to another worker, per worker.
+   * Leases lost to another worker, one alarm per stack over every worker.
    *
    * @default - the defaults of AlarmThreshold
    */
   readonly lostLeases?: AlarmThreshold | false;
   /**
-   * Jobs that paused themselves after `pauseAfterFailures` FAILED occurrences in a row, per worker that runs such a
-   * job.
+   * Jobs that paused themselves after `pauseAfterFailures` FAILED occurrences in a row: one alarm per stack, once a
+   * job has `pauseAfterFailures`.
    *
    * @default - the defaults of AlarmThreshold
    */
   readonly pausedOnFailures?: AlarmThreshold | false;
   /**
-   * An occurrence of a job of the worker is late: due and not started within its job's `lateAfter` (still waiting,
-   * or never recorded because its schedule was disabled behind the stack's back). Per worker, on the gauge
-   * OccurrencesLate the reconciler writes at each run (statistic Maximum).
+   * An occurrence is late: due and not started within its job's `lateAfter` (still waiting, or never recorded because
+   * its schedule was disabled behind the stack's back). One alarm per stack, on the gauge OccurrencesLate the
+   * reconciler writes at each run for each worker with late occurrences (statistic Maximum: the most late in any one
+   * worker).
    *
    * @default - the defaults of AlarmThreshold
    */
@@ -190,7 +196,11 @@ export interface JobsAlarmsOptions {
   readonly thresholds?: JobsAlarmThresholds;
 }
 
-/** The alarms of one worker, each kind present unless turned off (`alarms.thresholds`) or all alarms are off. */
+/**
+ * The alarms of one worker, each kind present unless turned off (`alarms.thresholds`) or all alarms are off: the
+ * signals that are the worker's own. FAILED occurrences, lost leases, late occurrences and pauses are the stack's
+ * ({@link SharedAlarms}).
+ */
 export interface WorkerAlarms {
   /** A message in the worker's dead-letter queue. */
   readonly deadLetters?: cloudwatch.Alarm;
@@ -198,17 +208,9 @@ export interface WorkerAlarms {
   readonly workerErrors?: cloudwatch.Alarm;
   /** The worker's function was throttled. */
   readonly workerThrottles?: cloudwatch.Alarm;
-  /** Occurrences of the worker's jobs were recorded FAILED. */
-  readonly failedOccurrences?: cloudwatch.Alarm;
-  /** The worker's jobs lost leases. */
-  readonly lostLeases?: cloudwatch.Alarm;
-  /** A job of the worker paused itself after its failures: present once the worker runs a job with pauseAfterFailures. */
-  readonly pausedOnFailures?: cloudwatch.Alarm;
-  /** An occurrence of one of its jobs is late (OccurrencesLate). */
-  readonly lateOccurrences?: cloudwatch.Alarm;
 }
 
-/** The alarms that every worker shares, each kind present unless turned off or all alarms are off. */
+/** The alarms of the whole stack, each kind present unless turned off or all alarms are off. */
 export interface SharedAlarms {
   /** A message in a shared dead-letter queue, by the queue's name (`TriggerDeadLetterQueue`, ...). */
   readonly deadLetters: Readonly<Record<string, cloudwatch.Alarm>>;
@@ -216,6 +218,14 @@ export interface SharedAlarms {
   readonly reconcilerErrors?: cloudwatch.Alarm;
   /** The reconciler repaired occurrences (re-enqueued or announced late). */
   readonly reconcilerRepairs?: cloudwatch.Alarm;
+  /** Occurrences of any worker's jobs were recorded FAILED. */
+  readonly failedOccurrences?: cloudwatch.Alarm;
+  /** A worker lost a lease. */
+  readonly lostLeases?: cloudwatch.Alarm;
+  /** An occurrence is late (OccurrencesLate). */
+  readonly lateOccurrences?: cloudwatch.Alarm;
+  /** A job paused itself after its failures: present once a job has pauseAfterFailures. */
+  readonly pausedOnFailures?: cloudwatch.Alarm;
 }
 
 /**
@@ -274,7 +284,11 @@ export class JobsMonitoring extends Construct {
    * worker and the shared functions, then a row per worker. Undefined without it.
    */
   readonly dashboard: cloudwatch.Dashboard | undefined;
-  /** The alarms every worker shares: the shared dead-letter queues' and the reconciler's. */
+  /**
+   * The stack's alarms: the shared dead-letter queues', the reconciler's, and those over every worker (FAILED, lost
+   * leases, late, paused); the same object throughout, which gains `pausedOnFailures` with the first job that
+   * pauses after its failures.
+   */
   readonly sharedAlarms: SharedAlarms;
   private readonly enabled: boolean;
   private readonly thresholds: Readonly<Record<JobsAlarmKind, ResolvedThreshold | false>>;
@@ -283,6 +297,8 @@ export class JobsMonitoring extends Construct {
   private readonly alarmsByWorker = new Map<string, Mutable<WorkerAlarms>>();
   /** Every alarm, in the order created; the status widget reads it at synth, so it lists later workers' too. */
   private readonly alarmList: cloudwatch.Alarm[] = [];
+  private pauseAlarmAdded = false;
+  private workersAlarmsAdded = false;
 
   /**
    * Built by ScheduledJobs only (its `monitoring`), so the published declarations leave it out.
@@ -325,8 +341,7 @@ export class JobsMonitoring extends Construct {
   }
 
   /**
-   * The alarms of a worker added with addWorker: the same object throughout, which gains `pausedOnFailures` when the
-   * worker gets its first job with pauseAfterFailures.
+   * The alarms of a worker added with addWorker.
    *
    * @param workerId - the worker's id
    */
@@ -342,8 +357,7 @@ export class JobsMonitoring extends Construct {
   }
 
   /**
-   * A worker's alarms (its DLQ, errors, throttles, FAILED occurrences, lost leases, late occurrences) and its
-   * dashboard row. Called by
+   * A worker's alarms (its DLQ, its function's errors and throttles) and its dashboard row. Called by
    * `ScheduledJobs.addWorker`.
    *
    * @internal
@@ -352,81 +366,95 @@ export class JobsMonitoring extends Construct {
     const id = worker.workerId;
     const alarms: Mutable<WorkerAlarms> = {};
     this.alarmsByWorker.set(id, alarms);
-    this.workerAlarm(
+    this.addWorkersAlarms();
+    this.keptAlarm(
       alarms,
       'deadLetters',
       `dlq-${id}`,
       (period) => deadLetterMessages(worker.deadLetterQueue, { period }),
       `The dead-letter queue of worker ${id} holds a message: one of its jobs' messages could not be processed. See docs/operating.md, Alarms.`,
     );
-    this.workerAlarm(
+    this.keptAlarm(
       alarms,
       'workerErrors',
       `worker-errors-${id}`,
       (period) => functionErrors(worker.function, { period }),
       `Worker ${id} failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout. See docs/operating.md, Alarms.`,
     );
-    this.workerAlarm(
+    this.keptAlarm(
       alarms,
       'workerThrottles',
       `worker-throttles-${id}`,
       (period) => functionThrottles(worker.function, { period }),
       `Worker ${id} was throttled: occurrences wait in its queue. Check the account concurrency. See docs/operating.md, Alarms.`,
     );
-    this.workerAlarm(
-      alarms,
-      'failedOccurrences',
-      `failed-${id}`,
-      (period) => workerMetric(this.metricsNamespace, id, MetricName.OccurrencesFailed, { period }),
-      `An occurrence of a job of worker ${id} is FAILED: out of attempts or past its deadline. occurrences list --status FAILED names it; lastError and history say why. See docs/operating.md, Alarms.`,
-    );
-    this.workerAlarm(
-      alarms,
-      'lostLeases',
-      `leases-lost-${id}`,
-      (period) => workerMetric(this.metricsNamespace, id, MetricName.LeasesLost, { period }),
-      `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written. See docs/operating.md, Alarms.`,
-    );
-    this.workerAlarm(
-      alarms,
-      'lateOccurrences',
-      `late-${id}`,
-      (period) => workerMetric(this.metricsNamespace, id, MetricName.OccurrencesLate, { period }),
-      `An occurrence of a job of worker ${id} is late: due and not started within its lateAfter (waiting in its queue or buffer, ` +
-        'or never recorded: a schedule disabled by hand). The reconciler log line "occurrence is late" names it. See docs/operating.md, Late and missed runs.',
-    );
     this.dashboard?.addWidgets(...this.workerWidgets(worker));
   }
 
   /**
-   * The alarm of a worker with a job that pauses itself after its failures (pauseAfterFailures): the first pause
-   * needs a person, who finds the job and the last error with `occurrences describe`, and resumes it. Call it once
-   * per worker, after addWorker. Called by `ScheduledJobs.addJob`.
-   *
-   * @internal
+   * The stack's alarms over every worker (FAILED occurrences, lost leases, late occurrences), made with the first
+   * worker: a stack without workers has nothing for them to watch.
    */
-  addPauseAlarm(worker: MonitoredWorker): void {
-    const id = worker.workerId;
-    this.workerAlarm(
-      this.workerAlarms(id) as Mutable<WorkerAlarms>,
-      'pausedOnFailures',
-      `paused-on-failures-${id}`,
-      (period) => workerMetric(this.metricsNamespace, id, MetricName.JobsPausedOnFailures, { period }),
-      `A job of worker ${id} paused itself after pauseAfterFailures FAILED occurrences in a row; its schedule is disabled. ` +
-        'occurrences describe <job> shows the note with the last error; fix the cause, then occurrences resume <job>. See docs/operating.md, Alarms.',
+  private addWorkersAlarms(): void {
+    if (this.workersAlarmsAdded) return;
+    this.workersAlarmsAdded = true;
+    const shared = this.sharedAlarms as Mutable<SharedAlarms>;
+    const workers = (name: StackWideWorkerMetricName) => (period: Duration) =>
+      workersMetric(this.metricsNamespace, name, { period });
+    this.keptAlarm(
+      shared,
+      'failedOccurrences',
+      'failed',
+      workers(MetricName.OccurrencesFailed),
+      'An occurrence is FAILED: out of attempts or past its deadline. occurrences list --status FAILED names it; lastError and history say why. See docs/operating.md, Alarms.',
+    );
+    this.keptAlarm(
+      shared,
+      'lostLeases',
+      'leases-lost',
+      workers(MetricName.LeasesLost),
+      'A job lost its lease to another worker: pauses, clock skew or heartbeats failing (the log line "lease lost; stopping without writing" names it). No duplicate report was written. See docs/operating.md, Alarms.',
+    );
+    this.keptAlarm(
+      shared,
+      'lateOccurrences',
+      'late',
+      workers(MetricName.OccurrencesLate),
+      'An occurrence is late: due and not started within its lateAfter (waiting in its queue or buffer, or never recorded: a schedule ' +
+        'disabled by hand). The reconciler log line "occurrence is late" names it. See docs/operating.md, Late and missed runs.',
     );
   }
 
-  /** The alarm of a kind of worker alarm, kept in the worker's alarms under the kind's name when it is created. */
-  private workerAlarm(
-    alarms: Mutable<WorkerAlarms>,
-    kind: keyof WorkerAlarms,
+  /**
+   * The stack's alarm on jobs that pause themselves after their failures (pauseAfterFailures), made with the first
+   * such job: the first pause needs a person, who finds the job and the last error with `occurrences describe`, and
+   * resumes it. Called by `ScheduledJobs.addJob`; a second call does nothing.
+   *
+   * @internal
+   */
+  addPauseAlarm(): void {
+    if (this.pauseAlarmAdded) return;
+    this.pauseAlarmAdded = true;
+    this.keptAlarm(
+      this.sharedAlarms as Mutable<SharedAlarms>,
+      'pausedOnFailures',
+      'paused-on-failures',
+      (period) => workersMetric(this.metricsNamespace, MetricName.JobsPausedOnFailures, { period }),
+      'A job paused itself after pauseAfterFailures FAILED occurrences in a row; its schedule is disabled. The error log line of the worker ' +
+        'names it; occurrences describe <job> shows the note with the last error; fix the cause, then occurrences resume <job>. See docs/operating.md, Alarms.',
+    );
+  }
+
+  /** An alarm of `kind`, kept in `alarms` (a worker's or the stack's) under the kind's name when it is created. */
+  private keptAlarm<A extends object>(
+    alarms: A,
+    kind: keyof A & JobsAlarmKind,
     key: string,
     metricFor: (period: Duration) => cloudwatch.IMetric,
     description: string,
   ): void {
     const alarm = this.alarm(kind, key, metricFor, description);
-    if (alarm !== undefined) alarms[kind] = alarm;
+    if (alarm !== undefined) (alarms as Record<string, cloudwatch.Alarm>)[kind] = alarm;
   }
 
   /** The new topic, or the user's, with each e-mail address subscribed. */
@@ -466,11 +494,12 @@ export class JobsMonitoring extends Construct {
       (period) => reconcilerRepairs(this.metricsNamespace, { period }),
       'The reconciler repaired an occurrence that had fallen through the cracks (its log line names it). Find out which path dropped it. See docs/operating.md, Alarms.',
     );
-    return {
+    const shared: Mutable<SharedAlarms> = {
       deadLetters,
       ...(errors !== undefined ? { reconcilerErrors: errors } : {}),
       ...(repairs !== undefined ? { reconcilerRepairs: repairs } : {}),
     };
+    return shared;
   }
 
   /**

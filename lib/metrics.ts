@@ -5,8 +5,11 @@
  *
  * The functions write each value with the dimensions of the function that wrote it
  * (functions/runtime/powertools-metrics.ts): { service, worker } from a worker, { service, component: 'trigger' } from
- * the trigger, { service, component: 'reconciler' } from the reconciler; and a second time with { service, jobId }
- * only for a job with `jobMetrics: true`. CloudWatch matches a metric by its exact dimension set, so each builder
+ * the trigger, { service, component: 'reconciler' } from the reconciler; the workers' failure metrics a second time
+ * with { service, component: 'workers' } (functions/protocol/metric-names.ts STACK_WIDE_WORKER_METRICS), which the
+ * stack's alarms watch; and a second time with { service, jobId } only for a job with `jobMetrics: true`. A worker
+ * writes OccurrencesStarted, OccurrencesSucceeded and JobDuration with { service, worker } only with the stack's
+ * `detailedMetrics`. CloudWatch matches a metric by its exact dimension set, so each builder
  * below only accepts the metric names that are written with its set: the types {@link WorkerMetricName},
  * {@link TriggerMetricName} and {@link ReconcilerMetricName} list them.
  */
@@ -19,6 +22,7 @@ import {
   MetricName,
   RECONCILER_COMPONENT,
   TRIGGER_COMPONENT,
+  WORKERS_COMPONENT,
 } from '../functions/protocol/metric-names';
 
 export { METRICS_SERVICE, MetricName } from '../functions/protocol/metric-names';
@@ -39,6 +43,16 @@ export type WorkerMetricName = Exclude<
   | typeof MetricName.OccurrencesRequeued
   | typeof MetricName.ReportsReannounced
 >;
+
+/**
+ * The worker metrics also written stack-wide, with { service, component: 'workers' } (STACK_WIDE_WORKER_METRICS):
+ * what the stack's alarms on every worker read.
+ */
+export type StackWideWorkerMetricName =
+  | typeof MetricName.OccurrencesFailed
+  | typeof MetricName.LeasesLost
+  | typeof MetricName.JobsPausedOnFailures
+  | typeof MetricName.OccurrencesLate;
 
 /** The metrics the trigger writes (functions/protocol/record-occurrence.ts), with { service, component: 'trigger' }. */
 export type TriggerMetricName = typeof MetricName.OccurrencesMissed | typeof MetricName.DuplicateTriggersSuppressed;
@@ -85,6 +99,25 @@ export function workerMetric(
   props?: cloudwatch.MetricOptions,
 ): cloudwatch.Metric {
   return ownMetric(namespace, name, { worker: workerId }, props);
+}
+
+/**
+ * One failure metric over every worker of the stack: `name` with the dimensions { service: METRICS_SERVICE,
+ * component: 'workers' }, which each worker (and the reconciler, for OccurrencesLate) writes beside its own, so that
+ * one alarm watches them all.
+ *
+ * @param namespace - the namespace the functions write to (ScheduledJobs.metricsNamespace)
+ * @param name - a metric the workers also write stack-wide
+ * @param props - overrides the defaults, as in CDK's own `metric*()` methods
+ * @returns a Metric with a period of 5 minutes and the statistic Sum (Maximum for OccurrencesLate) unless `props`
+ *   says otherwise
+ */
+export function workersMetric(
+  namespace: string,
+  name: StackWideWorkerMetricName,
+  props?: cloudwatch.MetricOptions,
+): cloudwatch.Metric {
+  return ownMetric(namespace, name, { ...WORKERS_COMPONENT }, props);
 }
 
 /**

@@ -270,6 +270,15 @@ export interface ScheduledJobsProps {
    */
   readonly jobMetrics?: boolean;
   /**
+   * Whether each worker also writes OccurrencesStarted, OccurrencesSucceeded and JobDuration with `{ service, worker }`
+   * (for `worker.metric()`, the dashboard's graphs, alarms of your own). No alarm of the stack reads them, and each
+   * is a custom metric at $0.30 a month per worker that runs at least hourly (about $0.90 for the three); the alarms
+   * on failures do not need them. A worker whose `metric()` is asked for one of them writes them whatever this says.
+   *
+   * @default - the value of `dashboard`: on with the dashboard, which graphs them; off otherwise
+   */
+  readonly detailedMetrics?: boolean;
+  /**
    * The log levels of every function of the stack, the workers' too (a worker's own `logging` is laid over it), in
    * Lambda's JSON log format.
    *
@@ -730,6 +739,7 @@ export class ScheduledJobs extends Construct {
       table: this.table,
       reportBucket: this.reportBucket,
       metricsNamespace: this.metricsNamespace,
+      detailedMetrics: this.props.detailedMetrics ?? this.props.dashboard === true,
       logging: this.props.logging,
       tracing: this.props.tracing,
     });
@@ -813,7 +823,7 @@ export class ScheduledJobs extends Construct {
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
     }
     if (resolved.settings.pauseAfterFailures !== undefined) {
-      if (worker.pausingJobs.length === 0) this.monitoring.addPauseAlarm(worker);
+      this.monitoring.addPauseAlarm();
       // A job with run-time schedules pauses a series, not a schedule of the app's: its pause only records the
       // state row (its template never fires; its keys' schedules are the registry's to switch).
       worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, keyed === undefined ? schedule : undefined);

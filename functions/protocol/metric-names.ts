@@ -89,3 +89,29 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnit>> = {
   SchedulesDriftCorrected: 'Count',
   OrphanSchedulesRemoved: 'Count',
 };
+
+/**
+ * The stack-wide dimension set of the workers' failure metrics, { service, component: 'workers' }: the values of
+ * {@link STACK_WIDE_WORKER_METRICS} are written with it as well as with { service, worker }, so that one alarm per
+ * stack watches every worker (an alarm reading W workers' metrics would bill W alarm metrics). Written only when
+ * something fails, so it costs nothing while all is well.
+ */
+export const WORKERS_COMPONENT = { component: 'workers' } as const;
+
+/** The worker metrics the stack's alarms read, written with {@link WORKERS_COMPONENT} too. */
+export const STACK_WIDE_WORKER_METRICS: ReadonlySet<MetricName> = new Set([
+  MetricName.OccurrencesFailed,
+  MetricName.LeasesLost,
+  MetricName.JobsPausedOnFailures,
+  MetricName.OccurrencesLate,
+]);
+
+/**
+ * The worker metrics no alarm reads and every healthy occurrence writes ($0.30 a month each per worker that runs
+ * hourly): written with { service, worker } only with the stack's `detailedMetrics` (and per job with `jobMetrics`).
+ */
+export const DETAILED_WORKER_METRICS: ReadonlySet<MetricName> = new Set([
+  MetricName.OccurrencesStarted,
+  MetricName.OccurrencesSucceeded,
+  MetricName.JobDuration,
+]);

@@ -10,14 +10,14 @@ import { useBenchSession } from '../support/bench-session';
 describe('the monthly bill on moto', () => {
   const session = useBenchSession();
 
-  it("captures the deployed handlers' log and EMF lines: bytes, INFO lines and every metric series counted once", async () => {
+  it("captures the deployed handlers' log lines, and no custom metric of a healthy occurrence or an idle reconciler run", async () => {
     const f = await measureDeployedRuntime(session());
     expect(f.logBytesPerOccurrence).toBeGreaterThan(0);
     expect(f.infoLines.length).toBeGreaterThan(0);
-    expect(f.series.length).toBeGreaterThan(0);
-    const c = f.counts;
-    expect(c.perJob + c.perWorker + c.perStack + c.reconcilerIdle).toBe(f.series.length);
-    expect(f.series.every((s) => s.namespace === 'ScheduledJobs')).toBe(true);
+    // The detailed metrics (Started, Succeeded, JobDuration) are opt-in, and the rest are written only on a failure:
+    // a healthy stack pays for no custom metric. The counting itself is bill-inputs.test.ts's, on written lines.
+    expect(f.series).toEqual([]);
+    expect(f.counts).toEqual({ perJob: 0, perWorker: 0, perStack: 0, reconcilerIdle: 0 });
   }, 120_000);
 
   it('runs the reconciler with the deployed thresholds over 55 h of finished rows, and reads none of them', async () => {

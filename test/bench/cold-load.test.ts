@@ -105,6 +105,7 @@ describe('Function: esbuildOptionsFor', () => {
       sourcemap: true,
       sourcesContent: false,
       mainFields: ['module', 'main'],
+      alias: { '@aws-sdk/credential-provider-node': join(__dirname, '../../functions/aws/env-credentials.ts') },
     });
   });
 
@@ -156,4 +157,26 @@ describe('Function: bundle, on the trigger', () => {
       rmSync(outDir, { recursive: true, force: true });
     }
   });
+});
+
+describe('Function: bundle, the credential chain', () => {
+  /** The packages of the SDK's credential chain beyond the environment's: none may be in a bundle. */
+  const CHAIN =
+    /@aws-sdk\/(credential-provider-(node|ini|sso|process|web-identity|http|login)|nested-clients)\/|@smithy\/credential-provider-imds\//;
+
+  it.each(['trigger', 'worker'])(
+    'the %s carries the environment credentials only: no provider chain, no STS or SSO client',
+    async (name) => {
+      const outDir = mkdtempSync(join(tmpdir(), `${name}-credentials-`));
+      try {
+        const subject = SUBJECTS.find((s) => s.name === name);
+        const { breakdown } = await bundle(join(__dirname, '../..', subject?.entry ?? ''), outDir);
+        const sources = breakdown.map((p) => p.source);
+        expect(sources).toContain('@aws-sdk/credential-provider-env');
+        expect(sources.filter((source) => CHAIN.test(`${source}/`))).toEqual([]);
+      } finally {
+        rmSync(outDir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -11,7 +11,7 @@ import { perWorkerMetrics } from '../../functions/reconciler';
 import { powertoolsLogger } from '../../functions/runtime/powertools-logger';
 import { powertoolsMetrics } from '../../functions/runtime/powertools-metrics';
 import { createTriggerHandler } from '../../functions/trigger';
-import { createWorkerHandler } from '../../functions/worker';
+import { createWorkerHandler, workerMetrics } from '../../functions/worker';
 import {
   captureLogger,
   type Harness,
@@ -154,28 +154,51 @@ describe('the happy path', () => {
     );
   });
 
-  it("writes one EMF line per worker invocation with three metrics on the worker's dimensions, and one more for an opted-in job", async () => {
-    const plain = await happyPathEmf(false);
-    expect(plain.worker).toHaveLength(1);
-    expect(plain.worker[0]._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'worker']]);
-    expect(plain.worker[0]._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name).sort()).toEqual([
+  it('writes no EMF line for a happy-path occurrence by default: Started, Succeeded and JobDuration are opt-in', async () => {
+    const plain = await happyPathEmf({ jobMetrics: false, detailed: false });
+    expect(plain.worker).toEqual([]);
+    expect(plain.trigger).toEqual([]); // the trigger counts nothing on the happy path
+  });
+
+  it("writes the three detailed metrics on the worker's dimensions with DETAILED_METRICS, and per job for an opted-in job", async () => {
+    const detailed = await happyPathEmf({ jobMetrics: false, detailed: true });
+    expect(detailed.worker).toHaveLength(1);
+    expect(detailed.worker[0]._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'worker']]);
+    expect(detailed.worker[0]._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name).sort()).toEqual([
       'JobDuration',
       'OccurrencesStarted',
       'OccurrencesSucceeded',
     ]);
-    expect(plain.trigger).toEqual([]); // the trigger counts nothing on the happy path
 
-    const detailed = await happyPathEmf(true);
-    expect(detailed.worker.map((e) => e._aws.CloudWatchMetrics[0].Dimensions)).toEqual([
-      [['service', 'worker']],
-      [['service', 'jobId']],
+    const perJob = await happyPathEmf({ jobMetrics: true, detailed: false });
+    expect(perJob.worker.map((e) => e._aws.CloudWatchMetrics[0].Dimensions)).toEqual([[['service', 'jobId']]]);
+    expect(perJob.worker[0]).toMatchObject({ jobId: 'report', OccurrencesStarted: 1, OccurrencesSucceeded: 1 });
+  });
+
+  it("writes a FAILED occurrence on the worker's dimensions and on the stack-wide { service, component: workers }", async () => {
+    const settings = [withDefaults({ id: 'report', retry: { maxAttempts: 1 } })];
+    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'ScheduledJobs/Test'); // Powertools reads it from process.env
+    const emf = workerMetrics(new Map(settings.map((s) => [s.id, s])), { WORKER_ID: TEST_WORKER });
+    h = makeHarness({ jobs: { report: flakyJob(1, 1_000) }, settings, alsoMetrics: emf });
+    await h.trigger(KEY);
+    const lines = await captureStdoutAsync(async () => {
+      const run = h.deliver(MESSAGE);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await run;
+      emf.flush();
+    });
+    vi.unstubAllEnvs();
+    expect(row().status).toBe('FAILED');
+    const parsed = lines.map((l) => JSON.parse(l));
+    expect(parsed.map((e) => [e._aws.CloudWatchMetrics[0].Dimensions, e.OccurrencesFailed, e.component])).toEqual([
+      [[['service', 'worker']], 1, undefined],
+      [[['service', 'component']], 1, 'workers'],
     ]);
-    expect(detailed.worker[1]).toMatchObject({ jobId: 'report', OccurrencesStarted: 1, OccurrencesSucceeded: 1 });
   });
 });
 
 describe('reconciler metrics of late occurrences', () => {
-  it("writes OccurrencesLate on each worker's own dimensions, { service, worker }, one EMF line per worker at flush", async () => {
+  it("writes OccurrencesLate on each worker's own dimensions and stack-wide, two EMF lines per worker at flush", async () => {
     vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'ScheduledJobs/Test');
     try {
       const byWorker = perWorkerMetrics();
@@ -185,9 +208,14 @@ describe('reconciler metrics of late occurrences', () => {
         byWorker.flushAll();
       });
       const emf = lines.map((l) => JSON.parse(l));
-      expect(emf.map((e) => [e.worker, e.OccurrencesLate, e._aws.CloudWatchMetrics[0].Dimensions])).toEqual([
+      // Each worker's gauge twice: on its own dimensions and stack-wide (the stack's late alarm reads the Maximum).
+      expect(
+        emf.map((e) => [e.worker ?? e.component, e.OccurrencesLate, e._aws.CloudWatchMetrics[0].Dimensions]),
+      ).toEqual([
         ['exports', 2, [['service', 'worker']]],
+        ['workers', 2, [['service', 'component']]],
         ['digest', 1, [['service', 'worker']]],
+        ['workers', 1, [['service', 'component']]],
       ]);
     } finally {
       vi.unstubAllEnvs();
@@ -195,12 +223,16 @@ describe('reconciler metrics of late occurrences', () => {
   });
 });
 
-/** The EMF lines the trigger and then the worker wrote for one happy-path occurrence, with or without jobMetrics. */
-async function happyPathEmf(jobMetrics: boolean) {
-  const emf = powertoolsMetrics({
-    namespace: 'ScheduledJobs/Test',
-    dimensions: { worker: TEST_WORKER },
-    perJob: (jobId) => jobMetrics && jobId === 'report',
+/**
+ * The EMF lines the trigger and then the worker wrote for one happy-path occurrence, through the worker's own
+ * metrics as its environment configures them, with or without jobMetrics and DETAILED_METRICS.
+ */
+async function happyPathEmf(options: { jobMetrics: boolean; detailed: boolean }) {
+  const settings = withDefaults({ id: 'report', jobMetrics: options.jobMetrics });
+  vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'ScheduledJobs/Test'); // Powertools reads it from process.env
+  const emf = workerMetrics(new Map([['report', settings]]), {
+    WORKER_ID: TEST_WORKER,
+    ...(options.detailed ? { DETAILED_METRICS: 'true' } : {}),
   });
   h = makeHarness({ jobs: { report: timedJob(1_000) }, alsoMetrics: emf });
   const trigger = await captureStdoutAsync(() => h.trigger(KEY));
@@ -209,6 +241,7 @@ async function happyPathEmf(jobMetrics: boolean) {
     await vi.advanceTimersByTimeAsync(1_000);
     await run;
   });
+  vi.unstubAllEnvs();
   // biome-ignore lint/suspicious/noExplicitAny: parsed EMF
   const parse = (lines: string[]): any[] => lines.map((l) => JSON.parse(l));
   return { trigger: parse(trigger), worker: parse(worker) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JOB_FUNCTION_BUNDLING, withStackBundling } from '../../lib/job-function';
+import { CREDENTIAL_CHAIN, JOB_FUNCTION_BUNDLING, withStackBundling } from '../../lib/job-function';
 
 describe("a function's bundling over the stack's", () => {
   it("keeps the stack's options and esbuild conditions where the function gives none", () => {
@@ -15,6 +15,8 @@ describe("a function's bundling over the stack's", () => {
     expect(bundling.esbuildArgs).toEqual({
       '--conditions': 'scheduled-jobs-source,module,my-app',
       '--log-limit': '0',
+      // A worker's bundle drops the SDK's credential chain beyond the environment's too.
+      [`--alias:${CREDENTIAL_CHAIN}`]: expect.stringMatching(/functions\/aws\/env-credentials\.ts$/),
     });
   });
 });

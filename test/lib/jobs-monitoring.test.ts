@@ -12,7 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
-import { MetricName } from '../../functions/protocol/metric-names';
+import { MetricName, STACK_WIDE_WORKER_METRICS } from '../../functions/protocol/metric-names';
 import {
   type JobsAlarmsOptions,
   JobsMonitoring,
@@ -28,6 +28,7 @@ import {
   reconcilerRepairs,
   triggerMetric,
   workerMetric,
+  workersMetric,
 } from '../../lib/metrics';
 import { validationProblemsOf } from './fixtures/test-stack';
 import { rendered, type TemplateNode } from './template-json';
@@ -35,10 +36,14 @@ import { rendered, type TemplateNode } from './template-json';
 const NAMESPACE = 'ScheduledJobs/Test';
 const SHARED_QUEUES = ['TriggerDeadLetterQueue', 'SchedulerDeadLetterQueue', 'NotifierFailureQueue'];
 const WORKER_IDS = ['exports', 'digest'];
-/** Per stack: a dead-letter alarm per shared queue, the reconciler's errors and repairs. */
+/**
+ * Per stack: a dead-letter alarm per shared queue, the reconciler's errors and repairs; and, once there is a worker,
+ * FAILED occurrences, lost leases and late occurrences over every worker (the pause alarm only on request).
+ */
 const SHARED_ALARMS = SHARED_QUEUES.length + 2;
-/** Per worker: dead letters, errors, throttles, FAILED occurrences, lost leases (the pause alarm only on request). */
-const WORKER_ALARMS = 6;
+const WORKERS_ALARMS = 3;
+/** Per worker: dead letters, errors, throttles. */
+const WORKER_ALARMS = 3;
 
 interface Built {
   readonly stack: Stack;
@@ -82,7 +87,8 @@ function build(alarmsIn?: JobsAlarmsOptions | ((stack: Stack) => JobsAlarmsOptio
     };
     monitoring.addWorker(workers[workerId]);
   }
-  monitoring.addPauseAlarm(workers.exports);
+  monitoring.addPauseAlarm();
+  monitoring.addPauseAlarm(); // a second job that pauses adds nothing
   return { stack, monitoring, workers, reconciler, sharedQueues, template: Template.fromStack(stack) };
 }
 
@@ -148,9 +154,9 @@ function widgets(template: Template): { type: string; properties: { alarms?: str
 describe('JobsMonitoring with the default alarms', () => {
   const built = build();
 
-  it('has 5 alarms per stack, 6 per worker and the pause alarm where asked, each firing on the first event in 5 minutes', () => {
+  it('has 8 alarms per stack, 3 per worker and one pause alarm, each firing on the first event in 5 minutes', () => {
     const alarms = alarmProps(built.template);
-    expect(alarms).toHaveLength(SHARED_ALARMS + WORKER_ALARMS * WORKER_IDS.length + 1);
+    expect(alarms).toHaveLength(SHARED_ALARMS + WORKERS_ALARMS + WORKER_ALARMS * WORKER_IDS.length + 1);
     expect(built.monitoring.alarms).toHaveLength(alarms.length);
     for (const alarm of alarms) {
       expect(alarm).toMatchObject({
@@ -172,43 +178,66 @@ describe('JobsMonitoring with the default alarms', () => {
     expect(resourcesOf(built.template, 'AWS::SNS::Subscription')).toEqual({});
   });
 
-  it('reaches each alarm by its kind: every worker kind per worker, pausedOnFailures only where added', () => {
+  it("reaches each alarm by its kind: the worker's own signals per worker, the rest once per stack", () => {
     for (const id of WORKER_IDS) {
       const alarms = built.monitoring.workerAlarms(id);
-      const kinds = [
-        'deadLetters',
-        'workerErrors',
-        'workerThrottles',
-        'failedOccurrences',
-        'lostLeases',
-        'lateOccurrences',
-      ] as const;
-      for (const kind of kinds) expect(alarms[kind], `${id} ${kind}`).toBeInstanceOf(cloudwatch.Alarm);
+      for (const kind of ['deadLetters', 'workerErrors', 'workerThrottles'] as const)
+        expect(alarms[kind], `${id} ${kind}`).toBeInstanceOf(cloudwatch.Alarm);
     }
-    expect(built.monitoring.workerAlarms('exports').pausedOnFailures).toBeInstanceOf(cloudwatch.Alarm);
-    expect(built.monitoring.workerAlarms('digest').pausedOnFailures).toBeUndefined();
-    expect(Object.keys(built.monitoring.sharedAlarms.deadLetters).sort()).toEqual([...SHARED_QUEUES].sort());
-    expect(built.monitoring.sharedAlarms.reconcilerErrors).toBeInstanceOf(cloudwatch.Alarm);
-    expect(built.monitoring.sharedAlarms.reconcilerRepairs).toBeInstanceOf(cloudwatch.Alarm);
+    const shared = built.monitoring.sharedAlarms;
+    for (const kind of [
+      'failedOccurrences',
+      'lostLeases',
+      'lateOccurrences',
+      'pausedOnFailures',
+      'reconcilerErrors',
+      'reconcilerRepairs',
+    ] as const)
+      expect(shared[kind], kind).toBeInstanceOf(cloudwatch.Alarm);
+    expect(Object.keys(shared.deadLetters).sort()).toEqual([...SHARED_QUEUES].sort());
   });
 
-  it("alarms each worker's late occurrences on the reconciler's gauge OccurrencesLate, with its Maximum", () => {
+  it("alarms late occurrences once, on the reconciler's gauge OccurrencesLate over every worker, with its Maximum", () => {
     const late = alarmProps(built.template).filter((a) => a.MetricName === 'OccurrencesLate');
-    expect(late).toHaveLength(WORKER_IDS.length);
-    for (const id of WORKER_IDS) {
-      expect(late).toContainEqual(
-        expect.objectContaining({
-          Namespace: NAMESPACE,
-          Statistic: 'Maximum',
-          Period: 300,
-          Threshold: 1,
-          Dimensions: expect.arrayContaining([
-            { Name: 'service', Value: 'scheduled-jobs' },
-            { Name: 'worker', Value: id },
-          ]),
-        }),
+    expect(late).toEqual([
+      expect.objectContaining({
+        Namespace: NAMESPACE,
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: 1,
+        Dimensions: [
+          { Name: 'component', Value: 'workers' },
+          { Name: 'service', Value: 'scheduled-jobs' },
+        ],
+      }),
+    ]);
+  });
+
+  it('alarms every failure mode: each reads a metric the functions or AWS write for it', () => {
+    const alarms = alarmProps(built.template);
+    const reading = (name: string, dimension?: { Name: string; Value: unknown }) =>
+      alarms.filter(
+        (a) =>
+          a.MetricName === name &&
+          (dimension === undefined || JSON.stringify(a.Dimensions).includes(JSON.stringify(dimension))),
       );
+    const lambdaOf = (fn: lambda.IFunction) => ({ Name: 'FunctionName', Value: built.stack.resolve(fn.functionName) });
+    const queueOf = (q: sqs.IQueue) => ({ Name: 'QueueName', Value: built.stack.resolve(q.queueName) });
+    for (const worker of Object.values(built.workers)) {
+      expect(reading('ApproximateNumberOfMessagesVisible', queueOf(worker.deadLetterQueue))).toHaveLength(1);
+      expect(reading('Errors', lambdaOf(worker.function))).toHaveLength(1);
+      expect(reading('Throttles', lambdaOf(worker.function))).toHaveLength(1);
     }
+    for (const queue of Object.values(built.sharedQueues))
+      expect(reading('ApproximateNumberOfMessagesVisible', queueOf(queue))).toHaveLength(1);
+    expect(reading('Errors', lambdaOf(built.reconciler))).toHaveLength(1);
+    // The workers' failures: each name the workers also write stack-wide has its alarm on that set.
+    for (const name of STACK_WIDE_WORKER_METRICS)
+      expect(reading(name, { Name: 'component', Value: 'workers' }), name).toHaveLength(1);
+    // The reconciler's repairs: a metric-math alarm over both repair metrics.
+    const repairs = alarms.filter((a) => JSON.stringify(a.Metrics ?? []).includes('OccurrencesRequeued'));
+    expect(JSON.stringify(repairs)).toContain('ReportsReannounced');
+    expect(repairs).toHaveLength(1);
   });
 
   it('refuses the alarms of a worker it was not given, naming the ones it has', () => {
@@ -230,29 +259,33 @@ describe('every alarm watches the metric lib/metrics.ts builds (what the metric*
   const built = build({ thresholds: { lostLeases: { period: Duration.minutes(15) } } });
   const { stack, monitoring, workers } = built;
 
-  it.each(WORKER_IDS)('worker %s: dead letters, errors, throttles, FAILED occurrences, lost leases', (id) => {
+  it.each(WORKER_IDS)('worker %s: dead letters, errors, throttles', (id) => {
     const alarms = monitoring.workerAlarms(id);
     const expected: [cloudwatch.Alarm | undefined, cloudwatch.IMetric][] = [
       [alarms.deadLetters, deadLetterMessages(workers[id].deadLetterQueue)],
       [alarms.workerErrors, functionErrors(workers[id].function)],
       [alarms.workerThrottles, functionThrottles(workers[id].function)],
-      [alarms.failedOccurrences, workerMetric(NAMESPACE, id, MetricName.OccurrencesFailed)],
-      [alarms.lostLeases, workerMetric(NAMESPACE, id, MetricName.LeasesLost, { period: Duration.minutes(15) })],
     ];
     for (const [alarm, metric] of expected) {
       expect(watchedBy(alarmResource(built, alarm))).toEqual(watched(stack, metric));
     }
   });
 
-  it('the pause alarm watches JobsPausedOnFailures on { service, worker }', () => {
-    const metric = workerMetric(NAMESPACE, 'exports', MetricName.JobsPausedOnFailures);
-    expect(watchedBy(alarmResource(built, monitoring.workerAlarms('exports').pausedOnFailures))).toEqual(
-      watched(stack, metric),
-    );
-    expect(watched(stack, metric).Dimensions).toEqual([
-      { Name: 'service', Value: 'scheduled-jobs' },
-      { Name: 'worker', Value: 'exports' },
-    ]);
+  it('every worker: FAILED occurrences, lost leases, late occurrences and pauses on { service, component: workers }', () => {
+    const shared = monitoring.sharedAlarms;
+    const expected: [cloudwatch.Alarm | undefined, cloudwatch.IMetric][] = [
+      [shared.failedOccurrences, workersMetric(NAMESPACE, MetricName.OccurrencesFailed)],
+      [shared.lostLeases, workersMetric(NAMESPACE, MetricName.LeasesLost, { period: Duration.minutes(15) })],
+      [shared.lateOccurrences, workersMetric(NAMESPACE, MetricName.OccurrencesLate)],
+      [shared.pausedOnFailures, workersMetric(NAMESPACE, MetricName.JobsPausedOnFailures)],
+    ];
+    for (const [alarm, metric] of expected) {
+      expect(watchedBy(alarmResource(built, alarm))).toEqual(watched(stack, metric));
+      expect(watched(stack, metric).Dimensions).toEqual([
+        { Name: 'component', Value: 'workers' },
+        { Name: 'service', Value: 'scheduled-jobs' },
+      ]);
+    }
   });
 
   it('the shared dead-letter queues and the reconciler errors', () => {
@@ -394,29 +427,27 @@ describe('JobsMonitoring with thresholds', () => {
     },
   });
 
-  it('gives the rethresholded kind its threshold, evaluation periods, datapoints and period, on every worker', () => {
-    for (const id of WORKER_IDS) {
-      expect(alarmResource(built, built.monitoring.workerAlarms(id).failedOccurrences)).toMatchObject({
-        MetricName: 'OccurrencesFailed',
-        Threshold: 3,
-        EvaluationPeriods: 4,
-        DatapointsToAlarm: 2,
-        Period: 600,
-      });
-      // The other kinds keep the defaults.
-      expect(alarmResource(built, built.monitoring.workerAlarms(id).lostLeases)).toMatchObject({
-        Threshold: 1,
-        EvaluationPeriods: 1,
-        Period: 300,
-      });
-    }
+  it('gives the rethresholded kind its threshold, evaluation periods, datapoints and period', () => {
+    expect(alarmResource(built, built.monitoring.sharedAlarms.failedOccurrences)).toMatchObject({
+      MetricName: 'OccurrencesFailed',
+      Threshold: 3,
+      EvaluationPeriods: 4,
+      DatapointsToAlarm: 2,
+      Period: 600,
+    });
+    // The other kinds keep the defaults.
+    expect(alarmResource(built, built.monitoring.sharedAlarms.lostLeases)).toMatchObject({
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      Period: 300,
+    });
     expect(alarmResource(built, built.monitoring.sharedAlarms.reconcilerRepairs)).toMatchObject({ Threshold: 5 });
   });
 
   it('creates no alarm of a kind turned off, and the status widget lists only the alarms that exist', () => {
     const alarms = alarmProps(built.template);
     expect(alarms.filter((a) => a.MetricName === 'Throttles')).toEqual([]);
-    expect(alarms).toHaveLength(SHARED_ALARMS + (WORKER_ALARMS - 1) * WORKER_IDS.length + 1);
+    expect(alarms).toHaveLength(SHARED_ALARMS + WORKERS_ALARMS + (WORKER_ALARMS - 1) * WORKER_IDS.length + 1);
     for (const id of WORKER_IDS) expect(built.monitoring.workerAlarms(id).workerThrottles).toBeUndefined();
     const [alarmWidget] = widgets(built.template).filter((w) => w.type === 'alarm');
     expect(alarmWidget.properties.alarms).toHaveLength(alarms.length);

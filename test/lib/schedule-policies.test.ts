@@ -112,17 +112,17 @@ describe('a worker with a job that has pauseAfterFailures', () => {
     expect(grants(workerStatements(plain), 'iam:')).toEqual([]);
   });
 
-  it('has an alarm on JobsPausedOnFailures on { service, worker }; a worker without such a job has none', () => {
+  it('has one alarm on JobsPausedOnFailures over every worker, { service, component: workers }', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm')
       .map(([, a]) => a.Properties)
       .filter((a) => a.MetricName === 'JobsPausedOnFailures');
-    expect(alarms.map((a) => a.Dimensions.find((d) => d.Name === 'worker')?.Value).sort()).toEqual(['exports', 'late']);
-    for (const a of alarms) {
-      expect(a).toMatchObject({ Threshold: 1, Statistic: 'Sum', TreatMissingData: 'notBreaching' });
-      expect(a.Dimensions).toContainEqual({ Name: 'service', Value: 'scheduled-jobs' });
-    }
-    expect(jobs.monitoring.workerAlarms('exports').pausedOnFailures).toBeDefined();
-    expect(jobs.monitoring.workerAlarms('plain').pausedOnFailures).toBeUndefined();
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]).toMatchObject({ Threshold: 1, Statistic: 'Sum', TreatMissingData: 'notBreaching' });
+    expect(alarms[0].Dimensions).toEqual([
+      { Name: 'component', Value: 'workers' },
+      { Name: 'service', Value: 'scheduled-jobs' },
+    ]);
+    expect(jobs.monitoring.sharedAlarms.pausedOnFailures).toBeDefined();
   });
 
   it("graphs each worker's skipped, buffered, cancelled and paused, and the trigger's missed", () => {

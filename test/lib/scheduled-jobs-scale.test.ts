@@ -140,7 +140,8 @@ describe('100 jobs in one stack', () => {
     expect(total).toBeLessThan(STACK_RESOURCE_LIMIT);
     expect(byType['AWS::Scheduler::Schedule']).toBe(enabled);
     expect(byType['AWS::Lambda::Function']).toBe(3 + jobs.workers.size);
-    expect(byType['AWS::CloudWatch::Alarm']).toBe(5 + 6 * jobs.workers.size);
+    // 8 of the stack's (5 of its shared parts, FAILED, lost leases, late), 3 per worker (its DLQ, errors, throttles).
+    expect(byType['AWS::CloudWatch::Alarm']).toBe(8 + 3 * jobs.workers.size);
   });
 
   it("keeps every function's environment under Lambda's 4 KB, with each reference resolved to 130 bytes", () => {
@@ -190,7 +191,7 @@ describe('what one more job or worker costs', () => {
     expect(pausedMore.total).toBe(base.total);
   });
 
-  it('a worker adds 15 resources: its function, log group, role and policy, event source, two queues with their policies, six alarms', () => {
+  it('a worker adds 12 resources: its function, log group, role and policy, event source, two queues with their policies, three alarms', () => {
     const oneMore = stackWith({ ...N, workers: N.workers + 1, jobsPerWorker: N.jobsPerWorker });
     const perWorker = oneMore.total - base.total - N.jobsPerWorker;
     console.log(`one more worker: +${perWorker} resources (+${N.jobsPerWorker} for its ${N.jobsPerWorker} schedules)`);
@@ -202,16 +203,16 @@ describe('what one more job or worker costs', () => {
       'AWS::Lambda::EventSourceMapping': 1,
       'AWS::SQS::Queue': 2,
       'AWS::SQS::QueuePolicy': 2,
-      'AWS::CloudWatch::Alarm': 6,
+      'AWS::CloudWatch::Alarm': 3,
       'AWS::Scheduler::Schedule': N.jobsPerWorker,
     });
-    expect(perWorker).toBe(15);
+    expect(perWorker).toBe(12);
   });
 
-  it('a job with an entry of its own adds its worker and its schedule: 16', () => {
+  it('a job with an entry of its own adds its worker and its schedule: 13', () => {
     const oneMore = stackWith({ ...N, extraJob: { entry: SAMPLE_DIGEST_ENTRY } });
-    expect(oneMore.total - base.total).toBe(16);
-    const shared = base.total - N.workers * (15 + N.jobsPerWorker);
+    expect(oneMore.total - base.total).toBe(13);
+    const shared = base.total - N.workers * (12 + N.jobsPerWorker);
     console.log(`the shared part of a stack: ${shared} resources`);
   });
 });

@@ -357,6 +357,7 @@ describe('workers', () => {
     const env = envOf(worker.function);
     expect(Object.keys(env).sort()).toEqual(
       [
+        'DETAILED_METRICS', // the stack has the dashboard, which graphs them
         'JOB_QUEUE_URL',
         'JOB_SETTINGS',
         'NODE_OPTIONS',
@@ -820,38 +821,33 @@ describe('alarms and dashboard', () => {
     }
   });
 
-  it.each(WORKER_IDS)(
-    '%s: alarms on its DLQ, its errors and throttles, and its FAILED occurrences, lost leases and late occurrences on { service, worker }',
-    (id) => {
-      const worker = workers[id];
-      expect(queueAlarm(worker.deadLetterQueue)).toEqual([
-        expect.objectContaining({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...FIRES_ON_ONE }),
+  it.each(WORKER_IDS)('%s: alarms on its DLQ, its errors and throttles, and on nothing else of its own', (id) => {
+    const worker = workers[id];
+    expect(queueAlarm(worker.deadLetterQueue)).toEqual([
+      expect.objectContaining({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...FIRES_ON_ONE }),
+    ]);
+    expect(fnAlarm(worker.function, 'Errors')).toHaveLength(1);
+    expect(fnAlarm(worker.function, 'Throttles')).toHaveLength(1);
+    expect(Object.keys(worker.alarms).sort()).toEqual(['deadLetters', 'workerErrors', 'workerThrottles']);
+    expect(worker.alarms).toBe(jobs.monitoring.workerAlarms(id));
+    // The worker's metric methods return the metrics its alarms watch.
+    const watched = (alarm: { metric: unknown } | undefined) => JSON.stringify(stack.resolve(alarm?.metric));
+    expect(watched(worker.alarms.deadLetters)).toBe(JSON.stringify(stack.resolve(worker.metricDeadLetters())));
+    expect(watched(worker.alarms.workerErrors)).toBe(JSON.stringify(stack.resolve(worker.metricErrors())));
+    expect(find('OccurrencesFailed', dimensions(['service', 'scheduled-jobs'], ['worker', id]))).toEqual([]);
+  });
+
+  it('alarms once per stack on FAILED occurrences, lost leases and late occurrences of every worker', () => {
+    const stackWide = dimensions(['component', 'workers'], ['service', 'scheduled-jobs']);
+    for (const metricName of ['OccurrencesFailed', 'LeasesLost'])
+      expect(find(metricName, stackWide), metricName).toEqual([
+        expect.objectContaining({ Namespace: namespace, Statistic: 'Sum', Period: 300, ...FIRES_ON_ONE }),
       ]);
-      expect(fnAlarm(worker.function, 'Errors')).toHaveLength(1);
-      expect(fnAlarm(worker.function, 'Throttles')).toHaveLength(1);
-      for (const metricName of ['OccurrencesFailed', 'LeasesLost']) {
-        const found = find(metricName, dimensions(['service', 'scheduled-jobs'], ['worker', id]));
-        expect(found, `${metricName} ${id}`).toEqual([
-          expect.objectContaining({ Namespace: namespace, Statistic: 'Sum', Period: 300, ...FIRES_ON_ONE }),
-        ]);
-      }
-      expect(find('OccurrencesLate', dimensions(['service', 'scheduled-jobs'], ['worker', id]))).toEqual([
-        expect.objectContaining({ Namespace: namespace, Statistic: 'Maximum', Period: 300, ...FIRES_ON_ONE }),
-      ]);
-      expect(Object.keys(worker.alarms).sort()).toEqual(
-        ['deadLetters', 'failedOccurrences', 'lateOccurrences', 'lostLeases', 'workerErrors', 'workerThrottles'].sort(),
-      );
-      expect(worker.alarms).toBe(jobs.monitoring.workerAlarms(id));
-      // The worker's metric methods return the metrics its alarms watch.
-      const watched = (alarm: { metric: unknown } | undefined) => JSON.stringify(stack.resolve(alarm?.metric));
-      expect(watched(worker.alarms.failedOccurrences)).toBe(
-        JSON.stringify(stack.resolve(worker.metricFailedOccurrences())),
-      );
-      expect(watched(worker.alarms.lostLeases)).toBe(JSON.stringify(stack.resolve(worker.metricLeasesLost())));
-      expect(watched(worker.alarms.deadLetters)).toBe(JSON.stringify(stack.resolve(worker.metricDeadLetters())));
-      expect(watched(worker.alarms.workerErrors)).toBe(JSON.stringify(stack.resolve(worker.metricErrors())));
-    },
-  );
+    expect(find('OccurrencesLate', stackWide)).toEqual([
+      expect.objectContaining({ Namespace: namespace, Statistic: 'Maximum', Period: 300, ...FIRES_ON_ONE }),
+    ]);
+    expect(jobs.monitoring.sharedAlarms.failedOccurrences).toBeDefined();
+  });
 
   it('alarm on the first message in each shared dead-letter queue, and on reconciler errors', () => {
     for (const queue of [jobs.triggerDeadLetterQueue, jobs.notifierFailureQueue, jobs.schedules.deadLetterQueue]) {
@@ -879,9 +875,9 @@ describe('alarms and dashboard', () => {
     expect(fixes[0].Threshold).toBe(1);
   });
 
-  it('no alarm is per job: none watches a jobId dimension, and there are 5 per stack and 6 per worker', () => {
+  it('no alarm is per job: none watches a jobId dimension, and there are 8 per stack and 3 per worker', () => {
     for (const a of alarms()) expect(JSON.stringify(a)).not.toContain('"jobId"');
-    expect(alarms().length).toBe(5 + 6 * WORKER_IDS.length);
+    expect(alarms().length).toBe(8 + 3 * WORKER_IDS.length);
   });
 
   it('send every alarm to the alarm topic, which has no subscription without alarmEmail', () => {
@@ -940,14 +936,14 @@ describe('alarms and dashboard', () => {
     expect(body).not.toContain(`## ${WEEKLY.id}`);
   });
 
-  it("every alarm on the functions' metrics watches a dimension set they write: { service, worker } or { service, component }", () => {
+  it("every alarm on the functions' metrics watches a dimension set they write: { service, component }", () => {
     type Dimensions = { Name: string; Value: unknown }[];
     const written = (dims: Dimensions) => {
       const byName = Object.fromEntries(dims.map((d) => [d.Name, d.Value]));
       const names = Object.keys(byName).sort().join(',');
       if (byName.service !== 'scheduled-jobs') return false;
       if (names === 'service,worker') return (WORKER_IDS as readonly unknown[]).includes(byName.worker);
-      return names === 'component,service' && ['trigger', 'reconciler'].includes(byName.component as string);
+      return names === 'component,service' && ['trigger', 'reconciler', 'workers'].includes(byName.component as string);
     };
     const watched = alarms().flatMap((a) => [
       ...(a.Namespace === namespace ? [a.Dimensions as unknown as Dimensions] : []),
@@ -956,8 +952,8 @@ describe('alarms and dashboard', () => {
         .filter((m) => m?.Namespace === namespace)
         .map((m) => m.Dimensions as unknown as Dimensions),
     ]);
-    // Per worker: FAILED occurrences, lost leases (and pauses); shared: the reconciler's two repairs.
-    expect(watched.length).toBeGreaterThanOrEqual(2 * WORKER_IDS.length + 2);
+    // Over every worker: FAILED occurrences, lost leases, late occurrences; the reconciler's two repairs.
+    expect(watched.length).toBeGreaterThanOrEqual(3 + 2);
     for (const dims of watched) expect(written(dims), JSON.stringify(dims)).toBe(true);
   });
 

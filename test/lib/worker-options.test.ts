@@ -237,6 +237,47 @@ describe('log levels (logging)', () => {
   });
 });
 
+describe('ScheduledJobs: detailed metrics (Started, Succeeded, JobDuration per worker) on demand', () => {
+  /** DETAILED_METRICS of each worker's function, by worker id, as synthesized. */
+  function detailedByWorker(props: ConstructorParameters<typeof ScheduledJobs>[2], ask?: 'succeeded'): object {
+    const stack = new Stack(unbundledApp(), 'Detailed');
+    const jobs = new ScheduledJobs(stack, 'Jobs', props);
+    const plain = jobs.addWorker('plain', { entry: WORKER_ENTRY });
+    const asked = jobs.addWorker('asked', { entry: WORKER_ENTRY });
+    jobs.addJob('nightly', { schedule: DAILY, worker: plain });
+    jobs.addJob('weekly', { schedule: DAILY, worker: asked });
+    if (ask === 'succeeded') asked.metricSucceededOccurrences();
+    asked.metricFailedOccurrences(); // a failure metric is always written: asking for it changes nothing
+    const resources = Object.values(resourcesOf(stack)).filter((r) => r.Type === 'AWS::Lambda::Function');
+    return Object.fromEntries(
+      resources
+        .map(
+          (r) =>
+            (r.Properties as unknown as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables,
+        )
+        .filter((v) => v.WORKER_ID !== undefined)
+        .map((v) => [v.WORKER_ID, v.DETAILED_METRICS]),
+    );
+  }
+
+  it('are off by default: no worker writes them, as no alarm reads them', () => {
+    expect(detailedByWorker(undefined)).toEqual({ plain: undefined, asked: undefined });
+  });
+
+  it('are on for every worker with detailedMetrics, and with the dashboard, which graphs them, unless turned off', () => {
+    expect(detailedByWorker({ detailedMetrics: true })).toEqual({ plain: 'true', asked: 'true' });
+    expect(detailedByWorker({ dashboard: true })).toEqual({ plain: 'true', asked: 'true' });
+    expect(detailedByWorker({ dashboard: true, detailedMetrics: false })).toEqual({
+      plain: undefined,
+      asked: undefined,
+    });
+  });
+
+  it('are on for a worker whose metric() was asked for one of them, so the metric it returns has data', () => {
+    expect(detailedByWorker(undefined, 'succeeded')).toEqual({ plain: undefined, asked: 'true' });
+  });
+});
+
 describe('ScheduledJobs: alarms and report reads as the app configures them', () => {
   it('with alarms off: no alarm and no alarm topic (nor its output); rethresholded: the threshold in the template', () => {
     const quiet = new Stack(unbundledApp(), 'Quiet');
@@ -256,7 +297,9 @@ describe('ScheduledJobs: alarms and report reads as the app configures them', ()
     const { worker } = tuned.addJob('nightly', { schedule: DAILY, entry: SAMPLE_DIGEST_ENTRY });
     expect(worker.alarms.workerThrottles).toBeUndefined();
     const failed =
-      resourcesOf(loud)[loud.getLogicalId(worker.alarms.failedOccurrences?.node.defaultChild as CfnElement)];
+      resourcesOf(loud)[
+        loud.getLogicalId(tuned.monitoring.sharedAlarms.failedOccurrences?.node.defaultChild as CfnElement)
+      ];
     expect(failed.Properties).toMatchObject({ Threshold: 3, EvaluationPeriods: 2 });
   });
 
