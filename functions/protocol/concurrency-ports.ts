@@ -44,7 +44,7 @@ export interface WaitingEntry {
   readonly key: OccurrenceKey;
   /** The fairness key it was counted under (fairnessKeyOf). */
   readonly fairnessKey: string;
-  /** Its place in its fairness key's own line: the list is ordered by (seq, scheduledTime, occurrence). */
+  /** Its place in its fairness key's own line: the list is ordered by (seq, scheduledTime, schedule key). */
   readonly seq: number;
   /** Epoch ms when it started to wait. */
   readonly since: number;
@@ -66,7 +66,7 @@ export interface CapacityStore {
   removeWaiting(jobId: string, occurrence: string): Promise<void>;
   /** The occurrence's entry, if it waits. */
   findWaiting(jobId: string, occurrence: string): Promise<WaitingEntry | undefined>;
-  /** The first `limit` entries in fair order: (seq, scheduledTime, occurrence id). */
+  /** The first `limit` entries in fair order: (seq, scheduledTime, schedule key). */
   firstWaiting(jobId: string, limit: number): Promise<readonly WaitingEntry[]>;
 }
 
@@ -76,4 +76,10 @@ export interface WaitingOccurrences {
   recordWaiting(key: OccurrenceKey, leaseId: string, fairnessKey: string, now: number): Promise<void>;
   /** Whether the occurrence's row is final (it will never start): its entry is then dropped from the list. */
   isFinal(key: OccurrenceKey): Promise<boolean>;
+}
+
+/** What a worker (or the reconciler) needs for its capped jobs. */
+export interface CapacityPorts {
+  readonly store: CapacityStore;
+  readonly waiting: WaitingOccurrences;
 }

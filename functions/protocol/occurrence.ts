@@ -177,6 +177,10 @@ export interface Occurrence extends OccurrenceKey {
   readonly skippedAt?: string;
   /** When it was recorded BUFFERED. */
   readonly bufferedAt?: string;
+  /** BUFFERED for its job's maxConcurrency rather than its series' slot: WAITING (concurrency-cap.ts). */
+  readonly waitingFor?: 'capacity';
+  /** WAITING: the line it waits in (the tenant from its input, or its schedule key). */
+  readonly fairnessKey?: string;
   /** When it was recorded CANCELLED. */
   readonly cancelledAt?: string;
   /** Recorded by an operator (`occurrences run` or `backfill`), not by the schedule: who asked. */

@@ -281,6 +281,8 @@ class ReconcileRun {
       this.slotsFree.set(series, slot);
     }
     const { free, waiting } = await slot;
+    // WAITING for its job's maxConcurrency, not for this slot: the capacity repair wakes it (reconcile-capacity.ts).
+    if (row.waitingFor === 'capacity' && !waiting.includes(row.scheduledTime)) return false;
     return free && (waiting[0] === row.scheduledTime || !waiting.includes(row.scheduledTime));
   }
 

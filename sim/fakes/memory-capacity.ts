@@ -12,11 +12,11 @@ import type {
   WaitingEntry,
 } from '../../functions/protocol/concurrency-ports';
 
-/** The list's order: (seq, scheduledTime, occurrence id), as the adapter's sort key spells it. */
+/** The list's order: (seq, scheduledTime, schedule key), as the adapter's sort key spells it. */
 export const fairOrder = (a: WaitingEntry, b: WaitingEntry): number =>
   a.seq - b.seq ||
   a.key.scheduledTime.localeCompare(b.key.scheduledTime) ||
-  occurrenceIdOf(a.key).localeCompare(occurrenceIdOf(b.key));
+  (a.key.scheduleKey ?? '').localeCompare(b.key.scheduleKey ?? '');
 
 export class MemoryCapacityStore implements CapacityStore {
   readonly rows = new Map<string, CapacityRow>();

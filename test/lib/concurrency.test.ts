@@ -59,4 +59,54 @@ describe('addJob: maxConcurrency and fairnessKey', () => {
     expect(settings.find((s) => s.id === 'sync')).toMatchObject({ maxConcurrency: 50, fairnessKey: 'tenantId' });
     expect(settings.find((s) => s.id === 'nightly')).not.toHaveProperty('maxConcurrency');
   });
+
+  it("tells the reconciler of the capped jobs and grants the waiting list's requests on their partitions only", () => {
+    const stack = new Stack(appWithoutBundling(), 'Good');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const worker = jobs.addWorker('exports', { entry: WORKER_ENTRY });
+    jobs.addJob('sync', { runtimeSchedules: true, worker, maxConcurrency: 50 });
+    jobs.addJob('nightly', { schedule: HOURLY, worker, maxConcurrency: 1 });
+    jobs.addJob('free', { schedule: HOURLY, worker });
+    const template = Template.fromStack(stack);
+    const variables = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (f) =>
+        (f as { Properties: { Environment?: { Variables?: Record<string, string> } } }).Properties.Environment
+          ?.Variables ?? {},
+    );
+    const capped = variables.map((v) => v.CAPPED_JOBS).filter((v) => v !== undefined);
+    expect(capped.map((json) => JSON.parse(json))).toEqual([
+      [
+        { id: 'sync', worker: 'exports', maxConcurrency: 50 },
+        { id: 'nightly', worker: 'exports', maxConcurrency: 1 },
+      ],
+    ]);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (p) =>
+        (p as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties.PolicyDocument
+          .Statement,
+    );
+    const listing = statements.filter((s) => JSON.stringify(s.Action).match(/"dynamodb:Query","dynamodb:DeleteItem"/));
+    // One for the worker, one for the reconciler: both on the capped jobs' own partitions, never the uncapped one's.
+    expect(listing.map((s) => s.Action)).toEqual(
+      expect.arrayContaining([
+        ['dynamodb:Query', 'dynamodb:DeleteItem'],
+        ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+      ]),
+    );
+    expect(listing).toHaveLength(2);
+    for (const statement of listing) {
+      expect(statement.Condition).toEqual({
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['sync', 'nightly'] },
+      });
+    }
+  });
+
+  it('adds nothing to a stack without a capped job', () => {
+    const stack = new Stack(appWithoutBundling(), 'Plain');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    jobs.addJob('nightly', { schedule: HOURLY, worker: jobs.addWorker('exports', { entry: WORKER_ENTRY }) });
+    expect(JSON.stringify(Template.fromStack(stack).toJSON())).not.toMatch(
+      /CAPPED_JOBS|"dynamodb:Query","dynamodb:DeleteItem"/,
+    );
+  });
 });
