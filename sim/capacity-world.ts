@@ -278,7 +278,9 @@ export async function runCapacityWorld(
   }
 
   const arrivals = all.map((_, i) => (plan.burst ? 0 : (plan.arrivalMs[i] ?? 0)));
-  all.forEach((o, i) => loop.at(T0 + arrivals[i], () => void deliver(o.key)));
+  all.forEach((o, i) => {
+    loop.at(T0 + arrivals[i], () => void deliver(o.key));
+  });
   const reconcile = async () => {
     // The occurrences' reconciler: a RUNNING row whose lease expired (its delivery failed, its worker died) again.
     for (const o of all) if (o.state === 'running' && o.leaseUntil <= loop.now) void deliver(o.key);
