@@ -240,7 +240,7 @@ export class DynamoWaitingOccurrences implements WaitingOccurrences {
           TableName: this.tableName,
           Key: tableKeyOf(key),
           UpdateExpression:
-            'SET #status = :buffered, #statusShard = :shard, #bufferedAt = :now, #waitingFor = :capacity, ' +
+            'SET #status = :buffered, #statusShard = :shard, #bufferedAt = :now, #waitingFor = :capacity, #waitingSince = :now, ' +
             '#fairnessKey = :fairnessKey, #attempt = #attempt - :one REMOVE #leaseExpiresAt, #leaseOwner',
           ConditionExpression: '#status = :running AND #leaseId = :leaseId',
           ExpressionAttributeNames: {
@@ -248,6 +248,7 @@ export class DynamoWaitingOccurrences implements WaitingOccurrences {
             '#statusShard': 'statusShard',
             '#bufferedAt': 'bufferedAt',
             '#waitingFor': 'waitingFor',
+            '#waitingSince': 'waitingSince',
             '#fairnessKey': 'fairnessKey',
             '#attempt': 'attempt',
             '#leaseExpiresAt': 'leaseExpiresAt',

@@ -69,6 +69,8 @@ describe('worker: maxConcurrency', () => {
     const waiting = TIMES.filter((t) => h.aws.row('report', t)?.waitingFor === 'capacity');
     expect(waiting).toHaveLength(3);
     for (const t of waiting) expect(statusOf(h, t)).toBe('BUFFERED');
+    // While they wait, the reconciler leaves them to the capacity repair (no unit is free: nothing to wake).
+    for (const t of waiting) expect(h.aws.row('report', t)?.waitingSince).toBe(h.aws.row('report', t)?.bufferedAt);
     expect(waitingItems(h)).toHaveLength(3);
     expect(h.aws.row('report', CAPACITY_SORT_KEY)?.holds).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(RUN_MS);
@@ -97,8 +99,13 @@ describe('worker: maxConcurrency', () => {
     h.aws.clearFaults('SendMessage');
     expect(statusOf(h, TIMES[0])).toBe('SUCCEEDED');
     expect(h.aws.sent.length).toBe(first);
+    // Past the stuck threshold: the occurrences' half leaves the WAITING row alone (it is not the slot's), the
+    // capacity half wakes it, once.
+    vi.setSystemTime(Date.now() + 1_300_000);
     const report = await h.reconciler();
+    expect(report.fixed).toEqual([]);
     expect(report.capacity).toEqual({ woken: 1, dropped: 0, errors: 0 });
+    expect(h.aws.sent.length).toBe(first + 1);
     await drain(h, first);
     expect(statusOf(h, TIMES[1])).toBe('SUCCEEDED');
   });
