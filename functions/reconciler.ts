@@ -13,6 +13,7 @@
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SnsAnnouncer } from './aws/announcer';
 import { DynamoAuditCursorStore } from './aws/audit-cursor-store';
+import { DynamoCapacityStore, DynamoWaitingOccurrences } from './aws/capacity-store';
 import { documentClient, snsClient, sqsClient } from './aws/clients';
 import { withDatedTemplates } from './aws/dated-templates';
 import { SchedulerLateCheckSources } from './aws/disabled-schedules';
@@ -42,6 +43,12 @@ import {
   type ReconcileWorker,
   reconcile,
 } from './protocol/reconcile';
+import {
+  type CapacityReconcileDeps,
+  type CapacityReconcileReport,
+  parseCappedJobs,
+  reconcileCapacity,
+} from './protocol/reconcile-capacity';
 import {
   parseRegistryJobs,
   reconcileSchedules,
@@ -77,11 +84,15 @@ export interface ReconcilerOptions {
    * from REGISTRY_TABLE and REGISTRY_JOBS when the stack sets them, otherwise none (the half is off). `false`: off.
    */
   readonly schedules?: Omit<ScheduleReconcileDeps, 'clock' | 'logger' | 'metrics'> | false;
+  /** The capped jobs' waiting lists; default: from CAPPED_JOBS when the stack sets it, otherwise none. */
+  readonly capacity?: Pick<CapacityReconcileDeps, 'ports' | 'jobs'>;
 }
 
 /** A reconciler run's report: the occurrences' half, and the run-time schedules' half when the stack has any. */
 export interface ReconcilerReport extends ReconcileReport {
   readonly schedules?: ScheduleReconcileReport;
+  /** The capped jobs' waiting lists (reconcile-capacity.ts), when the stack has any. */
+  readonly capacity?: CapacityReconcileReport;
 }
 
 /** Some of the run's reads or writes failed: the invocation fails (the Errors alarm), and the next run retries. */
@@ -131,6 +142,8 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
   };
   const scheduleParts = options.schedules === undefined ? scheduleReconcileFromEnv() : options.schedules || undefined;
   const scheduleDeps = scheduleParts && { ...scheduleParts, clock, logger, metrics };
+  const capacityParts = options.capacity ?? capacityFromEnv();
+  const queueOf = (worker: string) => deps.workers.get(worker)?.queue;
   return async () => {
     // Each half's own failure (a throw) is logged and counted, and the other half still runs.
     let thrown: unknown;
@@ -145,11 +158,13 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
         logger.error('reconcile of run-time schedules failed', { error: messageOf(error) });
         return { swept: 0, audited: [], repairs: [], changedMeanwhile: 0, skipped: 0, errors: 1, truncated: false };
       }));
+    const capacity = capacityParts && (await reconcileCapacity({ ...capacityParts, queueOf, clock, logger }));
     metrics.flush?.(); // the run's values, buffered by the adapter: one EMF line
     workerMetrics.flushAll?.();
-    const full: ReconcilerReport = schedules ? { ...report, schedules } : report;
+    const full: ReconcilerReport = { ...report, ...(schedules && { schedules }), ...(capacity && { capacity }) };
     if (thrown !== undefined && schedules === undefined) throw thrown;
-    if (report.errors > 0 || (schedules?.errors ?? 0) > 0) throw new ReconcileIncompleteError(full);
+    if (report.errors > 0 || (schedules?.errors ?? 0) > 0 || (capacity?.errors ?? 0) > 0)
+      throw new ReconcileIncompleteError(full);
     return full;
   };
 }
@@ -201,6 +216,20 @@ function lateSourcesFromEnv(): LateCheckSources | undefined {
   if (group === undefined || group === '') return undefined;
   const reader = new OperatorOccurrenceReader(documentClient(), requireEnv(ENV.tableName));
   return new SchedulerLateCheckSources(new SchedulerClient({}), group, reader);
+}
+
+/** The capped jobs' part as the stack configures it (CAPPED_JOBS); none when unset (no capped job in the stack). */
+function capacityFromEnv(): Pick<CapacityReconcileDeps, 'ports' | 'jobs'> | undefined {
+  const json = process.env[ENV.cappedJobs];
+  if (json === undefined || json === '' || json === '[]') return undefined;
+  const table = requireEnv(ENV.tableName);
+  return {
+    jobs: parseCappedJobs(json, ENV.cappedJobs),
+    ports: {
+      store: new DynamoCapacityStore(documentClient(), table),
+      waiting: new DynamoWaitingOccurrences(documentClient(), table),
+    },
+  };
 }
 
 function reconcileWorkers(): ReadonlyMap<string, ReconcileWorker> {

@@ -25,6 +25,8 @@ export const ENV = {
   registryTable: 'REGISTRY_TABLE',
   /** The reconciler's: a JSON array of the ids of the jobs that take schedules at run time, audited in turn. */
   registryJobs: 'REGISTRY_JOBS',
+  /** The reconciler's: a JSON array of `{ id, worker, maxConcurrency }`, the jobs with a concurrency cap. */
+  cappedJobs: 'CAPPED_JOBS',
   /** The reconciler's, optional: K, the audit's slices of every job's group per run (1-65, default 4; audit-slices.ts). */
   scheduleAuditSlicesPerRun: 'SCHEDULE_AUDIT_SLICES_PER_RUN',
   /** The events function's: the EventBridge bus (name or ARN) it puts state-change events on. */

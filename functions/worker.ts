@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { DynamoCapacityStore, DynamoWaitingOccurrences } from './aws/capacity-store';
 import { documentClient, s3Client, sqsClient } from './aws/clients';
 import { DynamoJobSlotStore } from './aws/job-slot-store';
 import { S3MultipartUploads } from './aws/multipart-report-store';
@@ -17,6 +18,7 @@ import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { S3ReportStore } from './aws/report-store';
 import { DynamoRunStateStore } from './aws/run-state-store';
 import { SqsWorkQueue } from './aws/work-queue';
+import type { CapacityPorts } from './protocol/concurrency-ports';
 import { DeliveryNotAcknowledgedError, type DeliveryOutcome, type DeliveryResult } from './protocol/delivery';
 import { decodeEnvelope } from './protocol/envelope';
 import { messageOf } from './protocol/errors';
@@ -69,6 +71,8 @@ export interface WorkerOptions {
   readonly poisonRetrySeconds?: number;
   /** Default: Powertools EMF on Lambda; none when a logger is injected (tests, local runs) and no metrics are. */
   readonly metrics?: Metrics;
+  /** Default: on the occurrence table, where a job of the worker has maxConcurrency; else none. */
+  readonly capacity?: CapacityPorts;
 }
 
 /** A worker's Lambda handler: takes a batch of SQS messages (occurrences) and reports the ones to redeliver. */
@@ -103,6 +107,7 @@ export function createWorkerHandler(options: WorkerOptions): WorkerHandler {
     newLeaseId: options.newLeaseId ?? randomUUID,
     random: options.random ?? Math.random,
     poisonRetrySeconds: options.poisonRetrySeconds ?? POISON_MESSAGE_RETRY_SECONDS,
+    capacity: options.capacity ?? capacityFor(settings),
   };
 
   return async (event, context) => {
@@ -185,6 +190,16 @@ export function workerMetrics(
     ownOmitted: env[ENV.detailedMetrics] === 'true' ? undefined : DETAILED_WORKER_METRICS,
     stackWide: STACK_WIDE_WORKER_METRICS,
   });
+}
+
+/** The capacity row and waiting list on the occurrence table, for a worker with a job that has maxConcurrency. */
+function capacityFor(settings: ReadonlyMap<string, JobSettings>): CapacityPorts | undefined {
+  if (![...settings.values()].some((s) => s.maxConcurrency !== undefined)) return undefined;
+  const table = requireEnv(ENV.tableName);
+  return {
+    store: new DynamoCapacityStore(documentClient(), table),
+    waiting: new DynamoWaitingOccurrences(documentClient(), table),
+  };
 }
 
 /**

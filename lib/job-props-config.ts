@@ -61,6 +61,8 @@ const JOB_OPTION_KEYS = [
   'maxRunTime',
   'jobMetrics',
   'lateAfter',
+  'maxConcurrency',
+  'fairnessKey',
 ];
 const JOB_PROPS_KEYS = [...JOB_OPTION_KEYS, 'entry', 'worker', 'workerOptions'];
 const RETRY_KEYS = ['maxAttempts', 'baseDelay', 'maxDelay', 'deadline', 'jitter'];
@@ -129,6 +131,8 @@ export function jobConfigOf(jobId: string, props: JobOptions, where: string): Tr
     jobMetrics: props.jobMetrics,
     maxRunSeconds: seconds('maxRunTime', props.maxRunTime),
     lateAfterSeconds: seconds('lateAfter', props.lateAfter),
+    maxConcurrency: props.maxConcurrency,
+    fairnessKey: props.fairnessKey,
   });
   if (problems.length > 0) return { problems };
   return { config: config as unknown as ScheduledJobConfig };

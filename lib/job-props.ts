@@ -248,6 +248,22 @@ export interface JobOptions extends RenamedJobProps {
    * @default Duration.hours(6)
    */
   readonly maxRunTime?: Duration;
+  /**
+   * At most this many occurrences of the job run at once, across all its run-time schedules' keys and its fixed
+   * schedule (docs/concurrency.md). An occurrence over the cap is recorded WAITING (it neither fails nor skips) and
+   * starts when a running one ends, in an order fair across `fairnessKey`s. A whole number from 1 to 1000.
+   *
+   * @default no cap: as many as the worker's concurrency allows
+   */
+  readonly maxConcurrency?: number;
+  /**
+   * With `maxConcurrency`: the top-level field of a run-time schedule's input that names its tenant, so that
+   * occurrences wait in one line per tenant and tenants take turns, however many keys each has. An input without
+   * the field waits in its schedule key's line.
+   *
+   * @default one line per schedule key (the fixed schedule has a line of its own)
+   */
+  readonly fairnessKey?: string;
 }
 
 /** A job that runs in a worker of its own, built from the job's file. */

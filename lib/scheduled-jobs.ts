@@ -36,6 +36,7 @@ import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
 import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
+import { addCappedJob } from './concurrency-caps';
 import { encryptionKeyProblems, grantKeyUse, useEncryptionKey } from './encryption';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
@@ -828,6 +829,7 @@ export class ScheduledJobs extends Construct {
       // state row (its template never fires; its keys' schedules are the registry's to switch).
       worker[ALLOW_PAUSE](jobId, schedules.group.scheduleGroupName, keyed === undefined ? schedule : undefined);
     }
+    addCappedJob(resolved.settings, worker, this.shared().reconciler.fn, this.table);
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
     const job = ScheduledJob.create({

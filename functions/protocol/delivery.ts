@@ -28,7 +28,9 @@ export type DeliveryResult =
   | 'invalid-message'
   | 'outcome-not-recorded'
   | 'skipped'
-  | 'buffered';
+  | 'buffered'
+  /** Over its job's maxConcurrency: recorded WAITING, woken when a unit frees (concurrency-cap.ts). */
+  | 'waiting';
 
 /** A delivery's result and whether the message is acknowledged. */
 export interface DeliveryOutcome {

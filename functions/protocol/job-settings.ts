@@ -118,6 +118,15 @@ export const retryPolicySchema = strictFields(
   (input) => `must be an object, got ${quoteValue(input)}`,
 );
 
+/**
+ * The highest maxConcurrency: the capacity row holds one entry per running occurrence (about 90 bytes each), and stays
+ * far below DynamoDB's 400 KB item limit and one write unit per KB that every take and release pays.
+ */
+export const MAX_CONCURRENCY = 1000;
+const FAIRNESS_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+const fairnessKeyError = (iss: { input?: unknown }) =>
+  `must be the name of a top-level field of the schedule's input (1-64 letters, digits, '_' or '-', not starting with a digit or '-'), got ${quoteValue(iss.input)}`;
+
 const jobIdError = (iss: { input?: unknown }) =>
   `must be 1-64 letters, digits, '-' or '_' starting with a letter or digit, got ${quoteValue(iss.input)}`;
 
@@ -174,6 +183,18 @@ const jobSettingsShape = {
    * The retry deadline ends a run too: a segment is a claim, and no claim starts past it.
    */
   maxRunSeconds: z._default(wholeNumber(60, DEADLINE_SECONDS_RANGE.max), DEFAULT_JOB_SETTINGS.maxRunSeconds),
+  /**
+   * At most this many occurrences of the job run at once, across all its keys and its fixed schedule; the others
+   * wait (WAITING) and start in an order fair across fairness keys (docs/concurrency.md). Absent: no cap.
+   */
+  maxConcurrency: z.optional(wholeNumber(1, MAX_CONCURRENCY)),
+  /**
+   * The top-level field of a run-time schedule's input that names its tenant: occurrences wait in one line per
+   * tenant. Absent: one line per schedule key. Only with maxConcurrency.
+   */
+  fairnessKey: z.optional(
+    z.string({ error: fairnessKeyError }).check(z.regex(FAIRNESS_KEY_PATTERN, { error: fairnessKeyError })),
+  ),
 };
 
 /** Lease, time limit, retry policy and retention of one job, every default applied. */
@@ -257,6 +278,15 @@ const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
       s.catchupWindowSeconds === undefined || s.catchupWindowSeconds <= s.retry.deadlineSeconds
         ? undefined
         : `must be at most retry.deadlineSeconds (${s.retry.deadlineSeconds}), got ${s.catchupWindowSeconds}`,
+  },
+  {
+    // A fairness key orders the line of a cap: alone it would say something the job does not do.
+    reads: ['fairnessKey', 'maxConcurrency'],
+    field: 'fairnessKey',
+    problem: (s) =>
+      s.fairnessKey === undefined || s.maxConcurrency !== undefined
+        ? undefined
+        : `orders the occurrences waiting for maxConcurrency: give maxConcurrency too, got fairnessKey ${quoteValue(s.fairnessKey)} alone`,
   },
 ];
 

@@ -177,6 +177,15 @@ export interface Occurrence extends OccurrenceKey {
   readonly skippedAt?: string;
   /** When it was recorded BUFFERED. */
   readonly bufferedAt?: string;
+  /** BUFFERED for its job's maxConcurrency rather than its series' slot: WAITING (concurrency-cap.ts). */
+  readonly waitingFor?: 'capacity';
+  /** WAITING: the line it waits in (the tenant from its input, or its schedule key). */
+  readonly fairnessKey?: string;
+  /**
+   * When it was last recorded WAITING: equal to bufferedAt while it still waits for capacity; a later BUFFERED for
+   * its series' slot (after it took a unit) leaves `waitingFor` behind but writes a newer bufferedAt.
+   */
+  readonly waitingSince?: string;
   /** When it was recorded CANCELLED. */
   readonly cancelledAt?: string;
   /** Recorded by an operator (`occurrences run` or `backfill`), not by the schedule: who asked. */

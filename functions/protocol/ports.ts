@@ -8,6 +8,7 @@
  * on one). The `…Deps` of one use case stay beside it (TriggerDeps in record-occurrence.ts and the like).
  */
 import type { Fence, OpenUpload, RunCheckpoint, RunProgress, UploadedPart } from './checkpoint';
+import type { CapacityPorts } from './concurrency-ports';
 import type { JobSettings } from './job-settings';
 import type { JobState, PauseCause } from './job-state';
 import type { MetricName } from './metric-names';
@@ -564,6 +565,8 @@ export interface WorkerDeps {
   readonly runs?: RunStateStore;
   /** Streamed reports; absent: `context.report` refuses writes. */
   readonly uploads?: MultipartUploads;
+  /** The capacity row and waiting list of its jobs with maxConcurrency (concurrency-cap.ts); absent without one. */
+  readonly capacity?: CapacityPorts;
 }
 
 /**

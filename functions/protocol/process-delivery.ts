@@ -8,11 +8,15 @@
  *            (asked only when one may exist: not on the first claim of a fresh occurrence, mayHaveCommittedReport)
  *   job or commit fails ─▶ release (RETRY_WAIT, nextAttemptAt) + hide the message until then, or FAILED
  *   SUCCEEDED or FAILED ─▶ release the slot, wake the first BUFFERED one; pause after N failures in a row
+ *   maxConcurrency: a unit of the job's capacity taken before the policy, or WAITING; freed when the attempt ends
+ *   (capacity-step.ts)
  *   resumable job out of invocation time ─▶ yield, checkpoint ─▶ continue in a fresh invocation (resumable-delivery.ts)
  *
  * The "report ready" notification is not sent here: it follows the row's transition to SUCCEEDED
  * (announce-report.ts), so a worker that dies anywhere after the commit can neither lose it nor send it twice.
  */
+
+import { admitClaimed, leftWaiting, releaseClaimed } from './capacity-step';
 import { whyRefused } from './claimability';
 import type { Delivery, DeliveryOutcome, DeliveryResult } from './delivery';
 import { decodeEnvelope } from './envelope';
@@ -90,6 +94,7 @@ const ACK_RESULTS: ReadonlySet<DeliveryResult> = new Set([
   'skipped',
   'buffered',
   'continued',
+  'waiting',
 ]);
 const outcome = (result: DeliveryResult): DeliveryOutcome => ({ ack: ACK_RESULTS.has(result), result });
 
@@ -139,9 +144,16 @@ export async function processDelivery(
   }
 
   const occurrence = claim.occurrence;
+  // The job's concurrency cap before its overlap policy: a WAITING occurrence holds no series slot meanwhile.
+  if ((await admitClaimed(deps, settings, occurrence, leaseId, mustFinishBy, log)) === 'waiting') {
+    return outcome('waiting');
+  }
   const started = await startClaimed(deps, job, occurrence, leaseId, log);
   if (started.outcome === 'lease-lost') await afterOperatorCancel(deps, job, key, log);
-  if (started.outcome !== 'run') return outcome(started.outcome);
+  if (started.outcome !== 'run') {
+    await releaseClaimed(deps, settings, key, leaseId, log);
+    return outcome(started.outcome);
+  }
   if (occurrence.attempt === 1) metricsOf(deps).add(MetricName.OccurrencesStarted, 1, key.jobId);
   const attempted = await runClaimedAttempt(
     deps,
@@ -152,6 +164,7 @@ export async function processDelivery(
     log,
   );
   countOutcome(deps, key.jobId, attempted.result);
+  await releaseClaimed(deps, settings, key, leaseId, log);
   if (attempted.result === 'lease-lost') await afterOperatorCancel(deps, job, key, log);
   metricsOf(deps).add(MetricName.JobDuration, deps.clock.now() - now, key.jobId);
   const ended = RUN_ENDS[attempted.result];
@@ -324,6 +337,8 @@ async function onRefusedClaim(
       // A finished occurrence may still be in the buffer (a start that buffered it lost its lease before recording it
       // BUFFERED): at its head it would keep the others waiting for good, since only the head is woken.
       if (current !== undefined) await afterUnheldEnd(slotDeps(deps), job.settings, current, log);
+      // Likewise at the head of its job's waiting list (its deadline passed while it waited).
+      await leftWaiting(deps, job.settings, key, log);
       return outcome('already-finished');
     case 'held-elsewhere':
       log.info('occurrence is held by a live lease elsewhere; dropping this duplicate', {
@@ -366,6 +381,7 @@ async function onRefusedClaim(
       log.error('occurrence FAILED', { reason: refused.reason, recorded: changed });
       // It may have waited in the buffer past its deadline, or held the slot: the next one may start.
       if (changed && current !== undefined) await afterUnheldEnd(slotDeps(deps), job.settings, current, log);
+      await leftWaiting(deps, job.settings, key, log);
       return outcome(changed ? 'failed' : 'already-finished');
     }
   }

@@ -281,6 +281,9 @@ class ReconcileRun {
       this.slotsFree.set(series, slot);
     }
     const { free, waiting } = await slot;
+    // WAITING for its job's maxConcurrency, not for this slot: the capacity repair wakes it (reconcile-capacity.ts).
+    const forCapacity = row.waitingFor === 'capacity' && row.waitingSince === row.bufferedAt;
+    if (forCapacity && !waiting.includes(row.scheduledTime)) return false;
     return free && (waiting[0] === row.scheduledTime || !waiting.includes(row.scheduledTime));
   }
 

@@ -234,3 +234,31 @@ describe('a huge bad value is quoted by its start and length only', () => {
     expect(error!.message.length).toBeLessThan(300);
   });
 });
+
+describe('maxConcurrency and fairnessKey (docs/concurrency.md)', () => {
+  it('keeps a whole cap and a field name, and leaves both out by default', () => {
+    expect(withDefaults({ id: 'a', maxConcurrency: 50, fairnessKey: 'tenantId' })).toMatchObject({
+      maxConcurrency: 50,
+      fairnessKey: 'tenantId',
+    });
+    expect(withDefaults({ id: 'a' })).not.toHaveProperty('maxConcurrency');
+  });
+
+  it.each([0, -1, 2.5, 1001, '5'])('rejects maxConcurrency %j, naming the field and the value', (n) => {
+    expect(problemsOf(original({ maxConcurrency: n as number }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.maxConcurrency: must be a whole number from 1 to 1000, got /),
+    ]);
+  });
+
+  it.each(['', '1tenant', 'a.b', 'x'.repeat(65), 7])('rejects fairnessKey %j', (key) => {
+    expect(problemsOf(original({ maxConcurrency: 2, fairnessKey: key as string }))).toEqual([
+      expect.stringMatching(/^jobs\[0\]\.fairnessKey: must be the name of a top-level field of the schedule's input/),
+    ]);
+  });
+
+  it('rejects a fairnessKey without maxConcurrency: it would order a line that never forms', () => {
+    expect(problemsOf(original({ fairnessKey: 'tenantId' }))).toEqual([
+      'jobs[0].fairnessKey: orders the occurrences waiting for maxConcurrency: give maxConcurrency too, got fairnessKey "tenantId" alone',
+    ]);
+  });
+});

@@ -10,6 +10,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { SnsAnnouncer } from '../../functions/aws/announcer';
+import { DynamoCapacityStore, DynamoWaitingOccurrences } from '../../functions/aws/capacity-store';
 import { DynamoJobSlotStore } from '../../functions/aws/job-slot-store';
 import { S3MultipartUploads } from '../../functions/aws/multipart-report-store';
 import { DynamoOccurrenceReader } from '../../functions/aws/occurrence-reader';
@@ -155,6 +156,14 @@ export function makeHarness(options: {
   const s3 = new S3Client(clientConfig);
   const reports = new S3ReportStore(s3, 'reports-bucket');
   const registry = new HeldSchedules();
+  // The capped jobs' capacity row and waiting list, on the same fake table (functions/aws/capacity-store.ts).
+  const capacity = {
+    store: new DynamoCapacityStore(doc, 'occurrences'),
+    waiting: new DynamoWaitingOccurrences(doc, 'occurrences'),
+  };
+  const cappedJobs = settingsList.flatMap(({ id, maxConcurrency }) =>
+    maxConcurrency === undefined ? [] : [{ id, worker: TEST_WORKER, maxConcurrency }],
+  );
   const recordOccurrence = createTriggerHandler({
     queues: new Map([[TEST_WORKER, queue]]),
     store,
@@ -180,6 +189,7 @@ export function makeHarness(options: {
     metrics: recordingMetrics,
     random: options.random ?? (() => 0.5),
     newLeaseId: () => `lease-${++leaseCounter}`,
+    capacity,
   });
   const notifier = createNotifierHandler({
     store,
@@ -211,6 +221,8 @@ export function makeHarness(options: {
     metrics: recordingMetrics,
     bucketName: 'reports-bucket',
     lateSources: options.lateSources ?? false,
+    // Only with a capped job: otherwise the report has no capacity part, as a stack without one.
+    ...(cappedJobs.length > 0 && { capacity: { ports: capacity, jobs: cappedJobs } }),
   });
   return { aws, logs, settings, trigger, registry, worker, notifier, deliver, streamChange, reconciler, metrics };
 }
