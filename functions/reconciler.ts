@@ -19,8 +19,9 @@ import { SchedulerLateCheckSources } from './aws/disabled-schedules';
 import { DynamoOccurrenceReader, OperatorOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
+import { ScheduleRouteLookup } from './aws/schedule-route-lookup';
 import { SchedulerProjection } from './aws/scheduler-projection';
-import { SqsWorkQueue } from './aws/work-queue';
+import { queuesByUrl } from './aws/work-queue';
 import { parseAuditSlicesPerRun } from './protocol/audit-slices';
 import { messageOf, ScheduledJobsError } from './protocol/errors';
 import { RECONCILER_COMPONENT } from './protocol/metric-names';
@@ -40,7 +41,9 @@ import {
   type ReconcileReport,
   type ReconcileThresholds,
   type ReconcileWorker,
+  type ReconcileWorkers,
   reconcile,
+  routedWorkers,
 } from './protocol/reconcile';
 import {
   parseRegistryJobs,
@@ -48,14 +51,18 @@ import {
   type ScheduleReconcileDeps,
   type ScheduleReconcileReport,
 } from './protocol/reconcile-schedules';
-import { parseWorkerRoutes } from './protocol/worker-routes';
+import { quoteValue } from './protocol/quote-value';
+import { cachedRouteLookup, STUCK_AFTER_SECONDS_RANGE } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';
 
 export interface ReconcilerOptions {
-  /** Each worker's queue and stuck threshold by worker id; default: the WORKERS the stack sets. */
-  readonly workers?: ReadonlyMap<string, ReconcileWorker>;
+  /**
+   * Where a stuck row is re-sent; default: the route the row records, else its job's schedule's in SCHEDULE_GROUP,
+   * with SHORTEST_STUCK_AFTER_SECONDS picking the candidates (protocol/worker-routes.ts). A map: every worker by id.
+   */
+  readonly workers?: ReconcileWorkers | ReadonlyMap<string, ReconcileWorker>;
   readonly thresholds?: ReconcileThresholds;
   readonly store?: OccurrenceStore & RequeueStore;
   readonly index?: OccurrenceIndex;
@@ -112,7 +119,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
   const workerMetrics: ((worker: string) => Metrics) & { flushAll?(): void } =
     options.workerMetrics ?? (injectedMetrics ? () => metrics : perWorkerMetrics());
   const deps = {
-    workers: options.workers ?? reconcileWorkers(),
+    workers: options.workers ?? reconcileWorkers(clock),
     thresholds,
     logger,
     metrics,
@@ -203,14 +210,22 @@ function lateSourcesFromEnv(): LateCheckSources | undefined {
   return new SchedulerLateCheckSources(new SchedulerClient({}), group, reader);
 }
 
-function reconcileWorkers(): ReadonlyMap<string, ReconcileWorker> {
-  const routes = parseWorkerRoutes(process.env[ENV.workers], ENV.workers);
-  return new Map(
-    [...routes].map(([id, route]) => [
-      id,
-      { queue: new SqsWorkQueue(sqsClient(), route.queueUrl), stuckAfterSeconds: route.stuckAfterSeconds },
-    ]),
-  );
+/**
+ * The routes as the stack gives them: each row's own, else its job's schedule's in SCHEDULE_GROUP (read once a minute
+ * per job at most), with SHORTEST_STUCK_AFTER_SECONDS: no variable grows with the number of workers.
+ */
+function reconcileWorkers(clock: Clock): ReconcileWorkers {
+  const shortest = Number(requireEnv(ENV.shortestStuckAfterSeconds));
+  if (!Number.isInteger(shortest) || shortest < STUCK_AFTER_SECONDS_RANGE.min || shortest > STUCK_AFTER_SECONDS_RANGE.max)
+    throw new Error(
+      `${ENV.shortestStuckAfterSeconds} must be a whole number from ${STUCK_AFTER_SECONDS_RANGE.min} to ${STUCK_AFTER_SECONDS_RANGE.max}, got ${quoteValue(process.env[ENV.shortestStuckAfterSeconds])}`,
+    );
+  const group = process.env[ENV.scheduleGroup];
+  const lookup =
+    group === undefined || group === ''
+      ? undefined
+      : cachedRouteLookup(new ScheduleRouteLookup(new SchedulerClient({}), group), () => clock.now());
+  return routedWorkers({ shortestStuckAfterSeconds: shortest, queueAt: queuesByUrl(sqsClient), lookup });
 }
 
 let deployed: ReconcilerHandler | undefined;

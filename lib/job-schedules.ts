@@ -34,6 +34,14 @@ import type { OverlapPolicy } from '../functions/protocol/setting-basics';
 import { lateAfterSecondsOf, type ResolvedJobConfig } from './job-config';
 import { secureQueue } from './secure-queue';
 
+/** The worker a schedule's events go to: its id, and its route (the queue and stuck threshold, tokens at synth). */
+export interface ScheduleWorker {
+  readonly workerId: string;
+  readonly queueUrl: string;
+  /** A Lazy number: a shared worker's threshold grows with the jobs added to it later. */
+  readonly stuckAfterSeconds: number;
+}
+
 /** A job's schedule as the worker's pause switch needs it: the schedule, and the role its target is invoked with. */
 export interface JobSchedule {
   readonly scheduleArn: string;
@@ -96,7 +104,7 @@ export class JobSchedules extends Construct {
    * The schedule of one enabled job. Its input is the schedule event (functions/protocol/schedule-event.ts): the
    * key, the worker, and the three settings the trigger needs, so the trigger reads no settings of its own.
    */
-  addJob(job: ResolvedJobConfig, worker: string): JobSchedule | undefined {
+  addJob(job: ResolvedJobConfig, worker: ScheduleWorker): JobSchedule | undefined {
     if (!job.enabled || job.schedule === undefined) return undefined;
     const schedule = this.jobSchedule(job, {
       expression: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
@@ -111,7 +119,7 @@ export class JobSchedules extends Construct {
    * `removalPolicy`: the group's, the registry table's (ScheduledJobs' removalPolicy), so that the schedules and the
    * rows they are projected from are kept or deleted together (deleting a group deletes its schedules).
    */
-  addKeyedJob(job: ResolvedJobConfig, worker: string, removalPolicy: RemovalPolicy): KeyedJobSchedule {
+  addKeyedJob(job: ResolvedJobConfig, worker: ScheduleWorker, removalPolicy: RemovalPolicy): KeyedJobSchedule {
     const jobId = job.settings.id;
     // A generated name: up to 64 characters from the construct path, unique in the stack; the template's input and
     // the grants name it, nobody has to type it.
@@ -131,12 +139,16 @@ export class JobSchedules extends Construct {
   }
 
   /** The schedule event, and the job's overlap policy for the operators who read the schedule (OVERLAP_FIELD). */
-  private scheduleEvent(job: ResolvedJobConfig, worker: string): DeployedScheduleInput {
+  private scheduleEvent(job: ResolvedJobConfig, worker: ScheduleWorker): DeployedScheduleInput {
     const { settings } = job;
     return {
       jobId: settings.id,
       scheduledTime: ContextAttribute.scheduledTime,
-      worker,
+      worker: worker.workerId,
+      // The worker's route: the trigger sends there and records it on the row, for the reconciler; no function is
+      // told every worker's (protocol/worker-routes.ts).
+      queueUrl: worker.queueUrl,
+      stuckAfterSeconds: worker.stuckAfterSeconds,
       deadlineSeconds: settings.retry.deadlineSeconds,
       retentionDays: settings.retentionDays,
       catchupWindowSeconds: catchupWindowSecondsOf(settings),

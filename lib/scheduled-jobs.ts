@@ -33,14 +33,13 @@ import { JOB_ID_PATTERN, type JobSettings } from '../functions/protocol/job-sett
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
-import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
 import { ValidationError, validatedCall } from './errors';
 import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } from './job-config';
 import { allow, type FunctionLogging } from './job-function';
 import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
-import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
+import { type JobSchedule, JobSchedules, type KeyedJobSchedule, type ScheduleWorker } from './job-schedules';
 import {
   ADD_JOB,
   ALLOW_PAUSE,
@@ -60,6 +59,7 @@ import {
   acknowledgeLateCheckFindings,
   acknowledgeNagFindings,
   acknowledgeRegistryReconcilerFindings,
+  acknowledgeRouteLookupFindings,
   acknowledgeSchedulerRoleFindings,
   acknowledgeTracingFindings,
   acknowledgeViewerFindings,
@@ -99,24 +99,18 @@ export {
 } from './occurrence-functions';
 
 /**
- * A queue URL at its longest: `https://sqs.<region>.amazonaws.com/<account>/` (about 55 bytes) and the queue name
- * CloudFormation generates, `<stack>-<logical id>-<suffix>` cut to 80.
+ * What the run-time schedules' variables may take of the reconciler's environment: Lambda's 4 KB, less its other
+ * variables and their resolved values (about 600 bytes: the table name, the topic ARN, the bucket name, the
+ * thresholds, the metrics namespace, the shortest stuck threshold, the schedule group). No variable of any function
+ * grows with the number of workers or of jobs with a fixed schedule: each schedule carries its job's route
+ * (protocol/worker-routes.ts). REGISTRY_JOBS grows with the jobs that take run-time schedules: about 45 fit.
  */
-const QUEUE_URL_MAX_BYTES = 135;
-
-/**
- * What WORKERS may take of the trigger's and the reconciler's environment: Lambda's 4 KB per function, less the
- * reconciler's other variables and their resolved values (about 580 bytes: the table name, the topic ARN, the bucket
- * name, the thresholds, the metrics namespace, and the schedule group the late check reads). About 18 workers with short ids: the environment, not the stack's
- * 500 resources (about 32 workers), bounds the workers of one stack.
- */
-export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
+export const RECONCILER_ENVIRONMENT_BUDGET_BYTES = 4096 - 700;
 
 /**
  * What the schedule registry adds to the reconciler's environment once a job takes run-time schedules, at the
  * longest: REGISTRY_TABLE and the table's name (a reference, counted as a queue URL is, 130 bytes) and SCHEDULE_GROUP
- * and the group's name (at most 64). WORKERS gets that much less room then: a stack of the most workers has one
- * fewer or two.
+ * and the group's name (at most 64).
  */
 export const REGISTRY_ENVIRONMENT_BYTES = 250;
 
@@ -153,6 +147,16 @@ function allowLateCheck(reconciler: nodejs.NodejsFunction, group: string, table:
   // policies, so no other account's schedule can be read all the same.
   allow(reconciler, ['scheduler:GetSchedule'], [`arn:*:scheduler:*:*:schedule/${group}/*`]);
   acknowledgeLateCheckFindings(reconciler, group);
+}
+
+/**
+ * The trigger's route lookup (protocol/worker-routes.ts): an event from a run-time schedule projected before schedules
+ * carried their route finds it in its job's template, in the stack's group (SCHEDULE_GROUP), with GetSchedule.
+ */
+function allowRouteLookup(trigger: nodejs.NodejsFunction, group: string): void {
+  trigger.addEnvironment(ENV.scheduleGroup, group);
+  allow(trigger, ['scheduler:GetSchedule'], [`arn:*:scheduler:*:*:schedule/${group}/*`]);
+  acknowledgeRouteLookupFindings(trigger, group);
 }
 
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
@@ -380,7 +384,6 @@ export class ScheduledJobs extends Construct {
       table: this.table,
       reportBucket: this.reportBucket,
       reportReadyTopic: this.reportReadyTopic,
-      workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
       logging: this.props.logging,
       tracing: this.props.tracing,
@@ -400,8 +403,16 @@ export class ScheduledJobs extends Construct {
           return JSON.stringify(reconcileThresholds([...this.workersById.values()].flatMap((w) => w.settings)));
         },
       }),
+      Lazy.string({
+        produce: () =>
+          // Without workers the synth fails on the validation (see above).
+          this.workersById.size === 0
+            ? ''
+            : String(Math.min(...[...this.workersById.values()].map((w) => w.stuckAfterSeconds()))),
+      }),
     );
     allowLateCheck(reconciler.fn, schedules.group.scheduleGroupName, this.table);
+    allowRouteLookup(trigger.fn, schedules.group.scheduleGroupName);
     if (isTraced(this.props.tracing)) {
       for (const fn of [trigger.fn, notifier.fn, reconciler.fn, ...(events === undefined ? [] : [events.fn])])
         acknowledgeTracingFindings(fn);
@@ -623,16 +634,6 @@ export class ScheduledJobs extends Construct {
       problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
     else if ((SHARED_QUEUE_NAMES as readonly string[]).includes(workerId))
       problems.push(`${where}: the id ${quoteValue(workerId)} is taken by a shared queue's alarm (dlq-${workerId})`);
-    else {
-      const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
-      const budget = this.workerRoutesBudget(this.keyedJobIds.length);
-      if (bytes > budget)
-        problems.push(
-          `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
-            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${budget} ` +
-            `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob(id, { worker }))`,
-        );
-    }
     problems.push(...workerPropsProblems(props, where));
     if (problems.length > 0) throw new ValidationError(problems);
 
@@ -709,14 +710,12 @@ export class ScheduledJobs extends Construct {
     const resolved = this.resolve({ ...translated.config, jobMetrics }, where);
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
-    if (resolved.runtimeSchedules)
-      // A job with an entry of its own brings its worker, and its queue URL, to WORKERS too.
-      this.checkRoomForRegistry(where, props.worker === undefined && typeof props.entry === 'string' ? [jobId] : []);
+    if (resolved.runtimeSchedules) this.checkRoomForKeyedJob(where);
     const worker = this.workerFor(props, resolved.settings, where);
     worker[ADD_JOB](resolved.settings, { runtimeSchedules: resolved.runtimeSchedules });
     const schedules = this.shared().schedules;
     const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker) : undefined;
-    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
+    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, scheduleWorkerOf(worker));
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
@@ -752,7 +751,7 @@ export class ScheduledJobs extends Construct {
    */
   private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker): KeyedJobSchedule {
     const shared = this.shared();
-    const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
+    const keyed = shared.schedules.addKeyedJob(resolved, scheduleWorkerOf(worker), this.removalPolicy);
     this.keyedJobIds.push(resolved.settings.id);
     if (this.registry === undefined) {
       const registry = this.buildRegistry(shared, keyed);
@@ -962,55 +961,32 @@ export class ScheduledJobs extends Construct {
     return worker;
   }
 
-  /** What WORKERS may take of the reconciler's environment, with or without the schedule registry's variables. */
-  private workerRoutesBudget(keyedJobs: number): number {
-    if (keyedJobs === 0) return WORKER_ROUTES_BUDGET_BYTES;
-    return (
-      WORKER_ROUTES_BUDGET_BYTES -
-      REGISTRY_ENVIRONMENT_BYTES -
-      REGISTRY_JOBS_NAME_BYTES -
-      keyedJobs * KEYED_JOB_ENVIRONMENT_BYTES
-    );
-  }
-
   /**
-   * The first job with run-time schedules adds the registry's variables to the reconciler's environment: refused,
-   * before anything is built, when the workers' WORKERS already leaves no room for them.
+   * A job with run-time schedules adds its id to the reconciler's REGISTRY_JOBS (and the first one the registry's
+   * variables): refused, before anything is built, when they would overflow the reconciler's environment.
    */
-  private checkRoomForRegistry(where: string, newWorkerIds: readonly string[]): void {
-    const bytes = this.workerRoutesBytes([...this.workersById.keys(), ...newWorkerIds]);
-    const budget = this.workerRoutesBudget(this.keyedJobIds.length + 1);
-    if (bytes > budget)
+  private checkRoomForKeyedJob(where: string): void {
+    const jobs = this.keyedJobIds.length + 1;
+    const bytes = REGISTRY_ENVIRONMENT_BYTES + REGISTRY_JOBS_NAME_BYTES + jobs * KEYED_JOB_ENVIRONMENT_BYTES;
+    if (bytes > RECONCILER_ENVIRONMENT_BUDGET_BYTES)
       throw new ValidationError([
-        `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable}, ${ENV.scheduleGroup} and ` +
-          `${ENV.registryJobs} (${this.keyedJobIds.length + 1} job ids) to the ` +
-          `reconciler's environment, and the ${ENV.workers} of this stack's ${this.workersById.size + newWorkerIds.length} workers takes up to ` +
-          `${bytes} bytes of it, more than the ${budget} left beside them in Lambda's 4 KB; run more jobs per worker ` +
-          '(addJob(id, { worker }))',
+        `${where}.runtimeSchedules: the schedule registry's ${ENV.registryTable}, ${ENV.scheduleGroup} and ` +
+          `${ENV.registryJobs} (${jobs} job ids) would take up to ${bytes} bytes of the reconciler's environment, ` +
+          `more than the ${RECONCILER_ENVIRONMENT_BUDGET_BYTES} left beside its other variables in Lambda's 4 KB; ` +
+          'give the job a fixed schedule, or put it in another ScheduledJobs',
       ]);
-  }
-
-  /**
-   * The bytes WORKERS takes with these workers at the longest: each queue URL as long as a queue URL gets
-   * (QUEUE_URL_MAX_BYTES), each stuck threshold at its most digits (the visibility timeout is at most 12 h).
-   */
-  private workerRoutesBytes(workerIds: readonly string[]): number {
-    const longest: WorkerRoute = { queueUrl: 'q'.repeat(QUEUE_URL_MAX_BYTES), stuckAfterSeconds: 99_999 };
-    return Buffer.byteLength(JSON.stringify(Object.fromEntries(workerIds.map((id) => [id, longest]))));
-  }
-
-  /** What the trigger and the reconciler are told of each worker: WORKERS (protocol/worker-routes.ts). */
-  private workerRoutes(): Record<string, WorkerRoute> {
-    return Object.fromEntries(
-      [...this.workersById].map(([id, w]) => [
-        id,
-        { queueUrl: w.queue.queueUrl, stuckAfterSeconds: w.stuckAfterSeconds() },
-      ]),
-    );
   }
 }
 
-/** run and resume enqueue on the job's worker queue. */
+/** The worker as its jobs' schedules name it: its id and route, the threshold as of the synth (Lazy). */
+function scheduleWorkerOf(worker: JobWorker): ScheduleWorker {
+  return {
+    workerId: worker.workerId,
+    queueUrl: worker.queue.queueUrl,
+    stuckAfterSeconds: Lazy.number({ produce: () => worker.stuckAfterSeconds() }),
+  };
+}
+
 /** The schedule registry's rows, read: `schedules list|get` and the console's schedules of a job. */
 function grantReadRegistry(grantee: iam.IGrantable, registry: dynamodb.ITable): iam.Grant {
   return iam.Grant.addToPrincipal({

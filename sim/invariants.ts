@@ -3,7 +3,8 @@
  * the service side while it ran. Each violation names its invariant, so a failing run says which guarantee broke.
  */
 import type { WorldOutcome } from './outcome';
-import { finishBoundMs, REPORT_KEY, T0, WORKER_ID } from './world';
+import { stuckAfterSeconds } from '../functions/protocol/worker-limits';
+import { finishBoundMs, QUEUE_URL, REPORT_KEY, T0, WORKER_ID } from './world';
 
 export type InvariantId = 1 | 2 | 3 | 4 | 5 | 6;
 
@@ -79,6 +80,13 @@ export function checkInvariants(o: WorldOutcome): Checked {
   // The reconciler re-enqueues a row on the queue of the worker it names: a write that lost it strands the row.
   if (row !== undefined && row.worker !== WORKER_ID)
     fail(5, `the row names worker ${String(row.worker)}, not ${WORKER_ID} whose queue carried it`);
+  // The reconciler re-sends to the route the row records (no function knows every worker's): a row without it, or
+  // with another, would be re-sent nowhere or elsewhere.
+  if (row !== undefined && (row.queueUrl !== QUEUE_URL || row.stuckAfterSeconds !== stuckAfterSeconds(o.limits)))
+    fail(
+      5,
+      `the row records the route ${String(row.queueUrl)} / ${String(row.stuckAfterSeconds)} s, not its worker's ${QUEUE_URL} / ${stuckAfterSeconds(o.limits)} s`,
+    );
   for (const mismatch of o.indexKeyMismatches) fail(5, mismatch);
   // A report that lands after the row failed (a put still in flight when its attempt gave up) is counted in the
   // summary; one committed before the row was marked FAILED means the row denies a report that exists.
