@@ -78,7 +78,7 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
     const worker = app.functions.get(digestWorker().function);
     expect(existsSync(trigger?.bundleFile ?? '')).toBe(true);
     expect(trigger).toMatchObject({ exportName: 'handler', timeoutSeconds: 10, asyncRetryAttempts: 2 });
-    expect(Object.keys(trigger?.environment ?? {})).toEqual(expect.arrayContaining([ENV.tableName, ENV.workers]));
+    expect(Object.keys(trigger?.environment ?? {})).toEqual(expect.arrayContaining([ENV.tableName, ENV.scheduleGroup]));
     expect(worker?.timeoutSeconds).toBe(150);
     const settings = parseJobSettingsList(worker?.environment[ENV.jobSettings] as string, ENV.jobSettings);
     expect([...settings.keys()]).toEqual(['occurrence-digest']);
