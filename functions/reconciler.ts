@@ -36,6 +36,7 @@ import type {
   RequeueStore,
 } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
+import { quoteValue } from './protocol/quote-value';
 import {
   parseReconcileThresholds,
   type ReconcileReport,
@@ -51,7 +52,6 @@ import {
   type ScheduleReconcileDeps,
   type ScheduleReconcileReport,
 } from './protocol/reconcile-schedules';
-import { quoteValue } from './protocol/quote-value';
 import { cachedRouteLookup, STUCK_AFTER_SECONDS_RANGE } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
@@ -216,7 +216,11 @@ function lateSourcesFromEnv(): LateCheckSources | undefined {
  */
 function reconcileWorkers(clock: Clock): ReconcileWorkers {
   const shortest = Number(requireEnv(ENV.shortestStuckAfterSeconds));
-  if (!Number.isInteger(shortest) || shortest < STUCK_AFTER_SECONDS_RANGE.min || shortest > STUCK_AFTER_SECONDS_RANGE.max)
+  if (
+    !Number.isInteger(shortest) ||
+    shortest < STUCK_AFTER_SECONDS_RANGE.min ||
+    shortest > STUCK_AFTER_SECONDS_RANGE.max
+  )
     throw new Error(
       `${ENV.shortestStuckAfterSeconds} must be a whole number from ${STUCK_AFTER_SECONDS_RANGE.min} to ${STUCK_AFTER_SECONDS_RANGE.max}, got ${quoteValue(process.env[ENV.shortestStuckAfterSeconds])}`,
     );

@@ -32,6 +32,7 @@ import {
 } from '../functions/protocol/schedule-event';
 import type { OverlapPolicy } from '../functions/protocol/setting-basics';
 import { lateAfterSecondsOf, type ResolvedJobConfig } from './job-config';
+import { keepLogicalId } from './logical-ids';
 import { secureQueue } from './secure-queue';
 
 /** The worker a schedule's events go to: its id, and its route (the queue and stuck threshold, tokens at synth). */
@@ -104,9 +105,9 @@ export class JobSchedules extends Construct {
    * The schedule of one enabled job. Its input is the schedule event (functions/protocol/schedule-event.ts): the
    * key, the worker, and the three settings the trigger needs, so the trigger reads no settings of its own.
    */
-  addJob(job: ResolvedJobConfig, worker: ScheduleWorker): JobSchedule | undefined {
+  addJob(job: ResolvedJobConfig, worker: ScheduleWorker, scope?: Construct): JobSchedule | undefined {
     if (!job.enabled || job.schedule === undefined) return undefined;
-    const schedule = this.jobSchedule(job, {
+    const schedule = this.jobSchedule(job, scope, {
       expression: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
       enabled: true,
       input: this.scheduleEvent(job, worker),
@@ -119,7 +120,12 @@ export class JobSchedules extends Construct {
    * `removalPolicy`: the group's, the registry table's (ScheduledJobs' removalPolicy), so that the schedules and the
    * rows they are projected from are kept or deleted together (deleting a group deletes its schedules).
    */
-  addKeyedJob(job: ResolvedJobConfig, worker: ScheduleWorker, removalPolicy: RemovalPolicy): KeyedJobSchedule {
+  addKeyedJob(
+    job: ResolvedJobConfig,
+    worker: ScheduleWorker,
+    removalPolicy: RemovalPolicy,
+    scope?: Construct,
+  ): KeyedJobSchedule {
     const jobId = job.settings.id;
     // A generated name: up to 64 characters from the construct path, unique in the stack; the template's input and
     // the grants name it, nobody has to type it.
@@ -128,7 +134,7 @@ export class JobSchedules extends Construct {
       ...this.scheduleEvent(job, worker),
       [TEMPLATE_GROUP_FIELD]: group.scheduleGroupName,
     };
-    const template = this.jobSchedule(job, {
+    const template = this.jobSchedule(job, scope, {
       expression: ScheduleExpression.expression(KEYED_TEMPLATE_EXPRESSION, TimeZone.ETC_UTC),
       enabled: false,
       input,
@@ -158,12 +164,18 @@ export class JobSchedules extends Construct {
     };
   }
 
+  /**
+   * The job's schedule, under `scope` (the job's ScheduledJob, so that Tags.of(job) reaches it) at the logical ID it
+   * had under this construct: a schedule has a fixed name, and a new ID would replace it, which the name forbids.
+   */
   private jobSchedule(
     job: ResolvedJobConfig,
+    scope: Construct | undefined,
     what: { expression: ScheduleExpression; enabled: boolean; input: DeployedScheduleInput },
   ): Schedule {
     const { settings } = job;
-    const schedule = new Schedule(this, `Schedule-${settings.id}`, {
+    const formerId = `Schedule-${settings.id}`;
+    const schedule = new Schedule(scope ?? this, scope === undefined ? formerId : 'Schedule', {
       // Named by the job, so that `occurrences` finds a job's schedule (and its input) by the job id.
       scheduleName: settings.id,
       scheduleGroup: this.group,
@@ -185,6 +197,7 @@ export class JobSchedules extends Construct {
         deadLetterQueue: this.deadLetterQueue,
       }),
     });
+    if (scope !== undefined) keepLogicalId(schedule.node.defaultChild as CfnSchedule, this, formerId, 'Resource');
     this.byJob.set(settings.id, schedule);
     return schedule;
   }

@@ -15,7 +15,7 @@
  * only when asked for (`dashboard: true`). Every metric comes from metrics.ts, the same functions the constructs'
  * `metric*()` methods call.
  */
-import { Duration, Token } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -26,6 +26,7 @@ import { Construct } from 'constructs';
 import { MetricName } from '../functions/protocol/metric-names';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { ValidationError } from './errors';
+import { keepLogicalId } from './logical-ids';
 import {
   DEFAULT_METRIC_PERIOD,
   deadLetterMessages,
@@ -352,6 +353,7 @@ export class JobsMonitoring extends Construct {
     const alarms: Mutable<WorkerAlarms> = {};
     this.alarmsByWorker.set(id, alarms);
     this.workerAlarm(
+      worker,
       alarms,
       'deadLetters',
       `dlq-${id}`,
@@ -359,6 +361,7 @@ export class JobsMonitoring extends Construct {
       `The dead-letter queue of worker ${id} holds a message: one of its jobs' messages could not be processed. See docs/operating.md, Alarms.`,
     );
     this.workerAlarm(
+      worker,
       alarms,
       'workerErrors',
       `worker-errors-${id}`,
@@ -366,6 +369,7 @@ export class JobsMonitoring extends Construct {
       `Worker ${id} failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout. See docs/operating.md, Alarms.`,
     );
     this.workerAlarm(
+      worker,
       alarms,
       'workerThrottles',
       `worker-throttles-${id}`,
@@ -373,6 +377,7 @@ export class JobsMonitoring extends Construct {
       `Worker ${id} was throttled: occurrences wait in its queue. Check the account concurrency. See docs/operating.md, Alarms.`,
     );
     this.workerAlarm(
+      worker,
       alarms,
       'failedOccurrences',
       `failed-${id}`,
@@ -380,6 +385,7 @@ export class JobsMonitoring extends Construct {
       `An occurrence of a job of worker ${id} is FAILED: out of attempts or past its deadline. occurrences list --status FAILED names it; lastError and history say why. See docs/operating.md, Alarms.`,
     );
     this.workerAlarm(
+      worker,
       alarms,
       'lostLeases',
       `leases-lost-${id}`,
@@ -387,6 +393,7 @@ export class JobsMonitoring extends Construct {
       `A job of worker ${id} lost its lease to another worker: pauses, clock skew or heartbeats failing. No duplicate report was written. See docs/operating.md, Alarms.`,
     );
     this.workerAlarm(
+      worker,
       alarms,
       'lateOccurrences',
       `late-${id}`,
@@ -407,6 +414,7 @@ export class JobsMonitoring extends Construct {
   addPauseAlarm(worker: MonitoredWorker): void {
     const id = worker.workerId;
     this.workerAlarm(
+      worker,
       this.workerAlarms(id) as Mutable<WorkerAlarms>,
       'pausedOnFailures',
       `paused-on-failures-${id}`,
@@ -418,13 +426,16 @@ export class JobsMonitoring extends Construct {
 
   /** The alarm of a kind of worker alarm, kept in the worker's alarms under the kind's name when it is created. */
   private workerAlarm(
+    worker: MonitoredWorker,
     alarms: Mutable<WorkerAlarms>,
     kind: keyof WorkerAlarms,
     key: string,
     metricFor: (period: Duration) => cloudwatch.IMetric,
     description: string,
   ): void {
-    const alarm = this.alarm(kind, key, metricFor, description);
+    // Under the worker when it is a construct (a JobWorker), so that Tags.of(worker), and Tags.of(job) for a job with
+    // a worker of its own, reach its alarms; at the ID they had under this construct (logical-ids.ts).
+    const alarm = this.alarm(kind, key, metricFor, description, Construct.isConstruct(worker) ? worker : this);
     if (alarm !== undefined) alarms[kind] = alarm;
   }
 
@@ -477,10 +488,11 @@ export class JobsMonitoring extends Construct {
     key: string,
     metricFor: (period: Duration) => cloudwatch.IMetric,
     description: string,
+    scope: Construct = this,
   ): cloudwatch.Alarm | undefined {
     const threshold = this.thresholds[kind];
     if (!this.enabled || threshold === false) return undefined;
-    const alarm = new cloudwatch.Alarm(this, `Alarm-${key}`, {
+    const alarm = new cloudwatch.Alarm(scope, `Alarm-${key}`, {
       metric: metricFor(threshold.period),
       threshold: threshold.threshold,
       evaluationPeriods: threshold.evaluationPeriods,
@@ -489,6 +501,7 @@ export class JobsMonitoring extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: description,
     });
+    if (scope !== this) keepLogicalId(alarm.node.defaultChild as CfnElement, this, `Alarm-${key}`, 'Resource');
     alarm.addAlarmAction(...this.alarmActions);
     this.alarmList.push(alarm);
     return alarm;

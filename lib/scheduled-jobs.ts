@@ -82,7 +82,7 @@ import {
   groupSchedulesArn,
   scheduleRegistryTable,
 } from './runtime-schedules';
-import { ScheduledJob } from './scheduled-job';
+import { ATTACH, ScheduledJob } from './scheduled-job';
 import { STACK_OUTPUTS } from './stack-outputs';
 import {
   type StateChangeEventsOptions,
@@ -316,6 +316,8 @@ export class ScheduledJobs extends Construct {
   private readonly removalPolicy: RemovalPolicy;
   /** The schedule registry, built with the first job that takes run-time schedules. */
   private registry: dynamodb.Table | undefined;
+  /** How many addJob calls were rejected: their handles' construct ids. */
+  private rejectedJobs = 0;
   /** The ids of the jobs with run-time schedules, in the order added: the reconciler's REGISTRY_JOBS. */
   private readonly keyedJobIds: string[] = [];
 
@@ -625,8 +627,17 @@ export class ScheduledJobs extends Construct {
     return worker;
   }
 
-  /** addWorker, with its problems named `where` (a job's own worker names the job's `entry`). */
-  private newWorker(workerId: string, props: JobWorkerProps, where: string): JobWorker {
+  /**
+   * addWorker, with its problems named `where` (a job's own worker names the job's `entry`). A job's own worker is
+   * built under the job (`ownJobScope` makes it, once the checks passed) with the id `Default`, which logical IDs leave
+   * out: its resources keep the IDs they had as `Workers/<id>` before jobs were constructs.
+   */
+  private newWorker(
+    workerId: string,
+    props: JobWorkerProps,
+    where: string,
+    ownJobScope?: (workers: Construct) => Construct,
+  ): JobWorker {
     const problems: string[] = [];
     if (typeof workerId !== 'string' || !JOB_ID_PATTERN.test(workerId))
       problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
@@ -638,13 +649,20 @@ export class ScheduledJobs extends Construct {
     if (problems.length > 0) throw new ValidationError(problems);
 
     const shared = this.shared();
-    const worker = JobWorker.create(shared.workersScope, workerId, props, {
-      table: this.table,
-      reportBucket: this.reportBucket,
-      metricsNamespace: this.metricsNamespace,
-      logging: this.props.logging,
-      tracing: this.props.tracing,
-    });
+    const scope = ownJobScope?.(shared.workersScope) ?? shared.workersScope;
+    const worker = JobWorker.create(
+      scope,
+      workerId,
+      props,
+      {
+        table: this.table,
+        reportBucket: this.reportBucket,
+        metricsNamespace: this.metricsNamespace,
+        logging: this.props.logging,
+        tracing: this.props.tracing,
+      },
+      ownJobScope === undefined ? workerId : 'Default',
+    );
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
     allow(shared.trigger.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
     allow(shared.reconciler.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
@@ -689,13 +707,13 @@ export class ScheduledJobs extends Construct {
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       this.rejected.record(error, this.addJob);
-      return ScheduledJob.create({
+      // A handle with nothing under it (the synth throws first), so that the app carries on to its next call.
+      return ScheduledJob.create(this, `RejectedJob${++this.rejectedJobs}`, {
         jobId,
-        worker: undefined,
-        schedule: undefined,
         metricsNamespace: this.metricsNamespace,
         reportBucket: this.reportBucket,
         jobMetrics: false,
+        runtimeSchedules: false,
         rejected: () => this.rejected.error(),
       });
     }
@@ -711,11 +729,25 @@ export class ScheduledJobs extends Construct {
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
     if (resolved.runtimeSchedules) this.checkRoomForKeyedJob(where);
-    const worker = this.workerFor(props, resolved.settings, where);
+    const parts = {
+      jobId,
+      metricsNamespace: this.metricsNamespace,
+      reportBucket: this.reportBucket,
+      jobMetrics: resolved.settings.jobMetrics,
+      runtimeSchedules: resolved.runtimeSchedules,
+    };
+    // A job with an entry holds its own worker (built under it, once checked: workerFor); a job of a shared worker is
+    // that worker's child. Either way its schedule is built under it.
+    let job: ScheduledJob | undefined;
+    const worker = this.workerFor(props, resolved.settings, where, (scope) => {
+      job = ScheduledJob.create(scope, jobId, parts);
+      return job;
+    });
+    job ??= ScheduledJob.create(worker, `Job-${jobId}`, parts);
     worker[ADD_JOB](resolved.settings, { runtimeSchedules: resolved.runtimeSchedules });
     const schedules = this.shared().schedules;
-    const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker) : undefined;
-    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, scheduleWorkerOf(worker));
+    const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker, job) : undefined;
+    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, scheduleWorkerOf(worker), job);
     if (schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
       for (const operator of this.operators) grantPassRole(operator, schedule.targetRoleArn);
@@ -728,13 +760,9 @@ export class ScheduledJobs extends Construct {
     }
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
-    const job = ScheduledJob.create({
-      jobId,
+    job[ATTACH]({
       worker,
       schedule: schedules.schedules.get(jobId),
-      metricsNamespace: this.metricsNamespace,
-      reportBucket: this.reportBucket,
-      jobMetrics: resolved.settings.jobMetrics,
       runtimeSchedules:
         keyed === undefined || this.registry === undefined
           ? undefined
@@ -749,9 +777,9 @@ export class ScheduledJobs extends Construct {
    * A job that takes its schedules at run time: its group and template (JobSchedules.addKeyedJob), the registry
    * with the first such job, and the reconciler's access to the job's group and template.
    */
-  private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker): KeyedJobSchedule {
+  private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker, job: ScheduledJob): KeyedJobSchedule {
     const shared = this.shared();
-    const keyed = shared.schedules.addKeyedJob(resolved, scheduleWorkerOf(worker), this.removalPolicy);
+    const keyed = shared.schedules.addKeyedJob(resolved, scheduleWorkerOf(worker), this.removalPolicy, job);
     this.keyedJobIds.push(resolved.settings.id);
     if (this.registry === undefined) {
       const registry = this.buildRegistry(shared, keyed);
@@ -912,7 +940,12 @@ export class ScheduledJobs extends Construct {
    * The worker that will run the job, checked to be able to (its timeout, its environment): the job's own, built
    * only once the check passed, or the shared one it names.
    */
-  private workerFor(props: JobProps, settings: JobSettings, where: string): JobWorker {
+  private workerFor(
+    props: JobProps,
+    settings: JobSettings,
+    where: string,
+    ownJobScope: (workers: Construct) => Construct,
+  ): JobWorker {
     const jobId = settings.id;
     const { worker: ref, entry } = props as { worker?: unknown; entry?: unknown };
     if (ref !== undefined && entry !== undefined)
@@ -938,7 +971,7 @@ export class ScheduledJobs extends Construct {
         where,
       );
       if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
-      const own = this.newWorker(jobId, options, `${where}.entry`);
+      const own = this.newWorker(jobId, options, `${where}.entry`, ownJobScope);
       this.singleJobWorkers.add(jobId);
       return own;
     }

@@ -2,8 +2,9 @@
  * The six invariants, checked on the state a simulated run leaves behind and on what the simulation observed at
  * the service side while it ran. Each violation names its invariant, so a failing run says which guarantee broke.
  */
-import type { WorldOutcome } from './outcome';
+
 import { stuckAfterSeconds } from '../functions/protocol/worker-limits';
+import type { WorldOutcome } from './outcome';
 import { finishBoundMs, QUEUE_URL, REPORT_KEY, T0, WORKER_ID } from './world';
 
 export type InvariantId = 1 | 2 | 3 | 4 | 5 | 6;

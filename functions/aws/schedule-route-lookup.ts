@@ -6,7 +6,7 @@
  */
 import { GetScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { isJsonObject } from '../protocol/field-checks';
-import { recordedRoute, type RouteLookup, type WorkerRoute } from '../protocol/worker-routes';
+import { type RouteLookup, recordedRoute, type WorkerRoute } from '../protocol/worker-routes';
 import { asDependencyError } from './classify-error';
 
 export class ScheduleRouteLookup implements RouteLookup {

@@ -7,11 +7,11 @@
  * for it. A second message for the same occurrence is harmless, because claims are conditional.
  */
 import { encodeEnvelope } from './envelope';
+import { InvalidInputError } from './errors';
 import type { OverlapPolicy } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './ports';
-import { InvalidInputError } from './errors';
 import { decodeScheduleEvent } from './schedule-event';
 import type { RouteLookup, WorkerRoute } from './worker-routes';
 

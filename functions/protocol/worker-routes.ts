@@ -26,7 +26,9 @@ export const STUCK_AFTER_SECONDS_RANGE = { min: 60, max: 14 * 86_400 } as const;
 export function checkRouteFields(
   fields: { readonly queueUrl?: unknown; readonly stuckAfterSeconds?: unknown },
   where = '',
-): { readonly ok: true; readonly value: WorkerRoute | undefined } | { readonly ok: false; readonly problems: string[] } {
+):
+  | { readonly ok: true; readonly value: WorkerRoute | undefined }
+  | { readonly ok: false; readonly problems: string[] } {
   const checked = checkAll({
     queueUrl: optional(fields.queueUrl, (v) => nonEmptyString(`${where}queueUrl`, v)),
     stuckAfterSeconds: optional(fields.stuckAfterSeconds, (v) =>
