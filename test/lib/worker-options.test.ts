@@ -16,7 +16,7 @@ import { SAMPLE_DIGEST_ENTRY } from '../../examples/sample-app/sample-stack';
 import { ValidationError } from '../../lib/errors';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { throwsRejection, validationProblemsOf, WORKER_ENTRY, withoutCallSite } from './fixtures/test-stack';
-import type { TemplateResource } from './template-json';
+import { rendered, type TemplateNode, type TemplateResource } from './template-json';
 
 const DAILY = ScheduleExpression.expression('cron(0 6 * * ? *)');
 const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -179,7 +179,7 @@ describe('per-job metrics (jobMetrics)', () => {
     const schedule = Object.values(resources).find(
       (r) => r.Type === 'AWS::Scheduler::Schedule' && r.Properties.Name === jobId,
     );
-    return JSON.parse(schedule?.Properties.Target.Input as unknown as string);
+    return JSON.parse(rendered(schedule?.Properties.Target.Input as TemplateNode));
   };
 
   it("take the stack's default, and a job's own value over it", () => {
