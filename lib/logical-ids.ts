@@ -39,7 +39,10 @@ export function logicalIdOfPath(components: readonly string[]): string {
 export function keepLogicalId(element: CfnElement, formerScope: IConstruct, ...formerIds: string[]): void {
   const stack = Stack.of(element);
   if (Stack.of(formerScope) !== stack) return;
-  const scopes = formerScope.node.scopes;
-  const below = scopes.slice(scopes.indexOf(stack) + 1).map((s) => s.node.id);
-  element.overrideLogicalId(logicalIdOfPath([...below, ...formerIds]));
+  const below = (scope: IConstruct) => {
+    const scopes = scope.node.scopes;
+    return scopes.slice(scopes.indexOf(stack) + 1).map((s) => s.node.id);
+  };
+  // A rename rather than an override: Stack.getLogicalId (what references, grants and tests ask) gives the kept ID too.
+  stack.renameLogicalId(logicalIdOfPath(below(element)), logicalIdOfPath([...below(formerScope), ...formerIds]));
 }

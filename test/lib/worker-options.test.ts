@@ -125,7 +125,8 @@ describe('Class: ScheduledJob', () => {
   it('has its id, its worker and its schedule (none when disabled)', () => {
     expect(nightly.jobId).toBe('nightly');
     expect(nightly.worker).toBe(worker);
-    expect(nightly.schedule?.node.id).toBe('Schedule-nightly');
+    // Under the job (a construct), at the logical ID it had as the schedules' Schedule-nightly.
+    expect(nightly.schedule?.node.scopes).toContain(nightly);
     expect(manual.schedule).toBeUndefined();
     expect(jobs.jobs.get('nightly')).toBe(nightly);
   });
