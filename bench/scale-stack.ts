@@ -22,35 +22,43 @@ const { values } = parseArgs({
   options: { workers: { type: 'string', default: '28' }, 'no-local': { type: 'boolean', default: false } },
 });
 const workers = Number(values.workers);
-const outdir = mkdtempSync(path.join(tmpdir(), 'scale-stack-'));
-try {
-  const started = performance.now();
-  const app = new App({ outdir });
-  const stack = new Stack(app, 'ScaleStack');
-  const jobs = new ScheduledJobs(stack, 'Jobs');
-  for (let i = 0; i < workers; i++) {
-    const job = jobs.addJob(`digest-${i}`, {
-      schedule: ScheduleExpression.expression('rate(1 hour)'),
-      entry: SAMPLE_DIGEST_ENTRY,
-    });
-    jobs.grantReadOccurrences(job.worker);
+
+async function main(): Promise<void> {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'scale-stack-'));
+  try {
+    const started = performance.now();
+    const app = new App({ outdir });
+    const stack = new Stack(app, 'ScaleStack');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    for (let i = 0; i < workers; i++) {
+      const job = jobs.addJob(`digest-${i}`, {
+        schedule: ScheduleExpression.expression('rate(1 hour)'),
+        entry: SAMPLE_DIGEST_ENTRY,
+      });
+      jobs.grantReadOccurrences(job.worker);
+    }
+    const assembly = app.synth();
+    const synthMs = performance.now() - started;
+    const template = assembly.getStackByName(stack.stackName);
+    const resources = Object.keys(template.template.Resources).length;
+    console.log(`${workers} workers, ${workers} jobs: synth ${(synthMs / 1000).toFixed(1)} s, ${resources} resources`);
+    execFileSync('cfn-lint', ['--ignore-checks', 'W3005', '--', template.templateFullPath], { stdio: 'inherit' });
+    console.log('cfn-lint: no findings');
+    if (!values['no-local']) {
+      const localStarted = performance.now();
+      const run = await runLocally({ assemblyDir: outdir, count: 1, copies: 1, timeoutSeconds: 600 });
+      const succeeded = run.rows.filter((r) => r.status === 'SUCCEEDED').length;
+      console.log(
+        `runLocally: ${run.rows.length} occurrences fired, ${succeeded} SUCCEEDED, ok ${run.ok}, ${((performance.now() - localStarted) / 1000).toFixed(1)} s`,
+      );
+      if (!run.ok) process.exitCode = 1;
+    }
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
   }
-  const assembly = app.synth();
-  const synthMs = performance.now() - started;
-  const template = assembly.getStackByName(stack.stackName);
-  const resources = Object.keys(template.template.Resources).length;
-  console.log(`${workers} workers, ${workers} jobs: synth ${(synthMs / 1000).toFixed(1)} s, ${resources} resources`);
-  execFileSync('cfn-lint', ['--ignore-checks', 'W3005', '--', template.templateFullPath], { stdio: 'inherit' });
-  console.log('cfn-lint: no findings');
-  if (!values['no-local']) {
-    const localStarted = performance.now();
-    const run = await runLocally({ assemblyDir: outdir, count: 1, copies: 1, timeoutSeconds: 600 });
-    const succeeded = run.rows.filter((r) => r.status === 'SUCCEEDED').length;
-    console.log(
-      `runLocally: ${run.rows.length} occurrences fired, ${succeeded} SUCCEEDED, ok ${run.ok}, ${((performance.now() - localStarted) / 1000).toFixed(1)} s`,
-    );
-    if (!run.ok) process.exitCode = 1;
-  }
-} finally {
-  rmSync(outdir, { recursive: true, force: true });
 }
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

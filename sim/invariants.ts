@@ -14,7 +14,7 @@ export const INVARIANTS: Readonly<Record<InvariantId, string>> = {
   2: 'exactly one notification per SUCCEEDED occurrence, none for a FAILED one',
   3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound',
   4: 'every triggered occurrence ends SUCCEEDED or FAILED by its deadline plus the bound',
-  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key matches its state (OPEN#k in flight and while a success is unannounced, none once announced, its own status key for FAILED, SKIPPED, CANCELLED), and it names the worker whose queue carries it',
+  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key matches its state (OPEN#k in flight and while a success is unannounced, none once announced, its own status key for FAILED, SKIPPED, CANCELLED), and it names the worker whose queue carries it and records the route (queue URL and stuck threshold), where the reconciler re-sends it',
   6: 'the job never runs on a claim made after its report was committed',
 };
 

@@ -48,7 +48,7 @@ beforeAll(() => {
 
 /** The logical ID in the template (an overridden one included, which Stack.getLogicalId does not give). */
 const idOf = (c: IConstruct): string => stack.resolve(((c.node.defaultChild ?? c) as CfnElement).logicalId);
-const tagsOf = (id: string) => (resources[id].Properties?.Tags ?? []) as { Key: string; Value: string }[];
+const tagsOf = (id: string) => (resources[id].Properties?.Tags ?? []) as unknown as { Key: string; Value: string }[];
 const tagged = (id: string) => tagsOf(id).some((t) => t.Key === 'team' && t.Value === 'digests');
 
 describe('ScheduledJob as a construct', () => {
