@@ -77,7 +77,7 @@ describe('ScheduledJob as a construct', () => {
   });
 
   it('node.addDependency(job) makes a resource wait for the job (its schedule and its worker)', () => {
-    const dependsOn = resources.AfterDigest.DependsOn as string[];
+    const dependsOn = (resources.AfterDigest as unknown as { DependsOn: string[] }).DependsOn;
     expect(dependsOn).toEqual(expect.arrayContaining([idOf(own.schedule!), idOf(own.worker.function)]));
     expect(dependsOn).not.toContain(idOf(otherOwn.schedule!));
   });
