@@ -100,6 +100,10 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       jobId: 'occurrence-digest',
       scheduledTime: '2026-03-28T05:00:00Z',
       worker: 'occurrence-digest',
+      // The worker's route: its queue's Ref is left empty in the model, and resolved against the emulator's queue
+      // when runLocally fires it (the runs below).
+      queueUrl: '',
+      stuckAfterSeconds: expect.any(Number),
       deadlineSeconds: 21_600,
       retentionDays: 90,
       // Not configured: the retry deadline (job-settings.ts, catchupWindowSecondsOf).
