@@ -27,7 +27,8 @@ async function main(): Promise<void> {
   const outdir = mkdtempSync(path.join(tmpdir(), 'scale-stack-'));
   try {
     const started = performance.now();
-    const app = new App({ outdir });
+    // Asset metadata: runLocally finds each function's bundle by it, as `cdk synth` writes it.
+    const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
     const stack = new Stack(app, 'ScaleStack');
     const jobs = new ScheduledJobs(stack, 'Jobs');
     for (let i = 0; i < workers; i++) {
