@@ -20,8 +20,9 @@ import { SchedulerLateCheckSources } from './aws/disabled-schedules';
 import { DynamoOccurrenceReader, OperatorOccurrenceReader } from './aws/occurrence-reader';
 import { DynamoOccurrenceStore } from './aws/occurrence-store';
 import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
+import { ScheduleRouteLookup } from './aws/schedule-route-lookup';
 import { SchedulerProjection } from './aws/scheduler-projection';
-import { SqsWorkQueue } from './aws/work-queue';
+import { queuesByUrl } from './aws/work-queue';
 import { parseAuditSlicesPerRun } from './protocol/audit-slices';
 import { messageOf, ScheduledJobsError } from './protocol/errors';
 import { RECONCILER_COMPONENT, STACK_WIDE_WORKER_METRICS } from './protocol/metric-names';
@@ -36,16 +37,21 @@ import type {
   RequeueStore,
 } from './protocol/ports';
 import { noMetrics, systemClock } from './protocol/ports';
+import { quoteValue } from './protocol/quote-value';
 import {
   parseReconcileThresholds,
   type ReconcileReport,
   type ReconcileThresholds,
   type ReconcileWorker,
+  type ReconcileWorkers,
   reconcile,
+  routedWorkers,
+  workersById,
 } from './protocol/reconcile';
 import {
   type CapacityReconcileDeps,
   type CapacityReconcileReport,
+  type CappedJob,
   parseCappedJobs,
   reconcileCapacity,
 } from './protocol/reconcile-capacity';
@@ -55,14 +61,17 @@ import {
   type ScheduleReconcileDeps,
   type ScheduleReconcileReport,
 } from './protocol/reconcile-schedules';
-import { parseWorkerRoutes } from './protocol/worker-routes';
+import { cachedRouteLookup, STUCK_AFTER_SECONDS_RANGE } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';
 
 export interface ReconcilerOptions {
-  /** Each worker's queue and stuck threshold by worker id; default: the WORKERS the stack sets. */
-  readonly workers?: ReadonlyMap<string, ReconcileWorker>;
+  /**
+   * Where a stuck row is re-sent; default: the route the row records, else its job's schedule's in SCHEDULE_GROUP,
+   * with SHORTEST_STUCK_AFTER_SECONDS picking the candidates (protocol/worker-routes.ts). A map: every worker by id.
+   */
+  readonly workers?: ReconcileWorkers | ReadonlyMap<string, ReconcileWorker>;
   readonly thresholds?: ReconcileThresholds;
   readonly store?: OccurrenceStore & RequeueStore;
   readonly index?: OccurrenceIndex;
@@ -123,7 +132,7 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
   const workerMetrics: ((worker: string) => Metrics) & { flushAll?(): void } =
     options.workerMetrics ?? (injectedMetrics ? () => metrics : perWorkerMetrics());
   const deps = {
-    workers: options.workers ?? reconcileWorkers(),
+    workers: options.workers ?? reconcileWorkers(clock),
     thresholds,
     logger,
     metrics,
@@ -143,7 +152,9 @@ export function createReconcilerHandler(options: ReconcilerOptions = {}): Reconc
   const scheduleParts = options.schedules === undefined ? scheduleReconcileFromEnv() : options.schedules || undefined;
   const scheduleDeps = scheduleParts && { ...scheduleParts, clock, logger, metrics };
   const capacityParts = options.capacity ?? capacityFromEnv();
-  const queueOf = (worker: string) => deps.workers.get(worker)?.queue;
+  // A capped job's worker is found as a row of the job is: by the route its schedule names.
+  const workers = deps.workers instanceof Map ? workersById(deps.workers) : (deps.workers as ReconcileWorkers);
+  const queueOf = async (job: CappedJob) => (await workers.workerOf({ jobId: job.id, worker: job.worker }))?.queue;
   return async () => {
     // Each half's own failure (a throw) is logged and counted, and the other half still runs.
     let thrown: unknown;
@@ -232,14 +243,26 @@ function capacityFromEnv(): Pick<CapacityReconcileDeps, 'ports' | 'jobs'> | unde
   };
 }
 
-function reconcileWorkers(): ReadonlyMap<string, ReconcileWorker> {
-  const routes = parseWorkerRoutes(process.env[ENV.workers], ENV.workers);
-  return new Map(
-    [...routes].map(([id, route]) => [
-      id,
-      { queue: new SqsWorkQueue(sqsClient(), route.queueUrl), stuckAfterSeconds: route.stuckAfterSeconds },
-    ]),
-  );
+/**
+ * The routes as the stack gives them: each row's own, else its job's schedule's in SCHEDULE_GROUP (read once a minute
+ * per job at most), with SHORTEST_STUCK_AFTER_SECONDS: no variable grows with the number of workers.
+ */
+function reconcileWorkers(clock: Clock): ReconcileWorkers {
+  const shortest = Number(requireEnv(ENV.shortestStuckAfterSeconds));
+  if (
+    !Number.isInteger(shortest) ||
+    shortest < STUCK_AFTER_SECONDS_RANGE.min ||
+    shortest > STUCK_AFTER_SECONDS_RANGE.max
+  )
+    throw new Error(
+      `${ENV.shortestStuckAfterSeconds} must be a whole number from ${STUCK_AFTER_SECONDS_RANGE.min} to ${STUCK_AFTER_SECONDS_RANGE.max}, got ${quoteValue(process.env[ENV.shortestStuckAfterSeconds])}`,
+    );
+  const group = process.env[ENV.scheduleGroup];
+  const lookup =
+    group === undefined || group === ''
+      ? undefined
+      : cachedRouteLookup(new ScheduleRouteLookup(new SchedulerClient({}), group), () => clock.now());
+  return routedWorkers({ shortestStuckAfterSeconds: shortest, queueAt: queuesByUrl(sqsClient), lookup });
 }
 
 let deployed: ReconcilerHandler | undefined;

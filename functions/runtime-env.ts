@@ -9,13 +9,17 @@ export const ENV = {
   workerId: 'WORKER_ID',
   /** The worker's jobs: a JSON array of their JobSettings (functions/protocol/job-settings.ts), defaults left out. */
   jobSettings: 'JOB_SETTINGS',
-  /** The trigger's and the reconciler's: a JSON object of WorkerRoute by worker id (protocol/worker-routes.ts). */
-  workers: 'WORKERS',
+  /**
+   * The reconciler's: the shortest stuck threshold of the stack's workers (protocol/worker-routes.ts), which picks the
+   * status index's entries worth reading; each row's own route then decides.
+   */
+  shortestStuckAfterSeconds: 'SHORTEST_STUCK_AFTER_SECONDS',
   /** JSON ReconcileThresholds (functions/protocol/reconcile.ts), for the reconciler. */
   reconcileThresholds: 'RECONCILE_THRESHOLDS',
   /**
-   * The Scheduler schedule group of the worker's jobs' schedules: set on a worker that has a job with
-   * pauseAfterFailures, which disables its schedule when it pauses itself.
+   * The Scheduler schedule group of the jobs' schedules: set on a worker that has a job with pauseAfterFailures, which
+   * disables its schedule when it pauses itself, and on the trigger and the reconciler, which read a job's route from
+   * its schedule when an event or a row carries none (protocol/worker-routes.ts).
    */
   scheduleGroup: 'SCHEDULE_GROUP',
   /**

@@ -6,7 +6,7 @@
 import { documentClient, sqsClient } from './aws/clients';
 import { DynamoOccurrenceRecorder } from './aws/occurrence-recorder';
 import { DynamoScheduleRegistry } from './aws/schedule-registry-store';
-import { SqsWorkQueue } from './aws/work-queue';
+import { queuesByUrl } from './aws/work-queue';
 import { messageOf } from './protocol/errors';
 import { TRIGGER_COMPONENT } from './protocol/metric-names';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './protocol/ports';
@@ -15,14 +15,18 @@ import { quoteValue } from './protocol/quote-value';
 import { recordAdmittedOccurrence, type TriggerResult } from './protocol/record-occurrence';
 import { guardRuntimeSchedule, jobOfInvokedArn, type RegistryReader } from './protocol/runtime-schedule-guard';
 import { JOB_METRICS_FIELD, type ScheduleEvent } from './protocol/schedule-event';
-import { parseWorkerRoutes } from './protocol/worker-routes';
+import { cachedRouteLookup, type RouteLookup } from './protocol/worker-routes';
 import { powertoolsLogger } from './runtime/powertools-logger';
 import { powertoolsMetrics } from './runtime/powertools-metrics';
 import { ENV, requireEnv } from './runtime-env';
 
 export interface TriggerOptions {
-  /** Each worker's job queue by worker id; default: the WORKERS the stack sets. */
+  /** Each worker's job queue by worker id, when known (tests); default: none, each event names its queue. */
   readonly queues?: ReadonlyMap<string, WorkQueue>;
+  /** The queue at the URL an event names; default: an SQS queue, one per URL. */
+  readonly queueAt?: (queueUrl: string) => WorkQueue;
+  /** The route of an event that carries none; default: its job's schedule in SCHEDULE_GROUP, when set. */
+  readonly routes?: RouteLookup;
   readonly store?: OccurrenceRecorder;
   /**
    * The schedule registry's rows, which a run-time schedule's event is checked against (runtime-schedule-guard.ts);
@@ -54,11 +58,14 @@ export function createTriggerHandler(options: TriggerOptions = {}): TriggerHandl
     (options.logger
       ? noMetrics
       : powertoolsMetrics({ dimensions: { ...TRIGGER_COMPONENT }, perJob: (jobId) => jobId === perJobMetrics }));
+  const clock = options.clock ?? systemClock;
   const deps = {
-    queues: options.queues ?? workerQueues(),
+    queues: options.queues,
+    queueAt: options.queueAt ?? queuesByUrl(sqsClient),
+    routes: options.routes ?? scheduleRoutes(clock),
     logger,
     metrics,
-    clock: options.clock ?? systemClock,
+    clock,
     store: options.store ?? new DynamoOccurrenceRecorder(documentClient(), requireEnv(ENV.tableName)),
   };
   const registry = options.registry ?? registryOfEnv();
@@ -84,9 +91,24 @@ function jobWithMetrics(event: unknown): string | undefined {
   return fields[JOB_METRICS_FIELD] === true && typeof fields.jobId === 'string' ? fields.jobId : undefined;
 }
 
-function workerQueues(): ReadonlyMap<string, WorkQueue> {
-  const routes = parseWorkerRoutes(process.env[ENV.workers], ENV.workers);
-  return new Map([...routes].map(([id, route]) => [id, new SqsWorkQueue(sqsClient(), route.queueUrl)]));
+/**
+ * The route of an event without one (a run-time schedule projected before schedules carried it): its job's schedule
+ * or template in SCHEDULE_GROUP, read at most once a minute per job. The Scheduler client is loaded on first use
+ * only, so that the trigger's cold start does not pay for it.
+ */
+function scheduleRoutes(clock: Clock): RouteLookup | undefined {
+  const group = process.env[ENV.scheduleGroup];
+  if (group === undefined || group === '') return undefined;
+  const lookup: RouteLookup = {
+    async routeOf(jobId, worker) {
+      const [{ SchedulerClient }, { ScheduleRouteLookup }] = await Promise.all([
+        import('@aws-sdk/client-scheduler'),
+        import('./aws/schedule-route-lookup.js'),
+      ]);
+      return new ScheduleRouteLookup(new SchedulerClient({}), group).routeOf(jobId, worker);
+    },
+  };
+  return cachedRouteLookup(lookup, () => clock.now());
 }
 
 function registryOfEnv(): RegistryReader | undefined {

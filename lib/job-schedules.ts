@@ -33,7 +33,16 @@ import {
 import type { OverlapPolicy } from '../functions/protocol/setting-basics';
 import { lateAfterSecondsOf, type ResolvedJobConfig } from './job-config';
 import { KeyedTriggerTarget } from './keyed-trigger-target';
+import { keepLogicalId } from './logical-ids';
 import { secureQueue } from './secure-queue';
+
+/** The worker a schedule's events go to: its id, and its route (the queue and stuck threshold, tokens at synth). */
+export interface ScheduleWorker {
+  readonly workerId: string;
+  readonly queueUrl: string;
+  /** A Lazy number: a shared worker's threshold grows with the jobs added to it later. */
+  readonly stuckAfterSeconds: number;
+}
 
 /** A job's schedule as the worker's pause switch needs it: the schedule, and the role its target is invoked with. */
 export interface JobSchedule {
@@ -97,9 +106,9 @@ export class JobSchedules extends Construct {
    * The schedule of one enabled job. Its input is the schedule event (functions/protocol/schedule-event.ts): the
    * key, the worker, and the three settings the trigger needs, so the trigger reads no settings of its own.
    */
-  addJob(job: ResolvedJobConfig, worker: string): JobSchedule | undefined {
+  addJob(job: ResolvedJobConfig, worker: ScheduleWorker, scope?: Construct): JobSchedule | undefined {
     if (!job.enabled || job.schedule === undefined) return undefined;
-    const schedule = this.jobSchedule(job, {
+    const schedule = this.jobSchedule(job, scope, {
       expression: ScheduleExpression.expression(job.schedule, TimeZone.of(job.timeZone)),
       enabled: true,
       input: this.scheduleEvent(job, worker),
@@ -112,7 +121,12 @@ export class JobSchedules extends Construct {
    * `removalPolicy`: the group's, the registry table's (ScheduledJobs' removalPolicy), so that the schedules and the
    * rows they are projected from are kept or deleted together (deleting a group deletes its schedules).
    */
-  addKeyedJob(job: ResolvedJobConfig, worker: string, removalPolicy: RemovalPolicy): KeyedJobSchedule {
+  addKeyedJob(
+    job: ResolvedJobConfig,
+    worker: ScheduleWorker,
+    removalPolicy: RemovalPolicy,
+    scope?: Construct,
+  ): KeyedJobSchedule {
     const jobId = job.settings.id;
     // A generated name: up to 64 characters from the construct path, unique in the stack; the template's input and
     // the grants name it, nobody has to type it.
@@ -129,6 +143,7 @@ export class JobSchedules extends Construct {
     });
     const template = this.jobSchedule(
       job,
+      scope,
       {
         expression: ScheduleExpression.expression(KEYED_TEMPLATE_EXPRESSION, TimeZone.ETC_UTC),
         enabled: false,
@@ -142,12 +157,16 @@ export class JobSchedules extends Construct {
   }
 
   /** The schedule event, and the job's overlap policy for the operators who read the schedule (OVERLAP_FIELD). */
-  private scheduleEvent(job: ResolvedJobConfig, worker: string): DeployedScheduleInput {
+  private scheduleEvent(job: ResolvedJobConfig, worker: ScheduleWorker): DeployedScheduleInput {
     const { settings } = job;
     return {
       jobId: settings.id,
       scheduledTime: ContextAttribute.scheduledTime,
-      worker,
+      worker: worker.workerId,
+      // The worker's route: the trigger sends there and records it on the row, for the reconciler; no function is
+      // told every worker's (protocol/worker-routes.ts).
+      queueUrl: worker.queueUrl,
+      stuckAfterSeconds: worker.stuckAfterSeconds,
       deadlineSeconds: settings.retry.deadlineSeconds,
       retentionDays: settings.retentionDays,
       catchupWindowSeconds: catchupWindowSecondsOf(settings),
@@ -157,14 +176,20 @@ export class JobSchedules extends Construct {
     };
   }
 
-  /** `keyed`: the target of a run-time-schedule job's template; else the trigger itself, with the stack's role. */
+  /**
+   * The job's schedule, under `scope` (the job's ScheduledJob, so that Tags.of(job) reaches it) at the logical ID it
+   * had under this construct: a schedule has a fixed name, and a new ID would replace it, which the name forbids.
+   * `keyed`: the target of a run-time-schedule job's template; else the trigger itself, with the stack's role.
+   */
   private jobSchedule(
     job: ResolvedJobConfig,
+    scope: Construct | undefined,
     what: { expression: ScheduleExpression; enabled: boolean; input: DeployedScheduleInput },
     keyed?: KeyedTriggerTarget,
   ): Schedule {
     const { settings } = job;
-    const schedule = new Schedule(this, `Schedule-${settings.id}`, {
+    const formerId = `Schedule-${settings.id}`;
+    const schedule = new Schedule(scope ?? this, scope === undefined ? formerId : 'Schedule', {
       // Named by the job, so that `occurrences` finds a job's schedule (and its input) by the job id.
       scheduleName: settings.id,
       scheduleGroup: this.group,
@@ -187,6 +212,7 @@ export class JobSchedules extends Construct {
         deadLetterQueue: this.deadLetterQueue,
       }),
     });
+    if (scope !== undefined) keepLogicalId(schedule.node.defaultChild as CfnSchedule, this, formerId, 'Resource');
     this.byJob.set(settings.id, schedule);
     return schedule;
   }

@@ -18,7 +18,7 @@
  * only when asked for (`dashboard: true`). Every metric comes from metrics.ts, the same functions the constructs'
  * `metric*()` methods call.
  */
-import { Duration, Token } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -30,6 +30,7 @@ import { MetricName } from '../functions/protocol/metric-names';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { encryptionKeyOf } from './encryption';
 import { ValidationError } from './errors';
+import { keepLogicalId } from './logical-ids';
 import {
   DEFAULT_METRIC_PERIOD,
   deadLetterMessages,
@@ -367,12 +368,16 @@ export class JobsMonitoring extends Construct {
     const alarms: Mutable<WorkerAlarms> = {};
     this.alarmsByWorker.set(id, alarms);
     this.addWorkersAlarms();
+    // Under the worker when it is a construct (a JobWorker): Tags.of(worker), and Tags.of(job) for a job with a
+    // worker of its own, reach its alarms.
+    const under = Construct.isConstruct(worker) ? worker : this;
     this.keptAlarm(
       alarms,
       'deadLetters',
       `dlq-${id}`,
       (period) => deadLetterMessages(worker.deadLetterQueue, { period }),
       `The dead-letter queue of worker ${id} holds a message: one of its jobs' messages could not be processed. See docs/operating.md, Alarms.`,
+      under,
     );
     this.keptAlarm(
       alarms,
@@ -380,6 +385,7 @@ export class JobsMonitoring extends Construct {
       `worker-errors-${id}`,
       (period) => functionErrors(worker.function, { period }),
       `Worker ${id} failed an invocation (crash, timeout or out of memory); its messages return after the visibility timeout. See docs/operating.md, Alarms.`,
+      under,
     );
     this.keptAlarm(
       alarms,
@@ -387,6 +393,7 @@ export class JobsMonitoring extends Construct {
       `worker-throttles-${id}`,
       (period) => functionThrottles(worker.function, { period }),
       `Worker ${id} was throttled: occurrences wait in its queue. Check the account concurrency. See docs/operating.md, Alarms.`,
+      under,
     );
     this.dashboard?.addWidgets(...this.workerWidgets(worker));
   }
@@ -452,8 +459,9 @@ export class JobsMonitoring extends Construct {
     key: string,
     metricFor: (period: Duration) => cloudwatch.IMetric,
     description: string,
+    scope: Construct = this,
   ): void {
-    const alarm = this.alarm(kind, key, metricFor, description);
+    const alarm = this.alarm(kind, key, metricFor, description, scope);
     if (alarm !== undefined) (alarms as Record<string, cloudwatch.Alarm>)[kind] = alarm;
   }
 
@@ -512,10 +520,11 @@ export class JobsMonitoring extends Construct {
     key: string,
     metricFor: (period: Duration) => cloudwatch.IMetric,
     description: string,
+    scope: Construct = this,
   ): cloudwatch.Alarm | undefined {
     const threshold = this.thresholds[kind];
     if (!this.enabled || threshold === false) return undefined;
-    const alarm = new cloudwatch.Alarm(this, `Alarm-${key}`, {
+    const alarm = new cloudwatch.Alarm(scope, `Alarm-${key}`, {
       metric: metricFor(threshold.period),
       threshold: threshold.threshold,
       evaluationPeriods: threshold.evaluationPeriods,
@@ -524,6 +533,7 @@ export class JobsMonitoring extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: description,
     });
+    if (scope !== this) keepLogicalId(alarm.node.defaultChild as CfnElement, this, `Alarm-${key}`, 'Resource');
     alarm.addAlarmAction(...this.alarmActions);
     this.alarmList.push(alarm);
     return alarm;

@@ -254,6 +254,17 @@ export function acknowledgeLateCheckFindings(reconciler: lambda.IFunction, group
   );
 }
 
+/** The trigger's route lookup: GetSchedule on the stack's group, for an event that carries no route. */
+export function acknowledgeRouteLookupFindings(trigger: lambda.IFunction, groupName: string): void {
+  acknowledge(roleOf(trigger), {
+    id: wildcard(`arn:*:scheduler:*:*:schedule/${groupRefOf(trigger, groupName)}/*`),
+    reason:
+      "scheduler:GetSchedule only, on the stack's own schedule group (each job's schedule is named by its job id): " +
+      'the trigger reads the route (queue URL) of an event from a run-time schedule projected before schedules ' +
+      'carried it, from its job template. Any partition, region and account: Scheduler has no resource policies.',
+  });
+}
+
 /**
  * A traced function (`tracing`): Lambda's X-Ray write actions (PutTraceSegments, PutTelemetryRecords), which CDK grants
  * on `*` because they have no resource-level permissions.

@@ -47,11 +47,6 @@ export interface OccurrenceResources {
   readonly table: dynamodb.Table;
   readonly reportBucket: s3.IBucket;
   readonly reportReadyTopic: sns.ITopic;
-  /**
-   * The WORKERS the trigger and the reconciler read (protocol/worker-routes.ts): each worker's queue URL and stuck
-   * threshold, one entry per worker; a Lazy string, since workers are added after these functions are built.
-   */
-  readonly workersJson: string;
   /** The CloudWatch namespace of the functions' metrics (POWERTOOLS_METRICS_NAMESPACE). */
   readonly metricsNamespace: string;
   /** The functions' log levels (ScheduledJobsProps.logging); default DEFAULT_FUNCTION_LOGGING. */
@@ -79,11 +74,12 @@ export function triggerFunction(scope: Construct, resources: OccurrenceResources
     deadLetterQueue,
     environment: {
       [ENV.tableName]: table.tableName,
-      [ENV.workers]: resources.workersJson,
       ...metricsEnv(resources),
     },
   });
-  // sqs:SendMessage on each worker's queue is granted as the worker is added (ScheduledJobs.addWorker).
+  // sqs:SendMessage on each worker's queue is granted as the worker is added (ScheduledJobs.addWorker); each event
+  // names its queue (protocol/worker-routes.ts), and the schedule group where an event without one finds it is set by
+  // ScheduledJobs (allowRouteLookup).
   allow(fn, ['dynamodb:PutItem'], [table.tableArn]);
   // Under a customer-managed key: the row, the worker queues and its own dead-letter queue (Lambda sends with its role).
   grantKeyUse(fn, table.encryptionKey, 'write');
@@ -154,11 +150,15 @@ export interface ReconcilerPiece {
   readonly rule: events.Rule;
 }
 
-/** `thresholdsJson`: the JSON ReconcileThresholds, a Lazy string over every job added to the stack. */
+/**
+ * `thresholdsJson`: the JSON ReconcileThresholds, a Lazy string over every job added to the stack;
+ * `shortestStuckAfterSeconds`: the shortest stuck threshold of its workers, Lazy too.
+ */
 export function reconcilerFunction(
   scope: Construct,
   resources: OccurrenceResources,
   thresholdsJson: string,
+  shortestStuckAfterSeconds: string,
 ): ReconcilerPiece {
   const { table, reportReadyTopic } = resources;
   const fn = jobFunction(scope, 'Reconciler', {
@@ -171,7 +171,7 @@ export function reconcilerFunction(
     retryAttempts: 0,
     environment: {
       [ENV.tableName]: table.tableName,
-      [ENV.workers]: resources.workersJson,
+      [ENV.shortestStuckAfterSeconds]: shortestStuckAfterSeconds,
       [ENV.topicArn]: reportReadyTopic.topicArn,
       [ENV.bucketName]: resources.reportBucket.bucketName,
       [ENV.reconcileThresholds]: thresholdsJson,

@@ -1,12 +1,15 @@
 /**
- * ScheduledJob: the handle `ScheduledJobs.addJob` returns, for what an app does with one job after adding it: its
- * metrics (for alarms and dashboards of its own), read access to its reports, and for a job that takes its schedules
- * at run time, the grant to manage them.
+ * ScheduledJob: the construct `ScheduledJobs.addJob` returns, for what an app does with one job after adding it: its
+ * metrics (for alarms and dashboards of its own), read access to its reports, for a job that takes its schedules at
+ * run time the grant to manage them, and what a construct gives: `Tags.of(job)`, Aspects and `node.addDependency`
+ * reach its schedule and, for a job with a worker of its own (an `entry`), that worker (function, queues, role) and its
+ * alarms. A job of a shared worker is a child of that worker; a job with its own worker is that worker's parent.
  */
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Schedule } from 'aws-cdk-lib/aws-scheduler';
+import { Construct } from 'constructs';
 import { MetricName } from '../functions/protocol/metric-names';
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
@@ -16,18 +19,15 @@ import { jobMetric } from './metrics';
 import { acknowledgeScheduleManagerFindings } from './nag-acknowledgements';
 import { grantManageKeyedSchedules, type KeyedJobGrantParts } from './runtime-schedules';
 
-/** What ScheduledJobs hands a job's handle. */
+/** What ScheduledJobs hands a job's handle when it builds it (its worker and schedule follow: ATTACH). */
 export interface ScheduledJobParts {
   readonly jobId: string;
-  /** Undefined only for a rejected job. */
-  readonly worker: JobWorker | undefined;
-  readonly schedule: Schedule | undefined;
   readonly metricsNamespace: string;
   readonly reportBucket: s3.IBucket;
   /** Whether the functions write the job's metrics with `{ service, jobId }` (the job's `jobMetrics`). */
   readonly jobMetrics: boolean;
-  /** For a job with runtimeSchedules: the registry and its schedules, for grantManageSchedules. */
-  readonly runtimeSchedules?: KeyedJobGrantParts;
+  /** Whether the job takes its schedules at run time. */
+  readonly runtimeSchedules: boolean;
   /**
    * For a job whose addJob was rejected: the stack's problems so far, which using the handle throws (the synth
    * throws them all). The app goes on to its next addJob, so that one synth reports every mistake.
@@ -35,8 +35,12 @@ export interface ScheduledJobParts {
   readonly rejected?: () => ValidationError;
 }
 
+/** How ScheduledJobs hands an accepted job its worker and schedule (a symbol: no method of the public type). */
+export const ATTACH: unique symbol = Symbol('ScheduledJob.attach');
+
 /**
- * One job of a ScheduledJobs, as `addJob` returns it.
+ * One job of a ScheduledJobs, as `addJob` returns it: a construct, so that `Tags.of(job).add('team', 'billing')`
+ * tags its schedule (and its own worker and alarms, for a job with an `entry`), and Aspects and dependencies reach it.
  *
  * @example
  * ```ts
@@ -49,15 +53,11 @@ export interface ScheduledJobParts {
  * weekly.grantReadReports(reportsReader);
  * ```
  */
-export class ScheduledJob {
+export class ScheduledJob extends Construct {
   /** The job id: its schedule's name, the partition of its rows, the prefix of its reports. */
   readonly jobId: string;
-  private readonly runner: JobWorker | undefined;
-  /**
-   * Its schedule; undefined when the job is added with `enabled: false`. For a job with `runtimeSchedules`, its
-   * template: DISABLED, never due, what each of its keys' schedules copies.
-   */
-  readonly schedule: Schedule | undefined;
+  private runner: JobWorker | undefined;
+  private jobSchedule: Schedule | undefined;
   /** Whether the job takes its schedules at run time (`runtimeSchedules: true`) instead of one fixed schedule. */
   readonly runtimeSchedules: boolean;
   /**
@@ -67,28 +67,47 @@ export class ScheduledJob {
   readonly jobMetrics: boolean;
   private readonly metricsNamespace: string;
   private readonly reportBucket: s3.IBucket;
-  private readonly keyed: KeyedJobGrantParts | undefined;
+  private keyed: KeyedJobGrantParts | undefined;
   private readonly rejected: (() => ValidationError) | undefined;
 
   /**
-   * Built by `ScheduledJobs.addJob` only, so the published declarations leave it out.
+   * Built by `ScheduledJobs.addJob` only, so the published declarations leave it out. `scope`: the job's shared
+   * worker, or the ScheduledJobs' workers for a job whose own worker it will hold; `id`: derived from the job id.
    *
    * @internal
    */
-  static create(parts: ScheduledJobParts): ScheduledJob {
-    return new ScheduledJob(parts);
+  static create(scope: Construct, id: string, parts: ScheduledJobParts): ScheduledJob {
+    return new ScheduledJob(scope, id, parts);
   }
 
-  private constructor(parts: ScheduledJobParts) {
+  private constructor(scope: Construct, id: string, parts: ScheduledJobParts) {
+    super(scope, id);
     this.jobId = parts.jobId;
-    this.runner = parts.worker;
     this.rejected = parts.rejected;
-    this.schedule = parts.schedule;
     this.metricsNamespace = parts.metricsNamespace;
     this.reportBucket = parts.reportBucket;
-    this.keyed = parts.runtimeSchedules;
-    this.runtimeSchedules = parts.runtimeSchedules !== undefined;
+    this.runtimeSchedules = parts.runtimeSchedules;
     this.jobMetrics = parts.jobMetrics;
+  }
+
+  /**
+   * The worker, schedule and run-time schedules' grant parts of an accepted job, once built (the job's own worker and
+   * its schedule are built under it). Called by `ScheduledJobs.addJob`.
+   *
+   * @internal
+   */
+  [ATTACH](parts: { worker: JobWorker; schedule: Schedule | undefined; runtimeSchedules?: KeyedJobGrantParts }): void {
+    this.runner = parts.worker;
+    this.jobSchedule = parts.schedule;
+    this.keyed = parts.runtimeSchedules;
+  }
+
+  /**
+   * Its schedule; undefined when the job is added with `enabled: false`. For a job with `runtimeSchedules`, its
+   * template: DISABLED, never due, what each of its keys' schedules copies.
+   */
+  get schedule(): Schedule | undefined {
+    return this.jobSchedule;
   }
 
   /**

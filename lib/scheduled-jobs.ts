@@ -34,7 +34,6 @@ import { JOB_ID_PATTERN, type JobSettings } from '../functions/protocol/job-sett
 import { REPORT_KEY_PREFIX } from '../functions/protocol/occurrence';
 import { quoteValue } from '../functions/protocol/quote-value';
 import { reconcileThresholds } from '../functions/protocol/worker-limits';
-import type { WorkerRoute } from '../functions/protocol/worker-routes';
 import { ENV } from '../functions/runtime-env';
 import { addCappedJob } from './concurrency-caps';
 import { encryptionKeyProblems, grantKeyUse, useEncryptionKey } from './encryption';
@@ -43,7 +42,7 @@ import { type ResolvedJobConfig, resolveJobConfig, type ScheduledJobConfig } fro
 import { allow, type FunctionLogging, runtimeProblems, useRuntime } from './job-function';
 import type { JobInSharedWorkerProps, JobProps, JobWithOwnWorkerProps } from './job-props';
 import { jobConfigOf, publicProblems } from './job-props-config';
-import { type JobSchedule, JobSchedules, type KeyedJobSchedule } from './job-schedules';
+import { type JobSchedule, JobSchedules, type KeyedJobSchedule, type ScheduleWorker } from './job-schedules';
 import {
   ADD_JOB,
   ALLOW_PAUSE,
@@ -63,6 +62,7 @@ import {
   acknowledgeLateCheckFindings,
   acknowledgeNagFindings,
   acknowledgeRegistryReconcilerFindings,
+  acknowledgeRouteLookupFindings,
   acknowledgeSchedulerRoleFindings,
   acknowledgeTracingFindings,
   acknowledgeViewerFindings,
@@ -90,7 +90,7 @@ import {
   groupSchedulesArn,
   scheduleRegistryTable,
 } from './runtime-schedules';
-import { ScheduledJob } from './scheduled-job';
+import { ATTACH, ScheduledJob } from './scheduled-job';
 import { configureSchedulerRole } from './scheduler-role';
 import { STACK_OUTPUTS } from './stack-outputs';
 import {
@@ -108,24 +108,18 @@ export {
 } from './occurrence-functions';
 
 /**
- * A queue URL at its longest: `https://sqs.<region>.amazonaws.com/<account>/` (about 55 bytes) and the queue name
- * CloudFormation generates, `<stack>-<logical id>-<suffix>` cut to 80.
+ * What the run-time schedules' variables may take of the reconciler's environment: Lambda's 4 KB, less its other
+ * variables and their resolved values (about 600 bytes: the table name, the topic ARN, the bucket name, the
+ * thresholds, the metrics namespace, the shortest stuck threshold, the schedule group). No variable of any function
+ * grows with the number of workers or of jobs with a fixed schedule: each schedule carries its job's route
+ * (protocol/worker-routes.ts). REGISTRY_JOBS grows with the jobs that take run-time schedules: about 45 fit.
  */
-const QUEUE_URL_MAX_BYTES = 135;
-
-/**
- * What WORKERS may take of the trigger's and the reconciler's environment: Lambda's 4 KB per function, less the
- * reconciler's other variables and their resolved values (about 580 bytes: the table name, the topic ARN, the bucket
- * name, the thresholds, the metrics namespace, and the schedule group the late check reads). About 18 workers with short ids: the environment, not the stack's
- * 500 resources (about 32 workers), bounds the workers of one stack.
- */
-export const WORKER_ROUTES_BUDGET_BYTES = 4096 - 700;
+export const RECONCILER_ENVIRONMENT_BUDGET_BYTES = 4096 - 700;
 
 /**
  * What the schedule registry adds to the reconciler's environment once a job takes run-time schedules, at the
  * longest: REGISTRY_TABLE and the table's name (a reference, counted as a queue URL is, 130 bytes) and SCHEDULE_GROUP
- * and the group's name (at most 64). WORKERS gets that much less room then: a stack of the most workers has one
- * fewer or two.
+ * and the group's name (at most 64).
  */
 export const REGISTRY_ENVIRONMENT_BYTES = 250;
 
@@ -171,6 +165,16 @@ function allowLateCheck(reconciler: nodejs.NodejsFunction, group: string, table:
   // policies, so no other account's schedule can be read all the same.
   allow(reconciler, ['scheduler:GetSchedule'], [`arn:*:scheduler:*:*:schedule/${group}/*`]);
   acknowledgeLateCheckFindings(reconciler, group);
+}
+
+/**
+ * The trigger's route lookup (protocol/worker-routes.ts): an event from a run-time schedule projected before schedules
+ * carried their route finds it in its job's template, in the stack's group (SCHEDULE_GROUP), with GetSchedule.
+ */
+function allowRouteLookup(trigger: nodejs.NodejsFunction, group: string): void {
+  trigger.addEnvironment(ENV.scheduleGroup, group);
+  allow(trigger, ['scheduler:GetSchedule'], [`arn:*:scheduler:*:*:schedule/${group}/*`]);
+  acknowledgeRouteLookupFindings(trigger, group);
 }
 
 /** The shared dead-letter queues, by the name their alarm carries (`dlq-<name>`, beside the workers' `dlq-<id>`). */
@@ -390,6 +394,8 @@ export class ScheduledJobs extends Construct {
   private readonly removalPolicy: RemovalPolicy;
   /** The schedule registry, built with the first job that takes run-time schedules. */
   private registry: dynamodb.Table | undefined;
+  /** How many addJob calls were rejected: their handles' construct ids. */
+  private rejectedJobs = 0;
   /** The ids of the jobs with run-time schedules, in the order added: the reconciler's REGISTRY_JOBS. */
   private readonly keyedJobIds: string[] = [];
 
@@ -479,7 +485,6 @@ export class ScheduledJobs extends Construct {
       table: this.table,
       reportBucket: this.reportBucket,
       reportReadyTopic: this.reportReadyTopic,
-      workersJson: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.workerRoutes()) }),
       metricsNamespace: this.metricsNamespace,
       logging: this.props.logging,
       tracing: this.props.tracing,
@@ -499,8 +504,16 @@ export class ScheduledJobs extends Construct {
           return JSON.stringify(reconcileThresholds([...this.workersById.values()].flatMap((w) => w.settings)));
         },
       }),
+      Lazy.string({
+        produce: () =>
+          // Without workers the synth fails on the validation (see above).
+          this.workersById.size === 0
+            ? ''
+            : String(Math.min(...[...this.workersById.values()].map((w) => w.stuckAfterSeconds()))),
+      }),
     );
     allowLateCheck(reconciler.fn, schedules.group.scheduleGroupName, this.table);
+    allowRouteLookup(trigger.fn, schedules.group.scheduleGroupName);
     if (isTraced(this.props.tracing)) {
       for (const fn of [trigger.fn, notifier.fn, reconciler.fn, ...(events === undefined ? [] : [events.fn])])
         acknowledgeTracingFindings(fn);
@@ -713,8 +726,17 @@ export class ScheduledJobs extends Construct {
     return worker;
   }
 
-  /** addWorker, with its problems named `where` (a job's own worker names the job's `entry`). */
-  private newWorker(workerId: string, props: JobWorkerProps, where: string): JobWorker {
+  /**
+   * addWorker, with its problems named `where` (a job's own worker names the job's `entry`). A job's own worker is
+   * built under the job (`ownJobScope` makes it, once the checks passed) with the id `Default`, which logical IDs leave
+   * out: its resources keep the IDs they had as `Workers/<id>` before jobs were constructs.
+   */
+  private newWorker(
+    workerId: string,
+    props: JobWorkerProps,
+    where: string,
+    ownJobScope?: (workers: Construct) => Construct,
+  ): JobWorker {
     const problems: string[] = [];
     if (typeof workerId !== 'string' || !JOB_ID_PATTERN.test(workerId))
       problems.push(`${where}: the worker id must be 1-64 letters, digits, '-' or '_' starting with a letter or digit`);
@@ -722,28 +744,25 @@ export class ScheduledJobs extends Construct {
       problems.push(`${where}: a worker with the id ${quoteValue(workerId)} exists already`);
     else if ((SHARED_QUEUE_NAMES as readonly string[]).includes(workerId))
       problems.push(`${where}: the id ${quoteValue(workerId)} is taken by a shared queue's alarm (dlq-${workerId})`);
-    else {
-      const bytes = this.workerRoutesBytes([...this.workersById.keys(), workerId]);
-      const budget = this.workerRoutesBudget(this.keyedJobIds.length);
-      if (bytes > budget)
-        problems.push(
-          `${where}: with worker ${quoteValue(workerId)}, the ${ENV.workers} of the trigger and the reconciler (one queue ` +
-            `URL per worker) would take up to ${bytes} bytes of their environment, more than the ${budget} ` +
-            `that fit beside their other variables in Lambda's 4 KB; run more jobs per worker (addJob(id, { worker }))`,
-        );
-    }
     problems.push(...workerPropsProblems(props, where));
     if (problems.length > 0) throw new ValidationError(problems);
 
     const shared = this.shared();
-    const worker = JobWorker.create(shared.workersScope, workerId, props, {
-      table: this.table,
-      reportBucket: this.reportBucket,
-      metricsNamespace: this.metricsNamespace,
-      detailedMetrics: this.props.detailedMetrics ?? this.props.dashboard === true,
-      logging: this.props.logging,
-      tracing: this.props.tracing,
-    });
+    const scope = ownJobScope?.(shared.workersScope) ?? shared.workersScope;
+    const worker = JobWorker.create(
+      scope,
+      workerId,
+      props,
+      {
+        table: this.table,
+        reportBucket: this.reportBucket,
+        metricsNamespace: this.metricsNamespace,
+        detailedMetrics: this.props.detailedMetrics ?? this.props.dashboard === true,
+        logging: this.props.logging,
+        tracing: this.props.tracing,
+      },
+      ownJobScope === undefined ? workerId : 'Default',
+    );
     // The trigger enqueues on every worker's queue; the reconciler re-enqueues there.
     allow(shared.trigger.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
     allow(shared.reconciler.fn, ['sqs:SendMessage'], [worker.queue.queueArn]);
@@ -788,13 +807,13 @@ export class ScheduledJobs extends Construct {
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       this.rejected.record(error, this.addJob);
-      return ScheduledJob.create({
+      // A handle with nothing under it (the synth throws first), so that the app carries on to its next call.
+      return ScheduledJob.create(this, `RejectedJob${++this.rejectedJobs}`, {
         jobId,
-        worker: undefined,
-        schedule: undefined,
         metricsNamespace: this.metricsNamespace,
         reportBucket: this.reportBucket,
         jobMetrics: false,
+        runtimeSchedules: false,
         rejected: () => this.rejected.error(),
       });
     }
@@ -809,14 +828,26 @@ export class ScheduledJobs extends Construct {
     const resolved = this.resolve({ ...translated.config, jobMetrics }, where);
     if (this.jobsById.has(jobId))
       throw new ValidationError([`${where}: a job with the id ${quoteValue(jobId)} exists already`]);
-    if (resolved.runtimeSchedules)
-      // A job with an entry of its own brings its worker, and its queue URL, to WORKERS too.
-      this.checkRoomForRegistry(where, props.worker === undefined && typeof props.entry === 'string' ? [jobId] : []);
-    const worker = this.workerFor(props, resolved.settings, where);
+    if (resolved.runtimeSchedules) this.checkRoomForKeyedJob(where);
+    const parts = {
+      jobId,
+      metricsNamespace: this.metricsNamespace,
+      reportBucket: this.reportBucket,
+      jobMetrics: resolved.settings.jobMetrics,
+      runtimeSchedules: resolved.runtimeSchedules,
+    };
+    // A job with an entry holds its own worker (built under it, once checked: workerFor); a job of a shared worker is
+    // that worker's child. Either way its schedule is built under it.
+    let job: ScheduledJob | undefined;
+    const worker = this.workerFor(props, resolved.settings, where, (scope) => {
+      job = ScheduledJob.create(scope, jobId, parts);
+      return job;
+    });
+    job ??= ScheduledJob.create(worker, `Job-${jobId}`, parts);
     worker[ADD_JOB](resolved.settings, { runtimeSchedules: resolved.runtimeSchedules });
     const schedules = this.shared().schedules;
-    const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker) : undefined;
-    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, worker.workerId);
+    const keyed = resolved.runtimeSchedules ? this.addKeyedJob(resolved, worker, job) : undefined;
+    const schedule: JobSchedule | undefined = keyed ?? schedules.addJob(resolved, scheduleWorkerOf(worker), job);
     // The stack's role, which the fixed schedules pass; a run-time-schedule job's role is its own (grantManageSchedules).
     if (keyed === undefined && schedule !== undefined && this.scheduleTargetRoleArn === undefined) {
       this.scheduleTargetRoleArn = schedule.targetRoleArn;
@@ -832,13 +863,9 @@ export class ScheduledJobs extends Construct {
     addCappedJob(resolved.settings, worker, this.shared().reconciler.fn, this.table);
     acknowledgeWorkerReportFindings(this, worker, jobId);
     acknowledgeSchedulerRoleFindings(this);
-    const job = ScheduledJob.create({
-      jobId,
+    job[ATTACH]({
       worker,
       schedule: schedules.schedules.get(jobId),
-      metricsNamespace: this.metricsNamespace,
-      reportBucket: this.reportBucket,
-      jobMetrics: resolved.settings.jobMetrics,
       runtimeSchedules:
         keyed === undefined || this.registry === undefined
           ? undefined
@@ -853,9 +880,9 @@ export class ScheduledJobs extends Construct {
    * A job that takes its schedules at run time: its group and template (JobSchedules.addKeyedJob), the registry
    * with the first such job, and the reconciler's access to the job's group and template.
    */
-  private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker): KeyedJobSchedule {
+  private addKeyedJob(resolved: ResolvedJobConfig, worker: JobWorker, job: ScheduledJob): KeyedJobSchedule {
     const shared = this.shared();
-    const keyed = shared.schedules.addKeyedJob(resolved, worker.workerId, this.removalPolicy);
+    const keyed = shared.schedules.addKeyedJob(resolved, scheduleWorkerOf(worker), this.removalPolicy, job);
     this.keyedJobIds.push(resolved.settings.id);
     if (this.registry === undefined) {
       const registry = this.buildRegistry(shared);
@@ -1026,7 +1053,12 @@ export class ScheduledJobs extends Construct {
    * The worker that will run the job, checked to be able to (its timeout, its environment): the job's own, built
    * only once the check passed, or the shared one it names.
    */
-  private workerFor(props: JobProps, settings: JobSettings, where: string): JobWorker {
+  private workerFor(
+    props: JobProps,
+    settings: JobSettings,
+    where: string,
+    ownJobScope: (workers: Construct) => Construct,
+  ): JobWorker {
     const jobId = settings.id;
     const { worker: ref, entry } = props as { worker?: unknown; entry?: unknown };
     if (ref !== undefined && entry !== undefined)
@@ -1052,7 +1084,7 @@ export class ScheduledJobs extends Construct {
         where,
       );
       if (problems.length > 0) throw new ValidationError(publicProblems(problems, where));
-      const own = this.newWorker(jobId, options, `${where}.entry`);
+      const own = this.newWorker(jobId, options, `${where}.entry`, ownJobScope);
       this.singleJobWorkers.add(jobId);
       return own;
     }
@@ -1075,55 +1107,32 @@ export class ScheduledJobs extends Construct {
     return worker;
   }
 
-  /** What WORKERS may take of the reconciler's environment, with or without the schedule registry's variables. */
-  private workerRoutesBudget(keyedJobs: number): number {
-    if (keyedJobs === 0) return WORKER_ROUTES_BUDGET_BYTES;
-    return (
-      WORKER_ROUTES_BUDGET_BYTES -
-      REGISTRY_ENVIRONMENT_BYTES -
-      REGISTRY_JOBS_NAME_BYTES -
-      keyedJobs * KEYED_JOB_ENVIRONMENT_BYTES
-    );
-  }
-
   /**
-   * The first job with run-time schedules adds the registry's variables to the reconciler's environment: refused,
-   * before anything is built, when the workers' WORKERS already leaves no room for them.
+   * A job with run-time schedules adds its id to the reconciler's REGISTRY_JOBS (and the first one the registry's
+   * variables): refused, before anything is built, when they would overflow the reconciler's environment.
    */
-  private checkRoomForRegistry(where: string, newWorkerIds: readonly string[]): void {
-    const bytes = this.workerRoutesBytes([...this.workersById.keys(), ...newWorkerIds]);
-    const budget = this.workerRoutesBudget(this.keyedJobIds.length + 1);
-    if (bytes > budget)
+  private checkRoomForKeyedJob(where: string): void {
+    const jobs = this.keyedJobIds.length + 1;
+    const bytes = REGISTRY_ENVIRONMENT_BYTES + REGISTRY_JOBS_NAME_BYTES + jobs * KEYED_JOB_ENVIRONMENT_BYTES;
+    if (bytes > RECONCILER_ENVIRONMENT_BUDGET_BYTES)
       throw new ValidationError([
-        `${where}.runtimeSchedules: the schedule registry adds ${ENV.registryTable}, ${ENV.scheduleGroup} and ` +
-          `${ENV.registryJobs} (${this.keyedJobIds.length + 1} job ids) to the ` +
-          `reconciler's environment, and the ${ENV.workers} of this stack's ${this.workersById.size + newWorkerIds.length} workers takes up to ` +
-          `${bytes} bytes of it, more than the ${budget} left beside them in Lambda's 4 KB; run more jobs per worker ` +
-          '(addJob(id, { worker }))',
+        `${where}.runtimeSchedules: the schedule registry's ${ENV.registryTable}, ${ENV.scheduleGroup} and ` +
+          `${ENV.registryJobs} (${jobs} job ids) would take up to ${bytes} bytes of the reconciler's environment, ` +
+          `more than the ${RECONCILER_ENVIRONMENT_BUDGET_BYTES} left beside its other variables in Lambda's 4 KB; ` +
+          'give the job a fixed schedule, or put it in another ScheduledJobs',
       ]);
-  }
-
-  /**
-   * The bytes WORKERS takes with these workers at the longest: each queue URL as long as a queue URL gets
-   * (QUEUE_URL_MAX_BYTES), each stuck threshold at its most digits (the visibility timeout is at most 12 h).
-   */
-  private workerRoutesBytes(workerIds: readonly string[]): number {
-    const longest: WorkerRoute = { queueUrl: 'q'.repeat(QUEUE_URL_MAX_BYTES), stuckAfterSeconds: 99_999 };
-    return Buffer.byteLength(JSON.stringify(Object.fromEntries(workerIds.map((id) => [id, longest]))));
-  }
-
-  /** What the trigger and the reconciler are told of each worker: WORKERS (protocol/worker-routes.ts). */
-  private workerRoutes(): Record<string, WorkerRoute> {
-    return Object.fromEntries(
-      [...this.workersById].map(([id, w]) => [
-        id,
-        { queueUrl: w.queue.queueUrl, stuckAfterSeconds: w.stuckAfterSeconds() },
-      ]),
-    );
   }
 }
 
-/** run and resume enqueue on the job's worker queue. */
+/** The worker as its jobs' schedules name it: its id and route, the threshold as of the synth (Lazy). */
+function scheduleWorkerOf(worker: JobWorker): ScheduleWorker {
+  return {
+    workerId: worker.workerId,
+    queueUrl: worker.queue.queueUrl,
+    stuckAfterSeconds: Lazy.number({ produce: () => worker.stuckAfterSeconds() }),
+  };
+}
+
 /** The schedule registry's rows, read: `schedules list|get` and the console's schedules of a job. */
 function grantReadRegistry(grantee: iam.IGrantable, registry: dynamodb.ITable): iam.Grant {
   return iam.Grant.addToPrincipal({

@@ -2,8 +2,10 @@
  * The six invariants, checked on the state a simulated run leaves behind and on what the simulation observed at
  * the service side while it ran. Each violation names its invariant, so a failing run says which guarantee broke.
  */
+
+import { stuckAfterSeconds } from '../functions/protocol/worker-limits';
 import type { WorldOutcome } from './outcome';
-import { finishBoundMs, REPORT_KEY, T0, WORKER_ID } from './world';
+import { finishBoundMs, QUEUE_URL, REPORT_KEY, T0, WORKER_ID } from './world';
 
 export type InvariantId = 1 | 2 | 3 | 4 | 5 | 6;
 
@@ -12,7 +14,7 @@ export const INVARIANTS: Readonly<Record<InvariantId, string>> = {
   2: 'exactly one notification per SUCCEEDED occurrence, none for a FAILED one',
   3: 'no write by a worker that lost its lease; no overlapping job side effects within the skew bound',
   4: 'every triggered occurrence ends SUCCEEDED or FAILED by its deadline plus the bound',
-  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key matches its state (OPEN#k in flight and while a success is unannounced, none once announced, its own status key for FAILED, SKIPPED, CANCELLED), and it names the worker whose queue carries it',
+  5: 'the row tells the truth: SUCCEEDED ⇒ the report exists at reportKey; FAILED ⇒ lastError, and no report committed before it failed; after every write its status index key matches its state (OPEN#k in flight and while a success is unannounced, none once announced, its own status key for FAILED, SKIPPED, CANCELLED), and it names the worker whose queue carries it and records the route (queue URL and stuck threshold), where the reconciler re-sends it',
   6: 'the job never runs on a claim made after its report was committed',
 };
 
@@ -79,6 +81,13 @@ export function checkInvariants(o: WorldOutcome): Checked {
   // The reconciler re-enqueues a row on the queue of the worker it names: a write that lost it strands the row.
   if (row !== undefined && row.worker !== WORKER_ID)
     fail(5, `the row names worker ${String(row.worker)}, not ${WORKER_ID} whose queue carried it`);
+  // The reconciler re-sends to the route the row records (no function knows every worker's): a row without it, or
+  // with another, would be re-sent nowhere or elsewhere.
+  if (row !== undefined && (row.queueUrl !== QUEUE_URL || row.stuckAfterSeconds !== stuckAfterSeconds(o.limits)))
+    fail(
+      5,
+      `the row records the route ${String(row.queueUrl)} / ${String(row.stuckAfterSeconds)} s, not its worker's ${QUEUE_URL} / ${stuckAfterSeconds(o.limits)} s`,
+    );
   for (const mismatch of o.indexKeyMismatches) fail(5, mismatch);
   // A report that lands after the row failed (a put still in flight when its attempt gave up) is counted in the
   // summary; one committed before the row was marked FAILED means the row denies a report that exists.

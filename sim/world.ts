@@ -51,7 +51,7 @@ import {
   REVOKED_LEASE_PREFIX,
 } from '../functions/protocol/occurrence';
 import type { Clock, JobDefinition, Logger } from '../functions/protocol/ports';
-import { isUnannounced, stuckReason } from '../functions/protocol/reconcile';
+import { isUnannounced, routedWorkers, stuckReason } from '../functions/protocol/reconcile';
 import type { RegistryReader } from '../functions/protocol/runtime-schedule-guard';
 import { type JobRoute, scheduleEventOf } from '../functions/protocol/schedule-event';
 import { seriesKeyOf, seriesOf } from '../functions/protocol/schedule-key';
@@ -90,7 +90,13 @@ export const T0 = Date.parse(SCHEDULED_TIME);
 export const REPORT_KEY = `reports/${JOB_ID}/${SCHEDULED_TIME}.txt`;
 const TABLE = 'occurrences';
 const BUCKET = 'reports-bucket';
-const QUEUE_URL = 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs';
+/** The one queue of the world: a route naming another URL is a bug the simulation must show, not a send to nowhere. */
+function queueAt(url: string, queue: SqsWorkQueue): SqsWorkQueue {
+  if (url !== QUEUE_URL) throw new Error(`simulation: a route names queue ${url}, not the worker's ${QUEUE_URL}`);
+  return queue;
+}
+
+export const QUEUE_URL = 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs';
 const TOPIC_ARN = 'arn:aws:sns:eu-central-1:123456789012:report-ready.fifo';
 /** Lambda's fixed settings the stack deploys (lib/scheduled-jobs.ts). */
 const TRIGGER_TIMEOUT_MS = 10_000;
@@ -353,6 +359,9 @@ export class World implements NetworkHost {
     this.deadlineAt = T0 + this.settings.retry.deadlineSeconds * 1000;
     this.route = {
       worker: WORKER_ID,
+      // As deployed: the schedule carries its worker's route, and neither the trigger nor the reconciler knows any.
+      queueUrl: QUEUE_URL,
+      stuckAfterSeconds: stuckAfterSeconds(this.limits),
       deadlineSeconds: this.settings.retry.deadlineSeconds,
       retentionDays: this.settings.retentionDays,
       ...(this.settings.catchupWindowSeconds === undefined
@@ -509,7 +518,13 @@ export class World implements NetworkHost {
     let cancels = 0;
     return {
       // The keyed scenarios' keys, as the registry holds them: the trigger refuses a key it does not hold.
-      trigger: createTriggerHandler({ queues, store, clock, logger, registry: heldKeys(occurrences) }),
+      trigger: createTriggerHandler({
+        queueAt: (url) => queueAt(url, queue),
+        store,
+        clock,
+        logger,
+        registry: heldKeys(occurrences),
+      }),
       pause: (note) => pauseJob({ states, clock, schedules: this.schedule }, JOB_ID, { note, by: OPERATOR }),
       cancel: (key, note) =>
         cancelOccurrence({ store: new OperatorOccurrenceStore(doc, TABLE), clock, newId: () => `${++cancels}` }, key, {
@@ -555,7 +570,11 @@ export class World implements NetworkHost {
         announcer: new SnsAnnouncer(sns, TOPIC_ARN),
       }),
       reconciler: createReconcilerHandler({
-        workers: new Map([[WORKER_ID, { queue, stuckAfterSeconds: stuckAfterSeconds(this.limits) }]]),
+        // The route each row records: the reconciler is told only the shortest threshold, as deployed.
+        workers: routedWorkers({
+          shortestStuckAfterSeconds: stuckAfterSeconds(this.limits),
+          queueAt: (url) => queueAt(url, queue),
+        }),
         thresholds: reconcileThresholds([this.settings]),
         store,
         index: new DynamoOccurrenceReader(doc, TABLE),

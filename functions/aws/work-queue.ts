@@ -51,3 +51,19 @@ export class SqsWorkQueue implements WorkQueue {
     }
   }
 }
+
+/**
+ * One SqsWorkQueue per URL, made on first use: the trigger and the reconciler are told no worker's queue, each event
+ * or row names its own (protocol/worker-routes.ts).
+ */
+export function queuesByUrl(client: () => SQSClient): (queueUrl: string) => WorkQueue {
+  const byUrl = new Map<string, WorkQueue>();
+  return (queueUrl) => {
+    let queue = byUrl.get(queueUrl);
+    if (queue === undefined) {
+      queue = new SqsWorkQueue(client(), queueUrl);
+      byUrl.set(queueUrl, queue);
+    }
+    return queue;
+  };
+}

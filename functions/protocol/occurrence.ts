@@ -105,6 +105,12 @@ export interface Occurrence extends OccurrenceKey {
    * reconciler and `occurrences retry` re-enqueue it. Absent on rows recorded before workers existed.
    */
   readonly worker?: string;
+  /**
+   * The worker's job queue and stuck threshold when the occurrence was recorded (worker-routes.ts): where the
+   * reconciler re-sends it. Absent on rows recorded before rows carried their route: the reconciler looks it up.
+   */
+  readonly queueUrl?: string;
+  readonly stuckAfterSeconds?: number;
   /** The retry deadline: no attempt starts after it (the job's `retry.deadline` after the scheduled time). */
   readonly deadlineAt: string;
   /** When the row was first recorded. */

@@ -21,8 +21,8 @@ export interface CappedJob {
 export interface CapacityReconcileDeps {
   readonly ports: CapacityPorts;
   readonly jobs: readonly CappedJob[];
-  /** The worker's queue by worker id. */
-  readonly queueOf: (worker: string) => WorkQueue | undefined;
+  /** The queue of the capped job's worker (its route, as the job's schedule names it). */
+  readonly queueOf: (job: CappedJob) => Promise<WorkQueue | undefined>;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -38,7 +38,7 @@ export async function reconcileCapacity(deps: CapacityReconcileDeps): Promise<Ca
   let dropped = 0;
   let errors = 0;
   for (const job of deps.jobs) {
-    const queue = deps.queueOf(job.worker);
+    const queue = await deps.queueOf(job).catch(() => undefined);
     if (queue === undefined) {
       errors++;
       deps.logger.error('capped job names a worker the reconciler has no queue for', {

@@ -51,7 +51,7 @@ import {
 } from './requeue-occurrence';
 import { seriesKeyOf, seriesOf } from './schedule-key';
 import { type IndexedOccurrence, indexShards, OPEN_INDEX_KEY } from './table-schema';
-import type { WorkerRoute } from './worker-routes';
+import { type RouteLookup, recordedRoute, type WorkerRoute } from './worker-routes';
 
 export interface ReconcileThresholds {
   /** A SUCCEEDED row without `notifiedAt` this long after `succeededAt` was not announced and will not be. */
@@ -68,11 +68,60 @@ export interface ReconcileWorker extends Pick<WorkerRoute, 'stuckAfterSeconds'> 
   readonly queue: WorkQueue;
 }
 
+/** How the reconciler finds the worker of a row it re-sends (worker-routes.ts). */
+/** What routing a row reads of it: its job and worker, and the route the trigger recorded, when it did. */
+export type RoutedRow = Pick<Occurrence, 'jobId' | 'worker'> & {
+  readonly queueUrl?: unknown;
+  readonly stuckAfterSeconds?: unknown;
+};
+
+export interface ReconcileWorkers {
+  /** The shortest stuck threshold of the stack's workers: which index entries are worth reading in full. */
+  readonly shortestStuckAfterSeconds: number;
+  /**
+   * The row's worker (its queue and stuck threshold); undefined when no route is known. A failed look-up throws. A
+   * row without a recorded route (or a capped job's worker, asked with its job id alone) is routed by its job's schedule.
+   */
+  workerOf(row: RoutedRow): Promise<ReconcileWorker | undefined>;
+}
+
+/** Workers known by id, all of them (a process that runs them all: tests, the local pipeline): the row's `worker`. */
+export function workersById(byId: ReadonlyMap<string, ReconcileWorker>): ReconcileWorkers {
+  return {
+    shortestStuckAfterSeconds: Math.min(...[...byId.values()].map((w) => w.stuckAfterSeconds)),
+    workerOf: async (row) => (row.worker === undefined ? undefined : byId.get(row.worker)),
+  };
+}
+
+/**
+ * The deployed reconciler's workers: the route each row records (the trigger writes it from its schedule's input),
+ * else, for a row recorded before rows carried it, the route `lookup` finds for its job and worker (its schedule's).
+ */
+export function routedWorkers(options: {
+  readonly shortestStuckAfterSeconds: number;
+  readonly queueAt: (queueUrl: string) => WorkQueue;
+  readonly lookup?: RouteLookup;
+}): ReconcileWorkers {
+  return {
+    shortestStuckAfterSeconds: options.shortestStuckAfterSeconds,
+    async workerOf(row) {
+      if (row.worker === undefined) return undefined;
+      const route = recordedRoute(row) ?? (await options.lookup?.routeOf(row.jobId, row.worker));
+      return route === undefined
+        ? undefined
+        : { queue: options.queueAt(route.queueUrl), stuckAfterSeconds: route.stuckAfterSeconds };
+    },
+  };
+}
+
 export interface ReconcileDeps {
   readonly index: OccurrenceIndex;
   readonly store: RequeueStore;
-  /** By worker id: a row is re-enqueued on the queue of the worker it names. */
-  readonly workers: ReadonlyMap<string, ReconcileWorker>;
+  /**
+   * Where a row is re-enqueued: its own route, or the queue of the worker it names. A map is every worker by id
+   * (workersById).
+   */
+  readonly workers: ReconcileWorkers | ReadonlyMap<string, ReconcileWorker>;
   readonly announce: AnnounceDeps;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -205,11 +254,13 @@ class ReconcileRun {
   errors = 0;
   truncated = false;
   readonly lateness: LateTally;
+  readonly workers: ReconcileWorkers;
 
   constructor(
     readonly deps: ReconcileDeps,
     readonly now: number,
   ) {
+    this.workers = deps.workers instanceof Map ? workersById(deps.workers) : (deps.workers as ReconcileWorkers);
     const { index, clock, logger, metrics, workerMetrics, lateSources } = deps;
     this.lateness = new LateTally(
       { index, clock, logger, workerMetrics: workerMetrics ?? (() => metrics), sources: lateSources },
@@ -341,7 +392,7 @@ async function reconcileOpenOccurrences(run: ReconcileRun): Promise<void> {
   const upToNow = isoSeconds(now + 1000);
   // The index leaves the worker out (its projection is fixed), so the shortest threshold picks the candidates and
   // each row's own worker decides.
-  const shortestStuckAfter = Math.min(...[...deps.workers.values()].map((w) => w.stuckAfterSeconds));
+  const shortestStuckAfter = run.workers.shortestStuckAfterSeconds;
   const { unannouncedAfterSeconds } = deps.thresholds;
   for (const shard of indexShards(OPEN_INDEX_KEY)) {
     if (run.truncated) return;
@@ -383,9 +434,16 @@ async function requeueIfStuck(run: ReconcileRun, row: Occurrence, indexed: Occur
     run.changedMeanwhile++;
     return true;
   }
-  const worker = row.worker === undefined ? undefined : deps.workers.get(row.worker);
+  let worker: ReconcileWorker | undefined;
+  try {
+    worker = await run.workers.workerOf(row);
+  } catch (error) {
+    run.errors++;
+    logger.error("reconciler could not find a stuck occurrence's route", { ...fieldsOf(row), error: messageOf(error) });
+    return true;
+  }
   if (worker === undefined) {
-    // No queue to send it to: a row recorded before workers existed, or of a worker removed from the stack.
+    // No queue to send it to: a row recorded before workers existed, or of a worker (or job) removed from the stack.
     run.skipped++;
     logger.warn('reconciler skipped an occurrence of a worker this deployment does not run', {
       ...fieldsOf(row),

@@ -7,18 +7,27 @@
  * for it. A second message for the same occurrence is harmless, because claims are conditional.
  */
 import { encodeEnvelope } from './envelope';
+import { InvalidInputError } from './errors';
 import type { OverlapPolicy } from './job-settings';
 import { MetricName } from './metric-names';
 import { iso, type Occurrence, OccurrenceStatus, SkipReason } from './occurrence';
 import type { Clock, Logger, Metrics, OccurrenceRecorder, WorkQueue } from './ports';
 import { decodeScheduleEvent, type ScheduleEvent } from './schedule-event';
+import type { RouteLookup, WorkerRoute } from './worker-routes';
 
 /** What records and enqueues an occurrence, as the trigger does. */
 export interface TriggerDeps {
   /** Inserts the occurrence's row if absent. */
   readonly store: OccurrenceRecorder;
-  /** Each worker's job queue, by worker id: the schedule event names the worker. */
-  readonly queues: ReadonlyMap<string, WorkQueue>;
+  /**
+   * Each worker's job queue, by worker id, when the caller knows them (an operator's run, backfill or resume, from the
+   * stack's outputs): they win over the event's queueUrl. The trigger knows none: it sends where the event says.
+   */
+  readonly queues?: ReadonlyMap<string, WorkQueue>;
+  /** The queue at a URL the event (or the route lookup) names; without it, only `queues` are sent to. */
+  readonly queueAt?: (queueUrl: string) => WorkQueue;
+  /** Where the route of an event that carries none is found (a run-time schedule projected before routes were). */
+  readonly routes?: RouteLookup;
   /** What "now" is (for the catch-up window and the deadline). */
   readonly clock: Clock;
   /** Where what was recorded is logged. */
@@ -74,12 +83,20 @@ export async function recordAdmittedOccurrence(
   admit: AdmitEvent,
   options: RecordOptions = {},
 ): Promise<TriggerResult> {
-  const decoded = decodeScheduleEvent(event, new Set(deps.queues.keys()));
-  const admitted = await admit(decoded);
-  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...key } = admitted;
-  const queue = deps.queues.get(worker);
-  // decodeScheduleEvent accepts only the workers of deps.queues.
-  if (queue === undefined) throw new Error(`schedule event for worker ${worker}, which is not one of the trigger's`);
+  const known = deps.queueAt === undefined ? new Set(deps.queues?.keys()) : undefined;
+  const admitted = await admit(decodeScheduleEvent(event, known));
+  const { worker, deadlineSeconds, retentionDays, catchupWindowSeconds, lateAfterSeconds, input, ...rest } = admitted;
+  const { queueUrl, stuckAfterSeconds, ...key } = rest;
+  const route: WorkerRoute | undefined =
+    queueUrl !== undefined && stuckAfterSeconds !== undefined
+      ? { queueUrl, stuckAfterSeconds }
+      : await deps.routes?.routeOf(key.jobId, worker);
+  const queue = deps.queues?.get(worker) ?? (route === undefined ? undefined : deps.queueAt?.(route.queueUrl));
+  // Nothing is written for an occurrence that has nowhere to go: the event fails, and waits in the DLQ.
+  if (queue === undefined)
+    throw new InvalidInputError('schedule event', [
+      `worker ${worker}: the event names no queueUrl and no route of job ${key.jobId} was found (its schedule is gone, or names another worker)`,
+    ]);
   const now = deps.clock.now();
   const scheduledAt = Date.parse(key.scheduledTime);
   const countFrom = Math.max(scheduledAt, options.countFrom ?? scheduledAt);
@@ -92,6 +109,8 @@ export async function recordAdmittedOccurrence(
     status: missed ? OccurrenceStatus.SKIPPED : OccurrenceStatus.PENDING,
     attempt: 0,
     worker,
+    // Where the reconciler re-sends it, should it get stuck: no function needs every worker's route.
+    ...(route === undefined ? {} : { queueUrl: route.queueUrl, stuckAfterSeconds: route.stuckAfterSeconds }),
     createdAt: iso(now),
     deadlineAt: iso(countFrom + deadlineSeconds * 1000),
     ttl: Math.floor(countFrom / 1000) + retentionDays * 86_400,

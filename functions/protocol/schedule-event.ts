@@ -15,6 +15,7 @@ import {
   LATE_AFTER_SECONDS_RANGE,
   RETENTION_DAYS_RANGE,
 } from './setting-basics';
+import { checkRouteFields } from './worker-routes';
 
 /** What the writers other than the worker (trigger, backfill, retry) need to know of one job. */
 export interface JobRoute {
@@ -34,6 +35,13 @@ export interface JobRoute {
    * OccurrencesLate). Absent (schedules deployed before it existed): its occurrences are never judged late.
    */
   readonly lateAfterSeconds?: number;
+  /**
+   * The worker's job queue, where the trigger sends the occurrence (and records it on the row, for the reconciler).
+   * Absent (schedules deployed before routes were carried): the trigger looks the route up (worker-routes.ts).
+   */
+  readonly queueUrl?: string;
+  /** The worker's stuck threshold (worker-limits.ts), recorded on the row beside queueUrl; present with it. */
+  readonly stuckAfterSeconds?: number;
 }
 
 /**
@@ -73,18 +81,27 @@ export function scheduleEventOf(key: OccurrenceKey, route: JobRoute): ScheduleEv
     retentionDays: route.retentionDays,
     ...(route.catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds: route.catchupWindowSeconds }),
     ...(route.lateAfterSeconds === undefined ? {} : { lateAfterSeconds: route.lateAfterSeconds }),
+    ...(route.queueUrl === undefined || route.stuckAfterSeconds === undefined
+      ? {}
+      : { queueUrl: route.queueUrl, stuckAfterSeconds: route.stuckAfterSeconds }),
   };
 }
 
-/** Validate a schedule event; throws InvalidInputError naming each wrong field. */
-export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<string>): ScheduleEvent {
+/**
+ * Validate a schedule event; throws InvalidInputError naming each wrong field. `knownWorkers`: the workers the caller
+ * can send to, when it knows them (an operator's queues); the trigger does not (the event names the queue).
+ */
+export function decodeScheduleEvent(event: unknown, knownWorkers?: ReadonlySet<string>): ScheduleEvent {
   const object = jsonObject(event);
   if (!object.ok) throw new InvalidInputError('schedule event', [object.error]);
   const e = object.value;
   const checked = checkAll({
     jobId: id('jobId', e.jobId),
     scheduledTime: normaliseScheduledTime(e.scheduledTime),
-    worker: knownOne('worker', id('worker', e.worker), knownWorkers, "the trigger's workers"),
+    worker:
+      knownWorkers === undefined || e.queueUrl !== undefined
+        ? id('worker', e.worker)
+        : knownOne('worker', id('worker', e.worker), knownWorkers, "the trigger's workers"),
     deadlineSeconds: wholeNumber('deadlineSeconds', e.deadlineSeconds, DEADLINE_SECONDS_RANGE),
     retentionDays: wholeNumber('retentionDays', e.retentionDays, RETENTION_DAYS_RANGE),
     catchupWindowSeconds: optional(e.catchupWindowSeconds, (v) =>
@@ -94,22 +111,25 @@ export function decodeScheduleEvent(event: unknown, knownWorkers: ReadonlySet<st
     scheduleKey: optional(e.scheduleKey, (v) => scheduleKey('scheduleKey', v)),
     input: optional(e.input, (v) => scheduleInput('input', v)),
   });
-  if (!checked.ok) throw new InvalidInputError('schedule event', checked.problems);
-  const { catchupWindowSeconds, lateAfterSeconds, scheduleKey: key, input, ...route } = checked.value;
+  const route = checkRouteFields(e);
+  const problems = [...(checked.ok ? [] : checked.problems), ...(route.ok ? [] : route.problems)];
+  if (!checked.ok || !route.ok) throw new InvalidInputError('schedule event', problems);
+  const { catchupWindowSeconds, lateAfterSeconds, scheduleKey: key, input, ...fields } = checked.value;
   if (e[TEMPLATE_GROUP_FIELD] !== undefined && key === undefined) {
     throw new InvalidInputError('schedule event', [
-      `the template schedule of job ${route.jobId} fired: it must stay DISABLED (its job's schedules are created ` +
+      `the template schedule of job ${fields.jobId} fired: it must stay DISABLED (its job's schedules are created ` +
         'at run time, each with a scheduleKey)',
     ]);
   }
   // Rows must outlive the deadline (the settings' own rule): a row deleted while its retries wait would be recorded
   // again by a late trigger and run twice.
-  if (route.retentionDays * 86_400 <= route.deadlineSeconds)
+  if (fields.retentionDays * 86_400 <= fields.deadlineSeconds)
     throw new InvalidInputError('schedule event', [
-      `retentionDays (${route.retentionDays}) must outlive deadlineSeconds (${route.deadlineSeconds})`,
+      `retentionDays (${fields.retentionDays}) must outlive deadlineSeconds (${fields.deadlineSeconds})`,
     ]);
   return {
-    ...route,
+    ...fields,
+    ...route.value,
     ...(key === undefined ? {} : { scheduleKey: key }),
     ...(input === undefined ? {} : { input }),
     ...(catchupWindowSeconds === undefined ? {} : { catchupWindowSeconds }),

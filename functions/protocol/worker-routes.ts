@@ -1,50 +1,84 @@
 /**
- * The workers of a stack as the trigger and the reconciler know them: each worker's job queue, and how long one of
- * its occurrences may sit unclaimed before the reconciler gives it a new message (its own queue's visibility timeout
- * plus a margin, worker-limits.ts). One entry per worker, not per job, so it does not bound the number of jobs. It
- * bounds the workers: about 18 with short ids fit the trigger's and the reconciler's 4 KB of environment (addWorker
- * refuses one more), before CloudFormation's 500 resources would stop them at about 32 (docs/design.md).
+ * A worker's route: its job queue, and how long one of its occurrences may sit unclaimed before the reconciler gives
+ * it a new message (its own queue's visibility timeout plus a margin, worker-limits.ts).
+ *
+ * No function is told every worker's route. Each schedule's input carries its own job's route (schedule-event.ts),
+ * the trigger sends to the queue the event names and records the route on the occurrence's row, and the reconciler
+ * re-sends a stuck row to the route the row records. A row recorded before rows carried their route has only its
+ * worker's id: the reconciler then reads the route from the job's deployed schedule (a RouteLookup), as the trigger
+ * does for an event from a run-time schedule projected before schedules carried it. So the number of workers of a
+ * stack is bounded by CloudFormation, not by Lambda's 4 KB of environment (docs/design.md, "How many workers").
  */
-import { checkAll, isJsonObject, nonEmptyString, wholeNumber } from './field-checks';
-import { JOB_ID_PATTERN, JobSettingsError, parseJsonVariable } from './setting-basics';
+import { checkAll, nonEmptyString, optional, wholeNumber } from './field-checks';
 
 export interface WorkerRoute {
   readonly queueUrl: string;
   readonly stuckAfterSeconds: number;
 }
 
-const STUCK_AFTER_SECONDS_RANGE = { min: 60, max: 14 * 86_400 } as const;
-const ROUTE_FIELDS: ReadonlySet<string> = new Set(['queueUrl', 'stuckAfterSeconds']);
+/** A worker's stuck threshold: at least a minute, at most the longest SQS retention (14 days). */
+export const STUCK_AFTER_SECONDS_RANGE = { min: 60, max: 14 * 86_400 } as const;
 
-/** One worker's route, or its problems, each starting with `where` (`WORKERS.exports`) and the field. */
-function checkRoute(value: unknown, where: string): { route?: WorkerRoute; problems: string[] } {
-  if (!isJsonObject(value)) return { problems: [`${where} must be a JSON object with queueUrl and stuckAfterSeconds`] };
-  // The stack writes this variable: a field it does not know is a mismatch between stack and function versions.
-  const unknown = Object.keys(value).filter((field) => !ROUTE_FIELDS.has(field));
+/**
+ * The route fields of a schedule event or a row: both or neither (a schedule deployed before routes were carried has
+ * neither). Problems name `where` and the field.
+ */
+export function checkRouteFields(
+  fields: { readonly queueUrl?: unknown; readonly stuckAfterSeconds?: unknown },
+  where = '',
+):
+  | { readonly ok: true; readonly value: WorkerRoute | undefined }
+  | { readonly ok: false; readonly problems: string[] } {
   const checked = checkAll({
-    queueUrl: nonEmptyString(`${where}.queueUrl`, value.queueUrl),
-    stuckAfterSeconds: wholeNumber(`${where}.stuckAfterSeconds`, value.stuckAfterSeconds, STUCK_AFTER_SECONDS_RANGE),
+    queueUrl: optional(fields.queueUrl, (v) => nonEmptyString(`${where}queueUrl`, v)),
+    stuckAfterSeconds: optional(fields.stuckAfterSeconds, (v) =>
+      wholeNumber(`${where}stuckAfterSeconds`, v, STUCK_AFTER_SECONDS_RANGE),
+    ),
   });
-  const problems = [
-    ...(checked.ok ? [] : checked.problems),
-    ...unknown.map((field) => `${where}.${field} is not a field of a worker route`),
-  ];
-  return checked.ok && problems.length === 0 ? { route: checked.value, problems } : { problems };
+  if (!checked.ok) return checked;
+  const { queueUrl, stuckAfterSeconds } = checked.value;
+  if (queueUrl === undefined && stuckAfterSeconds === undefined) return { ok: true, value: undefined };
+  if (queueUrl === undefined || stuckAfterSeconds === undefined)
+    return {
+      ok: false,
+      problems: [`${where}queueUrl and ${where}stuckAfterSeconds go together: give both (the route) or neither`],
+    };
+  return { ok: true, value: { queueUrl, stuckAfterSeconds } };
 }
 
-/** Parse the JSON object of worker routes the stack sets (WORKERS); throws JobSettingsError naming each problem. */
-export function parseWorkerRoutes(json: string | undefined, source: string): ReadonlyMap<string, WorkerRoute> {
-  const parsed = parseJsonVariable(json, source);
-  if (!isJsonObject(parsed) || Object.keys(parsed).length === 0)
-    throw new JobSettingsError([`${source} must be a JSON object with one entry per worker`]);
-  const problems: string[] = [];
-  const routes = new Map<string, WorkerRoute>();
-  for (const [id, value] of Object.entries(parsed)) {
-    if (!JOB_ID_PATTERN.test(id)) problems.push(`${source}.${id}: not a worker id`);
-    const checked = checkRoute(value, `${source}.${id}`);
-    if (checked.route !== undefined) routes.set(id, checked.route);
-    problems.push(...checked.problems);
-  }
-  if (problems.length > 0) throw new JobSettingsError(problems);
-  return routes;
+/** The route a row records, when it records a whole and valid one (rows recorded before routes were: none). */
+export function recordedRoute(row: {
+  readonly queueUrl?: unknown;
+  readonly stuckAfterSeconds?: unknown;
+}): WorkerRoute | undefined {
+  const checked = checkRouteFields(row);
+  return checked.ok ? checked.value : undefined;
+}
+
+/**
+ * Where the route of a job is found when neither its event nor its row carries it: the job's deployed schedule (a
+ * fixed schedule, or the template of a job with run-time schedules), whose input carries it since routes are carried.
+ */
+export interface RouteLookup {
+  /** The route of `worker` as job `jobId`'s schedule names it; undefined when the schedule is gone or names another. */
+  routeOf(jobId: string, worker: string): Promise<WorkerRoute | undefined>;
+}
+
+/**
+ * A RouteLookup that asks `lookup` once per job and worker for as long as `ttlMs` (a warm function's later events get
+ * the route without a call; a redeployed route is seen within the ttl). A failed look-up is not kept.
+ */
+export function cachedRouteLookup(lookup: RouteLookup, now: () => number, ttlMs = 60_000): RouteLookup {
+  const cache = new Map<string, { at: number; route: Promise<WorkerRoute | undefined> }>();
+  return {
+    routeOf(jobId, worker) {
+      const key = `${jobId}\u0000${worker}`;
+      const hit = cache.get(key);
+      if (hit !== undefined && now() - hit.at < ttlMs) return hit.route;
+      const route = lookup.routeOf(jobId, worker);
+      cache.set(key, { at: now(), route });
+      route.catch(() => cache.delete(key));
+      return route;
+    },
+  };
 }

@@ -84,6 +84,7 @@ export class LocalPipeline {
     readonly streamSource: StreamEventSource,
     readonly store: DynamoOccurrenceStore,
     private readonly settings: ReadonlyMap<string, JobSettings>,
+    private readonly stuckAfterSeconds: number,
   ) {}
 
   /** Creates the resources in the emulator and the handlers over them; nothing runs until start(). */
@@ -135,6 +136,7 @@ export class LocalPipeline {
       streamSource,
       new DynamoOccurrenceStore(clients.documents, resources.tableName),
       settings,
+      stuckAfterSeconds(limits),
     );
   }
 
@@ -166,6 +168,9 @@ export class LocalPipeline {
       worker: LOCAL_WORKER,
       deadlineSeconds: job.retry.deadlineSeconds,
       retentionDays: job.retentionDays,
+      // The route the deployed schedule carries: the trigger sends there and records it on the row.
+      queueUrl: this.resources.jobQueueUrl,
+      stuckAfterSeconds: this.stuckAfterSeconds,
     });
   }
 

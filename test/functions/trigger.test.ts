@@ -62,7 +62,8 @@ describe('trigger', () => {
     [{ jobId: 'unknown', scheduledTime: SCHEDULED }, /worker must be a job or worker id, got nothing/],
     [
       { jobId: 'report', scheduledTime: SCHEDULED, worker: 'gone', deadlineSeconds: 3_600, retentionDays: 7 },
-      /worker "gone" is not one of the trigger's workers \(it has: test-worker\)/,
+      // Neither the event nor a look-up gives the queue of worker "gone": nowhere to send it.
+      /worker gone: the event names no queueUrl and no route of job report was found/,
     ],
     [{ jobId: 'report', scheduledTime: 'yesterday' }, /scheduledTime must be ISO-8601/],
     [{ jobId: 'report' }, /scheduledTime must be a string, got nothing/],

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Duration } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleJobs } from '../../examples/sample-app/sample-jobs';
-import type { TemplateResource } from './template-json';
+import { rendered, type TemplateResource } from './template-json';
 
 const projectRoot = path.join(__dirname, '..', '..');
 const seconds = (d: Duration | undefined) => d?.toSeconds();
@@ -32,7 +32,9 @@ describe('cdk synth of bin/app.ts', () => {
     const enabled = sampleJobs.filter((j) => j.props.enabled !== false);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(
-      schedules.map((s) => ({ name: s.Properties.Name, input: JSON.parse(s.Properties.Target.Input) })).sort(byName),
+      schedules
+        .map((s) => ({ name: s.Properties.Name, input: JSON.parse(rendered(s.Properties.Target.Input)) }))
+        .sort(byName),
     ).toEqual(
       enabled
         .map((j) => ({
@@ -41,6 +43,11 @@ describe('cdk synth of bin/app.ts', () => {
             jobId: j.id,
             scheduledTime: '<aws.scheduler.scheduled-time>',
             worker: j.id,
+            // The worker's route: a Ref to its own queue, and its stuck threshold.
+            queueUrl: expect.stringMatching(
+              new RegExp(`^\\$\\{ScheduledJobsWorkers${j.id.replace(/-/g, '')}Queue[0-9A-F]{8}\\}$`),
+            ),
+            stuckAfterSeconds: expect.any(Number),
             deadlineSeconds: seconds(j.props.retry?.deadline) ?? 21_600,
             retentionDays: j.props.retention?.toDays() ?? 90,
             catchupWindowSeconds: seconds(j.props.catchupWindow) ?? seconds(j.props.retry?.deadline) ?? 21_600,

@@ -131,12 +131,15 @@ describe('a job with runtimeSchedules', () => {
     expect(templateTarget).toMatchObject({ RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 7200 } });
     expect(template.FlexibleTimeWindow).toEqual(nightly.FlexibleTimeWindow);
     expect(template.FlexibleTimeWindow).toEqual({ Mode: 'FLEXIBLE', MaximumWindowInMinutes: 10 });
-    expect(JSON.parse(nightlyInput)).not.toHaveProperty('keyedScheduleGroup');
+    expect(JSON.parse(rendered(nightlyInput))).not.toHaveProperty('keyedScheduleGroup');
     const group = built.jobs.schedules.keyedJobs.get('weekly-report')!.group;
-    expect(JSON.parse(templateInput)).toEqual({
+    expect(JSON.parse(rendered(templateInput))).toEqual({
       jobId: 'weekly-report',
       scheduledTime: '<aws.scheduler.scheduled-time>',
       worker: 'reports',
+      // The worker's route, which each run-time schedule copies: the trigger sends there and records it on the row.
+      queueUrl: `\${${logicalId(built.jobs.workers.get('reports')!.queue)}}`,
+      stuckAfterSeconds: built.jobs.workers.get('reports')!.stuckAfterSeconds(),
       deadlineSeconds: 21_600,
       retentionDays: 90,
       catchupWindowSeconds: 1200,

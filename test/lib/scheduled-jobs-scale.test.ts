@@ -4,7 +4,7 @@
  * resource per job, or grows an environment with the number of jobs, fails here.
  */
 import * as path from 'node:path';
-import { App, Duration, Stack, TimeZone } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack, TimeZone } from 'aws-cdk-lib';
 import { ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DIGEST_ENTRY } from '../../examples/sample-app/sample-stack';
@@ -15,7 +15,6 @@ import { ScheduledJobs } from '../../lib/scheduled-jobs';
 
 const HOURLY = ScheduleExpression.expression('rate(1 hour)');
 
-import { throwsRejection } from './fixtures/test-stack';
 import { environmentBytes, type TemplateNode, type TemplateResource } from './template-json';
 
 const WORKER_ENTRY = path.join(__dirname, 'fixtures', 'exports-worker.ts');
@@ -218,78 +217,54 @@ describe('what one more job or worker costs', () => {
 });
 
 describe('at the limits of the environment', () => {
-  it('leaves room for the schedule registry in the reconciler: fewer workers with a run-time schedules job, and that job refused when they are too many', () => {
-    /** A run-time schedules job on worker-0, and a job on each further worker. */
-    const keyedStack = (app: App) => {
-      const stack = new Stack(app, 'ManyWorkersKeyed');
+  /** The bytes of the trigger's and the reconciler's environments, each reference at 130 bytes. */
+  const sharedEnvironments = (jobs: ScheduledJobs, template: Template) =>
+    [jobs.triggerFunction, jobs.reconcilerFunction].map((fn) => {
+      const id = Stack.of(jobs).getLogicalId(fn.node.defaultChild as CfnElement);
+      return environmentBytes(template.Resources[id].Properties.Environment.Variables as TemplateNode, REFERENCE_BYTES);
+    });
+
+  it("grows no function's environment with the workers: 20 workers (the environment stopped at 18) take what 2 take", () => {
+    const build = (workers: number) => {
+      const app = unbundledApp();
+      const stack = new Stack(app, 'Workers'); // one name: the metrics namespace carries it
       const jobs = new ScheduledJobs(stack, 'Jobs');
-      jobs.addJob('keyed', { runtimeSchedules: true, worker: jobs.addWorker('worker-0', { entry: WORKER_ENTRY }) });
-      const addPair = (w: number) =>
+      for (let w = 0; w < workers; w++)
         jobs.addJob(`job-${w}`, { schedule: HOURLY, worker: jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) });
-      return { stack, jobs, addPair };
+      const template = synth(app, stack);
+      return { env: sharedEnvironments(jobs, template), longest: longestEnvironment(template) };
     };
-    const probe = keyedStack(unbundledApp());
-    const { rejectedAt: n, refused } = fillUntilRejected(probe.jobs, 1, 40, probe.addPair);
-    expect(refused?.message).toContain('the WORKERS');
-    // The workers that fit, in a stack of their own, deploy.
-    const app = unbundledApp();
-    const fitting = keyedStack(app);
-    for (let w = 1; w < n; w++) fitting.addPair(w);
-    const longest = longestEnvironment(synth(app, fitting.stack));
+    const few = build(2);
+    const many = build(20);
     console.log(
-      `${n} workers fit one stack with the schedule registry: the longest environment is ${longest.bytes} bytes`,
+      `trigger and reconciler environments: ${few.env.join(' and ')} bytes with 2 workers, ${many.env.join(' and ')} with 20`,
     );
-    expect(n).toBeGreaterThanOrEqual(15);
-    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
+    expect(many.env).toEqual(few.env);
+    expect(many.longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
+  }, 180_000); // two synths of a few hundred resources: a minute on a loaded machine
 
-    // The other way round: as many workers as fit without the registry, then the first run-time schedules job.
-    const full = new ScheduledJobs(new Stack(unbundledApp(), 'FullThenKeyed'), 'Jobs');
-    const { rejectedAt: workers } = fillUntilRejected(full, 0, 40, (w) =>
-      full.addJob(`job-${w}`, { schedule: HOURLY, worker: full.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) }),
-    );
-    expect(workers).toBeGreaterThan(n);
-    const fullWithoutRejection = new ScheduledJobs(new Stack(unbundledApp(), 'Full'), 'Jobs');
-    for (let w = 0; w < workers; w++)
-      fullWithoutRejection.addJob(`job-${w}`, {
-        schedule: HOURLY,
-        worker: fullWithoutRejection.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }),
-      });
-    expect(
-      throwsRejection(() =>
-        fullWithoutRejection.addJob('keyed', {
-          runtimeSchedules: true,
-          worker: fullWithoutRejection.workers.get('worker-0')!,
-        }),
-      ),
-    ).toThrow(
-      /addJob\(keyed\)\.runtimeSchedules: the schedule registry adds REGISTRY_TABLE, SCHEDULE_GROUP and REGISTRY_JOBS/,
-    );
-    expect(fullWithoutRejection.scheduleRegistry).toBeUndefined();
-    expect(fullWithoutRejection.workers.size).toBe(workers);
-  });
-
-  it("refuses the worker whose queue URL would overflow the trigger's and the reconciler's WORKERS, and the rest deploy", () => {
-    const build = (jobs: ScheduledJobs) => (w: number) =>
-      jobs.addJob(`job-${w}`, { schedule: HOURLY, worker: jobs.addWorker(`worker-${w}`, { entry: WORKER_ENTRY }) });
+  it("refuses the run-time schedules job whose id would overflow the reconciler's REGISTRY_JOBS, and the rest deploy", () => {
+    const keyed = (jobs: ScheduledJobs, worker: JobWorker) => (i: number) =>
+      jobs.addJob(`keyed-job-with-a-long-id-${String(i).padStart(3, '0')}`, { runtimeSchedules: true, worker });
     const probe = new ScheduledJobs(new Stack(unbundledApp(), 'Probe'), 'Jobs');
-    const { rejectedAt: n, refused } = fillUntilRejected(probe, 0, 40, build(probe));
-    expect(refused).toBeInstanceOf(ValidationError);
-    expect(refused?.message).toContain(`addWorker(worker-${n}): with worker "worker-${n}", the WORKERS`);
-    const app = unbundledApp();
-    const stack = new Stack(app, 'ManyWorkers');
-    const jobs = new ScheduledJobs(stack, 'Jobs');
-    for (let w = 0; w < n; w++) build(jobs)(w);
-    const template = synth(app, stack);
-    const longest = longestEnvironment(template);
-    const { total } = census(template);
-    console.log(`${n} workers fit one stack: the longest environment is ${longest.bytes} bytes, ${total} resources`);
-    expect(n).toBeGreaterThanOrEqual(15);
-    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
-    expect(total).toBeLessThan(STACK_RESOURCE_LIMIT);
-    // A job with its own entry is a worker too: refused the same way, naming the job.
-    expect(throwsRejection(() => jobs.addJob('one-more', { schedule: HOURLY, entry: SAMPLE_DIGEST_ENTRY }))).toThrow(
-      'addJob(one-more).entry: with worker "one-more", the WORKERS',
+    const { rejectedAt: n, refused } = fillUntilRejected(
+      probe,
+      0,
+      200,
+      keyed(probe, probe.addWorker('w', { entry: WORKER_ENTRY })),
     );
+    expect(refused?.message).toMatch(
+      /runtimeSchedules: the schedule registry's REGISTRY_TABLE, SCHEDULE_GROUP and REGISTRY_JOBS \(\d+ job ids\) would take up to \d+ bytes of the reconciler's environment/,
+    );
+    const app = unbundledApp();
+    const stack = new Stack(app, 'ManyKeyed');
+    const jobs = new ScheduledJobs(stack, 'Jobs');
+    const add = keyed(jobs, jobs.addWorker('w', { entry: WORKER_ENTRY }));
+    for (let i = 0; i < n; i++) add(i);
+    const longest = longestEnvironment(synth(app, stack));
+    console.log(`${n} run-time schedules jobs fit one stack: the longest environment is ${longest.bytes} bytes`);
+    expect(n).toBeGreaterThanOrEqual(40);
+    expect(longest.bytes).toBeLessThan(LAMBDA_ENVIRONMENT_BYTES);
   });
 
   it("refuses the job whose settings would overflow its worker's JOB_SETTINGS, and the fullest worker deploys", () => {

@@ -21,7 +21,6 @@ import { FRESH_IMAGE_MS } from '../../functions/protocol/announce-report';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import { parseJobSettingsList, withDefaults } from '../../functions/protocol/job-settings';
 import { workerLimits } from '../../functions/protocol/worker-limits';
-import { parseWorkerRoutes } from '../../functions/protocol/worker-routes';
 import { OverlapPolicy } from '../../lib/job-props';
 import type { JobWorker } from '../../lib/job-worker';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
@@ -169,17 +168,17 @@ describe('schedules', () => {
     expect(jobs.schedules.schedules.has(PAUSED.id)).toBe(false);
   });
 
-  it("invokes the trigger with the schedule event: the key, the job's worker, its deadline, retention and catch-up window", () => {
+  it("invokes the trigger with the schedule event: the key, the job's worker and its route, its deadline, retention and catch-up window", () => {
     const triggerId = logicalId(jobs.triggerFunction);
     const inputs = Object.fromEntries(
       Object.entries(byJob()).map(([name, props]) => {
         expect(props.Target.Arn).toEqual(getAttArn(triggerId));
-        return [name, JSON.parse(props.Target.Input)];
+        return [name, JSON.parse(rendered(props.Target.Input))];
       }),
     );
     const event = (
       jobId: string,
-      worker: string,
+      worker: WorkerId,
       deadlineSeconds: number,
       retentionDays: number,
       lateAfterSeconds: number,
@@ -187,6 +186,9 @@ describe('schedules', () => {
       jobId,
       scheduledTime: '<aws.scheduler.scheduled-time>',
       worker,
+      // The worker's route (a Ref to its queue, and its own stuck threshold): no function is told every worker's.
+      queueUrl: `\${${logicalId(workers[worker].queue)}}`,
+      stuckAfterSeconds: EXPECTED[worker].stuckAfter,
       deadlineSeconds,
       retentionDays,
       // No catch-up window configured: the deadline, past which no attempt could start anyway.
@@ -413,22 +415,12 @@ describe('workers', () => {
 });
 
 describe('trigger and reconciler', () => {
-  const workersOf = (fn: lambda.IFunction) => JSON.parse(rendered(envOf(fn).WORKERS));
-  const expectedRoutes = () =>
-    Object.fromEntries(
-      WORKER_IDS.map((id) => [
-        id,
-        { queueUrl: `\${${logicalId(workers[id].queue)}}`, stuckAfterSeconds: EXPECTED[id].stuckAfter },
-      ]),
+  it("are told no worker's route: the reconciler only the shortest stuck threshold, which picks its candidates", () => {
+    expect(envOf(jobs.triggerFunction).WORKERS).toBeUndefined();
+    expect(envOf(jobs.reconcilerFunction).WORKERS).toBeUndefined();
+    expect(envOf(jobs.reconcilerFunction).SHORTEST_STUCK_AFTER_SECONDS).toBe(
+      String(Math.min(...WORKER_IDS.map((id) => EXPECTED[id].stuckAfter))),
     );
-
-  it('are told each worker: its queue (a Ref) and how long its occurrences may sit before they are stuck', () => {
-    for (const fn of [jobs.triggerFunction, jobs.reconcilerFunction]) {
-      expect(envOf(fn).WORKERS['Fn::Join']).toBeDefined();
-      expect(workersOf(fn)).toEqual(expectedRoutes());
-      // As the functions parse it (the URL placeholders stand in for the resolved Refs).
-      expect([...parseWorkerRoutes(rendered(envOf(fn).WORKERS), 'WORKERS').keys()]).toEqual(WORKER_IDS);
-    }
   });
 
   it('have exactly the variables they need', () => {
@@ -436,7 +428,8 @@ describe('trigger and reconciler', () => {
       'NODE_OPTIONS',
       'OCCURRENCE_TABLE_NAME',
       'POWERTOOLS_METRICS_NAMESPACE',
-      'WORKERS',
+      // An event without a route (a run-time schedule projected before routes were) finds it in its job's template.
+      'SCHEDULE_GROUP',
     ]);
     expect(Object.keys(envOf(jobs.reconcilerFunction)).sort()).toEqual([
       'NODE_OPTIONS',
@@ -445,9 +438,9 @@ describe('trigger and reconciler', () => {
       'RECONCILE_THRESHOLDS',
       'REPORT_BUCKET_NAME',
       'REPORT_READY_TOPIC_ARN',
-      // The late check reads the DISABLED schedules of the stack's group.
+      // The late check reads the DISABLED schedules of the stack's group (and a route a row lacks, its job's).
       'SCHEDULE_GROUP',
-      'WORKERS',
+      'SHORTEST_STUCK_AFTER_SECONDS',
     ]);
     expect(Object.keys(envOf(jobs.notifierFunction)).sort()).toEqual([
       'NODE_OPTIONS',
@@ -664,10 +657,12 @@ describe('least privilege', () => {
     }
   });
 
-  it("the trigger may only put occurrence rows and send to the workers' queues (and its own async DLQ)", () => {
+  it("the trigger may only put occurrence rows, send to the workers' queues (and its own async DLQ), and read the group's schedules (a route an event lacks)", () => {
+    const group = stack.resolve(jobs.schedules.group.scheduleGroupName);
     expect(grantsOf(grantStatements(jobs.triggerFunction)).sort()).toEqual(
       [
         `dynamodb:PutItem on ${tableArn()}`,
+        `scheduler:GetSchedule on arn:*:scheduler:*:*:schedule/${group}/*`,
         ...WORKER_IDS.map((id) => `sqs:SendMessage on ${queueArn(id)}`),
         `sqs:SendMessage on \${${logicalId(jobs.triggerDeadLetterQueue)}.Arn}`,
       ].sort(),

@@ -16,7 +16,7 @@ import { SAMPLE_DIGEST_ENTRY } from '../../examples/sample-app/sample-stack';
 import { ValidationError } from '../../lib/errors';
 import { ScheduledJobs } from '../../lib/scheduled-jobs';
 import { throwsRejection, validationProblemsOf, WORKER_ENTRY, withoutCallSite } from './fixtures/test-stack';
-import type { TemplateResource } from './template-json';
+import { rendered, type TemplateNode, type TemplateResource } from './template-json';
 
 const DAILY = ScheduleExpression.expression('cron(0 6 * * ? *)');
 const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -125,7 +125,8 @@ describe('Class: ScheduledJob', () => {
   it('has its id, its worker and its schedule (none when disabled)', () => {
     expect(nightly.jobId).toBe('nightly');
     expect(nightly.worker).toBe(worker);
-    expect(nightly.schedule?.node.id).toBe('Schedule-nightly');
+    // Under the job (a construct), at the logical ID it had as the schedules' Schedule-nightly.
+    expect(nightly.schedule?.node.scopes).toContain(nightly);
     expect(manual.schedule).toBeUndefined();
     expect(jobs.jobs.get('nightly')).toBe(nightly);
   });
@@ -179,7 +180,7 @@ describe('per-job metrics (jobMetrics)', () => {
     const schedule = Object.values(resources).find(
       (r) => r.Type === 'AWS::Scheduler::Schedule' && r.Properties.Name === jobId,
     );
-    return JSON.parse(schedule?.Properties.Target.Input as unknown as string);
+    return JSON.parse(rendered(schedule?.Properties.Target.Input as TemplateNode));
   };
 
   it("take the stack's default, and a job's own value over it", () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { encodeEnvelope } from '../../functions/protocol/envelope';
 import type { JobDefinition } from '../../functions/protocol/ports';
-import { parseReconcileThresholds, stuckReason } from '../../functions/protocol/reconcile';
+import { parseReconcileThresholds, routedWorkers, stuckReason } from '../../functions/protocol/reconcile';
 import { faults } from '../../sim/fakes/fake-aws';
 import { indexed } from '../aws/fixtures';
 import {
@@ -181,6 +181,87 @@ describe('reconcile: each row on its own worker', () => {
     const second = await h.reconciler();
     expect(second.fixed.map((f) => f.scheduledTime)).toEqual(expect.arrayContaining([b]));
     expect(slow.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: b })]);
+  });
+});
+
+describe('reconcile: the route a row records (no function knows every worker)', () => {
+  const recordingQueue = () => {
+    const sent: string[] = [];
+    return { sent, queue: { send: async (body: string) => void sent.push(body), hide: async () => {} } };
+  };
+  const pending = (scheduledTime: string, fields: Record<string, unknown>) =>
+    h.aws.table.set(
+      `report|${scheduledTime}`,
+      indexed({
+        jobId: 'report',
+        scheduledTime,
+        status: 'PENDING',
+        attempt: 0,
+        createdAt: new Date(Date.now()).toISOString(),
+        deadlineAt: '2026-12-30T00:00:00.000Z',
+        ttl: 2_000_000_000,
+        worker: 'w',
+        ...fields,
+      }),
+    );
+
+  it("re-sends to the row's own queue after the row's own threshold; a row without a route to its job's schedule's", async () => {
+    const byUrl = new Map([
+      ['https://sqs/recorded', recordingQueue()],
+      ['https://sqs/looked-up', recordingQueue()],
+    ]);
+    const looked: string[] = [];
+    h = makeHarness({
+      jobs: { report: timedJob(1_000) },
+      reconcileWorkers: routedWorkers({
+        shortestStuckAfterSeconds: 600,
+        queueAt: (url) => byUrl.get(url)!.queue,
+        lookup: {
+          routeOf: async (jobId, worker) => {
+            looked.push(`${jobId}/${worker}`);
+            return { queueUrl: 'https://sqs/looked-up', stuckAfterSeconds: 600 };
+          },
+        },
+      }),
+    });
+    const [a, b, c] = ['2026-11-30T01:00:00Z', '2026-11-30T02:00:00Z', '2026-11-30T03:00:00Z'];
+    pending(a, { queueUrl: 'https://sqs/recorded', stuckAfterSeconds: 600 });
+    pending(b, { queueUrl: 'https://sqs/recorded', stuckAfterSeconds: 6_000 }); // its own, longer threshold
+    pending(c, {}); // recorded before rows carried their route
+
+    await vi.advanceTimersByTimeAsync(700_000);
+    const run = await h.reconciler();
+    expect(run.fixed.map((f) => f.scheduledTime).sort()).toEqual([a, c]);
+    expect(byUrl.get('https://sqs/recorded')!.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: a })]);
+    expect(byUrl.get('https://sqs/looked-up')!.sent).toEqual([encodeEnvelope({ jobId: 'report', scheduledTime: c })]);
+    // Only the row without a route was looked up.
+    expect(looked).toEqual(['report/w']);
+  });
+
+  it('skips a row whose route nobody knows (its job removed), and counts a failed look-up as an error, sending nothing', async () => {
+    const queue = recordingQueue();
+    let fail = false;
+    h = makeHarness({
+      jobs: { report: timedJob(1_000) },
+      reconcileWorkers: routedWorkers({
+        shortestStuckAfterSeconds: 600,
+        queueAt: () => queue.queue,
+        lookup: {
+          routeOf: async () => {
+            if (fail) throw new Error('Scheduler throttled');
+            return undefined;
+          },
+        },
+      }),
+    });
+    pending('2026-11-30T01:00:00Z', {});
+    await vi.advanceTimersByTimeAsync(700_000);
+    const skipped = await h.reconciler();
+    expect(skipped).toMatchObject({ fixed: [], skipped: 1, errors: 0 });
+    fail = true;
+    await expect(h.reconciler()).rejects.toThrow('1 failed read(s) or write(s)');
+    expect(h.logs.some((l) => l.message.includes("could not find a stuck occurrence's route"))).toBe(true);
+    expect(queue.sent).toEqual([]);
   });
 });
 

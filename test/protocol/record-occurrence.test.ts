@@ -307,3 +307,81 @@ describe('recordOccurrence: the catch-up window', () => {
     expect(queue.sent).toHaveLength(1);
   });
 });
+
+describe('recordOccurrence: the route the schedule carries (no worker known to the trigger)', () => {
+  const ROUTE = { queueUrl: 'https://sqs.eu-central-1.amazonaws.com/1/digests', stuckAfterSeconds: 900 };
+  const event = (fields: Record<string, unknown> = {}) => ({
+    jobId: JOB_ID,
+    scheduledTime: '2026-11-30T06:00:00Z',
+    worker: WORKER,
+    deadlineSeconds: settings.retry.deadlineSeconds,
+    retentionDays: settings.retentionDays,
+    ...fields,
+  });
+  /** A trigger as deployed: queues by the URL the event names, a lookup for an event without one. */
+  function routedTrigger(lookup?: (jobId: string, worker: string) => Promise<typeof ROUTE | undefined>) {
+    const store = new MemoryStore();
+    const byUrl = new Map<string, MemoryQueue>();
+    const looked: string[] = [];
+    const deps: TriggerDeps = {
+      store,
+      queueAt: (url) => {
+        if (!byUrl.has(url)) byUrl.set(url, new MemoryQueue());
+        return byUrl.get(url)!;
+      },
+      ...(lookup === undefined
+        ? {}
+        : {
+            routes: {
+              routeOf: (jobId: string, worker: string) => {
+                looked.push(`${jobId}/${worker}`);
+                return lookup(jobId, worker);
+              },
+            },
+          }),
+      clock: { now: () => NOW },
+      logger: quietLogger,
+    };
+    return { store, byUrl, looked, deps };
+  }
+
+  it("sends to the event's queueUrl and records the route on the row, for the reconciler", async () => {
+    const { store, byUrl, deps } = routedTrigger();
+    await expect(recordOccurrence(deps, event(ROUTE))).resolves.toBe('recorded');
+    expect(byUrl.get(ROUTE.queueUrl)?.sent).toHaveLength(1);
+    expect([...store.rows.values()][0]).toMatchObject({ worker: WORKER, ...ROUTE });
+  });
+
+  it("finds the route of an event without one (a run-time schedule projected before routes were) in its job's schedule", async () => {
+    const { store, byUrl, looked, deps } = routedTrigger(async () => ROUTE);
+    await expect(recordOccurrence(deps, event())).resolves.toBe('recorded');
+    expect(looked).toEqual([`${JOB_ID}/${WORKER}`]);
+    expect(byUrl.get(ROUTE.queueUrl)?.sent).toHaveLength(1);
+    expect([...store.rows.values()][0]).toMatchObject(ROUTE);
+  });
+
+  it('writes nothing for an event whose route is nowhere, and says which job and worker', async () => {
+    const { store, deps } = routedTrigger(async () => undefined);
+    const error = await recordOccurrence(deps, event()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(String(error)).toContain(`worker ${WORKER}: the event names no queueUrl and no route of job ${JOB_ID}`);
+    expect(store.createCalls).toBe(0);
+  });
+
+  it('rejects half a route, naming both fields, with nothing written', async () => {
+    const { store, deps } = routedTrigger(async () => ROUTE);
+    await expect(recordOccurrence(deps, event({ queueUrl: ROUTE.queueUrl }))).rejects.toThrow(
+      'queueUrl and stuckAfterSeconds go together',
+    );
+    expect(store.createCalls).toBe(0);
+  });
+
+  it("lets an operator's known queue win over the event's URL, still recording the event's route", async () => {
+    const { store, deps: routed } = routedTrigger();
+    const operatorQueue = new MemoryQueue();
+    const deps = { ...routed, queues: new Map([[WORKER, operatorQueue]]) };
+    await recordOccurrence(deps, event(ROUTE));
+    expect(operatorQueue.sent).toHaveLength(1);
+    expect([...store.rows.values()][0]).toMatchObject(ROUTE);
+  });
+});

@@ -1,42 +1,78 @@
 import { describe, expect, it } from 'vitest';
-import { JobSettingsError, withDefaults, withoutDefaults } from '../../functions/protocol/job-settings';
+import { withDefaults, withoutDefaults } from '../../functions/protocol/job-settings';
 import { workerLimits } from '../../functions/protocol/worker-limits';
-import { parseWorkerRoutes } from '../../functions/protocol/worker-routes';
+import { cachedRouteLookup, checkRouteFields, recordedRoute } from '../../functions/protocol/worker-routes';
 
-describe('parseWorkerRoutes (WORKERS, for the trigger and the reconciler)', () => {
-  it('reads one route per worker', () => {
-    const routes = parseWorkerRoutes(
-      JSON.stringify({ exports: { queueUrl: 'https://sqs/q1', stuckAfterSeconds: 3_900 } }),
-      'WORKERS',
-    );
-    expect([...routes]).toEqual([['exports', { queueUrl: 'https://sqs/q1', stuckAfterSeconds: 3_900 }]]);
+describe('checkRouteFields (the route a schedule event or a row carries)', () => {
+  it('reads both fields, and neither as no route (a schedule deployed before routes were carried)', () => {
+    expect(checkRouteFields({ queueUrl: 'https://sqs/q1', stuckAfterSeconds: 3_900 })).toEqual({
+      ok: true,
+      value: { queueUrl: 'https://sqs/q1', stuckAfterSeconds: 3_900 },
+    });
+    expect(checkRouteFields({})).toEqual({ ok: true, value: undefined });
   });
 
-  it.each<[string, string | undefined, RegExp]>([
-    ['unset', undefined, /WORKERS is not set/],
-    ['not JSON', '{', /WORKERS is not valid JSON/],
-    ['empty', '{}', /one entry per worker/],
-    ['a list', '[]', /one entry per worker/],
-    [
-      'a bad id',
-      JSON.stringify({ 'bad id': { queueUrl: 'u', stuckAfterSeconds: 60 } }),
-      /WORKERS\.bad id: not a worker id/,
-    ],
-    ['a missing URL', JSON.stringify({ w: { stuckAfterSeconds: 60 } }), /WORKERS\.w\.queueUrl/],
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a URL without its threshold', { queueUrl: 'u' }, 'queueUrl and stuckAfterSeconds go together'],
+    ['a threshold without its URL', { stuckAfterSeconds: 60 }, 'queueUrl and stuckAfterSeconds go together'],
+    ['an empty URL', { queueUrl: '', stuckAfterSeconds: 60 }, 'queueUrl must be a non-empty string'],
     [
       'a threshold too short',
-      JSON.stringify({ w: { queueUrl: 'u', stuckAfterSeconds: 5 } }),
-      /WORKERS\.w\.stuckAfterSeconds must be a whole number from 60 to 1209600, got 5/,
+      { queueUrl: 'u', stuckAfterSeconds: 5 },
+      'stuckAfterSeconds must be a whole number from 60 to 1209600, got 5',
     ],
-    [
-      'an unknown field',
-      JSON.stringify({ w: { queueUrl: 'u', stuckAfterSeconds: 60, x: 1 } }),
-      /WORKERS\.w\.x is not a field/,
-    ],
-    ['a route that is not an object', JSON.stringify({ w: 'https://sqs/q1' }), /WORKERS\.w must be a JSON object/],
-  ])('rejects %s, naming where', (_, json, message) => {
-    expect(() => parseWorkerRoutes(json, 'WORKERS')).toThrow(JobSettingsError);
-    expect(() => parseWorkerRoutes(json, 'WORKERS')).toThrow(message);
+  ])('rejects %s, naming the field', (_, fields, message) => {
+    const checked = checkRouteFields(fields);
+    expect(checked.ok).toBe(false);
+    expect(checked.ok ? [] : checked.problems.join('; ')).toContain(message);
+  });
+
+  it('gives a row without a whole route none (recordedRoute), so that the reconciler looks it up', () => {
+    expect(recordedRoute({ queueUrl: 'u' })).toBeUndefined();
+    expect(recordedRoute({ queueUrl: 'u', stuckAfterSeconds: 600 })).toEqual({ queueUrl: 'u', stuckAfterSeconds: 600 });
+  });
+});
+
+describe('cachedRouteLookup', () => {
+  const route = { queueUrl: 'https://sqs/q1', stuckAfterSeconds: 600 };
+
+  it('asks once per job and worker within the ttl, and again after it', async () => {
+    let now = 0;
+    const asked: string[] = [];
+    const lookup = cachedRouteLookup(
+      {
+        routeOf: async (jobId, worker) => {
+          asked.push(`${jobId}/${worker}`);
+          return route;
+        },
+      },
+      () => now,
+      60_000,
+    );
+    await lookup.routeOf('a', 'w');
+    await lookup.routeOf('a', 'w');
+    await lookup.routeOf('b', 'w');
+    expect(asked).toEqual(['a/w', 'b/w']);
+    now = 60_000;
+    await expect(lookup.routeOf('a', 'w')).resolves.toEqual(route);
+    expect(asked).toEqual(['a/w', 'b/w', 'a/w']);
+  });
+
+  it('does not keep a failed look-up: the next call asks again', async () => {
+    let calls = 0;
+    const lookup = cachedRouteLookup(
+      {
+        routeOf: async () => {
+          calls++;
+          if (calls === 1) throw new Error('throttled');
+          return route;
+        },
+      },
+      () => 0,
+    );
+    await expect(lookup.routeOf('a', 'w')).rejects.toThrow('throttled');
+    await expect(lookup.routeOf('a', 'w')).resolves.toEqual(route);
+    expect(calls).toBe(2);
   });
 });
 

@@ -21,7 +21,7 @@ import { SqsWorkQueue } from '../../functions/aws/work-queue';
 import { createNotifierHandler } from '../../functions/notifier';
 import { type JobSettings, type JobSettingsInput, withDefaults } from '../../functions/protocol/job-settings';
 import type { JobDefinition, LateCheckSources, Logger, Metrics, ScheduleSwitch } from '../../functions/protocol/ports';
-import type { ReconcileThresholds, ReconcileWorker } from '../../functions/protocol/reconcile';
+import type { ReconcileThresholds, ReconcileWorker, ReconcileWorkers } from '../../functions/protocol/reconcile';
 import type { RegistryReader } from '../../functions/protocol/runtime-schedule-guard';
 import type { JsonValue } from '../../functions/protocol/schedule-key';
 import { createReconcilerHandler, type ReconcilerHandler } from '../../functions/reconciler';
@@ -120,7 +120,7 @@ export function makeHarness(options: {
   /** The worker's stuck threshold for the reconciler; default TEST_STUCK_AFTER_SECONDS. */
   stuckAfterSeconds?: number;
   /** The workers the reconciler knows, instead of the harness's one (TEST_WORKER on the fake queue). */
-  reconcileWorkers?: ReadonlyMap<string, ReconcileWorker>;
+  reconcileWorkers?: ReadonlyMap<string, ReconcileWorker> | ReconcileWorkers;
   /** The worker's schedule switch (the pause after failures); default none. */
   schedules?: ScheduleSwitch;
   /** The trigger's and the worker's metrics, beside the recording (`metrics`); default only the recording. */

@@ -78,7 +78,7 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
     const worker = app.functions.get(digestWorker().function);
     expect(existsSync(trigger?.bundleFile ?? '')).toBe(true);
     expect(trigger).toMatchObject({ exportName: 'handler', timeoutSeconds: 10, asyncRetryAttempts: 2 });
-    expect(Object.keys(trigger?.environment ?? {})).toEqual(expect.arrayContaining([ENV.tableName, ENV.workers]));
+    expect(Object.keys(trigger?.environment ?? {})).toEqual(expect.arrayContaining([ENV.tableName, ENV.scheduleGroup]));
     expect(worker?.timeoutSeconds).toBe(150);
     const settings = parseJobSettingsList(worker?.environment[ENV.jobSettings] as string, ENV.jobSettings);
     expect([...settings.keys()]).toEqual(['occurrence-digest']);
@@ -100,6 +100,10 @@ describe('Function: readLocalApp (the synthesized sample)', () => {
       jobId: 'occurrence-digest',
       scheduledTime: '2026-03-28T05:00:00Z',
       worker: 'occurrence-digest',
+      // The worker's route: its queue's Ref is left empty in the model, and resolved against the emulator's queue
+      // when runLocally fires it (the runs below).
+      queueUrl: '',
+      stuckAfterSeconds: expect.any(Number),
       deadlineSeconds: 21_600,
       retentionDays: 90,
       // Not configured: the retry deadline (job-settings.ts, catchupWindowSecondsOf).

@@ -82,6 +82,11 @@ export interface ScheduleSpec {
   /** Target.Input, with Scheduler's `<aws.scheduler.*>` placeholders still in it. */
   readonly input?: string;
   /**
+   * Target.Input as the template gives it when it is not a literal (a Fn::Join with the worker queue's Ref: the
+   * route): resolved once the emulator's resources exist (run-locally.ts); `input` meanwhile has the references empty.
+   */
+  readonly inputNode?: unknown;
+  /**
    * Set on the template of a job that takes schedules at run time: the name of the job's own schedule group (its
    * input's keyedScheduleGroup, as the template names it). The template never fires; the schedules in that group do.
    */
@@ -232,7 +237,8 @@ export function describeApp(stack: StackArtifact, template: Template): LocalApp 
       problems.push(`schedule ${logicalId}: ScheduleExpression is not a literal string`);
       return [];
     }
-    const input = literal(target.Input);
+    const inputNode: unknown = target.Input;
+    const input = literal(target.Input) ?? withoutReferences(inputNode);
     return [
       {
         logicalId,
@@ -246,6 +252,7 @@ export function describeApp(stack: StackArtifact, template: Template): LocalApp 
         endDate: literal(p.EndDate),
         target: fn as string,
         input,
+        ...(literal(target.Input) === undefined && inputNode !== undefined ? { inputNode } : {}),
         ...keyedGroupOf(input),
       },
     ];
@@ -427,6 +434,13 @@ function getAttOf(value: unknown): [string | undefined, string | undefined] {
 }
 
 /** The keyed group a template's input names (TEMPLATE_GROUP_FIELD), as `{ keyedGroup }`, or nothing. */
+/** A Fn::Join of strings and references, the references left empty; undefined for anything else. */
+function withoutReferences(node: unknown): string | undefined {
+  const join = (node as { 'Fn::Join'?: [string, unknown[]] } | null)?.['Fn::Join'];
+  if (!Array.isArray(join) || !Array.isArray(join[1])) return undefined;
+  return join[1].map((part) => (typeof part === 'string' ? part : '')).join(join[0]);
+}
+
 function keyedGroupOf(input: string | undefined): { keyedGroup?: string } {
   const group = fieldOf(input, TEMPLATE_GROUP_FIELD);
   return typeof group === 'string' && group !== '' ? { keyedGroup: group } : {};

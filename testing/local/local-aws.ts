@@ -210,7 +210,7 @@ export const LOCAL_WORKER = 'local';
 
 /**
  * The variables the stack would set, for the functions of the one-process local run: the worker's (its queue, its
- * jobs' settings), and WORKERS for the trigger and the reconciler.
+ * jobs' settings), and the reconciler's shortest stuck threshold (the trigger's events name the worker's queue).
  */
 export function functionEnv(
   resources: LocalResources,
@@ -224,7 +224,7 @@ export function functionEnv(
     [ENV.topicArn]: resources.reportReadyTopicArn,
     [ENV.jobSettings]: jobSettingsJson,
     [ENV.workerId]: LOCAL_WORKER,
-    [ENV.workers]: JSON.stringify({ [LOCAL_WORKER]: { queueUrl: resources.jobQueueUrl, stuckAfterSeconds } }),
+    [ENV.shortestStuckAfterSeconds]: String(stuckAfterSeconds),
   };
 }
 

@@ -23,7 +23,7 @@ import { AssemblyError } from '../errors';
 import { type LocalApp, readLocalApp, type ScheduleSpec } from './app-model';
 import { startSources } from './event-sources';
 import { FunctionSandbox } from './function-sandbox';
-import type { ResolveContext } from './intrinsics';
+import { type ResolveContext, resolveString } from './intrinsics';
 import { type LoadedFunction, type LocalLogLine, loadFunctions } from './load-functions';
 import { LOCAL_REGION, localClients } from './local-aws';
 import { createResources } from './local-resources';
@@ -289,11 +289,15 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       environment: options.environment,
     });
     // The templates name their jobs' groups by their local names, as deployed they name the real ones.
-    const templates = selected.templates.map((t) => ({
+    // A schedule's input names its worker's queue (a Ref): the emulator's queue, as deployed the real one.
+    const withInput = <T extends { input?: string; inputNode?: unknown }>(s: T): T =>
+      s.inputNode === undefined ? s : { ...s, input: resolveString(s.inputNode, context) };
+    const fixed = selected.fixed.map(withInput);
+    const templates = selected.templates.map(withInput).map((t) => ({
       ...t,
       keyedGroup: localGroupName(app, context, t.keyedGroup ?? '') ?? t.keyedGroup,
     }));
-    const registry = registryOf(app, context, tableOf(app, functions, selected.fixed[0] ?? templates[0]));
+    const registry = registryOf(app, context, tableOf(app, functions, fixed[0] ?? templates[0]));
     if (options.runtimeSchedules !== undefined && options.runtimeSchedules.length > 0) {
       if (registry === undefined)
         throw new AssemblyError(assemblyDir, [
@@ -302,7 +306,7 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       await upsertLocalSchedules(clients, registry, options.runtimeSchedules, options.clock);
     }
     const keyed = await readKeyedSchedules(clients.scheduler, templates);
-    const schedules = [...selected.fixed, ...keyed.map((k) => k.spec)];
+    const schedules = [...fixed, ...keyed.map((k) => k.spec)];
     if (schedules.length === 0 && options.keep !== true) throw new AssemblyError(assemblyDir, [NOTHING_TO_FIRE]);
     // Each job's rows are in the table its schedule's trigger writes (a stack may have several ScheduledJobs).
     const stores = new Map(
@@ -360,7 +364,7 @@ export async function runLocally(options: RunLocallyOptions = {}): Promise<Local
       fireMode,
       resources: resourceNames(app, context, functions, {
         endpoint,
-        schedule: selected.fixed[0] ?? templates[0],
+        schedule: fixed[0] ?? templates[0],
         registry,
       }),
     };
