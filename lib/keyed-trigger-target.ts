@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { keyedAliasNameOf } from '../functions/protocol/runtime-schedule-guard';
 import { TRIGGER_ASYNC_RETRY_ATTEMPTS } from '../functions/protocol/worker-limits';
+import { encryptionKeyOf, grantKeyUse } from './encryption';
 
 /**
  * What one run-time-schedule job's schedules invoke, so that IAM, not the event, says which job fired (docs/design.md,
@@ -41,5 +42,7 @@ export class KeyedTriggerTarget extends Construct {
         },
       }),
     });
+    // It sends a failed invocation to Scheduler's dead-letter queue, encrypted with the stack's key when it has one.
+    grantKeyUse(this.role, encryptionKeyOf(this), 'write');
   }
 }

@@ -110,6 +110,7 @@ export interface Occurrence extends OccurrenceKey {
    * reconciler re-sends it. Absent on rows recorded before rows carried their route: the reconciler looks it up.
    */
   readonly queueUrl?: string;
+  /** The worker's stuck threshold recorded with `queueUrl`: how long the row may wait before the reconciler re-sends it. */
   readonly stuckAfterSeconds?: number;
   /** The retry deadline: no attempt starts after it (the job's `retry.deadline` after the scheduled time). */
   readonly deadlineAt: string;

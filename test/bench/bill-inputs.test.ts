@@ -254,5 +254,5 @@ describe('Function: templateCounts', () => {
     expect(shared.pointInTimeRecovery).toBe(true);
     // The reconciler's repairs alarm is metric math over two metrics: one more billed metric than alarms.
     expect(shared.alarmMetrics).toBe(shared.alarms + 1);
-  }, 120_000);
+  });
 });

@@ -19,7 +19,7 @@ describe('bench/results.json against the templates of the bench stacks', () => {
       const priced = results.bill.templates[workload.name];
       expect(priced, `results.json has no template counts for "${workload.name}"`).toBeDefined();
       expect(templateCounts(synthesize(shape))).toEqual(priced);
-    }, 120_000);
+    });
   }
 
   it('priced only custom metrics that functions/protocol/metric-names.ts declares', () => {

@@ -15,7 +15,7 @@ describe('bulk creation on moto', () => {
   let moto: MotoServer;
   beforeAll(async () => {
     moto = await startMotoServer();
-  }, 60_000);
+  });
   afterAll(async () => {
     await moto?.stop();
   });

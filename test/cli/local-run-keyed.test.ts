@@ -46,7 +46,7 @@ beforeAll(async () => {
     onFire: (fire) => fires.push(fire),
   });
   writeLocalRunFile(run, file);
-}, 180_000);
+});
 afterAll(async () => {
   await run?.stop();
   rmSync(assemblyDir, { recursive: true, force: true });

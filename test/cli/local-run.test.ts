@@ -25,7 +25,7 @@ let run: KeptLocalRun;
 beforeAll(async () => {
   synthPoliciesApp(assemblyDir);
   run = await runLocally({ assemblyDir, jobs: [JOB, FAILING_JOB], copies: 1, keep: true });
-}, 180_000);
+});
 afterAll(async () => {
   await run?.stop();
   rmSync(assemblyDir, { recursive: true, force: true });

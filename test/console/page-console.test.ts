@@ -27,7 +27,7 @@ const errors: string[] = [];
 beforeAll(async () => {
   api = await startFakeApi();
   browser = await launchBrowser();
-}, 60_000);
+});
 afterAll(async () => {
   await browser?.close();
   await api?.close();

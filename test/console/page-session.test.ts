@@ -27,7 +27,7 @@ beforeAll(async () => {
   const page = await context.newPage();
   expect((await page.goto(running.url))?.ok()).toBe(true);
   await page.close();
-}, 60_000);
+});
 afterAll(async () => {
   await browser?.close();
   await running?.close();

@@ -135,5 +135,5 @@ describe('bulk retry on moto', () => {
     console.info(
       `bulk retry on moto: ${reopenedFirst.length} rows in ${interrupted.ms} ms, then ${ROWS - reopenedFirst.length} in ${resumed.ms} ms`,
     );
-  }, 120_000);
+  });
 });

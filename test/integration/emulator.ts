@@ -23,7 +23,7 @@ export function useMoto(): Emulator {
   const state = { moto: undefined as MotoServer | undefined, logs: [] as string[] };
   beforeAll(async () => {
     state.moto = await startMotoServer();
-  }, 60_000);
+  });
   afterAll(async () => {
     await state.moto?.stop();
   });

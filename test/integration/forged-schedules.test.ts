@@ -31,7 +31,7 @@ beforeAll(async () => {
     ],
     onFire: (fire) => fires.push(fire),
   });
-}, 240_000);
+});
 afterAll(async () => {
   await run?.stop();
   rmSync(assemblyDir, { recursive: true, force: true });

@@ -112,7 +112,7 @@ describe('long jobs on moto', () => {
       worker.child.kill('SIGKILL');
       await p.stop();
     }
-  }, 180_000);
+  });
 
   it('continues the export from its last checkpoint, at no attempt, when it is slow to stop at every yield, and commits the exact report once', async () => {
     // Asked to yield, the job goes on for 1.5 s without looking at its signal (a starved CPU): past its grace of 1 s.
@@ -151,5 +151,5 @@ describe('long jobs on moto', () => {
     } finally {
       await p.stop();
     }
-  }, 180_000);
+  });
 });

@@ -158,7 +158,7 @@ describe('upserts of one key racing, on moto', () => {
     expect(row?.input).toEqual({ caller: applied.at(-1) });
     expect((await inputOf()).input).toEqual(row?.input);
     console.info(`${CALLERS} racing upserts on moto: ${attempts()} conditional puts for ${CALLERS} writes`);
-  }, 60_000);
+  });
 
   it(`${CALLERS} callers with one spec: one created; a caller told unchanged wrote nothing anywhere`, async () => {
     const { callers } = racingCallers(CALLERS);
@@ -173,5 +173,5 @@ describe('upserts of one key racing, on moto', () => {
     }
     expect(await registry.get(JOB, KEY, true)).toMatchObject({ version: 1, syncedVersion: 1 });
     console.info(`one spec, ${CALLERS} callers on moto: ${outcomes.join(', ')}`);
-  }, 60_000);
+  });
 });

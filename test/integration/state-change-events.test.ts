@@ -188,7 +188,7 @@ describe('state-change events on moto', () => {
     const again = await drain();
     expect(again.map((e) => e.detail.eventId).sort()).toEqual(delivered.map((e) => e.detail.eventId).sort());
     expect(new Set(delivered.map((e) => e.detail.eventId)).size).toBe(5);
-  }, 120_000);
+  });
 });
 
 async function isPaused(p: LocalPipeline): Promise<boolean> {
@@ -239,5 +239,5 @@ describe('state-change events on moto, when the bus refuses them', () => {
     expect(delivered.map((e) => `${e.detail.scheduledTime} ${e.detail.status}`).sort()).toEqual(
       [`${a.scheduledTime} SUCCEEDED`, `${b.scheduledTime} FAILED`].sort(),
     );
-  }, 120_000);
+  });
 });

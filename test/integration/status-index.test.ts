@@ -38,7 +38,7 @@ let resources: LocalResources;
 beforeAll(async () => {
   moto = await startMotoServer();
   clients = localClients(moto.endpoint);
-}, 60_000);
+});
 afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();

@@ -20,7 +20,7 @@ describe('cdk synth of bin/app.ts', () => {
       cwd: projectRoot,
       env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: 280_000,
     });
     expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
     const templateFile = path.join(outDir, 'ScheduledJobs.template.json');
@@ -74,5 +74,5 @@ describe('cdk synth of bin/app.ts', () => {
     const own = resources.filter((r) => r.Type !== 'AWS::CDK::Metadata');
     console.log(`the sample stack (bin/app.ts): ${own.length} resources, and CDK's metadata`);
     expect(own.length).toBeLessThan(500);
-  }, 130_000);
+  });
 });

@@ -473,7 +473,7 @@ describe('cfn-lint', () => {
         writeFileSync(file, JSON.stringify(templateJson));
         const result = spawnSync('cfn-lint', ['--ignore-checks', 'W3005', '--', file], {
           encoding: 'utf8',
-          timeout: 120_000,
+          timeout: 280_000,
         });
         expect(`${result.stdout}${result.stderr}`.trim()).toBe('');
         expect(result.status).toBe(0);

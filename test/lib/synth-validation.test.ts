@@ -113,5 +113,5 @@ describe('ScheduledJobs: every configuration mistake at synth, before any bundli
     const assetPaths = functions.map((f) => f.Metadata?.['aws:asset:path']);
     for (const asset of assetPaths) expect(existsSync(path.join(outdir, String(asset), 'index.js'))).toBe(true);
     expect(assetsIn(outdir).sort()).toEqual([...new Set(assetPaths)].sort());
-  }, 120_000);
+  });
 });

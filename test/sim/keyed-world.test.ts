@@ -49,5 +49,5 @@ describe('the keyed world', () => {
     expect(report.failure?.violations).toBeUndefined();
     expect(report.tally.runs).toBe(30);
     expect(report.tally.crossKeyOverlaps).toBeGreaterThan(0);
-  }, 120_000);
+  });
 });

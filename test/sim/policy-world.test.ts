@@ -82,7 +82,7 @@ describe('the policy world', () => {
     expect(Object.keys(report.tally.byPolicy).length).toBeGreaterThanOrEqual(4);
     const { withWindow, withOperator, withPauseAfterFailures, operatorPauses } = report.tally;
     expect(Math.min(withWindow, withOperator, withPauseAfterFailures, operatorPauses)).toBeGreaterThan(0);
-  }, 120_000);
+  });
 });
 
 describe('the policy world: bufferAll order (P6)', () => {

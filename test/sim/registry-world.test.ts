@@ -93,7 +93,7 @@ describe('the registry world', () => {
     const left = { ...outcome.schedules[0]!, Name: 'hand-made-by-ops', GroupName: 'job-01-keyed' };
     expect(ids(checkRegistryInvariants({ ...outcome, unrepaired: ['orphan hand-made-by-ops'] }))).toEqual(['S7']);
     expect(ids(checkRegistryInvariants({ ...outcome, otherSchedules: [left] }))).toEqual(['S2']);
-  }, 60_000);
+  });
 
   it('two callers racing on one key: one schedule, and the row holds the last write', async () => {
     const race = plan({ ops: [upsert(0, 1), { ...upsert(0, 0), caller: 2 }, { ...upsert(3, 2), caller: 3 }] });
@@ -121,5 +121,5 @@ describe('the registry world', () => {
     expect(report.failure?.violations).toBeUndefined();
     expect(report.tally.runs).toBe(25);
     expect(Object.keys(report.tally.repairs).length).toBeGreaterThan(0);
-  }, 120_000);
+  });
 });

@@ -9,7 +9,7 @@ export function useBenchSession(): () => BenchSession {
   let session: BenchSession | undefined;
   beforeAll(async () => {
     session = await BenchSession.start();
-  }, 60_000);
+  });
   afterAll(async () => {
     await session?.stop();
   });

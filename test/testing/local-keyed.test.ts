@@ -35,7 +35,7 @@ beforeAll(async () => {
     });
   app.synth();
   moto = await startMotoServer();
-}, 300_000);
+});
 afterAll(async () => {
   await moto?.stop();
   rmSync(assemblyDir, { recursive: true, force: true });

@@ -18,7 +18,7 @@ let moto: MotoServer;
 beforeAll(async () => {
   synthPoliciesApp(assemblyDir);
   moto = await startMotoServer();
-}, 180_000);
+});
 afterAll(async () => {
   await moto?.stop();
   rmSync(assemblyDir, { recursive: true, force: true });
@@ -110,5 +110,5 @@ describe('Function: runLocally, judged by each job policy', () => {
     } finally {
       rmSync(broken, { recursive: true, force: true });
     }
-  }, 180_000);
+  });
 });

@@ -34,7 +34,7 @@ beforeAll(async () => {
     env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
   });
   app = readLocalApp(assemblyDir);
-}, 120_000);
+});
 afterAll(() => rmSync(assemblyDir, { recursive: true, force: true }));
 
 describe('Function: readLocalApp (the synthesized sample)', () => {
@@ -142,7 +142,7 @@ describe.skipIf(moto === undefined)('Function: runLocally (the sample on moto)',
       timeoutSeconds: 90,
       jobs: ['occurrence-digest'],
     });
-  }, 120_000);
+  });
   afterAll(() => server?.stop());
 
   it('runs two occurrences of occurrence-digest to SUCCEEDED from the bundles, each announced once', () => {
@@ -211,7 +211,7 @@ describe.skipIf(moto === undefined)('Function: runLocally (the sample on moto)',
     ]);
     expect(printed.join('\n')).toContain("1 occurrence(s) ended as their jobs' policies dictate (1 SUCCEEDED)");
     expect(code).toBe(0);
-  }, 120_000);
+  });
 });
 
 function digestSchedule() {
