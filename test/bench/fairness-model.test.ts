@@ -1,5 +1,5 @@
 /**
- * bench/fairness-model.ts: the tenants are as issue 34 asks (1,000, unequal, the largest 10,000 keys, 100,000 in
+ * bench/fairness-model.ts: the tenants of the figure (1,000, unequal, the largest 10,000 keys, 100,000 in
  * all), no tenant's median start delay is more than 2x its fair share in the waiting list's fair order, and the same
  * check fails for first come first served (so it measures the order, not the arithmetic).
  */

@@ -94,7 +94,7 @@ describe('trigger', () => {
   });
 });
 
-describe('trigger: the trust boundary of run-time schedules (issue 34)', () => {
+describe('trigger: the trust boundary of run-time schedules', () => {
   const KEYED = 'arn:aws:lambda:eu-central-1:123456789012:function:stack-Trigger';
   const viaAlias = (jobId: string) => ({ invokedFunctionArn: `${KEYED}:${keyedAliasNameOf(jobId)}` });
   const keyed = (jobId: string, scheduleKey: string, input?: unknown) => ({

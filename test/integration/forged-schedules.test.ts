@@ -1,5 +1,5 @@
 /**
- * Issue 34's forged schedules, on moto through a kept local run of a user's app with two run-time-schedule jobs: a
+ * Forged schedules, on moto through a kept local run of a user's app with two run-time-schedule jobs: a
  * holder of job A's grant can create any schedule in A's group with A's target (A's alias of the trigger, A's role),
  * since that is what creating A's schedules takes. The played Scheduler invokes the alias the schedule's target names,
  * as Scheduler does; the trigger refuses what the registry does not hold, and nothing runs.

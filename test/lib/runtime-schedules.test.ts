@@ -486,7 +486,7 @@ describe('cfn-lint', () => {
 });
 
 /**
- * Issue 34: a principal holding one job's grant cannot cause an occurrence of another job. Each run-time-schedule
+ * The trust boundary: a principal holding one job's grant cannot cause an occurrence of another job. Each run-time-schedule
  * job's schedules invoke the trigger through an alias of the job's own with a role of the job's own; the grant passes
  * that role only, and the role invokes that alias only (the trigger then refuses an event naming another job:
  * test/functions/trigger.test.ts).

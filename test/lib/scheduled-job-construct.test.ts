@@ -1,5 +1,5 @@
 /**
- * ScheduledJob is a construct (issue 38): Tags.of(job) reaches exactly that job's taggable resources (for a job with an
+ * ScheduledJob is a construct: Tags.of(job) reaches exactly that job's taggable resources (for a job with an
  * entry, its worker's function, queues, role and alarms; Scheduler schedules take no tags), an Aspect on a job visits
  * its schedule and no other job's, and node.addDependency on a job makes a resource wait for all of it.
  */

@@ -450,7 +450,7 @@ describe('reconcileSchedules: the cursor and the cost of a run', () => {
   });
 });
 
-describe('reconcileSchedules: the audit of many jobs in one run (issue 34)', () => {
+describe('reconcileSchedules: the audit of many jobs in one run', () => {
   it('audits AUDIT_JOB_CONCURRENCY jobs at a time, each job its slices in turn, and every (job, slice) once', async () => {
     const w = world();
     const jobs = Array.from({ length: 20 }, (_, i) => `job-${String(i).padStart(2, '0')}`);
