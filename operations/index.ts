@@ -121,6 +121,7 @@ export type { JobRoute } from '../functions/protocol/schedule-event';
 export type { JsonValue } from '../functions/protocol/schedule-key';
 export { InvalidScheduleError } from '../functions/protocol/schedule-registry';
 export type { ScheduleSpec } from '../functions/protocol/schedule-registry-ports';
+export type { RouteLookup, WorkerRoute } from '../functions/protocol/worker-routes';
 export { OperatorOccurrenceReader, OperatorOccurrenceStore } from './adapters';
 export {
   BACKFILL_CONCURRENCY,

@@ -11,8 +11,11 @@
  */
 import { checkAll, nonEmptyString, optional, wholeNumber } from './field-checks';
 
+/** Where a worker's occurrences go, and how long one may wait unclaimed before the reconciler re-sends it. */
 export interface WorkerRoute {
+  /** The worker's job queue. */
   readonly queueUrl: string;
+  /** Seconds an occurrence may sit unclaimed before the reconciler gives it a new message. */
   readonly stuckAfterSeconds: number;
 }
 
