@@ -9,7 +9,6 @@ import { SqsWorkQueue } from '../functions/aws/work-queue';
 import { type JobSettings, withDefaults } from '../functions/protocol/job-settings';
 import type { JobDefinition } from '../functions/protocol/ports';
 import type { ReconcileThresholds, ReconcileWorker } from '../functions/protocol/reconcile';
-import { scheduleEventOf } from '../functions/protocol/schedule-event';
 import type { JsonValue } from '../functions/protocol/schedule-key';
 import { createReconcilerHandler } from '../functions/reconciler';
 import type { LocalPipeline } from '../scripts/local/pipeline';
@@ -214,7 +213,7 @@ export async function runOccurrences(session: BenchSession, path: string, option
   const fires = times.map((scheduledTime) => ({ jobId: BENCH_JOB_ID, scheduledTime }));
   const keyed = options.keyed;
   if (keyed === undefined) await pipeline.fire(fires, options.copies ?? 1);
-  else await fireKeyed(pipeline, fires, keyed, options.copies ?? 1, options.settings ?? benchSettings());
+  else await fireKeyed(pipeline, fires, keyed, options.copies ?? 1);
   await settle(pipeline, times, options.timeoutMs ?? 60_000, keyed?.scheduleKey);
   if (options.lateDuplicate) await pipeline.fire(fires);
   return result(session, path, times.length, job, started);
@@ -226,18 +225,13 @@ async function fireKeyed(
   fires: readonly { jobId: string; scheduledTime: string }[],
   keyed: NonNullable<RunOptions['keyed']>,
   copies: number,
-  settings: JobSettings,
 ): Promise<void> {
-  const route = {
-    worker: LOCAL_WORKER,
-    deadlineSeconds: settings.retry.deadlineSeconds,
-    retentionDays: settings.retentionDays,
-  };
+  for (const f of fires) pipeline.holdSchedule(f.jobId, keyed.scheduleKey, keyed.input);
   await Promise.all(
     fires.flatMap((f) =>
       Array.from({ length: copies }, () =>
         fire(pipeline.trigger, {
-          ...scheduleEventOf({ ...f, scheduleKey: keyed.scheduleKey }, route),
+          ...pipeline.scheduleEvent({ ...f, scheduleKey: keyed.scheduleKey }),
           ...(keyed.input === undefined ? {} : { input: keyed.input }),
         }),
       ),

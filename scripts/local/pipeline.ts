@@ -16,7 +16,9 @@ import type { Occurrence, OccurrenceKey } from '../../functions/protocol/occurre
 import { TERMINAL_STATUSES } from '../../functions/protocol/occurrence';
 import type { JobDefinition, Logger, Metrics } from '../../functions/protocol/ports';
 import type { TriggerResult } from '../../functions/protocol/record-occurrence';
+import type { RegistryReader } from '../../functions/protocol/runtime-schedule-guard';
 import { type ScheduleEvent, scheduleEventOf } from '../../functions/protocol/schedule-event';
+import { type JsonValue, seriesOf } from '../../functions/protocol/schedule-key';
 import {
   NOTIFIER_BATCH_SIZE,
   stuckAfterSeconds,
@@ -85,6 +87,8 @@ export class LocalPipeline {
     readonly store: DynamoOccurrenceStore,
     private readonly settings: ReadonlyMap<string, JobSettings>,
     private readonly stuckAfterSeconds: number,
+    /** The schedules held (`jobId#key`, with their input): the registry as the trigger reads it. */
+    private readonly registered: Map<string, { input?: JsonValue }>,
   ) {}
 
   /** Creates the resources in the emulator and the handlers over them; nothing runs until start(). */
@@ -106,7 +110,13 @@ export class LocalPipeline {
     const logger = (fn: string): Logger | undefined => (deployed ? undefined : jsonLinesLogger(fn, options.log));
     const metrics = deployed ? undefined : options.instrument?.metrics;
     const wrap = options.instrument?.wrap ?? (<F>(_name: HandlerName, handler: F): F => handler);
-    const trigger = wrap('trigger', createTriggerHandler({ logger: logger('trigger'), metrics }));
+    // The pipeline plays the app's upserts too: a schedule key it fires is one the registry holds (the trigger refuses
+    // any other, functions/protocol/runtime-schedule-guard.ts).
+    const registered = new Map<string, { input?: JsonValue }>();
+    const registry: RegistryReader = {
+      get: async (jobId, scheduleKey) => registered.get(seriesOf({ jobId, scheduleKey })),
+    };
+    const trigger = wrap('trigger', createTriggerHandler({ logger: logger('trigger'), metrics, registry }));
     const worker = wrap(
       'worker',
       createWorkerHandler({ jobs: options.jobs, settings, logger: logger('worker'), metrics, ...options.worker }),
@@ -137,6 +147,7 @@ export class LocalPipeline {
       new DynamoOccurrenceStore(clients.documents, resources.tableName),
       settings,
       stuckAfterSeconds(limits),
+      registered,
     );
   }
 
@@ -156,12 +167,23 @@ export class LocalPipeline {
    * the pipeline does not know is fired with the key alone, which the trigger rejects.
    */
   async fire(occurrences: readonly ScheduledFire[], copies = 1): Promise<FireOutcome[]> {
+    for (const o of occurrences as readonly OccurrenceKey[])
+      if (o.scheduleKey !== undefined && !this.registered.has(seriesOf(o))) this.holdSchedule(o.jobId, o.scheduleKey);
     return Promise.all(
       occurrences.flatMap((o) => Array.from({ length: copies }, () => fire(this.trigger, this.scheduleEvent(o)))),
     );
   }
 
-  private scheduleEvent(key: OccurrenceKey): ScheduleEvent {
+  /**
+   * The registry holds this schedule from now on, as after the app's upsert: the trigger admits its events, and
+   * records `input` (the registry's, not the event's).
+   */
+  holdSchedule(jobId: string, scheduleKey: string, input?: JsonValue): void {
+    this.registered.set(seriesOf({ jobId, scheduleKey }), input === undefined ? {} : { input });
+  }
+
+  /** The event the job's deployed schedule would send for `key` (its route included). */
+  scheduleEvent(key: OccurrenceKey): ScheduleEvent {
     const job = this.settings.get(key.jobId);
     if (job === undefined) return key as ScheduleEvent;
     return scheduleEventOf(key, {
