@@ -29,16 +29,16 @@ let resources: Record<string, Resource>;
 let outDir: string;
 
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-/** The logical id of the one resource whose CDK path ends with `suffix`. */
-function byPath(suffix: string): string {
-  const found = Object.entries(resources).filter(([, r]) =>
-    String(r.Metadata?.['aws:cdk:path'] ?? '').endsWith(suffix),
-  );
-  if (found.length !== 1) throw new Error(`${found.length} resources at …${suffix}`);
+/** The logical id of the one resource whose CDK path ends as `suffix` matches. */
+function byPath(suffix: RegExp): string {
+  const found = Object.entries(resources).filter(([, r]) => suffix.test(String(r.Metadata?.['aws:cdk:path'] ?? '')));
+  if (found.length !== 1) throw new Error(`${found.length} resources at …${suffix.source}`);
   return found[0][0];
 }
-const functionOf = (worker: string) => resources[byPath(`/Workers/${worker}/Function/Resource`)].Properties;
-const queueOf = (worker: string) => resources[byPath(`/Workers/${worker}/Queue/Resource`)].Properties;
+// A worker of addWorker is at Workers/<id>; a job's own worker (its entry) under the job, at Workers/<job>/Default.
+const workerPart = (worker: string, part: string) => new RegExp(`/Workers/${worker}(/Default)?/${part}/Resource$`);
+const functionOf = (worker: string) => resources[byPath(workerPart(worker, 'Function'))].Properties;
+const queueOf = (worker: string) => resources[byPath(workerPart(worker, 'Queue'))].Properties;
 
 beforeAll(async () => {
   rmSync(APP, { recursive: true, force: true });
@@ -76,11 +76,11 @@ describe('the example app, installed from the tarball and synthesized', () => {
   });
 
   it("lets the exports worker's role read the data bucket, and no other role", () => {
-    const bucket = byPath('/DataBucket/Resource');
+    const bucket = byPath(/\/DataBucket\/Resource$/);
     const readers = ofType('AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes(`"${bucket}"`))
       .flatMap(([, p]) => p.Properties.Roles.map((r: { Ref: string }) => r.Ref));
-    expect(readers).toEqual([byPath('/Workers/exports/FunctionRole/Resource')]);
+    expect(readers).toEqual([byPath(/\/Workers\/exports\/FunctionRole\/Resource$/)]);
   });
 
   it('bundles the package from its TypeScript sources: each asset about as small as in this repository', () => {

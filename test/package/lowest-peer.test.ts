@@ -75,7 +75,11 @@ const output = (result: RunResult) =>
 function functionNamedBy(resources: Resources, reference: unknown): string | undefined {
   const ref = reference as { 'Fn::GetAtt'?: [string, string]; Ref?: string } | undefined;
   const id = ref?.['Fn::GetAtt']?.[0] ?? ref?.Ref;
-  return id !== undefined && resources[id]?.Type === 'AWS::Lambda::Function' ? id : undefined;
+  if (id === undefined) return undefined;
+  // A run-time-schedule job's schedules invoke the trigger through the job's own alias: the function it names.
+  if (resources[id]?.Type === 'AWS::Lambda::Alias')
+    return functionNamedBy(resources, resources[id].Properties.FunctionName);
+  return resources[id]?.Type === 'AWS::Lambda::Function' ? id : undefined;
 }
 
 beforeAll(async () => {
