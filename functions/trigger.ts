@@ -99,13 +99,24 @@ function jobWithMetrics(event: unknown): string | undefined {
 function scheduleRoutes(clock: Clock): RouteLookup | undefined {
   const group = process.env[ENV.scheduleGroup];
   if (group === undefined || group === '') return undefined;
+  // One Scheduler client and lookup for the function's life, built on the first event that needs them.
+  let loaded: Promise<RouteLookup> | undefined;
+  const load = async (): Promise<RouteLookup> => {
+    const [{ SchedulerClient }, { ScheduleRouteLookup }] = await Promise.all([
+      import('@aws-sdk/client-scheduler'),
+      import('./aws/schedule-route-lookup.js'),
+    ]);
+    return new ScheduleRouteLookup(new SchedulerClient({}), group);
+  };
   const lookup: RouteLookup = {
     async routeOf(jobId, worker) {
-      const [{ SchedulerClient }, { ScheduleRouteLookup }] = await Promise.all([
-        import('@aws-sdk/client-scheduler'),
-        import('./aws/schedule-route-lookup.js'),
-      ]);
-      return new ScheduleRouteLookup(new SchedulerClient({}), group).routeOf(jobId, worker);
+      if (loaded === undefined) {
+        loaded = load();
+        loaded.catch(() => {
+          loaded = undefined; // a failed load is tried again by the next event
+        });
+      }
+      return (await loaded).routeOf(jobId, worker);
     },
   };
   return cachedRouteLookup(lookup, () => clock.now());

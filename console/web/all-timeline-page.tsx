@@ -16,7 +16,7 @@ import { formatHash, occurrenceHash, TIMELINE_WINDOWS, type TimelineWindow, time
 import { STATUSES, statusText } from './status';
 import { barLines } from './timeline-canvas';
 import { timeAxis } from './timeline-scale';
-import { ErrorNote, Legend } from './widgets';
+import { ErrorNote, Legend, Tooltip } from './widgets';
 
 /** The label column's width, in CSS pixels. */
 const LABEL_PX = 220;
@@ -223,15 +223,7 @@ export function AllTimelinePage(props: { readonly window?: TimelineWindow; reado
           );
         })}
         {view?.rows.length === 0 && <p class="muted at-note">No jobs on this page.</p>}
-        {hover && (
-          <div class="tooltip" role="tooltip" style={{ left: `${hover.left}px`, top: `${hover.top}px` }}>
-            {hover.lines.map((line, i) => (
-              <div key={i} class={i === 0 ? 'tip-head' : undefined}>
-                {line}
-              </div>
-            ))}
-          </div>
-        )}
+        {hover && <Tooltip lines={hover.lines} left={hover.left} top={hover.top} />}
       </div>
       <div class="timeline-foot">
         <p class="muted small">

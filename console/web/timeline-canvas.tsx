@@ -22,6 +22,7 @@ import {
   shouldBin,
 } from './timeline-layout';
 import { timeAxis } from './timeline-scale';
+import { Tooltip } from './widgets';
 
 const PAD_X = 12;
 const TOP = 20;
@@ -121,20 +122,11 @@ export function TimelineCanvas(props: TimelineCanvasProps) {
         class={hover ? 'pointing' : undefined}
       />
       {hover && (
-        <div
-          class="tooltip"
-          role="tooltip"
-          style={{
-            left: `${Math.min(Math.max(0, hover.x + 12), Math.max(0, width - 300))}px`,
-            top: `${hover.y + 14}px`,
-          }}
-        >
-          {hover.lines.map((line, i) => (
-            <div key={i} class={i === 0 ? 'tip-head' : undefined}>
-              {line}
-            </div>
-          ))}
-        </div>
+        <Tooltip
+          lines={hover.lines}
+          left={Math.min(Math.max(0, hover.x + 12), Math.max(0, width - 300))}
+          top={hover.y + 14}
+        />
       )}
     </div>
   );

@@ -133,3 +133,16 @@ export function UtcTimeField(props: {
     </label>
   );
 }
+
+/** A timeline's tooltip at `left`, `top` (pixels in its container): the first line as its heading. */
+export function Tooltip(props: { readonly lines: readonly string[]; readonly left: number; readonly top: number }) {
+  return (
+    <div class="tooltip" role="tooltip" style={{ left: `${props.left}px`, top: `${props.top}px` }}>
+      {props.lines.map((line, i) => (
+        <div key={i} class={i === 0 ? 'tip-head' : undefined}>
+          {line}
+        </div>
+      ))}
+    </div>
+  );
+}
